@@ -84,8 +84,10 @@ def find_max(
 ) -> SearchResult:
     """`bench --find-max`: the largest load (clients or requests/s) whose measured cell meets `config.slo` at
     `config.slo_percentile`; one bench run per probe under `out_dir`, and `out_dir`/search.json (with the
-    answer priced on `config.chip`), search.md and search.html. Raises what `bench` raises, and ConfigError
-    for an unknown chip or pricing model (before measuring). See onechip.bench.search."""
+    answer priced on `config.chip`), search.md and search.html. An interrupted search resumes when run again into
+    the same `out_dir` (finished probes read back). Raises what `bench` raises, and ConfigError for an unknown chip or
+    pricing model, or an `out_dir` holding a bench run or another search (before measuring). See
+    onechip.bench.search."""
     if config.chip is not None:  # an unknown chip or pricing model fails before anything is measured
         cost_layer.cost_lines(config.chip, 1.0, config.pricing)
     result = bench_layer.find_max(config, out_dir, plan=plan, on_progress=on_progress)

@@ -107,6 +107,16 @@ def _resume_value(value: object) -> str:
     return "not given" if value is None else repr(value)
 
 
+def config_difference(old: BenchConfig, new: BenchConfig, also: tuple[str, ...] = ()) -> str | None:
+    """'key was X, now Y' for the first field of _RESUME_KEYS, then of `also`, on which `old` (a saved run's config)
+    and `new` differ; None when they agree on all."""
+    for key in (*_RESUME_KEYS, *also):
+        if getattr(old, key) != getattr(new, key):
+            was, now = (_resume_value(getattr(c, key)) for c in (old, new))
+            return f"{key} was {was}, now {now}"
+    return None
+
+
 def input_digests(config: BenchConfig) -> dict[str, str]:
     """sha256 (hex) of the bytes of each file `config` reads its workload from (INPUT_FILES), by field; a field not
     given is left out. Raises ConfigError naming the flag and file when it cannot be read."""
@@ -575,10 +585,8 @@ class _Run:
                 f"cannot resume {self.out_dir}: it is a predicted run (onechip simulate), not a bench run"
             )
         if old is not None:
-            for key in _RESUME_KEYS:
-                if getattr(old, key) != getattr(cfg, key):
-                    was, now = (_resume_value(getattr(c, key)) for c in (old, cfg))
-                    raise ConfigError(f"cannot resume {self.out_dir}: {key} was {was}, now {now}")
+            if differs := config_difference(old, cfg):
+                raise ConfigError(f"cannot resume {self.out_dir}: {differs}")
             self._check_inputs(old)
         samples, unread, torn = read_samples(self.requests_path)
         inside = len(unread) - torn
@@ -706,6 +714,7 @@ def run_grid(
     plan: Plan | None = None,
     resume: bool = False,
     on_progress: ProgressFn = no_progress,
+    resume_hint: str | None = None,
 ) -> BenchRun:
     """Measure every (context, clients) cell of `config` against its endpoint; write requests.jsonl and
     summary.json into `out_dir` and return the `BenchRun` (also in summary.json).
@@ -713,7 +722,8 @@ def run_grid(
     Raises EndpointError when the URL is unreachable or its probe request fails, ConfigError when `out_dir`
     already holds samples (without `resume`), a resumed run's config differs or the bytes of an input file
     (INPUT_FILES) changed, Interrupted on Ctrl-C (every finished request stays in requests.jsonl; resume
-    continues). Must not be called from a running event loop.
+    continues). Those two messages end with `resume_hint` (how to resume; default: --resume `out_dir`). Must not be
+    called from a running event loop.
     """
     if not config.contexts or not config.clients:
         raise ConfigError("bench needs at least one context and one clients value")
@@ -739,6 +749,7 @@ def run_grid(
         raise ConfigError(
             f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out"
         )
+    resume_hint = resume_hint or f"resume it (--resume {out_dir})"
     created = _first_missing(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -758,7 +769,7 @@ def run_grid(
                 _remove_if_empty(out_dir, created)
             raise
         run.save()  # the server went away mid-run (stopped, died): what was measured stays, and says so
-        kept = f"finished requests are in {run.requests_path}; resume it (--resume {out_dir})"
+        kept = f"finished requests are in {run.requests_path}; {resume_hint}"
         raise EndpointError(f"{exc}; {kept}") from None
     except OnechipError:
         if created is not None:  # a bench that failed before measuring anything leaves no empty directory
@@ -771,9 +782,7 @@ def run_grid(
             raise Interrupted("bench interrupted before its first request; nothing was measured") from None
         if run.run is not None:
             run.save()
-        raise Interrupted(
-            f"bench interrupted; finished requests are in {run.requests_path}; resume it (--resume {out_dir})"
-        ) from None
+        raise Interrupted(f"bench interrupted; finished requests are in {run.requests_path}; {resume_hint}") from None
 
 
 def _first_missing(path: Path) -> Path | None:
@@ -801,4 +810,4 @@ def _remove_if_empty(out_dir: Path, created: Path) -> None:
             return
 
 
-__all__ = ["kv_wall", "load_samples", "run_grid", "saved_config"]
+__all__ = ["config_difference", "kv_wall", "load_samples", "run_grid", "saved_config", "saved_run"]

@@ -10,6 +10,13 @@ re-rendered. A probe meets the SLOs when no measured request failed and each SLO
 `slo_percentile` over its measured requests is within its bound (open loop: TTFT and E2E from the intended
 send time, so a schedule the server could not keep up with misses).
 
+An interrupted search (Ctrl-C, SIGTERM, the server gone) resumes when the same search is run into the same
+directory again: a probe that finished without a failed request is read back from its directory, not measured
+again; an unfinished one (or one with failed requests) is resumed as `bench --resume` resumes a grid (its complete
+repetitions kept, the others measured again, their samples moved to requests.replaced.jsonl); the verdicts are
+judged again from the samples, so the search takes the path and reaches the answer it would have uninterrupted.
+A directory holding another search's probes (another kind, SLO, limit, workload...) or a bench run is refused.
+
 Latency does not grow smoothly with load on a shared machine: a probe is one measurement, and the answer is
 the load that met the SLOs next to one that did not, both kept in `probes`. The search assumes that
 meeting the SLOs is monotone in load; a noisy miss below the answer would show in `probes`.
@@ -21,16 +28,29 @@ from collections.abc import Callable
 from pathlib import Path
 
 from onechip.bench import stats
-from onechip.bench.runner import load_samples, longest_prompt, run_grid
+from onechip.bench.runner import (
+    config_difference,
+    input_digests,
+    load_samples,
+    longest_prompt,
+    run_grid,
+    saved_config,
+    saved_run,
+)
+from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult
+from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES, SEARCH_FILE
 
 RATE_START_DIVISOR = 16  # a rate search starts at limit / 16 (4 req/s for the default limit of 64)
 RATE_HALVINGS = 6  # ... and goes down to limit / 1,024 when even the first rate misses
 RATE_RESOLUTION = 1.15  # a rate search stops when the passing and failing rates are within 15%
+# What a resumed search's saved probes must agree on besides what a resumed grid does (runner.config_difference):
+# how a probe is judged, where the search stops, and whether cells beyond the plan's KV wall are measured.
+SEARCH_KEYS = ("slo", "slo_percentile", "find_max_limit", "force")
 
 
 def judge(cell: CellResult, run_dir: Path, slo: dict[str, float], percentile: float) -> SearchProbe:
@@ -86,24 +106,59 @@ class _Search:
         self.probes: dict[float, SearchProbe] = {}
         self.cells: list[CellResult] = []
 
-    def probe(self, load: float) -> SearchProbe:
-        """Measure one load (once: a load already measured is not run again)."""
-        if load in self.probes:
-            return self.probes[load]
+    def probe_config(self, load: float) -> tuple[str, BenchConfig]:
+        """(the directory name, the one-cell bench config) of the probe at `load`."""
         cfg = self.config
         update: dict[str, object]
         if self.kind == "clients":
             name, update = f"clients-{int(load)}", {"clients": [int(load)]}
         else:
             name, update = f"rate-{load:g}", {"rate_per_s": load, "clients": cfg.clients[:1]}
-        probe_cfg = cfg.model_copy(update={**update, "contexts": [self.context], "find_max": None})
-        self.on_progress(ProgressEvent("bench", f"find-max: measuring {name}"))
-        run: BenchRun = run_grid(probe_cfg, self.out_dir / name, plan=self.plan, on_progress=self.on_progress)
-        verdict = judge(run.cells[0], self.out_dir / name, cfg.slo, cfg.slo_percentile).model_copy(
-            update={"load": load}
-        )
+        return name, cfg.model_copy(update={**update, "contexts": [self.context], "find_max": None})
+
+    def check_saved(self) -> None:
+        """Refuse (ConfigError, one line) a directory holding a bench run, or a probe this search would not measure
+        (another --find-max kind, another config: the first difference named), before anything is sent."""
+        where = f"cannot resume the SLO search in {self.out_dir}"
+        if saved_config(self.out_dir) is not None:
+            raise ConfigError(f"{where}: it holds a bench run, not a --find-max search; choose another --out")
+        digests = input_digests(self.config)
+        for run_dir in sorted([*self.out_dir.glob("clients-*"), *self.out_dir.glob("rate-*")]):
+            old = saved_config(run_dir)
+            if old is None:
+                continue
+            kind = "rate" if old.rate_per_s is not None else "clients"
+            if kind != self.kind:
+                raise ConfigError(f"{where}: {run_dir.name} is a --find-max {kind} probe, now --find-max {self.kind}")
+            _, now = self.probe_config(old.rate_per_s if old.rate_per_s is not None else old.clients[0])
+            edited = [flag_of(BenchConfig, f) for f, d in digests.items() if old.input_sha256.get(f, d) != d]
+            differs = config_difference(old, now, SEARCH_KEYS) or (edited and f"{edited[0]} changed since it started")
+            if differs:
+                raise ConfigError(f"{where} ({run_dir.name}): {differs}; run it as it was, or choose another --out")
+
+    def probe(self, load: float) -> SearchProbe:
+        """Measure one load (once: a load already measured is not run again, and one measured before an interruption,
+        without a failed request, is read back from its directory)."""
+        if load in self.probes:
+            return self.probes[load]
+        cfg = self.config
+        name, probe_cfg = self.probe_config(load)
+        run_dir = self.out_dir / name
+        saved = saved_run(run_dir)
+        if saved is not None and _finished(saved, probe_cfg):
+            cell = saved.cells[0]
+            self.on_progress(ProgressEvent("bench", f"find-max: {name} read back from {run_dir}"))
+        else:
+            resume = saved is not None  # unfinished or with failures: resumed as a grid is, complete reps kept
+            self.on_progress(ProgressEvent("bench", f"find-max: {'resuming' if resume else 'measuring'} {name}"))
+            again = f"run the same --find-max search into {self.out_dir} again to resume it"
+            run: BenchRun = run_grid(
+                probe_cfg, run_dir, plan=self.plan, resume=resume, on_progress=self.on_progress, resume_hint=again
+            )
+            cell = run.cells[0]
+        verdict = judge(cell, run_dir, cfg.slo, cfg.slo_percentile).model_copy(update={"load": load})
         self.probes[load] = verdict
-        self.cells.append(run.cells[0])
+        self.cells.append(cell)
         self.on_progress(ProgressEvent("bench", f"find-max: {name}: {probe_line(verdict, cfg.slo_percentile)}"))
         return verdict
 
@@ -144,6 +199,14 @@ class _Search:
         return lo, hi, f"{hi:g} {self.kind} missed the SLOs"
 
 
+def _finished(saved: BenchRun, probe_cfg: BenchConfig) -> bool:
+    """Whether a probe's saved run is that probe measured to the end without a failed request (a resumed grid measures
+    a repetition with a failed request again; so does a resumed search)."""
+    cell = saved.cells[0] if saved.cells else None
+    done = cell is not None and cell.status != "failed" and not cell.requests_failed
+    return done and config_difference(saved.config, probe_cfg) is None
+
+
 def probe_line(p: SearchProbe, percentile: float) -> str:
     """'meets' / 'misses' and each SLO metric at the percentile, one line."""
     values = ", ".join(
@@ -159,9 +222,11 @@ def find_max(
     """Search the largest load meeting `config.slo` at `config.slo_percentile` (module docstring); write
     `out_dir`/search.json and one bench run per probe under `out_dir`, and return the SearchResult.
 
-    Raises what run_grid raises (EndpointError, ConfigError, Interrupted: the probes finished so far stay)."""
+    Raises what run_grid raises (EndpointError, ConfigError, Interrupted: the probes finished so far stay, and the
+    same search into `out_dir` resumes), and ConfigError when `out_dir` holds a bench run or another search."""
     out_dir = Path(out_dir)
     s = _Search(config, out_dir, plan, on_progress)
+    s.check_saved()
     lo, hi, why = s.search()
     best = s.probes.get(lo)
     result = SearchResult(

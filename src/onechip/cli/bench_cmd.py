@@ -16,6 +16,7 @@ from onechip.cli.options import on_command_line, options_from
 from onechip.cli.render import console, live_progress, print_written, titled_table
 from onechip.errors import ConfigError, EndpointError
 from onechip.paths import run_dir
+from onechip.report.search import clients_answer
 from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import LATE_SEND_MS, PolicyComparison, SearchResult
 from onechip.schemas.inputs import build_request
@@ -237,11 +238,7 @@ def _slo_of(slo: dict[str, float]) -> str:
 
 def print_search(result: SearchResult, out: Console) -> None:
     out.print(search_table(result))
-    what = (
-        f"{result.max_clients} agents (clients)"
-        if result.kind == "clients"
-        else f"{result.max_rate_per_s:g} requests/s"
-    )
+    what = clients_answer(result) if result.kind == "clients" else f"{result.max_rate_per_s:g} requests/s"
     at = f", {result.output_tok_per_s:,.1f} output tok/s there" if result.output_tok_per_s else ""
     out.print(f"[bold]max load meeting the SLOs: {what}[/]{at}; stopped: {result.bound_reason}")
     for c in result.costs:
@@ -312,7 +309,7 @@ def register(app: typer.Typer) -> None:
             config = build_request(BenchConfig, fields)
         if config.find_max is not None:
             if resume is not None:
-                raise ConfigError("--find-max measures new probes: give --out, not --resume")
+                raise ConfigError("--find-max resumes when run again into the same --out: give --out, not --resume")
             with run_dir(out) as out_dir:
                 return _search(config, out_dir, plan, json_out)
         # --resume's run, else --out, else a new runs/<run-id>/ per run (removed again when nothing was written in it)

@@ -342,8 +342,8 @@ def _simulate(request: SimulateRequest, on_progress: ProgressFn) -> WrittenRun:
 
 
 def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
-    if request.resume:  # as the CLI refuses --find-max with --resume: a search is not continued
-        raise ConfigError("find_max measures new probes: give out_dir, not resume")
+    if request.resume:  # as the CLI refuses --find-max with --resume: the same search into out_dir resumes by itself
+        raise ConfigError("find_max resumes when called again with the same out_dir: give out_dir, not resume")
     _url_given(request)
     config = build_request(BenchConfig, request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True))
     if config.find_max is None:

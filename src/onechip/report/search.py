@@ -13,13 +13,19 @@ from onechip.report.tables import md_table, num
 from onechip.schemas.bench import SearchResult
 
 
+def clients_answer(result: SearchResult) -> str:
+    """A clients search's answer in its workload's word: 'N agents (clients)' for agent sessions, 'N clients' for the
+    grid's independent requests."""
+    n = result.max_clients
+    s = "" if n == 1 else "s"
+    return f"{n} agent{s} (client{s})" if result.workload == "agent" else f"{n} client{s}"
+
+
 def search_markdown(result: SearchResult) -> list[str]:
     """'## SLO search': the answer, why the search stopped, the KV wall, and every probe in load order."""
     slo = ", ".join(f"{k} ≤ {v:g} ms" for k, v in result.slo.items())
     unit = "clients" if result.kind == "clients" else "req/s"
-    answer = (
-        f"{result.max_clients} agents (clients)" if result.kind == "clients" else f"{num(result.max_rate_per_s)} req/s"
-    )
+    answer = clients_answer(result) if result.kind == "clients" else f"{num(result.max_rate_per_s)} req/s"
     lines = [
         "## SLO search",
         "",

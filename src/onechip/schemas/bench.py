@@ -73,7 +73,8 @@ NEEDS = {
     "arrivals": ("rate_per_s", "--arrivals shapes open-loop arrivals: give --rate too"),
     "find_max": ("slo", "--find-max searches for the largest load meeting an SLO: give --slo too"),
 }
-TRACE_EXCLUDES = ("rate_per_s", "duration_s", "requests_per_client", "contexts", "arrivals", "find_max")
+# (--calibration too: simulate cannot calibrate on a trace replay, sim.calibrate.check_cells)
+TRACE_EXCLUDES = ("rate_per_s", "duration_s", "requests_per_client", "contexts", "arrivals", "find_max", "calibration")
 AGENT_ONLY = ("turns", "user_tokens", "call_tokens", "result_tokens", "think_time_s", "sessions_per_client")
 
 
@@ -496,6 +497,8 @@ def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: se
         return
     if "pricing" in present and "chip" not in present:
         raise ValueError("--pricing prices the answer on a chip: give --chip too")
+    if "calibration" in present:  # it rewrote --clients to 1,<most>: a rate search ran with 1 request in flight
+        raise ValueError("--find-max measures its own loads at one context: --calibration does not apply")
     if find == "rate" and data.get("workload") == "agent":
         raise ValueError("--find-max rate is open loop; agent sessions are closed loop: use --find-max clients")
     if find == "clients" and "rate_per_s" in present:

@@ -117,6 +117,9 @@ def test_what_differs_comes_first() -> None:
         ({"turns": 3}, "give --workload agent too"),
         ({"workload": "agent", "rate_per_s": 2}, "--rate does not apply"),
         ({"slo_percentile": 99}, "give --find-max too"),
+        ({"find_max": "clients", "slo": "ttft_ms=500", "calibration": True}, "--calibration does not apply"),
+        # --calibration made --clients 1,8: the rate search ran with 1 request in flight, not 8
+        ({"find_max": "rate", "slo": "ttft_ms=500", "clients": "8", "calibration": True}, "--calibration does not"),
     ],
 )
 def test_contradictory_options_are_one_line_errors(flags: dict[str, object], message: str) -> None:
@@ -249,3 +252,21 @@ def test_the_console_says_the_schedule_slipped_and_shows_agent_turns(tmp_path: P
         assert "agent sessions: 40-token shared prefix x 1 clients" in r.output
         second = run.cells[0].turns[1]
         assert f"{second.cached_share:.0%}" in r.output
+
+
+def test_a_grid_search_says_clients_not_agents(fake_server: FakeVllm, tmp_path: Path) -> None:
+    """'N agents (clients)' is the agent workload's word; a grid search's streams send independent requests."""
+    from rich.console import Console
+
+    from onechip.cli.bench_cmd import print_search
+
+    result = api.find_max(
+        _config(fake_server, find_max="clients", slo={"ttft_ms": 10_000.0}, find_max_limit=2), out_dir=tmp_path
+    )
+    assert result.workload == "grid" and result.max_clients == 2
+    md = (tmp_path / "search.md").read_text()
+    assert "**2 clients**" in md and "agent" not in md
+    out = Console(record=True, width=200)
+    print_search(result, out)
+    said = out.export_text()
+    assert "max load meeting the SLOs: 2 clients," in said and "agent" not in said

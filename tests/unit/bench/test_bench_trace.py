@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,6 +85,22 @@ def test_a_trace_that_is_not_json_names_its_line(tmp_path: Path) -> None:
 def test_trace_options_that_contradict(flags: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         build_request(BenchConfig, {"base_url": "http://127.0.0.1:1", **flags})
+
+
+def test_calibration_of_a_trace_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """--calibration picks the grid cells simulate fits on; a trace replay has none and simulate cannot calibrate on
+    one (sim.calibrate.check_cells): the flag was accepted and did nothing. One line, exit 2, nothing written."""
+    trace = write(tmp_path / "t.jsonl", [{"timestamp": 0, "input_length": 20, "output_length": 2}])
+    args = ["bench", "http://127.0.0.1:9", "--workload", "trace", "--trace", str(trace), "--calibration"]
+    src = Path(__file__).resolve().parents[3] / "src"
+    env = {"PYTHONPATH": str(src), "ONECHIP_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-m", "onechip", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    assert "--workload trace sends what the trace holds: --calibration does not apply" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists()
 
 
 def test_a_trace_faster_than_the_server_says_so(tmp_path: Path) -> None:

@@ -164,8 +164,9 @@ def test_a_run_resumes_as_the_refusal_says_without_the_url_again(tmp_path):
 
 
 def test_find_max_refuses_resume_rather_than_starting_over(tmp_path):
-    """find_max shares bench's input, resume included, but measures new probes: resume: true was dropped unsaid and a
-    new search ran (the CLI refuses --find-max with --resume); it is refused in one line, before any request."""
+    """find_max shares bench's input, resume included, but resumes by being called again into the same out_dir:
+    resume: true was dropped unsaid and a new search ran (the CLI refuses --find-max with --resume); it is refused in
+    one line, before any request."""
 
     async def go():
         async with Client(build_server()) as client:
@@ -175,7 +176,9 @@ def test_find_max_refuses_resume_rather_than_starting_over(tmp_path):
             )  # fmt: skip
 
     result = anyio.run(go)
-    assert result.is_error and result.content[0].text == "find_max measures new probes: give out_dir, not resume"
+    assert result.is_error and result.content[0].text == (
+        "find_max resumes when called again with the same out_dir: give out_dir, not resume"
+    )
 
 
 def test_two_simulate_calls_into_one_out_dir_at_once_keep_the_run_they_say_they_wrote(tmp_path, monkeypatch):

@@ -1,0 +1,161 @@
+"""An interrupted `--find-max` search resumes into the same directory: finished probes are read back (nothing sent
+again), the torn probe is resumed as a grid is, and the answer is the uninterrupted search's; another command into
+that directory is refused in one line before anything is sent."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from fakes.vllm_server import FakeVllm
+from onechip.bench import find_max, run_grid
+from onechip.bench.runner import REPLACED_FILE
+from onechip.cli.main import app
+from onechip.errors import ConfigError, Interrupted
+from onechip.progress import ProgressEvent
+from onechip.schemas.bench import BenchConfig, SearchResult
+from onechip.schemas.inputs import build_request
+
+KNEE = 6  # the fake answers probes of up to 6 clients at TTFT 20 ms, larger ones at 300 ms
+SLO = {"ttft_ms": 150.0}  # so 6 clients meet it (130 ms to spare for a busy machine's own delays) and 7 miss it
+_TAG = re.compile(r"Request \w+-\d+-(\d+)-\d+")  # the rep's prompt tag: nonce-context-clients-rep (runner.rep_jobs)
+
+
+def _clients_of(body: dict[str, Any]) -> int | None:
+    """The clients of the probe a chat request belongs to (from its prompt tag); None for the untagged probe request."""
+    found = _TAG.search(json.dumps(body["messages"]))
+    return int(found.group(1)) if found else None
+
+
+def _server() -> FakeVllm:
+    """A server whose TTFT is known from the probe's clients, whatever the machine's timing."""
+    srv = FakeVllm()
+    srv.ttft_for = lambda _number, body: 0.3 if (_clients_of(body) or 0) > KNEE else 0.02
+    return srv
+
+
+def _config(srv: FakeVllm, **kw: Any) -> BenchConfig:
+    base: dict[str, Any] = dict(
+        base_url=srv.url, contexts=[16], reps=1, output_tokens=2, requests_per_client=2, warmup_requests=0,
+        find_max="clients", slo=SLO, slo_percentile=100, find_max_limit=16,
+    )  # fmt: skip
+    return BenchConfig(**{**base, **kw})
+
+
+def _path(result: SearchResult) -> list[tuple[float, bool]]:
+    return [(p.load, p.meets_slo) for p in result.probes]
+
+
+def test_an_interrupted_search_resumes_without_measuring_its_finished_probes_again(tmp_path: Path) -> None:
+    with _server() as srv:
+        whole = find_max(_config(srv), tmp_path / "whole")
+        assert whole.max_clients == 6  # 1, 2, 4 meet, 8 misses; bisecting: 6 meets, 7 misses
+        assert _path(whole) == [(1, True), (2, True), (4, True), (8, False), (6, True), (7, False)]
+
+        def ctrl_c_in_the_fourth_probe(event: ProgressEvent) -> None:  # the 3rd of clients-8's 16 requests ended
+            if event.message.startswith("context 16 x 8 clients, rep 1/1: 3 requests"):
+                raise KeyboardInterrupt
+
+        out = tmp_path / "search"
+        with pytest.raises(Interrupted) as err:
+            find_max(_config(srv), out, on_progress=ctrl_c_in_the_fourth_probe)
+        assert f"run the same --find-max search into {out} again" in str(err.value)
+        assert "--resume" not in str(err.value)  # resuming the probe alone would not resume the search
+        sent = len(srv.chat_requests)
+        torn = (out / "clients-8" / "requests.jsonl").read_text().splitlines()  # 3 ended, and those cut by Ctrl-C
+        resumed_events: list[str] = []
+        resumed = find_max(_config(srv), out, on_progress=lambda e: resumed_events.append(e.message))
+        again = [_clients_of(b) for b in srv.chat_requests[sent:]]
+
+    assert resumed.max_clients == whole.max_clients and _path(resumed) == _path(whole)
+    assert resumed.bound_reason == whole.bound_reason
+    assert {1, 2, 4}.isdisjoint(again)  # the finished probes were read back, not sent again
+    assert again.count(8) == 16 and again.count(6) == 12 and again.count(7) == 14  # the torn probe measured whole
+    assert again.count(None) == 3  # one untagged probe request per probe run: 8, 6, 7
+    assert sum(f"find-max: clients-{n} read back" in m for m in resumed_events for n in (1, 2, 4)) == 3
+    assert len(torn) >= 3 and (out / "clients-8" / REPLACED_FILE).read_text().splitlines() == torn  # kept, not lost
+    assert json.loads((out / "search.json").read_text())["max_clients"] == 6
+
+
+def test_a_finished_search_run_again_is_read_back_whole(fake_server: FakeVllm, tmp_path: Path) -> None:
+    cfg = _config(fake_server, slo={"ttft_ms": 10_000.0}, find_max_limit=2)
+    first = find_max(cfg, tmp_path)
+    sent = len(fake_server.chat_requests)
+    again = find_max(cfg, tmp_path)
+    assert len(fake_server.chat_requests) == sent  # nothing sent: every probe was finished
+    assert again.max_clients == first.max_clients == 2 and _path(again) == _path(first)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"slo": {"ttft_ms": 400.0}}, r"\(clients-1\): slo was \{'ttft_ms': 10000.0\}, now \{'ttft_ms': 400.0\}"),
+        ({"find_max_limit": 8}, r"\(clients-1\): find_max_limit was 1.0, now 8.0"),
+        ({"output_tokens": 3}, r"\(clients-1\): output_tokens was 2, now 3"),
+        ({"find_max": "rate", "clients": [1]}, "clients-1 is a --find-max clients probe, now --find-max rate"),
+    ],
+)
+def test_another_search_into_the_directory_is_refused_in_one_line(
+    fake_server: FakeVllm, tmp_path: Path, change: dict[str, Any], message: str
+) -> None:
+    find_max(_config(fake_server, slo={"ttft_ms": 10_000.0}, find_max_limit=1), tmp_path)
+    sent = len(fake_server.chat_requests)
+    cfg = _config(fake_server, **{"slo": {"ttft_ms": 10_000.0}, "find_max_limit": 1, **change})
+    with pytest.raises(ConfigError, match=message) as err:
+        find_max(cfg, tmp_path)
+    assert "\n" not in str(err.value) and f"cannot resume the SLO search in {tmp_path}" in str(err.value)
+    assert len(fake_server.chat_requests) == sent
+
+
+def test_a_search_into_a_bench_run_is_refused(fake_server: FakeVllm, tmp_path: Path) -> None:
+    run_grid(BenchConfig(base_url=fake_server.url, contexts=[16], clients=[1], reps=1, output_tokens=2), tmp_path)
+    sent = len(fake_server.chat_requests)
+    with pytest.raises(ConfigError, match="holds a bench run, not a --find-max search"):
+        find_max(_config(fake_server), tmp_path)
+    assert len(fake_server.chat_requests) == sent and not list(tmp_path.glob("clients-*"))
+
+
+def test_the_cli_resumes_the_same_command(fake_server: FakeVllm, tmp_path: Path) -> None:
+    args = ["bench", fake_server.url, "--contexts", "16", "--reps", "1", "--output-tokens", "3", "--find-max"]
+    args += ["clients", "--slo", "ttft_ms=10000", "--find-max-limit", "2", "--out", str(tmp_path), "--json"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    sent = len(fake_server.chat_requests)
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert len(fake_server.chat_requests) == sent
+    answer = json.loads(again.stdout[again.stdout.index("{") :])
+    assert answer["max_clients"] == 2 and [p["load"] for p in answer["probes"]] == [1, 2]
+
+
+def test_a_workload_file_edited_since_the_search_started_is_refused(fake_server: FakeVllm, tmp_path: Path) -> None:
+    shape = tmp_path / "agent.yaml"
+    shape.write_text("turns: 2\n")
+
+    def search() -> BenchConfig:  # as typed: the file's shape is read into the config, its sha256 compared
+        typed = {"base_url": fake_server.url, "workload_file": str(shape), "contexts": "64", "reps": 1}
+        typed |= {"output_tokens": 2, "find_max": "clients", "slo": "ttft_ms=10000", "find_max_limit": 1}
+        return build_request(BenchConfig, typed)
+
+    find_max(search(), tmp_path / "s")
+    shape.write_text("turns: 2  # the same turns, other bytes\n")
+    with pytest.raises(ConfigError, match=r"\(clients-1\): --workload-file changed since it started"):
+        find_max(search(), tmp_path / "s")
+
+
+def test_a_probe_with_a_failed_request_is_measured_again_as_a_grid_rep_is(
+    fake_server: FakeVllm, tmp_path: Path
+) -> None:
+    fake_server.fail_status = {3: 500}  # 1: the probe request, 2 and 3: the probe's two measured requests
+    cfg = _config(fake_server, slo={"ttft_ms": 10_000.0}, find_max_limit=1)
+    first = find_max(cfg, tmp_path)
+    assert first.max_clients == 0 and first.probes[0].status == "ok" and not first.probes[0].meets_slo
+    again = find_max(cfg, tmp_path)  # the server is healthy now: the failed rep is measured again, its try kept
+    assert again.max_clients == 1 and len(fake_server.chat_requests) == 6
+    replaced = [json.loads(line) for line in (tmp_path / "clients-1" / REPLACED_FILE).read_text().splitlines()]
+    assert [s["status"] for s in replaced] == ["ok", "failed"]
