@@ -144,6 +144,32 @@ SEEDS = 5
 #     1,024 x 16 TPOT 21.6 ms against 14.5 measured)
 # Not the default (sim.calibrate.ADMIT False): carried TTFT gets worse by more than a point (3.4 same family, 5.7 for
 # advise's unmeasured entry). The slope is a build's host cost; carried from another build it lands on the wrong grid.
+# The knee-edge cells' TTFT (2026-12-05, issue 22, not modelled): 16,000 x 32, 8,192 x 64 and 32,000 x 16 sit on the
+# chunked-prefill knee, clients x context 512-524k tokens against (output_tokens - 1) x budget = 127 x 4,096 = 520,192:
+# the prompts of all streams just fit in the decode steps of one request, so a closed loop there is balanced in steps
+# and the simulation pipelines every wave after the first whatever its step costs (config-validation's in-sample terms,
+# streams together: 16,000 x 32 waves 1-3 median TTFT 2,736 / 431 / 371 ms; TTFT mean / median / p99 1,227 / 431 / 5,902
+# ms against 2,641 / 2,461 / 6,931 measured, where every wave queues). The measured runs bunch their completions there:
+# vllm bench serve's 'Peak concurrent requests' (requests active within one 1-s bucket) reads 54 / 90 / 75 at 16,000 x
+# 32 / 8,192 x 64 / 16,000 x 40 against 37 / 73 / 45 simulated (50-68 against 51-69 at the saturated 16,000 x 46-64; the
+# gce grid on its own in-sample terms: 48 / 85 / 31 against 36 / 72 / 18 at 16,000 x 32 / 8,192 x 64 / 32,000 x 16, its
+# median TTFT there 3,014 / 1,364 / 2,188 ms against 448 / 382 / 720, and 68 / 34 against 68 / 34 at the saturated
+# 16,000 x 64 / 32,000 x 32), and at 16,000-32,000 tokens only, mean ITL exceeds mean TPOT (merged chunks) with p99 ITL
+# 103-1,151 ms at 32,000 x 16 / 32 and 16,000 x 32 / 40 / 46 / 64 (cells_v6e1.json, knee_v6e1.json): the output path
+# stalls for several steps. The simulated API server merges deliveries the other way round: mean ITL / mean TPOT 1.00
+# simulated against 1.17 / 1.06 / 1.07 measured at 16,000 x 32 / 32,000 x 16 / 16,000 x 64, and 2.33 against 1.00 at
+# 4,096 x 64, whose rounds (64 x (0.234 + 0.331) ms = 36 ms on those terms) outlast a 30 ms step, so completions merge
+# and its later waves queue (median TTFT 672 ms against 286 measured; 235 with those two terms halved): the fitted
+# output costs grow with streams, the measured lag with prompt length. Ruled out: the KV wall (17,996 blocks of 64, boot
+# log; the cells use 45%; with 9,000 or 8,200 blocks the simulation gives the same 431 / 369 / 693 ms), preemption (0
+# measured, 0 simulated), the scheduler's rules (vLLM's running-first chunked prefill with full-prompt admission, as
+# simulated). Tried on those terms, none kept (median TTFT at 16,000 x 32 / 8,192 x 64 / 4,096 x 64, measured 2,461 /
+# 1,062 / 286, simulated 431 / 369 / 672): step times drawn +-10% / +-30%, 426 / 381 / 737 and 445 / 395 / 742; the API
+# server's request time jittered (--jitter), unchanged; an API-server cost per prompt token (serial, holding the output
+# rounds) of 4 / 8 us, 579 / 444 / 1,169 and 653 / 723 / 2,730; a parallel delay before the scheduler drawn to 0.25 /
+# 0.5 s, 677 / 664 / 831 and 898 / 838 / 944, with 128 x 8 at 164 / 297 (85 measured); prefill 15 / 30% slower, 465 /
+# 399 / 792 and 500 / 428 / 825 (TPOT rises instead). What stalls the output path at long prompts was not found in the
+# sources read (tokenization runs on one executor thread: vllm/utils/async_utils.py AsyncMicrobatchTokenizer).
 TOGETHER, RECORDED = "--together" in sys.argv, "--recorded" in sys.argv
 
 
