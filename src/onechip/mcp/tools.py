@@ -333,7 +333,10 @@ def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
         saved = api.saved_bench_config(out_dir) if request.resume else None
         _url_given(request, saved)
         config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
-        return _written(WrittenRun, api.bench(config, on_progress, out_dir=out_dir, resume=request.resume), out_dir)
+        run = api.bench(config, on_progress, out_dir=out_dir, resume=request.resume)
+    if (error := api.bench_unmeasured(run, out_dir)) is not None:  # as the CLI exits: a run that measured nothing
+        raise error
+    return _written(WrittenRun, run, out_dir)
 
 
 def _simulate(request: SimulateRequest, on_progress: ProgressFn) -> WrittenRun:

@@ -219,3 +219,25 @@ def test_two_simulate_calls_into_one_out_dir_at_once_keep_the_run_they_say_they_
     refused = next(r for r in got.values() if r.is_error).content[0].text
     assert str(out) in refused and "\n" not in refused and "--out" not in refused, refused
     assert json.loads((out / "summary.json").read_text())["config"]["contexts"] == done
+
+
+def test_a_bench_whose_every_cell_failed_is_a_tool_error_that_says_how_to_measure_again(tmp_path):
+    """The CLI's bench exits 6 when every measured cell failed ('every measured cell failed; first: ...; measure them
+    again with --resume DIR'); over MCP the same run was a success (isError false) whose summary listed the failures,
+    so an agent went on to price and report a run that measured nothing. The run is kept, and the resume it names
+    works."""
+    out = tmp_path / "run"
+    args = {"contexts": [64], "clients": [1], "reps": 1, "output_tokens": 4, "requests_per_client": 2,
+            "warmup_requests": 0, "out_dir": str(out)}  # fmt: skip
+
+    async def go(url):
+        async with Client(build_server()) as client:
+            return await client.call_tool("bench", {"base_url": url, **args})
+
+    with FakeVllm(cut_requests=set(range(2, 50))) as srv:  # the probe (request 1) passes, every measured one is cut
+        result = anyio.run(go, srv.url)
+    said = result.content[0].text
+    assert result.is_error, said
+    assert said.startswith("every measured cell failed; first: rep 1/1: 2 of 2 measured requests failed"), said
+    assert said.endswith(f"measure them again (call bench again with resume: true, out_dir: {out})"), said
+    assert (out / "requests.jsonl").is_file()  # what was measured (the failures) is kept for the resume
