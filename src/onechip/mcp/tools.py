@@ -326,6 +326,11 @@ def _url_given(request: BenchRequest, saved: BenchConfig | None = None) -> None:
 def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
     if request.resume and request.out_dir is None:  # a new run directory holds nothing to continue
         raise ConfigError("resume continues the run in out_dir: give out_dir")
+    if request.router_policies:  # api.compare_policies' PolicyComparison is not this tool's result: never dropped
+        raise ConfigError(
+            "router_policies compares vllm-router policies, a result the bench tool does not return: "
+            "run `onechip bench URL --router-policies a,b` against the router of `onechip up --replicas N`"
+        )
     if not request.resume:
         _url_given(request)
     fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)

@@ -241,3 +241,36 @@ def test_a_bench_whose_every_cell_failed_is_a_tool_error_that_says_how_to_measur
     assert said.startswith("every measured cell failed; first: rep 1/1: 2 of 2 measured requests failed"), said
     assert said.endswith(f"measure them again (call bench again with resume: true, out_dir: {out})"), said
     assert (out / "requests.jsonl").is_file()  # what was measured (the failures) is kept for the resume
+
+
+def test_router_policies_the_tool_cannot_compare_are_refused_not_dropped(tmp_path):
+    """bench and find_max take BenchConfig's router_policies, but the bench tool ran api.bench (one plain run, the
+    policies dropped unsaid: the CLI compares them, or refuses a URL that is not the replicas' router) and find_max
+    searched as if none were given (the CLI too): both answered a success for a comparison never made. Each is
+    refused in one line before any request."""
+    grid = {"contexts": [64], "reps": 1, "output_tokens": 2, "requests_per_client": 1, "warmup_requests": 0}
+    policies = {"router_policies": ["round_robin", "random"]}
+
+    async def go(url):
+        async with Client(build_server()) as client:
+            bench = await client.call_tool(
+                "bench", {"base_url": url, **grid, **policies, "out_dir": str(tmp_path / "b")}
+            )
+            search = await client.call_tool(
+                "find_max", {"base_url": url, **grid, **policies, "find_max": "rate", "slo": {"ttft_ms": 1000},
+                             "out_dir": str(tmp_path / "s")},
+            )  # fmt: skip
+            return bench, search
+
+    with FakeVllm() as srv:
+        bench, search = anyio.run(go, srv.url)
+        assert not srv.chat_requests
+    assert bench.is_error and bench.content[0].text == (
+        "router_policies compares vllm-router policies, a result the bench tool does not return: "
+        "run `onechip bench URL --router-policies a,b` against the router of `onechip up --replicas N`"
+    ), bench.content[0].text
+    assert search.is_error and search.content[0].text == (
+        "find_max searches the load on one router policy: "
+        "router_policies does not apply (compare policies in a bench without find_max)"
+    ), search.content[0].text
+    assert not (tmp_path / "b").exists() and not (tmp_path / "s").exists()
