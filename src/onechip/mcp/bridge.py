@@ -52,12 +52,13 @@ def signature_of(
 
 
 def result(model: BaseModel, summary: str, words: Callable[[str], str] = str) -> CallToolResult:
-    """A tool result: `summary` as text, `model` as structured content, both redacted. `words` rewrites the
-    summary and every `verdict` and warning `message` in the content (the server passes
+    """A tool result: `summary` as text, one line as a refusal's (errors.one_line: a value it echoes, such as an
+    out_dir with a newline or a terminal escape, does not break it), `model` as structured content; both redacted.
+    `words` rewrites the summary and every `verdict` and warning `message` in the content (the server passes
     schemas.inputs.as_parameters, so what a result tells the caller to change names the tool's arguments, as its
     errors do)."""
     data = _told(json.loads(redact(model.model_dump_json())), words)
-    return CallToolResult(content=[TextContent(type="text", text=words(redact(summary)))], structured_content=data)
+    return CallToolResult(content=[TextContent(type="text", text=words(one_line(summary)))], structured_content=data)
 
 
 def _told(data: T, words: Callable[[str], str], keys: tuple[str, ...] = ("verdict",)) -> T:
