@@ -438,12 +438,15 @@ def _down_gated(request: NoRequest) -> bool:
 
 
 def _down_preview(request: NoRequest) -> str:
+    """What down would stop: the engine on record, and when status finds it not running (its process gone, its host
+    not answering) that too, so the preview is not read as an engine still serving (and billing)."""
     st = api.status()
     if st.state is None:
         return "would do nothing: no engine was started by `up`"
-    return (
-        f"would stop the {st.state.engine} engine serving {st.state.model} at {st.state.base_url} (pid {st.state.pid})"
-    )
+    engine = f"the {st.state.engine} engine serving {st.state.model} at {st.state.base_url} (pid {st.state.pid})"
+    if not st.running:
+        return f"would stop {engine}, which is not running ({st.note}), and clear its record"
+    return f"would stop {engine}"
 
 
 # --- summaries: the one line of text beside each structured result
