@@ -110,8 +110,9 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
             request = await anyio.to_thread.run_sync(_checked, spec, kwargs, abandon_on_cancel=True)
         except ConfigError as exc:
             return refusal(as_parameters(spec.request, str(exc)))
-        try:
-            if spec.gate is not None and confirm is not True and spec.gate(request):
+        gate = spec.gate
+        try:  # the gate in a worker thread too, as a job: cloud_down's asks the TPU API (a failure is its one line)
+            if gate is not None and confirm is not True and await run_job(None, lambda _: gate(request)):
                 preview = await run_job(None, lambda _: spec.preview(request))
                 return refusal(f"not done: {spec.name} {preview}; call {spec.name} again with confirm: true")
             out = await run_job(ctx, lambda on_progress: spec.job(request, on_progress))

@@ -253,6 +253,20 @@ def test_cloud_tools_that_bill_or_delete_need_confirm(tmp_path, monkeypatch):
     assert not tools["cloud_zones"].annotations.destructive_hint
 
 
+def test_a_gate_that_fails_is_the_one_line_of_its_failure(tmp_path, monkeypatch):
+    # cloud_down's gate asks the TPU API what it would delete; it ran outside the job's guard (and on the event loop),
+    # so a failure there (no credentials, an unreachable API) came back as the SDK's 'Error executing tool
+    # cloud_down' with a traceback on the server's stderr, where its preview's own failure is its one line
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "0.5")
+    down = call("cloud_down", {"project": "my-proj", "zones": ["us-west4-a"]})  # listing that zone fails
+    said = down.content[0].text
+    assert down.is_error and "Error executing tool" not in said and "\n" not in said, said
+    assert "127.0.0.1:9" in said, said
+
+
 def test_advise_tells_plans_that_fit_but_were_not_predicted_from_no_fit_as_a_tool_error():
     # GB10 has no peak_bf16_tflops (accelerators.json): both deployments fit, no roofline prior predicts them,
     # where the line said 'no catalog chip fits'; an Advice with no chip served is an error, as the CLI's exit 2
