@@ -151,6 +151,17 @@ def test_sets_cannot_load_code_or_choose_the_program(sets, why) -> None:
     assert result.is_error and why in text(result)
 
 
+@pytest.mark.parametrize("item", ["VLLM_X=a\x00b", "served-model-name=a\x00b"])
+def test_a_set_with_a_nul_character_is_refused_before_anything_runs(item) -> None:
+    # no command line can carry a NUL, but a JSON string can: the dry run showed the command, and `up` with confirm
+    # failed in the launch with 'internal error (ValueError: embedded null byte); please report it'
+    name = item.split("=")[0]
+    (result,) = calls(("up", {**UP, "sets": [item]}))
+    assert result.is_error and text(result) == (
+        f"sets {name}: holds a NUL character, which no command line or environment variable can carry; remove it"
+    ), text(result)
+
+
 def test_engine_variables_and_vllm_images_pass_and_the_operator_widens_images(monkeypatch) -> None:
     docker = {**UP, "engine": "vllm-docker"}
     ok, other = calls(
