@@ -19,7 +19,7 @@ Each job lives in a module of its own; this package only names them.
 Progress goes through `on_progress` (onechip.progress); every error is an OnechipError (onechip.errors).
 """
 
-from onechip.api._bench import bench, compare_policies, find_max, saved_bench_config
+from onechip.api._bench import bench, bench_unmeasured, compare_policies, find_max, saved_bench_config
 from onechip.api._checks import check
 from onechip.api._cloud import (
     cloud_down,
@@ -43,7 +43,7 @@ from onechip.api._prices import prices, prices_refresh
 from onechip.api._report import cost, report
 
 __all__ = [
-    "DeployResult", "advise", "advise_unserved", "bench", "calibration_for", "check", "cloud_down",
+    "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for", "check", "cloud_down",
     "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status", "cloud_statuses", "cloud_target", "cloud_up",
     "cloud_zones", "compare_policies", "cost", "demo", "demo_cloud_request", "deploy_k8s", "down", "find_max", "logs",
     "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh", "recorded",

@@ -7,7 +7,7 @@ from pathlib import Path
 from onechip import bench as bench_layer
 from onechip import cost as cost_layer
 from onechip.engines import replicas
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, EndpointError, OnechipError
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressFn, no_progress
 from onechip.report.search import write_search_report
@@ -26,6 +26,21 @@ def bench(
     See onechip.bench.run_grid. When `config.base_url` is the router of `up --replicas N`, each replica's
     /metrics is read around every cell too (CellResult.replicas)."""
     return bench_layer.run_grid(with_replicas(config), out_dir, plan=plan, resume=resume, on_progress=on_progress)
+
+
+def bench_unmeasured(run: BenchRun, out_dir: Path) -> OnechipError | None:
+    """The error of a bench `run` (written to `out_dir`) that measured nothing, for its caller to raise once it has
+    shown the run (the CLI's exit, the MCP tool's error): EndpointError when every measured cell failed (the line
+    names the resume that measures them again), ConfigError when no cell could run (each was skipped: it does not
+    fit); None when a cell is ok or the grid is empty."""
+    if not run.cells or any(c.status == "ok" for c in run.cells):
+        return None
+    failed = [c for c in run.cells if c.status == "failed"]
+    if failed:
+        return EndpointError(
+            f"every measured cell failed; first: {failed[0].reason}; measure them again (--resume {out_dir})"
+        )
+    return ConfigError(f"no cell could run; first: {run.cells[0].reason}")
 
 
 def with_replicas(config: BenchConfig) -> BenchConfig:

@@ -14,7 +14,7 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.options import on_command_line, options_from
 from onechip.cli.render import console, live_progress, print_written, titled_table
-from onechip.errors import ConfigError, EndpointError
+from onechip.errors import ConfigError
 from onechip.paths import run_dir
 from onechip.report.search import clients_answer
 from onechip.schemas import BenchConfig, BenchRun, Plan
@@ -261,8 +261,8 @@ def _search(config: BenchConfig, out: Path, plan: Path | None, json_out: bool) -
 
 
 def _measure(config: BenchConfig, out_dir: Path, plan: Path | None, json_out: bool, resume: bool) -> None:
-    """Measure `config` into `out_dir` (continuing its run when `resume`) and print it; raises EndpointError when
-    every measured cell failed, ConfigError when no cell could run."""
+    """Measure `config` into `out_dir` (continuing its run when `resume`) and print it; then raises what
+    api.bench_unmeasured says of a run that measured nothing (every cell failed, or none could run)."""
     if config.router_policies:
         with live_progress(transient=True) as on_progress:
             result = api.compare_policies(config, on_progress, out_dir=out_dir, plan=_load_plan(plan))
@@ -275,13 +275,8 @@ def _measure(config: BenchConfig, out_dir: Path, plan: Path | None, json_out: bo
     else:
         print_run(run, console)
     print_written(f"{out_dir}/summary.json, {out_dir}/requests.jsonl", json_out)
-    failed = [c for c in run.cells if c.status == "failed"]
-    if failed and not any(c.status == "ok" for c in run.cells):
-        raise EndpointError(
-            f"every measured cell failed; first: {failed[0].reason}; measure them again with --resume {out_dir}"
-        )
-    if run.cells and not any(c.status == "ok" for c in run.cells):  # nothing fits: nothing was measured
-        raise ConfigError(f"no cell could run; first: {run.cells[0].reason}")
+    if (error := api.bench_unmeasured(run, out_dir)) is not None:
+        raise error
 
 
 def register(app: typer.Typer) -> None:

@@ -120,6 +120,17 @@ def _signal_exit_code() -> int:
 _MEASURING = frozenset({"bench", "check", "demo"})
 
 
+def leave_interrupted(argv: list[str]) -> None:
+    """Say so and exit as _interrupted does, but at once (os._exit, once stderr is flushed), without interpreter
+    shutdown: `onechip mcp` over stdio, whose SDK reads stdin in a thread that is no daemon and returns only at EOF, so
+    that shutdown waited on it for as long as the client held stdin open (mcp.server.StdioStopped)."""
+    try:
+        _interrupted(argv)
+    except SystemExit as stop:
+        sys.stderr.flush()
+        os._exit(int(stop.code or 0))
+
+
 def _interrupted(argv: list[str]) -> None:
     """Say that the command was stopped, and for one that measures that what it measured is kept; exit 128 + the
     signal's number."""

@@ -48,9 +48,14 @@ def register(app: typer.Typer) -> None:
         if not http and (host != HTTP_HOST or port != HTTP_PORT or token_file is not None):  # stdio would ignore them
             raise ConfigError("--host, --port and --token-file set up the HTTP server: give --http too (stdio without)")
         try:
-            from onechip.mcp.server import serve
+            from onechip.mcp.server import StdioStopped, serve
         except ImportError as exc:
             raise MissingDependencyError(
                 f"onechip mcp needs the MCP SDK ({exc.name or 'mcp'} is missing): pip install 'mcp>=2.3,<3'"
             ) from None
-        serve(read_only, "streamable-http" if http else "stdio", host, port, _token(token_file))
+        try:
+            serve(read_only, "streamable-http" if http else "stdio", host, port, _token(token_file))
+        except StdioStopped:  # a signal, the jobs done: leave now, not on the client's EOF
+            from onechip.cli.main import leave_interrupted
+
+            leave_interrupted(["mcp"])

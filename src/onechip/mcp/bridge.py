@@ -52,12 +52,13 @@ def signature_of(
 
 
 def result(model: BaseModel, summary: str, words: Callable[[str], str] = str) -> CallToolResult:
-    """A tool result: `summary` as text, `model` as structured content, both redacted. `words` rewrites the
-    summary and every `verdict` and warning `message` in the content (the server passes
+    """A tool result: `summary` as text, one line as a refusal's (errors.one_line: a value it echoes, such as an
+    out_dir with a newline or a terminal escape, does not break it), `model` as structured content; both redacted.
+    `words` rewrites the summary and every `verdict` and warning `message` in the content (the server passes
     schemas.inputs.as_parameters, so what a result tells the caller to change names the tool's arguments, as its
     errors do)."""
     data = _told(json.loads(redact(model.model_dump_json())), words)
-    return CallToolResult(content=[TextContent(type="text", text=words(redact(summary)))], structured_content=data)
+    return CallToolResult(content=[TextContent(type="text", text=words(one_line(summary)))], structured_content=data)
 
 
 def _told(data: T, words: Callable[[str], str], keys: tuple[str, ...] = ("verdict",)) -> T:
@@ -122,6 +123,18 @@ class _Interruptible:
                 )
 
 
+# the job threads running now (run_job), counted so a server stopped by a signal lets its interrupted jobs keep what
+# they measured and stop the engines they were starting before the process leaves (wait_for_jobs)
+_jobs = threading.Condition()
+_running = [0]
+
+
+def wait_for_jobs(timeout_s: float) -> bool:
+    """Wait up to `timeout_s` seconds for every job thread to return; whether they all did."""
+    with _jobs:
+        return _jobs.wait_for(lambda: _running[0] == 0, timeout_s)
+
+
 async def run_job(ctx: Context | None, job: Callable[[ProgressFn], T]) -> T:
     """Run `job(on_progress)` in a worker thread; OnechipError -> ToolError with its one-line message.
     On cancellation the job is interrupted as by Ctrl-C (see the module docstring)."""
@@ -130,16 +143,23 @@ async def run_job(ctx: Context | None, job: Callable[[ProgressFn], T]) -> T:
     running = _Interruptible()
 
     def work() -> T:
+        with _jobs:
+            _running[0] += 1
         try:
             try:
-                with running.lock:
-                    running.thread_id = threading.get_ident()
-                return job(on_progress)
-            finally:
-                with running.lock:
-                    running.thread_id = None
-        except KeyboardInterrupt:  # also one delivered while the finally above waited for the lock
-            raise ToolError("cancelled; what was measured is kept on disk") from None
+                try:
+                    with running.lock:
+                        running.thread_id = threading.get_ident()
+                    return job(on_progress)
+                finally:
+                    with running.lock:
+                        running.thread_id = None
+            except KeyboardInterrupt:  # also one delivered while the finally above waited for the lock
+                raise ToolError("cancelled; what was measured is kept on disk") from None
+        finally:  # no interrupt lands here: thread_id is None
+            with _jobs:
+                _running[0] -= 1
+                _jobs.notify_all()
 
     try:
         return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)

@@ -21,6 +21,7 @@ import logging
 import math
 import os
 import re
+import signal
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,7 +34,7 @@ from pydantic import create_model, model_validator
 
 from onechip import __version__
 from onechip.errors import ConfigError
-from onechip.mcp.bridge import refusal, result, run_job, signature_of
+from onechip.mcp.bridge import refusal, result, run_job, signature_of, wait_for_jobs
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs
 from onechip.procs import cap_heap, heap_in_use_bytes
 from onechip.schemas.common import GIB
@@ -46,6 +47,9 @@ INSTRUCTIONS = (
 )
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 MEMORY_ENV = "ONECHIP_MCP_MEMORY_GIB"
+# how long a stdio server stopped by a signal waits for its interrupted jobs, s: an engine that ignores SIGTERM is
+# killed 20 s after it (engines.local.stop_group's grace), with some margin
+JOBS_STOP_S = 30.0
 UNKNOWN = "onechip_unknown_arguments"  # where the arguments a tool does not take are collected (_Arguments)
 NOT_SENT = "\x00onechip-not-sent"  # a required argument the caller left out: build_request names it in one line
 # The SDK's loggers that write an HTTP session's id at INFO ("Created new transport with session ID: ...",
@@ -110,8 +114,9 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
             request = await anyio.to_thread.run_sync(_checked, spec, kwargs, abandon_on_cancel=True)
         except ConfigError as exc:
             return refusal(as_parameters(spec.request, str(exc)))
-        try:
-            if spec.gate is not None and confirm is not True and spec.gate(request):
+        gate = spec.gate
+        try:  # the gate in a worker thread too, as a job: cloud_down's asks the TPU API (a failure is its one line)
+            if gate is not None and confirm is not True and await run_job(None, lambda _: gate(request)):
                 preview = await run_job(None, lambda _: spec.preview(request))
                 return refusal(f"not done: {spec.name} {preview}; call {spec.name} again with confirm: true")
             out = await run_job(ctx, lambda on_progress: spec.job(request, on_progress))
@@ -233,11 +238,27 @@ def memory_limit_bytes(environ: Mapping[str, str] | None = None) -> int:
     return int(gib * GIB)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """Ctrl-C's handler while a stdio server runs: KeyboardInterrupt at once, as SIGTERM's (cli.main). Python's own
+    handler would let asyncio.run turn the first Ctrl-C into a cancellation of the server's task, whose stdio teardown
+    waits on the SDK's stdin reader until the client's EOF (no word, no exit); asyncio keeps a handler it did not
+    set."""
+    raise KeyboardInterrupt
+
+
+class StdioStopped(KeyboardInterrupt):
+    """A stdio server stopped by a signal, its jobs done (or JOBS_STOP_S past): its process must leave without
+    interpreter shutdown, which would wait on the SDK's stdin reader (an anyio worker thread, no daemon, that returns
+    only at EOF) for as long as the client holds stdin open (cli.mcp_cmd leaves with os._exit)."""
+
+
 def serve(read_only: bool, transport: str, host: str, port: int, token: str | None) -> None:
     """Run the server until the client leaves (stdio) or the process is stopped (http), its heap capped
     (procs.cap_heap; the engines it starts get the old limit back). Raises ConfigError for a cap below what the
     built server already holds: past it every allocation fails, and the first one that is not Python's aborted the
-    process ('memory allocation of 1 bytes failed', exit 134) before it served anything."""
+    process ('memory allocation of 1 bytes failed', exit 134) before it served anything. Over stdio, a signal
+    (KeyboardInterrupt) waits up to JOBS_STOP_S for the interrupted jobs (a bench keeps its requests, an `up` stops
+    the engine it was starting), then raises StdioStopped."""
     limit = memory_limit_bytes()
     server = build_server(read_only)
     held = heap_in_use_bytes()
@@ -248,7 +269,13 @@ def serve(read_only: bool, transport: str, host: str, port: int, token: str | No
         )
     cap_heap(limit)
     if transport == "stdio":
-        server.run("stdio")
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where it is ignored (a background job)
+            signal.signal(signal.SIGINT, _interrupt)
+        try:
+            server.run("stdio")
+        except KeyboardInterrupt:  # SIGTERM or Ctrl-C (cli.main): the cancelled calls' jobs are interrupted
+            wait_for_jobs(JOBS_STOP_S)
+            raise StdioStopped from None
         return
     import uvicorn
 

@@ -326,6 +326,11 @@ def _url_given(request: BenchRequest, saved: BenchConfig | None = None) -> None:
 def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
     if request.resume and request.out_dir is None:  # a new run directory holds nothing to continue
         raise ConfigError("resume continues the run in out_dir: give out_dir")
+    if request.router_policies:  # api.compare_policies' PolicyComparison is not this tool's result: never dropped
+        raise ConfigError(
+            "router_policies compares vllm-router policies, a result the bench tool does not return: "
+            "run `onechip bench URL --router-policies a,b` against the router of `onechip up --replicas N`"
+        )
     if not request.resume:
         _url_given(request)
     fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)
@@ -333,7 +338,10 @@ def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
         saved = api.saved_bench_config(out_dir) if request.resume else None
         _url_given(request, saved)
         config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
-        return _written(WrittenRun, api.bench(config, on_progress, out_dir=out_dir, resume=request.resume), out_dir)
+        run = api.bench(config, on_progress, out_dir=out_dir, resume=request.resume)
+    if (error := api.bench_unmeasured(run, out_dir)) is not None:  # as the CLI exits: a run that measured nothing
+        raise error
+    return _written(WrittenRun, run, out_dir)
 
 
 def _simulate(request: SimulateRequest, on_progress: ProgressFn) -> WrittenRun:
@@ -430,12 +438,15 @@ def _down_gated(request: NoRequest) -> bool:
 
 
 def _down_preview(request: NoRequest) -> str:
+    """What down would stop: the engine on record, and when status finds it not running (its process gone, its host
+    not answering) that too, so the preview is not read as an engine still serving (and billing)."""
     st = api.status()
     if st.state is None:
         return "would do nothing: no engine was started by `up`"
-    return (
-        f"would stop the {st.state.engine} engine serving {st.state.model} at {st.state.base_url} (pid {st.state.pid})"
-    )
+    engine = f"the {st.state.engine} engine serving {st.state.model} at {st.state.base_url} (pid {st.state.pid})"
+    if not st.running:
+        return f"would stop {engine}, which is not running ({st.note}), and clear its record"
+    return f"would stop {engine}"
 
 
 # --- summaries: the one line of text beside each structured result

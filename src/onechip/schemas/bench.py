@@ -495,6 +495,11 @@ def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: se
             if field in present:
                 raise ValueError(f"{flag_of(model, field)} tunes the SLO search: give --find-max too")
         return
+    if "router_policies" in present:  # a search runs api.bench per probe, on whatever policy the router has
+        raise ValueError(
+            "--find-max searches the load on one router policy: --router-policies does not apply "
+            "(compare policies in a bench without --find-max)"
+        )
     if "pricing" in present and "chip" not in present:
         raise ValueError("--pricing prices the answer on a chip: give --chip too")
     if "calibration" in present:  # it rewrote --clients to 1,<most>: a rate search ran with 1 request in flight

@@ -293,7 +293,8 @@ def parse_sets(items: list[str] | None) -> list[Override]:
     `enforce-eager` adds a bare switch, `block-size=` removes a flag, `VLLM_TPU_BUCKET_PADDING_GAP=128` (an
     upper-case name) sets an engine environment variable. Raises ConfigError for malformed items and for anything
     that carries a token (the token goes in --hf-token-file) or a secret (a value shaped as one, vLLM's API key, an
-    environment variable whose name says it holds one: _SECRET_ENV_NAME); the message never repeats the value.
+    environment variable whose name says it holds one: _SECRET_ENV_NAME) or a NUL character (no argv or environment
+    carries one); the message never repeats the value.
     """
     out: list[Override] = []
     for item in items or []:
@@ -302,6 +303,11 @@ def parse_sets(items: list[str] | None) -> list[Override]:
         if not _ENV_NAME.match(key):
             key = _dashed(key)
         names = {key.upper(), f"--{key.lstrip('-')}"}  # as an env variable and as a flag
+        if "\x00" in value:  # an MCP call's JSON string can hold one; the launch failed on it ('embedded null byte')
+            raise ConfigError(
+                f"--set {key}: holds a NUL character, which no command line or environment variable can carry; "
+                "remove it"
+            )
         if names & _SECRET_NAMES or HF_TOKEN_SHAPE.search(value):
             raise ConfigError(f"--set {key}: a token never goes on the command line; use --hf-token-file PATH")
         if names & _KEY_NAMES or looks_secret(value):

@@ -222,3 +222,58 @@ def test_two_simulate_calls_into_one_out_dir_at_once_keep_the_run_they_say_they_
     refused = next(r for r in got.values() if r.is_error).content[0].text
     assert str(out) in refused and "\n" not in refused and "--out" not in refused, refused
     assert json.loads((out / "summary.json").read_text())["config"]["contexts"] == done
+
+
+def test_a_bench_whose_every_cell_failed_is_a_tool_error_that_says_how_to_measure_again(tmp_path):
+    """The CLI's bench exits 6 when every measured cell failed ('every measured cell failed; first: ...; measure them
+    again with --resume DIR'); over MCP the same run was a success (isError false) whose summary listed the failures,
+    so an agent went on to price and report a run that measured nothing. The run is kept, and the resume it names
+    works."""
+    out = tmp_path / "run"
+    args = {"contexts": [64], "clients": [1], "reps": 1, "output_tokens": 4, "requests_per_client": 2,
+            "warmup_requests": 0, "out_dir": str(out)}  # fmt: skip
+
+    async def go(url):
+        async with Client(build_server()) as client:
+            return await client.call_tool("bench", {"base_url": url, **args})
+
+    with FakeVllm(cut_requests=set(range(2, 50))) as srv:  # the probe (request 1) passes, every measured one is cut
+        result = anyio.run(go, srv.url)
+    said = result.content[0].text
+    assert result.is_error, said
+    assert said.startswith("every measured cell failed; first: rep 1/1: 2 of 2 measured requests failed"), said
+    assert said.endswith(f"measure them again (call bench again with resume: true, out_dir: {out})"), said
+    assert (out / "requests.jsonl").is_file()  # what was measured (the failures) is kept for the resume
+
+
+def test_router_policies_the_tool_cannot_compare_are_refused_not_dropped(tmp_path):
+    """bench and find_max take BenchConfig's router_policies, but the bench tool ran api.bench (one plain run, the
+    policies dropped unsaid: the CLI compares them, or refuses a URL that is not the replicas' router) and find_max
+    searched as if none were given (the CLI too): both answered a success for a comparison never made. Each is
+    refused in one line before any request."""
+    grid = {"contexts": [64], "reps": 1, "output_tokens": 2, "requests_per_client": 1, "warmup_requests": 0}
+    policies = {"router_policies": ["round_robin", "random"]}
+
+    async def go(url):
+        async with Client(build_server()) as client:
+            bench = await client.call_tool(
+                "bench", {"base_url": url, **grid, **policies, "out_dir": str(tmp_path / "b")}
+            )
+            search = await client.call_tool(
+                "find_max", {"base_url": url, **grid, **policies, "find_max": "rate", "slo": {"ttft_ms": 1000},
+                             "out_dir": str(tmp_path / "s")},
+            )  # fmt: skip
+            return bench, search
+
+    with FakeVllm() as srv:
+        bench, search = anyio.run(go, srv.url)
+        assert not srv.chat_requests
+    assert bench.is_error and bench.content[0].text == (
+        "router_policies compares vllm-router policies, a result the bench tool does not return: "
+        "run `onechip bench URL --router-policies a,b` against the router of `onechip up --replicas N`"
+    ), bench.content[0].text
+    assert search.is_error and search.content[0].text == (
+        "find_max searches the load on one router policy: "
+        "router_policies does not apply (compare policies in a bench without find_max)"
+    ), search.content[0].text
+    assert not (tmp_path / "b").exists() and not (tmp_path / "s").exists()

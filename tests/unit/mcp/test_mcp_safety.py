@@ -151,6 +151,17 @@ def test_sets_cannot_load_code_or_choose_the_program(sets, why) -> None:
     assert result.is_error and why in text(result)
 
 
+@pytest.mark.parametrize("item", ["VLLM_X=a\x00b", "served-model-name=a\x00b"])
+def test_a_set_with_a_nul_character_is_refused_before_anything_runs(item) -> None:
+    # no command line can carry a NUL, but a JSON string can: the dry run showed the command, and `up` with confirm
+    # failed in the launch with 'internal error (ValueError: embedded null byte); please report it'
+    name = item.split("=")[0]
+    (result,) = calls(("up", {**UP, "sets": [item]}))
+    assert result.is_error and text(result) == (
+        f"sets {name}: holds a NUL character, which no command line or environment variable can carry; remove it"
+    ), text(result)
+
+
 def test_engine_variables_and_vllm_images_pass_and_the_operator_widens_images(monkeypatch) -> None:
     docker = {**UP, "engine": "vllm-docker"}
     ok, other = calls(
@@ -513,6 +524,20 @@ def test_a_control_character_in_a_value_is_echoed_escaped_not_as_itself(tmp_path
     (refused,) = calls(("report", {"run_dir": "r\x1b[2J\u202eun"}))
     assert refused.is_error
     assert text(refused) == "run directory r\\x1b[2J\\u202eun does not exist or is not a directory"
+
+
+def test_a_success_summary_that_echoes_a_value_is_one_line_with_control_characters_escaped(tmp_path):
+    # refusals were one line (errors.one_line), but a result's summary was sent as built: a bench into an out_dir
+    # holding a newline, a terminal escape and a bidirectional override answered a two-line summary carrying them raw
+    out = tmp_path / "r\n\x1b[2J\u202eun"
+    grid = {"contexts": [64], "clients": [1], "reps": 1, "output_tokens": 2, "requests_per_client": 1}
+    with FakeVllm() as srv:
+        bench, report = calls(("bench", {"base_url": srv.url, **grid, "out_dir": str(out)}),
+                              ("report", {"run_dir": str(out), "formats": ["md"]}))  # fmt: skip
+    shown = f"{tmp_path}/r \\x1b[2J\\u202eun"
+    assert not bench.is_error and text(bench).startswith(f"{shown}: 1 cells (output tok/s"), text(bench)
+    assert not report.is_error and text(report) == f"wrote {shown}/report.md", text(report)
+    assert bench.structured_content["run_dir"] == str(out)  # the structured result keeps the path as it is
 
 
 def test_arguments_are_checked_off_the_event_loop_so_a_long_check_blocks_no_other_call(monkeypatch):

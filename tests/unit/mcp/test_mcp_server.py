@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -24,6 +25,7 @@ from onechip.errors import ConfigError, EngineError
 from onechip.mcp.server import build_server
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS
 from onechip.planner import chips
+from onechip.procs import start_ticks
 from onechip.schemas import EngineState, EngineStatus
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CostRequest, PlanRequest
@@ -112,17 +114,37 @@ def _fake_state(tmp_path, log_text: str = "INFO ready\n") -> EngineState:
 
 
 def test_down_without_confirm_says_what_it_would_stop_and_stops_nothing(tmp_path, monkeypatch):
+    engine = subprocess.Popen(["sleep", "60"], start_new_session=True)  # a live process group, as `up` leaves
+    try:
+        state = _fake_state(tmp_path).model_copy(update={"pid": engine.pid, "pid_started": start_ticks(engine.pid)})
+        engine_state.save(state)
+        stopped = []
+        monkeypatch.setattr(
+            engine_state, "down", lambda **_: stopped.append(1) or EngineStatus(running=False, note="x")
+        )
+        result = call("down", {})
+        assert result.is_error and not stopped
+        assert result.content[0].text == (
+            f"not done: down would stop the embedded engine serving smollm2 at http://127.0.0.1:1 (pid {engine.pid}); "
+            "call down again with confirm: true"
+        )
+        assert not call("down", {"confirm": True}).is_error
+        assert stopped == [1]
+    finally:
+        engine.kill()
+        engine.wait()
+
+
+def test_down_of_an_engine_that_is_gone_says_so_before_the_confirm(tmp_path, monkeypatch):
+    # the preview said 'would stop the embedded engine ... (pid 999999)' of an engine whose process was gone (status:
+    # 'not running: engine process is gone (stale state)'), so an agent took it for one still running (and billing)
     _fake_state(tmp_path)
-    stopped = []
-    monkeypatch.setattr(engine_state, "down", lambda **_: stopped.append(1) or EngineStatus(running=False, note="x"))
+    monkeypatch.setattr(engine_state, "down", lambda **_: EngineStatus(running=False, note="x"))
     result = call("down", {})
-    assert result.is_error and not stopped
-    assert result.content[0].text == (
-        "not done: down would stop the embedded engine serving smollm2 at http://127.0.0.1:1 (pid 999999); "
-        "call down again with confirm: true"
+    assert result.is_error and result.content[0].text == (
+        "not done: down would stop the embedded engine serving smollm2 at http://127.0.0.1:1 (pid 999999), which is "
+        "not running (engine process is gone (stale state)), and clear its record; call down again with confirm: true"
     )
-    assert not call("down", {"confirm": True}).is_error
-    assert stopped == [1]
 
 
 def test_down_with_nothing_recorded_needs_no_confirm_and_says_so(tmp_path, monkeypatch):
@@ -229,6 +251,20 @@ def test_cloud_tools_that_bill_or_delete_need_confirm(tmp_path, monkeypatch):
         refused = call("cloud_up", {**spot, "replicas": bad, "confirm": True})
         assert refused.is_error and "replicas" in refused.content[0].text and "\n" not in refused.content[0].text
     assert not tools["cloud_zones"].annotations.destructive_hint
+
+
+def test_a_gate_that_fails_is_the_one_line_of_its_failure(tmp_path, monkeypatch):
+    # cloud_down's gate asks the TPU API what it would delete; it ran outside the job's guard (and on the event loop),
+    # so a failure there (no credentials, an unreachable API) came back as the SDK's 'Error executing tool
+    # cloud_down' with a traceback on the server's stderr, where its preview's own failure is its one line
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "0.5")
+    down = call("cloud_down", {"project": "my-proj", "zones": ["us-west4-a"]})  # listing that zone fails
+    said = down.content[0].text
+    assert down.is_error and "Error executing tool" not in said and "\n" not in said, said
+    assert "127.0.0.1:9" in said, said
 
 
 def test_advise_tells_plans_that_fit_but_were_not_predicted_from_no_fit_as_a_tool_error():

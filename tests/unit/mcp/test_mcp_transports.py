@@ -3,9 +3,13 @@ and cost), streamable HTTP bound to 127.0.0.1 without a token, and a bearer toke
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +20,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
+from fakes.vllm_server import FakeVllm
 from onechip import api
 from onechip.errors import ConfigError
 from onechip.mcp.server import SessionIdRedactor, bearer_guard, build_server, http_app
@@ -46,6 +51,47 @@ def test_stdio_end_to_end_lists_tools_and_runs_plan_and_cost(tmp_path):
     expected = api.plan(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1", utilization=0.92))
     assert plan.structured_content == expected.model_dump(mode="json")
     assert not cost.is_error and cost.structured_content["lines"][0]["pricing"] == "spot"
+
+
+@pytest.mark.parametrize(("sig", "said"), [(signal.SIGTERM, "terminated (SIGTERM)"), (signal.SIGINT, "interrupted")])
+def test_a_stdio_server_stopped_by_a_signal_exits_with_stdin_still_open_and_keeps_what_it_measured(tmp_path, sig, said):
+    """The SDK reads stdin in a worker thread that is no daemon and returns only at EOF: SIGTERM with the client still
+    holding stdin open said 'terminated (SIGTERM)' and then waited on that thread for ever, and SIGINT (Ctrl-C), which
+    asyncio.run turns into a cancellation of the server's task, waited in the SDK's stdio teardown without a word, so
+    a host that stops its server with a signal had to SIGKILL it. It exits 128 + the signal's number once the
+    interrupted bench has kept its requests."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "ONECHIP_HOME": str(tmp_path / "home")}
+    out = tmp_path / "run"
+    grid = {"contexts": [64], "clients": [1], "reps": 1, "output_tokens": 8, "requests_per_client": 200,
+            "warmup_requests": 0, "out_dir": str(out)}  # fmt: skip
+    stderr = tmp_path / "stderr"
+    with FakeVllm(ttft_s=0.02, itl_s=0.01) as srv, stderr.open("wb") as err, subprocess.Popen(
+        [sys.executable, "-m", "onechip", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err,
+        env=env, cwd=tmp_path,
+    ) as server:  # fmt: skip
+        try:
+            hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+            bench = {"name": "bench", "arguments": {"base_url": srv.url, **grid}}
+            for message in (
+                {"id": 1, "method": "initialize", "params": hello},
+                {"method": "notifications/initialized"},
+                {"id": 2, "method": "tools/call", "params": bench},
+            ):
+                server.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+                server.stdin.flush()
+            deadline = time.monotonic() + 60
+            while not (out / "requests.jsonl").is_file() or len((out / "requests.jsonl").read_text().splitlines()) < 3:
+                assert time.monotonic() < deadline and server.poll() is None
+                time.sleep(0.05)
+            server.send_signal(sig)  # stdin stays open, as a host that signals its server leaves it
+            rc = server.wait(30)
+        finally:
+            if server.poll() is None:
+                server.kill()
+    assert rc == 128 + sig, stderr.read_text()[-2000:]
+    assert said in stderr.read_text()
+    assert len((out / "requests.jsonl").read_text().splitlines()) >= 3
+    assert (out / "summary.json").is_file()  # the interrupted bench wrote its summary before the process left
 
 
 def _asgi_ok(scope, receive, send):
