@@ -257,6 +257,11 @@ _LOGGED = {
     #   'GPU device name: NVIDIA GeForce RTX 4090'
     # (tests/fixtures/bootlogs h200x2-qwen3-next-80b-a3b-tp2-v0102, mi300x-gemma4-26b-a4b-len32768-v0311,
     # tpu-v6e1-gemma4-12b-len2048-v0291, tpu-v6e4-tp4-len4096, h200x8-deepseek-r1-tp8-len128000-v073, rtx4090-...)
+    # the device the KV token line names where vLLM derives it from the platform (vllm/v1/core/kv_cache_utils.py
+    # _kv_cache_device_name of 0.32: 'GPU' for cuda, else the device type upper-cased: 'CPU KV cache size' in
+    # tests/data/vllm_cpu_0.32_boot.log, 'TPU KV cache size' in tests/fixtures/bootlogs tpu-v5e1-gemma4-e2b-seed);
+    # 'GPU' is not read: earlier releases printed it on every platform (ascend-qwen3-vl-8b-len16384-v0180)
+    "kv_device": re.compile(r"\b(CPU|TPU|XPU)(?: \+ host)? KV cache size: [\d,]+ tokens"),
     "device_name": re.compile(
         r"\bdevice_name=([^,/\\'\"\]\s]+?)(?:,|\.json)|\| tpu_type=([\w-]+) \|"
         r"|^(?:\|\s+)?\d+\s+((?:NVIDIA|Tesla|Quadro|AMD)\b[^|]*?[^.|\s])\s+(?:On|Off)\s+\|"
@@ -278,6 +283,8 @@ _SAME_CARD = 0.03
 # (planned chip, device name a log printed) -> the card that name means when it is another one, else None (an unmapped
 # name says nothing): planner.chips.other_card, passed in by the caller (vllm/ sits below planner/)
 OtherCard = Callable[[str, str], str | None]
+# The engine rules a plan of a log's KV device (_LOGGED 'kv_device') has: a CPU or TPU engine's pool is no GPU's
+_KV_DEVICE_ENGINES = {"CPU": "vllm-cpu", "TPU": "vllm-tpu", "XPU": "vllm-gpu"}
 _COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+) s in total")
 _PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
 _PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
@@ -1007,7 +1014,8 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
     """One line naming what the log's deployment (boot.logged) has that the plan does not: another model (with the
     log's architecture beside the plan's model type), max_model_len, tensor_parallel_size, gpu_memory_utilization
     (where the plan has one), another card by name
-    (`other_card(plan.chip, logged device_name)`: an H100 log and an A100 80GB plan have one total memory) or, on a
+    (`other_card(plan.chip, logged device_name)`: an H100 log and an A100 80GB plan have one total memory), a KV token
+    line of another kind of device (a CPU or TPU engine's for a vLLM GPU plan, _KV_DEVICE_ENGINES) or, on a
     vLLM GPU plan, a total memory per GPU more than _SAME_CARD from the planned chip's (another card); None when
     what the log names matches (or it names none of them, or a card name that maps to no one chip). Models are told
     apart by name only when neither is a checkpoint directory (a directory's name is whatever its owner chose:
@@ -1028,6 +1036,9 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
     total = float(logged["total_memory_gib"]) if "total_memory_gib" in logged else None
     if card and total is not None and abs(total / card - 1) > _SAME_CARD:
         differs.append(f"total memory per GPU {total:.2f} GiB, planned {plan.chip}'s {card:.2f} GiB (another card)")
+    device = logged.get("kv_device")
+    if device is not None and _KV_DEVICE_ENGINES[device] != plan.engine:
+        differs.append(f"a {device} engine's KV cache, planned {plan.engine} on {plan.chip}")
     printed = logged.get("device_name")
     if other_card is not None and printed is not None and (another := other_card(plan.chip, printed)) is not None:
         differs.append(f"card {printed}{f' ({another})' if another != printed else ''}, planned {plan.chip}")

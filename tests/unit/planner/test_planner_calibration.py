@@ -157,3 +157,25 @@ def test_a_log_naming_another_card_is_not_stored(llama: Path, tmp_path: Path, mo
     # on an H200 plan the name agrees; its total memory (79.19 GiB) still says another card
     on_h200 = api.plan(_request(llama, chip="h200", against=named)).crosscheck
     assert on_h200 is not None and "card NVIDIA_H200" not in on_h200.note and "79.19 GiB" in on_h200.note
+
+
+def test_a_cpu_or_tpu_engines_log_is_not_a_gpu_deployments_boot(tmp_path: Path, monkeypatch) -> None:
+    # Before: the embedded CPU engine's own log ('CPU KV cache size: 46,592 tokens' of a 2 GiB VLLM_CPU_KVCACHE_SPACE
+    # pool, tests/data/vllm_cpu_0.32_boot.log) checked against a 24 GiB card's plan of the same model and length was
+    # 'agrees', and stored as that card's measured boot: every later `plan --chip gpu:24GiB` of the model then gave a
+    # 1.00 GiB KV cache of 46,592 tokens 'measured at boot' (the card's own pool is ~20 GiB)
+    cpu_log = Path(__file__).resolve().parents[2] / "data" / "vllm_cpu_0.32_boot.log"
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    gpu = PlanRequest.model_validate({"model": "SmolLM2-135M-Instruct", "chip": "gpu:24GiB", "max_model_len": 8192})
+    result = api.plan(gpu.model_copy(update={"against": cpu_log}))
+    cross = result.crosscheck
+    assert cross is not None and "other-deployment" in cross.flags and not cross.agrees
+    assert "CPU" in cross.note and cross.not_stored is not None
+    assert api.plan(gpu).calibrated_from is None
+    tpu_log = tmp_path / "tpu.log"  # the same boot, its token line as vLLM prints it on a TPU
+    tpu_log.write_text(cpu_log.read_text().replace("CPU KV cache size", "TPU KV cache size"))
+    cross = api.plan(gpu.model_copy(update={"against": tpu_log})).crosscheck
+    assert cross is not None and "other-deployment" in cross.flags
+    # the CPU plan it was logged for still agrees with it
+    on_cpu = api.plan(PlanRequest.model_validate({"model": "SmolLM2-135M-Instruct", "chip": "cpu", "against": cpu_log}))
+    assert on_cpu.crosscheck is not None and "other-deployment" not in on_cpu.crosscheck.flags
