@@ -794,6 +794,14 @@ class DeployK8sRequest(RequestModel):
 
     _images = field_validator("image", "router_image")(image_reference)
 
+    @field_validator("out")
+    @classmethod
+    def _out_dir(cls, value: Path) -> Path:
+        """Refused before planning when it names a file (the manifests go in a directory; one already there is
+        rewritten)."""
+        refuse_existing_run(value, ())
+        return value
+
     @field_validator("name", "namespace", "gateway")
     @classmethod
     def _dns_label(cls, value: str) -> str:
