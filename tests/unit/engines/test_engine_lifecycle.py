@@ -255,6 +255,24 @@ def test_down_says_when_it_waits_out_an_engine_that_ignores_sigterm(tmp_path, mo
         assert events[0].until is not None
 
 
+def test_down_says_nothing_of_an_engine_that_stops_on_sigterm(tmp_path, monkeypatch):
+    """Before: the 'still runs after SIGTERM; SIGKILL in up to 20 s' line came at the first look, at once after the
+    SIGTERM, so every `onechip down` printed it, for engines that stopped a moment later as asked."""
+    from factories import engine_state
+
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    engine = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        state.save(engine_state(pid=engine.pid, pid_started=start_ticks(engine.pid), log_path=str(tmp_path / "e.log")))
+        events: list[ProgressEvent] = []
+        assert state.down(grace_s=20.0, on_progress=events.append).note == f"stopped engine pid {engine.pid}"
+        assert events == [] and not group_alive(engine.pid)
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+        engine.wait()
+
+
 def test_up_again_after_a_crash_keeps_the_crashed_engines_log(tmp_path, monkeypatch):
     """Before: `up` deleted the engine log before booting, so restarting an engine that had crashed under load
     deleted the only account of the crash."""
