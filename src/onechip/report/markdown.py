@@ -16,7 +16,7 @@ from onechip.report.markdown_bench import grids, workload_guidance
 from onechip.report.markdown_cost import cost_section
 from onechip.report.rundir import RunFiles, read_run
 from onechip.report.tables import first, flag_words, gib, md_table, num, serve_flags
-from onechip.schemas import BootRecord, CheckResult, CrossCheck, Plan
+from onechip.schemas import BootRecord, CheckReport, CheckResult, CrossCheck, Plan
 from onechip.schemas.bench import BenchClient, BenchServer
 from onechip.schemas.common import GIB
 
@@ -172,7 +172,23 @@ def _checks(run: RunFiles) -> list[str]:
     if run.checks is None or not run.checks.results:
         return lines + ["No capability checks in this run."]
     rows = [_check_row(r) for r in run.checks.results]
-    return lines + md_table(["domain", "verdict", "probes passed", "conditions", "notes"], rows)
+    lines += md_table(["domain", "verdict", "probes passed", "conditions", "notes"], rows)
+    return lines + _check_run_end(run.checks)
+
+
+def _check_run_end(checks: CheckReport) -> list[str]:
+    """What `check` said on the terminal of how its run ended, kept in checks.json: stopped before every domain ran
+    (the table then holds only those that finished), an endpoint that failed every request (the verdicts say nothing
+    of the model), a server that stayed busy."""
+    said = [
+        "The check run was stopped (Ctrl-C or SIGTERM) before every domain ran: the table holds only those that "
+        "finished."
+        if checks.interrupted
+        else None,
+        checks.endpoint_failing,
+        checks.server_busy,
+    ]
+    return [line for text in said if text for line in ("", text)]
 
 
 def _boot(boot: BootRecord | None) -> list[str]:

@@ -209,3 +209,25 @@ def test_cells_of_the_grid_a_stopped_bench_never_reached_are_listed(tmp_path: Pa
     files["summary.json"]["config"]["contexts"] = [128]
     files["summary.json"]["cells"] = seed_files()["summary.json"]["cells"][:2]  # 128 x 1 and 128 x 64: all of it
     assert "no result" not in render_markdown(write_run(tmp_path / "whole", files))
+
+
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ({"interrupted": True}, "The check run was stopped (Ctrl-C or SIGTERM) before every domain ran"),
+        ({"endpoint_failing": "the server failed every request the probes sent"}, "the server failed every request"),
+        ({"server_busy": "the server stayed busy (429/503)"}, "the server stayed busy (429/503)"),
+    ],
+)
+def test_checks_say_how_the_run_ended(tmp_path: Path, fields: dict[str, object], said: str) -> None:
+    # Before: a check run stopped after 2 of 5 domains (checks.json 'interrupted': true) rendered as a finished run of
+    # those 2, and one whose endpoint failed every request as plain model failures: the report, re-rendered from the
+    # files, dropped what `check` had said on the terminal
+    from onechip.schemas.checks import CheckReport, CheckResult
+
+    checks = CheckReport(
+        base_url="http://127.0.0.1:8000", model="m", results=[CheckResult(domain="chat", verdict="pass")], **fields
+    )
+    (tmp_path / "checks.json").write_text(checks.model_dump_json())
+    section = render_markdown(tmp_path).split("## Capability checks", 1)[1].split("\n## ", 1)[0]
+    assert said in section, section
