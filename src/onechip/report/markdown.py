@@ -44,20 +44,20 @@ def render_markdown_files(run: RunFiles) -> str:
 
 
 def _identity_rows(run: RunFiles) -> list[tuple[str, Any]]:
-    m, plan, boot, bench = run.manifest, run.plan, run.boot, run.bench
+    m, plan, boot, bench, checks = run.manifest, run.plan, run.boot, run.bench, run.checks
     server = bench.server if bench else BenchServer()
     client = bench.client if bench else BenchClient()
     engine = first(boot and boot.engine, plan and plan.engine)
     version = first(boot and boot.engine_version, server.engine_version)
     return [
         ("status", m and m.status),
-        ("created", first(m and m.created_at, bench and bench.created_at)),
+        ("created", first(m and m.created_at, bench and bench.created_at, checks and checks.started_at)),
         ("command", m and m.command),
-        ("model", first(boot and boot.model, plan and plan.model, server.model)),
+        ("model", first(boot and boot.model, plan and plan.model, server.model, checks and checks.model)),
         ("engine", f"{engine} {version}" if engine and version else engine or version),
         ("chip", first(m and m.chip, plan and plan.chip)),
         ("dtype / KV cache dtype", f"{plan.dtype} / {plan.kv_cache_dtype}" if plan else None),
-        ("endpoint", first(boot and boot.base_url, server.base_url)),
+        ("endpoint", first(boot and boot.base_url, server.base_url, checks and checks.base_url)),
         ("onechip", first(m and m.tool_version, bench and bench.tool_version)),
         ("python", first(m and m.python, client.python)),
         ("host", first(m and m.host, client.host)),

@@ -231,3 +231,20 @@ def test_checks_say_how_the_run_ended(tmp_path: Path, fields: dict[str, object],
     (tmp_path / "checks.json").write_text(checks.model_dump_json())
     section = render_markdown(tmp_path).split("## Capability checks", 1)[1].split("\n## ", 1)[0]
     assert said in section, section
+
+
+def test_a_check_runs_report_names_its_model_and_endpoint(tmp_path: Path) -> None:
+    # Before: `check --out DIR` then `report DIR` showed model, endpoint and created as '—' beside a table of that
+    # model's verdicts: checks.json holds all three (model, base_url, started_at), the identity read them from no file
+    # but run.json, plan, boot and summary.json
+    from onechip.schemas.checks import CheckReport, CheckResult
+
+    checks = CheckReport(
+        base_url="http://127.0.0.1:8000", model="SmolLM2-135M-Instruct", started_at="2026-12-05T18:58:01+00:00",
+        results=[CheckResult(domain="chat", verdict="pass")],
+    )  # fmt: skip
+    (tmp_path / "checks.json").write_text(checks.model_dump_json())
+    md = render_markdown(tmp_path)
+    assert _table_row(md, "# onechip report", "model")[1] == "SmolLM2-135M-Instruct"
+    assert _table_row(md, "# onechip report", "endpoint")[1] == "http://127.0.0.1:8000"
+    assert _table_row(md, "# onechip report", "created")[1] == "2026-12-05T18:58:01+00:00"
