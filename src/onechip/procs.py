@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import resource
 import signal
 
@@ -18,18 +19,41 @@ def die_with_parent(sig: int = signal.SIGTERM) -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, sig)
 
 
+def _stat_fields(pid: int | str) -> list[bytes] | None:
+    """Fields 3 on of /proc/<pid>/stat (proc(5)): field 3 (state) is [0], 5 (pgrp) [2], 22 (starttime) [19]; None
+    when there is no such process (or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()  # after the command name, which may hold spaces
+    except (OSError, IndexError):
+        return None
+
+
 def start_ticks(pid: int) -> int | None:
     """When process `pid` started, in clock ticks after the boot (field 22 of /proc/<pid>/stat, proc(5)); None when
     there is no such process (or no /proc). A pid the kernel reused for another process has another start time."""
+    fields = _stat_fields(pid)
     try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()  # after the command name, which may hold spaces
-    except (OSError, IndexError):
-        return None
-    try:
-        return int(fields[19])  # field 3 (state) is fields[0]
+        return int(fields[19]) if fields is not None else None
     except (IndexError, ValueError):
         return None
+
+
+def group_runs(pgid: int) -> bool | None:
+    """Whether process group `pgid` has a member that is not a zombie (state 'Z': exited, not yet reaped by its parent;
+    proc(5) fields 3 and 5), from /proc: its leader first, then every process; None without /proc."""
+    leader = _stat_fields(pgid)
+    if leader is not None and len(leader) > 2 and leader[2] == str(pgid).encode() and leader[0] != b"Z":
+        return True
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return None
+    for pid in pids:
+        fields = _stat_fields(pid)
+        if fields is not None and len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
 
 
 # The heap limit this process had before cap_heap, given back to the engines it starts (None: never capped).

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
-from onechip.procs import die_with_parent, start_ticks, uncap_child
+from onechip.procs import die_with_parent, group_runs, start_ticks, uncap_child
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState
 from onechip.vllm.bootlog import parse_boot_log
@@ -85,13 +85,17 @@ def ended(code: int, when: str) -> str:
 
 
 def group_alive(pgid: int) -> bool:
+    """Whether process group `pgid` still runs: it answers signal 0 and, where /proc says, a member is not a zombie. A
+    group of zombies runs nothing and holds no memory or port, yet answers signals until its parent reaps it, which a
+    parent that never waits does not: an engine that died after `up` exited, adopted by a container's PID 1 without
+    --init, read as running for good ('not healthy' in status; down waited 30 s, then 'survived SIGKILL')."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    return group_runs(pgid) is not False
 
 
 # Seconds an engine's process group may take to exit after SIGTERM before `down` says it still runs (at most half the

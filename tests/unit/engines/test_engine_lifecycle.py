@@ -273,6 +273,52 @@ def test_down_says_nothing_of_an_engine_that_stops_on_sigterm(tmp_path, monkeypa
         engine.wait()
 
 
+@contextlib.contextmanager
+def _unreaped_dead_engine() -> Iterator[int]:
+    """The pid of a dead engine nobody reaps (a zombie), not this process's child: a parent that never waits starts it
+    in its own session and SIGKILLs it, as a container's PID 1 without --init adopts an engine whose `up` exited."""
+    code = textwrap.dedent(
+        """
+        import signal, subprocess, sys, time
+        engine = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+        engine.send_signal(signal.SIGKILL)
+        print(engine.pid, flush=True)
+        time.sleep(60)
+        """
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        pid = int(parent.stdout.readline())
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        yield pid
+    finally:
+        parent.kill()
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+
+
+def test_an_engine_that_died_unreaped_is_gone(tmp_path, monkeypatch):
+    """Before: an engine that died after `up` exited, adopted by a parent that does not reap (a container's PID 1
+    without --init), was a zombie whose group still answers signal 0: `status` said 'not healthy ... (pid N)', `down`
+    waited out its 20 s grace and 10 s after SIGKILL, then failed 'engine process group N survived SIGKILL' (exit 5)
+    and kept the record, so `up` refused ('an engine is already running') for good."""
+    from factories import engine_state
+
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    with _unreaped_dead_engine() as pid:
+        assert not group_alive(pid)
+        state.save(engine_state(pid=pid, pid_started=start_ticks(pid), log_path=str(tmp_path / "e.log")))
+        assert not state.status().running
+        started = time.monotonic()
+        assert state.down(grace_s=20.0).note == "engine was already gone; state cleared"
+        assert time.monotonic() - started < 5 and state.load() is None
+
+
 def test_up_again_after_a_crash_keeps_the_crashed_engines_log(tmp_path, monkeypatch):
     """Before: `up` deleted the engine log before booting, so restarting an engine that had crashed under load
     deleted the only account of the crash."""
