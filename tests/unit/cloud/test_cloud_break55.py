@@ -1,0 +1,91 @@
+"""Break pass 55 on `onechip cloud` and the catalog read, against the loopback fakes: the error bodies of Google's
+older JSON APIs (a 403 rate limit, a Compute Engine operation's errors[])."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from fakes.billing_catalog import SERVICE
+from fakes.tpu_api import Fault
+from onechip import api
+from onechip.cloud import billing, provision, records, refusals
+from onechip.schemas.cloud import CloudNameRequest, CloudUpRequest
+
+P = "proj-1"
+OK = "us-west4-a"
+
+
+@pytest.fixture
+def fast(fake_api, monkeypatch):
+    """The fake at its quickest (as test_cloud_failures' `fast`, without its foreign node)."""
+    fake_api.create_s = fake_api.wait_s = fake_api.provisioning_s = 0.02
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    monkeypatch.setenv("ONECHIP_CLOUD_TIMEOUT_S", "10")
+    monkeypatch.setattr(provision, "QUEUE_GRACE_S", 0.2)
+    monkeypatch.setattr(provision, "CREATE_GRACE_S", 0.5)
+    return fake_api
+
+
+def up(**kw):
+    return api.cloud_up(CloudUpRequest.model_validate({"project": P, "valid_until_s": "1s", "timeout_s": 5.0, **kw}))
+
+
+@pytest.mark.parametrize("provisioning", ["spot", "flex-start"])
+def test_a_403_rate_limit_is_sent_again_on_a_create_and_a_poll(fast, provisioning):
+    # was: a 403 whose errors[].reason is rateLimitExceeded (the older JSON APIs' rate limit, Compute Engine's 'Rate
+    # Limit Exceeded') read as 'auth': `cloud up` stopped at once with 'Rate Limit Exceeded', nothing retried
+    fast.faults += [Fault("POST", r"/(nodes|queuedResources)\?", "rate-limit-403", times=2),
+                    Fault("GET", r"/(nodes|queuedResources)/onechip-v5e-1$", "rate-limit-403", times=2)]  # fmt: skip
+    limit = {"max_hours": 1.0} if provisioning == "spot" else {}
+    result = up(zones=[OK], provisioning=provisioning, **limit)
+    assert result.resource.state == "READY" and [a.outcome for a in result.attempts] == ["available"]
+    assert all(f.times == 0 for f in fast.faults)  # both were met, and read through
+    assert len([m for m, _, _ in fast.requests if m == "POST"]) == 3  # sent again twice, one TPU made
+    api.cloud_down(CloudNameRequest(project=P))
+    assert records.load_all() == [] and not fast.nodes and not fast.queued
+
+
+def test_a_403_rate_limit_on_a_catalog_page_is_read_again(monkeypatch):
+    # was: `prices refresh` failed on a 403 rateLimitExceeded page (read as 'auth'); a page read changes nothing
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    limited = {"error": {"code": 403, "message": "Rate Limit Exceeded", "status": "PERMISSION_DENIED",
+                         "errors": [{"message": "Rate Limit Exceeded", "domain": "usageLimits",
+                                     "reason": "userRateLimitExceeded"}]}}  # fmt: skip
+    answers = [httpx.Response(403, json=limited), httpx.Response(200, json={"skus": [], "nextPageToken": ""})]
+    client = httpx.Client(transport=httpx.MockTransport(lambda request: answers.pop(0)))
+    assert billing.list_skus(SERVICE, http=client)[1:] == (1, []) and answers == []
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        ({"code": "ZONE_RESOURCE_POOL_EXHAUSTED", "message": "The zone 'projects/p/zones/us-west4-a' does not have "
+          "enough resources available to fulfill the request. Try a different zone, or try again later."}, "stockout"),
+        ({"code": "QUOTA_EXCEEDED", "message": "Quota 'TPUS' exceeded.  Limit: 0.0 in region us-west4."}, "quota"),
+        ({"code": "RESOURCE_NOT_READY", "message": "The resource is not ready"}, "other"),
+    ],
+)  # fmt: skip
+def test_an_operation_error_in_compute_engines_shape_keeps_its_message_and_reason(entry, reason):
+    # was: an operation error as Compute Engine writes it ({"errors": [{"code": "ZONE_RESOURCE_POOL_EXHAUSTED",
+    # "message": ...}]}, no code or message of its own) read 'other' with 'no message': a stockout stopped `up`
+    # (no failover) and the API's sentence was lost
+    refusal = refusals.from_status({"errors": [entry]}, "operation-1")
+    assert refusal.reason == reason and str(refusal) == f"operation-1: {' '.join(entry['message'].split())}"
+    assert (reason in provision.FAILOVER) == (reason != "other")
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ({"code": 403, "message": "Forbidden", "status": "PERMISSION_DENIED",
+          "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED"}]},
+         "rate-limit"),
+        ({"code": 403, "message": "The caller does not have permission", "status": "PERMISSION_DENIED"}, "auth"),
+        ({"code": 401, "message": "Request had invalid authentication credentials.", "status": "UNAUTHENTICATED",
+          "errors": [{"reason": "rateLimitExceeded"}]}, "auth"),
+    ],
+)  # fmt: skip
+def test_a_403_is_a_rate_limit_only_by_its_reason_and_a_401_never(body, reason):
+    assert refusals.from_http(body["code"], {"error": body}, "GET nodes").reason == reason
