@@ -3,6 +3,8 @@ older JSON APIs (a 403 rate limit, a Compute Engine operation's errors[])."""
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -89,3 +91,17 @@ def test_an_operation_error_in_compute_engines_shape_keeps_its_message_and_reaso
 )  # fmt: skip
 def test_a_403_is_a_rate_limit_only_by_its_reason_and_a_401_never(body, reason):
     assert refusals.from_http(body["code"], {"error": body}, "GET nodes").reason == reason
+
+
+def test_down_json_prints_the_json_alone_also_when_nothing_is_left(fast, run):
+    # was: `cloud down --json --yes` printed the list of what it deletes on stdout before the JSON, and 'nothing to
+    # delete: ...' (text, no JSON) when run a second time: a script's json.loads failed on both
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--provisioning", "spot", "--max-hours", "1",
+                       "--name", "t1", "--yes", "--json")  # fmt: skip
+    assert rc == 0, err
+    rc, out, err = run("cloud", "down", "--project", P, "--yes", "--json")
+    assert rc == 0, err
+    assert json.loads(out) == {"deleted": [f"node t1 ({OK})"], "kept": []}
+    assert f"node t1 in {OK} (spot, project {P})" in err  # what it deletes, said on stderr
+    rc, out, err = run("cloud", "down", "--project", P, "--yes", "--json")  # run twice: nothing left
+    assert rc == 0 and json.loads(out) == {"deleted": [], "kept": []} and "nothing to delete" in err
