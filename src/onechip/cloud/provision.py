@@ -50,6 +50,7 @@ Member = tuple[str, int] | None  # (set name, index) of a TPU of a `cloud up --r
 QUEUE_GRACE_S = 30.0  # past valid-until, the API may take a poll or two to mark the request FAILED
 CREATE_GRACE_S = 60.0  # a resource just created (or found made by a retried create) may answer NOT_FOUND this long
 DELETE_WAIT_S = 600.0  # a delete that cannot start (PROVISIONING) or has not finished is waited this long
+GONE = "gone"  # the state `status` gives a recorded resource the API no longer has (no state of the API's enums)
 
 # Every state of each kind, from the TPU API's discovery documents (googleapis/google-api-go-client
 # tpu/v2alpha1/tpu-api.json at 123f55c3: QueuedResourceState.state and Node.state), by what it means here:
@@ -706,6 +707,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     queued resource never granted has no deadline: nothing bills yet."""
     now = now or datetime.now(UTC)
     exists = _fetch(api, resource) is not None
+    if not exists:  # its last state (READY) and health were the API's word on a TPU it no longer has (`--json`)
+        resource.state, resource.health = GONE, ""
     ended = exists and phase(resource.kind, resource.state) == "ended"  # not running: it does not bill as one
     if exists and not ended:
         resource.ended_at = None  # a stopped on-demand node can be started again

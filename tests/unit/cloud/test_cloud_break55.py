@@ -12,7 +12,7 @@ from fakes.billing_catalog import SERVICE
 from fakes.tpu_api import Fault
 from onechip import api
 from onechip.cloud import billing, provision, records, refusals
-from onechip.schemas.cloud import CloudNameRequest, CloudUpRequest
+from onechip.schemas.cloud import CloudNameRequest, CloudResource, CloudUpRequest
 
 P = "proj-1"
 OK = "us-west4-a"
@@ -105,3 +105,19 @@ def test_down_json_prints_the_json_alone_also_when_nothing_is_left(fast, run):
     assert f"node t1 in {OK} (spot, project {P})" in err  # what it deletes, said on stderr
     rc, out, err = run("cloud", "down", "--project", P, "--yes", "--json")  # run twice: nothing left
     assert rc == 0 and json.loads(out) == {"deleted": [], "kept": []} and "nothing to delete" in err
+
+
+def test_a_tpu_deleted_outside_onechip_is_gone_in_status_json_not_ready(fast, run):
+    # was: `cloud status --json` of a TPU deleted from the console said exists false with state "READY" (its last
+    # state) and its last health, which a script reading the state took for a running TPU
+    fast.put("node", OK, "t1", "READY")
+    fast.nodes[f"projects/{P}/locations/{OK}/nodes/t1"]["health"] = "UNHEALTHY_MAINTENANCE"
+    rc, out, err = run("cloud", "status", "--project", P, "--zone", OK, "--json")
+    assert rc == 0, err
+    assert [(s["exists"], s["resource"]["state"]) for s in json.loads(out)] == [(True, "READY")]
+    records.save(CloudResource.model_validate(json.loads(out)[0]["resource"]))
+    fast.nodes.clear()  # deleted from the console
+    rc, out, err = run("cloud", "status", "--project", P, "--json")
+    (gone,) = json.loads(out)
+    assert rc == 0 and not gone["exists"] and (gone["resource"]["state"], gone["resource"]["health"]) == ("gone", "")
+    assert records.load_all()[0].state == "gone"  # as stored with the time it was first seen gone
