@@ -193,9 +193,10 @@ def _ident(resource: CloudResource) -> str:
 # --- waiting
 
 
-def _tick(on_progress: ProgressFn, resource: CloudResource, state: str, elapsed: float, total: float | None) -> None:
+def _tick(on_progress: ProgressFn, resource: CloudResource, state: str, elapsed: float, total: float | None,
+          said: str = "") -> None:  # fmt: skip
     resource.state = state
-    on_progress(ProgressEvent("cloud", f"{resource.name} in {resource.zone}: {state}", elapsed, total))
+    on_progress(ProgressEvent("cloud", f"{resource.name} in {resource.zone}: {state}{said}", elapsed, total))
 
 
 def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_progress: ProgressFn,
@@ -230,15 +231,20 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
 
 
 def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn) -> Json:
-    """Poll the node until READY; record its external IP and the time billing started. Raises CloudError
-    'ended' when it ends (preempted, stopped, deleting, or not there CREATE_GRACE_S after the wait began) and
-    'other' when not READY within `timeout_s`; an outage of the API is polled through within `timeout_s` (`poll`)."""
+    """Poll the node until READY and healthy (Node.health in HEALTHY: a READY node the API reports TIMEOUT or
+    UNHEALTHY_* runs nothing reliably, and the API may repair it); record its external IP and the time billing
+    started (READY: it bills, healthy or not). Raises CloudError 'ended' when it ends (preempted, stopped, deleting, or
+    not there CREATE_GRACE_S after the wait began) and 'other' when not READY and healthy within `timeout_s`; an outage
+    of the API is polled through within `timeout_s` (`poll`)."""
     started = time.monotonic()
+    where = f"node {resource.node_id} in {resource.zone}"
     while True:
         elapsed = time.monotonic() - started
         node = poll(api, "node", resource.zone, resource.node_id, started + timeout_s, on_progress)
         state = state_of("node", node) if node is not None else "gone"
-        _tick(on_progress, resource, state or "CREATING", elapsed, None)
+        resource.health = str((node or {}).get("health") or "")
+        unhealthy = state == "READY" and resource.health not in HEALTHY
+        _tick(on_progress, resource, state or "CREATING", elapsed, None, f" ({resource.health})" if unhealthy else "")
         if node is None and elapsed <= CREATE_GRACE_S:  # a create whose answer was lost: the API may show it late
             time.sleep(api.poll_s)
             continue
@@ -246,11 +252,14 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
             resource.external_ip = external_ip(node)
             resource.granted_at = resource.granted_at or now_iso()
             records.save(resource)
-            return node
+            if not unhealthy:
+                return node
         if node is None or phase("node", state) in ("ended", "deleting"):
-            raise CloudError(f"node {resource.node_id} in {resource.zone} is {state}", reason="ended")
+            raise CloudError(f"{where} is {state}", reason="ended")
         if elapsed > timeout_s:
-            raise CloudError(f"node {resource.node_id} in {resource.zone} not READY after {timeout_s:.0f} s")
+            if unhealthy:
+                raise CloudError(f"{where} is READY but {resource.health} (Node.health) after {timeout_s:.0f} s")
+            raise CloudError(f"{where} not READY after {timeout_s:.0f} s")
         time.sleep(api.poll_s)
 
 

@@ -121,3 +121,44 @@ def test_a_tpu_deleted_outside_onechip_is_gone_in_status_json_not_ready(fast, ru
     (gone,) = json.loads(out)
     assert rc == 0 and not gone["exists"] and (gone["resource"]["state"], gone["resource"]["health"]) == ("gone", "")
     assert records.load_all()[0].state == "gone"  # as stored with the time it was first seen gone
+
+
+def _health(fake, monkeypatch, unhealthy_reads: int) -> list[str]:
+    """The fake's READY nodes report UNHEALTHY_TENSORFLOW (Node.health) for their first `unhealthy_reads`, then
+    HEALTHY; returns the health of each read."""
+    real, said = fake._node_view, []  # noqa: SLF001
+
+    def view(node):
+        seen = real(node)
+        if seen.get("state") == "READY":
+            said.append("UNHEALTHY_TENSORFLOW" if len(said) < unhealthy_reads else "HEALTHY")
+            seen["health"] = said[-1]
+        return seen
+
+    monkeypatch.setattr(fake, "_node_view", view)
+    return said
+
+
+def test_up_waits_for_a_ready_node_to_be_healthy(fast, monkeypatch):
+    # was: `cloud up` returned the first READY node whatever its health, so `--model` started its engines on a TPU
+    # the API reported UNHEALTHY_TENSORFLOW; now it waits (within --timeout) for the API to report it healthy
+    said = _health(fast, monkeypatch, unhealthy_reads=3)
+    lines: list[str] = []
+    result = api.cloud_up(CloudUpRequest(project=P, zones=[OK], provisioning="spot", max_hours=1.0, timeout_s=5.0),
+                          lambda event: lines.append(event.message))  # fmt: skip
+    assert said[:4] == ["UNHEALTHY_TENSORFLOW"] * 3 + ["HEALTHY"] and result.resource.health == "HEALTHY"
+    assert "onechip-v5e-1 in us-west4-a: READY (UNHEALTHY_TENSORFLOW)" in lines
+    api.cloud_down(CloudNameRequest(project=P))
+
+
+def test_up_of_a_node_that_stays_unhealthy_stops_naming_it_and_how_to_delete_it(fast, monkeypatch):
+    _health(fast, monkeypatch, unhealthy_reads=10**6)
+    with pytest.raises(provision.CloudError) as info:
+        up(zones=[OK], provisioning="spot", max_hours=1.0, timeout_s=0.3)
+    said = str(info.value)
+    assert said.startswith(f"node onechip-v5e-1 in {OK} is READY but UNHEALTHY_TENSORFLOW (Node.health) after 0 s; ")
+    assert said.endswith(f"onechip cloud down --name onechip-v5e-1 --zone {OK} --project {P} --yes")
+    (kept,) = records.load_all()  # it bills: recorded, with the time it was granted
+    assert kept.granted_at is not None and kept.health == "UNHEALTHY_TENSORFLOW"
+    api.cloud_down(CloudNameRequest(project=P))
+    assert not fast.nodes
