@@ -212,8 +212,8 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Header
             answer = tpu_api.send(client, "GET", url, where=f"{where} of the Cloud Billing Catalog", base=base,
                                   end_s=end_s, timeout_s=REQUEST_TIMEOUT_S, params=params,
                                   headers=sent)  # fmt: skip
-            if answer.status_code != 401 or fresh or not refresh():
-                break
+            if answer.status_code != 401 or fresh or (not refresh() and "x-goog-api-key" in sent):
+                break  # a key cannot change: its 401 stands; a test endpoint's is sent again as a refreshed one
         try:
             return tpu_api.answer_json(answer, where, base, CATALOG)
         except CloudError as exc:  # a 401 that stands (after the refresh, or with nothing to refresh)

@@ -30,7 +30,8 @@ Every call goes through `TpuApi.call`, which classifies what failed by where and
     rate-limit    a 429 whose ErrorInfo says RATE_LIMIT_EXCEEDED (requests per minute, not chips): the API
                   refused it, so nothing was made and even a create is sent again, with the same backoff
     401           the access token was refused: refreshed once (google-auth) and the request sent again, as
-                  google-auth's AuthorizedSession does; a second 401 is 'auth'
+                  google-auth's AuthorizedSession does (under an endpoint override, sent again as it is); a second
+                  401 is 'auth'
     bad-endpoint  an answer that is not the TPU API's: HTML, a body that is empty or not JSON (a read retries
                   it first: it may be cut short), a JSON body of the wrong shape, an HTTP error without Google's
                   error body; said in one line naming the base URL (`answer_json`, the Billing Catalog's too)
@@ -333,13 +334,14 @@ class TpuApi:
 
     def _once(self, method: str, url: str, params: Json | None, body: Json | None, end_s: float) -> Json:
         """One try by `end_s`; a 401 refreshes the token once and sends again (a 401 made nothing), as
-        google-auth's AuthorizedSession does."""
+        google-auth's AuthorizedSession does; under an endpoint override (no token to refresh) it is sent again all
+        the same, so a test server's 401 for a token that expired mid-poll is met as Google's is."""
         where = f"{method} {url.split('/projects/', 1)[-1].split('?')[0]}"
         base = url.split("/v1/")[0].split("/v2")[0]
         for fresh in (False, True):
             try:
-                if fresh and not self.credentials.refresh():
-                    break  # nothing to refresh (an endpoint override): the 401 stands
+                if fresh:
+                    self.credentials.refresh()  # nothing to refresh under an endpoint override: sent again as it is
                 headers = self.credentials.headers(method, url)
             except CloudError as exc:  # the token step failed before the request left: nothing was made
                 if exc.reason != "transient":

@@ -12,6 +12,8 @@ from fakes.billing_catalog import SERVICE
 from fakes.tpu_api import Fault
 from onechip import api
 from onechip.cloud import billing, provision, records, refusals
+from onechip.cloud.tpu_api import TpuApi
+from onechip.errors import CloudError
 from onechip.schemas.cloud import CloudNameRequest, CloudResource, CloudUpRequest
 
 P = "proj-1"
@@ -153,7 +155,7 @@ def test_up_waits_for_a_ready_node_to_be_healthy(fast, monkeypatch):
 
 def test_up_of_a_node_that_stays_unhealthy_stops_naming_it_and_how_to_delete_it(fast, monkeypatch):
     _health(fast, monkeypatch, unhealthy_reads=10**6)
-    with pytest.raises(provision.CloudError) as info:
+    with pytest.raises(CloudError) as info:
         up(zones=[OK], provisioning="spot", max_hours=1.0, timeout_s=0.3)
     said = str(info.value)
     assert said.startswith(f"node onechip-v5e-1 in {OK} is READY but UNHEALTHY_TENSORFLOW (Node.health) after 0 s; ")
@@ -162,3 +164,27 @@ def test_up_of_a_node_that_stays_unhealthy_stops_naming_it_and_how_to_delete_it(
     assert kept.granted_at is not None and kept.health == "UNHEALTHY_TENSORFLOW"
     api.cloud_down(CloudNameRequest(project=P))
     assert not fast.nodes
+
+
+def test_a_401_mid_poll_from_a_test_endpoint_is_sent_again_once_as_a_refreshed_token_is(fast):
+    # was: under ONECHIP_TPU_API_ENDPOINT (no token to refresh) a 401 stood at once, so one 401 while the node was
+    # polled (a token that expired mid-poll, which Google's API meets with a refresh and a resend) stopped `cloud up`
+    # with its TPU left billing; now it is sent again once, and a 401 that stands still says the remedy
+    fast.faults.append(Fault("GET", r"/nodes/onechip-v5e-1$", 401, times=1, after=1))
+    result = up(zones=[OK], provisioning="spot", max_hours=1.0)
+    assert result.resource.state == "READY" and fast.faults[0].times == 0
+    fast.faults.append(Fault("GET", r"/nodes/onechip-v5e-1$", 401, times=2))
+    with pytest.raises(CloudError) as info:
+        provision.fetch(TpuApi(P), "node", OK, "onechip-v5e-1")
+    assert info.value.reason == "auth" and "gcloud auth application-default login" in str(info.value)
+    assert fast.faults[-1].times == 0  # sent twice, no more
+    api.cloud_down(CloudNameRequest(project=P))
+
+
+def test_a_catalog_page_401_from_a_test_endpoint_is_sent_again_once(monkeypatch):
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")
+    error = {"error": {"code": 401, "message": "Request had invalid authentication credentials.",
+                       "status": "UNAUTHENTICATED"}}  # fmt: skip
+    answers = [httpx.Response(401, json=error), httpx.Response(200, json={"skus": [], "nextPageToken": ""})]
+    client = httpx.Client(transport=httpx.MockTransport(lambda request: answers.pop(0)))
+    assert billing.list_skus(SERVICE, http=client)[1] == 1 and answers == []
