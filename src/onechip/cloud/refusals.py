@@ -61,8 +61,9 @@ def classify(code: int | None, status: str, message: str) -> str:
     if code == 9 or status == "FAILED_PRECONDITION":
         return "precondition"
     if code in (7, 16) or status in ("PERMISSION_DENIED", "UNAUTHENTICATED"):
-        # a 403 'Quota ... exceeded' (Compute's way), not 'requires a quota project' (ADC without one)
-        exceeded = "quota" in text and ("exceeded" in text or "limit" in text)
+        # a 403 'Quota ... exceeded' or 'Insufficient regional quota' (Compute's ways), not 'requires a quota project'
+        # (ADC without one)
+        exceeded = "quota" in text and any(word in text for word in ("exceeded", "limit", "insufficient"))
         return "quota" if exceeded and code != 16 and status != "UNAUTHENTICATED" else "auth"
     return "other"
 
@@ -80,9 +81,10 @@ def from_status(error: dict[str, object], where: str) -> CloudError:
     message = redact(" ".join(str(said or "no message").split()))
     reason = classify(code, status, message)
     reasons = _reasons(error)
-    if reason == "other" and code is None:  # no code to read (a Compute Engine operation's error): its errors[]
-        reason = "quota" if reasons & {"QUOTA_EXCEEDED", "QUOTAEXCEEDED"} else (
-            "stockout" if reasons & set(CAPACITY_REASONS) else reason)  # fmt: skip
+    if reason in ("other", "auth", "stockout") and code != 16 and reasons & QUOTA_REASONS:
+        reason = "quota"  # a quota by its reason, whatever the wording ('Insufficient regional quota ...')
+    elif reason == "other" and code is None and reasons & set(CAPACITY_REASONS):
+        reason = "stockout"  # no code to read (a Compute Engine operation's error): its errors[] code
     if reason in ("stockout", "auth") and code != 16 and _detail(error.get("details"), "google.rpc.QuotaFailure"):
         reason = "quota"
     if reason in ("quota", "stockout", "auth") and code != 16 and _rate_limited(error.get("details"), message, reasons):
@@ -149,6 +151,7 @@ def _entries(error: dict[str, object]) -> list[dict[str, object]]:
 
 
 RATE_REASONS = {"RATE_LIMIT_EXCEEDED", "RATELIMITEXCEEDED", "USERRATELIMITEXCEEDED"}
+QUOTA_REASONS = {"QUOTA_EXCEEDED", "QUOTAEXCEEDED"}  # errors[].code of an operation / errors[].reason of a 403
 
 
 def _rate_limited(details: object, message: str, reasons: set[str] | frozenset[str] = frozenset()) -> bool:

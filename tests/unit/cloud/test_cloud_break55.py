@@ -188,3 +188,17 @@ def test_a_catalog_page_401_from_a_test_endpoint_is_sent_again_once(monkeypatch)
     answers = [httpx.Response(401, json=error), httpx.Response(200, json={"skus": [], "nextPageToken": ""})]
     client = httpx.Client(transport=httpx.MockTransport(lambda request: answers.pop(0)))
     assert billing.list_skus(SERVICE, http=client)[1] == 1 and answers == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"code": 403, "message": "Insufficient regional quota to satisfy request: resource \"TPUS\": request requires "
+         "8.0 and is short 8.0.", "status": "PERMISSION_DENIED"},
+        {"code": 403, "message": "Request denied", "status": "PERMISSION_DENIED",
+         "errors": [{"message": "Request denied", "domain": "usageLimits", "reason": "quotaExceeded"}]},
+    ],
+)  # fmt: skip
+def test_a_403_quota_by_compute_engines_wording_or_reason_moves_to_the_next_zone(body):
+    # was 'auth': `cloud up` stopped at the first zone out of quota instead of trying the next, as a quota does
+    assert refusals.from_http(403, {"error": body}, "POST nodes").reason == "quota"
