@@ -6,7 +6,9 @@ own message only where the code cannot tell (stockout vs quota share RESOURCE_EX
 not offer a model answers INVALID_ARGUMENT like any bad field):
 
     unsupported   INVALID_ARGUMENT (3) 'FLEX_START provisioning model is not supported for accelerator type
-                  "v5litepod-1"' - the zone does not offer that model for the chip, whatever the quota (seed)
+                  "v5litepod-1"' - the zone does not offer that model for the chip, whatever the quota (seed);
+                  or 'Cloud TPU received a bad request. the accelerator v4-128 was not found in zone us-central2-b'
+                  - the zone has no such TPU type (skypilot-org/skypilot#3840, a create's CREATION_FAILED)
     quota         RESOURCE_EXHAUSTED (8) with a google.rpc.QuotaFailure detail, or whose message names a quota
                   ('Quota limit ... exceeded'); spot has its own quota (TPUV5sPreemptibleLitepod..., seed); also
                   PERMISSION_DENIED (7) with either (Compute Engine answers 403 QUOTA_EXCEEDED), not a permission
@@ -45,6 +47,8 @@ def classify(code: int | None, status: str, message: str) -> str:
     text = message.lower()
     status = status or _STATUS_OF.get(code or -1, "")
     if "provisioning model is not supported" in text or "is not supported for accelerator type" in text:
+        return "unsupported"
+    if "accelerator" in text and "not found in zone" in text:  # the zone has no such TPU type at all
         return "unsupported"
     if code == 8 or status == "RESOURCE_EXHAUSTED":
         return "quota" if "quota" in text else "stockout"

@@ -202,3 +202,18 @@ def test_a_catalog_page_401_from_a_test_endpoint_is_sent_again_once(monkeypatch)
 def test_a_403_quota_by_compute_engines_wording_or_reason_moves_to_the_next_zone(body):
     # was 'auth': `cloud up` stopped at the first zone out of quota instead of trying the next, as a quota does
     assert refusals.from_http(403, {"error": body}, "POST nodes").reason == "quota"
+
+
+def test_a_zone_without_the_accelerator_type_moves_up_to_the_next_zone(fast, monkeypatch):
+    # was 'other': the TPU API's 'Cloud TPU received a bad request. the accelerator v4-128 was not found in zone
+    # us-central2-b' (its words, skypilot-org/skypilot#3840) stopped `cloud up` at that zone, where a zone that does
+    # not offer the chip is one to move on from, as one that does not offer its provisioning model is
+    from fakes import tpu_api as fake_module
+
+    said = "Cloud TPU received a bad request. the accelerator {type} was not found in zone europe-west4-a [EID: 0x9]"
+    monkeypatch.setattr(fake_module, "UNSUPPORTED", said)
+    result = up(zones=["europe-west4-a", OK])  # europe-west4-a refuses flex-start's create with that message
+    assert [(a.zone, a.outcome) for a in result.attempts] == [("europe-west4-a", "unsupported"), (OK, "available")]
+    assert "the accelerator v5litepod-1 was not found in zone europe-west4-a" in result.attempts[0].message
+    api.cloud_down(CloudNameRequest(project=P))
+    assert not fast.queued and records.load_all() == []
