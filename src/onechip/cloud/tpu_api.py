@@ -149,8 +149,9 @@ def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, en
     """One request, read whole by monotonic time `end_s`: each wait (connect: CONNECT_S at most, each read:
     `timeout_s`) is at most what is left, and a body still arriving at `end_s` is cut off (a server that trickles
     bytes). The one place a failed exchange becomes a CloudError: 'offline' (the host did not resolve),
-    'transient' (no answer in time, HTTP 5xx, a 429 on anything but a POST: `retry_after_s` set from its header).
-    Other answers, errors included, are returned."""
+    'transient' (no answer in time, HTTP 5xx, a 429 on anything but a POST: `retry_after_s` set from its header),
+    'rate-limit' (a POST's 429 without Google's error body: the rate was refused, so nothing was made; as its
+    Retry-After). Other answers, errors included, are returned."""
     left_s = max(end_s - time.monotonic(), 0.001)
     timeout = httpx.Timeout(min(timeout_s, left_s), connect=min(CONNECT_S, timeout_s, left_s))
     try:
@@ -170,7 +171,20 @@ def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, en
         error = CloudError(f"{where}: HTTP {code} from {base}", reason="transient", code=code)
         error.retry_after_s = retry_after_s(answer.headers)
         raise error
+    if code == 429 and not _google_error(answer.text):  # a bare 429 (a front end's page, no body): nothing was made
+        error = CloudError(f"{where}: HTTP 429 (too many requests) from {base}", reason="rate-limit", code=code)
+        error.retry_after_s = retry_after_s(answer.headers)
+        raise error
     return answer
+
+
+def _google_error(text: str) -> bool:
+    """Is `text` Google's error body ({"error": {...}}, which cloud.refusals reads)?"""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and isinstance(data.get("error"), dict)
 
 
 def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *, base_s: float,

@@ -4,6 +4,7 @@ older JSON APIs (a 403 rate limit, a Compute Engine operation's errors[])."""
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import pytest
@@ -217,3 +218,16 @@ def test_a_zone_without_the_accelerator_type_moves_up_to_the_next_zone(fast, mon
     assert "the accelerator v5litepod-1 was not found in zone europe-west4-a" in result.attempts[0].message
     api.cloud_down(CloudNameRequest(project=P))
     assert not fast.queued and records.load_all() == []
+
+
+@pytest.mark.parametrize("provisioning", ["spot", "flex-start"])
+def test_a_bare_429_on_a_create_waits_its_retry_after_and_is_sent_again(fast, provisioning):
+    # was: a 429 with no body (a front end's refusal, Retry-After only) on a create read as 'not the Cloud TPU API'
+    # ('answered HTTP 429 with an empty body'), so `cloud up` stopped; a 429 made nothing: it is a rate limit
+    fast.faults.append(Fault("POST", r"/(nodes|queuedResources)\?", "bare-429", times=1))
+    started = time.monotonic()
+    limit = {"max_hours": 1.0} if provisioning == "spot" else {}
+    result = up(zones=[OK], provisioning=provisioning, **limit)
+    assert result.resource.state == "READY" and time.monotonic() - started >= 1.0  # its Retry-After, 1 s
+    assert len([m for m, _, _ in fast.requests if m == "POST"]) == 2 and fast.faults[0].times == 0
+    api.cloud_down(CloudNameRequest(project=P))
