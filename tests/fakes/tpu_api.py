@@ -44,6 +44,7 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "empty"      HTTP 200 with an empty body (a proxy's; Google's API always sends a JSON object, '{}' at least)
     "retry-after" HTTP 503 UNAVAILABLE with a Retry-After header of `retry_after_s` seconds (no effect)
     "stockout-429" HTTP 429 RESOURCE_EXHAUSTED with the zone's 'no more capacity' message (no effect)
+    "quota-403"  HTTP 403 PERMISSION_DENIED with the zone's 'Quota limit ... has been exceeded' message (no effect)
     "bare-429"   HTTP 429 with no body, and a Retry-After of `retry_after_s` seconds (a front end's refusal; no effect)
     "rate-limit-403" HTTP 403 with the older JSON APIs' rate-limit body: errors[].reason rateLimitExceeded, domain
                  usageLimits (Compute Engine's 'Rate Limit Exceeded'; no effect)
@@ -170,6 +171,9 @@ class FakeTpuApi:
                     elif fault == "stockout-429":
                         zone = self.path.split("/locations/", 1)[-1].split("/", 1)[0]
                         status, answer = _error(429, "RESOURCE_EXHAUSTED", STOCKOUT.format(zone=zone))
+                    elif fault == "quota-403":
+                        zone = self.path.split("/locations/", 1)[-1].split("/", 1)[0]
+                        status, answer = _error(403, "PERMISSION_DENIED", QUOTA.format(zone=zone))
                     elif fault == "bare-429":
                         status, answer = 429, {}
                     elif fault == "rate-limit-403":

@@ -28,7 +28,9 @@ Every call goes through `TpuApi.call`, which classifies what failed by where and
                   carries a requestId (AIP-155). A poll (an operation, a resource's state) reads through an outage
                   until its own deadline (`through_outages`), not just one call's
     rate-limit    a 429 whose ErrorInfo says RATE_LIMIT_EXCEEDED (requests per minute, not chips): the API
-                  refused it, so nothing was made and even a create is sent again, with the same backoff
+                  refused it, so nothing was made and even a create is sent again, with the same backoff; also a
+                  quota or RESOURCE_EXHAUSTED refusal of a read or a delete (it uses no chips: never a zone's
+                  quota or stockout, which would delete a granted TPU and move on)
     401           the access token was refused: refreshed once (google-auth) and the request sent again, as
                   google-auth's AuthorizedSession does (under an endpoint override, sent again as it is); a second
                   401 is 'auth'
@@ -370,6 +372,8 @@ class TpuApi:
         except CloudError as exc:  # a 401 that stands (after a refresh, or with no credentials to refresh)
             if answer.status_code == 401 and exc.reason == "auth":
                 raise exc.reworded(f"{exc}; the credentials were refused: {REAUTH}") from None
+            if method != "POST" and exc.reason in ("quota", "stockout"):
+                exc.reason = "rate-limit"  # a read or a delete uses no chips: its quota is one of requests
             raise
 
     def _create(self, url: str, ident: str, params: Json, body: Json) -> Json | None:

@@ -231,3 +231,14 @@ def test_a_bare_429_on_a_create_waits_its_retry_after_and_is_sent_again(fast, pr
     assert result.resource.state == "READY" and time.monotonic() - started >= 1.0  # its Retry-After, 1 s
     assert len([m for m, _, _ in fast.requests if m == "POST"]) == 2 and fast.faults[0].times == 0
     api.cloud_down(CloudNameRequest(project=P))
+
+
+def test_a_read_refused_for_quota_is_polled_through_and_never_deletes_the_tpu(fast):
+    # was: a 403 naming a quota on a GET of the node being waited on read as 'quota' (a zone out of chips), so `cloud
+    # up` deleted the TPU it had just been granted and moved to the next zone; a read uses no chips: its quota is one
+    # of requests, a rate limit, read through
+    fast.faults.append(Fault("GET", r"/nodes/onechip-v5e-1$", "quota-403", times=2, after=1))
+    result = up(zones=[OK, "asia-east1-c"], provisioning="spot", max_hours=1.0)
+    assert [(a.zone, a.outcome) for a in result.attempts] == [(OK, "available")] and fast.faults[0].times == 0
+    assert not [p for m, p, _ in fast.requests if m == "DELETE"] and len(fast.nodes) == 1
+    api.cloud_down(CloudNameRequest(project=P))
