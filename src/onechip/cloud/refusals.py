@@ -162,9 +162,12 @@ def _rate_limited(details: object, message: str, reasons: set[str] | frozenset[s
     """A refusal of the request rate, not of chips: an ErrorInfo with reason RATE_LIMIT_EXCEEDED (Google
     Cloud APIs' error model, cloud.google.com/apis/design/errors), an older API's 403 whose errors[].reason is
     rateLimitExceeded or userRateLimitExceeded (`reasons`, from `_reasons`), or Service Control's 'Quota exceeded
-    for quota metric ... per minute' wording. Nothing was made; the same request may be sent again later."""
+    for quota metric ... per minute' wording (and its older 'quota group ... Queries per 100 seconds'). Nothing was
+    made; the same request may be sent again later."""
     if any(d.get("reason") == "RATE_LIMIT_EXCEEDED" for d in _detail(details, "google.rpc.ErrorInfo")):
         return True
     if reasons & RATE_REASONS:
         return True
-    return "quota metric" in message.lower() and "per minute" in message.lower()
+    text = message.lower()
+    per = ("per minute", "per 100 seconds", "per second")  # Service Control's request-rate limits, old and new
+    return ("quota metric" in text or "quota group" in text) and any(p in text for p in per)

@@ -242,3 +242,15 @@ def test_a_read_refused_for_quota_is_polled_through_and_never_deletes_the_tpu(fa
     assert [(a.zone, a.outcome) for a in result.attempts] == [(OK, "available")] and fast.faults[0].times == 0
     assert not [p for m, p, _ in fast.requests if m == "DELETE"] and len(fast.nodes) == 1
     api.cloud_down(CloudNameRequest(project=P))
+
+
+def test_a_429_of_requests_per_100_seconds_is_a_rate_limit_not_a_zones_quota():
+    # was 'quota': Service Control's older wording of a request-rate limit moved `cloud up` to the next zone as if
+    # this one had no chips, where the project's requests were refused (a rate limit: the same request sent again)
+    message = ("Quota exceeded for quota group 'default' and limit 'Queries per 100 seconds' of service "
+               "'tpu.googleapis.com' for consumer 'project_number:123'.")  # fmt: skip
+    body = {"error": {"code": 429, "message": message, "status": "RESOURCE_EXHAUSTED"}}
+    assert refusals.from_http(429, body, "POST nodes").reason == "rate-limit"
+    quota = {"error": {"code": 429, "message": "Quota limit 'TPUV5sLitepodPerProjectPerZoneForTPUAPI' has been "
+                       "exceeded. Limit: 0 in zone us-west4-a.", "status": "RESOURCE_EXHAUSTED"}}  # fmt: skip
+    assert refusals.from_http(429, quota, "POST nodes").reason == "quota"  # a zone's chips: still a quota
