@@ -44,6 +44,10 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "empty"      HTTP 200 with an empty body (a proxy's; Google's API always sends a JSON object, '{}' at least)
     "retry-after" HTTP 503 UNAVAILABLE with a Retry-After header of `retry_after_s` seconds (no effect)
     "stockout-429" HTTP 429 RESOURCE_EXHAUSTED with the zone's 'no more capacity' message (no effect)
+    "quota-403"  HTTP 403 PERMISSION_DENIED with the zone's 'Quota limit ... has been exceeded' message (no effect)
+    "bare-429"   HTTP 429 with no body, and a Retry-After of `retry_after_s` seconds (a front end's refusal; no effect)
+    "rate-limit-403" HTTP 403 with the older JSON APIs' rate-limit body: errors[].reason rateLimitExceeded, domain
+                 usageLimits (Compute Engine's 'Rate Limit Exceeded'; no effect)
     "echo-auth"  HTTP 400 INVALID_ARGUMENT whose message quotes the request's Authorization header (a proxy that
                  echoes what it was sent; no effect): what a secret must never get through to the user
 A queued resource's create answers a `requestId` it has seen with that request's operation and makes nothing
@@ -167,6 +171,16 @@ class FakeTpuApi:
                     elif fault == "stockout-429":
                         zone = self.path.split("/locations/", 1)[-1].split("/", 1)[0]
                         status, answer = _error(429, "RESOURCE_EXHAUSTED", STOCKOUT.format(zone=zone))
+                    elif fault == "quota-403":
+                        zone = self.path.split("/locations/", 1)[-1].split("/", 1)[0]
+                        status, answer = _error(403, "PERMISSION_DENIED", QUOTA.format(zone=zone))
+                    elif fault == "bare-429":
+                        status, answer = 429, {}
+                    elif fault == "rate-limit-403":
+                        status, answer = _error(403, "PERMISSION_DENIED", "Rate Limit Exceeded")
+                        answer["error"]["errors"] = [
+                            {"message": "Rate Limit Exceeded", "domain": "usageLimits", "reason": "rateLimitExceeded"}
+                        ]
                     elif fault == "rate-limit":
                         status, answer = _error(429, "RESOURCE_EXHAUSTED", RATE_LIMIT)
                         answer["error"]["details"] = [
@@ -188,12 +202,12 @@ class FakeTpuApi:
                     data = data[: len(data) // 2]
                 elif fault == "shape":
                     data = b'{"unexpected": [1, 2, 3]}'
-                elif fault == "empty":
+                elif fault in ("empty", "bare-429"):
                     data = b""
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", kind)
-                    if fault == "retry-after":
+                    if fault in ("retry-after", "bare-429"):
                         self.send_header("Retry-After", str(fake.retry_after_s))
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()

@@ -18,6 +18,7 @@ from onechip.cli.render import console, titled_table
 from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent, ProgressFn
 from onechip.schemas.cloud import (
+    CloudDownResult,
     CloudNameRequest,
     CloudProbeRequest,
     CloudResource,
@@ -204,13 +205,13 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     request = build_request(CloudNameRequest, fields)
     progress = state_lines()
     targets = api.cloud_down_targets(request, progress)
-    if not targets:
-        console.print("nothing to delete: no resource onechip created matches")
+    if not targets:  # under --json, stdout holds the JSON alone: an empty result, the line on stderr
+        typer.echo("nothing to delete: no resource onechip created matches", err=as_json)
+        if as_json:
+            typer.echo(CloudDownResult().model_dump_json(indent=2))
         return
     for t in targets:
-        console.print(
-            f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project})", highlight=False, soft_wrap=True
-        )
+        typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project})", err=as_json)
     confirm(f"delete these {len(targets)}", yes)
     result = api.cloud_down(request, progress, targets)  # what was listed and confirmed, not looked up again
     if as_json:

@@ -194,15 +194,16 @@ def list_skus(
 def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Headers, where: str, base: str,
          on_retry: Callable[[str], None], on_wait: Callable[[str, float], None] | None = None,
          refresh: Callable[[], bool] = lambda: False) -> dict[str, Any]:  # fmt: skip
-    """One page's JSON object; no answer, HTTP 5xx, 429 (the catalog's read rate limit) and a body cut short tried
-    again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES, ONECHIP_CLOUD_DEADLINE_S): a read
-    changes nothing. The retries are told to `on_retry` as one outage (tpu_api.Outage: once, on a change, every
-    OUTAGE_REMIND_S, and when the page answers again; each retry was a line); a host name that does not resolve
-    (offline) is not retried. Raises CloudError ('offline' at once, 'transient' once the retries or the deadline
-    are spent, 'bad-endpoint', the catalog's refusal: tpu_api.answer_json). A 401 gets a new token (`refresh`) and
-    is sent again once, as TpuApi does (google-auth's AuthorizedSession: an access token revoked or expired early
-    failed `prices refresh` with 'auth' where every TPU API call went on); a 401 that stands says how to sign in
-    again, as TpuApi's does (auth.REAUTH; the API key's variables where a key was sent), never the token."""
+    """One page's JSON object; no answer, HTTP 5xx, a rate limit (429, or a 403 whose reason says so: refusals) and a
+    body cut short tried again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES,
+    ONECHIP_CLOUD_DEADLINE_S): a read changes nothing. The retries are told to `on_retry` as one outage
+    (tpu_api.Outage: once, on a change, every OUTAGE_REMIND_S, and when the page answers again; each retry was a
+    line); a host name that does not resolve (offline) is not retried. Raises CloudError ('offline' at once,
+    'transient' once the retries or the deadline are spent, 'bad-endpoint', the catalog's refusal:
+    tpu_api.answer_json). A 401 gets a new token (`refresh`) and is sent again once, as TpuApi does (google-auth's
+    AuthorizedSession: an access token revoked or expired early failed `prices refresh` with 'auth' where every TPU
+    API call went on); a 401 that stands says how to sign in again, as TpuApi's does (auth.REAUTH; the API key's
+    variables where a key was sent), never the token."""
     from onechip.cloud import tpu_api
 
     def once(end_s: float) -> dict[str, Any]:
@@ -211,8 +212,8 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Header
             answer = tpu_api.send(client, "GET", url, where=f"{where} of the Cloud Billing Catalog", base=base,
                                   end_s=end_s, timeout_s=REQUEST_TIMEOUT_S, params=params,
                                   headers=sent)  # fmt: skip
-            if answer.status_code != 401 or fresh or not refresh():
-                break
+            if answer.status_code != 401 or fresh or (not refresh() and "x-goog-api-key" in sent):
+                break  # a key cannot change: its 401 stands; a test endpoint's is sent again as a refreshed one
         try:
             return tpu_api.answer_json(answer, where, base, CATALOG)
         except CloudError as exc:  # a 401 that stands (after the refresh, or with nothing to refresh)
@@ -221,7 +222,8 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Header
                 raise exc.reworded(f"{exc}; the credentials were refused: {fix}") from None
             raise
 
-    return tpu_api.retrying(once, lambda exc: exc.reason == "transient" or exc.status == "BAD_JSON",
+    again = ("transient", "rate-limit")  # a 403 rateLimitExceeded as a 429 (send): the rate was refused, not the read
+    return tpu_api.retrying(once, lambda exc: exc.reason in again or exc.status == "BAD_JSON",
                             base_s=tpu_api.env_poll_s(), on_retry=on_retry, once_said=True,
                             on_wait=on_wait)  # fmt: skip
 

@@ -50,6 +50,7 @@ Member = tuple[str, int] | None  # (set name, index) of a TPU of a `cloud up --r
 QUEUE_GRACE_S = 30.0  # past valid-until, the API may take a poll or two to mark the request FAILED
 CREATE_GRACE_S = 60.0  # a resource just created (or found made by a retried create) may answer NOT_FOUND this long
 DELETE_WAIT_S = 600.0  # a delete that cannot start (PROVISIONING) or has not finished is waited this long
+GONE = "gone"  # the state `status` gives a recorded resource the API no longer has (no state of the API's enums)
 
 # Every state of each kind, from the TPU API's discovery documents (googleapis/google-api-go-client
 # tpu/v2alpha1/tpu-api.json at 123f55c3: QueuedResourceState.state and Node.state), by what it means here:
@@ -192,9 +193,10 @@ def _ident(resource: CloudResource) -> str:
 # --- waiting
 
 
-def _tick(on_progress: ProgressFn, resource: CloudResource, state: str, elapsed: float, total: float | None) -> None:
+def _tick(on_progress: ProgressFn, resource: CloudResource, state: str, elapsed: float, total: float | None,
+          said: str = "") -> None:  # fmt: skip
     resource.state = state
-    on_progress(ProgressEvent("cloud", f"{resource.name} in {resource.zone}: {state}", elapsed, total))
+    on_progress(ProgressEvent("cloud", f"{resource.name} in {resource.zone}: {state}{said}", elapsed, total))
 
 
 def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_progress: ProgressFn,
@@ -229,15 +231,20 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
 
 
 def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn) -> Json:
-    """Poll the node until READY; record its external IP and the time billing started. Raises CloudError
-    'ended' when it ends (preempted, stopped, deleting, or not there CREATE_GRACE_S after the wait began) and
-    'other' when not READY within `timeout_s`; an outage of the API is polled through within `timeout_s` (`poll`)."""
+    """Poll the node until READY and healthy (Node.health in HEALTHY: a READY node the API reports TIMEOUT or
+    UNHEALTHY_* runs nothing reliably, and the API may repair it); record its external IP and the time billing
+    started (READY: it bills, healthy or not). Raises CloudError 'ended' when it ends (preempted, stopped, deleting, or
+    not there CREATE_GRACE_S after the wait began) and 'other' when not READY and healthy within `timeout_s`; an outage
+    of the API is polled through within `timeout_s` (`poll`)."""
     started = time.monotonic()
+    where = f"node {resource.node_id} in {resource.zone}"
     while True:
         elapsed = time.monotonic() - started
         node = poll(api, "node", resource.zone, resource.node_id, started + timeout_s, on_progress)
         state = state_of("node", node) if node is not None else "gone"
-        _tick(on_progress, resource, state or "CREATING", elapsed, None)
+        resource.health = str((node or {}).get("health") or "")
+        unhealthy = state == "READY" and resource.health not in HEALTHY
+        _tick(on_progress, resource, state or "CREATING", elapsed, None, f" ({resource.health})" if unhealthy else "")
         if node is None and elapsed <= CREATE_GRACE_S:  # a create whose answer was lost: the API may show it late
             time.sleep(api.poll_s)
             continue
@@ -245,11 +252,14 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
             resource.external_ip = external_ip(node)
             resource.granted_at = resource.granted_at or now_iso()
             records.save(resource)
-            return node
+            if not unhealthy:
+                return node
         if node is None or phase("node", state) in ("ended", "deleting"):
-            raise CloudError(f"node {resource.node_id} in {resource.zone} is {state}", reason="ended")
+            raise CloudError(f"{where} is {state}", reason="ended")
         if elapsed > timeout_s:
-            raise CloudError(f"node {resource.node_id} in {resource.zone} not READY after {timeout_s:.0f} s")
+            if unhealthy:
+                raise CloudError(f"{where} is READY but {resource.health} (Node.health) after {timeout_s:.0f} s")
+            raise CloudError(f"{where} not READY after {timeout_s:.0f} s")
         time.sleep(api.poll_s)
 
 
@@ -706,6 +716,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     queued resource never granted has no deadline: nothing bills yet."""
     now = now or datetime.now(UTC)
     exists = _fetch(api, resource) is not None
+    if not exists:  # its last state (READY) and health were the API's word on a TPU it no longer has (`--json`)
+        resource.state, resource.health = GONE, ""
     ended = exists and phase(resource.kind, resource.state) == "ended"  # not running: it does not bill as one
     if exists and not ended:
         resource.ended_at = None  # a stopped on-demand node can be started again

@@ -6,7 +6,9 @@ own message only where the code cannot tell (stockout vs quota share RESOURCE_EX
 not offer a model answers INVALID_ARGUMENT like any bad field):
 
     unsupported   INVALID_ARGUMENT (3) 'FLEX_START provisioning model is not supported for accelerator type
-                  "v5litepod-1"' - the zone does not offer that model for the chip, whatever the quota (seed)
+                  "v5litepod-1"' - the zone does not offer that model for the chip, whatever the quota (seed);
+                  or 'Cloud TPU received a bad request. the accelerator v4-128 was not found in zone us-central2-b'
+                  - the zone has no such TPU type (skypilot-org/skypilot#3840, a create's CREATION_FAILED)
     quota         RESOURCE_EXHAUSTED (8) with a google.rpc.QuotaFailure detail, or whose message names a quota
                   ('Quota limit ... exceeded'); spot has its own quota (TPUV5sPreemptibleLitepod..., seed); also
                   PERMISSION_DENIED (7) with either (Compute Engine answers 403 QUOTA_EXCEEDED), not a permission
@@ -18,8 +20,12 @@ not offer a model answers INVALID_ARGUMENT like any bad field):
     expired       DEADLINE_EXCEEDED (4), whatever its wording: a queued resource that reached its valid-until
     conflict      ALREADY_EXISTS (6): the name is taken in that zone
     rate-limit    RESOURCE_EXHAUSTED whose ErrorInfo reason is RATE_LIMIT_EXCEEDED, or 'Quota exceeded for quota
-                  metric ... per minute', or a bare HTTP 429 (no quota, no capacity reason): too many requests, not
-                  too many chips; sent again after a pause (at least its Retry-After), within the call's retries
+                  metric ... per minute', or a bare HTTP 429 (no quota, no capacity reason), or a 403 whose
+                  errors[].reason is rateLimitExceeded / userRateLimitExceeded (the older JSON APIs' body): too many
+                  requests, not too many chips; sent again after a pause (at least its Retry-After), within the
+                  call's retries
+An error with no code of its own (a Compute Engine operation's {"errors": [{"code": "ZONE_RESOURCE_POOL_EXHAUSTED",
+"message"}]}) is read by those entries' codes, and said in their messages.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ def classify(code: int | None, status: str, message: str) -> str:
     status = status or _STATUS_OF.get(code or -1, "")
     if "provisioning model is not supported" in text or "is not supported for accelerator type" in text:
         return "unsupported"
+    if "accelerator" in text and "not found in zone" in text:  # the zone has no such TPU type at all
+        return "unsupported"
     if code == 8 or status == "RESOURCE_EXHAUSTED":
         return "quota" if "quota" in text else "stockout"
     if code == 4 or status == "DEADLINE_EXCEEDED":
@@ -57,8 +65,9 @@ def classify(code: int | None, status: str, message: str) -> str:
     if code == 9 or status == "FAILED_PRECONDITION":
         return "precondition"
     if code in (7, 16) or status in ("PERMISSION_DENIED", "UNAUTHENTICATED"):
-        # a 403 'Quota ... exceeded' (Compute's way), not 'requires a quota project' (ADC without one)
-        exceeded = "quota" in text and ("exceeded" in text or "limit" in text)
+        # a 403 'Quota ... exceeded' or 'Insufficient regional quota' (Compute's ways), not 'requires a quota project'
+        # (ADC without one)
+        exceeded = "quota" in text and any(word in text for word in ("exceeded", "limit", "insufficient"))
         return "quota" if exceeded and code != 16 and status != "UNAUTHENTICATED" else "auth"
     return "other"
 
@@ -71,11 +80,18 @@ def from_status(error: dict[str, object], where: str) -> CloudError:
     code = error.get("code")
     code = int(code) if isinstance(code, int | float | str) and str(code).lstrip("-").isdigit() else None
     status = str(error.get("status") or _STATUS_OF.get(code if code is not None else -1, ""))
-    message = redact(" ".join(str(error.get("message") or "no message").split()))
+    legacy = _entries(error)
+    said = error.get("message") or "; ".join(str(e.get("message") or e.get("code") or "") for e in legacy)
+    message = redact(" ".join(str(said or "no message").split()))
     reason = classify(code, status, message)
+    reasons = _reasons(error)
+    if reason in ("other", "auth", "stockout") and code != 16 and reasons & QUOTA_REASONS:
+        reason = "quota"  # a quota by its reason, whatever the wording ('Insufficient regional quota ...')
+    elif reason == "other" and code is None and reasons & set(CAPACITY_REASONS):
+        reason = "stockout"  # no code to read (a Compute Engine operation's error): its errors[] code
     if reason in ("stockout", "auth") and code != 16 and _detail(error.get("details"), "google.rpc.QuotaFailure"):
         reason = "quota"
-    if reason in ("quota", "stockout") and _rate_limited(error.get("details"), message):
+    if reason in ("quota", "stockout", "auth") and code != 16 and _rate_limited(error.get("details"), message, reasons):
         reason = "rate-limit"
     return CloudError(f"{where}: {message}", reason=reason, code=code, status=status)
 
@@ -120,10 +136,38 @@ def _no_capacity(details: object, message: str) -> bool:
     return any(word in message.lower() for word in (*CAPACITY_WORDS, "zone_resource_pool_exhausted"))
 
 
-def _rate_limited(details: object, message: str) -> bool:
+def _reasons(error: dict[str, object]) -> set[str]:
+    """The machine-readable reasons an error body gives, upper-cased: its ErrorInfo details' `reason`, and the
+    `reason` and `code` of each entry of `errors` (the error body of Google's older JSON APIs, whose 403 says
+    rateLimitExceeded / userRateLimitExceeded / quotaExceeded there: cloud.google.com/compute/docs/api/
+    how-tos/api-rate-limits; and a Compute Engine operation's error.errors[].code, e.g. ZONE_RESOURCE_POOL_EXHAUSTED,
+    QUOTA_EXCEEDED, with no code or message of its own)."""
+    found = {str(d.get("reason", "")) for d in _detail(error.get("details"), "google.rpc.ErrorInfo")}
+    for entry in _entries(error):
+        found |= {str(entry.get("reason") or ""), str(entry.get("code") or "")}
+    return {r.upper() for r in found if r}
+
+
+def _entries(error: dict[str, object]) -> list[dict[str, object]]:
+    """The objects of an error's `errors` list (the older JSON APIs' body; see `_reasons`), [] when it has none."""
+    entries = error.get("errors")
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+RATE_REASONS = {"RATE_LIMIT_EXCEEDED", "RATELIMITEXCEEDED", "USERRATELIMITEXCEEDED"}
+QUOTA_REASONS = {"QUOTA_EXCEEDED", "QUOTAEXCEEDED"}  # errors[].code of an operation / errors[].reason of a 403
+
+
+def _rate_limited(details: object, message: str, reasons: set[str] | frozenset[str] = frozenset()) -> bool:
     """A refusal of the request rate, not of chips: an ErrorInfo with reason RATE_LIMIT_EXCEEDED (Google
-    Cloud APIs' error model, cloud.google.com/apis/design/errors), or Service Control's 'Quota exceeded for
-    quota metric ... per minute' wording. Nothing was made; the same request may be sent again later."""
+    Cloud APIs' error model, cloud.google.com/apis/design/errors), an older API's 403 whose errors[].reason is
+    rateLimitExceeded or userRateLimitExceeded (`reasons`, from `_reasons`), or Service Control's 'Quota exceeded
+    for quota metric ... per minute' wording (and its older 'quota group ... Queries per 100 seconds'). Nothing was
+    made; the same request may be sent again later."""
     if any(d.get("reason") == "RATE_LIMIT_EXCEEDED" for d in _detail(details, "google.rpc.ErrorInfo")):
         return True
-    return "quota metric" in message.lower() and "per minute" in message.lower()
+    if reasons & RATE_REASONS:
+        return True
+    text = message.lower()
+    per = ("per minute", "per 100 seconds", "per second")  # Service Control's request-rate limits, old and new
+    return ("quota metric" in text or "quota group" in text) and any(p in text for p in per)

@@ -28,9 +28,12 @@ Every call goes through `TpuApi.call`, which classifies what failed by where and
                   carries a requestId (AIP-155). A poll (an operation, a resource's state) reads through an outage
                   until its own deadline (`through_outages`), not just one call's
     rate-limit    a 429 whose ErrorInfo says RATE_LIMIT_EXCEEDED (requests per minute, not chips): the API
-                  refused it, so nothing was made and even a create is sent again, with the same backoff
+                  refused it, so nothing was made and even a create is sent again, with the same backoff; also a
+                  quota or RESOURCE_EXHAUSTED refusal of a read or a delete (it uses no chips: never a zone's
+                  quota or stockout, which would delete a granted TPU and move on)
     401           the access token was refused: refreshed once (google-auth) and the request sent again, as
-                  google-auth's AuthorizedSession does; a second 401 is 'auth'
+                  google-auth's AuthorizedSession does (under an endpoint override, sent again as it is); a second
+                  401 is 'auth'
     bad-endpoint  an answer that is not the TPU API's: HTML, a body that is empty or not JSON (a read retries
                   it first: it may be cut short), a JSON body of the wrong shape, an HTTP error without Google's
                   error body; said in one line naming the base URL (`answer_json`, the Billing Catalog's too)
@@ -148,8 +151,9 @@ def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, en
     """One request, read whole by monotonic time `end_s`: each wait (connect: CONNECT_S at most, each read:
     `timeout_s`) is at most what is left, and a body still arriving at `end_s` is cut off (a server that trickles
     bytes). The one place a failed exchange becomes a CloudError: 'offline' (the host did not resolve),
-    'transient' (no answer in time, HTTP 5xx, a 429 on anything but a POST: `retry_after_s` set from its header).
-    Other answers, errors included, are returned."""
+    'transient' (no answer in time, HTTP 5xx, a 429 on anything but a POST: `retry_after_s` set from its header),
+    'rate-limit' (a POST's 429 without Google's error body: the rate was refused, so nothing was made; as its
+    Retry-After). Other answers, errors included, are returned."""
     left_s = max(end_s - time.monotonic(), 0.001)
     timeout = httpx.Timeout(min(timeout_s, left_s), connect=min(CONNECT_S, timeout_s, left_s))
     try:
@@ -169,7 +173,20 @@ def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, en
         error = CloudError(f"{where}: HTTP {code} from {base}", reason="transient", code=code)
         error.retry_after_s = retry_after_s(answer.headers)
         raise error
+    if code == 429 and not _google_error(answer.text):  # a bare 429 (a front end's page, no body): nothing was made
+        error = CloudError(f"{where}: HTTP 429 (too many requests) from {base}", reason="rate-limit", code=code)
+        error.retry_after_s = retry_after_s(answer.headers)
+        raise error
     return answer
+
+
+def _google_error(text: str) -> bool:
+    """Is `text` Google's error body ({"error": {...}}, which cloud.refusals reads)?"""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and isinstance(data.get("error"), dict)
 
 
 def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *, base_s: float,
@@ -333,13 +350,14 @@ class TpuApi:
 
     def _once(self, method: str, url: str, params: Json | None, body: Json | None, end_s: float) -> Json:
         """One try by `end_s`; a 401 refreshes the token once and sends again (a 401 made nothing), as
-        google-auth's AuthorizedSession does."""
+        google-auth's AuthorizedSession does; under an endpoint override (no token to refresh) it is sent again all
+        the same, so a test server's 401 for a token that expired mid-poll is met as Google's is."""
         where = f"{method} {url.split('/projects/', 1)[-1].split('?')[0]}"
         base = url.split("/v1/")[0].split("/v2")[0]
         for fresh in (False, True):
             try:
-                if fresh and not self.credentials.refresh():
-                    break  # nothing to refresh (an endpoint override): the 401 stands
+                if fresh:
+                    self.credentials.refresh()  # nothing to refresh under an endpoint override: sent again as it is
                 headers = self.credentials.headers(method, url)
             except CloudError as exc:  # the token step failed before the request left: nothing was made
                 if exc.reason != "transient":
@@ -354,6 +372,8 @@ class TpuApi:
         except CloudError as exc:  # a 401 that stands (after a refresh, or with no credentials to refresh)
             if answer.status_code == 401 and exc.reason == "auth":
                 raise exc.reworded(f"{exc}; the credentials were refused: {REAUTH}") from None
+            if method != "POST" and exc.reason in ("quota", "stockout"):
+                exc.reason = "rate-limit"  # a read or a delete uses no chips: its quota is one of requests
             raise
 
     def _create(self, url: str, ident: str, params: Json, body: Json) -> Json | None:

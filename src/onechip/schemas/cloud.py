@@ -282,7 +282,10 @@ class CloudResource(ResultModel):
     max_hours: float | None = Field(default=None, description="Spot/on-demand: the --max-hours given.")
     usd_per_hour: float | None = Field(default=None, description="Catalog price used for $ so far.")
     price_source: str = Field(default="", description="Where that price comes from.")
-    state: str = Field(default="", description="Last state seen (WAITING_FOR_RESOURCES, ..., READY).")
+    state: str = Field(
+        default="",
+        description="Last state seen (WAITING_FOR_RESOURCES, ..., READY); 'gone' once the API has it no more.",
+    )
     health: str = Field(
         default="",
         description="Its node's health as last seen (Node.health: HEALTHY, TIMEOUT, UNHEALTHY_MAINTENANCE, "
