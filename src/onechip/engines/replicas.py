@@ -267,16 +267,15 @@ def replica_launch(
 
 
 def replica_share(chip: str, engine: str, n: int, hosts: int) -> int:
-    """Chips (TPU), cards (GPU: a card key names one card, so a host of N replicas has N of them) or CPU
-    cores (embedded) each of `n` replicas sees over `hosts` hosts. Raises ConfigError when they do not split
-    evenly, or `hosts` is neither 0, 1 nor n."""
+    """Chips (TPU), cards (GPU: a card key names one card, so each replica has one: a host of N replicas has
+    N cards, a host per replica one) or CPU cores (embedded) each of `n` replicas sees over `hosts` hosts.
+    Raises ConfigError when they do not split evenly, or `hosts` is neither 0, 1 nor n."""
     if hosts not in (0, 1, n):
         raise ConfigError(f"--host names {hosts} hosts for --replicas {n}: give one host, or {n}")
     if engine == "embedded" or chip == "cpu":
         return max(1, len(cpu_cores()) // n)  # core_pins refuses more replicas than cores
     accel = accelerator(chip)
-    chips = accel.chips if accel.kind == "tpu" else n
-    return chip_share(chips, n, hosts)
+    return chip_share(accel.chips, n, hosts) if accel.kind == "tpu" else 1
 
 
 def replica_plan_request(request: PlanRequest, share: int) -> PlanRequest:

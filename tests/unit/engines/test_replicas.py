@@ -57,6 +57,18 @@ def test_chip_share_splits_a_slice_or_gives_each_host_its_own():
         replicas.chip_share(4, 3, hosts=0)
 
 
+def test_a_gpu_replica_per_host_runs_on_that_hosts_one_card():
+    # was --tensor-parallel-size 2 on each host of `up --chip l4 --replicas 2 --host u@h1,u@h2`: the share of a
+    # host per replica was N cards (replica_share counted a card per replica, then gave each host all of them),
+    # so each one-card host was told to shard over 2 GPUs and vLLM could not start
+    assert replicas.replica_share("l4", "vllm-docker", 2, hosts=2) == 1
+    up = api.up(build_request(UpRequest, {"engine": "vllm-docker", "model": GEMMA, "chip": "l4", "replicas": 2,
+                                          "host": "u@h1,u@h2", "dry_run": True}))  # fmt: skip
+    launch = up.replica_set
+    assert launch is not None and launch.chips_per_replica == 1
+    assert all("--tensor-parallel-size 1 " in line for line in launch.commands if "docker run" in line)
+
+
 def test_plan_prints_the_commands_up_runs_on_a_v5e_4_slice():
     plan = api.plan(
         build_request(PlanRequest, {"model": GEMMA, "chip": "v5e-4", "replicas": 4, "launch": "vllm-docker"})
