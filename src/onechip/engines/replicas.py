@@ -278,11 +278,18 @@ def replica_share(chip: str, engine: str, n: int, hosts: int) -> int:
     return chip_share(accel.chips, n, hosts) if accel.kind == "tpu" else 1
 
 
+def replica_devices(chip: str | None, share: int) -> int:
+    """Devices one replica's vLLM spreads over: its `share` of chips (replica_share), but 1 on 'cpu', where
+    the share is CPU cores (pinned by VLLM_CPU_OMP_THREADS_BIND), not tensor-parallel ranks."""
+    return 1 if chip == "cpu" else share
+
+
 def replica_plan_request(request: PlanRequest, share: int) -> PlanRequest:
     """`request` for one replica: tensor parallel over its `share` of a TPU slice unless the user chose one."""
-    if "tensor_parallel_size" in request.model_fields_set or share == 1 and request.tensor_parallel_size == 1:
+    devices = replica_devices(request.chip, share)
+    if "tensor_parallel_size" in request.model_fields_set or devices == 1 and request.tensor_parallel_size == 1:
         return request
-    return request.model_copy(update={"tensor_parallel_size": share})
+    return request.model_copy(update={"tensor_parallel_size": devices})
 
 
 def _replica_dir() -> Path:

@@ -69,6 +69,16 @@ def test_a_gpu_replica_per_host_runs_on_that_hosts_one_card():
     assert all("--tensor-parallel-size 1 " in line for line in launch.commands if "docker run" in line)
 
 
+def test_cpu_replicas_on_a_many_core_machine_run_one_tensor_parallel_rank(monkeypatch):
+    # was 'tensor_parallel_size 8 must be between 1 and the 1 chip(s) of cpu' for `plan M --chip cpu --replicas 2
+    # --launch vllm` on a 16-core machine: the share of cores (VLLM_CPU_OMP_THREADS_BIND) was taken as the TP size
+    monkeypatch.setattr(replicas, "cpu_cores", lambda: list(range(16)))
+    plan = api.plan(build_request(PlanRequest, {"model": "SmolLM2-135M-Instruct", "chip": "cpu", "replicas": 2,
+                                                "launch": "vllm"}))  # fmt: skip
+    assert plan.tensor_parallel_size == 1 and plan.replicas == 2
+    assert "THREADS_BIND=0-7" in plan.replica_commands[0] and "THREADS_BIND=8-15" in plan.replica_commands[1]
+
+
 def test_plan_prints_the_commands_up_runs_on_a_v5e_4_slice():
     plan = api.plan(
         build_request(PlanRequest, {"model": GEMMA, "chip": "v5e-4", "replicas": 4, "launch": "vllm-docker"})
