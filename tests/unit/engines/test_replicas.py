@@ -22,7 +22,7 @@ from onechip import api
 from onechip.bench.runner import load_samples
 from onechip.engines import replicas, router
 from onechip.engines.local import free_port, group_alive
-from onechip.errors import ConfigError, EngineError
+from onechip.errors import ConfigError, EngineError, MissingDependencyError
 from onechip.procs import start_ticks
 from onechip.schemas.bench import BenchConfig
 from onechip.schemas.inputs import build_request
@@ -241,6 +241,15 @@ def _agent(url: str, **kw: object) -> BenchConfig:
         "sessions_per_client": 2,
     }  # fmt: skip
     return BenchConfig(**(base | kw))  # type: ignore[arg-type]
+
+
+def test_a_missing_router_is_said_before_any_replica_boots(tmp_path, monkeypatch):
+    # was said only once every replica had booted (minutes for vLLM; here the fakes' 30 s), then they were stopped
+    monkeypatch.setattr(router, "router_program", lambda: str(tmp_path / "no" / "vllm-router"))
+    started = time.monotonic()
+    with pytest.raises(MissingDependencyError, match=r"^the router needs vllm-router: pip install"):
+        _up_fakes(tmp_path, monkeypatch, "--fake-boot-s", "30")
+    assert time.monotonic() - started < 20 and not (tmp_path / "home" / "replicas" / "replica-0.log").exists()
 
 
 @needs_router
