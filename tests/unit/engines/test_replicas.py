@@ -272,6 +272,25 @@ def test_a_busy_router_port_is_said_before_any_replica_boots(tmp_path, monkeypat
 
 
 @needs_router
+def test_up_again_with_another_router_policy_routes_by_it(tmp_path, monkeypatch):
+    # was ignored: `up --replicas 2 --router-policy round_robin` on a running set (or one whose router had died)
+    # kept, or brought the router back with, cache_aware, and printed 'router ... (cache_aware)'
+    launch = _up_fakes(tmp_path, monkeypatch)
+    assert launch is not None and launch.router.policy == "cache_aware"
+    before = [r.pid for r in api.status().replicas]
+    try:
+        fields = {"engine": "vllm", "plan": embedded_plan(), "replicas": 2, "router_policy": "round_robin",
+                  "launcher": f"{sys.executable} {FAKE}", "timeout_s": 60}  # fmt: skip
+        again = api.up(build_request(UpRequest, fields, user_input=False)).replica_set
+        st = api.status()
+        assert again is not None and again.router.policy == "round_robin" and again.router.port == launch.router.port
+        assert st.router is not None and st.router.policy == "round_robin" and st.router.healthy
+        assert [r.pid for r in st.replicas] == before  # the replicas (and their caches) stay as they were
+    finally:
+        api.down()
+
+
+@needs_router
 def test_bench_through_the_router_records_each_replica_and_compares_policies(tmp_path, monkeypatch):
     launch = _up_fakes(tmp_path, monkeypatch, "--fake-prefix-cache-block", "16")
     assert launch is not None
