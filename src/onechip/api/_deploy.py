@@ -48,12 +48,6 @@ def deploy_k8s(request: DeployK8sRequest) -> DeployResult:
     plan = plan_replica(base, share, request.replicas, "--set tensor-parallel-size=N")
     if not plan.fits:
         raise ConfigError(f"the plan says one replica does not fit ({plan.verdict}); change the flags")
-    if plan.devices != share:  # the pod requests `share` chips; vLLM would run on plan.devices of them
-        raise ConfigError(
-            f"deploy k8s: --set tensor-parallel-size x pipeline-parallel-size is {plan.devices}, but each vLLM pod "
-            f"requests {share} chip(s) ({request.chip} over --replicas {request.replicas}): leave them out of --set, "
-            f"or make their product {share}"
-        )
     docs = k8s.manifests(plan, request, share)
     path = Path(request.out) / f"{request.name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -133,7 +133,8 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
 
 
 def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
-    """`up --replicas N`: N engines then vllm-router; with a set already saved, bring back what died. Every
+    """`up --replicas N`: N engines then vllm-router; with a set already saved, bring back what died (and
+    restart the router with a --router-policy other than its own). Every
     input check (plan, hosts, ports, token file) comes first; then, as _start does, the engine-state lock is
     held from the "already running?" check through the boot to the saved set: a second `up` or a `down`
     meanwhile is refused with BusyError, and a refused input writes nothing."""
@@ -148,6 +149,8 @@ def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
                 raise EngineError(f"a set of {len(saved.replicas)} replicas is up; run `onechip down` first")
             state = replicas.revive(request.timeout_s, on_progress)
             assert state is not None
+            if "router_policy" in request.model_fields_set and request.router_policy != state.launch.router.policy:
+                state = replicas.switch_policy(request.router_policy, on_progress)  # the replicas stay as they are
             return UpResult(dry_run=False, replica_set=state.launch)
         if engine_state.status().running:
             raise EngineError("an engine is already running; run `onechip down` first")

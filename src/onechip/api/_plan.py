@@ -66,7 +66,8 @@ def plan_replica(request: PlanRequest, share: int, replicas_n: int, tp_flag: str
     """The plan of one of `replicas_n` replicas on its `share` of `request.chip` (engines.replicas.
     replica_plan_request: tensor parallel over the share unless the user chose a size). Raises ConfigError as
     planner.plan_model does; one about a tensor-parallel size taken from the share says so and names `tp_flag`,
-    the flag that would choose it (the user typed none)."""
+    the flag that would choose it (the user typed none); one for a parallel size other than the replica's chips
+    (more: vLLM cannot start on them; fewer: chips the replica holds sit idle)."""
     one = replicas.replica_plan_request(request, share)
     try:
         result = planner.plan_model(one, calibration_dir=measured_boots_dir())
@@ -78,6 +79,13 @@ def plan_replica(request: PlanRequest, share: int, replicas_n: int, tp_flag: str
             f"{exc}; tensor_parallel_size {share} is each replica's share of {request.chip}'s {chips} chips over "
             f"--replicas {replicas_n}: give a --replicas that leaves each a share the model divides, or {tp_flag}"
         ) from None
+    devices = replicas.replica_devices(request.chip, share)
+    if result.devices != devices:  # the replica sees `share` chips (its pins, a pod's request); vLLM would use these
+        raise ConfigError(
+            f"tensor-parallel-size x pipeline-parallel-size is {result.devices}, but each replica gets {devices} "
+            f"chip(s) ({request.chip} over --replicas {replicas_n}): leave out {tp_flag}, or make the product "
+            f"{devices}"
+        )
     result.warnings = [w for w in result.warnings if w.code != SLICE_CHIPS]  # the rest of the slice: other replicas
     return result
 

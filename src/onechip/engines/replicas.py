@@ -42,7 +42,8 @@ from onechip.engines.launch import LaunchSpec, LocalServeEngine, ReplicaSetLaunc
 from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, stop_group
 from onechip.engines.model_store import ensure_model
 from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
-from onechip.errors import ConfigError, EngineError, MissingDependencyError
+from onechip.engines.router import require as router_require
+from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
 from onechip.paths import onechip_home, read_home_file, write_text_atomic
 from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -267,23 +268,29 @@ def replica_launch(
 
 
 def replica_share(chip: str, engine: str, n: int, hosts: int) -> int:
-    """Chips (TPU), cards (GPU: a card key names one card, so a host of N replicas has N of them) or CPU
-    cores (embedded) each of `n` replicas sees over `hosts` hosts. Raises ConfigError when they do not split
-    evenly, or `hosts` is neither 0, 1 nor n."""
+    """Chips (TPU), cards (GPU: a card key names one card, so each replica has one: a host of N replicas has
+    N cards, a host per replica one) or CPU cores (embedded) each of `n` replicas sees over `hosts` hosts.
+    Raises ConfigError when they do not split evenly, or `hosts` is neither 0, 1 nor n."""
     if hosts not in (0, 1, n):
         raise ConfigError(f"--host names {hosts} hosts for --replicas {n}: give one host, or {n}")
     if engine == "embedded" or chip == "cpu":
         return max(1, len(cpu_cores()) // n)  # core_pins refuses more replicas than cores
     accel = accelerator(chip)
-    chips = accel.chips if accel.kind == "tpu" else n
-    return chip_share(chips, n, hosts)
+    return chip_share(accel.chips, n, hosts) if accel.kind == "tpu" else 1
+
+
+def replica_devices(chip: str | None, share: int) -> int:
+    """Devices one replica's vLLM spreads over: its `share` of chips (replica_share), but 1 on 'cpu', where
+    the share is CPU cores (pinned by VLLM_CPU_OMP_THREADS_BIND), not tensor-parallel ranks."""
+    return 1 if chip == "cpu" else share
 
 
 def replica_plan_request(request: PlanRequest, share: int) -> PlanRequest:
     """`request` for one replica: tensor parallel over its `share` of a TPU slice unless the user chose one."""
-    if "tensor_parallel_size" in request.model_fields_set or share == 1 and request.tensor_parallel_size == 1:
+    devices = replica_devices(request.chip, share)
+    if "tensor_parallel_size" in request.model_fields_set or devices == 1 and request.tensor_parallel_size == 1:
         return request
-    return request.model_copy(update={"tensor_parallel_size": share})
+    return request.model_copy(update={"tensor_parallel_size": devices})
 
 
 def _replica_dir() -> Path:
@@ -324,7 +331,12 @@ def start(
     on_progress: ProgressFn = no_progress,
 ) -> tuple[ReplicaSetState, list[BootRecord]]:
     """Boot every replica, then the router in front (it serves once they are all healthy); save the set.
-    Raises MissingDependencyError (vllm-cpu, vllm-router), PortInUseError, EngineBootError, EngineError."""
+    Raises MissingDependencyError (vllm-cpu, vllm-router), PortInUseError (the router's before any boot),
+    EngineBootError, EngineError."""
+    router_require(launch.router)  # before minutes of replica boots, not after them
+    if not port_is_free(launch.router.port):  # a --router-port given is taken as is (prepare_replicas)
+        raise PortInUseError(f"--router-port {launch.router.port} on 127.0.0.1 is already in use; pick another, or "
+                             "leave --router-port out (a free port is chosen)")  # fmt: skip
     folder = _replica_dir()
     folder.mkdir(parents=True, exist_ok=True)
     if launch.engine == "embedded":

@@ -91,7 +91,13 @@ class RouterEngine(LocalVllmEngine):
 
     def start(self) -> None:
         """Raises MissingDependencyError when vllm-router is not installed, PortInUseError for a taken port."""
-        program = self.router.argv[0]
-        if not (Path(program).is_file() or shutil.which(program)):
-            raise MissingDependencyError("the router needs vllm-router: pip install 'vllm-router==0.1.17'")
+        require(self.router)
         super().start()
+
+
+def require(command: RouterCommand) -> None:
+    """Raises MissingDependencyError when `command`'s vllm-router is not installed: `up --replicas N` asks
+    before it boots any replica (a boot takes minutes; without a router they serve nothing)."""
+    program = command.argv[0]
+    if not (Path(program).is_file() or shutil.which(program)):
+        raise MissingDependencyError("the router needs vllm-router: pip install 'vllm-router==0.1.17'")

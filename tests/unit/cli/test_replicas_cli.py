@@ -80,3 +80,19 @@ def test_a_container_on_the_routers_metrics_port_moves_the_metrics_port(run, mon
     router = next(line for line in out.splitlines() if "vllm-router --host" in line)
     assert "--worker-urls http://127.0.0.1:28999 http://127.0.0.1:29000 " in router
     assert "--prometheus-port 29001 " in router
+
+
+@pytest.mark.parametrize(
+    ("command", "tp", "share"),
+    [(["up", "--engine", "vllm-docker", "--model", GEMMA, "--dry-run"], 4, 2),
+     (["up", "--engine", "vllm-docker", "--model", GEMMA, "--dry-run"], 1, 2), (["plan", GEMMA], 4, 2)],
+)  # fmt: skip
+def test_a_tensor_parallel_size_other_than_the_replicas_chips_is_refused(run, command, tp, share):
+    # was exit 0: `up --chip v5e-4 --replicas 2 --tensor-parallel-size 4` pinned each replica to 2 chips
+    # (TPU_VISIBLE_CHIPS=0,1) and ran `vllm serve --tensor-parallel-size 4` there, which cannot start (TP 1 left
+    # one of its 2 chips idle); `deploy k8s` refused it, `plan` and `up` did not
+    rc, _, err = run(*command, "--chip", "v5e-4", "--replicas", "2", "--tensor-parallel-size", str(tp))
+    assert rc == 2 and err.strip().splitlines()[-1] == (
+        f"error: tensor-parallel-size x pipeline-parallel-size is {tp}, but each replica gets {share} chip(s) "
+        f"(v5e-4 over --replicas 2): leave out --tensor-parallel-size, or make the product {share}"
+    )

@@ -254,7 +254,7 @@ def test_a_parallel_size_other_than_the_pods_chips_is_refused(tmp_path, chip, re
     with pytest.raises(ConfigError) as refused:
         _deploy(tmp_path / "k", chip=chip, replicas=replicas, sets=[f"tensor-parallel-size={tp}"])
     assert str(refused.value) == (
-        f"deploy k8s: --set tensor-parallel-size x pipeline-parallel-size is {tp}, but each vLLM pod requests "
-        f"{share} chip(s) ({chip} over --replicas {replicas}): leave them out of --set, or make their product {share}"
+        f"tensor-parallel-size x pipeline-parallel-size is {tp}, but each replica gets {share} chip(s) ({chip} over "
+        f"--replicas {replicas}): leave out --set tensor-parallel-size=N, or make the product {share}"
     )
     assert not (tmp_path / "k").exists()

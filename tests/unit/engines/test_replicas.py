@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -22,7 +23,7 @@ from onechip import api
 from onechip.bench.runner import load_samples
 from onechip.engines import replicas, router
 from onechip.engines.local import free_port, group_alive
-from onechip.errors import ConfigError, EngineError
+from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
 from onechip.procs import start_ticks
 from onechip.schemas.bench import BenchConfig
 from onechip.schemas.inputs import build_request
@@ -55,6 +56,28 @@ def test_chip_share_splits_a_slice_or_gives_each_host_its_own():
     assert replicas.chip_share(1, 2, hosts=2) == 1  # one v5e-1 per host
     with pytest.raises(ConfigError, match="does not split 4 chip"):
         replicas.chip_share(4, 3, hosts=0)
+
+
+def test_a_gpu_replica_per_host_runs_on_that_hosts_one_card():
+    # was --tensor-parallel-size 2 on each host of `up --chip l4 --replicas 2 --host u@h1,u@h2`: the share of a
+    # host per replica was N cards (replica_share counted a card per replica, then gave each host all of them),
+    # so each one-card host was told to shard over 2 GPUs and vLLM could not start
+    assert replicas.replica_share("l4", "vllm-docker", 2, hosts=2) == 1
+    up = api.up(build_request(UpRequest, {"engine": "vllm-docker", "model": GEMMA, "chip": "l4", "replicas": 2,
+                                          "host": "u@h1,u@h2", "dry_run": True}))  # fmt: skip
+    launch = up.replica_set
+    assert launch is not None and launch.chips_per_replica == 1
+    assert all("--tensor-parallel-size 1 " in line for line in launch.commands if "docker run" in line)
+
+
+def test_cpu_replicas_on_a_many_core_machine_run_one_tensor_parallel_rank(monkeypatch):
+    # was 'tensor_parallel_size 8 must be between 1 and the 1 chip(s) of cpu' for `plan M --chip cpu --replicas 2
+    # --launch vllm` on a 16-core machine: the share of cores (VLLM_CPU_OMP_THREADS_BIND) was taken as the TP size
+    monkeypatch.setattr(replicas, "cpu_cores", lambda: list(range(16)))
+    plan = api.plan(build_request(PlanRequest, {"model": "SmolLM2-135M-Instruct", "chip": "cpu", "replicas": 2,
+                                                "launch": "vllm"}))  # fmt: skip
+    assert plan.tensor_parallel_size == 1 and plan.replicas == 2
+    assert "THREADS_BIND=0-7" in plan.replica_commands[0] and "THREADS_BIND=8-15" in plan.replica_commands[1]
 
 
 def test_plan_prints_the_commands_up_runs_on_a_v5e_4_slice():
@@ -201,13 +224,13 @@ def test_up_status_kill_revive_down_through_the_real_router(tmp_path, monkeypatc
     assert not any(group_alive(pid or 0) for pid in pids) and not api.status().running
 
 
-def _up_fakes(tmp_path, monkeypatch, *fake_flags: str):
+def _up_fakes(tmp_path, monkeypatch, *fake_flags: str, router_port: int | None = None):
     """Two fake replicas (tests/fakes/vllm_server.py as `vllm serve`) behind the real router."""
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
     launcher = " ".join([sys.executable, str(FAKE), *fake_flags])
     fields = {
         "engine": "vllm", "plan": embedded_plan(), "replicas": 2, "port": free_port(), "launcher": launcher,
-        "router_port": free_port(), "timeout_s": 60,
+        "router_port": router_port or free_port(), "timeout_s": 60,
     }  # fmt: skip
     return api.up(build_request(UpRequest, fields, user_input=False)).replica_set
 
@@ -219,6 +242,52 @@ def _agent(url: str, **kw: object) -> BenchConfig:
         "sessions_per_client": 2,
     }  # fmt: skip
     return BenchConfig(**(base | kw))  # type: ignore[arg-type]
+
+
+def test_a_missing_router_is_said_before_any_replica_boots(tmp_path, monkeypatch):
+    # was said only once every replica had booted (minutes for vLLM; here the fakes' 30 s), then they were stopped
+    monkeypatch.setattr(router, "router_program", lambda: str(tmp_path / "no" / "vllm-router"))
+    started = time.monotonic()
+    with pytest.raises(MissingDependencyError, match=r"^the router needs vllm-router: pip install"):
+        _up_fakes(tmp_path, monkeypatch, "--fake-boot-s", "30")
+    assert time.monotonic() - started < 20 and not (tmp_path / "home" / "replicas" / "replica-0.log").exists()
+
+
+@needs_router
+def test_a_busy_router_port_is_said_before_any_replica_boots(tmp_path, monkeypatch):
+    # was 'port N on 127.0.0.1 is already in use; pick another with --port' once every replica had booted: late,
+    # and --port moves the replicas, not the router
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        started = time.monotonic()
+        with pytest.raises(PortInUseError) as refused:
+            _up_fakes(tmp_path, monkeypatch, "--fake-boot-s", "30", router_port=port)
+    assert str(refused.value) == (
+        f"--router-port {port} on 127.0.0.1 is already in use; pick another, or leave --router-port out (a free "
+        "port is chosen)"
+    )
+    assert time.monotonic() - started < 20 and not (tmp_path / "home" / "replicas" / "replica-0.log").exists()
+
+
+@needs_router
+def test_up_again_with_another_router_policy_routes_by_it(tmp_path, monkeypatch):
+    # was ignored: `up --replicas 2 --router-policy round_robin` on a running set (or one whose router had died)
+    # kept, or brought the router back with, cache_aware, and printed 'router ... (cache_aware)'
+    launch = _up_fakes(tmp_path, monkeypatch)
+    assert launch is not None and launch.router.policy == "cache_aware"
+    before = [r.pid for r in api.status().replicas]
+    try:
+        fields = {"engine": "vllm", "plan": embedded_plan(), "replicas": 2, "router_policy": "round_robin",
+                  "launcher": f"{sys.executable} {FAKE}", "timeout_s": 60}  # fmt: skip
+        again = api.up(build_request(UpRequest, fields, user_input=False)).replica_set
+        st = api.status()
+        assert again is not None and again.router.policy == "round_robin" and again.router.port == launch.router.port
+        assert st.router is not None and st.router.policy == "round_robin" and st.router.healthy
+        assert [r.pid for r in st.replicas] == before  # the replicas (and their caches) stay as they were
+    finally:
+        api.down()
 
 
 @needs_router
