@@ -65,7 +65,8 @@ class BootRecord(ResultModel):
     kv_cache_num_blocks: int | None = Field(
         default=None,
         description="KV cache blocks: TPU 'Init kv-cache' num_blocks (first group), GPU 'num_gpu_blocks is', "
-        "V0 '# GPU blocks' / '# CUDA blocks'.",
+        "V0 '# GPU blocks' / '# CUDA blocks' / '# tpu blocks' (the device each version names; not the CPU swap "
+        "blocks after it).",
     )
     kv_cache_dtype: str | None = Field(default=None, description="TPU 'Init kv-cache' regular_attn_dtype.")
     kv_cache_groups: int | None = Field(

@@ -1,0 +1,134 @@
+"""Every line format that carries a figure the boot-log reader keeps, as vLLM's own logging calls print it, version by
+version and platform by platform: each row is the format string of the sdist (vllm==X from PyPI) and file it names,
+its placeholders filled with figures that tell the fields apart, and the field the reader must put that figure in.
+The corpus (tests/fixtures/bootlogs) holds real logs of a few versions and cards; this table holds the formats of the
+others (V0 executors of 0.5 - 0.11, the XPU / TPU / CPU / OpenVINO / HPU / Neuron backends, the V1 worker's lines
+0.8 - 0.34). The figures are placeholders: what is checked is which field each one lands in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from onechip.vllm.bootlog import failure_cause, read_boot_log
+
+_HEAD = "INFO 12-01 10:00:01 [{}] {}"
+
+# (where: 'version file.py', the message as the format string prints it, BootRecord field, value)
+FORMATS: list[tuple[str, str, str, Any]] = [
+    # V0 executors: '# %s blocks: %d, # CPU blocks: %d' and what came before executor_base.py
+    ("0.5.5 executor/gpu_executor.py", "# GPU blocks: 2000, # CPU blocks: 512", "kv_cache_num_blocks", 2000),
+    ("0.5.5 executor/tpu_executor.py", "# TPU blocks: 1234, # CPU blocks: 512", "kv_cache_num_blocks", 1234),
+    ("0.5.5 executor/cpu_executor.py", "# CPU blocks: 4096", "kv_cache_num_blocks", 4096),
+    ("0.5.5 executor/openvino_executor.py", "# CPU blocks: 4097", "kv_cache_num_blocks", 4097),
+    (
+        "0.6.3 executor/openvino_executor.py",
+        "OpenVINO GPU: # device blocks: 777; # swap blocks: 0",
+        "kv_cache_num_blocks",
+        777,
+    ),
+    (
+        "0.7.3 executor/executor_base.py (cuda)",
+        "# cuda blocks: 41366, # CPU blocks: 2048",
+        "kv_cache_num_blocks",
+        41366,
+    ),
+    ("0.7.3 executor/executor_base.py (rocm)", "# rocm blocks: 6495, # CPU blocks: 2048", "kv_cache_num_blocks", 6495),
+    ("0.7.3 executor/executor_base.py (tpu)", "# tpu blocks: 1500, # CPU blocks: 0", "kv_cache_num_blocks", 1500),
+    ("0.7.3 executor/executor_base.py (cpu)", "# cpu blocks: 2731, # CPU blocks: 0", "kv_cache_num_blocks", 2731),
+    ("0.8.5 executor/executor_base.py (xpu)", "# xpu blocks: 3100, # CPU blocks: 512", "kv_cache_num_blocks", 3100),
+    ("0.8.5 executor/executor_base.py (hpu)", "# hpu blocks: 3200, # CPU blocks: 512", "kv_cache_num_blocks", 3200),
+    ("0.8.5 executor/executor_base.py (neuron)", "# neuron blocks: 33, # CPU blocks: 0", "kv_cache_num_blocks", 33),
+    (
+        "0.11.0 executor/executor_base.py (npu plugin)",
+        "# npu blocks: 9001, # CPU blocks: 0",
+        "kv_cache_num_blocks",
+        9001,
+    ),
+    (
+        "0.6.3 executor/gpu_executor.py",
+        "Maximum concurrency for 8192 tokens per request: 12.34x",
+        "max_concurrency",
+        12.34,
+    ),
+    (
+        "0.7.3 worker/worker.py",
+        "Memory profiling takes 5.12 seconds\nthe current vLLM instance can use total_gpu_memory (79.22GiB) x "
+        "gpu_memory_utilization (0.90) = 71.29GiB\nmodel weights take 14.96GiB; non_torch_memory takes 0.33GiB; "
+        "PyTorch activation peak memory takes 1.23GiB; the rest of the memory reserved for KV Cache is 54.77GiB.",
+        "kv_cache_gib",
+        54.77,
+    ),
+    # weights: V0 and the V1 runners
+    ("0.5.5 worker/model_runner.py", "Loading model weights took 14.9612 GB", "weights_gib", 14.9612),
+    ("0.8.5 worker/model_runner.py", "Model loading took 14.9613 GiB and 3.123456 seconds", "weights_gib", 14.9613),
+    (
+        "0.13.0 v1/worker/gpu_model_runner.py",
+        "Model loading took 14.9614 GiB memory and 3.123456 seconds",
+        "weights_gib",
+        14.9614,
+    ),
+    (
+        "0.16.0 v1/worker/gpu_model_runner.py (format_gib)",
+        "Model loading took 14.96 GiB memory and 3.123456 seconds",
+        "weights_gib",
+        14.96,
+    ),
+    ("0.8.5 model_executor/model_loader/loader.py", "Loading weights took 2.44 seconds", "weight_load_s", 2.44),
+    # the V1 pool, tokens and concurrency, graphs
+    ("0.9.2 v1/worker/gpu_worker.py", "Available KV cache memory: 58.11 GiB", "kv_cache_gib", 58.11),
+    ("0.16.0 v1/worker/gpu_worker.py (format_gib)", "Available KV cache memory: 58.1 GiB", "kv_cache_gib", 58.1),
+    ("0.9.2 v1/core/kv_cache_utils.py", "GPU KV cache size: 476,016 tokens", "kv_cache_tokens", 476016),
+    (
+        "0.22.0 v1/core/kv_cache_utils.py",
+        "Maximum concurrency for 131,072 tokens per request: 1234.50x",
+        "max_concurrency",
+        1234.5,
+    ),
+    (
+        "0.34.0 v1/core/kv_cache_utils.py (hisparse: 'GPU + host')",
+        "GPU + host KV cache size: 1,234,567 tokens, Maximum concurrency for 131,072 tokens per request: 9.42x",
+        "kv_cache_tokens",
+        1234567,
+    ),
+    (
+        "0.34.0 v1/core/kv_cache_utils.py (a plugin's device type)",
+        "NPU KV cache size: 1,234 tokens, Maximum concurrency for 1,024 tokens per request: 1.21x",
+        "max_concurrency",
+        1.21,
+    ),
+    (
+        "0.11.0 v1/worker/gpu_model_runner.py",
+        "Graph capturing finished in 12 secs, took 0.91 GiB",
+        "cuda_graph_capture_gib",
+        0.91,
+    ),
+    (
+        "0.22.0 v1/worker/gpu_model_runner.py",
+        "Estimated CUDA graph memory: 0.84 GiB total",
+        "cuda_graph_estimated_gib",
+        0.84,
+    ),
+]
+
+
+@pytest.mark.parametrize(("where", "message", "field", "value"), FORMATS, ids=[row[0] for row in FORMATS])
+def test_each_format_lands_its_figure(where: str, message: str, field: str, value: Any) -> None:
+    source = where.split()[1].rsplit("/", 1)[-1] + ":1"
+    text = "\n".join(_HEAD.format(source, line) for line in message.split("\n")) + "\n"
+    assert getattr(read_boot_log(text, "vllm", "m"), field) == value
+
+
+def test_a_pool_of_no_blocks_on_any_device_is_the_cause_and_no_swap_space_is_not() -> None:
+    # '# %s blocks: %d, # CPU blocks: %d' (executor_base.py 0.7 - 0.11): the second figure is swap space in host RAM,
+    # and a zero there is no empty pool; a zero first is one on whatever device the platform names
+    error = _HEAD.format("engine.py:1", "x").replace("INFO", "ERROR").replace(" x", " RuntimeError: boom")
+    swap = failure_cause(
+        "\n".join([_HEAD.format("executor_base.py:116", "# cuda blocks: 18418, # CPU blocks: 0"), error])
+    )
+    empty = failure_cause(
+        "\n".join([_HEAD.format("executor_base.py:116", "# tpu blocks: 0, # CPU blocks: 512"), error])
+    )
+    assert swap == "RuntimeError: boom"
+    assert empty is not None and empty.startswith("weights and the profiling peak fill the memory cap")
