@@ -74,9 +74,11 @@ _VERSION = [
 ]
 _WEIGHT_LOAD = re.compile(r"Loading weights took ([\d.]+) seconds")
 # V0 prints GiB figures with a 'GB' label ('Loading model weights took %.4f GB' divides by 2**30,
-# vllm/worker/model_runner.py) and its profiler table 'model weights take 14.96GiB'
+# vllm/worker/model_runner.py, and V1 0.7's gpu_model_runner.py), the XPU runner of 0.8 - 0.9 with a 'GiB' one ('Loading
+# model weights took %.4f GiB', vllm/worker/xpu_model_runner.py of the 0.8.5 and 0.9.2 sdists), and its profiler table
+# 'model weights take 14.96GiB'
 _WEIGHTS_GIB = re.compile(
-    r"Model loading took ([\d.]+) GiB|Checkpoint size: ([\d.]+) GiB|Loading model weights took ([\d.]+) GB"
+    r"Model loading took ([\d.]+) GiB|Checkpoint size: ([\d.]+) GiB|Loading model weights took ([\d.]+) Gi?B"
     r"|model weights take\s+([\d.]+)\s*GiB"
 )
 # The closing memory line of 0.19+ states the weights again, 'Actual usage is 8.28 GiB for weight, 1.02 GiB for peak

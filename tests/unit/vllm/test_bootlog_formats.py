@@ -62,6 +62,8 @@ FORMATS: list[tuple[str, str, str, Any]] = [
     ),
     # weights: V0 and the V1 runners
     ("0.5.5 worker/model_runner.py", "Loading model weights took 14.9612 GB", "weights_gib", 14.9612),
+    ("0.7.3 v1/worker/gpu_model_runner.py", "Loading model weights took 14.9615 GB", "weights_gib", 14.9615),
+    ("0.8.5 worker/xpu_model_runner.py", "Loading model weights took 14.9616 GiB", "weights_gib", 14.9616),
     ("0.8.5 worker/model_runner.py", "Model loading took 14.9613 GiB and 3.123456 seconds", "weights_gib", 14.9613),
     (
         "0.13.0 v1/worker/gpu_model_runner.py",
