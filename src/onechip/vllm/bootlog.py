@@ -155,8 +155,8 @@ _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 # openvino_executor.py), and from 0.7 executor_base.py's '# %s blocks: %d, # CPU blocks: %d' with the platform's
 # device_name ('cuda', 'rocm', 'tpu', 'xpu', 'hpu', 'cpu', 'neuron', 'openvino'; a plugin's own, vllm-ascend's 'npu'):
 # the first device named on the line, not the swap figure after ', ' or '; ' (the 0.5.5 - 0.11.0 sdists)
-_V0_BLOCKS = r"(?:(?<![,;] )# ?(?!swap )[A-Za-z]+|GPU|CUDA|cuda|rocm) blocks: "
-_GPU_BLOCKS = re.compile(rf"num_gpu_blocks is: (\d+)|{_V0_BLOCKS}(\d+)|\bExtended KV cache to (\d+) blocks")
+V0_BLOCKS = r"(?:(?<![,;] )# ?(?!swap )[A-Za-z]+|GPU|CUDA|cuda|rocm) blocks: "
+_GPU_BLOCKS = re.compile(rf"num_gpu_blocks is: (\d+)|{V0_BLOCKS}(\d+)|\bExtended KV cache to (\d+) blocks")
 # The CUDA-graph memory the profiler estimated (what 0.20+ keeps out of the pool): the V1 runner's 'Estimated CUDA graph
 # memory: 0.84 GiB total' (gpu_model_runner.py profile_cudagraph_memory; h100-llama31-8b-tp1-v0190) and the closing
 # 'CUDA graph pool memory: 0.28 GiB (actual), 0.53 GiB (estimated), difference: ...' (gpu_worker.py;
@@ -538,7 +538,7 @@ _CAUSES = [
         # memory' (gpu_worker.py; kv_cache_utils.py raises on available_memory <= 0)
         re.compile(
             r"No available memory for the cache blocks|reserved for KV Cache is -|Available KV cache memory: -"
-            rf"|{_V0_BLOCKS}0\b"
+            rf"|{V0_BLOCKS}0\b"
         ),
         "weights and the profiling peak fill the memory cap, leaving nothing for the KV cache: raise "
         "--gpu-memory-utilization, add GPUs (--tensor-parallel-size) or serve a smaller checkpoint",
