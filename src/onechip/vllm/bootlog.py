@@ -121,7 +121,16 @@ _KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
 # and activations overrun the cap ('Available KV cache memory: -2.14 GiB', vllm#23278). The closing line (0.2x+,
 # gpu_worker.py, after graph capture) gives the same figure as 'Available' (both 10.66 GiB in
 # l4-gemma4-e2b-w4a16-len8192-v0300), and an excerpt may keep only it (gb10-qwen3-0.6b-util060-v0271).
-_RANK_POOL = re.compile(r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is ([\d.]+) GiB")
+# Where the API server decodes video on the GPU (mm_ipc_gpu_memory_gb), 0.25+ carves that memory out of the pool after
+# printing it: 'Reserving %s GiB of GPU memory for frontend multimodal decoding (...); KV cache memory reduced to %s
+# GiB.' (vllm/v1/worker/gpu_worker.py _reserve_mm_ipc_gpu_memory of the 0.25.0 sdist, vllm/multimodal/gpu_ipc_memory.py
+# of 0.34.0), once per rank; the cache is sized from the reduced figure, while the closing 'Current kv cache memory in
+# use' still prints the figure before the carve-out (self.available_kv_cache_memory_bytes, which the carve-out leaves
+# as it was), so after a reduced line the closing lines are not read as the pool
+_RANK_POOL = re.compile(
+    r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is ([\d.]+) GiB"
+    r"|KV cache memory reduced to ([\d.]+) GiB"
+)
 _POOL_ROUND_END = re.compile(
     r"KV cache size: [\d,]+ tokens|Initializing (?:a V[01]|an) LLM engine|vLLM API server version"
 )
@@ -763,6 +772,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     t0 = started
     year = _stamp_year(text, started)
     rank_pool_gib: float | None = None  # the smallest per-rank pool of this round (_RANK_POOL)
+    carved = False  # a rank printed its pool with the multimodal carve-out taken (_RANK_POOL 'reduced to')
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     wrapped: list[str] | None = None  # the lines so far of a 'non-default args' dict a paste wrapped (_ARGS_OPEN)
     lines = _records(text)
@@ -801,7 +811,8 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             wrapped = [facts]
         if _POOL_ROUND_END.search(plain):
             rank_pool_gib = committed_gib = None
-        elif match := _RANK_POOL.search(plain):
+        elif (match := _RANK_POOL.search(plain)) and not (carved and match.group(2) is not None):
+            carved = carved or match.group(3) is not None
             pool_gib = float(_first(match))
             rank_pool_gib = pool_gib if rank_pool_gib is None else min(rank_pool_gib, pool_gib)
             out.kv_cache_gib = rank_pool_gib

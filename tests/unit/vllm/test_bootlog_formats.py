@@ -134,3 +134,31 @@ def test_a_pool_of_no_blocks_on_any_device_is_the_cause_and_no_swap_space_is_not
     )
     assert swap == "RuntimeError: boom"
     assert empty is not None and empty.startswith("weights and the profiling peak fill the memory cap")
+
+
+def test_the_pool_is_what_the_multimodal_carve_out_leaves() -> None:
+    # vllm/v1/worker/gpu_worker.py of the 0.25.0 sdist: determine_available_memory prints 'Available KV cache memory: %s
+    # GiB', then _reserve_mm_ipc_gpu_memory carves the frontend's GPU video decoding out of it and returns the rest,
+    # which the cache is sized from ('Reserving %s GiB of GPU memory for frontend multimodal decoding (%s GiB raw-frame
+    # semaphore budget, %s GiB decoder+CUDA-context across %d API server(s) @ %s GiB/server); KV cache memory reduced
+    # to %s GiB.'); the closing line's 'Current kv cache memory in use is %s GiB.' formats
+    # self.available_kv_cache_memory_bytes, the figure before the carve-out
+    reserve = (
+        "Reserving 2.5 GiB of GPU memory for frontend multimodal decoding (1.0 GiB raw-frame semaphore budget, 1.5 GiB "
+        "decoder+CUDA-context across 1 API server(s) @ 1.5 GiB/server); KV cache memory reduced to {} GiB."
+    )
+    closing = (
+        "Free memory on device (78.68/79.19 GiB) on startup. Desired GPU memory utilization is (0.9, 71.27 GiB). "
+        "Actual usage is 14.99 GiB for weight, 1.89 GiB for peak activation, 0.25 GiB for non-torch memory, and 0.84 "
+        "GiB for CUDAGraph memory. Current kv cache memory in use is {} GiB."
+    )
+    lines = [
+        "(Worker_TP0 pid=11) " + _HEAD.format("gpu_worker.py:539", "Available KV cache memory: 53.3 GiB"),
+        "(Worker_TP0 pid=11) " + _HEAD.format("gpu_worker.py:644", reserve.format("50.8")),
+        "(Worker_TP1 pid=12) " + _HEAD.format("gpu_worker.py:539", "Available KV cache memory: 53.2 GiB"),
+        "(Worker_TP1 pid=12) " + _HEAD.format("gpu_worker.py:644", reserve.format("50.7")),
+        "(EngineCore pid=10) " + _HEAD.format("kv_cache_utils.py:2146", "GPU KV cache size: 830,656 tokens"),
+        "(Worker_TP0 pid=11) " + _HEAD.format("gpu_worker.py:832", closing.format("53.3")),
+        "(Worker_TP1 pid=12) " + _HEAD.format("gpu_worker.py:832", closing.format("53.2")),
+    ]
+    assert read_boot_log("\n".join(lines) + "\n", "vllm", "m").kv_cache_gib == 50.7
