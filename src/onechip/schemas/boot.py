@@ -50,7 +50,8 @@ class BootRecord(ResultModel):
     kv_cache_gib: float | None = Field(
         default=None,
         description="KV cache memory the engine said it has, GiB: V1 'Available KV cache memory', V0 "
-        "'available_kv_cache_memory', 'the rest of the memory reserved for KV Cache is' or 'kv_cache_size='.",
+        "'available_kv_cache_memory', 'the rest of the memory reserved for KV Cache is' or 'kv_cache_size=', the CPU "
+        "worker's 'Explicitly set (X/total) GiB for KV cache' / 'Auto set (X/total) GiB'.",
     )
     kv_cache_needed_gib: float | None = Field(
         default=None,

@@ -126,10 +126,13 @@ _KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
 # GiB.' (vllm/v1/worker/gpu_worker.py _reserve_mm_ipc_gpu_memory of the 0.25.0 sdist, vllm/multimodal/gpu_ipc_memory.py
 # of 0.34.0), once per rank; the cache is sized from the reduced figure, while the closing 'Current kv cache memory in
 # use' still prints the figure before the carve-out (self.available_kv_cache_memory_bytes, which the carve-out leaves
-# as it was), so after a reduced line the closing lines are not read as the pool
+# as it was), so after a reduced line the closing lines are not read as the pool. The CPU backend's worker prints its
+# pool per NUMA node, 'Explicitly set (%s/%s) GiB for KV cache on node %d.' (VLLM_CPU_KVCACHE_SPACE or
+# --kv-cache-memory-bytes) or 'Auto set (%s/%s) GiB for KV cache on node %d, with ...' (pool / the node's memory;
+# vllm/v1/worker/cpu_worker.py of the 0.22.0, 0.25.0 and 0.34.0 sdists; tests/data/vllm_cpu_0.32_boot.log)
 _RANK_POOL = re.compile(
     r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is ([\d.]+) GiB"
-    r"|KV cache memory reduced to ([\d.]+) GiB"
+    r"|KV cache memory reduced to ([\d.]+) GiB|\b(?:Explicitly|Auto) set \(([\d.]+)/[\d.]+\) GiB for KV cache"
 )
 _POOL_ROUND_END = re.compile(
     r"KV cache size: [\d,]+ tokens|Initializing (?:a V[01]|an) LLM engine|vLLM API server version"

@@ -80,6 +80,19 @@ FORMATS: list[tuple[str, str, str, Any]] = [
     ("0.8.5 model_executor/model_loader/loader.py", "Loading weights took 2.44 seconds", "weight_load_s", 2.44),
     # the V1 pool, tokens and concurrency, graphs
     ("0.9.2 v1/worker/gpu_worker.py", "Available KV cache memory: 58.11 GiB", "kv_cache_gib", 58.11),
+    (
+        "0.22.0 v1/worker/cpu_worker.py (VLLM_CPU_KVCACHE_SPACE)",
+        "Explicitly set (2.0/7.21) GiB for KV cache on node 0.",
+        "kv_cache_gib",
+        2.0,
+    ),
+    (
+        "0.25.0 v1/worker/cpu_worker.py (auto)",
+        "Auto set (12.5/62.7) GiB for KV cache on node 0, with 50.0 GiB requested memory for the worker. 3.2 GiB "
+        "memory was consumed by non-kv usages.",
+        "kv_cache_gib",
+        12.5,
+    ),
     ("0.16.0 v1/worker/gpu_worker.py (format_gib)", "Available KV cache memory: 58.1 GiB", "kv_cache_gib", 58.1),
     ("0.9.2 v1/core/kv_cache_utils.py", "GPU KV cache size: 476,016 tokens", "kv_cache_tokens", 476016),
     (
