@@ -194,7 +194,10 @@ _FAILURE = re.compile(
 # OOM-killed (exit 137)', gpu16g-sm90-lfm25-1.2b-int4-kvfp8-len32768-util095-v0260-container-oom); `docker inspect`'s
 # '"OOMKilled": false' (or "false", or 0) says the opposite
 _OOM_KILLED = re.compile(r"\bOOM-?killed\b(?![\"']?\s*[:=]\s*[\"']?(?:false|0)\b)", re.IGNORECASE)
-_MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=([\d.]+)\s*GiB")
+# tpu-inference's worker prints the line before it checks the pool, so a refused boot prints a negative avail
+# ('total_hbm_avail_gb=-0.71GiB', then 'ValueError: total_hbm_used_gb=...GiB exceeds total_hbm_limit_cap_gb=...GiB':
+# tpu_inference/worker/tpu_worker_jax.py of the 0.11.1 sdist, worker/tpu_worker.py of 0.32.0)
+_MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=(-?[\d.]+)\s*GiB")
 _INIT_KV = re.compile(r"Init kv-cache\b")
 _KV_SHAPE = re.compile(r"regular_attn_shape=\(num_blocks,\s*\((\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)\)")
 _KV_BLOCKS = re.compile(r"num_blocks=\[(\d+)")
@@ -547,9 +550,11 @@ _CAUSES = [
     (  # the error itself, or the pool it follows from when a paste stops before it: V0 prints a pool of 0 blocks
         # and its negative 'reserved for KV Cache' (vllm/worker/worker.py; raise_if_cache_size_invalid raises on
         # num_gpu_blocks <= 0: rtx4060-qwen25-7b-util070-len4096-refused-v0), V1 a negative 'Available KV cache
-        # memory' (gpu_worker.py; kv_cache_utils.py raises on available_memory <= 0)
+        # memory' (gpu_worker.py; kv_cache_utils.py raises on available_memory <= 0), tpu-inference a negative
+        # 'total_hbm_avail_gb' (its worker raises on total_hbm_avail <= 0, _MEMSTAT)
         re.compile(
             r"No available memory for the cache blocks|reserved for KV Cache is -|Available KV cache memory: -"
+            r"|total_hbm_avail_gb=-"
             rf"|{V0_BLOCKS}0\b"
         ),
         "weights and the profiling peak fill the memory cap, leaving nothing for the KV cache: raise "

@@ -175,3 +175,28 @@ def test_the_pool_is_what_the_multimodal_carve_out_leaves() -> None:
         "(Worker_TP1 pid=12) " + _HEAD.format("gpu_worker.py:832", closing.format("53.2")),
     ]
     assert read_boot_log("\n".join(lines) + "\n", "vllm", "m").kv_cache_gib == 50.7
+
+
+def test_a_refused_tpu_boot_keeps_its_negative_pool_and_says_why() -> None:
+    # tpu_inference/worker/tpu_worker.py determine_available_memory (the 0.32.0 sdist; tpu_worker_jax.py of 0.11.1):
+    # logger.info(f"Memory statistics | {total_hbm_limit_gb=}GiB | {total_hbm_limit_cap_gb=}GiB |
+    # {total_hbm_used_gb=}GiB | {total_hbm_avail_gb=}GiB"), then raise ValueError(f"{total_hbm_used_gb=}GiB exceeds
+    # {total_hbm_limit_cap_gb=}GiB by {-total_hbm_avail_gb}GiB. Please consider increasing --gpu-memory-utilization
+    # from {util} to a larger value.")
+    text = "\n".join(
+        [
+            _HEAD.format(
+                "tpu_worker.py:558",
+                "Memory statistics | total_hbm_limit_gb=15.75GiB | total_hbm_limit_cap_gb=14.49GiB | "
+                "total_hbm_used_gb=15.2GiB | total_hbm_avail_gb=-0.71GiB",
+            ),
+            _HEAD.format(
+                "core.py:1",
+                "ValueError: total_hbm_used_gb=15.2GiB exceeds total_hbm_limit_cap_gb=14.49GiB by 0.71GiB. Please "
+                "consider increasing --gpu-memory-utilization from 0.92 to a larger value.",
+            ).replace("INFO", "ERROR"),
+        ]
+    )
+    record = read_boot_log(text + "\n", "vllm", "m")
+    assert (record.hbm_gib.get("avail"), record.kv_cache_gib) == (-0.71, -0.71)
+    assert (record.failure_cause or "").startswith("weights and the profiling peak fill the memory cap")
