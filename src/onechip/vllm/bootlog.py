@@ -301,6 +301,11 @@ _SAME_CARD = 0.03
 # (planned chip, device name a log printed) -> the card that name means when it is another one, else None (an unmapped
 # name says nothing): planner.chips.other_card, passed in by the caller (vllm/ sits below planner/)
 OtherCard = Callable[[str, str], str | None]
+# Intel GPUs' V1 worker of 0.9 - 0.14 prints the card's memory in MiB, labelled 'MB' ('Before memory profiling run,
+# total GPU memory: %.2f MB, model load takes %.2f MB, free gpu memory is %.2f MB.', total / 1024**2:
+# vllm/v1/worker/xpu_worker.py of the 0.9.2, 0.11.0, 0.13.0 and 0.14.1 sdists; 0.16+ runs the CUDA worker's lines):
+# logged as GiB
+_XPU_TOTAL_MIB = re.compile(r"Before memory profiling run, total GPU memory: ([\d.]+) MB\b")
 _COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+) s in total")
 _PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
 _PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
@@ -750,6 +755,8 @@ def _read_facts(out: BootRecord, line: str) -> None:
         out.max_concurrency_context = int(_number(match.group(1)))
         out.max_concurrency = float(match.group(2))
     _read_logged(out, line)
+    if match := _XPU_TOTAL_MIB.search(line):
+        out.logged["total_memory_gib"] = str(float(match.group(1)) / 1024)
 
 
 def _read_logged(out: BootRecord, text: str) -> None:

@@ -60,6 +60,36 @@ FORMATS: list[tuple[str, str, str, Any]] = [
         "kv_cache_gib",
         54.77,
     ),
+    (
+        "0.6.4 worker/worker.py",
+        "Memory profiling results: total_gpu_memory=44.98GiB initial_memory_usage=0.50GiB peak_torch_memory=17.20GiB "
+        "memory_usage_post_profile=0.60GiB non_torch_memory=0.30GiB kv_cache_size=23.84GiB gpu_memory_utilization=0.90",
+        "kv_cache_gib",
+        23.84,
+    ),
+    # tpu-inference (the JAX worker behind vllm-tpu)
+    (
+        "0.32.0 tpu_inference/worker/tpu_worker.py (tpu-inference)",
+        "Memory statistics | total_hbm_limit_gb=15.75GiB | total_hbm_limit_cap_gb=14.49GiB | total_hbm_used_gb=8.97GiB "
+        "| total_hbm_avail_gb=5.52GiB",
+        "kv_cache_gib",
+        5.52,
+    ),
+    (
+        "0.32.0 tpu_inference/runner/kv_cache_manager.py (tpu-inference)",
+        "Hybrid KV cache layout: num_kv_cache_groups=2, num_kv_cache_tensors=30, kv_cache_config.num_blocks=1255, "
+        "duplicate_shared_layers=False",
+        "kv_cache_groups",
+        2,
+    ),
+    (
+        "0.32.0 tpu_inference/runner/kv_cache_manager.py (tpu-inference, Init kv-cache)",
+        "Init kv-cache | num_total_layers=15 | num_blocks=[1255, 1255] | regular_attn_layers=15 | "
+        "regular_attn_shape=(num_blocks, (256, 1, 2, 256)) | regular_attn_sharding=None | "
+        "regular_attn_dtype=bfloat16 | hbm=9.0Gb",
+        "kv_cache_shape",
+        [256, 1, 2, 256],
+    ),
     # weights: V0 and the V1 runners
     ("0.5.5 worker/model_runner.py", "Loading model weights took 14.9612 GB", "weights_gib", 14.9612),
     ("0.7.3 v1/worker/gpu_model_runner.py", "Loading model weights took 14.9615 GB", "weights_gib", 14.9615),
@@ -200,3 +230,15 @@ def test_a_refused_tpu_boot_keeps_its_negative_pool_and_says_why() -> None:
     record = read_boot_log(text + "\n", "vllm", "m")
     assert (record.hbm_gib.get("avail"), record.kv_cache_gib) == (-0.71, -0.71)
     assert (record.failure_cause or "").startswith("weights and the profiling peak fill the memory cap")
+
+
+def test_an_xpu_boot_says_its_cards_memory_in_mib() -> None:
+    # vllm/v1/worker/xpu_worker.py determine_available_memory of 0.9.2 - 0.14.1: 'Before memory profiling run, total GPU
+    # memory: {total / 1024**2:.2f} MB, model load takes {...:.2f} MB, free gpu memory is {...:.2f} MB.'; the total is
+    # what _other_deployment holds against the planned card (GiB)
+    line = _HEAD.format(
+        "xpu_worker.py:92",
+        "Before memory profiling run, total GPU memory: 24480.00 MB, model load takes 15000.00 MB, free gpu memory is "
+        "9000.00 MB.",
+    )
+    assert float(read_boot_log(line + "\n", "vllm", "m").logged["total_memory_gib"]) == 24480 / 1024
