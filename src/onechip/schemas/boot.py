@@ -50,7 +50,8 @@ class BootRecord(ResultModel):
     kv_cache_gib: float | None = Field(
         default=None,
         description="KV cache memory the engine said it has, GiB: V1 'Available KV cache memory', V0 "
-        "'available_kv_cache_memory', 'the rest of the memory reserved for KV Cache is' or 'kv_cache_size='.",
+        "'available_kv_cache_memory', 'the rest of the memory reserved for KV Cache is' or 'kv_cache_size=', the CPU "
+        "worker's 'Explicitly set (X/total) GiB for KV cache' / 'Auto set (X/total) GiB'.",
     )
     kv_cache_needed_gib: float | None = Field(
         default=None,
@@ -65,7 +66,8 @@ class BootRecord(ResultModel):
     kv_cache_num_blocks: int | None = Field(
         default=None,
         description="KV cache blocks: TPU 'Init kv-cache' num_blocks (first group), GPU 'num_gpu_blocks is', "
-        "V0 '# GPU blocks' / '# CUDA blocks'.",
+        "V0 '# GPU blocks' / '# CUDA blocks' / '# tpu blocks' (the device each version names; not the CPU swap "
+        "blocks after it).",
     )
     kv_cache_dtype: str | None = Field(default=None, description="TPU 'Init kv-cache' regular_attn_dtype.")
     kv_cache_groups: int | None = Field(

@@ -74,9 +74,11 @@ _VERSION = [
 ]
 _WEIGHT_LOAD = re.compile(r"Loading weights took ([\d.]+) seconds")
 # V0 prints GiB figures with a 'GB' label ('Loading model weights took %.4f GB' divides by 2**30,
-# vllm/worker/model_runner.py) and its profiler table 'model weights take 14.96GiB'
+# vllm/worker/model_runner.py, and V1 0.7's gpu_model_runner.py), the XPU runner of 0.8 - 0.9 with a 'GiB' one ('Loading
+# model weights took %.4f GiB', vllm/worker/xpu_model_runner.py of the 0.8.5 and 0.9.2 sdists), and its profiler table
+# 'model weights take 14.96GiB'
 _WEIGHTS_GIB = re.compile(
-    r"Model loading took ([\d.]+) GiB|Checkpoint size: ([\d.]+) GiB|Loading model weights took ([\d.]+) GB"
+    r"Model loading took ([\d.]+) GiB|Checkpoint size: ([\d.]+) GiB|Loading model weights took ([\d.]+) Gi?B"
     r"|model weights take\s+([\d.]+)\s*GiB"
 )
 # The closing memory line of 0.19+ states the weights again, 'Actual usage is 8.28 GiB for weight, 1.02 GiB for peak
@@ -119,7 +121,19 @@ _KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
 # and activations overrun the cap ('Available KV cache memory: -2.14 GiB', vllm#23278). The closing line (0.2x+,
 # gpu_worker.py, after graph capture) gives the same figure as 'Available' (both 10.66 GiB in
 # l4-gemma4-e2b-w4a16-len8192-v0300), and an excerpt may keep only it (gb10-qwen3-0.6b-util060-v0271).
-_RANK_POOL = re.compile(r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is ([\d.]+) GiB")
+# Where the API server decodes video on the GPU (mm_ipc_gpu_memory_gb), 0.25+ carves that memory out of the pool after
+# printing it: 'Reserving %s GiB of GPU memory for frontend multimodal decoding (...); KV cache memory reduced to %s
+# GiB.' (vllm/v1/worker/gpu_worker.py _reserve_mm_ipc_gpu_memory of the 0.25.0 sdist, vllm/multimodal/gpu_ipc_memory.py
+# of 0.34.0), once per rank; the cache is sized from the reduced figure, while the closing 'Current kv cache memory in
+# use' still prints the figure before the carve-out (self.available_kv_cache_memory_bytes, which the carve-out leaves
+# as it was), so after a reduced line the closing lines are not read as the pool. The CPU backend's worker prints its
+# pool per NUMA node, 'Explicitly set (%s/%s) GiB for KV cache on node %d.' (VLLM_CPU_KVCACHE_SPACE or
+# --kv-cache-memory-bytes) or 'Auto set (%s/%s) GiB for KV cache on node %d, with ...' (pool / the node's memory;
+# vllm/v1/worker/cpu_worker.py of the 0.22.0, 0.25.0 and 0.34.0 sdists; tests/data/vllm_cpu_0.32_boot.log)
+_RANK_POOL = re.compile(
+    r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is ([\d.]+) GiB"
+    r"|KV cache memory reduced to ([\d.]+) GiB|\b(?:Explicitly|Auto) set \(([\d.]+)/[\d.]+\) GiB for KV cache"
+)
 _POOL_ROUND_END = re.compile(
     r"KV cache size: [\d,]+ tokens|Initializing (?:a V[01]|an) LLM engine|vLLM API server version"
 )
@@ -146,9 +160,15 @@ _BOOT_START = re.compile(
 )
 _BOOT_READY = re.compile(r"init engine \(profile, create kv cache, warmup model\) took|Application startup complete")
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
-_GPU_BLOCKS = re.compile(
-    r"num_gpu_blocks is: (\d+)|#? ?(?:GPU|CUDA|cuda|rocm) blocks: (\d+)|\bExtended KV cache to (\d+) blocks"
-)
+# V0's block line names the device the pool is on, as each version's executor spells it: '# GPU blocks: %d, # CPU
+# blocks: %d' (gpu_executor.py, 0.5.5 - 0.6.x; the second figure is the CPU swap space), '# TPU blocks: %d, # CPU
+# blocks: %d' (tpu_executor.py), '# CPU blocks: %d' alone on the CPU backend (cpu_executor.py and 0.5.5's
+# openvino_executor.py: the pool itself), 'OpenVINO %s: # device blocks: %d; # swap blocks: %d' (0.6.x
+# openvino_executor.py), and from 0.7 executor_base.py's '# %s blocks: %d, # CPU blocks: %d' with the platform's
+# device_name ('cuda', 'rocm', 'tpu', 'xpu', 'hpu', 'cpu', 'neuron', 'openvino'; a plugin's own, vllm-ascend's 'npu'):
+# the first device named on the line, not the swap figure after ', ' or '; ' (the 0.5.5 - 0.11.0 sdists)
+V0_BLOCKS = r"(?:(?<![,;] )# ?(?!swap )[A-Za-z]+|GPU|CUDA|cuda|rocm) blocks: "
+_GPU_BLOCKS = re.compile(rf"num_gpu_blocks is: (\d+)|{V0_BLOCKS}(\d+)|\bExtended KV cache to (\d+) blocks")
 # The CUDA-graph memory the profiler estimated (what 0.20+ keeps out of the pool): the V1 runner's 'Estimated CUDA graph
 # memory: 0.84 GiB total' (gpu_model_runner.py profile_cudagraph_memory; h100-llama31-8b-tp1-v0190) and the closing
 # 'CUDA graph pool memory: 0.28 GiB (actual), 0.53 GiB (estimated), difference: ...' (gpu_worker.py;
@@ -174,7 +194,10 @@ _FAILURE = re.compile(
 # OOM-killed (exit 137)', gpu16g-sm90-lfm25-1.2b-int4-kvfp8-len32768-util095-v0260-container-oom); `docker inspect`'s
 # '"OOMKilled": false' (or "false", or 0) says the opposite
 _OOM_KILLED = re.compile(r"\bOOM-?killed\b(?![\"']?\s*[:=]\s*[\"']?(?:false|0)\b)", re.IGNORECASE)
-_MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=([\d.]+)\s*GiB")
+# tpu-inference's worker prints the line before it checks the pool, so a refused boot prints a negative avail
+# ('total_hbm_avail_gb=-0.71GiB', then 'ValueError: total_hbm_used_gb=...GiB exceeds total_hbm_limit_cap_gb=...GiB':
+# tpu_inference/worker/tpu_worker_jax.py of the 0.11.1 sdist, worker/tpu_worker.py of 0.32.0)
+_MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=(-?[\d.]+)\s*GiB")
 _INIT_KV = re.compile(r"Init kv-cache\b")
 _KV_SHAPE = re.compile(r"regular_attn_shape=\(num_blocks,\s*\((\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)\)")
 _KV_BLOCKS = re.compile(r"num_blocks=\[(\d+)")
@@ -285,6 +308,11 @@ _SAME_CARD = 0.03
 OtherCard = Callable[[str, str], str | None]
 # The engine rules a plan of a log's KV device (_LOGGED 'kv_device') has: a CPU or TPU engine's pool is no GPU's
 _KV_DEVICE_ENGINES = {"CPU": "vllm-cpu", "TPU": "vllm-tpu", "XPU": "vllm-gpu"}
+# Intel GPUs' V1 worker of 0.9 - 0.14 prints the card's memory in MiB, labelled 'MB' ('Before memory profiling run,
+# total GPU memory: %.2f MB, model load takes %.2f MB, free gpu memory is %.2f MB.', total / 1024**2:
+# vllm/v1/worker/xpu_worker.py of the 0.9.2, 0.11.0, 0.13.0 and 0.14.1 sdists; 0.16+ runs the CUDA worker's lines):
+# logged as GiB
+_XPU_TOTAL_MIB = re.compile(r"Before memory profiling run, total GPU memory: ([\d.]+) MB\b")
 _COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+) s in total")
 _PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
 _PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
@@ -534,10 +562,12 @@ _CAUSES = [
     (  # the error itself, or the pool it follows from when a paste stops before it: V0 prints a pool of 0 blocks
         # and its negative 'reserved for KV Cache' (vllm/worker/worker.py; raise_if_cache_size_invalid raises on
         # num_gpu_blocks <= 0: rtx4060-qwen25-7b-util070-len4096-refused-v0), V1 a negative 'Available KV cache
-        # memory' (gpu_worker.py; kv_cache_utils.py raises on available_memory <= 0)
+        # memory' (gpu_worker.py; kv_cache_utils.py raises on available_memory <= 0), tpu-inference a negative
+        # 'total_hbm_avail_gb' (its worker raises on total_hbm_avail <= 0, _MEMSTAT)
         re.compile(
             r"No available memory for the cache blocks|reserved for KV Cache is -|Available KV cache memory: -"
-            r"|(?:GPU|CUDA|cuda|rocm) blocks: 0\b"
+            r"|total_hbm_avail_gb=-"
+            rf"|{V0_BLOCKS}0\b"
         ),
         "weights and the profiling peak fill the memory cap, leaving nothing for the KV cache: raise "
         "--gpu-memory-utilization, add GPUs (--tensor-parallel-size) or serve a smaller checkpoint",
@@ -732,6 +762,8 @@ def _read_facts(out: BootRecord, line: str) -> None:
         out.max_concurrency_context = int(_number(match.group(1)))
         out.max_concurrency = float(match.group(2))
     _read_logged(out, line)
+    if match := _XPU_TOTAL_MIB.search(line):
+        out.logged["total_memory_gib"] = str(float(match.group(1)) / 1024)
 
 
 def _read_logged(out: BootRecord, text: str) -> None:
@@ -762,6 +794,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     t0 = started
     year = _stamp_year(text, started)
     rank_pool_gib: float | None = None  # the smallest per-rank pool of this round (_RANK_POOL)
+    carved = False  # a rank printed its pool with the multimodal carve-out taken (_RANK_POOL 'reduced to')
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     wrapped: list[str] | None = None  # the lines so far of a 'non-default args' dict a paste wrapped (_ARGS_OPEN)
     lines = _records(text)
@@ -800,7 +833,8 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             wrapped = [facts]
         if _POOL_ROUND_END.search(plain):
             rank_pool_gib = committed_gib = None
-        elif match := _RANK_POOL.search(plain):
+        elif (match := _RANK_POOL.search(plain)) and not (carved and match.group(2) is not None):
+            carved = carved or match.group(3) is not None
             pool_gib = float(_first(match))
             rank_pool_gib = pool_gib if rank_pool_gib is None else min(rank_pool_gib, pool_gib)
             out.kv_cache_gib = rank_pool_gib

@@ -7,7 +7,7 @@ Each line is kept as one kind, first match wins:
     trap      a known trap from the seeds (TRAPS), with the change that avoids it (an error line that is
               also a known trap stays an error and carries the trap text)
     warning   WARNING lines
-    memory    KV cache size, memory statistics, model loading GiB, KV shape lines
+    memory    KV cache size, memory statistics, model loading GiB, KV shape lines, V0 block and weights lines
     timeline  the boot milestones (engine init, weights, compile, KV cache, ready, listening)
 Non-error lines beyond `max_lines` are cut from the middle of the log (the first and last lines of a
 boot say the most), and the number cut is reported. Text is redacted (onechip.errors.redact).
@@ -31,7 +31,7 @@ from typing import TextIO
 from onechip.errors import ConfigError, redact
 from onechip.paths import open_regular
 from onechip.schemas.logs import LineKind, LogLine, LogSummary
-from onechip.vllm.bootlog import bare_line
+from onechip.vllm.bootlog import V0_BLOCKS, bare_line
 
 # (pattern, what it means and what to change); sources: the seed articles (seeds/) and DESIGN.md.
 TRAPS: list[tuple[re.Pattern[str], str]] = [
@@ -87,9 +87,15 @@ _ERROR = re.compile(r"\b(ERROR|CRITICAL)\b|Traceback \(most recent call last\)")
 # serve at least one request ...') and eugr/spark-vllm-docker#396 ('▎ ValueError: ...'), kept as memory lines
 _EXCEPTION = re.compile(r"^\S*(Error|Exception|Failure): ")
 _WARNING = re.compile(r"\bWARNING\b")
+# and V0's pool and weights lines, which print no 'GiB': the block line of every device (bootlog.V0_BLOCKS: '# GPU
+# blocks: %d, # CPU blocks: %d', '# tpu blocks: ...', the CPU backend's '# CPU blocks: %d'), 'Loading model weights took
+# %.4f GB' (vllm/worker/model_runner.py), the profiler's first line 'Memory profiling takes %.2f seconds' (worker.py
+# 0.7 - 0.9) and the XPU worker's lines in MB ('Before memory profiling run, total GPU memory: %.2f MB, ...',
+# vllm/v1/worker/xpu_worker.py 0.9 - 0.11)
 _MEMORY = re.compile(
     r"KV cache size|Memory statistics|Model loading took|Checkpoint size|Init kv-cache|"
-    r"Maximum concurrency|num_gpu_blocks|GiB|KV cache memory",
+    r"Maximum concurrency|num_gpu_blocks|GiB|KV cache memory|"
+    rf"{V0_BLOCKS}\d|Loading model weights took|Memory profiling takes|memory profiling run, ",
 )
 _TIMELINE = re.compile(
     r"Initializing a V1 LLM engine|Starting to load model|Loading weights took|Time spent downloading weights|"

@@ -23,6 +23,7 @@ def test_recorded_cpu_log_allocation_facts():
     assert record.max_concurrency_context == 8_192
     assert record.engine_version == "0.32.0"
     assert record.weight_load_s == 2.44  # "Loading weights took 2.44 seconds"
+    assert record.kv_cache_gib == 2.0  # "Explicitly set (2.0/7.21) GiB for KV cache on node 0."
     assert record.errors == []
 
 

@@ -114,3 +114,24 @@ def test_a_command_naming_the_tool_parser_is_no_trap() -> None:
     assert summarize(error, "x").traps == [
         "tool calling needs --enable-auto-tool-choice and the model's --tool-call-parser"
     ]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "# GPU blocks: 2000, # CPU blocks: 512",  # vllm/executor/gpu_executor.py 0.5.5 - 0.6.x
+        "# tpu blocks: 1500, # CPU blocks: 0",  # vllm/executor/executor_base.py 0.7 - 0.11 (the platform's name)
+        "# CPU blocks: 4096",  # vllm/executor/cpu_executor.py 0.5.5 - 0.6.x: the CPU backend's pool
+        "OpenVINO GPU: # device blocks: 777; # swap blocks: 0",  # vllm/executor/openvino_executor.py 0.6.x
+        "Loading model weights took 14.9612 GB",  # vllm/worker/model_runner.py 0.5 - 0.7
+        "Memory profiling takes 5.12 seconds",  # vllm/worker/worker.py 0.7 - 0.9, the profiler's first line
+        # vllm/v1/worker/xpu_worker.py 0.9 - 0.11
+        "Before memory profiling run, total GPU memory: 24576.00 MB, model load takes 15000.00 MB, free gpu memory "
+        "is 9000.00 MB.",
+    ],
+)
+def test_v0_pool_and_weights_lines_without_gib_are_memory_lines(message):
+    # these carry a pool or weights figure in no 'GiB': the summary dropped them, so a V0 log's summary had no line
+    # saying how big its KV cache was
+    summary = summarize(f"INFO 12-01 10:00:01 [x.py:1] {message}\n", "boot.log")
+    assert [(line.kind, line.text.endswith(message)) for line in summary.lines] == [("memory", True)]

@@ -1,0 +1,244 @@
+"""Every line format that carries a figure the boot-log reader keeps, as vLLM's own logging calls print it, version by
+version and platform by platform: each row is the format string of the sdist (vllm==X from PyPI) and file it names,
+its placeholders filled with figures that tell the fields apart, and the field the reader must put that figure in.
+The corpus (tests/fixtures/bootlogs) holds real logs of a few versions and cards; this table holds the formats of the
+others (V0 executors of 0.5 - 0.11, the XPU / TPU / CPU / OpenVINO / HPU / Neuron backends, the V1 worker's lines
+0.8 - 0.34). The figures are placeholders: what is checked is which field each one lands in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from onechip.vllm.bootlog import failure_cause, read_boot_log
+
+_HEAD = "INFO 12-01 10:00:01 [{}] {}"
+
+# (where: 'version file.py', the message as the format string prints it, BootRecord field, value)
+FORMATS: list[tuple[str, str, str, Any]] = [
+    # V0 executors: '# %s blocks: %d, # CPU blocks: %d' and what came before executor_base.py
+    ("0.5.5 executor/gpu_executor.py", "# GPU blocks: 2000, # CPU blocks: 512", "kv_cache_num_blocks", 2000),
+    ("0.5.5 executor/tpu_executor.py", "# TPU blocks: 1234, # CPU blocks: 512", "kv_cache_num_blocks", 1234),
+    ("0.5.5 executor/cpu_executor.py", "# CPU blocks: 4096", "kv_cache_num_blocks", 4096),
+    ("0.5.5 executor/openvino_executor.py", "# CPU blocks: 4097", "kv_cache_num_blocks", 4097),
+    (
+        "0.6.3 executor/openvino_executor.py",
+        "OpenVINO GPU: # device blocks: 777; # swap blocks: 0",
+        "kv_cache_num_blocks",
+        777,
+    ),
+    (
+        "0.7.3 executor/executor_base.py (cuda)",
+        "# cuda blocks: 41366, # CPU blocks: 2048",
+        "kv_cache_num_blocks",
+        41366,
+    ),
+    ("0.7.3 executor/executor_base.py (rocm)", "# rocm blocks: 6495, # CPU blocks: 2048", "kv_cache_num_blocks", 6495),
+    ("0.7.3 executor/executor_base.py (tpu)", "# tpu blocks: 1500, # CPU blocks: 0", "kv_cache_num_blocks", 1500),
+    ("0.7.3 executor/executor_base.py (cpu)", "# cpu blocks: 2731, # CPU blocks: 0", "kv_cache_num_blocks", 2731),
+    ("0.8.5 executor/executor_base.py (xpu)", "# xpu blocks: 3100, # CPU blocks: 512", "kv_cache_num_blocks", 3100),
+    ("0.8.5 executor/executor_base.py (hpu)", "# hpu blocks: 3200, # CPU blocks: 512", "kv_cache_num_blocks", 3200),
+    ("0.8.5 executor/executor_base.py (neuron)", "# neuron blocks: 33, # CPU blocks: 0", "kv_cache_num_blocks", 33),
+    (
+        "0.11.0 executor/executor_base.py (npu plugin)",
+        "# npu blocks: 9001, # CPU blocks: 0",
+        "kv_cache_num_blocks",
+        9001,
+    ),
+    (
+        "0.6.3 executor/gpu_executor.py",
+        "Maximum concurrency for 8192 tokens per request: 12.34x",
+        "max_concurrency",
+        12.34,
+    ),
+    (
+        "0.7.3 worker/worker.py",
+        "Memory profiling takes 5.12 seconds\nthe current vLLM instance can use total_gpu_memory (79.22GiB) x "
+        "gpu_memory_utilization (0.90) = 71.29GiB\nmodel weights take 14.96GiB; non_torch_memory takes 0.33GiB; "
+        "PyTorch activation peak memory takes 1.23GiB; the rest of the memory reserved for KV Cache is 54.77GiB.",
+        "kv_cache_gib",
+        54.77,
+    ),
+    (
+        "0.6.4 worker/worker.py",
+        "Memory profiling results: total_gpu_memory=44.98GiB initial_memory_usage=0.50GiB peak_torch_memory=17.20GiB "
+        "memory_usage_post_profile=0.60GiB non_torch_memory=0.30GiB kv_cache_size=23.84GiB gpu_memory_utilization=0.90",
+        "kv_cache_gib",
+        23.84,
+    ),
+    # tpu-inference (the JAX worker behind vllm-tpu)
+    (
+        "0.32.0 tpu_inference/worker/tpu_worker.py (tpu-inference)",
+        "Memory statistics | total_hbm_limit_gb=15.75GiB | total_hbm_limit_cap_gb=14.49GiB | total_hbm_used_gb=8.97GiB "
+        "| total_hbm_avail_gb=5.52GiB",
+        "kv_cache_gib",
+        5.52,
+    ),
+    (
+        "0.32.0 tpu_inference/runner/kv_cache_manager.py (tpu-inference)",
+        "Hybrid KV cache layout: num_kv_cache_groups=2, num_kv_cache_tensors=30, kv_cache_config.num_blocks=1255, "
+        "duplicate_shared_layers=False",
+        "kv_cache_groups",
+        2,
+    ),
+    (
+        "0.32.0 tpu_inference/runner/kv_cache_manager.py (tpu-inference, Init kv-cache)",
+        "Init kv-cache | num_total_layers=15 | num_blocks=[1255, 1255] | regular_attn_layers=15 | "
+        "regular_attn_shape=(num_blocks, (256, 1, 2, 256)) | regular_attn_sharding=None | "
+        "regular_attn_dtype=bfloat16 | hbm=9.0Gb",
+        "kv_cache_shape",
+        [256, 1, 2, 256],
+    ),
+    # weights: V0 and the V1 runners
+    ("0.5.5 worker/model_runner.py", "Loading model weights took 14.9612 GB", "weights_gib", 14.9612),
+    ("0.7.3 v1/worker/gpu_model_runner.py", "Loading model weights took 14.9615 GB", "weights_gib", 14.9615),
+    ("0.8.5 worker/xpu_model_runner.py", "Loading model weights took 14.9616 GiB", "weights_gib", 14.9616),
+    ("0.8.5 worker/model_runner.py", "Model loading took 14.9613 GiB and 3.123456 seconds", "weights_gib", 14.9613),
+    (
+        "0.13.0 v1/worker/gpu_model_runner.py",
+        "Model loading took 14.9614 GiB memory and 3.123456 seconds",
+        "weights_gib",
+        14.9614,
+    ),
+    (
+        "0.16.0 v1/worker/gpu_model_runner.py (format_gib)",
+        "Model loading took 14.96 GiB memory and 3.123456 seconds",
+        "weights_gib",
+        14.96,
+    ),
+    ("0.8.5 model_executor/model_loader/loader.py", "Loading weights took 2.44 seconds", "weight_load_s", 2.44),
+    # the V1 pool, tokens and concurrency, graphs
+    ("0.9.2 v1/worker/gpu_worker.py", "Available KV cache memory: 58.11 GiB", "kv_cache_gib", 58.11),
+    (
+        "0.22.0 v1/worker/cpu_worker.py (VLLM_CPU_KVCACHE_SPACE)",
+        "Explicitly set (2.0/7.21) GiB for KV cache on node 0.",
+        "kv_cache_gib",
+        2.0,
+    ),
+    (
+        "0.25.0 v1/worker/cpu_worker.py (auto)",
+        "Auto set (12.5/62.7) GiB for KV cache on node 0, with 50.0 GiB requested memory for the worker. 3.2 GiB "
+        "memory was consumed by non-kv usages.",
+        "kv_cache_gib",
+        12.5,
+    ),
+    ("0.16.0 v1/worker/gpu_worker.py (format_gib)", "Available KV cache memory: 58.1 GiB", "kv_cache_gib", 58.1),
+    ("0.9.2 v1/core/kv_cache_utils.py", "GPU KV cache size: 476,016 tokens", "kv_cache_tokens", 476016),
+    (
+        "0.22.0 v1/core/kv_cache_utils.py",
+        "Maximum concurrency for 131,072 tokens per request: 1234.50x",
+        "max_concurrency",
+        1234.5,
+    ),
+    (
+        "0.34.0 v1/core/kv_cache_utils.py (hisparse: 'GPU + host')",
+        "GPU + host KV cache size: 1,234,567 tokens, Maximum concurrency for 131,072 tokens per request: 9.42x",
+        "kv_cache_tokens",
+        1234567,
+    ),
+    (
+        "0.34.0 v1/core/kv_cache_utils.py (a plugin's device type)",
+        "NPU KV cache size: 1,234 tokens, Maximum concurrency for 1,024 tokens per request: 1.21x",
+        "max_concurrency",
+        1.21,
+    ),
+    (
+        "0.11.0 v1/worker/gpu_model_runner.py",
+        "Graph capturing finished in 12 secs, took 0.91 GiB",
+        "cuda_graph_capture_gib",
+        0.91,
+    ),
+    (
+        "0.22.0 v1/worker/gpu_model_runner.py",
+        "Estimated CUDA graph memory: 0.84 GiB total",
+        "cuda_graph_estimated_gib",
+        0.84,
+    ),
+]
+
+
+@pytest.mark.parametrize(("where", "message", "field", "value"), FORMATS, ids=[row[0] for row in FORMATS])
+def test_each_format_lands_its_figure(where: str, message: str, field: str, value: Any) -> None:
+    source = where.split()[1].rsplit("/", 1)[-1] + ":1"
+    text = "\n".join(_HEAD.format(source, line) for line in message.split("\n")) + "\n"
+    assert getattr(read_boot_log(text, "vllm", "m"), field) == value
+
+
+def test_a_pool_of_no_blocks_on_any_device_is_the_cause_and_no_swap_space_is_not() -> None:
+    # '# %s blocks: %d, # CPU blocks: %d' (executor_base.py 0.7 - 0.11): the second figure is swap space in host RAM,
+    # and a zero there is no empty pool; a zero first is one on whatever device the platform names
+    error = _HEAD.format("engine.py:1", "x").replace("INFO", "ERROR").replace(" x", " RuntimeError: boom")
+    swap = failure_cause(
+        "\n".join([_HEAD.format("executor_base.py:116", "# cuda blocks: 18418, # CPU blocks: 0"), error])
+    )
+    empty = failure_cause(
+        "\n".join([_HEAD.format("executor_base.py:116", "# tpu blocks: 0, # CPU blocks: 512"), error])
+    )
+    assert swap == "RuntimeError: boom"
+    assert empty is not None and empty.startswith("weights and the profiling peak fill the memory cap")
+
+
+def test_the_pool_is_what_the_multimodal_carve_out_leaves() -> None:
+    # vllm/v1/worker/gpu_worker.py of the 0.25.0 sdist: determine_available_memory prints 'Available KV cache memory: %s
+    # GiB', then _reserve_mm_ipc_gpu_memory carves the frontend's GPU video decoding out of it and returns the rest,
+    # which the cache is sized from ('Reserving %s GiB of GPU memory for frontend multimodal decoding (%s GiB raw-frame
+    # semaphore budget, %s GiB decoder+CUDA-context across %d API server(s) @ %s GiB/server); KV cache memory reduced
+    # to %s GiB.'); the closing line's 'Current kv cache memory in use is %s GiB.' formats
+    # self.available_kv_cache_memory_bytes, the figure before the carve-out
+    reserve = (
+        "Reserving 2.5 GiB of GPU memory for frontend multimodal decoding (1.0 GiB raw-frame semaphore budget, 1.5 GiB "
+        "decoder+CUDA-context across 1 API server(s) @ 1.5 GiB/server); KV cache memory reduced to {} GiB."
+    )
+    closing = (
+        "Free memory on device (78.68/79.19 GiB) on startup. Desired GPU memory utilization is (0.9, 71.27 GiB). "
+        "Actual usage is 14.99 GiB for weight, 1.89 GiB for peak activation, 0.25 GiB for non-torch memory, and 0.84 "
+        "GiB for CUDAGraph memory. Current kv cache memory in use is {} GiB."
+    )
+    lines = [
+        "(Worker_TP0 pid=11) " + _HEAD.format("gpu_worker.py:539", "Available KV cache memory: 53.3 GiB"),
+        "(Worker_TP0 pid=11) " + _HEAD.format("gpu_worker.py:644", reserve.format("50.8")),
+        "(Worker_TP1 pid=12) " + _HEAD.format("gpu_worker.py:539", "Available KV cache memory: 53.2 GiB"),
+        "(Worker_TP1 pid=12) " + _HEAD.format("gpu_worker.py:644", reserve.format("50.7")),
+        "(EngineCore pid=10) " + _HEAD.format("kv_cache_utils.py:2146", "GPU KV cache size: 830,656 tokens"),
+        "(Worker_TP0 pid=11) " + _HEAD.format("gpu_worker.py:832", closing.format("53.3")),
+        "(Worker_TP1 pid=12) " + _HEAD.format("gpu_worker.py:832", closing.format("53.2")),
+    ]
+    assert read_boot_log("\n".join(lines) + "\n", "vllm", "m").kv_cache_gib == 50.7
+
+
+def test_a_refused_tpu_boot_keeps_its_negative_pool_and_says_why() -> None:
+    # tpu_inference/worker/tpu_worker.py determine_available_memory (the 0.32.0 sdist; tpu_worker_jax.py of 0.11.1):
+    # logger.info(f"Memory statistics | {total_hbm_limit_gb=}GiB | {total_hbm_limit_cap_gb=}GiB |
+    # {total_hbm_used_gb=}GiB | {total_hbm_avail_gb=}GiB"), then raise ValueError(f"{total_hbm_used_gb=}GiB exceeds
+    # {total_hbm_limit_cap_gb=}GiB by {-total_hbm_avail_gb}GiB. Please consider increasing --gpu-memory-utilization
+    # from {util} to a larger value.")
+    text = "\n".join(
+        [
+            _HEAD.format(
+                "tpu_worker.py:558",
+                "Memory statistics | total_hbm_limit_gb=15.75GiB | total_hbm_limit_cap_gb=14.49GiB | "
+                "total_hbm_used_gb=15.2GiB | total_hbm_avail_gb=-0.71GiB",
+            ),
+            _HEAD.format(
+                "core.py:1",
+                "ValueError: total_hbm_used_gb=15.2GiB exceeds total_hbm_limit_cap_gb=14.49GiB by 0.71GiB. Please "
+                "consider increasing --gpu-memory-utilization from 0.92 to a larger value.",
+            ).replace("INFO", "ERROR"),
+        ]
+    )
+    record = read_boot_log(text + "\n", "vllm", "m")
+    assert (record.hbm_gib.get("avail"), record.kv_cache_gib) == (-0.71, -0.71)
+    assert (record.failure_cause or "").startswith("weights and the profiling peak fill the memory cap")
+
+
+def test_an_xpu_boot_says_its_cards_memory_in_mib() -> None:
+    # vllm/v1/worker/xpu_worker.py determine_available_memory of 0.9.2 - 0.14.1: 'Before memory profiling run, total GPU
+    # memory: {total / 1024**2:.2f} MB, model load takes {...:.2f} MB, free gpu memory is {...:.2f} MB.'; the total is
+    # what _other_deployment holds against the planned card (GiB)
+    line = _HEAD.format(
+        "xpu_worker.py:92",
+        "Before memory profiling run, total GPU memory: 24480.00 MB, model load takes 15000.00 MB, free gpu memory is "
+        "9000.00 MB.",
+    )
+    assert float(read_boot_log(line + "\n", "vllm", "m").logged["total_memory_gib"]) == 24480 / 1024
