@@ -96,3 +96,17 @@ def test_an_engine_that_died_while_booting_orphaned_is_shown_dead_and_cleared(tm
         code, out, err = _run(home, "down")
         assert code == 0 and "engine was already gone; state cleared" in out, (out, err)
         assert not (home / "engine.json").exists()
+
+
+def test_up_hung_up_mid_boot_stops_its_engine_and_forgets_it(tmp_path: Path) -> None:
+    """A closed terminal sends `up` SIGHUP. Before: its default action killed `up` at once, leaving the engine
+    booting with no record; it now takes SIGTERM's path (exit 128 + 1)."""
+    home = tmp_path / "home"
+    with _up_booting(home, free_port()) as (up, pid):
+        up.send_signal(signal.SIGHUP)
+        _, err = up.communicate(timeout=60)
+        assert up.returncode == 129 and "hung up (SIGHUP)" in err, err
+        assert not group_alive(pid)
+        assert not (home / "engine.json").exists()  # a failed up that stopped its engine leaves no record
+        code, out, _ = _run(home, "status")
+        assert code == 1 and "no engine started by `onechip up`" in out
