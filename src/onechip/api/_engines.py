@@ -230,12 +230,18 @@ def _start(
 
 def _boot(engine: Engine, timeout_s: float, on_progress: ProgressFn) -> BootRecord:
     """start + wait_ready; on any failure stop the engine and raise with the log's one-line cause. start() is inside
-    too: a Ctrl-C or SIGTERM that lands once it has launched (or a start that fails after launching) stops it."""
+    too: a Ctrl-C or SIGTERM that lands once it has launched (or a start that fails after launching) stops it. The
+    engine is recorded as booting once its process exists (Engine.on_launched: state.save_booting), so an `up`
+    killed while it waits leaves `status` and `down` an engine to find; a boot that failed and was stopped forgets
+    that record (a stop that failed keeps it)."""
+    engine.on_launched = lambda: engine_state.save_booting(engine)
     try:
         engine.start()
+        engine_state.save_booting(engine)  # again, with what start() opened after the launch (tunnel, log mirror)
         return engine.wait_ready(timeout_s, on_progress)
     except EngineBootError as exc:
         engine.stop()
+        engine_state.forget_booting()
         cause = engine.boot_record().failure_cause
         if cause and cause not in str(exc):
             raise EngineBootError(
@@ -244,6 +250,7 @@ def _boot(engine: Engine, timeout_s: float, on_progress: ProgressFn) -> BootReco
         raise
     except BaseException:
         engine.stop()
+        engine_state.forget_booting()
         raise
 
 

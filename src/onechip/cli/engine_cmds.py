@@ -147,9 +147,10 @@ def register(app: typer.Typer) -> None:
             typer.echo(st.model_dump_json(indent=2))
         elif st.running and st.state:
             health = "[green]healthy[/]" if st.healthy else "[red]not healthy[/]"
+            booting = f"  [yellow]{escape(st.note)}[/]" if st.state.booting else ""
             console.print(
                 f"{health} {st.state.model} at {st.state.base_url} (pid {st.state.pid}, "
-                f"up {st.uptime_s:.0f} s)  log: {st.state.log_path}"
+                f"up {st.uptime_s:.0f} s)  log: {st.state.log_path}{booting}"
             )
         else:
             console.print(f"not running: {st.note}")

@@ -3,8 +3,8 @@
 
 Every OnechipError becomes one line on stderr and its exit code; a file-system error (OSError) one line with
 the path and the OS's reason, exit 1; anything else (a bug) one line naming it, exit 1. A stop by signal exits
-128 + its number, the shell's convention: Ctrl-C (SIGINT) 130, SIGTERM 143; both take the same path, so what
-was measured is kept and a bench resumes alike. Never a traceback (unless ONECHIP_DEBUG is set).
+128 + its number, the shell's convention: Ctrl-C (SIGINT) 130, SIGTERM 143, SIGHUP (a closed terminal) 129; all take
+the same path, so what was measured is kept and a bench resumes alike. Never a traceback (unless ONECHIP_DEBUG is set).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _root(
     """onechip: plan it, launch it, prove it, price it."""
 
 
-_stopped_by = [signal.SIGINT]  # the signal that stopped this command: Ctrl-C unless _terminate saw SIGTERM
+_stopped_by = [signal.SIGINT]  # the signal that stopped this command: Ctrl-C unless _terminate saw SIGTERM or SIGHUP
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     _stopped_by[0] = signal.SIGINT
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)  # a closed terminal: as SIGTERM, never a sudden death mid-`up`
     command = typer.main.get_command(app)
     try:
         rc = command.main(args=argv, prog_name="onechip", standalone_mode=False)
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _signal_exit_code() -> int:
-    """128 + the number of the signal that stopped the command (SIGINT 130, SIGTERM 143)."""
+    """128 + the number of the signal that stopped the command (SIGINT 130, SIGTERM 143, SIGHUP 129)."""
     return 128 + int(_stopped_by[0])
 
 
@@ -134,7 +135,9 @@ def leave_interrupted(argv: list[str]) -> None:
 def _interrupted(argv: list[str]) -> None:
     """Say that the command was stopped, and for one that measures that what it measured is kept; exit 128 + the
     signal's number."""
-    said = "terminated (SIGTERM)" if _stopped_by[0] == signal.SIGTERM else "interrupted"
+    said = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}.get(
+        _stopped_by[0], "interrupted"
+    )
     command = next((arg for arg in argv if not arg.startswith("-")), "")
     kept = " (what was measured is kept on disk)" if command in _MEASURING else ""
     err_console.print(f"[bold red]{said}[/]{kept}")

@@ -6,6 +6,7 @@ its log and what the log says about its memory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -29,12 +30,15 @@ class Engine(Protocol):
     mode          how it is found again: 'process' (local group), 'remote-process' or 'docker'
     served_name   the model name clients use (/v1/models)
     log_path      the engine log on this machine (mirrored from the host for remote engines)
+    on_launched   called by start() once the process (container, remote process group) exists, before start()
+                  returns: `up` records the engine as booting there (state.save_booting)
     """
 
     kind: str
     mode: str
     served_name: str
     log_path: Path
+    on_launched: Callable[[], None]
 
     @property
     def base_url(self) -> str: ...

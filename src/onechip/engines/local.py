@@ -17,6 +17,7 @@ import socket
 import subprocess
 import time
 from collections import deque
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -180,6 +181,7 @@ class LocalVllmEngine:
         # Added to the child's environment at start() and recorded nowhere (boot_record shows `env` only):
         # how a Hugging Face token reaches the engine without entering argv, logs or reports.
         self.secret_env: dict[str, str] = {}
+        self.on_launched: Callable[[], None] = lambda: None  # Engine.on_launched: `up` records it booting
 
     @property
     def base_url(self) -> str:
@@ -215,6 +217,7 @@ class LocalVllmEngine:
             )
         self.pid = self.process.pid
         self._pid_started = start_ticks(self.pid)  # with the pid, what tells this process from a later one of that pid
+        self.on_launched()
         uncap_child(self.pid)  # under a capped MCP server, the engine still gets this machine's memory
 
     def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord:

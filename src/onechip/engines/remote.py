@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -211,6 +212,7 @@ class HostEngine:
         self._started_mono: float | None = None
         self._ready_s: float | None = None
         self._extra_events: list[BootEvent] = []
+        self.on_launched: Callable[[], None] = lambda: None  # Engine.on_launched: `up` records it booting
 
     @property
     def base_url(self) -> str:
@@ -255,6 +257,7 @@ class HostEngine:
             self.remote_pid = int(m.group(1))
             if started := re.search(r"^started=(\d+)$", out, re.MULTILINE):
                 self.remote_pid_started = int(started.group(1))
+        self.on_launched()  # the container or remote process group exists: before the tunnel (up to 20 s)
         if spec.host:
             self._open_tunnel()
         self._start_mirror()

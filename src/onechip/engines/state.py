@@ -18,7 +18,7 @@ from pathlib import Path
 from onechip.engines import remote
 from onechip.engines.base import Engine
 from onechip.engines.local import group_alive, stop_group
-from onechip.errors import EngineError, redact, remember_secret
+from onechip.errors import EngineError, OnechipError, redact, remember_secret
 from onechip.paths import exclusive, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
@@ -51,6 +51,29 @@ def save(state: EngineState) -> None:
     path = state_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, state.model_dump_json(indent=2))
+
+
+def save_booting(engine: Engine) -> None:
+    """Record `engine` as booting (EngineState.booting) as soon as its process, container or remote process group
+    exists, before `up` waits for it to answer: an `up` killed meanwhile (SIGKILL, OOM, a closed terminal) left an
+    engine running that `status` called "no engine" and `down` could not stop. A local engine with no pid yet is not
+    recorded (pid 0 would be this process's own group)."""
+    state = engine.state()
+    if state.mode == "process" and not state.pid:
+        return
+    state.booting = True
+    save(state)
+
+
+def forget_booting() -> None:
+    """Remove the booting record save_booting left, once `up` stopped its engine (a failed boot): nothing is left to
+    `down`. A ready record, or one unreadable, is kept. Never raises: it runs while the boot's own error propagates."""
+    try:
+        state = load()
+    except OnechipError:
+        return
+    if state is not None and state.booting:
+        state_path().unlink(missing_ok=True)
 
 
 def load() -> EngineState | None:
@@ -166,7 +189,14 @@ def status() -> EngineStatus:
             note = note or "engine is gone on its host (stale state)"
             return EngineStatus(running=False, state=state, note=note)
     elif not engine_alive(state):
+        if state.booting:
+            note = f"engine pid {state.pid} died while booting (stale state); `onechip down` clears it"
+            return EngineStatus(running=False, state=state, note=note)
         return EngineStatus(running=False, state=state, note="engine process is gone (stale state)")
+    if state.booting:
+        which = f"pid {state.pid}" if state.mode == "process" else state.container or f"pid {state.remote_pid}"
+        booting = f"booting ({which}): `up` has not seen it ready; if that `up` was stopped, `onechip down` stops it"
+        note = f"{booting}; {note}" if note else booting
     healthy = wire.healthy(state.base_url, timeout_s=3.0)
     try:
         uptime: float | None = round((datetime.now(UTC) - datetime.fromisoformat(state.started_at)).total_seconds(), 1)

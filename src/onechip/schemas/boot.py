@@ -139,6 +139,11 @@ class EngineState(ResultModel):
         default=None, description="The --hf-token-file `up` read (its path, never its value): `logs` redacts its token."
     )
     sudo: bool = Field(default=False, description="docker commands need sudo on the host.")
+    booting: bool = Field(
+        default=False,
+        description="Recorded as soon as the engine's process (container, remote process group) exists, before it "
+        "answered: `up` was still waiting for it, or was killed (SIGKILL, OOM, a closed terminal) meanwhile.",
+    )
 
 
 class EngineStatus(ResultModel):

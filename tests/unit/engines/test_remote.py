@@ -26,7 +26,7 @@ from onechip.engines import state as engine_state_module
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import EngineBootError, EngineError
 from onechip.procs import start_ticks
-from onechip.schemas import ServeTarget
+from onechip.schemas import EngineStatus, ServeTarget
 from onechip.schemas.requests import UpRequest
 from onechip.vllm import flags
 
@@ -382,3 +382,35 @@ def test_logs_follow_of_a_host_engine_ends_when_it_exits(tmp_path):
     assert not reader.is_alive()
     assert seen == ["ready", "RuntimeError: died"]
     assert str(failed[0]).startswith(f"the engine (pid {pid}) exited; its last lines are above")
+
+
+def test_a_host_engine_is_recorded_booting_before_up_waits_for_it(home, monkeypatch):
+    """An `up` killed while a host engine boots (SIGKILL: no cleanup runs) leaves what engine.json held during the
+    wait. Before: nothing (the record was written once ready), so `status` said 'no engine' and `down` could not
+    stop the remote process group. Here `status` and `down` run as another shell would, during the wait."""
+    from onechip.api import _engines
+    from onechip.progress import no_progress
+
+    engine = _host_engine(home)
+    engine.spec.command.argv.extend(["--fake-boot-s", "60"])
+    seen: dict[str, object] = {}
+
+    def killed_up_meanwhile(timeout_s: float = 600.0, on_progress: object = None) -> None:
+        st = engine_state_module.status()
+        seen["status"] = st
+        seen["down"] = engine_state_module._down(1.0, no_progress)  # the lock is the killed `up`'s: released
+        seen["alive_after_down"] = group_alive(engine.remote_pid or 0)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "wait_ready", killed_up_meanwhile)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _engines._start(engine, home / "onechip" / "engine", None, None, 60.0, no_progress)
+        st = seen["status"]
+        assert isinstance(st, EngineStatus) and st.running and st.state is not None, st
+        assert st.state.booting and st.state.mode == "remote-process" and st.state.remote_pid == engine.remote_pid
+        assert f"booting (pid {engine.remote_pid})" in st.note
+        assert engine.remote_pid is not None and seen["alive_after_down"] is False  # `down` stopped it
+        assert engine_state_module.load() is None
+    finally:
+        engine.stop()

@@ -1,0 +1,112 @@
+"""An `onechip up` killed while its engine boots (SIGKILL, the OOM killer, a crash, a closed terminal: SIGHUP) must
+leave that engine on record. Before: engine.json was written only once the engine was ready, so the engine (detached
+from `up`: tie_to_parent=False) kept running while `status` said 'no engine started by `onechip up`' and `down` said
+'no engine was running'. Real `onechip` processes, the fake vLLM (tests/fakes/vllm_server.py) booting slowly."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from onechip.engines.local import free_port, group_alive
+
+FAKE = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
+SRC = Path(__file__).parents[3] / "src"
+
+
+def _onechip(home: Path, *argv: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC), "ONECHIP_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    return subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "onechip", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+
+def _run(home: Path, *argv: str) -> tuple[int, str, str]:
+    proc = _onechip(home, *argv)
+    out, err = proc.communicate(timeout=60)
+    return proc.returncode, out, err
+
+
+@contextlib.contextmanager
+def _up_booting(home: Path, port: int) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """`onechip up` of a fake engine that boots for 60 s; yields (the up process, the engine's pid, read from the
+    engine's own log) once the engine runs. Whatever a failing test leaves is killed."""
+    launcher = f"{sys.executable} {FAKE} --fake-boot-s 60"
+    up = _onechip(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                  "--port", str(port), "--launcher", launcher, "--force", "--timeout-s", "120")  # fmt: skip
+    pid = None
+    try:
+        log = home / "engine" / "engine.log"
+        deadline = time.monotonic() + 60
+        while pid is None and time.monotonic() < deadline and up.poll() is None:
+            text = log.read_text(errors="replace") if log.exists() else ""
+            if "Initializing a V1 LLM engine" in text and (found := re.search(r"APIServer pid=(\d+)", text)):
+                pid = int(found.group(1))
+            time.sleep(0.1)
+        assert pid is not None, up.communicate(timeout=30)
+        time.sleep(0.5)  # `up` records the engine as the process starts: the log line comes later anyway
+        yield up, pid
+    finally:
+        if up.poll() is None:
+            up.kill()
+        up.communicate(timeout=30)
+        if pid is not None and group_alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def test_an_up_killed_mid_boot_leaves_an_engine_status_shows_and_down_stops(tmp_path: Path) -> None:
+    home, port = tmp_path / "home", free_port()
+    with _up_booting(home, port) as (up, pid):
+        up.send_signal(signal.SIGKILL)
+        up.wait(timeout=30)
+        assert group_alive(pid)  # the orphan: detached from `up`, it boots on
+        code, out, err = _run(home, "status", "--json")
+        st = json.loads(out)
+        assert st["running"] and st["state"]["booting"] and st["state"]["pid"] == pid, (out, err)
+        assert f"booting (pid {pid})" in st["note"]
+        assert code == 1  # not healthy (yet)
+        # a second `up` is refused in one line, as it is while a ready engine runs
+        code, _, err = _run(home, "up", "--engine", "embedded", "--port", str(free_port()))
+        assert code == 5 and err.strip() == (
+            f"error: an engine is already running at http://127.0.0.1:{port}; run `onechip down` first"
+        ), err
+        code, out, err = _run(home, "down")
+        assert code == 0 and f"stopped engine pid {pid}" in out, (out, err)
+        assert not group_alive(pid)
+        assert not (home / "engine.json").exists()
+
+
+def test_an_engine_that_died_while_booting_orphaned_is_shown_dead_and_cleared(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with _up_booting(home, free_port()) as (up, pid):
+        up.send_signal(signal.SIGKILL)
+        up.wait(timeout=30)
+        os.killpg(pid, signal.SIGKILL)  # the engine dies after `up` did (the OOM killer)
+        time.sleep(0.5)
+        code, out, err = _run(home, "status")
+        assert code == 1 and f"not running: engine pid {pid} died while booting" in " ".join(out.split()), (out, err)
+        code, out, err = _run(home, "down")
+        assert code == 0 and "engine was already gone; state cleared" in out, (out, err)
+        assert not (home / "engine.json").exists()
+
+
+def test_up_hung_up_mid_boot_stops_its_engine_and_forgets_it(tmp_path: Path) -> None:
+    """A closed terminal sends `up` SIGHUP. Before: its default action killed `up` at once, leaving the engine
+    booting with no record; it now takes SIGTERM's path (exit 128 + 1)."""
+    home = tmp_path / "home"
+    with _up_booting(home, free_port()) as (up, pid):
+        up.send_signal(signal.SIGHUP)
+        _, err = up.communicate(timeout=60)
+        assert up.returncode == 129 and "hung up (SIGHUP)" in err, err
+        assert not group_alive(pid)
+        assert not (home / "engine.json").exists()  # a failed up that stopped its engine leaves no record
+        code, out, _ = _run(home, "status")
+        assert code == 1 and "no engine started by `onechip up`" in out
