@@ -7,13 +7,13 @@ from pathlib import Path
 from onechip import bench as bench_layer
 from onechip import cost as cost_layer
 from onechip.engines import replicas
-from onechip.errors import ConfigError, EndpointError, OnechipError
+from onechip.errors import ConfigError, EndpointError, Interrupted, OnechipError
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressFn, no_progress
 from onechip.report.search import write_search_report
 from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import PolicyCell, PolicyComparison, PolicyRun, SearchResult
-from onechip.schemas.run import POLICIES_FILE
+from onechip.schemas.run import POLICIES_FILE, SEARCH_FILE
 
 
 def bench(
@@ -100,12 +100,18 @@ def find_max(
     """`bench --find-max`: the largest load (clients or requests/s) whose measured cell meets `config.slo` at
     `config.slo_percentile`; one bench run per probe under `out_dir`, and `out_dir`/search.json (with the
     answer priced on `config.chip`), search.md and search.html. An interrupted search resumes when run again into
-    the same `out_dir` (finished probes read back). Raises what `bench` raises, and ConfigError for an unknown chip or
-    pricing model, or an `out_dir` holding a bench run or another search (before measuring). See
-    onechip.bench.search."""
+    the same `out_dir` (finished probes read back); until then its search.json and search.md say it was interrupted
+    and hold the probes so far. Raises what `bench` raises, and ConfigError for an unknown chip or pricing model, or
+    an `out_dir` holding a bench run or another search (before measuring). See onechip.bench.search."""
     if config.chip is not None:  # an unknown chip or pricing model fails before anything is measured
         cost_layer.cost_lines(config.chip, 1.0, config.pricing)
-    result = bench_layer.find_max(config, out_dir, plan=plan, on_progress=on_progress)
+    try:
+        result = bench_layer.find_max(config, out_dir, plan=plan, on_progress=on_progress)
+    except (KeyboardInterrupt, Interrupted):  # the partial search.json it wrote, rendered as a finished one is
+        partial = Path(out_dir) / SEARCH_FILE
+        if partial.is_file():
+            write_search_report(SearchResult.model_validate_json(partial.read_text(encoding="utf-8")), Path(out_dir))
+        raise
     if config.chip is not None and result.output_tok_per_s:
         result.costs = cost_layer.cost_lines(config.chip, result.output_tok_per_s, config.pricing)
         write_text_atomic(Path(out_dir) / "search.json", result.model_dump_json(indent=2))

@@ -37,7 +37,7 @@ from onechip.bench.runner import (
     saved_config,
     saved_run,
 )
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, Interrupted
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult
@@ -223,13 +223,32 @@ def find_max(
     `out_dir`/search.json and one bench run per probe under `out_dir`, and return the SearchResult.
 
     Raises what run_grid raises (EndpointError, ConfigError, Interrupted: the probes finished so far stay, and the
-    same search into `out_dir` resumes), and ConfigError when `out_dir` holds a bench run or another search."""
+    same search into `out_dir` resumes), and ConfigError when `out_dir` holds a bench run or another search. An
+    interrupted search (KeyboardInterrupt, Interrupted) first writes search.json with the probes judged so far,
+    `interrupted` set and its answer the highest load that met the SLOs so far (a lower bound)."""
     out_dir = Path(out_dir)
     s = _Search(config, out_dir, plan, on_progress)
     s.check_saved()
-    lo, hi, why = s.search()
+    try:
+        lo, _, why = s.search()
+    except (KeyboardInterrupt, Interrupted):
+        met = [load for load, p in s.probes.items() if p.meets_slo]
+        again = f"run the same --find-max search into {out_dir} again to resume it"
+        why = f"interrupted after {len(s.probes)} probe{'' if len(s.probes) == 1 else 's'}; {again}"
+        partial = _result(s, config, plan, max(met, default=0.0), why, interrupted=True)
+        write_text_atomic(out_dir / SEARCH_FILE, partial.model_dump_json(indent=2))
+        raise
+    result = _result(s, config, plan, lo, why)
+    write_text_atomic(out_dir / SEARCH_FILE, result.model_dump_json(indent=2))
+    return result
+
+
+def _result(
+    s: _Search, config: BenchConfig, plan: Plan | None, lo: float, why: str, *, interrupted: bool = False
+) -> SearchResult:
+    """The SearchResult of search `s` whose highest load meeting the SLOs is `lo` (0: none), stopped for `why`."""
     best = s.probes.get(lo)
-    result = SearchResult(
+    return SearchResult(
         kind=s.kind,
         context_tokens=s.context,
         workload=config.workload,
@@ -243,9 +262,8 @@ def find_max(
         goodput_per_s=best.goodput_per_s if best else None,
         probes=list(s.probes.values()),
         cells=s.cells,
+        interrupted=interrupted,
     )
-    write_text_atomic(out_dir / SEARCH_FILE, result.model_dump_json(indent=2))
-    return result
 
 
 __all__ = ["SEARCH_FILE", "find_max", "judge", "probe_line"]

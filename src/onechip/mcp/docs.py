@@ -38,7 +38,8 @@ Safety, for an agent's hands:
   `vllm/`).
 - A file or folder argument (a token file, a log to summarize, a plan, a trace, an output folder) must lie,
   symlinks followed, inside a folder the operator allows in `$ONECHIP_MCP_FILES` (comma-separated; default
-  the server's working folder and `$ONECHIP_HOME`).
+  the server's working folder and `$ONECHIP_HOME`); so must every existing file or folder a `sets` value names
+  (`--chat-template`, `--tokenizer`, each part of a comma- or colon-separated list, each string of a JSON value).
 - Every job is bounded before it starts (sizes, counts, durations); a cancelled call interrupts its job at
   once, as Ctrl-C would (a bench keeps what it measured); the server's heap is capped
   (`$ONECHIP_MCP_MEMORY_GIB`, default half the RAM), so a job that runs out of memory fails alone and the

@@ -35,7 +35,7 @@ from pydantic import create_model, model_validator
 from onechip import __version__
 from onechip.errors import ConfigError
 from onechip.mcp.bridge import refusal, result, run_job, signature_of, wait_for_jobs
-from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs
+from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs, refuse_set_paths
 from onechip.procs import cap_heap, heap_in_use_bytes
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import as_parameters, build_request
@@ -93,6 +93,7 @@ def _checked(spec: ToolSpec, kwargs: dict[str, Any]) -> Any:
     refuse_paths(spec.request, kwargs)  # before building: building may read a file (workload_file)
     request = build_request(spec.request, _given(spec, kwargs), strict=True)
     refuse_programs(request)
+    refuse_set_paths(request)  # an engine flag's file (--chat-template=/etc/passwd) is a path argument too
     refuse_paths(spec.request, dict(request))  # and the defaults it took
     return request
 

@@ -18,8 +18,9 @@ preview names what would be created or deleted and its hourly price.
                      and refuse_programs refuses env vars, code-loading vLLM flags and images beyond the
                      operator's allow-list ($ONECHIP_MCP_IMAGES)
     no stray files   refuse_paths refuses any file or folder argument (a token file, a log to summarize, a
-                     plan, a trace, an output folder) outside the folders the operator allows
-                     ($ONECHIP_MCP_FILES; default the server's working folder and $ONECHIP_HOME)
+                     plan, a trace, an output folder), and refuse_set_paths any `sets` value naming an existing
+                     file or folder (--chat-template, --ssl-keyfile, --tokenizer DIR, ...), outside the folders
+                     the operator allows ($ONECHIP_MCP_FILES; default the server's working folder and $ONECHIP_HOME)
 """
 
 from __future__ import annotations
@@ -265,10 +266,7 @@ def refuse_paths(model: type[BaseModel], values: Mapping[str, Any], environ: Map
     unset: the working folder and paths.onechip_home()), or cannot be resolved (a NUL character, a symlink loop).
     The server calls it on the arguments as sent, before the request is built (building bench's request reads its
     workload_file: /etc/shadow's first line came back as an 'unknown key'), and on the request (its defaults)."""
-    env = os.environ if environ is None else environ
-    given = env.get(FILES_ENV)
-    names = given.split(",") if given is not None else [str(Path.cwd()), str(onechip_home())]
-    roots = [Path(n.strip()).expanduser().resolve() for n in names if n.strip()]
+    roots = allowed_folders(environ)
     for name, value in values.items():
         field = model.model_fields.get(name)
         local = name == "model" and issubclass(model, MODEL_SOURCE_REQUESTS) and _local_model(value)
@@ -286,6 +284,62 @@ def refuse_paths(model: type[BaseModel], values: Mapping[str, Any], environ: Map
             raise ConfigError(
                 f"{name}: {_path_text(value)} is outside the folders an MCP call may use (${FILES_ENV}: {allowed})"
             )
+
+
+def allowed_folders(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The folders an MCP call may name a file or folder in, resolved: $ONECHIP_MCP_FILES (comma-separated; read
+    from `environ`, default os.environ), unset: the server's working folder and paths.onechip_home()."""
+    env = os.environ if environ is None else environ
+    given = env.get(FILES_ENV)
+    names = given.split(",") if given is not None else [str(Path.cwd()), str(onechip_home())]
+    return [Path(n.strip()).expanduser().resolve() for n in names if n.strip()]
+
+
+def refuse_set_paths(request: BaseModel, environ: Mapping[str, str] | None = None) -> None:
+    """Raise ConfigError (one line, naming the flag and the path, never a file's contents) when a `sets` value of an
+    MCP request names an existing file or folder (os.path.lexists, after expanduser, relative to the server's
+    working folder) that resolves, symlinks followed, outside allowed_folders(environ). No list of path flags: every
+    value is read as vLLM may read it (whole, each comma- or colon-separated part, e.g. --allowed-local-media-path
+    or a list of files, and each string in a JSON value, e.g. --speculative-config's model), so
+    --chat-template=/etc/passwd, --ssl-keyfile=..., --tokenizer=DIR are refused outside the folders and a Hub id
+    (Qwen/Qwen3-8B), a number or a name that is no path here passes. The CLI has no such rule: its user owns the box."""
+    roots = allowed_folders(environ)
+    for override in parse_sets(list(getattr(request, "sets", None) or [])):
+        for part in _set_parts(override.value or ""):
+            if not os.path.lexists(os.path.expanduser(part)):
+                continue  # names no file here: a Hub id, a number, a word
+            try:
+                inside = any(Path(part).expanduser().resolve().is_relative_to(r) for r in roots)
+            except (OSError, RuntimeError) as exc:  # a symlink loop: RuntimeError (3.11)
+                raise ConfigError(f"sets: {override.name}: {_path_text(part)} cannot be resolved ({exc})") from None
+            if not inside:
+                allowed = ", ".join(map(str, roots)) or "none"
+                raise ConfigError(
+                    f"sets: {override.name} names {_path_text(part)}, outside the folders an MCP call may use "
+                    f"(${FILES_ENV}: {allowed})"
+                )
+
+
+def _set_parts(value: str) -> set[str]:
+    """The strings a `--set` value may name a path by: the value, its comma- and colon-separated parts, and (a JSON
+    value) each string in it, with its parts."""
+    texts = [value]
+    try:
+        texts += [t for t in _json_strings(json.loads(value)) if t != value]
+    except ValueError:  # not JSON: a plain value
+        pass
+    return {p.strip() for t in texts for p in [t, *t.replace(":", ",").split(",")] if p.strip()}
+
+
+def _json_strings(data: Any) -> list[str]:
+    """Every string in decoded JSON `data`, keys and values, at any depth."""
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [s for k, v in data.items() for s in [*_json_strings(k), *_json_strings(v)]]
+    if isinstance(data, list):
+        return [s for v in data for s in _json_strings(v)]
+    return []
 
 
 def _path_text(value: str | Path) -> str:

@@ -26,10 +26,11 @@ def search_markdown(result: SearchResult) -> list[str]:
     slo = ", ".join(f"{k} ≤ {v:g} ms" for k, v in result.slo.items())
     unit = "clients" if result.kind == "clients" else "req/s"
     answer = clients_answer(result) if result.kind == "clients" else f"{num(result.max_rate_per_s)} req/s"
+    lead = "Interrupted before its answer: so far the largest" if result.interrupted else "Largest"
     lines = [
         "## SLO search",
         "",
-        f"Largest load meeting {slo} at p{result.percentile:g} ({result.workload} workload, "
+        f"{lead} load meeting {slo} at p{result.percentile:g} ({result.workload} workload, "
         f"{result.context_tokens:,}-token context): **{answer}**, {num(result.output_tok_per_s)} output tok/s there. "
         f"Stopped: {result.bound_reason}.",
         "",

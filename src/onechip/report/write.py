@@ -8,6 +8,7 @@ serving-report  serving-report.json  the serving-report 1.1 layout, validated by
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -88,6 +89,17 @@ def write_report(
         check_comparable(run, other)
     written = [write_text_atomic(run.path / FILE_NAMES[fmt], render(run, fmt)) for fmt in wanted]
     if other is not None:
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", other.path.resolve().name) or "other"
-        written.append(write_text_atomic(run.path / f"compare-{safe}.md", render_compare_files(run, other)))
+        written.append(write_text_atomic(run.path / compare_name(other.path), render_compare_files(run, other)))
     return written
+
+
+def compare_name(other: Path) -> str:
+    """The file name of the comparison against the run in `other`: 'compare-<its folder's name>.md', letters and
+    digits of any script kept ('compare-ééé.md'), other characters as '_' and then, the name changed, the first 8
+    hex digits of the name's sha256 ('compare-a_b-<hash>.md' for 'a b'), so runs whose names differ only in what
+    is replaced ('ｂ!' and 'ｂ?') get files of their own and the same run always the same file."""
+    name = other.resolve().name
+    safe = re.sub(r"[^\w.-]+", "_", name) or "other"
+    if safe != name:
+        safe += "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"compare-{safe}.md"

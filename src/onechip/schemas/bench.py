@@ -944,7 +944,15 @@ class SearchResult(ResultModel):
     max_rate_per_s: float | None = Field(
         default=None, description="rate search: the highest requests/s that met the SLOs; 0 = not even the first."
     )
-    bound_reason: str = Field(description="Why the search stopped where it did (SLO miss, KV wall, limit).")
+    bound_reason: str = Field(
+        description="Why the search stopped where it did (SLO miss, KV wall, limit; 'interrupted after N probes')."
+    )
+    interrupted: bool = Field(
+        default=False,
+        description="Stopped (Ctrl-C, SIGTERM, a cancelled MCP call) before its answer: the probes so far, and "
+        "max_clients / max_rate_per_s the highest load that met the SLOs so far (a lower bound). The same search "
+        "into the directory resumes.",
+    )
     kv_wall_clients: int | None = Field(
         default=None, description="Clients the plan's KV pool holds at the longest prompt + output (with --plan)."
     )

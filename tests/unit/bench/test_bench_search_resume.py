@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from typer.testing import CliRunner
 from fakes.vllm_server import FakeVllm
 from onechip.bench import find_max, run_grid
 from onechip.bench.runner import REPLACED_FILE
+from onechip.cli import bench_cmd
 from onechip.cli.main import app
 from onechip.errors import ConfigError, Interrupted
 from onechip.progress import ProgressEvent
@@ -159,3 +162,38 @@ def test_a_probe_with_a_failed_request_is_measured_again_as_a_grid_rep_is(
     assert again.max_clients == 1 and len(fake_server.chat_requests) == 6
     replaced = [json.loads(line) for line in (tmp_path / "clients-1" / REPLACED_FILE).read_text().splitlines()]
     assert [s["status"] for s in replaced] == ["ok", "failed"]
+
+
+def test_an_interrupted_cli_search_leaves_a_search_json_and_md_that_say_so_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run
+) -> None:
+    # a search stopped by Ctrl-C (or a cancelled MCP call) wrote no search.json: `report DIR` named search.md, which
+    # did not exist, and nothing in the directory said what the probes so far had found
+    def ctrl_c_in_the_fourth_probe(event: ProgressEvent) -> None:
+        if event.message.startswith("context 16 x 8 clients, rep 1/1: 3 requests"):
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def progress(**_: Any) -> Iterator[Callable[[ProgressEvent], None]]:
+        yield ctrl_c_in_the_fourth_probe
+
+    out = tmp_path / "search"
+    with _server() as srv:
+        args = ["bench", srv.url, "--contexts", "16", "--reps", "1", "--output-tokens", "2", "--requests-per-client"]
+        args += ["2", "--warmup-requests", "0", "--find-max", "clients", "--slo", "ttft_ms=150", "--slo-percentile"]
+        args += ["100", "--find-max-limit", "16", "--out", str(out)]
+        with monkeypatch.context() as m:
+            m.setattr(bench_cmd, "live_progress", progress)
+            code, _, err = run(*args)
+        assert code == 130 and "Traceback" not in err, err
+        partial = SearchResult.model_validate_json((out / "search.json").read_text())
+        assert partial.interrupted and partial.bound_reason.startswith("interrupted after 3 probes; run the same")
+        assert _path(partial) == [(1, True), (2, True), (4, True)] and partial.max_clients == 4
+        assert "Interrupted before its answer" in (out / "search.md").read_text()
+        code, _, err = run("report", str(out))
+        assert code == 2 and "(the search's report: search.md)" in err and (out / "search.html").is_file()
+
+        code, stdout, err = run(*args, "--json")  # the same search into the directory resumes, to the answer
+    assert code == 0, err
+    whole = SearchResult.model_validate_json((out / "search.json").read_text())
+    assert not whole.interrupted and whole.max_clients == KNEE and "Interrupted" not in (out / "search.md").read_text()

@@ -4,6 +4,7 @@ reaches the client as its one line (never "Error executing tool"), and the serve
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -289,6 +290,46 @@ def test_a_checkpoint_directory_outside_the_allowed_folders_is_refused_as_a_mode
     assert all(text(r).startswith(f"model: {outside} is outside the folders") for r in results[:3])
     assert not results[3].is_error and not results[4].is_error, text(results[3])
     assert "outside the folders" not in results[5].content[0].text  # bench's model is the served name
+
+
+def test_a_set_naming_a_file_outside_the_allowed_folders_is_refused(tmp_path):
+    # an engine flag's file bypassed the rule: up ran vLLM with --chat-template=/etc/passwd, --ssl-keyfile=KEY or
+    # --tokenizer=DIR of any folder the server could read; every value naming an existing path is checked, no list
+    outside = tmp_path.parent / "outside-dir"
+    outside.mkdir(exist_ok=True)
+    key = outside / "server.key"
+    key.write_text("PRIVATE KEY TEXT\n")
+    link = tmp_path / "template.jinja"
+    link.symlink_to(key)  # inside by name, outside once resolved
+    refused = {
+        "--chat-template": "chat-template=/etc/passwd",
+        "--ssl-keyfile": f"ssl-keyfile={key}",
+        "--allowed-local-media-path": f"allowed-local-media-path={tmp_path}:{outside}",
+        "--tokenizer": f"tokenizer={outside}",
+        "--chat-template ": f"--chat-template={link}",
+        "--speculative-config": json_set("speculative-config", {"model": str(outside), "num_speculative_tokens": 2}),
+    }
+    results = calls(*[("up", {**UP, "sets": [item]}) for item in refused.values()])
+    for (flag, item), result in zip(refused.items(), results, strict=True):
+        line = text(result)
+        assert result.is_error and line.startswith(f"sets: {flag.strip()} names "), (item, line)
+        assert "outside the folders an MCP call may use" in line and "root:" not in line and "PRIVATE" not in line
+
+
+def json_set(flag: str, value: dict) -> str:
+    return f"{flag}={json.dumps(value)}"
+
+
+def test_a_set_naming_a_hub_id_or_a_file_inside_the_allowed_folders_passes(tmp_path, monkeypatch):
+    template = tmp_path / "chat.jinja"
+    template.write_text("{{ messages }}")
+    monkeypatch.chdir(tmp_path)
+    results = calls(
+        ("up", {**UP, "sets": ["tokenizer=Qwen/Qwen3-8B", "max-num-seqs=8", "VLLM_CPU_KVCACHE_SPACE=4"]}),
+        ("up", {**UP, "sets": [f"chat-template={template}"]}),
+        ("up", {**UP, "sets": ["chat-template=chat.jinja"]}),  # relative: the server's working folder
+    )
+    assert [r.is_error for r in results] == [False] * 3, [text(r) for r in results]
 
 
 def test_files_inside_the_allowed_folders_are_used(tmp_path):

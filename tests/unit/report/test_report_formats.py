@@ -177,3 +177,14 @@ def test_compare_says_which_tok_per_s_it_compares(seed_run: Path, tmp_path: Path
     beside it prints two (steady window and whole run), which differ by the ramp and the drain."""
     md = render_compare(seed_run, _other_run(tmp_path))
     assert "tok/s is the aggregate output tok/s of the steady window (the report's first grid" in md
+
+
+def test_compare_runs_named_in_other_scripts_get_files_of_their_own(seed_run: Path, tmp_path: Path) -> None:
+    # runs named 'ｂ' and 'ééé' (no ASCII letter) both wrote compare-_.md: the second comparison overwrote the first
+    names = ["ｂ", "ééé", "a b", "a_b", "a?b"]
+    others = [write_run(tmp_path / name, seed_files()) for name in names]
+    written = [write_report(seed_run, "md", compare=other)[-1] for other in others]
+    assert [p.name for p in written[:2]] == ["compare-ｂ.md", "compare-ééé.md"]
+    assert len({p.name for p in written}) == len(names) and all(p.is_file() for p in written)
+    assert write_report(seed_run, "md", compare=others[2])[-1] == written[2]  # the same run: the same file
+    assert re.fullmatch(r"compare-a_b-[0-9a-f]{8}\.md", written[2].name) and written[3].name == "compare-a_b.md"
