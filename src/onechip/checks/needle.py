@@ -13,6 +13,7 @@ still healthy and serving afterwards (the seed: "HTTP 400: ... maximum context l
 from __future__ import annotations
 
 import time
+import unicodedata
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +42,18 @@ def needle_messages(first_line: str, n_words: int, depth: float, tail: str = "")
     at = int(round(depth * n_words))
     body = " ".join([*words[:at], NEEDLE, *words[at:]])
     return [{"role": "user", "content": f"{first_line}\n{body}{tail}\n\n{QUESTION}"}]
+
+
+def _folded(text: str) -> str:
+    """`text` as needle matching sees it: NFKC, case-folded, only its letters and digits."""
+    return "".join(c for c in unicodedata.normalize("NFKC", text).casefold() if c.isalnum())
+
+
+def recalled(answer: str) -> bool:
+    """The answer holds the passphrase, however written: any case, any dash or space between its parts, other
+    quotes around it ('VIOLET-HARBOR-7341', 'violet‑harbor‑7341' with U+2011, 'violet harbor 7341'). What is probed
+    is recall of the buried text, not its typography; `observed.answer` keeps what was said."""
+    return _folded(PASSPHRASE) in _folded(answer)
 
 
 class TooShort(ValueError):
@@ -91,9 +104,14 @@ def _probe_needle(ep: WireClient, model: str, length: int, depth: float, max_tok
         return Probe(name=name, verdict=failed(exc), note=str(exc), expected=PASSPHRASE)
     except TooShort as exc:  # the length asked for (or the cap) holds no needle: nothing was asked of the model
         return Probe(name=name, verdict="not_tested", note=f"{exc}: not asked", expected=PASSPHRASE)
-    found = PASSPHRASE in reply.content
+    found = recalled(reply.content) or recalled(reply.reasoning)
     seconds = reply.latency_ms / 1000
     notes = []
+    if found and not recalled(reply.content):  # a reasoning model may spend needle_max_tokens on its reasoning
+        notes.append(f"passphrase in the reasoning only (content {reply.content[:60]!r}, "
+                     f"finish_reason {reply.finish_reason})")  # fmt: skip
+    elif found and PASSPHRASE not in reply.content:
+        notes.append("passphrase found, written differently")
     if tokens != length:
         notes.append(f"closest length reached is {tokens}")
     if reply.prompt_tokens is not None and reply.prompt_tokens != tokens:
@@ -108,6 +126,7 @@ def _probe_needle(ep: WireClient, model: str, length: int, depth: float, max_tok
         observed={
             "found": found,
             "answer": reply.content[:200],
+            **({"reasoning": reply.reasoning[:200]} if reply.reasoning else {}),
             "prompt_tokens": reply.prompt_tokens,
             "tokenized": tokens,
             "depth": depth,
