@@ -12,6 +12,7 @@ still healthy and serving afterwards (the seed: "HTTP 400: ... maximum context l
 
 from __future__ import annotations
 
+import re
 import time
 import unicodedata
 import uuid
@@ -25,6 +26,9 @@ from onechip.vllm.wire import WireClient, chat_body, user_message
 
 PASSPHRASE = "violet-harbor-7341"  # the seed's passphrase
 NEEDLE = f"The passphrase is {PASSPHRASE}."
+# A 400 refusing a prompt for its length: vLLM "maximum context length is N tokens", OpenAI context_length_exceeded,
+# SGLang "longer than the model's context length", llama.cpp "exceeds the available context size", TGI "must be <= N"
+TOO_LONG = re.compile(r"context|max_model_len|must be <=|too long", re.I)
 QUESTION = "What is the passphrase mentioned in the text above? Reply with the passphrase only."
 _FILLER = (
     "The river bends past the old mill and the fields turn gold in late summer. "
@@ -100,6 +104,11 @@ def _probe_needle(ep: WireClient, model: str, length: int, depth: float, max_tok
     try:
         messages, tokens = fit_length(lambda m: ep.tokenize(model, m), first_line, depth, length)
         reply = ep.chat(chat_body(model, messages, max_tokens))
+    except EndpointStatusError as exc:
+        if exc.status_code == 400 and TOO_LONG.search(exc.server_message):  # the engine refused it, unasked
+            note = f"not asked: beyond the engine's limit ({exc.server_message})"
+            return Probe(name=name, verdict="not_tested", note=note, expected=PASSPHRASE)
+        return Probe(name=name, verdict=failed(exc), note=str(exc), expected=PASSPHRASE)
     except EndpointError as exc:
         return Probe(name=name, verdict=failed(exc), note=str(exc), expected=PASSPHRASE)
     except TooShort as exc:  # the length asked for (or the cap) holds no needle: nothing was asked of the model

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from fakes.vllm_server import FakeVllm, Reply, count_tokens
 from onechip.checks import run_checks
 from onechip.checks.needle import PASSPHRASE, fit_length, needle_messages
@@ -116,3 +118,16 @@ def test_the_passphrase_in_another_case_dash_or_quotes_or_in_the_reasoning_is_fo
     assert probes[3].note.startswith("passphrase in the reasoning only (content '', finish_reason stop")
     assert probes[3].observed["reasoning"].endswith("Violet-Harbor-7341")
     assert probes[4].note == "passphrase not in answer"
+
+
+def test_a_needle_the_engine_refuses_as_too_long_is_not_tested_not_failed():
+    # /v1/models without max_model_len (so nothing is capped): the 8000-token needle was refused with vLLM's 400
+    # "maximum context length is 4096 tokens" and judged a fail of the model, the domain partial and check exit 10
+    models = json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}).encode()
+    with FakeVllm(_reads_the_needle, max_model_len=4096, raw_answers={"/v1/models": (200, models, None)}) as srv:
+        report = run_checks(srv.url, only=["needle"], needle_lengths=[300, 8000])
+    result = report.results[0]
+    refused = result.probes[1]
+    assert (refused.name, refused.verdict) == ("needle_8000_d0.5", "not_tested")
+    assert refused.note.startswith("not asked: beyond the engine's limit (This model's maximum context length is 4096")
+    assert result.verdict == "pass" and result.note == "needle found 1/2 (1 not tested)"
