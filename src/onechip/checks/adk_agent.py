@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import sys
 import time
 import warnings
@@ -30,9 +29,6 @@ from onechip.checks.agent import SYSTEM_PROMPT, AgentCase, Transcript, score
 from onechip.errors import MissingDependencyError
 from onechip.schemas.checks import AgentRun, CheckOptions
 from onechip.vllm.wire import WireClient, api_key_from_env
-
-CALL_AS_TEXT = re.compile(r"count_ids|\"where\"\s*:|<tool_call>|\[TOOL_CALLS\]")
-TEXT_CALL_NOTE = "the answer looks like a tool call sent as text (tool-call parser mismatch on the server?)"
 
 
 def _adk() -> dict[str, Any]:
@@ -134,10 +130,7 @@ async def _run_case(
             tr = Transcript()
             t0 = time.perf_counter()
             await _one_run(adk, agent, case, opts, tr)
-            scored = score(case, run, tr, time.perf_counter() - t0)
-            if tr.calls == 0 and not tr.error and CALL_AS_TEXT.search(tr.answer):
-                scored.note = TEXT_CALL_NOTE
-            out.append((scored, tr))
+            out.append((score(case, run, tr, time.perf_counter() - t0), tr))
     finally:
         await toolset.close()
         await _close_litellm_clients()

@@ -123,8 +123,13 @@ def answer_number(answer: str, question: str) -> int | None:
     return found[0] if found else None
 
 
+CALL_AS_TEXT = re.compile(r"count_ids|\"where\"\s*:|<tool_call>|\[TOOL_CALLS\]")
+TEXT_CALL_NOTE = "the answer looks like a tool call sent as text (tool-call parser mismatch on the server?)"
+
+
 def score(case: AgentCase, run: int, tr: Transcript, duration_s: float) -> AgentRun:
-    """Score one transcript against its case; see the module docstring for the outcome classes."""
+    """Score one transcript against its case; see the module docstring for the outcome classes. A run that made no
+    call and answered with what reads as one (CALL_AS_TEXT) is noted TEXT_CALL_NOTE, whichever agent stack ran."""
     expected = case.expected
     number = answer_number(tr.answer, case.question) if not tr.error else None
     counts = [c for _, c in tr.counts]
@@ -158,6 +163,7 @@ def score(case: AgentCase, run: int, tr: Transcript, duration_s: float) -> Agent
         right_filter=right_filter,
         quoted=quoted,
         outcome=outcome,
+        note=TEXT_CALL_NOTE if tr.calls == 0 and not tr.error and CALL_AS_TEXT.search(tr.answer) else "",
         turns=tr.turns,
         duration_s=round(duration_s, 3),
         error=tr.error,

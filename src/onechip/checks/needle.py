@@ -12,7 +12,9 @@ still healthy and serving afterwards (the seed: "HTTP 400: ... maximum context l
 
 from __future__ import annotations
 
+import re
 import time
+import unicodedata
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +26,9 @@ from onechip.vllm.wire import WireClient, chat_body, user_message
 
 PASSPHRASE = "violet-harbor-7341"  # the seed's passphrase
 NEEDLE = f"The passphrase is {PASSPHRASE}."
+# A 400 refusing a prompt for its length: vLLM "maximum context length is N tokens", OpenAI context_length_exceeded,
+# SGLang "longer than the model's context length", llama.cpp "exceeds the available context size", TGI "must be <= N"
+TOO_LONG = re.compile(r"context|max_model_len|must be <=|too long", re.I)
 QUESTION = "What is the passphrase mentioned in the text above? Reply with the passphrase only."
 _FILLER = (
     "The river bends past the old mill and the fields turn gold in late summer. "
@@ -41,6 +46,18 @@ def needle_messages(first_line: str, n_words: int, depth: float, tail: str = "")
     at = int(round(depth * n_words))
     body = " ".join([*words[:at], NEEDLE, *words[at:]])
     return [{"role": "user", "content": f"{first_line}\n{body}{tail}\n\n{QUESTION}"}]
+
+
+def _folded(text: str) -> str:
+    """`text` as needle matching sees it: NFKC, case-folded, only its letters and digits."""
+    return "".join(c for c in unicodedata.normalize("NFKC", text).casefold() if c.isalnum())
+
+
+def recalled(answer: str) -> bool:
+    """The answer holds the passphrase, however written: any case, any dash or space between its parts, other
+    quotes around it ('VIOLET-HARBOR-7341', 'violet‑harbor‑7341' with U+2011, 'violet harbor 7341'). What is probed
+    is recall of the buried text, not its typography; `observed.answer` keeps what was said."""
+    return _folded(PASSPHRASE) in _folded(answer)
 
 
 class TooShort(ValueError):
@@ -87,13 +104,23 @@ def _probe_needle(ep: WireClient, model: str, length: int, depth: float, max_tok
     try:
         messages, tokens = fit_length(lambda m: ep.tokenize(model, m), first_line, depth, length)
         reply = ep.chat(chat_body(model, messages, max_tokens))
+    except EndpointStatusError as exc:
+        if exc.status_code == 400 and TOO_LONG.search(exc.server_message):  # the engine refused it, unasked
+            note = f"not asked: beyond the engine's limit ({exc.server_message})"
+            return Probe(name=name, verdict="not_tested", note=note, expected=PASSPHRASE)
+        return Probe(name=name, verdict=failed(exc), note=str(exc), expected=PASSPHRASE)
     except EndpointError as exc:
         return Probe(name=name, verdict=failed(exc), note=str(exc), expected=PASSPHRASE)
     except TooShort as exc:  # the length asked for (or the cap) holds no needle: nothing was asked of the model
         return Probe(name=name, verdict="not_tested", note=f"{exc}: not asked", expected=PASSPHRASE)
-    found = PASSPHRASE in reply.content
+    found = recalled(reply.content) or recalled(reply.reasoning)
     seconds = reply.latency_ms / 1000
     notes = []
+    if found and not recalled(reply.content):  # a reasoning model may spend needle_max_tokens on its reasoning
+        notes.append(f"passphrase in the reasoning only (content {reply.content[:60]!r}, "
+                     f"finish_reason {reply.finish_reason})")  # fmt: skip
+    elif found and PASSPHRASE not in reply.content:
+        notes.append("passphrase found, written differently")
     if tokens != length:
         notes.append(f"closest length reached is {tokens}")
     if reply.prompt_tokens is not None and reply.prompt_tokens != tokens:
@@ -108,6 +135,7 @@ def _probe_needle(ep: WireClient, model: str, length: int, depth: float, max_tok
         observed={
             "found": found,
             "answer": reply.content[:200],
+            **({"reasoning": reply.reasoning[:200]} if reply.reasoning else {}),
             "prompt_tokens": reply.prompt_tokens,
             "tokenized": tokens,
             "depth": depth,

@@ -16,6 +16,7 @@ server's message; a mode that is blocked does not drag down the others.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from onechip.checks.verdicts import combine, failed
@@ -90,12 +91,7 @@ def judge_call(reply: ChatReply, tool: str, expected: dict[str, Any]) -> tuple[V
 
     if not reply.tool_calls:
         raw = reply.content.strip()
-        hint = (
-            " (raw <tool_call> text in content: the server's tool parser did not parse it)"
-            if "<tool_call>" in raw
-            else ""
-        )
-        return "fail", f"no tool_calls; content={raw[:120]!r}{hint}", None
+        return "fail", f"no tool_calls; content={raw[:120]!r}{_text_call_hint(raw)}", None
     call = reply.tool_calls[0]
     name, args_text = call.get("name"), call.get("arguments")
     if name not in SCHEMAS:
@@ -115,6 +111,28 @@ def judge_call(reply: ChatReply, tool: str, expected: dict[str, Any]) -> tuple[V
     if not _same_typed(args, expected):
         return "partial", "valid against the schema, but not the asked values", args
     return "pass", "", args
+
+
+FENCE = re.compile(r"^```[\w-]*\s*(.*?)\s*```$", re.S)  # a Markdown code fence around the whole answer
+
+
+def _text_call_hint(content: str) -> str:
+    """Why a reply without tool_calls failed when its content is a tool call written as text: Hermes `<tool_call>`
+    tags, or a JSON object naming a function (bare or in a code fence), as a model answers when the server parses
+    no tool calls out of its text (vLLM started without --enable-auto-tool-choice --tool-call-parser); '' else."""
+    if "<tool_call>" in content:
+        return " (raw <tool_call> text in content: the server's tool parser did not parse it)"
+    fenced = FENCE.match(content)
+    try:
+        obj = json.loads(fenced.group(1) if fenced else content)
+    except json.JSONDecodeError:
+        return ""
+    if isinstance(obj, dict) and isinstance(obj.get("name") or obj.get("function"), str | dict):
+        return (
+            " (a tool call written as JSON text in content: the server parsed no tool_calls out of it; vLLM needs "
+            "--enable-auto-tool-choice and the --tool-call-parser of this model)"
+        )
+    return ""
 
 
 def _same_typed(a: Any, b: Any) -> bool:

@@ -15,6 +15,7 @@ from onechip.checks import run_checks
 from onechip.checks.agent import (
     SEED_IDS,
     SYSTEM_PROMPT,
+    TEXT_CALL_NOTE,
     Transcript,
     answer_number,
     make_cases,
@@ -238,3 +239,15 @@ def test_agent_without_the_mcp_sdk_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "mcp.client.session", None)  # what `import` sees when it is missing
     with FakeVllm([]) as srv, pytest.raises(MissingDependencyError, match="needs the MCP SDK"):
         run_checks(srv.url, only=["agent"])
+
+
+def test_the_loop_agent_names_a_tool_call_sent_back_as_text():
+    # the default agent stack (loop) said only "no-call" for a <tool_call> written in content, while --agent adk
+    # noted it as a tool call sent as text: the note is now given by `score`, for either stack
+    raw = '<tool_call>\n{"name": "count_ids", "arguments": {"where": "id >= 10"}}\n</tool_call>'
+    with FakeVllm([Reply(raw), Reply("There are 8 ids.")]) as srv:
+        report = run_checks(srv.url, only=["agent"], agent_runs=2)
+    run1, run2 = report.results[0].agent_runs
+    assert (run1.outcome, run1.note) == ("no-call", TEXT_CALL_NOTE)
+    assert report.results[0].probes[0].note == f"no-call ({TEXT_CALL_NOTE})"
+    assert (run2.outcome, run2.note) == ("correct-no-call", "")  # a plain answer is no call sent as text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from fakes.vllm_server import FakeVllm, Reply, count_tokens
 from onechip.checks import run_checks
 from onechip.checks.needle import PASSPHRASE, fit_length, needle_messages
@@ -94,4 +96,38 @@ def test_a_length_the_bare_needle_prompt_exceeds_is_not_tested_not_failed_by_the
         and short.note == f"the bare needle prompt is {bare} tokens, over the target 1: not asked"
     )
     assert kept.verdict == "pass" and sent == 1  # only the 300-token prompt reached the model
+    assert result.verdict == "pass" and result.note == "needle found 1/2 (1 not tested)"
+
+
+def test_the_passphrase_in_another_case_dash_or_quotes_or_in_the_reasoning_is_found():
+    # a model that recalls it uppercased, with U+2011 hyphens, spaced out, in curly quotes, or only in its reasoning
+    # (a reasoning model spends needle_max_tokens thinking) was judged "passphrase not in answer"
+    answers = [
+        Reply("VIOLET-HARBOR-7341"),
+        Reply("violet\u2011harbor\u20117341"),
+        Reply("The passphrase is \u201cviolet harbor 7341\u201d."),
+        Reply("", reasoning="The text says the passphrase is Violet-Harbor-7341"),
+        Reply("violet-harbor-7314"),  # another number: not recalled
+    ]
+    with FakeVllm(lambda body: answers.pop(0), max_model_len=4096) as srv:
+        report = run_checks(srv.url, only=["needle"], needle_lengths=[100], needle_depths=[0, 0.25, 0.5, 0.75, 1],
+                            over_limit=False)  # fmt: skip
+    probes = report.results[0].probes
+    assert [p.verdict for p in probes] == ["pass", "pass", "pass", "pass", "fail"]
+    assert [p.note for p in probes[:2]] == ["passphrase found, written differently"] * 2
+    assert probes[3].note.startswith("passphrase in the reasoning only (content '', finish_reason stop")
+    assert probes[3].observed["reasoning"].endswith("Violet-Harbor-7341")
+    assert probes[4].note == "passphrase not in answer"
+
+
+def test_a_needle_the_engine_refuses_as_too_long_is_not_tested_not_failed():
+    # /v1/models without max_model_len (so nothing is capped): the 8000-token needle was refused with vLLM's 400
+    # "maximum context length is 4096 tokens" and judged a fail of the model, the domain partial and check exit 10
+    models = json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}).encode()
+    with FakeVllm(_reads_the_needle, max_model_len=4096, raw_answers={"/v1/models": (200, models, None)}) as srv:
+        report = run_checks(srv.url, only=["needle"], needle_lengths=[300, 8000])
+    result = report.results[0]
+    refused = result.probes[1]
+    assert (refused.name, refused.verdict) == ("needle_8000_d0.5", "not_tested")
+    assert refused.note.startswith("not asked: beyond the engine's limit (This model's maximum context length is 4096")
     assert result.verdict == "pass" and result.note == "needle found 1/2 (1 not tested)"

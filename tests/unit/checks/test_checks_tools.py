@@ -127,3 +127,15 @@ def test_recorded_smollm2_tool_outputs_are_judged_honestly():
     verdict, note, _ = judge("named_strict_get_time", "get_time", {})
     assert verdict == "fail" and "raw <tool_call> text" in note
     assert judge("named_strict_get_time_stream", "get_time", {})[0] == "fail"
+
+
+def test_a_tool_call_written_as_json_text_in_content_is_named():
+    # vLLM without --enable-auto-tool-choice: the model writes the call as JSON in a code fence (or bare), which
+    # failed with only "no tool_calls; content=..." and no word of why
+    call = '{"name": "get_time", "arguments": {}}'
+    replies = [Reply(f"```json\n{call}\n```"), Reply(call), Reply("It is noon."), Reply('{"time": "noon"}')]
+    result, _ = _run(replies)
+    notes = [p.note for p in result.probes]
+    assert result.verdict == "fail"
+    assert all("a tool call written as JSON text in content" in n for n in notes[:2])
+    assert not any("tool call written" in n for n in notes[2:]), notes  # plain text, JSON that names no function
