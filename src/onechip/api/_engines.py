@@ -276,9 +276,16 @@ def status() -> EngineStatus:
     saved = replicas.load()
     if saved is not None:
         result.router, result.replicas = replicas.replica_statuses(saved)
+        again = f"`onechip up --replicas {len(saved.replicas)}`"
+        notes = []
+        if not result.router.alive:  # engine.json (the router) then says only "engine process is gone"
+            notes.append(f"the router (pid {result.router.pid}) is gone: {again} brings it back (the live replicas "
+                         "stay as they are); `onechip down` stops the replicas")  # fmt: skip
         dead = [str(r.index) for r in result.replicas if not r.healthy]
         if dead:
-            result.note = f"replica(s) {', '.join(dead)} not healthy; `onechip up --replicas N` brings them back"
+            notes.append(f"replica(s) {', '.join(dead)} not healthy; {again} brings them back")
+        if notes:
+            result.note = "; ".join(notes)
     return result
 
 

@@ -389,3 +389,21 @@ def test_a_replica_of_an_engine_mode_this_onechip_does_not_know_is_kept(tmp_path
         with pytest.raises(EngineError, match="records a 'k8s-pod' engine, which this onechip does not know"):
             command()
     assert replicas.state_path().is_file() and not replicas.last_path().exists()
+
+
+def test_status_of_a_set_whose_router_died_says_how_to_bring_it_back(tmp_path, monkeypatch):
+    """Before: with the router dead, `status` said 'not running: engine process is gone (stale state)' (engine.json
+    is the router's), or only that replicas were not healthy: nothing said the router was the part gone, nor what
+    brings it back (`up --replicas N`: replicas.revive restarts a dead router) or stops the replicas (`down`)."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    launch_set = api.up(UpRequest(replicas=2, dry_run=True)).replica_set
+    assert launch_set is not None
+    router_state = engine_state(engine="vllm-router")
+    replicas.save(replicas.ReplicaSetState(launch=launch_set, replicas=[engine_state()] * 2, router=router_state))
+    st = api.status()
+    assert not st.running and st.router is not None and not st.router.alive
+    assert st.note == (
+        f"the router (pid {router_state.pid}) is gone: `onechip up --replicas 2` brings it back (the live replicas "
+        "stay as they are); `onechip down` stops the replicas; replica(s) 0, 1 not healthy; `onechip up --replicas 2` "
+        "brings them back"
+    )
