@@ -84,6 +84,9 @@ def _refuse_running() -> None:
     current = engine_state.status()
     if current.running and current.state is not None:
         raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
+    saved = replicas.load()
+    if saved is not None:  # replicas of an `up --replicas` killed before its router started: no engine.json
+        replicas.refuse_booting(saved)
 
 
 def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
@@ -145,6 +148,7 @@ def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
     with engine_state.locked():
         saved = replicas.load()
         if saved is not None:
+            replicas.refuse_booting(saved)  # its `up` was killed mid-boot: never adopted as a ready set
             if len(saved.replicas) != request.replicas:
                 raise EngineError(f"a set of {len(saved.replicas)} replicas is up; run `onechip down` first")
             state = replicas.revive(request.timeout_s, on_progress)
@@ -276,8 +280,16 @@ def status() -> EngineStatus:
     saved = replicas.load()
     if saved is not None:
         result.router, result.replicas = replicas.replica_statuses(saved)
-        again = f"`onechip up --replicas {len(saved.replicas)}`"
+        again = f"`onechip up --replicas {len(saved.launch.replicas)}`"
         notes = []
+        if saved.booting:  # recorded by an `up` that has not seen it ready (replicas.start): maybe killed
+            live = sum(r.alive for r in result.replicas) + result.router.alive
+            result.running = result.running or live > 0
+            return result.model_copy(update={"note": (
+                f"replica set booting ({live} of its processes run): `up` has not seen it ready; if that `up` was "
+                "stopped, `onechip down` stops every member" if live else
+                "replica set died while booting (stale state); `onechip down` clears it"
+            )})  # fmt: skip
         if not result.router.alive:  # engine.json (the router) then says only "engine process is gone"
             notes.append(f"the router (pid {result.router.pid}) is gone: {again} brings it back (the live replicas "
                          "stay as they are); `onechip down` stops the replicas")  # fmt: skip
@@ -301,7 +313,8 @@ def down(on_progress: ProgressFn = no_progress) -> EngineStatus:
     notes = replicas.down(on_progress=on_progress)
     result = engine_state.down(on_progress=on_progress)
     if notes:
-        result.note = "; ".join([*notes, f"router: {result.note}"])
+        router = [f"router: {result.note}"] if result.state is not None else []  # none recorded: said by notes
+        result.note = "; ".join([*notes, *router])
     return result
 
 
