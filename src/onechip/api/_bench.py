@@ -46,7 +46,7 @@ def bench_unmeasured(run: BenchRun, out_dir: Path) -> OnechipError | None:
 def with_replicas(config: BenchConfig) -> BenchConfig:
     """`config` with the replica URLs of the saved set when its base_url is that set's router."""
     saved = replicas.load()
-    if config.replica_urls or saved is None or saved.router.base_url != config.base_url:
+    if config.replica_urls or saved is None or saved.router is None or saved.router.base_url != config.base_url:
         return config
     return config.model_copy(update={"replica_urls": [r.base_url for r in saved.replicas]})
 
@@ -59,7 +59,7 @@ def compare_policies(
     `out_dir`/policies.json. The router is left on the last policy. Raises ConfigError when base_url is not
     the saved router, and what `bench` raises."""
     saved = replicas.load()
-    if saved is None or saved.router.base_url != config.base_url:
+    if saved is None or saved.router is None or saved.router.base_url != config.base_url:
         raise ConfigError("--router-policies needs the router URL of `onechip up --replicas N` (see `status`)")
     result = PolicyComparison(base_url=config.base_url)
     for policy in config.router_policies or []:

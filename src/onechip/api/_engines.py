@@ -84,6 +84,9 @@ def _refuse_running() -> None:
     current = engine_state.status()
     if current.running and current.state is not None:
         raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
+    saved = replicas.load()
+    if saved is not None:  # replicas of an `up --replicas` killed before its router started: no engine.json
+        replicas.refuse_booting(saved)
 
 
 def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
@@ -145,8 +148,10 @@ def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
     with engine_state.locked():
         saved = replicas.load()
         if saved is not None:
+            replicas.refuse_booting(saved)  # its `up` was killed mid-boot: never adopted as a ready set
             if len(saved.replicas) != request.replicas:
                 raise EngineError(f"a set of {len(saved.replicas)} replicas is up; run `onechip down` first")
+            _refuse_other_set(request, saved.launch)
             state = replicas.revive(request.timeout_s, on_progress)
             assert state is not None
             if "router_policy" in request.model_fields_set and request.router_policy != state.launch.router.policy:
@@ -159,6 +164,46 @@ def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
         if request.hf_token_file is not None:
             engine_state.note_token_file(request.hf_token_file)
     return UpResult(dry_run=False, replica_set=launch_set, boots=boots, plan=the_plan)
+
+
+def _refuse_other_set(request: UpRequest, running: launch.ReplicaSetLaunch) -> None:
+    """Raise EngineError naming the first option given to this `up --replicas N` that differs from the set that runs:
+    revive() brings back that set as it was recorded, so another --engine, --model, --plan, --port ... was dropped
+    without a word (a single engine's second `up` is refused whatever it asks). Only options given are compared:
+    `up --replicas N` alone is how a dead replica or router is brought back."""
+    given = request.model_fields_set
+    first, n = running.replicas[0], len(running.replicas)
+    pairs: list[tuple[str, object, object]] = [
+        ("--engine", request.engine if "engine" in given else running.engine, running.engine),
+        ("--port", request.port if "port" in given else first.port, first.port),
+        ("--router-port", request.router_port if "router_port" in given else running.router.port, running.router.port),
+    ]  # fmt: skip
+    for what, asked_for, runs in pairs:  # before a launch for another engine is built (it may need --image)
+        _refuse_difference(n, what, asked_for, runs)
+    if given & {"model", "chip", "plan", "sets", "launcher", "image", "host", "kv_cache_space_gib"}:
+        asked = request if "engine" in given else request.model_copy(update={"engine": running.engine})
+        new = _replica_launch(asked)[1].replicas[0]
+        _refuse_difference(n, "the model", new.command.model, first.command.model)
+        _refuse_difference(n, "the serve flags", _serve_flags(new), _serve_flags(first))
+        _refuse_difference(n, "the host", new.host, first.host)
+
+
+def _refuse_difference(n: int, what: str, asked_for: object, runs: object) -> None:
+    if asked_for != runs:
+        raise EngineError(
+            f"a set of {n} replicas is up with {what} {_shown(runs)}, not {_shown(asked_for)}; run `onechip down` "
+            f"first (`onechip up --replicas {n}` alone brings back what died)"
+        )
+
+
+def _serve_flags(spec: launch.LaunchSpec) -> str:
+    """The serve command's flags but the port (which `up` moves off a busy one), as one line."""
+    return " ".join(f"{f.flag} {f.value}" if f.value is not None else f.flag for f in spec.command.flags
+                    if f.flag != "--port")  # fmt: skip
+
+
+def _shown(value: object) -> str:
+    return "none" if value is None else str(value)
 
 
 def _replica_launch(request: UpRequest) -> tuple[Plan, launch.ReplicaSetLaunch, list[startup.Prepared | None]]:
@@ -276,9 +321,24 @@ def status() -> EngineStatus:
     saved = replicas.load()
     if saved is not None:
         result.router, result.replicas = replicas.replica_statuses(saved)
+        again = f"`onechip up --replicas {len(saved.launch.replicas)}`"
+        notes = []
+        if saved.booting:  # recorded by an `up` that has not seen it ready (replicas.start): maybe killed
+            live = sum(r.alive for r in result.replicas) + result.router.alive
+            result.running = result.running or live > 0
+            return result.model_copy(update={"note": (
+                f"replica set booting ({live} of its processes run): `up` has not seen it ready; if that `up` was "
+                "stopped, `onechip down` stops every member" if live else
+                "replica set died while booting (stale state); `onechip down` clears it"
+            )})  # fmt: skip
+        if not result.router.alive:  # engine.json (the router) then says only "engine process is gone"
+            notes.append(f"the router (pid {result.router.pid}) is gone: {again} brings it back (the live replicas "
+                         "stay as they are); `onechip down` stops the replicas")  # fmt: skip
         dead = [str(r.index) for r in result.replicas if not r.healthy]
         if dead:
-            result.note = f"replica(s) {', '.join(dead)} not healthy; `onechip up --replicas N` brings them back"
+            notes.append(f"replica(s) {', '.join(dead)} not healthy; {again} brings them back")
+        if notes:
+            result.note = "; ".join(notes)
     return result
 
 
@@ -294,7 +354,8 @@ def down(on_progress: ProgressFn = no_progress) -> EngineStatus:
     notes = replicas.down(on_progress=on_progress)
     result = engine_state.down(on_progress=on_progress)
     if notes:
-        result.note = "; ".join([*notes, f"router: {result.note}"])
+        router = [f"router: {result.note}"] if result.state is not None else []  # none recorded: said by notes
+        result.note = "; ".join([*notes, *router])
     return result
 
 

@@ -68,7 +68,8 @@ def print_replicas(st: EngineStatus) -> None:
         return
     r = st.router
     health = "[green]healthy[/]" if r.healthy else "[red]not healthy[/]"
-    console.print(f"router {health} {r.url} ({r.policy}, pid {r.pid})  log: {r.log_path}", highlight=False)
+    where = f"pid {r.pid}" if r.pid is not None else "not started"
+    console.print(f"router {health} {r.url} ({r.policy}, {where})  log: {r.log_path}", highlight=False)
     for rep in st.replicas:
         mark = "[green]healthy[/]" if rep.healthy else ("[red]dead[/]" if not rep.alive else "[red]not healthy[/]")
         where = f"container {rep.container}" if rep.container else f"pid {rep.pid}"
@@ -152,8 +153,8 @@ def register(app: typer.Typer) -> None:
                 f"{health} {st.state.model} at {st.state.base_url} (pid {st.state.pid}, "
                 f"up {st.uptime_s:.0f} s)  log: {st.state.log_path}{booting}"
             )
-        else:
-            console.print(f"not running: {st.note}")
+        else:  # running with no engine state: replicas booting before their router (api.status)
+            console.print(st.note if st.running else f"not running: {st.note}")
         if not json_out:
             print_replicas(st)
         if not st.running or not st.healthy or not all(r.healthy for r in st.replicas):  # a dead replica: 1

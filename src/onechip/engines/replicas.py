@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import Field
@@ -43,7 +43,7 @@ from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, stop
 from onechip.engines.model_store import ensure_model
 from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
 from onechip.engines.router import require as router_require
-from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
+from onechip.errors import ConfigError, EngineError, MissingDependencyError, OnechipError, PortInUseError
 from onechip.paths import onechip_home, read_home_file, write_text_atomic
 from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -62,8 +62,15 @@ class ReplicaSetState(ResultModel):
     """What `up --replicas N` leaves in `<onechip home>/replicas.json` (engine.json then records the router)."""
 
     launch: ReplicaSetLaunch = Field(description="What ran: each replica's launch and the router's command.")
-    replicas: list[EngineState] = Field(description="Each replica as status/logs/down find it, in order.")
-    router: EngineState = Field(description="The router process.")
+    replicas: list[EngineState] = Field(
+        description="Each replica as status/logs/down find it, in order; while the set boots, those launched so far."
+    )
+    router: EngineState | None = Field(default=None, description="The router process; None until it is launched.")
+
+    @property
+    def booting(self) -> bool:
+        """Whether `up` recorded the set before seeing it ready (start: a killed `up` leaves it to status/down)."""
+        return self.router is None or self.router.booting or any(r.booting for r in self.replicas)
 
 
 def state_path() -> Path:
@@ -76,11 +83,28 @@ def last_path() -> Path:
 
 
 def save(state: ReplicaSetState) -> None:
-    """Write replicas.json, and the router as the engine of engine.json: every other command (status, down,
-    check, bench) finds the router there."""
+    """Write replicas.json, and the router (once launched) as the engine of engine.json: every other command
+    (status, down, check, bench) finds the router there."""
     state_path().parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(state_path(), state.model_dump_json(indent=2))
-    engine_state.save(state.router)
+    if state.router is not None:
+        engine_state.save(state.router)
+
+
+def _booting(engines: Sequence[LocalVllmEngine | remote.HostEngine]) -> list[EngineState]:
+    return [engine.state().model_copy(update={"booting": True}) for engine in engines]
+
+
+def forget_booting() -> None:
+    """Remove the booting record start() left, once it stopped every member (a failed boot): nothing is left to
+    `down`. A ready record, or one unreadable, is kept. Never raises: it runs while the boot's own error propagates."""
+    try:
+        state = load()
+    except OnechipError:
+        return
+    if state is not None and state.booting:
+        state_path().unlink(missing_ok=True)
+        engine_state.forget_booting()
 
 
 def load(last: bool = False) -> ReplicaSetState | None:
@@ -97,7 +121,8 @@ def load(last: bool = False) -> ReplicaSetState | None:
             raise EngineError(
                 f"replica state {path} is unreadable; check `ps` for vLLM servers and vllm-router"
             ) from None
-        engine_state.refuse_unknown_modes([*state.replicas, state.router], f"replica state {path}")
+        members = [*state.replicas, *([state.router] if state.router is not None else [])]
+        engine_state.refuse_unknown_modes(members, f"replica state {path}")
         return state
     return None
 
@@ -306,12 +331,22 @@ def _local_engine(spec: LaunchSpec, log_path: Path) -> LocalServeEngine:
 
 
 def _boot_all(
-    engines: Sequence[LocalVllmEngine | remote.HostEngine], timeout_s: float, on_progress: ProgressFn
+    engines: Sequence[LocalVllmEngine | remote.HostEngine],
+    timeout_s: float,
+    on_progress: ProgressFn,
+    record: Callable[[int], None] = lambda _: None,
+    also_stop: Sequence[LocalVllmEngine | remote.HostEngine] = (),
+    forget: Callable[[], None] = lambda: None,
 ) -> list[BootRecord]:
-    """Start every engine, then wait for each (they boot side by side). On any failure stop all, re-raise."""
+    """Start every engine, then wait for each (they boot side by side). On any failure stop all (and `also_stop`:
+    the replicas, when the router fails), then `forget` (a stop that raised skips it: its record stays), re-raise.
+    `record(k)` is called once the first k engines' processes exist (Engine.on_launched, and again once start()
+    returns with a tunnel): start() records them as booting there."""
     try:
-        for engine in engines:
+        for k, engine in enumerate(engines):
+            engine.on_launched = lambda k=k: record(k + 1)  # type: ignore[misc]
             engine.start()
+            record(k + 1)
         boots: list[BootRecord] = []
         for k, engine in enumerate(engines):
             what = "router" if isinstance(engine, RouterEngine) else f"replica {k}"
@@ -319,8 +354,9 @@ def _boot_all(
             boots.append(engine.wait_ready(timeout_s, on_progress))
         return boots
     except BaseException:
-        for engine in engines:
+        for engine in [*engines, *also_stop]:
             engine.stop()
+        forget()
         raise
 
 
@@ -348,15 +384,20 @@ def start(
         log = folder / f"replica-{k}.log"
         log.unlink(missing_ok=True)
         engines.append(ready.engine(log) if ready is not None else _local_engine(spec, log))
-    boots = _boot_all(engines, timeout_s, on_progress)
+
+    # recorded as booting as soon as a member's process exists: an `up` killed meanwhile (SIGKILL, OOM) left every
+    # replica running with nothing for status or down to find them by (state.save_booting, for one engine)
+    def replicas_launched(k: int) -> None:
+        save(ReplicaSetState(launch=launch, replicas=_booting(engines[:k])))
+
+    boots = _boot_all(engines, timeout_s, on_progress, replicas_launched, forget=forget_booting)
     router = RouterEngine(launch.router, folder / "router.log", launch.replicas[0].served_name)
     router.log_path.unlink(missing_ok=True)
-    try:
-        _boot_all([router], 120.0, on_progress)
-    except BaseException:
-        for engine in engines:
-            engine.stop()
-        raise
+
+    def router_launched(_: int) -> None:
+        save(ReplicaSetState(launch=launch, replicas=_booting(engines), router=_booting([router])[0]))
+
+    _boot_all([router], 120.0, on_progress, router_launched, also_stop=engines, forget=forget_booting)
     state = ReplicaSetState(launch=launch, replicas=[e.state() for e in engines], router=router.state())
     save(state)
     return state, boots
@@ -376,6 +417,21 @@ def _not_zombie(pid: int) -> bool:
         return True  # the leader is gone but the group has members: still running (vLLM's EngineCore)
 
 
+def refuse_booting(state: ReplicaSetState) -> None:
+    """Raise EngineError (one line) for a set on record as booting: the `up` that recorded it holds the engine-state
+    lock while it runs, so one found under the lock was left by an `up` that is gone (killed mid-boot). Adopting it
+    (revive) would take replicas that may never have answered for a ready set, and a router never started for one
+    that runs."""
+    if not state.booting:
+        return
+    members = [m for m in [*state.replicas, *([state.router] if state.router is not None else [])] if _alive(m)[0]]
+    what = "still boot" if members else "died while booting"
+    raise EngineError(
+        f"a set of {len(state.launch.replicas)} replicas recorded while booting by an `up` that is gone "
+        f"({len(members)} of its processes {what}); run `onechip down` first"
+    )
+
+
 def revive(timeout_s: float = 600.0, on_progress: ProgressFn = no_progress) -> ReplicaSetState | None:
     """Restart the local replicas of the saved set that died (same command, port and pins), and the
     router if it died; None when no set is saved. Raises EngineError for a dead replica on a host (run
@@ -383,6 +439,8 @@ def revive(timeout_s: float = 600.0, on_progress: ProgressFn = no_progress) -> R
     state = load()
     if state is None:
         return None
+    refuse_booting(state)
+    assert state.router is not None  # a set saved ready has its router
     folder = _replica_dir()
     for k, (spec, replica) in enumerate(zip(state.launch.replicas, state.replicas, strict=True)):
         if _alive(replica)[0]:
@@ -409,6 +467,8 @@ def switch_policy(policy: RouterPolicy, on_progress: ProgressFn = no_progress) -
     state = load()
     if state is None:
         raise EngineError("no replicas started by `onechip up --replicas N`")
+    refuse_booting(state)
+    assert state.router is not None  # a set saved ready has its router
     if _alive(state.router)[0]:
         stop_group(state.router.pid, 10.0)
     old = state.launch.router
@@ -452,12 +512,13 @@ def replica_metrics(url: str) -> dict[str, float]:
 
 def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[ReplicaStatus]]:
     """The router and each replica: alive, healthy, KV cache usage, requests served and routed."""
-    router_alive = _alive(state.router)[0]
+    router_alive = state.router is not None and _alive(state.router)[0]
     metrics_url = state.launch.router.metrics_url
+    url = state.router.base_url if state.router is not None else state.launch.router.url
     router = RouterStatus(
-        url=state.router.base_url, policy=state.launch.router.policy, pid=state.router.pid, alive=router_alive,
-        healthy=router_alive and wire.healthy(state.router.base_url, 3.0), metrics_url=metrics_url,
-        log_path=state.router.log_path,
+        url=url, policy=state.launch.router.policy, pid=state.router.pid if state.router is not None else None,
+        alive=router_alive, healthy=router_alive and wire.healthy(url, 3.0), metrics_url=metrics_url,
+        log_path=state.router.log_path if state.router is not None else None,
     )  # fmt: skip
     routed = routed_requests(metrics_url) if router_alive else {}
     out: list[ReplicaStatus] = []
@@ -467,8 +528,12 @@ def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[Replica
         m = replica_metrics(replica.base_url) if healthy else {}
         queries = m.get("vllm:prefix_cache_queries_total")
         share = m.get("vllm:prefix_cache_hits_total", 0.0) / queries if queries else None
-        if not alive:
+        if not alive and replica.booting:
+            note = note or "died while booting"
+        elif not alive:
             note = note or "the replica's process is gone: `onechip up --replicas N` brings it back"
+        elif replica.booting and not healthy:
+            note = "booting: `up` has not seen it ready; if that `up` was stopped, `onechip down` stops it"
         elif not healthy:
             note = "alive but /health does not answer 200"
         out.append(
@@ -496,7 +561,13 @@ def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[Replica
 def down(grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> list[str]:
     """Stop every replica of the saved set (process groups, containers, tunnels); the router is engine.json's
     (state.down stops it). Keeps the record as replicas.last.json for `logs --replica`. Returns one note per
-    replica; [] when no set is saved. `on_progress` hears a SIGTERM grace (local.stop_group)."""
+    replica; [] when no set is saved. `on_progress` hears a SIGTERM grace (local.stop_group). Holds the engine-state
+    lock while it stops them: an `up --replicas` still booting this set is refused (BusyError) before any stop."""
+    with engine_state.locked():
+        return _down(grace_s, on_progress)
+
+
+def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
     state = load()
     if state is None:
         return []
@@ -511,6 +582,8 @@ def down(grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> list[s
             notes.append(f"replica {k}: stopped pid {replica.pid}")
         else:
             notes.append(f"replica {k}: was already gone")
+    if state.router is None:  # an `up` killed while the replicas booted: engine.json has no router to stop
+        notes.append("router: never started")
     write_text_atomic(last_path(), state.model_dump_json(indent=2))
     state_path().unlink(missing_ok=True)
     return notes

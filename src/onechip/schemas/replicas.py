@@ -53,7 +53,9 @@ class RouterStatus(ResultModel):
 
     url: str = Field(description="Router base URL (what bench, check and the clients use).")
     policy: str = Field(description="Routing policy.")
-    pid: int = Field(description="Router process (and process-group) id.")
+    pid: int | None = Field(
+        default=None, description="Router process (and process-group) id; None before `up` started it."
+    )
     alive: bool = Field(default=False, description="The router's process group exists.")
     healthy: bool = Field(default=False, description="GET /health on the router answered 200.")
     metrics_url: str | None = Field(default=None, description="The router's Prometheus endpoint.")

@@ -389,3 +389,49 @@ def test_a_replica_of_an_engine_mode_this_onechip_does_not_know_is_kept(tmp_path
         with pytest.raises(EngineError, match="records a 'k8s-pod' engine, which this onechip does not know"):
             command()
     assert replicas.state_path().is_file() and not replicas.last_path().exists()
+
+
+def test_status_of_a_set_whose_router_died_says_how_to_bring_it_back(tmp_path, monkeypatch):
+    """Before: with the router dead, `status` said 'not running: engine process is gone (stale state)' (engine.json
+    is the router's), or only that replicas were not healthy: nothing said the router was the part gone, nor what
+    brings it back (`up --replicas N`: replicas.revive restarts a dead router) or stops the replicas (`down`)."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    launch_set = api.up(UpRequest(replicas=2, dry_run=True)).replica_set
+    assert launch_set is not None
+    router_state = engine_state(engine="vllm-router")
+    replicas.save(replicas.ReplicaSetState(launch=launch_set, replicas=[engine_state()] * 2, router=router_state))
+    st = api.status()
+    assert not st.running and st.router is not None and not st.router.alive
+    assert st.note == (
+        f"the router (pid {router_state.pid}) is gone: `onechip up --replicas 2` brings it back (the live replicas "
+        "stay as they are); `onechip down` stops the replicas; replica(s) 0, 1 not healthy; `onechip up --replicas 2` "
+        "brings them back"
+    )
+
+
+@needs_router
+def test_up_again_with_other_options_is_refused_naming_the_first_difference(tmp_path, monkeypatch):
+    """Before: a second `up --replicas 2` with another --port, --engine or --set revived the running set as it was
+    and dropped them without a word (only --router-policy was honoured)."""
+    launch = _up_fakes(tmp_path, monkeypatch)
+    assert launch is not None
+    before = [r.pid for r in api.status().replicas]
+    base = {"engine": "vllm", "plan": embedded_plan(), "replicas": 2, "launcher": f"{sys.executable} {FAKE}",
+            "timeout_s": 60}  # fmt: skip
+    first = launch.replicas[0].port
+    try:
+        for extra, what in (
+            ({"port": first + 10}, f"--port {first}, not {first + 10}"),
+            ({"engine": "vllm-docker"}, "--engine vllm, not vllm-docker"),
+            ({"sets": ["max-num-seqs=3"]}, "the serve flags "),
+        ):
+            with pytest.raises(EngineError) as refused:
+                api.up(build_request(UpRequest, {**base, **extra}, user_input=False))
+            message = str(refused.value)
+            assert message.startswith(f"a set of 2 replicas is up with {what}") and message.endswith(
+                "; run `onechip down` first (`onechip up --replicas 2` alone brings back what died)"
+            ), message
+        same = api.up(build_request(UpRequest, {**base, "port": first}, user_input=False)).replica_set
+        assert same is not None and [r.pid for r in api.status().replicas] == before  # as given: kept as it runs
+    finally:
+        api.down()
