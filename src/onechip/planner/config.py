@@ -14,7 +14,9 @@ Rules applied (each with its source):
   - the decoder part is `text_config` when the file has one (multimodal Gemma 3/3n/4, Kimi-VL, Mistral 3,
     Llava-NeXT, Mllama, Qwen3-VL); the family is its `model_type`, else the top-level one (a Qwen2/2.5-VL
     config.json of transformers 4.x keeps its text fields at the top level, which vLLM's Qwen2_5_VL class reads
-    through get_text_config());
+    through get_text_config()); a file with `llm_config` and no `text_config` (InternVL's InternVLChatConfig, NVLM-D)
+    has it read as its text_config, as vLLM renames it when it loads the file (vllm/transformers_utils/config.py
+    _CONFIG_ATTRS_MAPPING, 0.10.2 - 0.34.0 sdists);
   - Mllama's cross-attention layers (`cross_attention_layers`) are counted among num_hidden_layers as full
     layers: the V0 engine, the only one that served MllamaForConditionalGeneration (vLLM's registry lists it in
     _PREVIOUSLY_SUPPORTED_MODELS with 0.10.2: "encoder-decoder models except whisper have been removed for V0
@@ -898,6 +900,10 @@ def read_config(data: Any, where: str) -> ModelConfig:
     """Validate a parsed config.json. Raises ConfigError (one line naming the field) on bad input."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: config.json must be a JSON object, got {type(data).__name__}")
+    if "text_config" not in data and "llm_config" in data:  # InternVL, NVLM-D: vLLM reads it as text_config
+        if not isinstance(data["llm_config"], dict):
+            raise _fail(where, "llm_config", f"must be an object, got {data['llm_config']!r}")
+        data = {**data, "text_config": data["llm_config"]}
     inner = data.get("text_config")
     if inner is not None and not isinstance(inner, dict):
         raise _fail(where, "text_config", f"must be an object, got {inner!r}")

@@ -130,7 +130,8 @@ DROPPED = "dropped"
 # names without 'transformer.' as openai-community/gpt2 and bigscience/bloom-560m store them: vLLM's gpt2.py and
 # bloom.py load_weights prefix 'transformer.' to a name that lacks it); ChatGLM ('transformer.embedding.
 # word_embeddings.', 'transformer.encoder.layers.', head 'transformer.output_layer.': chatglm.py), all vllm 0.32.0
-# sdist.
+# sdist; InternVL ('language_model.', 'vision_model.', its projector 'mlp1.': InternVLChatModel builds vision_model and
+# mlp1 as its tower, internvl.py, vllm 0.34.0 sdist).
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -150,6 +151,7 @@ _PREFIXES: list[tuple[str, str]] = [
     ("visual.", VISION_TOWER),
     ("vision_model.", VISION_TOWER),
     ("image_newline", VISION_TOWER),
+    ("mlp1.", VISION_TOWER),
     ("model.audio_tower.", AUDIO_TOWER),
     ("model.embed_audio.", AUDIO_TOWER),
     ("audio_tower.", AUDIO_TOWER),
