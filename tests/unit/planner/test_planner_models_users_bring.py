@@ -14,6 +14,8 @@ import pytest
 
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
+from onechip.planner.modalities import model_modalities
+from onechip.planner.source import config_from_dict
 
 
 def _checkpoint(directory: Path, config: dict[str, Any], names: list[str]) -> Path:
@@ -76,3 +78,55 @@ def test_an_llm_config_that_is_no_object_is_refused_by_its_name(tmp_path: Path) 
     config = {**INTERNVL3_8B, "llm_config": "qwen2"}
     with pytest.raises(ConfigError, match=r"field 'llm_config' must be an object, got 'qwen2'"):
         plan_model(str(_checkpoint(tmp_path / "ckpt", config, INTERNVL_NAMES)), "h100", "vllm-gpu")
+
+
+# Qwen/Qwen3-Omni-30B-A3B-Instruct's config.json (transformers Qwen3OmniMoeConfig), the parts the plan reads: the
+# decoder at thinker_config.text_config (48 layers, head_dim 128, 4 KV heads, 128 experts), the thinker's vision and
+# audio encoders, and the talker the speech output runs on
+QWEN3_OMNI = {
+    "architectures": ["Qwen3OmniMoeForConditionalGeneration"], "model_type": "qwen3_omni_moe",
+    "enable_audio_output": True, "torch_dtype": "bfloat16",
+    "thinker_config": {
+        "model_type": "qwen3_omni_moe_thinker", "audio_token_id": 151675, "image_token_id": 151655,
+        "video_token_id": 151656,
+        "text_config": {"model_type": "qwen3_omni_moe_text", "head_dim": 128, "hidden_size": 2048,
+                        "intermediate_size": 768, "max_position_embeddings": 65536, "moe_intermediate_size": 768,
+                        "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8,
+                        "num_hidden_layers": 48, "num_key_value_heads": 4, "vocab_size": 152064,
+                        "rope_theta": 1000000, "sliding_window": None, "use_sliding_window": False,
+                        "rope_scaling": {"interleaved": True, "mrope_interleaved": True, "mrope_section": [24, 20, 20],
+                                         "rope_type": "default", "type": "default"}},
+        "vision_config": {"model_type": "qwen3_omni_moe_vision_encoder", "depth": 27, "hidden_size": 1152,
+                          "out_hidden_size": 2048},
+        "audio_config": {"model_type": "qwen3_omni_moe_audio_encoder", "d_model": 1280, "encoder_layers": 32,
+                         "output_dim": 2048},
+    },
+    "talker_config": {"text_config": {"hidden_size": 1024, "num_hidden_layers": 20}},
+}  # fmt: skip
+QWEN3_OMNI_NAMES = [
+    "thinker.model.embed_tokens.weight", "thinker.model.layers.0.self_attn.q_proj.weight", "thinker.lm_head.weight",
+    "thinker.visual.blocks.0.attn.qkv.weight", "thinker.audio_tower.layers.0.fc1.weight",
+    "talker.model.layers.0.mlp.gate.weight", "talker.codec_head.weight", "code2wav.decoder.0.conv.weight",
+]  # fmt: skip
+
+
+def test_qwen3_omni_plans_its_thinker(tmp_path: Path) -> None:
+    # vLLM serves Qwen3OmniMoeForConditionalGeneration as Qwen3OmniMoeThinkerForConditionalGeneration
+    # (vllm/model_executor/models/registry.py, 0.11.1 - 0.34.0): its config is hf_config.thinker_config, its language
+    # model a Qwen3MoeLLMForCausalLM of thinker_config.text_config, every layer full attention of head_dim over the
+    # KV heads (qwen3_omni_moe_thinker.py, qwen3_moe.py Qwen3MoeAttention, 0.34.0 sdist): 48 x 4 x 128 x (K, V) x 2 B
+    # = 98,304 B a token. The planner refused it: "field 'model_type' = 'qwen3_omni_moe' ... does not model".
+    for chip in ("h100", "l4"):
+        plan = plan_model(str(_checkpoint(tmp_path / chip, QWEN3_OMNI, QWEN3_OMNI_NAMES)), chip, "vllm-gpu")
+        assert plan.kv_bytes_per_token == 48 * 4 * 128 * 2 * 2 == 98_304
+        assert plan.architecture == "qwen3_omni_moe_text"
+        # the thinker's towers load; the talker and code2wav do not (its hf_to_vllm_mapper maps them to None)
+        assert plan.weights_by_component == {
+            "embeddings": 2, "language_model": 2, "lm_head": 2, "vision_tower": 2, "audio_tower": 2,
+        }  # fmt: skip
+
+
+def test_qwen3_omni_modalities_are_the_thinkers() -> None:
+    # the processor vLLM runs for it takes image, video and audio (Qwen3OmniMoeThinkerProcessingInfo); the plan reads
+    # them from the thinker's vision_config, video_token_id and audio_config
+    assert model_modalities(config_from_dict(QWEN3_OMNI, "config.json").data) == ("image", "video", "audio")
