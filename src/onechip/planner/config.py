@@ -14,7 +14,14 @@ Rules applied (each with its source):
   - the decoder part is `text_config` when the file has one (multimodal Gemma 3/3n/4, Kimi-VL, Mistral 3,
     Llava-NeXT, Mllama, Qwen3-VL); the family is its `model_type`, else the top-level one (a Qwen2/2.5-VL
     config.json of transformers 4.x keeps its text fields at the top level, which vLLM's Qwen2_5_VL class reads
-    through get_text_config());
+    through get_text_config()); a file with `llm_config` and no `text_config` (InternVL's InternVLChatConfig, NVLM-D)
+    has it read as its text_config, as vLLM renames it when it loads the file (vllm/transformers_utils/config.py
+    _CONFIG_ATTRS_MAPPING, 0.10.2 - 0.34.0 sdists);
+  - Qwen3-Omni (a `thinker_config` beside talker and code2wav configs): the thinker's fields, text_config among
+    them, are read as the file's where the file has none of that name: vLLM serves the thinker only
+    (Qwen3OmniMoeThinkerForConditionalGeneration takes hf_config.thinker_config as its config and builds its language
+    model from thinker_config.text_config, the config Qwen3OmniMoeConfig.get_text_config returns; it drops the
+    'talker.' and 'code2wav.' weights: vllm/model_executor/models/qwen3_omni_moe_thinker.py, 0.34.0 sdist);
   - Mllama's cross-attention layers (`cross_attention_layers`) are counted among num_hidden_layers as full
     layers: the V0 engine, the only one that served MllamaForConditionalGeneration (vLLM's registry lists it in
     _PREVIOUSLY_SUPPORTED_MODELS with 0.10.2: "encoder-decoder models except whisper have been removed for V0
@@ -167,6 +174,9 @@ STATING_FAMILIES = frozenset(
         "llama4",
         "llama4_text",
         "qwen3_vl_text",
+        # Qwen3-Omni's thinker decoder: Qwen3MoeLLMModel (qwen3_omni_moe_thinker.py, 0.34.0), Qwen3-MoE attention of
+        # config.head_dim over num_key_value_heads, every layer full
+        "qwen3_omni_moe_text",
         # hybrid Gated DeltaNet + full attention (planner.recurrent)
         "qwen3_next",
         "qwen3_5_text",
@@ -898,6 +908,13 @@ def read_config(data: Any, where: str) -> ModelConfig:
     """Validate a parsed config.json. Raises ConfigError (one line naming the field) on bad input."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: config.json must be a JSON object, got {type(data).__name__}")
+    if "text_config" not in data and "llm_config" in data:  # InternVL, NVLM-D: vLLM reads it as text_config
+        if not isinstance(data["llm_config"], dict):
+            raise _fail(where, "llm_config", f"must be an object, got {data['llm_config']!r}")
+        data = {**data, "text_config": data["llm_config"]}
+    thinker = data.get("thinker_config")
+    if "text_config" not in data and isinstance(thinker, dict):  # Qwen3-Omni: the thinker is the model vLLM serves
+        data = {**{key: value for key, value in thinker.items() if key != "model_type"}, **data}
     inner = data.get("text_config")
     if inner is not None and not isinstance(inner, dict):
         raise _fail(where, "text_config", f"must be an object, got {inner!r}")

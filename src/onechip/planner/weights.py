@@ -130,7 +130,10 @@ DROPPED = "dropped"
 # names without 'transformer.' as openai-community/gpt2 and bigscience/bloom-560m store them: vLLM's gpt2.py and
 # bloom.py load_weights prefix 'transformer.' to a name that lacks it); ChatGLM ('transformer.embedding.
 # word_embeddings.', 'transformer.encoder.layers.', head 'transformer.output_layer.': chatglm.py), all vllm 0.32.0
-# sdist.
+# sdist; InternVL ('language_model.', 'vision_model.', its projector 'mlp1.': InternVLChatModel builds vision_model and
+# mlp1 as its tower, internvl.py, vllm 0.34.0 sdist); Qwen3-Omni ('thinker.model.', 'thinker.lm_head.',
+# 'thinker.visual.', 'thinker.audio_tower.': Qwen3OmniMoeThinkerForConditionalGeneration.hf_to_vllm_mapper,
+# qwen3_omni_moe_thinker.py, whose speech generator 'talker.' and 'code2wav.' it maps to None: not loaded, DROPPED).
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -150,6 +153,14 @@ _PREFIXES: list[tuple[str, str]] = [
     ("visual.", VISION_TOWER),
     ("vision_model.", VISION_TOWER),
     ("image_newline", VISION_TOWER),
+    ("mlp1.", VISION_TOWER),
+    ("thinker.model.embed_tokens.", EMBEDDINGS),
+    ("thinker.model.", LANGUAGE_MODEL),
+    ("thinker.lm_head.", LM_HEAD),
+    ("thinker.visual.", VISION_TOWER),
+    ("thinker.audio_tower.", AUDIO_TOWER),
+    ("talker.", DROPPED),
+    ("code2wav.", DROPPED),
     ("model.audio_tower.", AUDIO_TOWER),
     ("model.embed_audio.", AUDIO_TOWER),
     ("audio_tower.", AUDIO_TOWER),

@@ -1,0 +1,132 @@
+"""Published configs of recent model families vLLM serves, planned as a user brings them (issue 27, 'any model vLLM
+serves'). The expected KV bytes per token are computed by hand from vLLM's model code (file and release named at each
+test), not read back from the planner.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from onechip.errors import ConfigError
+from onechip.planner import plan_model
+from onechip.planner.modalities import model_modalities
+from onechip.planner.source import config_from_dict
+
+
+def _checkpoint(directory: Path, config: dict[str, Any], names: list[str]) -> Path:
+    """config.json and a model.safetensors header of one-element bf16 tensors named `names` (no data is read)."""
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    header = json.dumps({n: {"dtype": "BF16", "shape": [1], "data_offsets": [2 * i, 2 * i + 2]}
+                         for i, n in enumerate(names)}).encode()  # fmt: skip
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    return directory
+
+
+# OpenGVLab/InternVL3-8B's config.json (remote-code InternVLChatConfig): the decoder under 'llm_config', a Qwen2 of 28
+# layers, 28 query heads over hidden_size 3,584 (head_dim 128), 4 KV heads; vision_config an InternViT
+INTERNVL3_8B = {
+    "architectures": ["InternVLChatModel"], "model_type": "internvl_chat", "downsample_ratio": 0.5,
+    "force_image_size": 448, "template": "internvl2_5", "select_layer": -1, "ps_version": "v2",
+    "torch_dtype": "bfloat16",
+    "llm_config": {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584,
+                   "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4,
+                   "num_hidden_layers": 28, "max_position_embeddings": 32768, "max_window_layers": 70,
+                   "rope_theta": 1000000.0, "sliding_window": 32768, "use_sliding_window": False, "vocab_size": 151674,
+                   "torch_dtype": "bfloat16", "tie_word_embeddings": False},
+    "vision_config": {"architectures": ["InternVisionModel"], "model_type": "intern_vit_6b", "hidden_size": 1024,
+                      "num_hidden_layers": 24, "num_attention_heads": 16, "image_size": 448, "patch_size": 14,
+                      "intermediate_size": 4096},
+}  # fmt: skip
+# its checkpoint's module prefixes: the decoder 'language_model.', the InternViT 'vision_model.', the projector 'mlp1.'
+INTERNVL_NAMES = [
+    "language_model.model.embed_tokens.weight", "language_model.model.layers.0.self_attn.q_proj.weight",
+    "language_model.lm_head.weight", "vision_model.embeddings.patch_embedding.weight",
+    "vision_model.encoder.layers.0.attn.qkv.weight", "mlp1.0.weight", "mlp1.1.weight", "mlp1.3.weight",
+]  # fmt: skip
+
+
+def test_internvl_decoder_is_read_from_llm_config(tmp_path: Path) -> None:
+    # vLLM renames a config's 'llm_config' to 'text_config' when it loads it (vllm/transformers_utils/config.py
+    # _CONFIG_ATTRS_MAPPING / _maybe_remap_hf_config_attrs, 0.10.2 - 0.34.0 sdists), and InternVLChatModel builds its
+    # language model from config.text_config (vllm/model_executor/models/internvl.py, 0.34.0), a Qwen2 here: 28 layers
+    # x 4 KV heads x 128 x (K, V) x 2 B = 57,344 B a token. The planner refused it: "field 'model_type' =
+    # 'internvl_chat' (InternVLChatModel): an architecture the planner does not model".
+    for chip in ("h100", "l4"):
+        plan = plan_model(str(_checkpoint(tmp_path / chip, INTERNVL3_8B, INTERNVL_NAMES)), chip, "vllm-gpu")
+        assert plan.kv_bytes_per_token == 28 * 4 * 128 * 2 * 2 == 57_344
+        assert [layer.head_dim for layer in plan.layers] == [128] * 28
+        # 'mlp1.' is the projector InternVLChatModel builds beside vision_model as its tower (internvl.py
+        # _mark_tower_model), so it is counted with the vision weights: 3 projector + 2 ViT one-element bf16 tensors
+        assert plan.weights_by_component["vision_tower"] == 5 * 2
+        assert plan.weights_by_component["language_model"] == 2
+
+
+def test_llm_config_does_not_replace_a_text_config(tmp_path: Path) -> None:
+    # _maybe_remap_hf_config_attrs sets text_config from llm_config only when the config has none
+    config = {**INTERNVL3_8B, "text_config": {**INTERNVL3_8B["llm_config"], "num_key_value_heads": 2}}
+    plan = plan_model(str(_checkpoint(tmp_path / "ckpt", config, INTERNVL_NAMES)), "h100", "vllm-gpu")
+    assert plan.kv_bytes_per_token == 28 * 2 * 128 * 2 * 2
+
+
+def test_an_llm_config_that_is_no_object_is_refused_by_its_name(tmp_path: Path) -> None:
+    config = {**INTERNVL3_8B, "llm_config": "qwen2"}
+    with pytest.raises(ConfigError, match=r"field 'llm_config' must be an object, got 'qwen2'"):
+        plan_model(str(_checkpoint(tmp_path / "ckpt", config, INTERNVL_NAMES)), "h100", "vllm-gpu")
+
+
+# Qwen/Qwen3-Omni-30B-A3B-Instruct's config.json (transformers Qwen3OmniMoeConfig), the parts the plan reads: the
+# decoder at thinker_config.text_config (48 layers, head_dim 128, 4 KV heads, 128 experts), the thinker's vision and
+# audio encoders, and the talker the speech output runs on
+QWEN3_OMNI = {
+    "architectures": ["Qwen3OmniMoeForConditionalGeneration"], "model_type": "qwen3_omni_moe",
+    "enable_audio_output": True, "torch_dtype": "bfloat16",
+    "thinker_config": {
+        "model_type": "qwen3_omni_moe_thinker", "audio_token_id": 151675, "image_token_id": 151655,
+        "video_token_id": 151656,
+        "text_config": {"model_type": "qwen3_omni_moe_text", "head_dim": 128, "hidden_size": 2048,
+                        "intermediate_size": 768, "max_position_embeddings": 65536, "moe_intermediate_size": 768,
+                        "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8,
+                        "num_hidden_layers": 48, "num_key_value_heads": 4, "vocab_size": 152064,
+                        "rope_theta": 1000000, "sliding_window": None, "use_sliding_window": False,
+                        "rope_scaling": {"interleaved": True, "mrope_interleaved": True, "mrope_section": [24, 20, 20],
+                                         "rope_type": "default", "type": "default"}},
+        "vision_config": {"model_type": "qwen3_omni_moe_vision_encoder", "depth": 27, "hidden_size": 1152,
+                          "out_hidden_size": 2048},
+        "audio_config": {"model_type": "qwen3_omni_moe_audio_encoder", "d_model": 1280, "encoder_layers": 32,
+                         "output_dim": 2048},
+    },
+    "talker_config": {"text_config": {"hidden_size": 1024, "num_hidden_layers": 20}},
+}  # fmt: skip
+QWEN3_OMNI_NAMES = [
+    "thinker.model.embed_tokens.weight", "thinker.model.layers.0.self_attn.q_proj.weight", "thinker.lm_head.weight",
+    "thinker.visual.blocks.0.attn.qkv.weight", "thinker.audio_tower.layers.0.fc1.weight",
+    "talker.model.layers.0.mlp.gate.weight", "talker.codec_head.weight", "code2wav.decoder.0.conv.weight",
+]  # fmt: skip
+
+
+def test_qwen3_omni_plans_its_thinker(tmp_path: Path) -> None:
+    # vLLM serves Qwen3OmniMoeForConditionalGeneration as Qwen3OmniMoeThinkerForConditionalGeneration
+    # (vllm/model_executor/models/registry.py, 0.11.1 - 0.34.0): its config is hf_config.thinker_config, its language
+    # model a Qwen3MoeLLMForCausalLM of thinker_config.text_config, every layer full attention of head_dim over the
+    # KV heads (qwen3_omni_moe_thinker.py, qwen3_moe.py Qwen3MoeAttention, 0.34.0 sdist): 48 x 4 x 128 x (K, V) x 2 B
+    # = 98,304 B a token. The planner refused it: "field 'model_type' = 'qwen3_omni_moe' ... does not model".
+    for chip in ("h100", "l4"):
+        plan = plan_model(str(_checkpoint(tmp_path / chip, QWEN3_OMNI, QWEN3_OMNI_NAMES)), chip, "vllm-gpu")
+        assert plan.kv_bytes_per_token == 48 * 4 * 128 * 2 * 2 == 98_304
+        assert plan.architecture == "qwen3_omni_moe_text"
+        # the thinker's towers load; the talker and code2wav do not (its hf_to_vllm_mapper maps them to None)
+        assert plan.weights_by_component == {
+            "embeddings": 2, "language_model": 2, "lm_head": 2, "vision_tower": 2, "audio_tower": 2,
+        }  # fmt: skip
+
+
+def test_qwen3_omni_modalities_are_the_thinkers() -> None:
+    # the processor vLLM runs for it takes image, video and audio (Qwen3OmniMoeThinkerProcessingInfo); the plan reads
+    # them from the thinker's vision_config, video_token_id and audio_config
+    assert model_modalities(config_from_dict(QWEN3_OMNI, "config.json").data) == ("image", "video", "audio")
