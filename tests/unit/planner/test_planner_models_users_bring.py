@@ -1,6 +1,9 @@
-"""Published configs of recent model families vLLM serves, planned as a user brings them (issue 27, 'any model vLLM
-serves'). The expected KV bytes per token are computed by hand from vLLM's model code (file and release named at each
-test), not read back from the planner.
+"""Configs of recent model families vLLM serves, planned as a user brings them (issue 27, 'any model vLLM serves').
+The configs are abridged to the fields the planner reads and were typed after the published files, not copied from
+them (Qwen3-Omni's text config was checked against a public copy; InternVL3-8B's was not checked field by field): they
+test how the planner finds the decoder ('llm_config', 'thinker_config'), not one release's numbers. The expected KV
+bytes per token are computed by hand from vLLM's model code (file and release named at each test), not read back from
+the planner.
 """
 
 from __future__ import annotations
