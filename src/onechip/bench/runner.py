@@ -745,10 +745,12 @@ def run_grid(
         raise ConfigError(f"{odd[0]} is not a regular file: remove it or choose another --out")
     if resume and not (out_dir / RUN_FILES["bench"]).is_file() and not (out_dir / RUN_FILES["requests"]).is_file():
         raise ConfigError(f"cannot resume {out_dir}: no {RUN_FILES['bench']} or {RUN_FILES['requests']} there")
+    busy = f"another bench is writing {out_dir}; choose another --out"
     if not resume and (out_dir / RUN_FILES["bench"]).exists():
-        raise ConfigError(
-            f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out"
-        )
+        with exclusive(out_dir, busy):  # a bench still measuring there is busy (exit 8), not a run to resume
+            raise ConfigError(
+                f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out"
+            )
     resume_hint = resume_hint or f"resume it (--resume {out_dir})"
     created = _first_missing(out_dir)
     try:
@@ -757,7 +759,7 @@ def run_grid(
         raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
     run = _Run(config, out_dir, plan, on_progress)
     try:
-        with exclusive(out_dir, f"another bench is writing {out_dir}; choose another --out"):
+        with exclusive(out_dir, busy):
             if not resume and (out_dir / RUN_FILES["bench"]).exists():  # written since the check above
                 raise BusyError(f"{out_dir} was just started by another bench; choose another --out")
             return asyncio.run(run.main(resume))

@@ -23,7 +23,8 @@ from onechip.cli.render import PlainProgress
 from onechip.engines import startup
 from onechip.engines import state as engine_state_store
 from onechip.engines.launch import read_hf_token
-from onechip.errors import ChecksNotPassed, ConfigError, EndpointError, Interrupted, redact
+from onechip.errors import BusyError, ChecksNotPassed, ConfigError, EndpointError, Interrupted, redact
+from onechip.paths import exclusive
 from onechip.progress import ProgressEvent
 from onechip.schemas import BenchConfig
 from onechip.schemas.checks import CheckResult, Probe
@@ -198,6 +199,18 @@ def test_bench_out_onto_an_earlier_run_refuses_before_probing(run, tmp_path: Pat
     # an unreachable URL: had it probed, the error would be the endpoint's (6), not the refusal (2)
     code, _, err = run("bench", "http://127.0.0.1:9", "--out", str(tmp_path / "b"))
     assert code == 2 and "already holds a bench run" in _one_line(err)
+
+
+def test_bench_out_onto_a_run_another_bench_is_writing_is_busy_not_a_resume(run, tmp_path: Path) -> None:
+    """A second bench onto the --out of one still measuring was told 'already holds a bench run; resume it
+    (--resume DIR)' with exit 2: a resume of a run in progress. The README's lock promise is exit 8."""
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / RUN_FILES["bench"]).write_text("{}")
+    with exclusive(tmp_path / "b", "held by this test"):  # the first bench holds its --out while it measures
+        code, _, err = run("bench", "http://127.0.0.1:9", "--out", str(tmp_path / "b"))
+    line = _one_line(err)
+    assert code == BusyError.exit_code and "another bench is writing" in line and "--resume" not in line, err
+    assert (tmp_path / "b" / RUN_FILES["bench"]).read_text() == "{}"
 
 
 def test_a_failed_bench_leaves_no_empty_out_dir(run, tmp_path: Path) -> None:
