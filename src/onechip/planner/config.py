@@ -181,6 +181,9 @@ STATING_FAMILIES = frozenset(
         "qwen3_next",
         "qwen3_5_text",
         "qwen3_5_moe_text",
+        # hybrid MiniMax lightning attention + full attention (planner.recurrent): the state shape reads
+        # hf_config.head_dim with no fallback, the full layers num_key_value_heads (minimax_text_01.py, 0.10.2 - 0.22.0)
+        "minimax_m1",
     }
 )
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py); the

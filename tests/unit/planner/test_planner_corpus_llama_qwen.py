@@ -162,14 +162,17 @@ def test_held_out_moe_fp8_and_70b_logs(tmp_path: Path, name: str) -> None:
 def test_hybrid_linear_attention_is_refused_in_one_line() -> None:
     config = _config(corpus_entry("rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240"))
     assert read_config(config, "qwen3.6").family == "qwen3_5_moe_text"
-    minimax = dict(
-        config, architectures=["MiniMaxM1ForCausalLM"], text_config=dict(config["text_config"], model_type="minimax_m1")
+    # Kimi linear attention (KDA) is not modelled (planner.recurrent); MiniMax-M1's lightning attention is
+    kimi = dict(
+        config,
+        architectures=["KimiLinearForCausalLM"],
+        text_config=dict(config["text_config"], model_type="kimi_linear"),
     )
     with pytest.raises(ConfigError) as caught:
-        read_config(minimax, "minimax")
+        read_config(kimi, "kimi")
     message = str(caught.value)
     assert "\n" not in message and "'model_type'" in message
-    assert "MiniMaxM1ForCausalLM" in message and "linear_attention" in message
+    assert "KimiLinearForCausalLM" in message and "linear_attention" in message
 
 
 # Unquantized fused MoE on 0.19.0 is the modular kernel's TritonExperts ('Using TRITON backend for Unquantized
