@@ -80,6 +80,7 @@ class Transcript:
     filters: list[str] = field(default_factory=list)
     counts: list[tuple[str, int]] = field(default_factory=list)  # (where, count) of successful calls
     calls: int = 0
+    tool_errors: list[str] = field(default_factory=list)  # "<tool>: <error text the model read>", one per failed call
     answer: str = ""
     turns: int = 0
     error: str | None = None
@@ -163,11 +164,20 @@ def score(case: AgentCase, run: int, tr: Transcript, duration_s: float) -> Agent
         right_filter=right_filter,
         quoted=quoted,
         outcome=outcome,
-        note=TEXT_CALL_NOTE if tr.calls == 0 and not tr.error and CALL_AS_TEXT.search(tr.answer) else "",
+        note=_run_note(tr),
         turns=tr.turns,
         duration_s=round(duration_s, 3),
         error=tr.error,
     )
+
+
+def _run_note(tr: Transcript) -> str:
+    """TEXT_CALL_NOTE for a call sent as text; the tool errors the model read (the first named), else ''."""
+    if tr.calls == 0 and not tr.error and CALL_AS_TEXT.search(tr.answer):
+        return TEXT_CALL_NOTE
+    if tr.tool_errors:
+        return f"{len(tr.tool_errors)}/{tr.calls} tool calls failed, first: {tr.tool_errors[0][:200]}"
+    return ""
 
 
 def table(runs: list[AgentRun]) -> AgentTableRow:
@@ -255,15 +265,15 @@ async def _call_tool(session: ClientSession, name: str, arguments: str | None, t
     try:
         args = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
-        return f"error: arguments are not JSON ({exc.msg})"
+        return _tool_error(tr, name, f"error: arguments are not JSON ({exc.msg})")
     if not isinstance(args, dict):
-        return "error: arguments must be a JSON object"
+        return _tool_error(tr, name, "error: arguments must be a JSON object")
     if name == "count_ids" and isinstance(args.get("where"), str):
         tr.filters.append(args["where"])
     try:
         result = await session.call_tool(name, args)
     except MCPError as exc:  # a protocol-level refusal: the model reads it like a tool error
-        return f"error: {exc}"
+        return _tool_error(tr, name, f"error: {exc}")
     text = "\n".join(getattr(b, "text", "") for b in result.content)
     data = result.structured_content
     if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
@@ -271,8 +281,14 @@ async def _call_tool(session: ClientSession, name: str, arguments: str | None, t
     if not result.is_error and isinstance(data, dict) and isinstance(data.get("count"), int):
         tr.counts.append((str(data.get("where", "")), data["count"]))
     if result.is_error:  # the SDK's text already reads "Error executing tool count_ids: ..."
-        return text if text.lower().startswith("error") else "error: " + text
+        return _tool_error(tr, name, text if text.lower().startswith("error") else "error: " + text)
     return text or json.dumps(data)
+
+
+def _tool_error(tr: Transcript, name: str, text: str) -> str:
+    """Record a failed tool call in `tr.tool_errors` and return the error text the model reads."""
+    tr.tool_errors.append(f"{name}: {text}")
+    return text
 
 
 def _mcp_client() -> tuple[Any, Any, Any]:
@@ -412,6 +428,9 @@ def _verdict(
     note = f"correct {row.correct}/{row.runs}, right filter {row.right_filter}/{row.runs}; " + ", ".join(
         f"{k} {v}" for k, v in tally.most_common()
     )
+    errored = [tr.tool_errors[0] for _, tr in results if tr.tool_errors and not tr.busy]
+    if errored:  # a right number after a failed call is a guess: say the call failed, and how
+        note += f"; tool errors in {len(errored)}/{len(runs)} runs, first: {errored[0][:200]}"
     n_busy = len(results) - len(runs)
     return verdict, note + (f"; {n_busy} not_tested (server busy)" if n_busy else "")
 

@@ -7,6 +7,8 @@ and one streamed request:
   exist, name a tool that was offered, parse as JSON and validate against the tool's JSON schema
   (42 is a number, not "42"; true is a boolean; null is null), and carry the asked values;
 - `get_time()` with no parameters: the arguments must be `{}`;
+- parallel calls: the asked call may be any of them; the others are named in the note, and one that is broken or
+  writes (`record_reading` unasked) makes a pass 'partial' (see `judge_call`);
 - streamed: the joined argument deltas must equal the non-streamed arguments byte for byte.
 
 HTTP 400 on a request with `tools` (server started without tool support) → `blocked` with the
@@ -81,18 +83,49 @@ def _tool_choice(mode: ToolChoice, tool: str) -> Any:
     return mode
 
 
-def judge_call(reply: ChatReply, tool: str, expected: dict[str, Any]) -> tuple[Verdict, str, Any]:
-    """Judge one reply's first tool call → (verdict, note, parsed arguments or None).
+SIDE_EFFECT_TOOLS = frozenset({"record_reading"})  # writes a record; get_time only reads
+RANK: dict[Verdict, int] = {"pass": 2, "partial": 1, "fail": 0}
 
-    fail: no call, unknown name, arguments not JSON, or not valid against the tool's schema.
+
+def judge_call(reply: ChatReply, tool: str, expected: dict[str, Any]) -> tuple[Verdict, str, Any, str | None]:
+    """Judge one reply's tool calls → (verdict, note, parsed arguments or None, arguments text or None) of the
+    call that best answers the probe (the first of the best, so a lone call is judged as it is).
+
+    Each probe asks for one call; parallel calls are judged each (see `_judge_one`) and the asked one need not be
+    first. Every other call is named in the note; an agent's client runs them all, so an extra call that is broken
+    or calls a tool with side effects (SIDE_EFFECT_TOOLS: a spurious or duplicate write) makes a pass 'partial',
+    while an extra read-only call is only noted.
+    """
+    if not reply.tool_calls:
+        raw = reply.content.strip()
+        return "fail", f"no tool_calls; content={raw[:120]!r}{_text_call_hint(raw)}", None, None
+    judged = [_judge_one(call, tool, expected) for call in reply.tool_calls]
+    best = max(range(len(judged)), key=lambda i: RANK[judged[i][0]])
+    verdict, note, args = judged[best]
+    extras = [(c.get("name"), j) for i, (c, j) in enumerate(zip(reply.tool_calls, judged, strict=True)) if i != best]
+    if extras:
+        also = "; ".join(_extra_note(name, v, n) for name, (v, n, _) in extras)
+        note = "; ".join(filter(None, [note, f"{len(extras)} more call(s): {also}"]))
+        if verdict == "pass" and any(v == "fail" or name in SIDE_EFFECT_TOOLS for name, (v, _, _) in extras):
+            verdict = "partial"
+    return verdict, note, args, reply.tool_calls[best].get("arguments")
+
+
+def _extra_note(name: Any, verdict: Verdict, note: str) -> str:
+    """How a call beside the judged one reads in the note."""
+    if verdict == "fail":
+        return f"{name!r} ({note})"
+    return f"{name!r} ({'has side effects, not asked' if name in SIDE_EFFECT_TOOLS else 'reads only'})"
+
+
+def _judge_one(call: dict[str, Any], tool: str, expected: dict[str, Any]) -> tuple[Verdict, str, Any]:
+    """Judge one tool call → (verdict, note, parsed arguments or None).
+
+    fail: unknown name, arguments not JSON, or not valid against the tool's schema.
     partial: valid but for another tool or with other values. pass: the asked call, exact values.
     """
     import jsonschema  # ~0.13 s: only when a reply is judged, not on every CLI start
 
-    if not reply.tool_calls:
-        raw = reply.content.strip()
-        return "fail", f"no tool_calls; content={raw[:120]!r}{_text_call_hint(raw)}", None
-    call = reply.tool_calls[0]
     name, args_text = call.get("name"), call.get("arguments")
     if name not in SCHEMAS:
         return "fail", f"tool {name!r} was not offered", None
@@ -159,7 +192,9 @@ def stream_vs_plain(s_parsed: Any, plain_args: str | None, s_verdict: Verdict, s
     except json.JSONDecodeError:
         same_json = False
     if same_json:
-        return s_verdict, "joined deltas equal the non-streamed arguments as JSON, not byte for byte"
+        return s_verdict, "; ".join(
+            filter(None, [s_note, "joined deltas equal the non-streamed arguments as JSON, not byte for byte"])
+        )
     return "fail", "joined argument deltas differ from the non-streamed arguments"
 
 
@@ -184,8 +219,7 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
         except EndpointError as exc:
             probes.append(Probe(name=f"{prefix}_call", verdict=failed(exc), note=str(exc)))
             continue
-        verdict, note, _ = judge_call(plain, tool, expected)
-        plain_args = plain.tool_calls[0]["arguments"] if plain.tool_calls else None
+        verdict, note, _, plain_args = judge_call(plain, tool, expected)
         probes.append(
             Probe(
                 name=f"{prefix}_call",
@@ -205,8 +239,7 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
         except EndpointError as exc:
             probes.append(Probe(name=f"{prefix}_stream", verdict=failed(exc), note=str(exc)))
             continue
-        s_verdict, s_note, s_parsed = judge_call(streamed, tool, expected)
-        s_args = streamed.tool_calls[0]["arguments"] if streamed.tool_calls else None
+        s_verdict, s_note, s_parsed, s_args = judge_call(streamed, tool, expected)
         if s_verdict in ("pass", "partial") and s_args != plain_args:
             s_verdict, s_note = stream_vs_plain(s_parsed, plain_args, s_verdict, s_note)
         probes.append(

@@ -36,8 +36,10 @@ def first(*values: Any) -> Any:
 
 
 def md_escape(text: Any) -> str:
-    """Make a value safe inside a Markdown table cell (pipes and newlines)."""
-    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+    """Make a value safe inside a Markdown table cell: every line break (CommonMark ends a line at \\n, \\r and
+    \\r\\n, so a lone \\r split the row) becomes a space, and pipes are escaped. Backticks need nothing: GFM splits a
+    row into cells before it reads code spans, and an escaped pipe inside one renders as '|' (GFM spec, tables)."""
+    return " ".join(str(text).splitlines()).replace("|", "\\|").strip()
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:

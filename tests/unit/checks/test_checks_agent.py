@@ -156,8 +156,11 @@ def test_bad_filter_gets_a_tool_error_and_a_looping_model_hits_the_turn_cap(tmp_
     assert result.verdict == "fail"
     assert (run.outcome, run.turns, run.tool_counts) == ("error", 3, [])
     assert run.error == "turn cap reached: no answer after 3 model turns"
-    assert result.note == "correct 0/1, right filter 0/1; error 1"
-    assert result.probes[0].note == "error: turn cap reached: no answer after 3 model turns"
+    failed = "count_ids: Error executing tool count_ids: cannot parse filter 'ids over ten'"
+    assert result.note.startswith(f"correct 0/1, right filter 0/1; error 1; tool errors in 1/1 runs, first: {failed}")
+    assert result.probes[0].note.startswith(
+        f"error: turn cap reached: no answer after 3 model turns (3/3 tool calls failed, first: {failed}"
+    )
     messages = json.loads((tmp_path / "agent_transcripts.json").read_text())[0]["messages"]
     tool_msgs = [m for m in messages if m["role"] == "tool"]
     assert len(tool_msgs) == 3 and tool_msgs[0]["content"].startswith(
@@ -251,3 +254,19 @@ def test_the_loop_agent_names_a_tool_call_sent_back_as_text():
     assert (run1.outcome, run1.note) == ("no-call", TEXT_CALL_NOTE)
     assert report.results[0].probes[0].note == f"no-call ({TEXT_CALL_NOTE})"
     assert (run2.outcome, run2.note) == ("correct-no-call", "")  # a plain answer is no call sent as text
+
+
+def test_a_right_guess_after_a_tool_call_with_bad_arguments_names_the_tool_error():
+    # the note read "correct 1/1, right filter 0/1; not-quoted 1" and never said the call had failed
+    def chat(body):
+        if body["messages"][-1]["role"] == "tool":
+            return Reply("There are 8 ids.")
+        return Reply(tool_calls=[("count_ids", '{"where": id >= 10}')])
+
+    with FakeVllm(chat) as srv:
+        report = run_checks(srv.url, only=["agent"])
+    result, run = report.results[0], report.results[0].agent_runs[0]
+    error = "count_ids: error: arguments are not JSON (Expecting value)"
+    assert (run.outcome, run.correct, run.note) == ("not-quoted", True, f"1/1 tool calls failed, first: {error}")
+    assert result.note == f"correct 1/1, right filter 0/1; not-quoted 1; tool errors in 1/1 runs, first: {error}"
+    assert result.probes[0].note == f"not-quoted (1/1 tool calls failed, first: {error})"

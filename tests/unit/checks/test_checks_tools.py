@@ -124,7 +124,7 @@ def test_recorded_smollm2_tool_outputs_are_judged_honestly():
     # strict: typed and schema-valid (42 a number, true a boolean), but note "A7" instead of null
     assert judge("named_strict_record_reading")[0] == "partial"
     # strict zero-parameter tool: whitespace until max_tokens, so the hermes parser gives up
-    verdict, note, _ = judge("named_strict_get_time", "get_time", {})
+    verdict, note, *_ = judge("named_strict_get_time", "get_time", {})
     assert verdict == "fail" and "raw <tool_call> text" in note
     assert judge("named_strict_get_time_stream", "get_time", {})[0] == "fail"
 
@@ -139,3 +139,43 @@ def test_a_tool_call_written_as_json_text_in_content_is_named():
     assert result.verdict == "fail"
     assert all("a tool call written as JSON text in content" in n for n in notes[:2])
     assert not any("tool call written" in n for n in notes[2:]), notes  # plain text, JSON that names no function
+
+
+def test_parallel_calls_judge_the_asked_one_wherever_it_is_and_name_the_others():
+    # only the first of several calls was judged: the asked call in second place scored 'partial' and the
+    # calls beside it went unnoticed
+    expected = {"sensor": "A7", "value": 42, "valid": True, "note": None}
+
+    def judge(*calls):
+        reply = ChatReply(tool_calls=[{"name": n, "arguments": a} for n, a in calls])
+        return judge_call(reply, "record_reading", expected)
+
+    verdict, note, args, text = judge(("get_time", "{}"), ("record_reading", GOOD_RECORD))
+    assert (verdict, args, text) == ("pass", expected, GOOD_RECORD)
+    assert note == "1 more call(s): 'get_time' (reads only)"
+    # an unasked second write, or a broken call beside the asked one, is something the client runs: partial
+    verdict, note, *_ = judge(("record_reading", GOOD_RECORD), ("record_reading", GOOD_RECORD))
+    assert (verdict, note) == ("partial", "1 more call(s): 'record_reading' (has side effects, not asked)")
+    verdict, note, *_ = judge(("get_time", '{"tz"'), ("record_reading", GOOD_RECORD))
+    assert verdict == "partial" and note.startswith("1 more call(s): 'get_time' (arguments are not JSON")
+    # no call is the asked one: the best is judged (valid, other tool), the broken one named
+    verdict, note, *_ = judge(("record_reading", "{"), ("get_time", "{}"))
+    assert verdict == "partial" and note.startswith("valid call, but to 'get_time' instead of 'record_reading'; 1 more")
+
+
+def test_parallel_calls_in_a_run_compare_the_asked_call_plain_and_streamed():
+    pretty = GOOD_RECORD.replace(", ", ",\n  ")
+    replies = [
+        Reply(tool_calls=[("get_time", "{}"), ("record_reading", GOOD_RECORD)]),
+        Reply(tool_calls=[("get_time", "{}"), ("record_reading", pretty)]),
+        Reply(tool_calls=[("get_time", "{}")]),
+        Reply(tool_calls=[("get_time", "{}")]),
+    ]
+    result, _ = _run(replies)
+    assert [p.verdict for p in result.probes] == ["pass"] * 4, result.probes
+    assert result.probes[0].note == "1 more call(s): 'get_time' (reads only)"
+    assert result.probes[1].observed["joined_arguments"] == pretty
+    assert result.probes[1].note == (
+        "1 more call(s): 'get_time' (reads only); joined deltas equal the non-streamed arguments as JSON, "
+        "not byte for byte"
+    )

@@ -248,3 +248,28 @@ def test_a_check_runs_report_names_its_model_and_endpoint(tmp_path: Path) -> Non
     assert _table_row(md, "# onechip report", "model")[1] == "SmolLM2-135M-Instruct"
     assert _table_row(md, "# onechip report", "endpoint")[1] == "http://127.0.0.1:8000"
     assert _table_row(md, "# onechip report", "created")[1] == "2026-12-05T18:58:01+00:00"
+
+
+def test_check_notes_with_pipes_fences_and_carriage_returns_stay_in_their_cell(tmp_path: Path) -> None:
+    # Before: md_escape turned only '\n' into a space, so a note with a lone '\r' (or '\r\n', which left the '\r')
+    # ended the Markdown row mid-cell: the checks table rendered a broken row and lost the rest of the note
+    from markdown_it import MarkdownIt  # a dependency of rich
+
+    from onechip.schemas.checks import CheckReport, CheckResult, Probe
+
+    notes = ["server said: bad | worse\r\nsee `--tool-call-parser`", "content='```json\n{\"a|b\": 1}\n```'\rend"]
+    probes = [Probe(name=f"p{i}", verdict="fail", note=n) for i, n in enumerate(notes)]
+    checks = CheckReport(
+        base_url="http://127.0.0.1:8000",
+        model="m",
+        results=[CheckResult(domain="tool_calling", verdict="fail", probes=probes)],
+    )
+    (tmp_path / "checks.json").write_text(checks.model_dump_json())
+    section = render_markdown(tmp_path).split("## Capability checks", 1)[1].split("\n## ", 1)[0]
+    html = MarkdownIt("commonmark").enable("table").render(section)
+    cells = re.findall(r"<td>(.*?)</td>", html, re.S)
+    assert len(cells) == 5, html  # one row: domain, verdict, probes passed, conditions, notes
+    assert cells[4] == (
+        "server said: bad | worse see <code>--tool-call-parser</code>; "
+        "content='<code>json {&quot;a|b&quot;: 1} </code>' end"
+    )
