@@ -21,7 +21,9 @@ Rules applied (each with its source):
     them, are read as the file's where the file has none of that name: vLLM serves the thinker only
     (Qwen3OmniMoeThinkerForConditionalGeneration takes hf_config.thinker_config as its config and builds its language
     model from thinker_config.text_config, the config Qwen3OmniMoeConfig.get_text_config returns; it drops the
-    'talker.' and 'code2wav.' weights: vllm/model_executor/models/qwen3_omni_moe_thinker.py, 0.34.0 sdist);
+    'talker.' and 'code2wav.' weights: vllm/model_executor/models/qwen3_omni_moe_thinker.py, 0.34.0 sdist); the same
+    for Qwen2.5-Omni, whose thinker decoder (qwen2_5_omni_text) vLLM builds as Qwen2ForCausalLM and whose
+    'talker.' and 'token2wav.' weights it drops (qwen2_5_omni_thinker.py, 0.10.1.1 and 0.34.0 sdists);
   - Mllama's cross-attention layers (`cross_attention_layers`) are counted among num_hidden_layers as full
     layers: the V0 engine, the only one that served MllamaForConditionalGeneration (vLLM's registry lists it in
     _PREVIOUSLY_SUPPORTED_MODELS with 0.10.2: "encoder-decoder models except whisper have been removed for V0
@@ -80,6 +82,9 @@ DIVIDING_FAMILIES = frozenset(
         "qwen2_vl_text",
         "qwen2_5_vl",
         "qwen2_5_vl_text",
+        # Qwen2.5-Omni's thinker decoder: Qwen2_5OmniThinkerForConditionalGeneration builds it as Qwen2ForCausalLM of
+        # thinker_config.text_config (vllm/model_executor/models/qwen2_5_omni_thinker.py, 0.10.1.1 and 0.34.0 sdists)
+        "qwen2_5_omni_text",
         "qwen3_vl_moe_text",
         "mllama_text_model",
         # MiniMax-M2 / M2.7 (vllm/model_executor/models/minimax_m2.py, 0.29 - 0.34): every decoder layer is one full
