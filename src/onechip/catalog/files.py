@@ -1947,6 +1947,9 @@ class ConfigDefaultsFile(_File):
     source: str = Field(description="Where the defaults come from.")
     date: str = Field(description="ISO date it was generated.")
     model_types: dict[str, ConfigClassEntry] = Field(description="Config class and defaults by model_type.")
+    transformers_model_types: list[str] = Field(
+        description="Every model_type that transformers release defines (CONFIG_MAPPING's keys)."
+    )
 
 
 class ArchitectureRefused(StrictModel):

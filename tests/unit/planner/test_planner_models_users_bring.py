@@ -17,6 +17,7 @@ import pytest
 
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
+from onechip.planner.config import remote_code_model_type
 from onechip.planner.modalities import model_modalities
 from onechip.planner.source import config_from_dict
 
@@ -191,3 +192,29 @@ def test_qwen2_5_omni_modalities_are_the_thinkers() -> None:
     # Qwen2_5OmniThinkerProcessingInfo takes image, video and audio; the thinker names its video token
     # 'video_token_index'
     assert model_modalities(config_from_dict(QWEN2_5_OMNI, "config.json").data) == ("image", "video", "audio")
+
+
+# InternVL3-8B's config.json names its repository's code (auto_map), as the published file does
+INTERNVL_AUTO_MAP = {
+    "AutoConfig": "configuration_internvl_chat.InternVLChatConfig",
+    "AutoModel": "modeling_internvl_chat.InternVLChatModel",
+    "AutoModelForCausalLM": "modeling_internvl_chat.InternVLChatModel",
+}
+
+
+def test_a_config_only_its_repositorys_code_loads_gets_a_remote_code_warning(tmp_path: Path) -> None:
+    # vLLM loads config.json with AutoConfig.from_pretrained(trust_remote_code=False) unless it registers the
+    # model_type itself (vllm/transformers_utils/config.py HFConfigParser.parse, 0.34.0); 'internvl_chat' is neither
+    # transformers' nor vLLM's, so without --trust-remote-code it stops at 'Failed to load the model config'. The plan
+    # said nothing and its command never carried the flag.
+    config = {**INTERNVL3_8B, "auto_map": INTERNVL_AUTO_MAP}
+    plan = plan_model(str(_checkpoint(tmp_path / "internvl", config, INTERNVL_NAMES)), "h100", "vllm-gpu")
+    (warning,) = [w for w in plan.warnings if w.code == "remote-code"]
+    assert "'internvl_chat'" in warning.message and "--set trust-remote-code" in warning.message
+    # an auto_map beside a model_type transformers defines (Phi-3's and Qwen2's files carry one) loads without it,
+    # as does a model_type vLLM registers a config class for (kimi_k2: DeepseekV3Config, config.py 0.34.0)
+    known = {**INTERNVL3_8B["llm_config"], "auto_map": INTERNVL_AUTO_MAP}
+    plan = plan_model(str(_checkpoint(tmp_path / "qwen2", known, ["model.embed_tokens.weight"])), "h100", "vllm-gpu")
+    assert "remote-code" not in {w.code for w in plan.warnings}
+    assert remote_code_model_type({"model_type": "kimi_k2", "auto_map": INTERNVL_AUTO_MAP}) is None
+    assert remote_code_model_type(INTERNVL3_8B) is None  # no auto_map: no code of its own to run
