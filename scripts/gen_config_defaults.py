@@ -141,6 +141,9 @@ def build() -> dict[str, Any]:
         "source": f"huggingface/transformers v{transformers.__version__}, src/transformers/models/*/configuration_*.py",
         "date": "2026-12-01",
         "model_types": classes,
+        # every model type the installed transformers defines: a config.json whose model_type is none of them loads
+        # only through its repository's own code (auto_map), which vLLM runs only with --trust-remote-code
+        "transformers_model_types": sorted(CONFIG_MAPPING.keys()),
     }
 
 

@@ -41,6 +41,15 @@ class ConfigError(OnechipError):
     exit_code = 2
 
 
+class RemoteCodeRefused(ConfigError):
+    """`up` of a model vLLM loads only with --trust-remote-code, which the command lacks (api.up): `why`, then how the
+    CLI adds it; an MCP call, which may not set that flag, says `why` and that instead (mcp.tools)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"{why}; onechip does not add it for you: read that code, then add --set trust-remote-code")
+        self.why = why
+
+
 class MissingDependencyError(OnechipError):
     exit_code = 3
 

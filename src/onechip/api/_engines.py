@@ -12,9 +12,10 @@ from onechip.engines import EmbeddedEngine, launch, replicas, startup
 from onechip.engines import state as engine_state
 from onechip.engines.base import Engine
 from onechip.engines.launch import UpResult
-from onechip.errors import ConfigError, EngineBootError, EngineError, redact
+from onechip.errors import ConfigError, EngineBootError, EngineError, RemoteCodeRefused, redact
 from onechip.paths import onechip_home, write_text_atomic
 from onechip.planner.chips import other_card
+from onechip.planner.core import REMOTE_CODE
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineStatus, Plan
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
@@ -121,6 +122,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     )  # fmt: skip
     if request.dry_run:
         return UpResult(dry_run=True, launch=prepared.spec, plan=the_plan, replanned_with=replanned)
+    _refuse_remote_code(the_plan, prepared.spec.command.argv)
     the_plan.serve_command = prepared.spec.command  # plan.json records what ran
     engine_dir = onechip_home() / "engine"
     running = prepared.engine(engine_dir / "engine.log")
@@ -160,10 +162,25 @@ def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
         if engine_state.status().running:
             raise EngineError("an engine is already running; run `onechip down` first")
         the_plan, launch_set, prepared = built or _replica_launch(request)  # the set was stopped meanwhile
+        _refuse_remote_code(the_plan, launch_set.replicas[0].command.argv)
         _, boots = replicas.start(launch_set, prepared, request.timeout_s, on_progress)  # engine.json: the router
         if request.hf_token_file is not None:
             engine_state.note_token_file(request.hf_token_file)
     return UpResult(dry_run=False, replica_set=launch_set, boots=boots, plan=the_plan)
+
+
+def _refuse_remote_code(plan: Plan, argv: list[str]) -> None:
+    """Raise RemoteCodeRefused (one line) when the plan says vLLM loads the model only with --trust-remote-code
+    (planner.core.REMOTE_CODE) and the command lacks it: the engine would stop at 'Failed to load the model config'
+    after the start. onechip never adds the flag itself (it runs the model repository's Python): the user does,
+    with --set trust-remote-code."""
+    if "--trust-remote-code" in argv or not any(w.code == REMOTE_CODE for w in plan.warnings):
+        return
+    raise RemoteCodeRefused(
+        f"{plan.model}: its config.json loads only through the model repository's own code (auto_map; the plan's "
+        f"{REMOTE_CODE} warning), which vLLM runs only with --trust-remote-code, so the engine would stop at 'Failed "
+        "to load the model config'"
+    )
 
 
 def _refuse_other_set(request: UpRequest, running: launch.ReplicaSetLaunch) -> None:

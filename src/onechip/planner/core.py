@@ -40,7 +40,7 @@ from onechip.errors import ConfigError
 from onechip.planner import calibration, cpu_host, recurrent
 from onechip.planner import source as model_source
 from onechip.planner.chips import LOCAL_WHERE
-from onechip.planner.config import ModelConfig, UnmodelledModel
+from onechip.planner.config import ModelConfig, UnmodelledModel, remote_code_model_type
 from onechip.planner.geometry import (
     Geometry,
     SparseMlaBytes,
@@ -130,6 +130,8 @@ DEFAULT_CONTEXTS = (1024, 8192, 32768, 131072)
 # The warning of a plan on part of a TPU slice ('v5e-8' at TP 1: one of its eight chips), which a replica's plan on
 # its share of the slice drops (api.plan_replica: the other chips are the other replicas')
 SLICE_CHIPS = "slice-chips"
+# the model's config.json loads only through its repository's own code (planner.config.remote_code_model_type)
+REMOTE_CODE = "remote-code"
 
 _DTYPE_ALIASES = {
     "bf16": "bfloat16",
@@ -440,10 +442,23 @@ def _chip_warnings(acc: Accelerator, utilization: float | None, pinned: bool = F
 
 
 def _config_warnings(config: ModelConfig) -> list[PlanWarning]:
-    """The fields the model's config.json left to its class defaults, which the plan (like the engine) used; a
-    per-module dtype map or a float64 dtype, which the engine (and so the plan) serves in the platform's first dtype
-    (planner.config._config_dtype)."""
+    """A config.json that loads only through its repository's code (REMOTE_CODE); the fields the model's config.json
+    left to its class defaults, which the plan (like the engine) used; a per-module dtype map or a float64 dtype,
+    which the engine (and so the plan) serves in the platform's first dtype (planner.config._config_dtype)."""
     out = []
+    remote = remote_code_model_type(config.data)
+    if remote is not None:
+        out.append(
+            PlanWarning(
+                code=REMOTE_CODE,
+                message=f"config.json's auto_map loads model_type {remote!r} with the model repository's own code "
+                "(neither transformers nor vLLM defines it), which vLLM runs only with --trust-remote-code: without "
+                "it the engine stops at 'Failed to load the model config'; onechip never adds it, since it runs that "
+                "repository's Python: read the code, then pass `--set trust-remote-code` to `onechip up`",
+                source="vllm/transformers_utils/config.py HFConfigParser.parse (0.34.0 sdist); "
+                "catalog/config_defaults.json transformers_model_types",
+            )
+        )
     if config.dtype_map is not None:
         field, value = config.dtype_map
         what = f"a per-module map {value}" if isinstance(value, dict) else f"{value!r} (torch.float64)"

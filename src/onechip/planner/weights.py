@@ -133,7 +133,10 @@ DROPPED = "dropped"
 # sdist; InternVL ('language_model.', 'vision_model.', its projector 'mlp1.': InternVLChatModel builds vision_model and
 # mlp1 as its tower, internvl.py, vllm 0.34.0 sdist); Qwen3-Omni ('thinker.model.', 'thinker.lm_head.',
 # 'thinker.visual.', 'thinker.audio_tower.': Qwen3OmniMoeThinkerForConditionalGeneration.hf_to_vllm_mapper,
-# qwen3_omni_moe_thinker.py, whose speech generator 'talker.' and 'code2wav.' it maps to None: not loaded, DROPPED).
+# qwen3_omni_moe_thinker.py, whose speech generator 'talker.' and 'code2wav.' it maps to None: not loaded, DROPPED);
+# Qwen2.5-Omni (the same 'thinker.' names; its speech generator 'talker.' and 'token2wav.', which
+# Qwen2_5OmniThinkerForConditionalGeneration maps to None (0.34.0) or skips in load_weights (0.10.1.1):
+# qwen2_5_omni_thinker.py, DROPPED).
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -161,6 +164,7 @@ _PREFIXES: list[tuple[str, str]] = [
     ("thinker.audio_tower.", AUDIO_TOWER),
     ("talker.", DROPPED),
     ("code2wav.", DROPPED),
+    ("token2wav.", DROPPED),
     ("model.audio_tower.", AUDIO_TOWER),
     ("model.embed_audio.", AUDIO_TOWER),
     ("audio_tower.", AUDIO_TOWER),

@@ -347,7 +347,8 @@ def _family_parser(plan: Plan, flag: str, name: str, warnings: list[str], named:
 
 def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list[str], named: set[str]) -> None:
     """The family's multimodal contract, tool-call and reasoning parsers (those the plan's release registers, or
-    that a --set in `named` replaces), and extra flags (origin 'family')."""
+    that a --set in `named` replaces; no reasoning parser for a model whose name says it does not think,
+    FamilyEntry.no_reasoning_name_contains), and extra flags (origin 'family')."""
     if family.limit_mm_per_prompt and _multimodal(plan) and "--limit-mm-per-prompt" not in flags.by_name:
         if plan.engine in family.disable_chunked_mm_input_on:
             flags.put(
@@ -373,7 +374,13 @@ def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list
             f"native tool-call format of {family.key} ({family.source})",
             "family",
         )
-    if family.reasoning_parser and _family_parser(plan, "--reasoning-parser", family.reasoning_parser, warnings, named):
+    name = (plan.serve_model or plan.model).lower()
+    thinks = not any(part in name for part in family.no_reasoning_name_contains)
+    if (
+        family.reasoning_parser
+        and thinks
+        and _family_parser(plan, "--reasoning-parser", family.reasoning_parser, warnings, named)
+    ):
         flags.put(
             "--reasoning-parser", family.reasoning_parser, f"separates {family.key} reasoning from the answer", "family"
         )

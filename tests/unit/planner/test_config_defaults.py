@@ -46,8 +46,10 @@ def test_the_table_is_what_the_installed_transformers_classes_give() -> None:
         import gen_config_defaults
     finally:
         sys.path.pop(0)
-    generated = gen_config_defaults.build()["model_types"]
+    built = gen_config_defaults.build()
+    generated = built["model_types"]
     assert generated == {k: v.model_dump(by_alias=True, exclude_none=True) for k, v in table.model_types.items()}
+    assert built["transformers_model_types"] == table.transformers_model_types
 
 
 def test_published_gemma3_4b_plans_with_gemma3_text_defaults_and_the_geometry_of_its_stated_copy() -> None:

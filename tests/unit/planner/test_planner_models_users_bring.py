@@ -1,9 +1,9 @@
 """Configs of recent model families vLLM serves, planned as a user brings them (issue 27, 'any model vLLM serves').
 The configs are abridged to the fields the planner reads and were typed after the published files, not copied from
-them (Qwen3-Omni's text config was checked against a public copy; InternVL3-8B's was not checked field by field): they
-test how the planner finds the decoder ('llm_config', 'thinker_config'), not one release's numbers. The expected KV
-bytes per token are computed by hand from vLLM's model code (file and release named at each test), not read back from
-the planner.
+them (Qwen3-Omni's text config was checked against a public copy; InternVL3-8B's and Qwen2.5-Omni-7B's were not
+checked field by field): they test how the planner finds the decoder ('llm_config', 'thinker_config'), not one
+release's numbers. The expected KV bytes per token are computed by hand from vLLM's model code (file and release
+named at each test), not read back from the planner.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pytest
 
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
+from onechip.planner.config import remote_code_model_type
 from onechip.planner.modalities import model_modalities
 from onechip.planner.source import config_from_dict
 
@@ -133,3 +134,87 @@ def test_qwen3_omni_modalities_are_the_thinkers() -> None:
     # the processor vLLM runs for it takes image, video and audio (Qwen3OmniMoeThinkerProcessingInfo); the plan reads
     # them from the thinker's vision_config, video_token_id and audio_config
     assert model_modalities(config_from_dict(QWEN3_OMNI, "config.json").data) == ("image", "video", "audio")
+
+
+# Qwen/Qwen2.5-Omni-7B's config.json (transformers Qwen2_5OmniConfig), typed after the published file's layout and
+# numbers, not checked field by field: the decoder at thinker_config.text_config (a Qwen2 of 28 layers, 28 query
+# heads over hidden_size 3,584, so head_dim 128, 4 KV heads, no head_dim field), the thinker's vision and audio
+# encoders, and the talker and token2wav the speech output runs on. tie_word_embeddings false is stated here (the 7B
+# checkpoint carries its own 'thinker.lm_head.weight'); transformers 5.19's Qwen2_5OmniTextConfig defaults it true.
+QWEN2_5_OMNI = {
+    "architectures": ["Qwen2_5OmniModel"], "model_type": "qwen2_5_omni", "enable_audio_output": True,
+    "torch_dtype": "bfloat16",
+    "thinker_config": {
+        "model_type": "qwen2_5_omni_thinker", "audio_token_index": 151646, "image_token_index": 151655,
+        "video_token_index": 151656,
+        "text_config": {"model_type": "qwen2_5_omni_text", "hidden_size": 3584, "intermediate_size": 18944,
+                        "num_attention_heads": 28, "num_hidden_layers": 28, "num_key_value_heads": 4,
+                        "max_position_embeddings": 32768, "max_window_layers": 28, "rope_theta": 1000000.0,
+                        "sliding_window": 32768, "use_sliding_window": False, "vocab_size": 152064,
+                        "tie_word_embeddings": False,
+                        "rope_scaling": {"mrope_section": [16, 24, 24], "rope_type": "default", "type": "default"}},
+        "vision_config": {"model_type": "qwen2_5_omni_vision_encoder", "depth": 32, "hidden_size": 1280,
+                          "out_hidden_size": 3584},
+        "audio_config": {"model_type": "qwen2_5_omni_audio_encoder", "d_model": 1280, "encoder_layers": 32,
+                         "output_dim": 3584},
+    },
+    "talker_config": {"model_type": "qwen2_5_omni_talker", "hidden_size": 896, "num_hidden_layers": 24},
+    "token2wav_config": {"model_type": "qwen2_5_omni_token2wav"},
+}  # fmt: skip
+QWEN2_5_OMNI_NAMES = [
+    "thinker.model.embed_tokens.weight", "thinker.model.layers.0.self_attn.q_proj.weight", "thinker.lm_head.weight",
+    "thinker.visual.blocks.0.attn.qkv.weight", "thinker.audio_tower.layers.0.fc1.weight",
+    "talker.model.layers.0.mlp.gate_proj.weight", "talker.codec_head.weight",
+    "token2wav.code2wav_dit_model.time_embed.weight",
+]  # fmt: skip
+
+
+def test_qwen2_5_omni_plans_its_thinker_as_qwen2(tmp_path: Path) -> None:
+    # vLLM serves Qwen2_5OmniModel / Qwen2_5OmniForConditionalGeneration as Qwen2_5OmniThinkerForConditionalGeneration
+    # (registry.py, 0.10.1.1 and 0.34.0 sdists), whose language model is Qwen2ForCausalLM of thinker_config.text_config
+    # (qwen2_5_omni_thinker.py); qwen2.py Qwen2Attention takes head_dim = hidden_size // num_heads = 3584 // 28 = 128,
+    # and with use_sliding_window false every layer is full: 28 x 4 x 128 x (K, V) x 2 B = 57,344 B a token. The
+    # planner refused it: "field 'model_type' = 'qwen2_5_omni_text' (Qwen2_5OmniModel): an architecture the planner
+    # does not model".
+    for chip in ("h100", "l4"):
+        plan = plan_model(str(_checkpoint(tmp_path / chip, QWEN2_5_OMNI, QWEN2_5_OMNI_NAMES)), chip, "vllm-gpu")
+        assert plan.kv_bytes_per_token == 28 * 4 * 128 * 2 * 2 == 57_344
+        assert plan.architecture == "qwen2_5_omni_text"
+        assert [layer.head_dim for layer in plan.layers] == [128] * 28
+        # the thinker's towers load; the talker and token2wav do not (its hf_to_vllm_mapper maps them to None, 0.34.0;
+        # load_weights skips them, 0.10.1.1)
+        assert plan.weights_by_component == {
+            "embeddings": 2, "language_model": 2, "lm_head": 2, "vision_tower": 2, "audio_tower": 2,
+        }  # fmt: skip
+
+
+def test_qwen2_5_omni_modalities_are_the_thinkers() -> None:
+    # Qwen2_5OmniThinkerProcessingInfo takes image, video and audio; the thinker names its video token
+    # 'video_token_index'
+    assert model_modalities(config_from_dict(QWEN2_5_OMNI, "config.json").data) == ("image", "video", "audio")
+
+
+# InternVL3-8B's config.json names its repository's code (auto_map), as the published file does
+INTERNVL_AUTO_MAP = {
+    "AutoConfig": "configuration_internvl_chat.InternVLChatConfig",
+    "AutoModel": "modeling_internvl_chat.InternVLChatModel",
+    "AutoModelForCausalLM": "modeling_internvl_chat.InternVLChatModel",
+}
+
+
+def test_a_config_only_its_repositorys_code_loads_gets_a_remote_code_warning(tmp_path: Path) -> None:
+    # vLLM loads config.json with AutoConfig.from_pretrained(trust_remote_code=False) unless it registers the
+    # model_type itself (vllm/transformers_utils/config.py HFConfigParser.parse, 0.34.0); 'internvl_chat' is neither
+    # transformers' nor vLLM's, so without --trust-remote-code it stops at 'Failed to load the model config'. The plan
+    # said nothing and its command never carried the flag.
+    config = {**INTERNVL3_8B, "auto_map": INTERNVL_AUTO_MAP}
+    plan = plan_model(str(_checkpoint(tmp_path / "internvl", config, INTERNVL_NAMES)), "h100", "vllm-gpu")
+    (warning,) = [w for w in plan.warnings if w.code == "remote-code"]
+    assert "'internvl_chat'" in warning.message and "--set trust-remote-code" in warning.message
+    # an auto_map beside a model_type transformers defines (Phi-3's and Qwen2's files carry one) loads without it,
+    # as does a model_type vLLM registers a config class for (kimi_k2: DeepseekV3Config, config.py 0.34.0)
+    known = {**INTERNVL3_8B["llm_config"], "auto_map": INTERNVL_AUTO_MAP}
+    plan = plan_model(str(_checkpoint(tmp_path / "qwen2", known, ["model.embed_tokens.weight"])), "h100", "vllm-gpu")
+    assert "remote-code" not in {w.code for w in plan.warnings}
+    assert remote_code_model_type({"model_type": "kimi_k2", "auto_map": INTERNVL_AUTO_MAP}) is None
+    assert remote_code_model_type(INTERNVL3_8B) is None  # no auto_map: no code of its own to run

@@ -324,3 +324,27 @@ def test_the_image_group_asks_for_a_digest_only_when_it_has_none(h100_plan, imag
     command = _command(h100_plan, "vllm-docker", image=image)
     (group,) = [group for group in command.docker if group.words == [image]]
     assert group.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("model", "architecture", "reasoning"),
+    [
+        ("Qwen/Qwen3-Omni-30B-A3B-Instruct", "qwen3_omni_moe_text", False),
+        ("Qwen/Qwen3-4B-Instruct-2507", "qwen3", False),
+        ("/models/qwen3-vl-8b-instruct", "qwen3_vl_text", False),
+        ("Qwen/Qwen3-Omni-30B-A3B-Thinking", "qwen3_omni_moe_text", True),
+        ("Qwen/Qwen3-8B", "qwen3", True),
+    ],
+)
+def test_a_qwen3_instruct_model_gets_no_reasoning_parser(h100_plan, model, architecture, reasoning) -> None:
+    # Every model named qwen3 got '--reasoning-parser qwen3', Qwen3-Omni-30B-A3B-Instruct too; that model does not
+    # think, and the qwen3 parser reads an answer without '</think>' as all reasoning (vllm/reasoning/
+    # qwen3_reasoning_parser.py extract_reasoning, 0.20.0 sdist; vllm/parser/qwen3.py initial_state, 0.34.0), so its
+    # answers came back with empty content. -Instruct models keep the family's tool-call parser; -Thinking and the
+    # hybrid Qwen3-8B keep the reasoning parser.
+    plan = h100_plan.model_copy(update={"model": model, "serve_model": model, "architecture": architecture})
+    argv = _command(plan).argv
+    assert ("--reasoning-parser" in argv) is reasoning
+    if reasoning:
+        assert argv[argv.index("--reasoning-parser") + 1] == "qwen3"
+    assert argv[argv.index("--tool-call-parser") + 1] == "hermes"
