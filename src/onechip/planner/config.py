@@ -193,8 +193,8 @@ STATING_FAMILIES = frozenset(
 )
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py); the
 # sparse-attention ones (DeepSeek-V3.2 deepseek_v32, GLM-5 glm_moe_dsa: index_topk) add an indexer cache
-# (planner.core._sparse_mla).
-MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa"})
+# (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent).
+MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear"})
 MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES
 
 # The model types vLLM loads with a config class of its own (vllm/transformers_utils/config.py _CONFIG_REGISTRY, 0.34.0

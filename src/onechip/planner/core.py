@@ -2678,6 +2678,8 @@ def _state_cache(r: _Resolved) -> StateCache | None:
     head_dims = {layer.head_dim for layer in r.geometry.layers if layer.bytes_per_token}
     if rule.head256_alignment and head_dims == {256} and r.acc.architecture in rule.head256_architectures:
         alignment = rule.head256_alignment  # FlashInfer on SM 10.x, head_dim 256 (HybridStateRule)
+    if any(layer.latent for layer in r.geometry.layers):  # an MLA hybrid (Kimi-Linear, HybridStateRule)
+        alignment = max(alignment, rule.mla_alignment)
     check = r.rules.mamba_align_batch_check
     version = r.request.engine_version or r.rules.release or r.rules.version
     return StateCache(mode=mode, alignment=alignment, chunk_tokens=chunk, max_model_len=r.max_model_len,
@@ -2714,6 +2716,13 @@ def _hybrid_rule(rules: list[HybridStateRule], version: str | None, family: str,
             "(engines.json hybrid_rules)"
         )
     rule = select_rule(rules, version)
+    read = [v for r in rules for v in r.kda_versions]
+    if family in recurrent.KDA_FAMILIES and (version is None or version not in rule.kda_versions):
+        raise ConfigError(
+            f"vLLM {version or '(no --engine-version)'}: Kimi-Linear (KDA) is planned for vLLM "
+            f"{', '.join(read) or 'no release'} only, the releases whose KDA state and MLA page rules were read "
+            "(engines.json hybrid_rules kda_versions); plan with --engine-version one of them"
+        )
     if rule.families is not None and family not in rule.families:
         raise ConfigError(
             f"vLLM {version}: no {family} model class in that release (engines.json hybrid_rules, vLLM "

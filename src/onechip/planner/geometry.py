@@ -375,14 +375,22 @@ def hybrid_geometry(
     """Attention + recurrent layers (planner.recurrent.layer_roles): attention layers cache K and V of the
     config's KV heads (padded to `tp`) x head_dim per token; recurrent layers hold `state_bytes_per_gpu` per
     request on every GPU (recorded over all ranks); a Falcon-H1 layer holds both. `mtp_layers` MTP layers
-    (speculative decoding) follow as full-attention layers of the same shape (planner.recurrent docstring)."""
+    (speculative decoding) follow as full-attention layers of the same shape (planner.recurrent docstring). A
+    Kimi-Linear attention layer is MLA: one latent of kv_lora_rank + qk_rope_head_dim per token on every rank, as
+    mla_geometry records it."""
     if state_bytes_per_gpu <= 0:
         raise ConfigError(f"model config ({family}): a hybrid model needs its recurrent state size")
     layers: list[LayerKV] = []
     raw_heads: set[int] = set()
     roles = recurrent.layer_roles(cfg, family) + [(True, False)] * mtp_layers
+    latent = family in recurrent.KDA_FAMILIES
+    if latent:
+        dim_mla = require_int(cfg, "kv_lora_rank", family) + require_int(cfg, "qk_rope_head_dim", family)
     for i, (attention, state) in enumerate(roles):
-        dim, heads = _layer_shape(cfg, FULL, family, i) if attention else (0, 0)
+        if latent:  # kv_heads = tp (the latent replicated on every rank); raw heads 1, as mla_geometry
+            dim, heads = (dim_mla, 1) if attention else (0, 0)
+        else:
+            dim, heads = _layer_shape(cfg, FULL, family, i) if attention else (0, 0)
         padded = cdiv(heads, tp) * tp
         if attention:
             raw_heads.add(heads)
@@ -392,8 +400,9 @@ def hybrid_geometry(
                 attention_type=FULL if attention else MAMBA,
                 kv_heads=padded,
                 head_dim=dim,
+                latent=latent and attention,
                 owns_cache=attention or state,
-                bytes_per_token=int(2 * padded * dim * kv_dtype_bytes),
+                bytes_per_token=int((1 if latent else 2) * padded * dim * kv_dtype_bytes),
                 state_bytes=state_bytes_per_gpu * tp if state else 0,
             )
         )

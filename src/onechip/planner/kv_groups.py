@@ -153,7 +153,8 @@ def kv_layout(
     if not specs:
         raise ConfigError("model config: no layer owns a KV cache")
     owners = [layer for layer in geometry.layers if layer.bytes_per_token and layer.owns_cache]
-    if len(specs) > 1 and all(layer.latent and layer.attention_type == FULL for layer in owners):
+    mla_only = all(key[0] != MAMBA for key in specs)  # an MLA hybrid (Kimi-Linear) is unified as a hybrid below
+    if len(specs) > 1 and mla_only and all(layer.latent and layer.attention_type == FULL for layer in owners):
         # MLA latents of different sizes (a sparse model's layers with and without a lightning indexer): one
         # UniformTypeKVCacheSpecs group (vLLM 0.11.0 on, kv_cache_utils.get_kv_cache_groups: every spec a
         # FullAttentionSpec of one block size), page = the sum of the layers' pages, one tensor

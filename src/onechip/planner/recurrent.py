@@ -45,7 +45,19 @@ float32 one raises 'fp32 state for minimax is not yet supported' through 0.20.0)
 read. The layer is a MambaSpec (mamba_type 'linear_attention', layers/mamba/linear_attn.py) and the class IsHybrid,
 so the page unification is the one above; no speculative tokens in the shape. MiniMax-Text-01's own model_type is
 not modelled (refused as an unmodelled model type).
-Not modelled (refused): Kimi linear attention (KDA), draft models (EAGLE, DFlash).
+Kimi Delta Attention (Kimi-Linear, model_type 'kimi_linear', KimiLinearForCausalLM; vLLM 0.20.0 sdist
+vllm/model_executor/models/kimi_linear.py, 0.27.1 and 0.34.0 vllm/models/kimi_k3/nvidia/model.py): layer i is KDA when
+i + 1 is in linear_attn_config.kda_layers (KimiLinearConfig.is_kda_layer, 1-based), else MLA (KimiMLAAttention /
+MultiHeadLatentAttention: one latent of kv_lora_rank + qk_rope_head_dim per token, planner.geometry.hybrid_geometry).
+MambaStateShapeCalculator.kda_state_shape(TP, linear_attn_config num_heads, head_dim, kernel = short_conv_kernel_size;
+k heads and k dim default to num_heads and head_dim): 0.20.0 three conv states (q, k, v) of num_heads x head_dim / TP x
+(kernel - 1) each, 0.27.1 and 0.34.0 one of 3 x num_heads x head_dim / TP x (kernel - 1 + N) (the same bytes without
+speculative decoding), and a recurrent state of num_heads / TP x head_dim x head_dim; kda_state_dtype: the convs in
+mamba_cache_dtype ('auto': the model dtype), the recurrent state float32 whatever --mamba-ssm-cache-dtype says
+(0.20.0, 0.27.1; 0.34.0's model class reads the flag for the page size, its layer does not). The class IsHybrid
+without Mamba prefix caching; the hybrid page is the MLA page (planner.kv_groups), the releases read are listed in
+engines.json hybrid_rules kda_versions.
+Not modelled (refused): draft models (EAGLE, DFlash).
 """
 
 from __future__ import annotations
@@ -65,7 +77,9 @@ MAMBA2_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1"})
 LINEAR_ATTENTION_TYPED = GDN_FAMILIES | {"nemotron_h"}
 # MiniMax lightning attention (module docstring): one state per linear layer, in the model dtype.
 LIGHTNING_FAMILIES = frozenset({"minimax_m1"})
-HYBRID_FAMILIES = GDN_FAMILIES | MAMBA2_FAMILIES | LIGHTNING_FAMILIES | {"jamba"}
+# Kimi Delta Attention (module docstring): KDA layers beside MLA full-attention layers.
+KDA_FAMILIES = frozenset({"kimi_linear"})
+HYBRID_FAMILIES = GDN_FAMILIES | MAMBA2_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | {"jamba"}
 # Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
 # jamba.py, falcon_h1.py): with prefix caching they get mamba_cache_mode 'all' where the version has it.
 ALL_MODE_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1"})
@@ -125,7 +139,24 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
                 f"each of the {n} layers"
             )
         return [(t == 1, t == 0) for t in types]
+    if family in KDA_FAMILIES:
+        kda = _kda_config(text, family).get("kda_layers")
+        if not isinstance(kda, list) or any(not isinstance(i, int) or isinstance(i, bool) or not 1 <= i <= n
+                                            for i in kda):  # fmt: skip
+            raise ConfigError(
+                f"model config ({family}): field 'linear_attn_config.kda_layers' must list 1-based layer numbers "
+                f"in [1, {n}]"
+            )
+        return [(i + 1 not in kda, i + 1 in kda) for i in range(n)]
     raise ConfigError(f"model config ({family}): not a hybrid family the planner models")
+
+
+def _kda_config(text: Mapping[str, Any], family: str) -> Mapping[str, Any]:
+    """Kimi-Linear's linear_attn_config (module docstring); ConfigError when it is not a mapping."""
+    config = text.get("linear_attn_config")
+    if not isinstance(config, Mapping):
+        raise ConfigError(f"model config ({family}): field 'linear_attn_config' is missing; the KDA layers need it")
+    return config
 
 
 # Families whose state shape counts the speculative tokens (vllm 0.24.0 qwen3_next.py, qwen3_5.py, nemotron_h.py).
@@ -156,9 +187,10 @@ def mtp_layers(text: Mapping[str, Any], family: str) -> int:
 def state_elements(
     text: Mapping[str, Any], family: str, tensor_parallel_size: int, num_speculative_tokens: int = 0
 ) -> tuple[int, int]:
-    """(conv state elements, temporal / SSM state elements) of one recurrent layer on one GPU; a lightning
-    attention layer's one state (heads / TP x head_dim x head_dim, module docstring) is counted as the first,
-    which takes the conv state's dtype (mamba_cache_dtype), the second is 0."""
+    """(conv state elements, temporal / SSM state elements) of one recurrent layer on one GPU (a KDA layer: its
+    three convs, its recurrent state); a lightning attention layer's one state (heads / TP x head_dim x head_dim,
+    module docstring) is counted as the first, which takes the conv state's dtype (mamba_cache_dtype), the second
+    is 0."""
     tp = tensor_parallel_size
     spec = num_speculative_tokens if family in _SPEC_IN_CONV else 0
 
@@ -173,6 +205,11 @@ def state_elements(
         kernel = _int(text, "linear_conv_kernel_dim", family)
         conv = split(k_heads * k_dim * 2 + v_heads * v_dim, "the conv dim") * (kernel - 1 + spec)
         return conv, split(v_heads, "linear_num_value_heads") * v_dim * k_dim
+    if family in KDA_FAMILIES:
+        kda = _kda_config(text, family)
+        heads, head_dim = _int(kda, "num_heads", family), _int(kda, "head_dim", family)
+        per_gpu = split(heads, "linear_attn_config num_heads") * head_dim
+        return 3 * per_gpu * (_int(kda, "short_conv_kernel_size", family) - 1), per_gpu * head_dim
     if family in LIGHTNING_FAMILIES:
         head_dim = _int(text, "head_dim", family)
         return split(_int(text, "num_attention_heads", family), "num_attention_heads") * head_dim * head_dim, 0
@@ -232,6 +269,8 @@ def state_dtype_bytes(
     if family in GDN_FAMILIES and not gdn_ssm_dtype_flag:
         ssm = "auto"
     ssm = configured_ssm_dtype(text, family, architectures, ssm, nemotron_h_ssm_default)
+    if family in KDA_FAMILIES:  # kda_state_dtype: float32 whatever the flag (module docstring)
+        ssm = "float32"
     if ssm not in STATE_DTYPE_BYTES:
         raise ConfigError(f"mamba SSM cache dtype {ssm!r} is not one of {', '.join(STATE_DTYPE_BYTES)}")
     return model_dtype_bytes, STATE_DTYPE_BYTES[ssm] or model_dtype_bytes
