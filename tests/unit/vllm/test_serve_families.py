@@ -97,3 +97,31 @@ def test_plan_prints_the_family_parsers_for_a_typical_name(run, tmp_path: Path, 
 
     assert (value("--tool-call-parser"), value("--reasoning-parser")) == (tool, reasoning)
     assert ("--enable-auto-tool-choice" in argv) is (tool is not None)
+
+
+LLAMA2_7B = json.loads((BOOTLOGS / "configs" / "meta-llama--Llama-2-7b-hf.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("folders", "config", "tool", "reasoning"),
+    [
+        # the folders above a checkpoint are no part of its name: this was served as Qwen3 (hermes, qwen3)
+        (("qwen3-runs", "Mistral-7B-Instruct-v0.3"), LLAMA2_7B, "mistral", None),
+        # nor is 'instruct' in a folder above a thinking model: its reasoning parser was left out
+        (("instruct-evals", "Qwen3-8B"), QWEN3_8B, "hermes", "qwen3"),
+        # a Hugging Face cache snapshot is named by its models--org--name folder, not its revision
+        (("models--Qwen--Qwen3-Coder-30B-A3B-Instruct", "snapshots", "0123abcd"), LLAMA2_7B, "qwen3_coder", None),
+    ],
+    ids=["folder-above", "instruct-folder", "hf-snapshot"],
+)
+def test_a_local_checkpoint_is_matched_by_its_own_name(run, tmp_path: Path, folders, config, tool, reasoning) -> None:
+    path = sized_checkpoint(tmp_path.joinpath(*folders), {k: v for k, v in config.items() if not k.startswith("_")},
+                            13 * GIB)  # fmt: skip
+    got, out, err = run("plan", str(path), "--chip", "h100", "--max-model-len", "2048")
+    assert got == 0, err
+    argv = next(line for line in out.splitlines() if line.startswith("docker run ")).split()
+
+    def value(flag: str) -> str | None:
+        return argv[argv.index(flag) + 1] if flag in argv else None
+
+    assert (value("--tool-call-parser"), value("--reasoning-parser")) == (tool, reasoning)
