@@ -81,7 +81,14 @@ EXPECTED = [
     ("AI21-Jamba-1.5-Mini", "jamba", None),
     ("Hunyuan-A13B-Instruct", "hunyuan_a13b", "hunyuan_a13b"),
     ("ERNIE-4.5-21B-A3B-Thinking", "ernie45", "ernie45"),
+    ("Mistral-7B-Instruct-v0.3", "mistral", None),
+    ("gpt-oss-20b", "openai", "openai_gptoss"),
 ]
+
+
+def test_every_family_has_a_typical_name_planned() -> None:
+    matched = {flags.model_family(model, "").key for model, _, _ in EXPECTED}  # type: ignore[union-attr]
+    assert {f.key for f in FAMILIES} - matched == {"smollm2", "gemma4"}  # test_flag_table, test_registry_releases
 
 
 @pytest.mark.parametrize(("model", "tool", "reasoning"), EXPECTED, ids=[f"case{i}" for i in range(len(EXPECTED))])
