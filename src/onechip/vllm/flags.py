@@ -169,11 +169,24 @@ def _families() -> ServeFamiliesFile:
 
 
 def model_family(model: str, architecture: str) -> FamilyEntry | None:
-    """The serve_families.json entry for `model` (name match first) or its config `architecture`."""
-    name = model.lower()
+    """The serve_families.json entry for `model` (name match first, on family_name) or its config `architecture`."""
+    name = family_name(model)
     entries = _families().families
     match = next((e for e in entries if any(s in name for s in e.name_contains)), None)
     return match or next((e for e in entries if architecture in e.architectures), None)
+
+
+def family_name(model: str) -> str:
+    """What a family's name_contains is matched against, lower case: a Hub id whole ('mistralai/Devstral-...'), a
+    local checkpoint by its directory's name, not the folders above it ('/data/qwen3-runs/Mistral-7B' is no Qwen3);
+    a Hugging Face cache snapshot ('.../models--org--name/snapshots/REV') by its 'models--org--name' folder."""
+    local = served_name_for(model)
+    if local is None:
+        return model.lower()
+    path = Path(model)
+    if path.parent.name == "snapshots" and path.parent.parent.name.startswith("models--"):
+        return path.parent.parent.name.lower()
+    return local.lower()
 
 
 def launch_rules(engine: str, kind: str, version: str | None = None) -> list[LaunchRule]:
@@ -374,7 +387,7 @@ def _family_flags(plan: Plan, family: FamilyEntry, flags: _Flags, warnings: list
             f"native tool-call format of {family.key} ({family.source})",
             "family",
         )
-    name = (plan.serve_model or plan.model).lower()
+    name = family_name(plan.serve_model or plan.model)
     thinks = not any(part in name for part in family.no_reasoning_name_contains)
     if (
         family.reasoning_parser

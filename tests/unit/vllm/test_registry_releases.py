@@ -256,13 +256,11 @@ def test_a_parser_set_on_a_release_older_than_the_flag_is_said_once() -> None:
 
 
 def test_a_model_without_a_family_parser_is_not_told_to_set_the_parser_it_set(tmp_path: Path) -> None:
-    # Qwen2.5-7B-Instruct has no serve_families.json entry (no name or architecture match): the warning 'tool calling
+    # Llama-2-7b-hf has no serve_families.json entry (no name or architecture match): the warning 'tool calling
     # stays off unless you --set tool-call-parser=NAME enable-auto-tool-choice' was printed beside exactly that --set
-    config = json.loads(
-        (ROOT / "tests/fixtures/bootlogs/configs/Qwen--Qwen2.5-7B-Instruct.json").read_text(encoding="utf-8")
-    )
-    model = str(sized_checkpoint(tmp_path / "Qwen2.5-7B-Instruct", config, 15 * GIB))
-    plan = planner.plan_model(model, "h100", max_model_len=8192)
+    config = json.loads((ROOT / "tests/fixtures/bootlogs/configs/meta-llama--Llama-2-7b-hf.json").read_text("utf-8"))
+    model = str(sized_checkpoint(tmp_path / "Llama-2-7b-hf", config, 13 * GIB))
+    plan = planner.plan_model(model, "h100", max_model_len=2048)
     assert flags.model_family(model, plan.architecture) is None
     bare = flags.serve_command(plan, ServeTarget(kind="vllm"))
     assert any(w.startswith("no known tool-call parser for") for w in bare.warnings)
