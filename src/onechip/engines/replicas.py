@@ -562,7 +562,11 @@ def down(grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> list[s
     """Stop every replica of the saved set (process groups, containers, tunnels); the router is engine.json's
     (state.down stops it). Keeps the record as replicas.last.json for `logs --replica`. Returns one note per
     replica; [] when no set is saved. `on_progress` hears a SIGTERM grace (local.stop_group). Holds the engine-state
-    lock while it stops them: an `up --replicas` still booting this set is refused (BusyError) before any stop."""
+    lock while it stops them: an `up --replicas` still booting this set is refused (BusyError) before any stop.
+    With no set saved no lock is taken: the lock file's folder is $ONECHIP_HOME, and one naming a file is said by
+    load (read_home_file's ConfigError), not by the lock's mkdir ('HOME: File exists')."""
+    if load() is None:
+        return []
     with engine_state.locked():
         return _down(grace_s, on_progress)
 
