@@ -43,7 +43,7 @@ from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, stop
 from onechip.engines.model_store import ensure_model
 from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
 from onechip.engines.router import require as router_require
-from onechip.errors import ConfigError, EngineError, MissingDependencyError, OnechipError, PortInUseError
+from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
 from onechip.paths import onechip_home, read_home_file, write_text_atomic
 from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -98,12 +98,7 @@ def _booting(engines: Sequence[LocalVllmEngine | remote.HostEngine]) -> list[Eng
 def forget_booting() -> None:
     """Remove the booting record start() left, once it stopped every member (a failed boot): nothing is left to
     `down`. A ready record, or one unreadable, is kept. Never raises: it runs while the boot's own error propagates."""
-    try:
-        state = load()
-    except OnechipError:
-        return
-    if state is not None and state.booting:
-        state_path().unlink(missing_ok=True)
+    if engine_state.forget_if_booting(load, state_path()):
         engine_state.forget_booting()
 
 

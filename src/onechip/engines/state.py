@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from onechip.engines import remote
 from onechip.engines.base import Engine
@@ -65,15 +66,30 @@ def save_booting(engine: Engine) -> None:
     save(state)
 
 
+class _Record(Protocol):
+    """A saved record that may still be booting: EngineState, replicas.ReplicaSetState."""
+
+    @property
+    def booting(self) -> bool: ...
+
+
 def forget_booting() -> None:
     """Remove the booting record save_booting left, once `up` stopped its engine (a failed boot): nothing is left to
     `down`. A ready record, or one unreadable, is kept. Never raises: it runs while the boot's own error propagates."""
+    forget_if_booting(load, state_path())
+
+
+def forget_if_booting(read: Callable[[], _Record | None], path: Path) -> bool:
+    """Delete `path` when the record `read()` gives is booting; whether it did. A ready record, none, or one
+    unreadable (OnechipError) is kept. The one rule of forget_booting here and in replicas."""
     try:
-        state = load()
+        state = read()
     except OnechipError:
-        return
-    if state is not None and state.booting:
-        state_path().unlink(missing_ok=True)
+        return False
+    if state is None or not state.booting:
+        return False
+    path.unlink(missing_ok=True)
+    return True
 
 
 def load() -> EngineState | None:
