@@ -23,8 +23,11 @@ from __future__ import annotations
 import atexit
 import json
 import math
+import os
 import shutil
 import struct
+import subprocess
+import sys
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -240,6 +243,27 @@ def gpt_oss_checkpoint(directory: Path, config: dict[str, Any] | None = None) ->
         config = json.loads((BOOTLOGS / "configs" / "openai--gpt-oss-20b.json").read_text(encoding="utf-8"))
     planner_accuracy.write_layout(directory, config, planner_accuracy.gpt_oss_layout(config))
     return directory
+
+
+def one_element_checkpoint(directory: Path, config: dict[str, Any], names: list[str]) -> Path:
+    """`directory` (created) with config.json and a model.safetensors header of one-element bf16 tensors named `names`
+    (the planner reads headers only: no data is written)."""
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    header = json.dumps({n: {"dtype": "BF16", "shape": [1], "data_offsets": [2 * i, 2 * i + 2]}
+                         for i, n in enumerate(names)}).encode()  # fmt: skip
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    return directory
+
+
+def onechip_process(home: Path, *argv: str) -> subprocess.Popen[str]:
+    """`python -m onechip ARGV` as a child process with its own $ONECHIP_HOME `home`, this checkout's src on its
+    path and the hub offline; stdout and stderr piped as text."""
+    src = Path(__file__).parents[1] / "src"
+    env = {**os.environ, "PYTHONPATH": str(src), "ONECHIP_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    return subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "onechip", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
 
 
 @cache

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 from test_replicas_lock import _ports
-from test_up_killed_mid_boot import FAKE, _onechip, _run
+from test_up_killed_mid_boot import FAKE, _run
 
+from factories import onechip_process
 from onechip.engines import router
 from onechip.engines.local import free_port, group_alive
 
@@ -33,9 +34,9 @@ pytestmark = pytest.mark.skipif(
 
 def _up_replicas(home: Path, port: int, *more: str) -> subprocess.Popen[str]:
     launcher = f"{sys.executable} {FAKE} --fake-boot-s 60"
-    return _onechip(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4", "--replicas",
-                    "2", "--port", str(port), "--router-port", str(free_port()), "--launcher", launcher, "--force",
-                    "--timeout-s", "120", *more)  # fmt: skip
+    return onechip_process(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                           "--replicas", "2", "--port", str(port), "--router-port", str(free_port()), "--launcher",
+                           launcher, "--force", "--timeout-s", "120", *more)  # fmt: skip
 
 
 def _pid(log: Path) -> int | None:
@@ -83,7 +84,7 @@ def test_an_up_replicas_killed_mid_boot_leaves_a_set_status_shows_and_down_stops
         # a second `up --replicas 2` is refused in one line, not adopted as a ready set (revive); so is a single up
         expected = ("error: a set of 2 replicas recorded while booting by an `up` that is gone (2 of its processes "
                     "still boot); run `onechip down` first")  # fmt: skip
-        for again in (_up_replicas(home, _ports(2)), _onechip(home, "up", "--port", str(free_port()))):
+        for again in (_up_replicas(home, _ports(2)), onechip_process(home, "up", "--port", str(free_port()))):
             _, err = again.communicate(timeout=60)
             assert again.returncode == 5 and err.strip() == expected, err
         code, out, err = _run(home, "down")

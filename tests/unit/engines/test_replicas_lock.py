@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_state_concurrency import FAKE, _done, _last_line, _onechip
+from test_state_concurrency import FAKE, _done, _last_line
 
+from factories import onechip_process
 from onechip.engines import router
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import BusyError
@@ -41,9 +42,9 @@ def _ports(n: int, *avoid: int) -> int:
 
 def _up_replicas(home: Path, port: int, router_port: int, *fake: str) -> object:
     launcher = " ".join([sys.executable, str(FAKE), *fake])
-    return _onechip(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4", "--replicas",
-                    "2", "--port", str(port), "--router-port", str(router_port), "--launcher", launcher, "--force",
-                    "--timeout-s", "60")  # fmt: skip
+    return onechip_process(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                           "--replicas", "2", "--port", str(port), "--router-port", str(router_port), "--launcher",
+                           launcher, "--force", "--timeout-s", "60")  # fmt: skip
 
 
 def _listening(port: int) -> bool:
@@ -89,7 +90,7 @@ def test_two_up_replicas_at_once_start_one_set_and_refuse_the_other(tmp_path: Pa
     lost = ports[1 - winners[0]]
     assert not _listening(lost) and not _listening(lost + 1)  # the refused one started nothing
     pids = [r["pid"] for r in saved["replicas"]] + [saved["router"]["pid"]]
-    code, err = _done(_onechip(home, "down"))
+    code, err = _done(onechip_process(home, "down"))
     assert code == 0, err
     assert not any(group_alive(pid) for pid in pids)
 
@@ -98,8 +99,8 @@ def test_a_refused_replica_input_takes_no_lock_and_writes_nothing(tmp_path: Path
     home = tmp_path / "home"
     home.mkdir()
     with exclusive(home / "engine.lock", "held by this test"):  # the input is refused before the lock is asked for
-        proc = _onechip(home, "up", "--engine", "vllm-docker", "--model", "google/gemma-4-E2B-it", "--chip", "v5e-4",
-                        "--replicas", "3", "--host", "u@h")  # fmt: skip
+        proc = onechip_process(home, "up", "--engine", "vllm-docker", "--model", "google/gemma-4-E2B-it", "--chip",
+                               "v5e-4", "--replicas", "3", "--host", "u@h")  # fmt: skip
         code, err = _done(proc)
     assert code == 2 and "does not split 4 chip" in _last_line(err), err
     assert sorted(p.name for p in home.iterdir()) == ["engine.lock"]
@@ -109,4 +110,4 @@ def test_a_refused_replica_input_takes_no_lock_and_writes_nothing(tmp_path: Path
 def _no_engine_left(tmp_path: Path):
     yield
     if (tmp_path / "home" / "engine.json").is_file():  # a failed test still stops what it started
-        _done(_onechip(tmp_path / "home", "down"))
+        _done(onechip_process(tmp_path / "home", "down"))

@@ -6,7 +6,6 @@ disk, failures included, and `bench --resume` measures the failed repetitions ag
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -15,20 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from factories import onechip_process
 from fakes.vllm_server import FakeVllm
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import BusyError, EndpointError
 from onechip.paths import exclusive
 
 FAKE = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
-SRC = Path(__file__).parents[3] / "src"
-
-
-def _onechip(home: Path, *argv: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC), "ONECHIP_HOME": str(home), "HF_HUB_OFFLINE": "1"}
-    return subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "onechip", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
 
 
 def _done(proc: subprocess.Popen[str], timeout_s: float = 120) -> tuple[int, str]:
@@ -38,8 +30,8 @@ def _done(proc: subprocess.Popen[str], timeout_s: float = 120) -> tuple[int, str
 
 def _up(home: Path, port: int, *fake: str) -> subprocess.Popen[str]:
     launcher = " ".join([sys.executable, str(FAKE), *fake])
-    return _onechip(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
-                    "--port", str(port), "--launcher", launcher, "--force", "--timeout-s", "60")  # fmt: skip
+    return onechip_process(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                           "--port", str(port), "--launcher", launcher, "--force", "--timeout-s", "60")  # fmt: skip
 
 
 def _last_line(err: str) -> str:
@@ -73,7 +65,7 @@ def test_two_up_at_once_start_one_engine_and_refuse_the_other(tmp_path: Path) ->
     state = _state(home)
     assert state["base_url"].endswith(f":{ports[winners[0]]}")
     assert not _listening(ports[1 - winners[0]])  # the refused one started nothing
-    code, err = _done(_onechip(home, "down"))
+    code, err = _done(onechip_process(home, "down"))
     assert code == 0, err
     assert not group_alive(state["pid"]) and not _listening(ports[winners[0]])
 
@@ -82,7 +74,7 @@ def test_down_while_an_up_is_starting_is_refused_and_stops_nothing(tmp_path: Pat
     home = tmp_path / "home"
     home.mkdir()
     with exclusive(home / "engine.lock", "held by this test"):  # an `up` in the middle of its boot
-        code, err = _done(_onechip(home, "down"))
+        code, err = _done(onechip_process(home, "down"))
     assert code == BusyError.exit_code and _last_line(err).startswith("error: another onechip `up` or `down`")
 
 
@@ -90,7 +82,7 @@ def test_two_bench_on_one_out_measure_once(tmp_path: Path) -> None:
     out = tmp_path / "run"
     grid = ["--contexts", "16", "--clients", "2", "--reps", "2", "--output-tokens", "8", "--out", str(out)]
     with FakeVllm(itl_s=0.02) as srv:
-        procs = [_onechip(tmp_path / "home", "bench", srv.url, *grid) for _ in range(2)]
+        procs = [onechip_process(tmp_path / "home", "bench", srv.url, *grid) for _ in range(2)]
         results = [_done(p) for p in procs]
     codes = sorted(code for code, _ in results)
     assert codes[0] == 0 and codes[1] in (BusyError.exit_code, 2), results
@@ -109,12 +101,12 @@ def test_down_during_bench_keeps_every_request_and_resume_measures_the_failed_re
     url = f"http://127.0.0.1:{port}"
     # 3 reps x 2 streams x 21 requests of 20 tokens 10 ms apart: ~13 s, so `down` (a new process) lands mid-run
     grid = ["--contexts", "16", "--clients", "2", "--reps", "3", "--requests-per-client", "20", "--output-tokens", "20"]
-    bench = _onechip(home, "bench", url, *grid, "--out", str(out))
+    bench = onechip_process(home, "bench", url, *grid, "--out", str(out))
     requests = out / "requests.jsonl"
     deadline = time.monotonic() + 60
     while (not requests.is_file() or len(requests.read_text().splitlines()) < 14) and time.monotonic() < deadline:
         time.sleep(0.05)  # into the second repetition
-    assert _done(_onechip(home, "down"))[0] == 0
+    assert _done(onechip_process(home, "down"))[0] == 0
     code, err = _done(bench)
     assert code == EndpointError.exit_code, err
     # the server went away mid-cell (a failed cell) or between repetitions (the next request could not start)
@@ -124,14 +116,14 @@ def test_down_during_bench_keeps_every_request_and_resume_measures_the_failed_re
     assert failed and len(first) >= 14  # what was measured, failures included, is on disk
     # resume with the server still gone: refused, nothing on disk changes
     before = requests.read_text()
-    assert _done(_onechip(home, "bench", "--resume", str(out)))[0] == EndpointError.exit_code
+    assert _done(onechip_process(home, "bench", "--resume", str(out)))[0] == EndpointError.exit_code
     assert requests.read_text() == before and not (out / "requests.replaced.jsonl").exists()
     # the engine back on the same port: the failed and unfinished repetitions are measured again
     assert _done(_up(home, port, "--fake-itl-s", "0.01"))[0] == 0
     try:
-        code, err = _done(_onechip(home, "bench", "--resume", str(out)))
+        code, err = _done(onechip_process(home, "bench", "--resume", str(out)))
     finally:
-        _done(_onechip(home, "down"))
+        _done(onechip_process(home, "down"))
     assert code == 0, err
     final = [json.loads(line) for line in requests.read_text().splitlines()]
     assert len(final) == 3 * 2 * 21 and all(s["status"] == "ok" for s in final)
@@ -146,4 +138,4 @@ def _no_engine_left(tmp_path: Path):
     yield
     state = tmp_path / "home" / "engine.json"
     if state.is_file():  # a failed test still stops what it started
-        _done(_onechip(tmp_path / "home", "down"))
+        _done(onechip_process(tmp_path / "home", "down"))

@@ -16,21 +16,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from factories import onechip_process
 from onechip.engines.local import free_port, group_alive
 
 FAKE = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
-SRC = Path(__file__).parents[3] / "src"
-
-
-def _onechip(home: Path, *argv: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC), "ONECHIP_HOME": str(home), "HF_HUB_OFFLINE": "1"}
-    return subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "onechip", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
 
 
 def _run(home: Path, *argv: str) -> tuple[int, str, str]:
-    proc = _onechip(home, *argv)
+    proc = onechip_process(home, *argv)
     out, err = proc.communicate(timeout=60)
     return proc.returncode, out, err
 
@@ -40,8 +33,8 @@ def _up_booting(home: Path, port: int) -> Iterator[tuple[subprocess.Popen[str], 
     """`onechip up` of a fake engine that boots for 60 s; yields (the up process, the engine's pid, read from the
     engine's own log) once the engine runs. Whatever a failing test leaves is killed."""
     launcher = f"{sys.executable} {FAKE} --fake-boot-s 60"
-    up = _onechip(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
-                  "--port", str(port), "--launcher", launcher, "--force", "--timeout-s", "120")  # fmt: skip
+    up = onechip_process(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                         "--port", str(port), "--launcher", launcher, "--force", "--timeout-s", "120")  # fmt: skip
     pid = None
     try:
         log = home / "engine" / "engine.log"

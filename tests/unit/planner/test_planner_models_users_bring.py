@@ -8,29 +8,16 @@ named at each test), not read back from the planner.
 
 from __future__ import annotations
 
-import json
-import struct
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from factories import one_element_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.config import remote_code_model_type
 from onechip.planner.modalities import model_modalities
 from onechip.planner.source import config_from_dict
-
-
-def _checkpoint(directory: Path, config: dict[str, Any], names: list[str]) -> Path:
-    """config.json and a model.safetensors header of one-element bf16 tensors named `names` (no data is read)."""
-    directory.mkdir()
-    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    header = json.dumps({n: {"dtype": "BF16", "shape": [1], "data_offsets": [2 * i, 2 * i + 2]}
-                         for i, n in enumerate(names)}).encode()  # fmt: skip
-    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
-    return directory
-
 
 # OpenGVLab/InternVL3-8B's config.json (remote-code InternVLChatConfig): the decoder under 'llm_config', a Qwen2 of 28
 # layers, 28 query heads over hidden_size 3,584 (head_dim 128), 4 KV heads; vision_config an InternViT
@@ -62,7 +49,7 @@ def test_internvl_decoder_is_read_from_llm_config(tmp_path: Path) -> None:
     # x 4 KV heads x 128 x (K, V) x 2 B = 57,344 B a token. The planner refused it: "field 'model_type' =
     # 'internvl_chat' (InternVLChatModel): an architecture the planner does not model".
     for chip in ("h100", "l4"):
-        plan = plan_model(str(_checkpoint(tmp_path / chip, INTERNVL3_8B, INTERNVL_NAMES)), chip, "vllm-gpu")
+        plan = plan_model(str(one_element_checkpoint(tmp_path / chip, INTERNVL3_8B, INTERNVL_NAMES)), chip, "vllm-gpu")
         assert plan.kv_bytes_per_token == 28 * 4 * 128 * 2 * 2 == 57_344
         assert [layer.head_dim for layer in plan.layers] == [128] * 28
         # 'mlp1.' is the projector InternVLChatModel builds beside vision_model as its tower (internvl.py
@@ -74,14 +61,14 @@ def test_internvl_decoder_is_read_from_llm_config(tmp_path: Path) -> None:
 def test_llm_config_does_not_replace_a_text_config(tmp_path: Path) -> None:
     # _maybe_remap_hf_config_attrs sets text_config from llm_config only when the config has none
     config = {**INTERNVL3_8B, "text_config": {**INTERNVL3_8B["llm_config"], "num_key_value_heads": 2}}
-    plan = plan_model(str(_checkpoint(tmp_path / "ckpt", config, INTERNVL_NAMES)), "h100", "vllm-gpu")
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "ckpt", config, INTERNVL_NAMES)), "h100", "vllm-gpu")
     assert plan.kv_bytes_per_token == 28 * 2 * 128 * 2 * 2
 
 
 def test_an_llm_config_that_is_no_object_is_refused_by_its_name(tmp_path: Path) -> None:
     config = {**INTERNVL3_8B, "llm_config": "qwen2"}
     with pytest.raises(ConfigError, match=r"field 'llm_config' must be an object, got 'qwen2'"):
-        plan_model(str(_checkpoint(tmp_path / "ckpt", config, INTERNVL_NAMES)), "h100", "vllm-gpu")
+        plan_model(str(one_element_checkpoint(tmp_path / "ckpt", config, INTERNVL_NAMES)), "h100", "vllm-gpu")
 
 
 # Qwen/Qwen3-Omni-30B-A3B-Instruct's config.json (transformers Qwen3OmniMoeConfig), the parts the plan reads: the
@@ -121,7 +108,7 @@ def test_qwen3_omni_plans_its_thinker(tmp_path: Path) -> None:
     # KV heads (qwen3_omni_moe_thinker.py, qwen3_moe.py Qwen3MoeAttention, 0.34.0 sdist): 48 x 4 x 128 x (K, V) x 2 B
     # = 98,304 B a token. The planner refused it: "field 'model_type' = 'qwen3_omni_moe' ... does not model".
     for chip in ("h100", "l4"):
-        plan = plan_model(str(_checkpoint(tmp_path / chip, QWEN3_OMNI, QWEN3_OMNI_NAMES)), chip, "vllm-gpu")
+        plan = plan_model(str(one_element_checkpoint(tmp_path / chip, QWEN3_OMNI, QWEN3_OMNI_NAMES)), chip, "vllm-gpu")
         assert plan.kv_bytes_per_token == 48 * 4 * 128 * 2 * 2 == 98_304
         assert plan.architecture == "qwen3_omni_moe_text"
         # the thinker's towers load; the talker and code2wav do not (its hf_to_vllm_mapper maps them to None)
@@ -177,7 +164,9 @@ def test_qwen2_5_omni_plans_its_thinker_as_qwen2(tmp_path: Path) -> None:
     # planner refused it: "field 'model_type' = 'qwen2_5_omni_text' (Qwen2_5OmniModel): an architecture the planner
     # does not model".
     for chip in ("h100", "l4"):
-        plan = plan_model(str(_checkpoint(tmp_path / chip, QWEN2_5_OMNI, QWEN2_5_OMNI_NAMES)), chip, "vllm-gpu")
+        plan = plan_model(
+            str(one_element_checkpoint(tmp_path / chip, QWEN2_5_OMNI, QWEN2_5_OMNI_NAMES)), chip, "vllm-gpu"
+        )
         assert plan.kv_bytes_per_token == 28 * 4 * 128 * 2 * 2 == 57_344
         assert plan.architecture == "qwen2_5_omni_text"
         assert [layer.head_dim for layer in plan.layers] == [128] * 28
@@ -208,13 +197,15 @@ def test_a_config_only_its_repositorys_code_loads_gets_a_remote_code_warning(tmp
     # transformers' nor vLLM's, so without --trust-remote-code it stops at 'Failed to load the model config'. The plan
     # said nothing and its command never carried the flag.
     config = {**INTERNVL3_8B, "auto_map": INTERNVL_AUTO_MAP}
-    plan = plan_model(str(_checkpoint(tmp_path / "internvl", config, INTERNVL_NAMES)), "h100", "vllm-gpu")
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "internvl", config, INTERNVL_NAMES)), "h100", "vllm-gpu")
     (warning,) = [w for w in plan.warnings if w.code == "remote-code"]
     assert "'internvl_chat'" in warning.message and "--set trust-remote-code" in warning.message
     # an auto_map beside a model_type transformers defines (Phi-3's and Qwen2's files carry one) loads without it,
     # as does a model_type vLLM registers a config class for (kimi_k2: DeepseekV3Config, config.py 0.34.0)
     known = {**INTERNVL3_8B["llm_config"], "auto_map": INTERNVL_AUTO_MAP}
-    plan = plan_model(str(_checkpoint(tmp_path / "qwen2", known, ["model.embed_tokens.weight"])), "h100", "vllm-gpu")
+    plan = plan_model(
+        str(one_element_checkpoint(tmp_path / "qwen2", known, ["model.embed_tokens.weight"])), "h100", "vllm-gpu"
+    )
     assert "remote-code" not in {w.code for w in plan.warnings}
     assert remote_code_model_type({"model_type": "kimi_k2", "auto_map": INTERNVL_AUTO_MAP}) is None
     assert remote_code_model_type(INTERNVL3_8B) is None  # no auto_map: no code of its own to run

@@ -15,13 +15,12 @@ Exaone4Config, SmolLM3Config __post_init__), and GPT-2-style field names are rea
 
 from __future__ import annotations
 
-import json
-import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from factories import one_element_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.geometry import kv_geometry
@@ -168,16 +167,6 @@ def test_smollm3_slides_only_its_nope_layers_when_sliding_is_on() -> None:
     assert [kind for kind, *_ in _layers(config)] == ["full", "full", "full", "sliding"]
 
 
-def _header_only(directory: Path, config: dict[str, Any], names: list[str]) -> Path:
-    """config.json and a model.safetensors header of one-element bf16 tensors named `names` (no data is read)."""
-    directory.mkdir()
-    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    header = json.dumps({n: {"dtype": "BF16", "shape": [1], "data_offsets": [2 * i, 2 * i + 2]}
-                         for i, n in enumerate(names)}).encode()  # fmt: skip
-    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
-    return directory
-
-
 @pytest.mark.parametrize(
     ("config", "names"),
     [
@@ -195,7 +184,7 @@ def _header_only(directory: Path, config: dict[str, Any], names: list[str]) -> P
 )  # fmt: skip
 def test_checkpoint_tensor_names_of_these_families_plan(tmp_path: Path, config: dict, names: list[str]) -> None:
     # where 'tensor ...: module prefix not recognised' refused the published checkpoints
-    plan = plan_model(str(_header_only(tmp_path / "ckpt", config, names)), "h100", "vllm-gpu")
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "ckpt", config, names)), "h100", "vllm-gpu")
     assert plan.kv_bytes_per_token == sum(bytes_per_token for *_, bytes_per_token in _layers(config))
 
 
@@ -258,7 +247,7 @@ def test_cohere2_sliding_layers_attend_one_token_more_from_vllm_029(tmp_path: Pa
     # vllm commandr.py (0.29.0 on): per_layer_sliding_window = config.sliding_window + 1, the window the KV manager
     # sizes blocks by; 0.28.0 passes config.sliding_window
     assert [kind for kind, *_ in _layers(COHERE2)] == ["sliding"] * 3 + ["full"]
-    directory = _header_only(tmp_path / "ckpt", COHERE2, ["model.embed_tokens.weight"])
+    directory = one_element_checkpoint(tmp_path / "ckpt", COHERE2, ["model.embed_tokens.weight"])
     windows = {v: {layer.sliding_window for layer in plan_model(str(directory), "h100", "vllm-gpu",
                                                                   engine_version=v).layers}
                for v in ("0.28.0", "0.32.0")}  # fmt: skip
@@ -332,7 +321,9 @@ def test_chatglm_checkpoint_names_plan(tmp_path: Path) -> None:
     # 'transformer.encoder.layers.N.', the head 'transformer.output_layer.'
     names = ["transformer.embedding.word_embeddings.weight", "transformer.encoder.layers.0.mlp.dense_4h_to_h.weight",
              "transformer.encoder.final_layernorm.weight", "transformer.output_layer.weight"]  # fmt: skip
-    plan = plan_model(str(_header_only(tmp_path / "ckpt", GLM4_9B_CHAT, names)), "h100", "vllm-gpu", max_model_len=8192)
+    plan = plan_model(
+        str(one_element_checkpoint(tmp_path / "ckpt", GLM4_9B_CHAT, names)), "h100", "vllm-gpu", max_model_len=8192
+    )
     assert plan.kv_bytes_per_token == 40 * 1024
 
 
@@ -392,10 +383,10 @@ def test_starcoder_and_hunyuan_checkpoints_plan(tmp_path: Path) -> None:
     # GPTBigCode's names ('transformer.wte.', 'transformer.wpe.', 'transformer.h.N.'), Hunyuan's 'model.' ones
     names = ["transformer.wte.weight", "transformer.wpe.weight", "transformer.h.0.attn.c_attn.weight",
              "transformer.ln_f.weight"]  # fmt: skip
-    plan = plan_model(str(_header_only(tmp_path / "sc", STARCODER, names)), "h100", "vllm-gpu")
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "sc", STARCODER, names)), "h100", "vllm-gpu")
     assert plan.kv_bytes_per_token == 2 * (2 * 1 * 128 * 2)  # two layers of one 128-wide KV head, bf16
     names = ["model.embed_tokens.weight", "model.layers.0.self_attn.k_proj.weight", "lm_head.weight"]
-    plan = plan_model(str(_header_only(tmp_path / "hy", HUNYUAN_A13B, names)), "h100", "vllm-gpu")
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "hy", HUNYUAN_A13B, names)), "h100", "vllm-gpu")
     assert plan.kv_bytes_per_token == 2 * (2 * 8 * 128 * 2)
 
 
