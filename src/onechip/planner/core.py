@@ -78,6 +78,7 @@ from onechip.planner.gpu_plan import (
 from onechip.planner.kv_groups import KvLayout, StateCache, kv_layout
 from onechip.planner.modalities import MmLimits, served_limits
 from onechip.planner.rules import (
+    PER_TOKEN_HEAD_KV_SINCE,
     Accelerator,
     EngineRules,
     MlaCase,
@@ -85,6 +86,7 @@ from onechip.planner.rules import (
     chip_key,
     engine_rules,
     kv_element_bytes,
+    kv_scale_bytes_per_head,
     v0_fallback,
 )
 from onechip.planner.runner_tables import tpu_block_table_bytes, tpu_largest_bucket_bytes
@@ -877,6 +879,13 @@ def _resolve(request: PlanRequest) -> _Resolved:
         if request.dtype in (None, "auto"):
             dtype_name = cpu_host.auto_dtype(dtype_name, host, bool({family, model_type} & _FLOAT16_UNSUPPORTED))
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
+    kv_scale = kv_scale_bytes_per_head(request.kv_cache_dtype)
+    release = request.engine_version or rules.release
+    if kv_scale and (engine != "vllm-gpu" or older_than(release, PER_TOKEN_HEAD_KV_SINCE)):
+        raise ConfigError(
+            f"kv_cache_dtype {request.kv_cache_dtype!r} is planned for vLLM {PER_TOKEN_HEAD_KV_SINCE}+ on GPUs "
+            f"(its first release with that dtype), not {engine} {release or ''}".rstrip()
+        )
     tpu_rule = _tpu_rule(rules, request)
     _check_prompt_embeds(request)
     _check_block_size(rules, request)
@@ -919,7 +928,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     geometry = kv_geometry(text, kv_dtype_bytes=kv_bytes, tensor_parallel_size=tp_pad, family=family,
                            state_bytes_per_gpu=state, mtp_layers=mtp, head_dim_multiple=dims.head_dim_multiple or 1,
                            head_dims_unpadded=frozenset(dims.head_dims_unpadded),
-                           sparse_mla=sparse[0] if sparse else None)  # fmt: skip
+                           sparse_mla=sparse[0] if sparse else None, kv_scale_bytes=kv_scale)  # fmt: skip
     if geometry.kv_bytes_per_token <= 0:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
     if host is not None:  # the head sizes of the layers CPU_ATTN serves (MLA latents have their own backend)

@@ -256,6 +256,7 @@ def kv_geometry(
     head_dim_multiple: int = 1,
     head_dims_unpadded: frozenset[int] = frozenset(),
     sparse_mla: SparseMlaBytes | None = None,
+    kv_scale_bytes: int = 0,
 ) -> Geometry:
     """Build the per-layer KV table for a decoder text config.
 
@@ -271,13 +272,18 @@ def kv_geometry(
         `head_dims_unpadded` (vllm-tpu: tpu_inference/utils.py get_padded_head_dim, applied per layer in
         runner/kv_cache_manager.py get_kv_cache_spec); 1: as the config has it.
     sparse_mla: an MLA model's sparse-attention caches (mla_geometry); None: a dense model.
+    kv_scale_bytes: bytes a cached token holds per (padded) KV head beside its elements (rules.kv_scale_bytes_per_head:
+        the float32 K and V scales of a per-token-head KV dtype); not modelled for MLA latents (ConfigError).
     Returns Geometry. Raises ConfigError naming the field it could not interpret.
     """
     family = family or str(_get(cfg, "model_type", "unknown"))
     if tensor_parallel_size < 1:
         raise ConfigError(f"tensor_parallel_size must be >= 1, got {tensor_parallel_size}")
     if family in recurrent.HYBRID_FAMILIES:
-        return hybrid_geometry(cfg, family, kv_dtype_bytes, tensor_parallel_size, state_bytes_per_gpu, mtp_layers)
+        return hybrid_geometry(cfg, family, kv_dtype_bytes, tensor_parallel_size, state_bytes_per_gpu, mtp_layers,
+                               kv_scale_bytes=kv_scale_bytes)  # fmt: skip
+    if _get(cfg, "kv_lora_rank") is not None and kv_scale_bytes:
+        raise ConfigError(f"model config ({family}): a per-token-head KV dtype is not planned for MLA latents")
     if _get(cfg, "kv_lora_rank") is not None:
         return mla_geometry(cfg, kv_dtype_bytes=kv_dtype_bytes, tensor_parallel_size=tensor_parallel_size,
                             family=family, sparse=sparse_mla)  # fmt: skip
@@ -301,7 +307,7 @@ def kv_geometry(
 
     owners = _cache_owners(kinds, first_shared, family)
     return _per_layer(cfg, kinds, owners, family, window=window, chunk=chunk, k_eq_v=k_eq_v,
-                      tp=tensor_parallel_size, kv_dtype_bytes=kv_dtype_bytes,
+                      tp=tensor_parallel_size, kv_dtype_bytes=kv_dtype_bytes, kv_scale_bytes=kv_scale_bytes,
                       dim_multiple=head_dim_multiple, dims_unpadded=head_dims_unpadded)  # fmt: skip
 
 
@@ -335,6 +341,7 @@ def _per_layer(
     k_eq_v: bool,
     tp: int,
     kv_dtype_bytes: float,
+    kv_scale_bytes: int = 0,
     dim_multiple: int = 1,
     dims_unpadded: frozenset[int] = frozenset(),
 ) -> Geometry:
@@ -352,7 +359,7 @@ def _per_layer(
         # vLLM's attention layers write both a K and a V cache even when the model sets V = K, so
         # attention_k_eq_v (full layers only, modeling_gemma4.py) is recorded but not discounted
         # (E2B has it off; seed article fact 4).
-        per_token = int(2 * padded * dim * kv_dtype_bytes) if owns else 0
+        per_token = int(2 * padded * dim * kv_dtype_bytes) + padded * kv_scale_bytes if owns else 0
         layers.append(
             LayerKV(
                 index=i,
@@ -370,7 +377,13 @@ def _per_layer(
 
 
 def hybrid_geometry(
-    cfg: Any, family: str, kv_dtype_bytes: float, tp: int, state_bytes_per_gpu: int, mtp_layers: int = 0
+    cfg: Any,
+    family: str,
+    kv_dtype_bytes: float,
+    tp: int,
+    state_bytes_per_gpu: int,
+    mtp_layers: int = 0,
+    kv_scale_bytes: int = 0,
 ) -> Geometry:
     """Attention + recurrent layers (planner.recurrent.layer_roles): attention layers cache K and V of the
     config's KV heads (padded to `tp`) x head_dim per token; recurrent layers hold `state_bytes_per_gpu` per
@@ -384,6 +397,8 @@ def hybrid_geometry(
     raw_heads: set[int] = set()
     roles = recurrent.layer_roles(cfg, family) + [(True, False)] * mtp_layers
     latent = family in recurrent.KDA_FAMILIES
+    if latent and kv_scale_bytes:
+        raise ConfigError(f"model config ({family}): a per-token-head KV dtype is not planned for MLA latents")
     if latent:
         dim_mla = require_int(cfg, "kv_lora_rank", family) + require_int(cfg, "qk_rope_head_dim", family)
     for i, (attention, state) in enumerate(roles):
@@ -402,7 +417,7 @@ def hybrid_geometry(
                 head_dim=dim,
                 latent=latent and attention,
                 owns_cache=attention or state,
-                bytes_per_token=int((1 if latent else 2) * padded * dim * kv_dtype_bytes),
+                bytes_per_token=int((1 if latent else 2) * padded * dim * kv_dtype_bytes) + padded * kv_scale_bytes,
                 state_bytes=state_bytes_per_gpu * tp if state else 0,
             )
         )

@@ -407,6 +407,14 @@ def _last_release(arch: str, engine_version: str | None, newest: bool, modelled:
 
 
 _KV_DTYPES = {"auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"}
+# KV dtypes stored as 1-byte elements with a float32 scale per token, KV head and side (K and V) beside them:
+# AttentionSpec.page_size_bytes adds 2 x block_size x num_kv_heads x 4 B to the page (vllm/v1/kv_cache_interface.py,
+# 0.20.0 - 0.27.1 sdists; from 0.28.0 the Triton backend's customize_spec packs the same (head_size_k + head_size_v)
+# x 1 B + 2 x 4 B per head slot, vllm/v1/attention/backends/triton_attn.py of the 0.34.0 sdist). First in 0.20.0
+# (vllm/config/cache.py CacheDType; absent from the 0.19.1 sdist).
+PER_TOKEN_HEAD_KV_DTYPES = frozenset({"int8_per_token_head", "fp8_per_token_head"})
+PER_TOKEN_HEAD_KV_SINCE = "0.20.0"
+PER_TOKEN_HEAD_SCALE_BYTES = 2 * 4  # one float32 scale for K and one for V, per token and KV head
 
 
 def kv_element_bytes(kv_cache_dtype: str, served_dtype: str, rules: EngineRules) -> float:
@@ -415,13 +423,23 @@ def kv_element_bytes(kv_cache_dtype: str, served_dtype: str, rules: EngineRules)
     fp8 variants take `rules.fp8_kv_bytes_per_element` (2 on vllm-tpu: 1.000x capacity, seed article).
     Raises ConfigError for a KV dtype the planner does not model.
     """
+    if kv_cache_dtype in PER_TOKEN_HEAD_KV_DTYPES:
+        return 1  # the scales beside each head are kv_scale_bytes_per_head's
     if kv_cache_dtype not in _KV_DTYPES:
-        raise ConfigError(f"kv_cache_dtype {kv_cache_dtype!r} is not one of {sorted(_KV_DTYPES)}")
+        raise ConfigError(
+            f"kv_cache_dtype {kv_cache_dtype!r} is not one of {sorted(_KV_DTYPES | PER_TOKEN_HEAD_KV_DTYPES)}"
+        )
     if kv_cache_dtype == "auto":
         return DTYPE_BYTES[served_dtype]
     if kv_cache_dtype.startswith("fp8"):
         return rules.fp8_kv_bytes_per_element
     return DTYPE_BYTES[kv_cache_dtype]
+
+
+def kv_scale_bytes_per_head(kv_cache_dtype: str) -> int:
+    """Bytes each cached token holds per KV head beside its elements: the float32 K and V scales of a per-token-head
+    KV dtype (PER_TOKEN_HEAD_KV_DTYPES, 8 B), 0 for every other dtype."""
+    return PER_TOKEN_HEAD_SCALE_BYTES if kv_cache_dtype in PER_TOKEN_HEAD_KV_DTYPES else 0
 
 
 def accelerator(name: str, option: str = "--chip") -> Accelerator:

@@ -239,7 +239,9 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         default=None, gt=0, le=1, description="gpu_memory_utilization in (0, 1] (default: the engine's)."
     )
     kv_cache_dtype: str = Field(
-        default="auto", description="'auto' (= served dtype) or bfloat16/float16/float32/fp8/fp8_e4m3/fp8_e5m2."
+        default="auto",
+        description="'auto' (= served dtype) or bfloat16/float16/float32/fp8/fp8_e4m3/fp8_e5m2, or (vLLM 0.20+ on "
+        "GPUs) int8_per_token_head/fp8_per_token_head.",
     )
     dtype: str | None = Field(
         default=None, description="Served weight dtype (default: the checkpoint's, under the engine's rule)."

@@ -1,0 +1,59 @@
+"""KV caches stored with per-token-head scales (--kv-cache-dtype int8_per_token_head / fp8_per_token_head, vLLM 0.20+):
+one byte an element plus a float32 K and V scale per token and KV head (vllm/v1/kv_cache_interface.py
+AttentionSpec.page_size_bytes, 0.20.0 - 0.27.1 sdists).
+
+The expected figures are the boot logs' own lines (tests/fixtures/bootlogs, club-3090 issue 602 and PR 594: one card
+pair, one checkpoint and one compose, int8_per_token_head and fp8 KV).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factories import corpus_entry
+from onechip.errors import ConfigError
+from onechip.planner import rules
+
+ROOT = Path(__file__).resolve().parents[3]
+INT8_PTH = "rtx3090x2-qwen36-27b-fp8-mtp3-kvint8pth-tp2-v0240"
+FP8 = "rtx3090x2-qwen36-27b-fp8-mtp3-kvfp8-tp2-v0240"
+
+
+def _accuracy() -> Any:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import planner_accuracy
+
+    return planner_accuracy
+
+
+@pytest.mark.parametrize("name", [INT8_PTH, FP8])
+def test_given_the_logged_pool_the_token_line_is_the_logs(name: str, tmp_path: Path) -> None:
+    # 'GPU KV cache size: 289,661 tokens' (5.23 GiB, int8_per_token_head: 200 pages of 1,584 tokens, 181 a request)
+    # and 300,220 (5.33 GiB, fp8: 205 pages of 1,600 tokens, 179 a request); without the scales the int8 row would
+    # read 294,362 (+1.6%)
+    entry = corpus_entry(name)
+    row = _accuracy().predict(entry, tmp_path, given_pool=True)
+    assert row["predicted"] == entry["logged"]["kv_cache_tokens"]
+    assert row["fits"] is True
+
+
+def test_the_scales_are_eight_bytes_per_token_and_head() -> None:
+    scale = rules.kv_scale_bytes_per_head
+    assert scale("int8_per_token_head") == scale("fp8_per_token_head") == 8
+    assert scale("fp8") == scale("auto") == 0
+
+
+def test_an_unknown_kv_dtype_is_still_refused() -> None:
+    with pytest.raises(ConfigError, match="int4_per_token_head"):
+        rules.kv_element_bytes("int4_per_token_head", "bfloat16", None)  # type: ignore[arg-type]
+
+
+def test_a_release_before_the_dtype_is_refused(tmp_path: Path) -> None:
+    entry = corpus_entry(INT8_PTH)
+    entry = {**entry, "vllm_version": "0.19.1"}
+    row = _accuracy().predict(entry, tmp_path, given_pool=True)
+    assert "0.20.0+" in str(row.get("error") or row.get("skip") or row)
