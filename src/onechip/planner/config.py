@@ -787,8 +787,17 @@ def _hunyuan_fields(text: dict[str, Any], family: str, where: str) -> None:
     if text.get("head_dim") is None:
         raise _fail(where, "head_dim", f"is missing; transformers' {family} attention reads it as given (None: "
                     "'unsupported operand' as vLLM builds the model), so vLLM cannot serve the file")  # fmt: skip
+    _per_layer_values(
+        text, (("num_experts_per_tok", "moe_topk"), ("moe_intermediate_size", "moe_intermediate_size")), where
+    )
+
+
+def _per_layer_values(text: dict[str, Any], names: tuple[tuple[str, str], ...], where: str) -> None:
+    """Fields a file may give as one positive integer a layer ((the name the planner reads, the file's name)): a list
+    with one entry a layer at least, which the planner reads as its largest (the widest layer sizes the forward's
+    workspace); a list of anything else, or too short, is refused naming the file's field."""
     layers = text.get("num_hidden_layers")
-    for name, own in (("num_experts_per_tok", "moe_topk"), ("moe_intermediate_size", "moe_intermediate_size")):
+    for name, own in names:
         value = text.get(name)
         if not isinstance(value, list):
             continue
@@ -995,6 +1004,11 @@ def read_config(data: Any, where: str) -> ModelConfig:
         named |= _chatglm_fields(text)
     if family in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
         _hunyuan_fields(text, family, where)
+    if family in ("gemma3n", "gemma3n_text"):
+        # Gemma 3n files give intermediate_size one a layer (google/gemma-3n-E4B-it: 35 x 16384), and vLLM's
+        # Gemma3nDecoderLayer indexes it by layer (config.intermediate_size[extract_layer_index(prefix)],
+        # vllm/model_executor/models/gemma3n.py, 0.34.0 sdist)
+        _per_layer_values(text, (("intermediate_size", "intermediate_size"),), where)
     _check_types(text, where, named)
     _check_hidden_divides(text, entry, family, where, named)
     if family == "gpt_bigcode":

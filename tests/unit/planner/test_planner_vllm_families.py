@@ -430,3 +430,21 @@ def test_falcon_new_decoder_architecture_with_no_kv_heads_is_refused(kv: int) ->
               "num_kv_heads": kv}  # fmt: skip
     with pytest.raises(ConfigError, match=rf"field 'num_kv_heads' must be a positive integer, got {kv}"):
         config_from_dict(falcon, "config.json")
+
+
+def test_gemma3n_intermediate_size_one_a_layer_is_planned(tmp_path: Path) -> None:
+    # google/gemma-3n-E4B-it's text_config gives intermediate_size one a layer (35 x 16384), which vLLM's
+    # Gemma3nDecoderLayer indexes by layer (vllm/model_executor/models/gemma3n.py, 0.34.0 sdist:
+    # config.intermediate_size[extract_layer_index(prefix)]); 'must be a positive integer' refused the published file
+    text = {"model_type": "gemma3n_text", "hidden_size": 2048, "num_hidden_layers": 5, "num_attention_heads": 8,
+            "num_key_value_heads": 2, "head_dim": 256, "sliding_window": 512, "num_kv_shared_layers": 0,
+            "vocab_size": 262400, "vocab_size_per_layer_input": 262144, "hidden_size_per_layer_input": 256,
+            "max_position_embeddings": 32768, "intermediate_size": [16384] * 4 + [8192],
+            "layer_types": ["sliding_attention"] * 4 + ["full_attention"]}  # fmt: skip
+    config = {"model_type": "gemma3n", "architectures": ["Gemma3nForConditionalGeneration"], "text_config": text}
+    assert text_config_of(config_from_dict(config, "config.json"))["intermediate_size"] == 16384  # the widest layer
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "g3n", config, ["model.language_model.norm.weight"])),
+                      "h100", "vllm-gpu")  # fmt: skip
+    assert plan.cache_layers == 5
+    with pytest.raises(ConfigError, match=r"'intermediate_size' lists 4 layers' values for 5 layers"):
+        config_from_dict({**config, "text_config": {**text, "intermediate_size": [16384] * 4}}, "config.json")
