@@ -196,6 +196,11 @@ STATING_FAMILIES = frozenset(
 # (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent).
 MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear"})
 MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES
+# {model_type: the modelled one}: model types whose files vLLM builds with the same class, reading the same fields.
+# MiniMax-Text-01 (model_type 'minimax_text_01', MiniMaxText01ForCausalLM) and MiniMax-M1 (MiniMaxM1ForCausalLM) are
+# both minimax_text_01.py MiniMaxText01ForCausalLM (vllm/model_executor/models/registry.py, 0.22.0 sdist), which reads
+# attn_type_list, head_dim and num_key_value_heads and no model_type (minimax_text_01.py, same sdist)
+SAME_CLASS = {"minimax_text_01": "minimax_m1"}
 
 # The model types vLLM loads with a config class of its own (vllm/transformers_utils/config.py _CONFIG_REGISTRY, 0.34.0
 # sdist; older releases register fewer: 0.10.2 has no kimi_k2): with transformers' (catalog/config_defaults.json
@@ -856,6 +861,7 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
     family: str = inner or top or ""
     if not family:
         raise _fail(where, "model_type", "is missing from config.json")
+    family = SAME_CLASS.get(family, family)
     if family not in MODELLED:
         arch = data.get("architectures") or [top]
         types = text.get("layer_types")
