@@ -67,6 +67,11 @@ DIVIDING_FAMILIES = frozenset(
     {
         "llama",
         "mistral",
+        # Ministral 3 (Ministral3ForCausalLM, and the text_config of Mistral3ForConditionalGeneration files such as
+        # mistralai/Ministral-3-8B-Instruct-2512): vLLM builds it as mistral.py MistralForCausalLM (registry.py,
+        # 0.34.0 sdist), LlamaAttention's head_dim or hidden_size // heads and num_key_value_heads, a window only on
+        # the layers layer_types slides (llama.py); its own class defaults (Ministral3Config: no sliding_window)
+        "ministral3",
         "mixtral",
         "qwen2",
         "qwen2_moe",

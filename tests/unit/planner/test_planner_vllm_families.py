@@ -448,3 +448,23 @@ def test_gemma3n_intermediate_size_one_a_layer_is_planned(tmp_path: Path) -> Non
     assert plan.cache_layers == 5
     with pytest.raises(ConfigError, match=r"'intermediate_size' lists 4 layers' values for 5 layers"):
         config_from_dict({**config, "text_config": {**text, "intermediate_size": [16384] * 4}}, "config.json")
+
+
+def test_ministral3_is_planned_as_vllm_builds_it(tmp_path: Path) -> None:
+    # Ministral 3 files (Mistral3ForConditionalGeneration with a 'ministral3' text_config, or Ministral3ForCausalLM)
+    # were refused as an unmodelled model type. vLLM builds Ministral3ForCausalLM as mistral.py MistralForCausalLM
+    # (registry.py, 0.34.0 sdist): LlamaAttention of config.head_dim over num_key_value_heads, a window only on the
+    # layers layer_types slides (llama.py); a field the file leaves out is Ministral3Config's default (transformers
+    # 5.19: head_dim 128, no sliding_window, so every layer is full where MistralConfig's 4096 would slide them)
+    text = {"model_type": "ministral3", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "num_hidden_layers": 2, "intermediate_size": 14336, "vocab_size": 131072,
+            "max_position_embeddings": 262144}  # fmt: skip
+    config = {"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3", "text_config": text,
+              "vision_config": {"model_type": "pixtral", "image_size": 1540, "patch_size": 14},
+              "spatial_merge_size": 2}  # fmt: skip
+    assert _layers(config) == [("full", 8, 128, 2 * 8 * 128 * 2)] * 2
+    causal = {**text, "architectures": ["Ministral3ForCausalLM"], "head_dim": 96}  # stated: read as given
+    assert _layers(causal) == [("full", 8, 96, 2 * 8 * 96 * 2)] * 2
+    names = ["model.language_model.embed_tokens.weight", "model.language_model.layers.0.self_attn.q_proj.weight"]
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "m3", config, names)), "h100", "vllm-gpu")
+    assert plan.kv_bytes_per_token == 2 * 2 * 8 * 128 * 2
