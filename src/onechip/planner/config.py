@@ -230,13 +230,44 @@ def remote_code_model_type(data: Mapping[str, Any]) -> str | None:
     ('requires you to execute the configuration file'), and vLLM stops: 'Failed to load the model config. If the
     model is a custom model not yet available in the HuggingFace transformers library, consider setting
     `trust_remote_code=True` in LLM or using the `--trust-remote-code` flag in the CLI.' (vllm/transformers_utils/
-    config.py, 0.34.0 sdist). A model whose tokenizer alone is remote code (tokenizer_config.json's auto_map) is not
-    told: the planner reads config.json only."""
+    config.py, 0.34.0 sdist). A tokenizer of the repository's own code: tokenizer_remote_code."""
     auto_map, model_type = data.get("auto_map"), data.get("model_type")
     if not isinstance(auto_map, Mapping) or "AutoConfig" not in auto_map or not isinstance(model_type, str):
         return None
     known = set(catalog.config_defaults().transformers_model_types) | VLLM_CONFIG_MODEL_TYPES
     return None if model_type in known else model_type
+
+
+def tokenizer_remote_code(tokenizer: Any, model_type: Any) -> str | None:
+    """The class reference (tokenizer_config.json's auto_map AutoTokenizer entry, e.g. Kimi-K2's
+    'tokenization_kimi.TikTokenTokenizer') of a tokenizer that loads only through the model repository's own code,
+    else None. transformers' AutoTokenizer.from_pretrained (models/auto/tokenization_auto.py, 5.19) takes such an
+    auto_map as remote code unless it has the tokenizer itself: one registered for the config's model type, or a
+    tokenizer_class it resolves (its name, 'Fast' stripped, with or without 'Fast': catalog/config_defaults.json
+    tokenizer_model_types and tokenizer_classes). Without trust_remote_code it raises 'requires you to execute the
+    tokenizer file', which vLLM turns into 'Failed to load the tokenizer. If the tokenizer is a custom tokenizer not
+    yet available in the HuggingFace transformers library, consider ... the `--trust-remote-code` flag'
+    (vllm/tokenizers/hf.py CachedHfTokenizer.from_pretrained, 0.34.0 sdist). `tokenizer`: the parsed
+    tokenizer_config.json (None: the repository has none); `model_type`: config.json's."""
+    if not isinstance(tokenizer, Mapping):
+        return None
+    auto_map = tokenizer.get("auto_map")
+    refs = (
+        auto_map
+        if isinstance(auto_map, list)
+        else auto_map.get("AutoTokenizer")
+        if isinstance(auto_map, Mapping)
+        else None
+    )
+    named = [ref for ref in refs if isinstance(ref, str)] if isinstance(refs, list) else []
+    if not named:
+        return None
+    table = catalog.config_defaults()
+    name = tokenizer.get("tokenizer_class")
+    stem = name.removesuffix("Fast") if isinstance(name, str) else None
+    if model_type in table.tokenizer_model_types or (stem and {stem, stem + "Fast"} & set(table.tokenizer_classes)):
+        return None
+    return named[-1]  # transformers takes the fast class (the second entry) when there is one
 
 
 # Fields and the kind of value each must hold when present.
