@@ -37,7 +37,7 @@ from onechip.planner.config import DEFAULTED_FIELDS, MODELLED  # noqa: E402
 # Wrappers whose text model is one of the modelled types (vision-language and multimodal configs).
 WRAPPERS = (
     "gemma3", "gemma3n", "gemma4", "llama4", "mllama", "llava", "llava_next", "mistral3", "qwen3_vl", "qwen3_vl_moe",
-    "qwen2_vl", "qwen2_5_vl",
+    "qwen2_vl", "qwen2_5_vl", "glm4v", "glm4v_moe",
 )  # fmt: skip
 
 

@@ -117,6 +117,11 @@ DIVIDING_FAMILIES = frozenset(
         "stablelm",
         "glm4",
         "glm4_moe",
+        # GLM-4.1V / GLM-4.5V's decoders: Glm4vForConditionalGeneration builds its text_config as Glm4ForCausalLM
+        # (model_type glm4v) and Glm4vMoeForConditionalGeneration as Glm4MoeForCausalLM (glm4v_moe)
+        # (vllm/model_executor/models/glm4_1v.py, 0.34.0 sdist), with glm4.py's / glm4_moe.py's attention above
+        "glm4v_text",
+        "glm4v_moe_text",
         "ernie4_5",
         "ernie4_5_moe",
         "granitemoe",

@@ -468,3 +468,36 @@ def test_ministral3_is_planned_as_vllm_builds_it(tmp_path: Path) -> None:
     names = ["model.language_model.embed_tokens.weight", "model.language_model.layers.0.self_attn.q_proj.weight"]
     plan = plan_model(str(one_element_checkpoint(tmp_path / "m3", config, names)), "h100", "vllm-gpu")
     assert plan.kv_bytes_per_token == 2 * 2 * 8 * 128 * 2
+
+
+# GLM-4.1V's shape (zai-org/GLM-4.1V-9B-Thinking: a glm4v_text decoder of 32 heads, 2 KV heads, no head_dim; M-RoPE),
+# two layers; GLM-4.5V's (glm4v_moe_text: 96 heads, 8 KV heads, head_dim 128, 128 experts)
+GLM41V_TEXT = {"model_type": "glm4v_text", "hidden_size": 4096, "intermediate_size": 13696, "num_attention_heads": 32,
+               "num_hidden_layers": 2, "num_key_value_heads": 2, "max_position_embeddings": 65536,
+               "vocab_size": 151552, "partial_rotary_factor": 0.5}  # fmt: skip
+GLM45V_TEXT = {**GLM41V_TEXT, "model_type": "glm4v_moe_text", "num_attention_heads": 96, "num_key_value_heads": 8,
+               "head_dim": 128, "n_routed_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 1408,
+               "first_k_dense_replace": 1}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("architecture", "model_type", "text", "expected"),
+    [
+        ("Glm4vForConditionalGeneration", "glm4v", GLM41V_TEXT, ("full", 2, 128, 2 * 2 * 128 * 2)),  # 4096 // 32
+        ("Glm4vMoeForConditionalGeneration", "glm4v_moe", GLM45V_TEXT, ("full", 8, 128, 2 * 8 * 128 * 2)),
+    ],
+    ids=["glm-4.1v", "glm-4.5v"],
+)
+def test_glm4v_decoders_are_planned_as_glm4_and_glm4_moe(
+    tmp_path: Path, architecture: str, model_type: str, text: dict, expected: tuple
+) -> None:
+    # refused as unmodelled text model types; vLLM builds GLM-4.1V's text_config as Glm4ForCausalLM and GLM-4.5V's as
+    # Glm4MoeForCausalLM (vllm/model_executor/models/glm4_1v.py, 0.34.0 sdist: 'architectures = ["Glm4ForCausalLM"]'
+    # for model_type glm4v, Glm4MoeForCausalLM for glm4v_moe), whose attention takes head_dim, else hidden_size //
+    # heads, over num_key_value_heads on every layer (glm4.py, glm4_moe.py)
+    config = {"architectures": [architecture], "model_type": model_type, "text_config": text,
+              "vision_config": {"patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2}}  # fmt: skip
+    assert _layers(config) == [expected] * 2
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "glm", config, ["model.language_model.norm.weight"])),
+                      "h100", "vllm-gpu")  # fmt: skip
+    assert plan.kv_bytes_per_token == 2 * expected[3]
