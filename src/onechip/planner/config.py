@@ -1056,6 +1056,11 @@ def read_config(data: Any, where: str) -> ModelConfig:
         # Gemma3nDecoderLayer indexes it by layer (config.intermediate_size[extract_layer_index(prefix)],
         # vllm/model_executor/models/gemma3n.py, 0.34.0 sdist)
         _per_layer_values(text, (("intermediate_size", "intermediate_size"),), where)
+    if text.get("sliding_window") == 0 and text.get("use_sliding_window") is False:
+        # no window: transformers 5.19's Qwen2MoeConfig writes 0 there with use_sliding_window false
+        # (configuration_qwen2_moe.py __post_init__), and vLLM reads 0 as none ('Some checkpoints set sliding_window to
+        # 0 to indicate that sliding window is disabled', vllm/config/model.py, 0.22.0 and 0.34.0 sdists)
+        text["sliding_window"] = None
     _check_types(text, where, named)
     _check_hidden_divides(text, entry, family, where, named)
     if family == "gpt_bigcode":

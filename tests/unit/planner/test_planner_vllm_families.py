@@ -501,3 +501,14 @@ def test_glm4v_decoders_are_planned_as_glm4_and_glm4_moe(
     plan = plan_model(str(one_element_checkpoint(tmp_path / "glm", config, ["model.language_model.norm.weight"])),
                       "h100", "vllm-gpu")  # fmt: skip
     assert plan.kv_bytes_per_token == 2 * expected[3]
+
+
+def test_a_qwen2_moe_file_transformers_5_saved_has_no_window() -> None:
+    # Qwen2MoeConfig (transformers 5.19) saves sliding_window 0 when use_sliding_window is false, and vLLM reads 0 as no
+    # window (vllm/config/model.py, 0.34.0 sdist); 'must be a positive integer or null, got 0' refused the file
+    config = {"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe", "hidden_size": 2048,
+              "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 2, "num_experts": 60,
+              "num_experts_per_tok": 4, "use_sliding_window": False, "sliding_window": 0}  # fmt: skip
+    assert _layers(config) == [("full", 16, 128, 2 * 16 * 128 * 2)] * 2
+    with pytest.raises(ConfigError, match="'sliding_window' must be a positive integer or null, got 0"):
+        config_from_dict({**config, "use_sliding_window": True}, "config.json")  # a window of 0 asked for
