@@ -78,6 +78,10 @@ DIVIDING_FAMILIES = frozenset(
         "starcoder2",
         "phi",
         "phi3",
+        # Phi-4-multimodal (Phi4MMForCausalLM, model_type phi4mm, a remote-code config): vLLM builds its decoder as
+        # llama.py LlamaModel over the file's own fields (vllm/model_executor/models/phi4mm.py, 0.34.0 sdist), as
+        # Phi3ForCausalLM (a LlamaForCausalLM) builds Phi-3's
+        "phi4mm",
         "granite",
         # vision-language text models whose vLLM class divides the same way (qwen2_vl.py / qwen2_5_vl.py build
         # Qwen2Model; qwen3_vl_moe.py builds Qwen3MoeLLMModel, whose transformers config sets head_dim =

@@ -512,3 +512,21 @@ def test_a_qwen2_moe_file_transformers_5_saved_has_no_window() -> None:
     assert _layers(config) == [("full", 16, 128, 2 * 16 * 128 * 2)] * 2
     with pytest.raises(ConfigError, match="'sliding_window' must be a positive integer or null, got 0"):
         config_from_dict({**config, "use_sliding_window": True}, "config.json")  # a window of 0 asked for
+
+
+def test_phi4_multimodal_is_planned_as_llama_model_builds_it(tmp_path: Path) -> None:
+    # microsoft/Phi-4-multimodal-instruct's shape (model_type phi4mm through its auto_map; 24 heads, 8 KV heads, no
+    # head_dim, a 262,144-token window above its positions), two layers: refused as an unmodelled model type. vLLM's
+    # Phi4MMForCausalLM builds LlamaModel over the file's fields (vllm/model_executor/models/phi4mm.py, 0.34.0 sdist):
+    # LlamaAttention's hidden_size // heads = 128 over num_key_value_heads, as for Phi-3 (phi3.py Phi3ForCausalLM)
+    config = {"architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm", "hidden_size": 3072,
+              "intermediate_size": 8192, "num_attention_heads": 24, "num_key_value_heads": 8, "num_hidden_layers": 2,
+              "max_position_embeddings": 131072, "sliding_window": 262144, "vocab_size": 200064,
+              "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+              "auto_map": {"AutoConfig": "configuration_phi4mm.Phi4MMConfig"}}  # fmt: skip
+    phi3 = {**config, "architectures": ["Phi3ForCausalLM"], "model_type": "phi3"}
+    assert _layers(config) == _layers(phi3) and {(heads, dim) for _, heads, dim, _ in _layers(config)} == {(8, 128)}
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "phi4mm", config, ["model.embed_tokens.weight"])),
+                      "h100", "vllm-gpu")  # fmt: skip
+    assert plan.kv_bytes_per_token == 2 * 2 * 8 * 128 * 2
+    assert any(w.code == "remote-code" for w in plan.warnings)  # its config loads through the repository's code
