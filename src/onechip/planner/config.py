@@ -82,6 +82,10 @@ DIVIDING_FAMILIES = frozenset(
         # llama.py LlamaModel over the file's own fields (vllm/model_executor/models/phi4mm.py, 0.34.0 sdist), as
         # Phi3ForCausalLM (a LlamaForCausalLM) builds Phi-3's
         "phi4mm",
+        # Qwen3-MoE: Qwen3MoeConfig (transformers 5.19) has no head_dim field, and vLLM's Qwen3MoeAttention takes
+        # getattr(config, 'head_dim', None) or hidden_size // heads (vllm/model_executor/models/qwen3_moe.py, 0.34.0
+        # sdist), as transformers' own Qwen3MoeAttention does (modeling_qwen3_moe.py)
+        "qwen3_moe",
         "granite",
         # vision-language text models whose vLLM class divides the same way (qwen2_vl.py / qwen2_5_vl.py build
         # Qwen2Model; qwen3_vl_moe.py builds Qwen3MoeLLMModel, whose transformers config sets head_dim =
@@ -173,7 +177,6 @@ DIVIDING_FAMILIES = frozenset(
 STATING_FAMILIES = frozenset(
     {
         "qwen3",
-        "qwen3_moe",
         "gemma",
         "gemma2",
         "gemma3",

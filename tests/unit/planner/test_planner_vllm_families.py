@@ -530,3 +530,14 @@ def test_phi4_multimodal_is_planned_as_llama_model_builds_it(tmp_path: Path) -> 
                       "h100", "vllm-gpu")  # fmt: skip
     assert plan.kv_bytes_per_token == 2 * 2 * 8 * 128 * 2
     assert any(w.code == "remote-code" for w in plan.warnings)  # its config loads through the repository's code
+
+
+def test_qwen3_moe_without_head_dim_divides_as_vllm_does() -> None:
+    # Qwen3MoeConfig (transformers 5.19) has no head_dim field and vLLM's Qwen3MoeAttention takes
+    # getattr(config, 'head_dim', None) or hidden_size // heads (vllm/model_executor/models/qwen3_moe.py, 0.34.0 sdist);
+    # a file without it was refused ("qwen3_moe does not derive it"). Qwen3-30B-A3B states 128 (2048 // 32 is 64)
+    config = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+              "num_attention_heads": 32, "num_key_value_heads": 4, "num_hidden_layers": 2, "num_experts": 128,
+              "num_experts_per_tok": 8, "moe_intermediate_size": 768}  # fmt: skip
+    assert _layers(config) == [("full", 4, 64, 2 * 4 * 64 * 2)] * 2
+    assert _layers({**config, "head_dim": 128}) == [("full", 4, 128, 2 * 4 * 128 * 2)] * 2
