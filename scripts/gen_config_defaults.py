@@ -37,7 +37,7 @@ from onechip.planner.config import DEFAULTED_FIELDS, MODELLED  # noqa: E402
 # Wrappers whose text model is one of the modelled types (vision-language and multimodal configs).
 WRAPPERS = (
     "gemma3", "gemma3n", "gemma4", "llama4", "mllama", "llava", "llava_next", "mistral3", "qwen3_vl", "qwen3_vl_moe",
-    "qwen2_vl", "qwen2_5_vl",
+    "qwen2_vl", "qwen2_5_vl", "glm4v", "glm4v_moe",
 )  # fmt: skip
 
 
@@ -144,7 +144,45 @@ def build() -> dict[str, Any]:
         # every model type the installed transformers defines: a config.json whose model_type is none of them loads
         # only through its repository's own code (auto_map), which vLLM runs only with --trust-remote-code
         "transformers_model_types": sorted(CONFIG_MAPPING.keys()),
+        **_tokenizer_lists(),
     }
+
+
+def _tokenizer_lists() -> dict[str, list[str]]:
+    """What AutoTokenizer.from_pretrained loads without the repository's code (models/auto/tokenization_auto.py):
+    the model types whose config class has a tokenizer registered (TOKENIZER_MAPPING) or whose auto_map it skips
+    (MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS), and the tokenizer_class names
+    tokenizer_class_from_name resolves (the mapping's classes, the backends and the tokenizer classes transformers
+    exports). A tokenizer_config.json whose auto_map names an AutoTokenizer and which is neither loads only with
+    trust_remote_code ('requires you to execute the tokenizer file'; planner.source.tokenizer_remote_code)."""
+    import transformers
+    from transformers import CONFIG_MAPPING
+    from transformers.models.auto.tokenization_auto import (
+        MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS,
+        TOKENIZER_MAPPING,
+        TOKENIZER_MAPPING_NAMES,
+        tokenizer_class_from_name,
+    )
+
+    names = {n for n in TOKENIZER_MAPPING_NAMES.values() if isinstance(n, str)}
+    names |= {n for n in dir(transformers) if n.endswith(("Tokenizer", "TokenizerFast", "Backend"))}
+    found = set()
+    for name in sorted(names):
+        try:
+            if tokenizer_class_from_name(name) is not None:
+                found.add(name)
+        except Exception:  # noqa: BLE001, S112 (a class whose dependency is missing is not loadable here)
+            continue
+    with_tokenizer = [
+        t for t in CONFIG_MAPPING.keys() if t in MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS
+    ]  # auto_map skipped
+    for model_type in CONFIG_MAPPING.keys():
+        try:
+            if CONFIG_MAPPING[model_type] in TOKENIZER_MAPPING:
+                with_tokenizer.append(model_type)
+        except Exception:  # noqa: BLE001, S112
+            continue
+    return {"tokenizer_model_types": sorted(set(with_tokenizer)), "tokenizer_classes": sorted(found)}
 
 
 if __name__ == "__main__":

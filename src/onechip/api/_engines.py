@@ -171,15 +171,17 @@ def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
 
 def _refuse_remote_code(plan: Plan, argv: list[str]) -> None:
     """Raise RemoteCodeRefused (one line) when the plan says vLLM loads the model only with --trust-remote-code
-    (planner.core.REMOTE_CODE) and the command lacks it: the engine would stop at 'Failed to load the model config'
-    after the start. onechip never adds the flag itself (it runs the model repository's Python): the user does,
-    with --set trust-remote-code."""
+    (planner.core.REMOTE_CODE: its config.json or its tokenizer) and the command lacks it: the engine would stop at
+    'Failed to load the model config' (or 'the tokenizer') after the start. onechip never adds the flag itself (it
+    runs the model repository's Python): the user does, with --set trust-remote-code."""
     if "--trust-remote-code" in argv or not any(w.code == REMOTE_CODE for w in plan.warnings):
         return
+    what = [w.message.split("'s auto_map")[0] for w in plan.warnings if w.code == REMOTE_CODE]  # the file(s) saying so
     raise RemoteCodeRefused(
-        f"{plan.model}: its config.json loads only through the model repository's own code (auto_map; the plan's "
-        f"{REMOTE_CODE} warning), which vLLM runs only with --trust-remote-code, so the engine would stop at 'Failed "
-        "to load the model config'"
+        f"{plan.model}: its {' and its '.join(what)} load{'s' if len(what) == 1 else ''} only through the model "
+        f"repository's own code (auto_map; the plan's {REMOTE_CODE} warning), which vLLM runs only with "
+        "--trust-remote-code, so the engine would stop at "
+        f"'Failed to load the {'tokenizer' if what == ['tokenizer_config.json'] else 'model config'}'"
     )
 
 

@@ -1960,6 +1960,13 @@ class ConfigDefaultsFile(_File):
     transformers_model_types: list[str] = Field(
         description="Every model_type that transformers release defines (CONFIG_MAPPING's keys)."
     )
+    tokenizer_model_types: list[str] = Field(
+        description="The model types whose tokenizer AutoTokenizer loads without a repository's code (a tokenizer "
+        "registered for the config class, TOKENIZER_MAPPING, or MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS)."
+    )
+    tokenizer_classes: list[str] = Field(
+        description="The tokenizer_class names that release's AutoTokenizer resolves without a repository's code."
+    )
 
 
 class ArchitectureRefused(StrictModel):

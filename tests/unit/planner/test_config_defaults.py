@@ -50,6 +50,11 @@ def test_the_table_is_what_the_installed_transformers_classes_give() -> None:
     generated = built["model_types"]
     assert generated == {k: v.model_dump(by_alias=True, exclude_none=True) for k, v in table.model_types.items()}
     assert built["transformers_model_types"] == table.transformers_model_types
+    # what AutoTokenizer loads without a repository's code (planner.config.tokenizer_remote_code)
+    assert (built["tokenizer_model_types"], built["tokenizer_classes"]) == (
+        table.tokenizer_model_types,
+        table.tokenizer_classes,
+    )
 
 
 def test_published_gemma3_4b_plans_with_gemma3_text_defaults_and_the_geometry_of_its_stated_copy() -> None:

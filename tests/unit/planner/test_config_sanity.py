@@ -50,6 +50,20 @@ SMOL_BYTES = 270_000_000  # the weights are not what is tested: any size l4 hold
             },
             "field 'rope_parameters.full_attention.partial_rotary_factor' must be a number in (0, 1], got nan",
         ),
+        # the full-registry sweep's tracebacks (vLLM 0.34.0's registry, issue 27): the MTP layer count int()-ed
+        # unchecked (planner.weights.nextn_layers: "invalid literal for int() with base 10: 'x'", DeepSeek-V3 and
+        # GLM-4.5 files), and the vision tower's sizes divided by unchecked (Granite 4 Vision's image_size 0:
+        # 'integer division or modulo by zero'; Exaone 4.5's patch_size 'x': int('x'), planner.gpu_memory)
+        ({"num_nextn_predict_layers": "x"}, "field 'num_nextn_predict_layers' must be a non-negative integer, got 'x'"),
+        *[
+            (
+                {"vision_config": {name: bad, "spatial_merge_size": 2}},
+                f"field 'vision_config.{name}' must be a positive integer, got {bad!r}",
+            )
+            for name, bad in (("patch_size", "x"), ("image_size", 0), ("patch_size", 0))
+        ],
+        # Mistral 3's merge is a top-level field: (image_size // (patch * 0)) ** 2
+        ({"spatial_merge_size": 0}, "field 'spatial_merge_size' must be a positive integer, got 0"),  # fmt: skip
         # was planned: a RoPE cache of 10**30 rows, 'weights 119209289550781252370432.00 GiB', exit 0
         ({"max_position_embeddings": 10**30}, "field 'max_position_embeddings' is 1,000,000,000,000,000,000,000,000,"),
     ],

@@ -80,3 +80,22 @@ def test_minimax_m1_plan_raises_the_block_to_one_state_page(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match="no longer serves MiniMaxM1ForCausalLM: last in 0.23.0"):
         plan_model(str(path), "h200", "vllm-gpu", engine_version="0.24.0", max_model_len=8192, tensor_parallel_size=4,
                    multimodal=False)  # fmt: skip
+
+
+def test_minimax_text_01_is_planned_as_minimax_m1(tmp_path: Path) -> None:
+    # MiniMaxAI/MiniMax-Text-01's config.json (model_type 'minimax_text_01', MiniMaxText01ForCausalLM, the same
+    # attn_type_list / head_dim / KV heads as M1's) is built by the class M1's is (vllm/model_executor/models/
+    # registry.py, 0.22.0 sdist: both minimax_text_01.MiniMaxText01ForCausalLM); it was refused as an unmodelled type
+    m1 = sized_checkpoint(tmp_path / "m1", _minimax_m1(), 50 * GIB)
+    text01 = {**_minimax_m1(), "architectures": ["MiniMaxText01ForCausalLM"], "model_type": "minimax_text_01"}
+    path = sized_checkpoint(tmp_path / "t01", text01, 50 * GIB)
+    fields = {"engine_version": "0.20.0", "max_model_len": 131072, "tensor_parallel_size": 4, "max_num_seqs": 8,
+              "kv_cache_memory_bytes": 40 * GIB, "multimodal": False}  # fmt: skip
+    plan, expected = (
+        plan_model(str(path), "h200", "vllm-gpu", **fields),
+        plan_model(str(m1), "h200", "vllm-gpu", **fields),
+    )
+    assert plan.kv_tokens_logged == expected.kv_tokens_logged == 524_288
+    assert plan.max_concurrency == pytest.approx(8192 / 270)
+    with pytest.raises(ConfigError, match="no longer serves MiniMaxText01ForCausalLM: last in 0.23.0"):
+        plan_model(str(path), "h200", "vllm-gpu", **{**fields, "engine_version": "0.24.0", "max_model_len": 8192})

@@ -430,3 +430,114 @@ def test_falcon_new_decoder_architecture_with_no_kv_heads_is_refused(kv: int) ->
               "num_kv_heads": kv}  # fmt: skip
     with pytest.raises(ConfigError, match=rf"field 'num_kv_heads' must be a positive integer, got {kv}"):
         config_from_dict(falcon, "config.json")
+
+
+def test_gemma3n_intermediate_size_one_a_layer_is_planned(tmp_path: Path) -> None:
+    # google/gemma-3n-E4B-it's text_config gives intermediate_size one a layer (35 x 16384), which vLLM's
+    # Gemma3nDecoderLayer indexes by layer (vllm/model_executor/models/gemma3n.py, 0.34.0 sdist:
+    # config.intermediate_size[extract_layer_index(prefix)]); 'must be a positive integer' refused the published file
+    text = {"model_type": "gemma3n_text", "hidden_size": 2048, "num_hidden_layers": 5, "num_attention_heads": 8,
+            "num_key_value_heads": 2, "head_dim": 256, "sliding_window": 512, "num_kv_shared_layers": 0,
+            "vocab_size": 262400, "vocab_size_per_layer_input": 262144, "hidden_size_per_layer_input": 256,
+            "max_position_embeddings": 32768, "intermediate_size": [16384] * 4 + [8192],
+            "layer_types": ["sliding_attention"] * 4 + ["full_attention"]}  # fmt: skip
+    config = {"model_type": "gemma3n", "architectures": ["Gemma3nForConditionalGeneration"], "text_config": text}
+    assert text_config_of(config_from_dict(config, "config.json"))["intermediate_size"] == 16384  # the widest layer
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "g3n", config, ["model.language_model.norm.weight"])),
+                      "h100", "vllm-gpu")  # fmt: skip
+    assert plan.cache_layers == 5
+    with pytest.raises(ConfigError, match=r"'intermediate_size' lists 4 layers' values for 5 layers"):
+        config_from_dict({**config, "text_config": {**text, "intermediate_size": [16384] * 4}}, "config.json")
+
+
+def test_ministral3_is_planned_as_vllm_builds_it(tmp_path: Path) -> None:
+    # Ministral 3 files (Mistral3ForConditionalGeneration with a 'ministral3' text_config, or Ministral3ForCausalLM)
+    # were refused as an unmodelled model type. vLLM builds Ministral3ForCausalLM as mistral.py MistralForCausalLM
+    # (registry.py, 0.34.0 sdist): LlamaAttention of config.head_dim over num_key_value_heads, a window only on the
+    # layers layer_types slides (llama.py); a field the file leaves out is Ministral3Config's default (transformers
+    # 5.19: head_dim 128, no sliding_window, so every layer is full where MistralConfig's 4096 would slide them)
+    text = {"model_type": "ministral3", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "num_hidden_layers": 2, "intermediate_size": 14336, "vocab_size": 131072,
+            "max_position_embeddings": 262144}  # fmt: skip
+    config = {"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3", "text_config": text,
+              "vision_config": {"model_type": "pixtral", "image_size": 1540, "patch_size": 14},
+              "spatial_merge_size": 2}  # fmt: skip
+    assert _layers(config) == [("full", 8, 128, 2 * 8 * 128 * 2)] * 2
+    causal = {**text, "architectures": ["Ministral3ForCausalLM"], "head_dim": 96}  # stated: read as given
+    assert _layers(causal) == [("full", 8, 96, 2 * 8 * 96 * 2)] * 2
+    names = ["model.language_model.embed_tokens.weight", "model.language_model.layers.0.self_attn.q_proj.weight"]
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "m3", config, names)), "h100", "vllm-gpu")
+    assert plan.kv_bytes_per_token == 2 * 2 * 8 * 128 * 2
+
+
+# GLM-4.1V's shape (zai-org/GLM-4.1V-9B-Thinking: a glm4v_text decoder of 32 heads, 2 KV heads, no head_dim; M-RoPE),
+# two layers; GLM-4.5V's (glm4v_moe_text: 96 heads, 8 KV heads, head_dim 128, 128 experts)
+GLM41V_TEXT = {"model_type": "glm4v_text", "hidden_size": 4096, "intermediate_size": 13696, "num_attention_heads": 32,
+               "num_hidden_layers": 2, "num_key_value_heads": 2, "max_position_embeddings": 65536,
+               "vocab_size": 151552, "partial_rotary_factor": 0.5}  # fmt: skip
+GLM45V_TEXT = {**GLM41V_TEXT, "model_type": "glm4v_moe_text", "num_attention_heads": 96, "num_key_value_heads": 8,
+               "head_dim": 128, "n_routed_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 1408,
+               "first_k_dense_replace": 1}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("architecture", "model_type", "text", "expected"),
+    [
+        ("Glm4vForConditionalGeneration", "glm4v", GLM41V_TEXT, ("full", 2, 128, 2 * 2 * 128 * 2)),  # 4096 // 32
+        ("Glm4vMoeForConditionalGeneration", "glm4v_moe", GLM45V_TEXT, ("full", 8, 128, 2 * 8 * 128 * 2)),
+    ],
+    ids=["glm-4.1v", "glm-4.5v"],
+)
+def test_glm4v_decoders_are_planned_as_glm4_and_glm4_moe(
+    tmp_path: Path, architecture: str, model_type: str, text: dict, expected: tuple
+) -> None:
+    # refused as unmodelled text model types; vLLM builds GLM-4.1V's text_config as Glm4ForCausalLM and GLM-4.5V's as
+    # Glm4MoeForCausalLM (vllm/model_executor/models/glm4_1v.py, 0.34.0 sdist: 'architectures = ["Glm4ForCausalLM"]'
+    # for model_type glm4v, Glm4MoeForCausalLM for glm4v_moe), whose attention takes head_dim, else hidden_size //
+    # heads, over num_key_value_heads on every layer (glm4.py, glm4_moe.py)
+    config = {"architectures": [architecture], "model_type": model_type, "text_config": text,
+              "vision_config": {"patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2}}  # fmt: skip
+    assert _layers(config) == [expected] * 2
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "glm", config, ["model.language_model.norm.weight"])),
+                      "h100", "vllm-gpu")  # fmt: skip
+    assert plan.kv_bytes_per_token == 2 * expected[3]
+
+
+def test_a_qwen2_moe_file_transformers_5_saved_has_no_window() -> None:
+    # Qwen2MoeConfig (transformers 5.19) saves sliding_window 0 when use_sliding_window is false, and vLLM reads 0 as no
+    # window (vllm/config/model.py, 0.34.0 sdist); 'must be a positive integer or null, got 0' refused the file
+    config = {"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe", "hidden_size": 2048,
+              "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 2, "num_experts": 60,
+              "num_experts_per_tok": 4, "use_sliding_window": False, "sliding_window": 0}  # fmt: skip
+    assert _layers(config) == [("full", 16, 128, 2 * 16 * 128 * 2)] * 2
+    with pytest.raises(ConfigError, match="'sliding_window' must be a positive integer or null, got 0"):
+        config_from_dict({**config, "use_sliding_window": True}, "config.json")  # a window of 0 asked for
+
+
+def test_phi4_multimodal_is_planned_as_llama_model_builds_it(tmp_path: Path) -> None:
+    # microsoft/Phi-4-multimodal-instruct's shape (model_type phi4mm through its auto_map; 24 heads, 8 KV heads, no
+    # head_dim, a 262,144-token window above its positions), two layers: refused as an unmodelled model type. vLLM's
+    # Phi4MMForCausalLM builds LlamaModel over the file's fields (vllm/model_executor/models/phi4mm.py, 0.34.0 sdist):
+    # LlamaAttention's hidden_size // heads = 128 over num_key_value_heads, as for Phi-3 (phi3.py Phi3ForCausalLM)
+    config = {"architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm", "hidden_size": 3072,
+              "intermediate_size": 8192, "num_attention_heads": 24, "num_key_value_heads": 8, "num_hidden_layers": 2,
+              "max_position_embeddings": 131072, "sliding_window": 262144, "vocab_size": 200064,
+              "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+              "auto_map": {"AutoConfig": "configuration_phi4mm.Phi4MMConfig"}}  # fmt: skip
+    phi3 = {**config, "architectures": ["Phi3ForCausalLM"], "model_type": "phi3"}
+    assert _layers(config) == _layers(phi3) and {(heads, dim) for _, heads, dim, _ in _layers(config)} == {(8, 128)}
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "phi4mm", config, ["model.embed_tokens.weight"])),
+                      "h100", "vllm-gpu")  # fmt: skip
+    assert plan.kv_bytes_per_token == 2 * 2 * 8 * 128 * 2
+    assert any(w.code == "remote-code" for w in plan.warnings)  # its config loads through the repository's code
+
+
+def test_qwen3_moe_without_head_dim_divides_as_vllm_does() -> None:
+    # Qwen3MoeConfig (transformers 5.19) has no head_dim field and vLLM's Qwen3MoeAttention takes
+    # getattr(config, 'head_dim', None) or hidden_size // heads (vllm/model_executor/models/qwen3_moe.py, 0.34.0 sdist);
+    # a file without it was refused ("qwen3_moe does not derive it"). Qwen3-30B-A3B states 128 (2048 // 32 is 64)
+    config = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+              "num_attention_heads": 32, "num_key_value_heads": 4, "num_hidden_layers": 2, "num_experts": 128,
+              "num_experts_per_tok": 8, "moe_intermediate_size": 768}  # fmt: skip
+    assert _layers(config) == [("full", 4, 64, 2 * 4 * 64 * 2)] * 2
+    assert _layers({**config, "head_dim": 128}) == [("full", 4, 128, 2 * 4 * 128 * 2)] * 2
