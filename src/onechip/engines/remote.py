@@ -247,6 +247,8 @@ class HostEngine:
             self.shell.run(put_secret_command(spec.token_path), stdin=f"HF_TOKEN={value}\n".encode())
         self._started_wall = datetime.now(UTC)
         self._started_mono = time.monotonic()
+        if self.mode == "docker":  # its --name is fixed: recorded before `docker run`, whose image pull takes minutes
+            self.on_launched()  # and whose container outlives an `up` killed meanwhile (`down`: docker rm -f NAME)
         out = self.shell.run(start_command(spec), timeout_s=300.0)
         if m := re.search(r"start=(\S+)", out):
             self._host_start = datetime.fromisoformat(m.group(1))

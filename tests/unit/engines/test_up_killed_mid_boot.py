@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from factories import onechip_process
 from onechip.engines.local import free_port, group_alive
 
@@ -103,3 +105,52 @@ def test_up_hung_up_mid_boot_stops_its_engine_and_forgets_it(tmp_path: Path) -> 
         assert not (home / "engine.json").exists()  # a failed up that stopped its engine leaves no record
         code, out, _ = _run(home, "status")
         assert code == 1 and "no engine started by `onechip up`" in out
+
+
+FAKE_DOCKER_PULLING = """#!/bin/sh
+# a docker CLI whose `run` pulls its image for a minute; every call is logged
+echo "$*" >> "$0.calls"
+case "$1" in
+  run) echo $$ > "$0.run.pid"; exec sleep 60 ;;
+  inspect) echo false ;;
+esac
+"""
+
+
+def test_an_up_killed_while_docker_run_pulls_leaves_the_container_name_down_removes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`docker run` pulls the image (minutes) before it prints the container id, and the daemon creates the container
+    even if the CLI's caller is gone. Before: `up` recorded the engine only once `docker run` returned, so an `up`
+    killed during the pull left nothing: `status` said 'no engine started', `down` did not remove the container. Its
+    name (--name) is fixed beforehand, so it is recorded first."""
+    home, bin_dir = tmp_path / "home", tmp_path / "bin"
+    bin_dir.mkdir()
+    docker = bin_dir / "docker"
+    docker.write_text(FAKE_DOCKER_PULLING)
+    docker.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    up = onechip_process(home, "up", "--engine", "vllm-docker", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                         "--port", str(free_port()), "--force", "--timeout-s", "120")  # fmt: skip
+    pulling = Path(f"{docker}.run.pid")
+    try:
+        deadline = time.monotonic() + 60
+        while not pulling.exists() and time.monotonic() < deadline and up.poll() is None:
+            time.sleep(0.1)
+        assert pulling.exists(), up.communicate(timeout=30)
+        up.send_signal(signal.SIGKILL)
+        up.wait(timeout=30)
+        code, out, err = _run(home, "status", "--json")
+        st = json.loads(out)
+        assert code == 1 and st["state"]["container"] == "onechip-vllm" and st["state"]["booting"], (out, err)
+        assert "onechip down" in st["note"], st["note"]
+        code, out, err = _run(home, "down")
+        assert code == 0 and "stopped container onechip-vllm" in out, (out, err)
+        assert "rm -f onechip-vllm" in Path(f"{docker}.calls").read_text()
+        assert not (home / "engine.json").exists()
+    finally:
+        if up.poll() is None:
+            up.kill()
+        up.communicate(timeout=30)
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pulling.read_text()), signal.SIGKILL)
