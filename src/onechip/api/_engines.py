@@ -82,12 +82,20 @@ def _read_plan(plan: Plan | Path) -> Plan:
 
 
 def _refuse_running() -> None:
+    """Raise EngineError (one line) when `up` left an engine or a replica set on record that may still run. A set
+    whose router died is refused too: engine.json (its router) would be overwritten by this engine's, and `down`
+    would then stop the new engine as the set's router."""
     current = engine_state.status()
     if current.running and current.state is not None:
         raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
     saved = replicas.load()
     if saved is not None:  # replicas of an `up --replicas` killed before its router started: no engine.json
         replicas.refuse_booting(saved)
+        n = len(saved.launch.replicas)
+        raise EngineError(
+            f"a set of {n} replicas (router {saved.launch.router.url}) is on record in {replicas.state_path()}; "
+            f"`onechip down` stops it (`onechip up --replicas {n}` brings back its router)"
+        )
 
 
 def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:

@@ -17,7 +17,7 @@ import time
 import httpx
 import pytest
 
-from factories import embedded_plan, engine_state
+from factories import embedded_plan, engine_state, one_error_line
 from fakes import vllm_server
 from onechip import api
 from onechip.bench.runner import load_samples
@@ -407,6 +407,25 @@ def test_status_of_a_set_whose_router_died_says_how_to_bring_it_back(tmp_path, m
         "stay as they are); `onechip down` stops the replicas; replica(s) 0, 1 not healthy; `onechip up --replicas 2` "
         "brings them back"
     )
+
+
+def test_a_single_up_beside_a_set_whose_router_died_is_refused_naming_the_set(tmp_path, monkeypatch, run):
+    """Before: with the set's router dead, engine.json (the router's) read as 'not running', so `up --engine
+    embedded` booted and overwrote it: the set's replicas stayed in replicas.json while `down` stopped the new engine
+    as their router. Refused in one line, before any boot, naming the set and what takes it down."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    launch_set = api.up(UpRequest(replicas=2, dry_run=True)).replica_set
+    assert launch_set is not None
+    router_state = engine_state(engine="vllm-router")
+    replicas.save(replicas.ReplicaSetState(launch=launch_set, replicas=[engine_state()] * 2, router=router_state))
+    saved = replicas.state_path().read_text()
+    monkeypatch.setattr("onechip.api._engines._up_embedded", lambda *_: pytest.fail("an engine was booted"))
+    message = one_error_line(run, "up", "--engine", "embedded", "--port", str(free_port()), code=5)
+    assert message == (
+        f"a set of 2 replicas (router {launch_set.router.url}) is on record in {replicas.state_path()}; `onechip "
+        "down` stops it (`onechip up --replicas 2` brings back its router)"
+    ), message
+    assert replicas.state_path().read_text() == saved and replicas.engine_state.load() == router_state
 
 
 @needs_router
