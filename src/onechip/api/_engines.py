@@ -198,9 +198,10 @@ def _refuse_other_set(request: UpRequest, running: launch.ReplicaSetLaunch) -> N
     `up --replicas N` alone is how a dead replica or router is brought back."""
     given = request.model_fields_set
     first, n = running.replicas[0], len(running.replicas)
+    port = running.port or first.port  # the --port it was asked for, where replica 0 was moved off a busy one
     pairs: list[tuple[str, object, object]] = [
         ("--engine", request.engine if "engine" in given else running.engine, running.engine),
-        ("--port", request.port if "port" in given else first.port, first.port),
+        ("--port", request.port if "port" in given else port, port),
         ("--router-port", request.router_port if "router_port" in given else running.router.port, running.router.port),
     ]  # fmt: skip
     for what, asked_for, runs in pairs:  # before a launch for another engine is built (it may need --image)

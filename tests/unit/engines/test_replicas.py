@@ -291,6 +291,30 @@ def test_up_again_with_another_router_policy_routes_by_it(tmp_path, monkeypatch)
 
 
 @needs_router
+def test_up_again_with_the_busy_port_it_moved_off_recognises_its_set(tmp_path, monkeypatch):
+    """`up --replicas 2 --port P` with P busy moves replica 0 to the next free port. Before: the same command again
+    was refused with 'a set of 2 replicas is up with --port P+1, not P' (it compared replica 0's port with the one
+    asked)."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+        fields = {"engine": "vllm", "plan": embedded_plan(), "replicas": 2, "port": port, "router_port": free_port(),
+                  "launcher": f"{sys.executable} {FAKE}", "timeout_s": 60}  # fmt: skip
+        launch = api.up(build_request(UpRequest, fields, user_input=False)).replica_set
+        try:
+            assert launch is not None and launch.replicas[0].port != port  # moved off the busy one
+            before = [r.pid for r in api.status().replicas]
+            again = api.up(build_request(UpRequest, fields, user_input=False)).replica_set
+            assert again is not None and [r.pid for r in api.status().replicas] == before
+            with pytest.raises(EngineError, match=f"with --port {port}, not {port + 1000};"):
+                api.up(build_request(UpRequest, {**fields, "port": port + 1000}, user_input=False))
+        finally:
+            api.down()
+
+
+@needs_router
 def test_bench_through_the_router_records_each_replica_and_compares_policies(tmp_path, monkeypatch):
     launch = _up_fakes(tmp_path, monkeypatch, "--fake-prefix-cache-block", "16")
     assert launch is not None
