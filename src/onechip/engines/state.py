@@ -214,11 +214,14 @@ def status() -> EngineStatus:
             note = f"engine pid {state.pid} died while booting (stale state); `onechip down` clears it"
             return EngineStatus(running=False, state=state, note=note)
         return EngineStatus(running=False, state=state, note="engine process is gone (stale state)")
+    healthy = wire.healthy(state.base_url, timeout_s=3.0)
     if state.booting:
         which = f"pid {state.pid}" if state.mode == "process" else state.container or f"pid {state.remote_pid}"
         booting = f"booting ({which}): `up` has not seen it ready; if that `up` was stopped, `onechip down` stops it"
+        if healthy:  # an orphan that finished booting after its `up` was killed answers, with no boot.json
+            booting = (f"serving ({which}, /health answers) but `up` has not seen it ready: if that `up` was stopped, "
+                       "no boot record was kept; `onechip down` stops it")  # fmt: skip
         note = f"{booting}; {note}" if note else booting
-    healthy = wire.healthy(state.base_url, timeout_s=3.0)
     try:
         uptime: float | None = round((datetime.now(UTC) - datetime.fromisoformat(state.started_at)).total_seconds(), 1)
     except ValueError:

@@ -31,10 +31,10 @@ def _run(home: Path, *argv: str) -> tuple[int, str, str]:
 
 
 @contextlib.contextmanager
-def _up_booting(home: Path, port: int) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    """`onechip up` of a fake engine that boots for 60 s; yields (the up process, the engine's pid, read from the
-    engine's own log) once the engine runs. Whatever a failing test leaves is killed."""
-    launcher = f"{sys.executable} {FAKE} --fake-boot-s 60"
+def _up_booting(home: Path, port: int, boot_s: float = 60) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """`onechip up` of a fake engine that boots for `boot_s` seconds; yields (the up process, the engine's pid, read
+    from the engine's own log) once the engine runs. Whatever a failing test leaves is killed."""
+    launcher = f"{sys.executable} {FAKE} --fake-boot-s {boot_s}"
     up = onechip_process(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
                          "--port", str(port), "--launcher", launcher, "--force", "--timeout-s", "120")  # fmt: skip
     pid = None
@@ -91,6 +91,26 @@ def test_an_engine_that_died_while_booting_orphaned_is_shown_dead_and_cleared(tm
         code, out, err = _run(home, "down")
         assert code == 0 and "engine was already gone; state cleared" in out, (out, err)
         assert not (home / "engine.json").exists()
+
+
+def test_an_orphan_that_finished_booting_is_shown_serving(tmp_path: Path) -> None:
+    """An engine that comes up after its `up` was killed answers /health, yet no boot.json was written and its record
+    stays booting. Before: `status` said 'healthy ... booting (pid N): `up` has not seen it ready', as of an engine
+    still loading; it now says it is serving."""
+    home, port = tmp_path / "home", free_port()
+    with _up_booting(home, port, boot_s=5) as (up, pid):
+        up.send_signal(signal.SIGKILL)
+        up.wait(timeout=30)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (code := _run(home, "status")[0]) != 0:
+            time.sleep(0.5)
+        code, out, err = _run(home, "status", "--json")
+        st = json.loads(out)
+        assert code == 0 and st["healthy"] and st["state"]["booting"], (out, err)
+        assert st["note"].startswith(f"serving (pid {pid}, /health answers) but `up` has not seen it ready"), st
+        assert not (home / "engine" / "boot.json").exists()
+        code, out, _ = _run(home, "down")
+        assert code == 0 and f"stopped engine pid {pid}" in out
 
 
 def test_up_hung_up_mid_boot_stops_its_engine_and_forgets_it(tmp_path: Path) -> None:
