@@ -1552,3 +1552,23 @@ def test_a_ready_node_the_api_reports_unhealthy_is_said_so(fast, run):
     (st,) = api.cloud_status(CloudNameRequest(project=P))
     assert st.resource.health == "HEALTHY" and not any("unhealthy" in w for w in st.warnings)
     assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize("refusal", [400, 409])
+def test_a_delete_refused_while_the_resource_is_already_deleting_is_waited_out(fast, run, refusal):
+    """A second delete of a node the API is already deleting (an earlier `down` interrupted, a delete from the console)
+    may be refused: Google's APIs answer a request that conflicts with an operation in progress with ABORTED (HTTP 409:
+    cloud.google.com/apis/design/errors) and Compute Engine with 400 resourceNotReady. Before: any refusal but NOT_FOUND
+    or FAILED_PRECONDITION made `down` exit 7 with '1 may still exist', of a resource on its way out; the API's own
+    word (DELETING) is now read first, and its end waited for."""
+    import httpx
+
+    node = up(provisioning="spot", max_hours=1.0, zones=[OK]).resource
+    fast.delete_s = 0.5  # another delete is under way: the node shows DELETING for 0.5 s, then is gone
+    path = f"/v2/projects/{P}/locations/{OK}/nodes/{node.node_id}"
+    assert httpx.delete(fast.url + path, timeout=10).status_code == 200
+    fast.faults.append(Fault("DELETE", rf"/nodes/{node.node_id}$", refusal, times=100))
+    code, _, err = run("cloud", "down", "--project", P, "--yes")
+    assert code == 0 and "may still exist" not in err, err
+    assert ours(fast) == set() and records.load_all() == []
+
