@@ -696,16 +696,21 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
 def _fetch(api: TpuApi, resource: CloudResource) -> Json | None:
     """The API's view of a recorded resource, its state and IP refreshed (None when it is gone), and, for one
     running whose record has no granted_at (`up` stopped by Ctrl-C or its --timeout before READY, the TPU READY
-    since), the time its billing began from the API (`granted_from`)."""
+    since), the time its billing began from the API (`granted_from`). A TPU gone, or a queued resource whose node the
+    API does not have (not yet granted; SUSPENDED: its node deleted), has no IP: the address it had is released and
+    may be another VM's now."""
     item = fetch(api, resource.kind, resource.zone, _ident(resource))
     if item is None:
+        resource.external_ip = None
         return None
     resource.state = state_of(resource.kind, item)
     node = item if resource.kind == "node" else None
     if resource.kind == "queued-resource" and resource.state == "ACTIVE":
         node = fetch(api, "node", resource.zone, resource.node_id)
     resource.health = str(node.get("health") or "") if node is not None else ""
-    if node is not None:
+    if node is None:
+        resource.external_ip = None
+    else:
         resource.external_ip = external_ip(node) or resource.external_ip
         if resource.granted_at is None and phase(resource.kind, resource.state) == "ready":
             resource.granted_at = granted_from(resource, node)

@@ -1572,3 +1572,18 @@ def test_a_delete_refused_while_the_resource_is_already_deleting_is_waited_out(f
     assert code == 0 and "may still exist" not in err, err
     assert ours(fast) == set() and records.load_all() == []
 
+
+def test_a_tpu_gone_since_is_shown_with_no_ip(fast, run):
+    """Before: `cloud status` of a TPU deleted outside onechip (or a flex-start run ended: its node deleted) kept the
+    external IP it last had, in the record and on screen ('gone, spot, IP 203.0.113.7'), though the address is
+    released and may be another VM's now; `cloud down` then stopped engines over ssh at that address."""
+    fast.external_ip = "203.0.113.7"
+    node = up(provisioning="spot", max_hours=1.0, zones=[OK]).resource
+    assert node.external_ip == fast.external_ip
+    fast.nodes.pop(f"projects/{P}/locations/{OK}/nodes/{node.node_id}")  # deleted from the console
+    rc, out, err = run("cloud", "status", "--project", P, "--json")
+    (gone,) = json.loads(out)
+    assert rc == 0 and not gone["exists"] and gone["resource"]["external_ip"] is None, out
+    assert records.load_all()[0].external_ip is None
+    rc, out, err = run("cloud", "status", "--project", P)
+    assert rc == 0 and fast.external_ip not in out + err and f"{node.name} (node) in {OK}: gone, spot, no IP," in out
