@@ -174,3 +174,36 @@ def test_an_up_killed_while_docker_run_pulls_leaves_the_container_name_down_remo
         up.communicate(timeout=30)
         with contextlib.suppress(OSError, ValueError):
             os.kill(int(pulling.read_text()), signal.SIGKILL)
+
+
+FAKE_DOCKER_NAME_TAKEN = """#!/bin/sh
+# a docker CLI beside a container named onechip-vllm that this `up` did not start (docker's own refusal)
+echo "$*" >> "$0.calls"
+case "$1" in
+  run) echo 'docker: Error response from daemon: Conflict. The container name "/onechip-vllm" is already in use by \
+container "0123456789ab". You have to remove (or rename) that container to be able to reuse that name.' >&2; exit 125 ;;
+  inspect) echo true ;;
+esac
+"""
+
+
+def test_an_up_whose_container_name_is_taken_never_removes_that_container(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`docker run --name onechip-vllm` is refused when a container of that name exists (started by another onechip
+    home, or by hand). Before: the failed start was stopped as this `up`'s own engine, `docker rm -f onechip-vllm`,
+    removing a container that may be serving. It is now left alone, and said in one line."""
+    home, bin_dir = tmp_path / "home", tmp_path / "bin"
+    bin_dir.mkdir()
+    docker = bin_dir / "docker"
+    docker.write_text(FAKE_DOCKER_NAME_TAKEN)
+    docker.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    code, out, err = _run(home, "up", "--engine", "vllm-docker", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                          "--port", str(free_port()), "--force", "--timeout-s", "120")  # fmt: skip
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert code == 5 and len(errors) == 1 and "Traceback" not in err, err
+    assert "a container named onechip-vllm already exists" in errors[0], errors
+    calls = Path(f"{docker}.calls").read_text().splitlines()
+    assert not [c for c in calls if c.startswith(("rm", "stop"))], calls
+    assert not (home / "engine.json").exists()
