@@ -352,6 +352,11 @@ def status() -> EngineStatus:
         if saved.booting:  # recorded by an `up` that has not seen it ready (replicas.start): maybe killed
             live = sum(r.alive for r in result.replicas) + result.router.alive
             result.running = result.running or live > 0
+            if result.router.healthy and all(r.healthy for r in result.replicas):  # orphans that came up after all
+                return result.model_copy(update={"note": (
+                    "replica set serving (its router and every replica answer /health) but `up` has not seen it "
+                    "ready: if that `up` was stopped, no boot record was kept; `onechip down` stops every member"
+                )})  # fmt: skip
             return result.model_copy(update={"note": (
                 f"replica set booting ({live} of its processes run): `up` has not seen it ready; if that `up` was "
                 "stopped, `onechip down` stops every member" if live else

@@ -433,6 +433,43 @@ def test_status_of_a_set_whose_router_died_says_how_to_bring_it_back(tmp_path, m
     )
 
 
+def test_status_of_a_set_recorded_booting_whose_members_all_serve_says_it_serves(tmp_path, monkeypatch):
+    """Replicas and a router that came up after the `up --replicas` that recorded them was killed answer /health, yet
+    the set stays recorded as booting. Before: `status` said 'replica set booting (3 of its processes run)', as of
+    engines still loading; it now says the set serves."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    launch_set = api.up(UpRequest(replicas=2, dry_run=True)).replica_set
+    assert launch_set is not None
+    procs, members = [], []
+    try:
+        for _ in range(3):  # two replicas and, answering /health as the router does, a third for the router
+            port = free_port()
+            procs.append(subprocess.Popen([sys.executable, str(FAKE), "--served-model-name", "m", "--port", str(port)],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True))  # fmt: skip
+            members.append(engine_state(pid=procs[-1].pid, pid_started=start_ticks(procs[-1].pid), booting=True,
+                                        base_url=f"http://127.0.0.1:{port}"))  # fmt: skip
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not all(_healthy(m.base_url) for m in members):
+            time.sleep(0.2)
+        replicas.save(replicas.ReplicaSetState(launch=launch_set, replicas=members[:2], router=members[2]))
+        st = api.status()
+        assert st.running and st.note.startswith(
+            "replica set serving (its router and every replica answer /health) but `up` has not seen it ready"
+        ), st.note
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 def test_a_single_up_beside_a_set_whose_router_died_is_refused_naming_the_set(tmp_path, monkeypatch, run):
     """Before: with the set's router dead, engine.json (the router's) read as 'not running', so `up --engine
     embedded` booted and overwrote it: the set's replicas stayed in replicas.json while `down` stopped the new engine
