@@ -203,8 +203,9 @@ def status() -> EngineStatus:
         alive, note = _host_alive(state)
         if not alive and state.booting:  # a container is recorded before `docker run` (remote.HostEngine.start)
             which = f"container {state.container}" if state.mode == "docker" else f"pid {state.remote_pid}"
-            note = note or (f"{which} does not run: it died while booting, or the `up` that recorded it was stopped "
-                            "before it started (an image pull); `onechip down` clears it")  # fmt: skip
+            note = note or (f"{which} does not run: the `up` that recorded it may still be starting it (an image "
+                            "pull); if that `up` was stopped, it died while booting or was never started, and "
+                            "`onechip down` clears it")  # fmt: skip
             return EngineStatus(running=False, state=state, note=note)
         if not alive:
             note = note or "engine is gone on its host (stale state)"

@@ -163,7 +163,10 @@ def test_an_up_killed_while_docker_run_pulls_leaves_the_container_name_down_remo
         code, out, err = _run(home, "status", "--json")
         st = json.loads(out)
         assert code == 1 and st["state"]["container"] == "onechip-vllm" and st["state"]["booting"], (out, err)
-        assert "onechip down" in st["note"], st["note"]
+        assert st["note"] == (  # `status` cannot tell a killed `up` from one still pulling: both are said
+            "container onechip-vllm does not run: the `up` that recorded it may still be starting it (an image pull); "
+            "if that `up` was stopped, it died while booting or was never started, and `onechip down` clears it"
+        ), st["note"]
         code, out, err = _run(home, "down")
         assert code == 0 and "stopped container onechip-vllm" in out, (out, err)
         assert "rm -f onechip-vllm" in Path(f"{docker}.calls").read_text()
