@@ -88,6 +88,11 @@ def _refuse_running() -> None:
     current = engine_state.status()
     if current.running and current.state is not None:
         raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
+    if current.state is not None and current.state.booting and current.state.mode == "docker":
+        # recorded before `docker run` (remote.HostEngine.start): its container may still come once its pull ends
+        raise EngineError(f"container {current.state.container} is on record as booting, recorded by an `up` that "
+                          "may still pull its image or was stopped; run `onechip down` first (it removes the "
+                          "container if it came)")  # fmt: skip
     saved = replicas.load()
     if saved is not None:  # replicas of an `up --replicas` killed before its router started: no engine.json
         replicas.refuse_booting(saved)

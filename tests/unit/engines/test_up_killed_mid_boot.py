@@ -167,6 +167,13 @@ def test_an_up_killed_while_docker_run_pulls_leaves_the_container_name_down_remo
             "container onechip-vllm does not run: the `up` that recorded it may still be starting it (an image pull); "
             "if that `up` was stopped, it died while booting or was never started, and `onechip down` clears it"
         ), st["note"]
+        # a second `up` would record its own engine over it, and its container may still come: refused
+        code, _, err = _run(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                            "--port", str(free_port()), "--launcher", "false", "--force")  # fmt: skip
+        assert code == 5 and err.strip() == (
+            "error: container onechip-vllm is on record as booting, recorded by an `up` that may still pull its image "
+            "or was stopped; run `onechip down` first (it removes the container if it came)"
+        ), err
         code, out, err = _run(home, "down")
         assert code == 0 and "stopped container onechip-vllm" in out, (out, err)
         assert "rm -f onechip-vllm" in Path(f"{docker}.calls").read_text()
