@@ -172,8 +172,7 @@ def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
             if "router_policy" in request.model_fields_set and request.router_policy != state.launch.router.policy:
                 state = replicas.switch_policy(request.router_policy, on_progress)  # the replicas stay as they are
             return UpResult(dry_run=False, replica_set=state.launch)
-        if engine_state.status().running:
-            raise EngineError("an engine is already running; run `onechip down` first")
+        _refuse_running()  # no set is saved: a single engine running, or a container recorded before it ran
         the_plan, launch_set, prepared = built or _replica_launch(request)  # the set was stopped meanwhile
         _refuse_remote_code(the_plan, launch_set.replicas[0].command.argv)
         _, boots = replicas.start(launch_set, prepared, request.timeout_s, on_progress)  # engine.json: the router

@@ -470,6 +470,20 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def test_up_replicas_beside_a_container_recorded_before_it_ran_is_refused(tmp_path, monkeypatch):
+    """A docker engine is recorded before `docker run` (its image pull); until it runs `status` reads it as not running.
+    Before: `up --replicas 2` went ahead and saved its router over that record, so the container, once pulled, ran
+    with nothing on record."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "no-docker"))  # `docker inspect` finds no container: not running
+    pulling = engine_state(mode="docker", container="onechip-vllm", booting=True, pid=0)
+    replicas.engine_state.save(pulling)
+    request = UpRequest(engine="vllm", plan=embedded_plan(), replicas=2, launcher="false", timeout_s=30)
+    with pytest.raises(EngineError, match="^container onechip-vllm is on record as booting"):
+        api.up(request)
+    assert replicas.engine_state.load() == pulling and replicas.load() is None
+
+
 def test_a_single_up_beside_a_set_whose_router_died_is_refused_naming_the_set(tmp_path, monkeypatch, run):
     """Before: with the set's router dead, engine.json (the router's) read as 'not running', so `up --engine
     embedded` booted and overwrote it: the set's replicas stayed in replicas.json while `down` stopped the new engine
