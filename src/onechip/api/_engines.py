@@ -82,12 +82,25 @@ def _read_plan(plan: Plan | Path) -> Plan:
 
 
 def _refuse_running() -> None:
+    """Raise EngineError (one line) when `up` left an engine or a replica set on record that may still run. A set
+    whose router died is refused too: engine.json (its router) would be overwritten by this engine's, and `down`
+    would then stop the new engine as the set's router."""
     current = engine_state.status()
     if current.running and current.state is not None:
         raise EngineError(f"an engine is already running at {current.state.base_url}; run `onechip down` first")
+    if current.state is not None and current.state.booting and current.state.mode == "docker":
+        # recorded before `docker run` (remote.HostEngine.start): its container may still come once its pull ends
+        raise EngineError(f"container {current.state.container} is on record as booting, recorded by an `up` that "
+                          "may still pull its image or was stopped; run `onechip down` first (it removes the "
+                          "container if it came)")  # fmt: skip
     saved = replicas.load()
     if saved is not None:  # replicas of an `up --replicas` killed before its router started: no engine.json
         replicas.refuse_booting(saved)
+        n = len(saved.launch.replicas)
+        raise EngineError(
+            f"a set of {n} replicas (router {saved.launch.router.url}) is on record in {replicas.state_path()}; "
+            f"`onechip down` stops it (`onechip up --replicas {n}` brings back its router)"
+        )
 
 
 def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
@@ -159,8 +172,7 @@ def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
             if "router_policy" in request.model_fields_set and request.router_policy != state.launch.router.policy:
                 state = replicas.switch_policy(request.router_policy, on_progress)  # the replicas stay as they are
             return UpResult(dry_run=False, replica_set=state.launch)
-        if engine_state.status().running:
-            raise EngineError("an engine is already running; run `onechip down` first")
+        _refuse_running()  # no set is saved: a single engine running, or a container recorded before it ran
         the_plan, launch_set, prepared = built or _replica_launch(request)  # the set was stopped meanwhile
         _refuse_remote_code(the_plan, launch_set.replicas[0].command.argv)
         _, boots = replicas.start(launch_set, prepared, request.timeout_s, on_progress)  # engine.json: the router
@@ -192,9 +204,10 @@ def _refuse_other_set(request: UpRequest, running: launch.ReplicaSetLaunch) -> N
     `up --replicas N` alone is how a dead replica or router is brought back."""
     given = request.model_fields_set
     first, n = running.replicas[0], len(running.replicas)
+    port = running.port or first.port  # the --port it was asked for, where replica 0 was moved off a busy one
     pairs: list[tuple[str, object, object]] = [
         ("--engine", request.engine if "engine" in given else running.engine, running.engine),
-        ("--port", request.port if "port" in given else first.port, first.port),
+        ("--port", request.port if "port" in given else port, port),
         ("--router-port", request.router_port if "router_port" in given else running.router.port, running.router.port),
     ]  # fmt: skip
     for what, asked_for, runs in pairs:  # before a launch for another engine is built (it may need --image)
@@ -345,6 +358,11 @@ def status() -> EngineStatus:
         if saved.booting:  # recorded by an `up` that has not seen it ready (replicas.start): maybe killed
             live = sum(r.alive for r in result.replicas) + result.router.alive
             result.running = result.running or live > 0
+            if result.router.healthy and all(r.healthy for r in result.replicas):  # orphans that came up after all
+                return result.model_copy(update={"note": (
+                    "replica set serving (its router and every replica answer /health) but `up` has not seen it "
+                    "ready: if that `up` was stopped, no boot record was kept; `onechip down` stops every member"
+                )})  # fmt: skip
             return result.model_copy(update={"note": (
                 f"replica set booting ({live} of its processes run): `up` has not seen it ready; if that `up` was "
                 "stopped, `onechip down` stops every member" if live else

@@ -268,8 +268,9 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
     """Delete a queued resource with its node (force), or a node, and wait until the API no longer has it;
     then forget the record (only then: a delete that answered 'not found' while a GET still finds it is
     sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed): it is
-    waited out, and one already DELETING is waited for, up to `limit_s`. Raises CloudError when the API
-    refuses or keeps failing. The wait is said through `on_progress` (a delete takes minutes)."""
+    waited out, and one already DELETING is waited for, up to `limit_s`, whatever the API answers its delete
+    (_on_its_way_out). Raises CloudError when the API refuses or keeps failing. The wait is said through
+    `on_progress` (a delete takes minutes)."""
     started = time.monotonic()
 
     def waiting(elapsed_s: float) -> None:
@@ -284,10 +285,12 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
             else:
                 api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", limit_s, waiting)
         except CloudError as exc:
-            if exc.reason not in ("not-found", "precondition") or time.monotonic() - started > limit_s:
+            if time.monotonic() - started > limit_s:
                 raise
             if exc.reason == "precondition":
                 on_progress(ProgressEvent("cloud", f"{resource.name} is PROVISIONING: cannot be deleted yet; waiting"))
+            elif exc.reason != "not-found" and not _on_its_way_out(api, resource):
+                raise
         while (item := poll(api, resource.kind, resource.zone, _ident(resource), started + limit_s,
                             on_progress)) is not None:  # fmt: skip
             if time.monotonic() - started > limit_s:
@@ -301,6 +304,18 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
         else:
             records.forget(resource)
             return
+
+
+def _on_its_way_out(api: TpuApi, resource: CloudResource) -> bool:
+    """Whether the API shows `resource` DELETING, or has it no more: a delete refused then (Google's APIs answer a
+    request that conflicts with an operation in progress ABORTED, HTTP 409: cloud.google.com/apis/design/errors;
+    Compute Engine a resource in transition 400 resourceNotReady) is waited out as one that went through. False when
+    it cannot be read."""
+    try:
+        item = fetch(api, resource.kind, resource.zone, _ident(resource))
+    except CloudError:
+        return False
+    return item is None or phase(resource.kind, state_of(resource.kind, item)) == "deleting"
 
 
 def _clean_up(api: TpuApi, resource: CloudResource, failure: CloudError, on_progress: ProgressFn) -> None:
@@ -681,16 +696,21 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
 def _fetch(api: TpuApi, resource: CloudResource) -> Json | None:
     """The API's view of a recorded resource, its state and IP refreshed (None when it is gone), and, for one
     running whose record has no granted_at (`up` stopped by Ctrl-C or its --timeout before READY, the TPU READY
-    since), the time its billing began from the API (`granted_from`)."""
+    since), the time its billing began from the API (`granted_from`). A TPU gone, or a queued resource whose node the
+    API does not have (not yet granted; SUSPENDED: its node deleted), has no IP: the address it had is released and
+    may be another VM's now."""
     item = fetch(api, resource.kind, resource.zone, _ident(resource))
     if item is None:
+        resource.external_ip = None
         return None
     resource.state = state_of(resource.kind, item)
     node = item if resource.kind == "node" else None
     if resource.kind == "queued-resource" and resource.state == "ACTIVE":
         node = fetch(api, "node", resource.zone, resource.node_id)
     resource.health = str(node.get("health") or "") if node is not None else ""
-    if node is not None:
+    if node is None:
+        resource.external_ip = None
+    else:
         resource.external_ip = external_ip(node) or resource.external_ip
         if resource.granted_at is None and phase(resource.kind, resource.state) == "ready":
             resource.granted_at = granted_from(resource, node)

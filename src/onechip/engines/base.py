@@ -31,7 +31,8 @@ class Engine(Protocol):
     served_name   the model name clients use (/v1/models)
     log_path      the engine log on this machine (mirrored from the host for remote engines)
     on_launched   called by start() once the process (container, remote process group) exists, before start()
-                  returns: `up` records the engine as booting there (state.save_booting)
+                  returns: `up` records the engine as booting there (state.save_booting); a container also before
+                  `docker run`, its name being fixed beforehand
     """
 
     kind: str

@@ -156,6 +156,11 @@ class ReplicaSetLaunch(ResultModel):
 
     engine: str = Field(description="Engine kind of every replica: embedded, vllm or vllm-docker.")
     chips_per_replica: int = Field(description="Chips (or CPU cores, embedded) each replica sees.")
+    port: int | None = Field(
+        default=None,
+        description="The --port asked for (default 8000): replica 0's before a busy one was moved off, as a repeated "
+        "`up --replicas N --port P` names its set. None in a set recorded before it was kept.",
+    )
     pins: list[dict[str, str]] = Field(
         default_factory=list, description="Per replica, the environment that pins it to its share."
     )

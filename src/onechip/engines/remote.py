@@ -40,6 +40,9 @@ TOKEN_PATH = "~/.onechip/hf_token.env"
 REMOTE_LOG = "~/.onechip/engine/engine.log"
 SERVE_SCRIPT = "~/.onechip/engine/serve.sh"
 _TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_.\-]+$")
+# docker's refusal of `run --name N` when a container N exists (moby daemon/names.go, reserveName: 'Conflict. The
+# container name "/N" is already in use by container "ID". You have to remove (or rename) that container ...')
+NAME_TAKEN = "is already in use by container"
 
 
 @dataclass
@@ -213,6 +216,7 @@ class HostEngine:
         self._ready_s: float | None = None
         self._extra_events: list[BootEvent] = []
         self.on_launched: Callable[[], None] = lambda: None  # Engine.on_launched: `up` records it booting
+        self.name_taken = False  # `docker run` refused: a container of that name exists, which stop() leaves be
 
     @property
     def base_url(self) -> str:
@@ -247,7 +251,19 @@ class HostEngine:
             self.shell.run(put_secret_command(spec.token_path), stdin=f"HF_TOKEN={value}\n".encode())
         self._started_wall = datetime.now(UTC)
         self._started_mono = time.monotonic()
-        out = self.shell.run(start_command(spec), timeout_s=300.0)
+        if self.mode == "docker":  # its --name is fixed: recorded before `docker run`, whose image pull takes minutes
+            self.on_launched()  # and whose container outlives an `up` killed meanwhile (`down`: docker rm -f NAME)
+        try:
+            out = self.shell.run(start_command(spec), timeout_s=300.0)
+        except EngineError as exc:
+            if self.mode == "docker" and NAME_TAKEN in str(exc):  # docker's refusal: that container is not ours
+                self.name_taken = True
+                name, where = spec.command.target.container, spec.host or "this machine"
+                raise EngineError(
+                    f"a container named {name} already exists on {where} (another onechip home's engine, or one "
+                    f"started by hand); onechip leaves it be: stop it (`docker rm -f {name}`) if it is stale"
+                ) from None
+            raise
         if m := re.search(r"start=(\S+)", out):
             self._host_start = datetime.fromisoformat(m.group(1))
         if self.mode == "remote-process":
@@ -391,7 +407,7 @@ class HostEngine:
     def stop(self) -> None:
         """Stop the engine on the host, the tunnel and the mirror. Idempotent."""
         self._stop_mirror()
-        if self.remote_pid is not None or self.mode == "docker":
+        if self.remote_pid is not None or (self.mode == "docker" and not self.name_taken):
             stop_host_engine(self.shell, self.state())
         if self.tunnel is not None and self.tunnel.poll() is None:
             stop_group(self.tunnel.pid, 5.0)

@@ -264,7 +264,7 @@ def prepare_replicas(
     )  # fmt: skip
     warnings = [w for spec in specs for w in spec.warnings]
     launch = ReplicaSetLaunch(
-        engine=engine, chips_per_replica=share, pins=pin_list, replicas=specs, router=router,
+        engine=engine, chips_per_replica=share, port=base, pins=pin_list, replicas=specs, router=router,
         commands=[line for spec in specs for line in spec.commands] + [router.shell],
         warnings=list(dict.fromkeys(warnings)),
     )  # fmt: skip

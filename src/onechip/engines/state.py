@@ -201,6 +201,12 @@ def status() -> EngineStatus:
     note = ""
     if state.mode != "process":
         alive, note = _host_alive(state)
+        if not alive and state.booting:  # a container is recorded before `docker run` (remote.HostEngine.start)
+            which = f"container {state.container}" if state.mode == "docker" else f"pid {state.remote_pid}"
+            note = note or (f"{which} does not run: the `up` that recorded it may still be starting it (an image "
+                            "pull); if that `up` was stopped, it died while booting or was never started, and "
+                            "`onechip down` clears it")  # fmt: skip
+            return EngineStatus(running=False, state=state, note=note)
         if not alive:
             note = note or "engine is gone on its host (stale state)"
             return EngineStatus(running=False, state=state, note=note)
@@ -209,11 +215,14 @@ def status() -> EngineStatus:
             note = f"engine pid {state.pid} died while booting (stale state); `onechip down` clears it"
             return EngineStatus(running=False, state=state, note=note)
         return EngineStatus(running=False, state=state, note="engine process is gone (stale state)")
+    healthy = wire.healthy(state.base_url, timeout_s=3.0)
     if state.booting:
         which = f"pid {state.pid}" if state.mode == "process" else state.container or f"pid {state.remote_pid}"
         booting = f"booting ({which}): `up` has not seen it ready; if that `up` was stopped, `onechip down` stops it"
+        if healthy:  # an orphan that finished booting after its `up` was killed answers, with no boot.json
+            booting = (f"serving ({which}, /health answers) but `up` has not seen it ready: if that `up` was stopped, "
+                       "no boot record was kept; `onechip down` stops it")  # fmt: skip
         note = f"{booting}; {note}" if note else booting
-    healthy = wire.healthy(state.base_url, timeout_s=3.0)
     try:
         uptime: float | None = round((datetime.now(UTC) - datetime.fromisoformat(state.started_at)).total_seconds(), 1)
     except ValueError:

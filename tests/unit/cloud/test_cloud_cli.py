@@ -226,3 +226,14 @@ def test_a_cloud_timing_variable_that_is_no_duration_is_one_line(fake_api, monke
     monkeypatch.setenv(env, value)
     line = one_error_line(run, "cloud", "down", "--name", "x", "--zone", "us-west4-a", "--project", P, "--yes")
     assert line == f"${env} must be a positive number of seconds, got {value!r}"
+
+
+def test_cloud_help_documents_the_exit_codes(run):
+    """Before: no help or README said what `onechip cloud ...` exits with, so a script could not tell a stockout in
+    every zone (7) from a bad flag (2) or a declined prompt (1). Each code the cloud commands exit with is listed."""
+    code, out, _ = run("cloud", "--help")
+    text = " ".join(out.split())
+    assert code == 0 and "Exit codes:" in text, out
+    for said in ("0 done", "1 the prompt was declined", "2 bad input", "3 google-auth", "5 an engine",
+                 "7 the cloud API", "130 interrupted", "143 stopped by SIGTERM"):  # fmt: skip
+        assert said in text, (said, text)

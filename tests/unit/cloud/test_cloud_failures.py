@@ -1552,3 +1552,38 @@ def test_a_ready_node_the_api_reports_unhealthy_is_said_so(fast, run):
     (st,) = api.cloud_status(CloudNameRequest(project=P))
     assert st.resource.health == "HEALTHY" and not any("unhealthy" in w for w in st.warnings)
     assert_tracked_then_down(fast)
+
+
+@pytest.mark.parametrize("refusal", [400, 409])
+def test_a_delete_refused_while_the_resource_is_already_deleting_is_waited_out(fast, run, refusal):
+    """A second delete of a node the API is already deleting (an earlier `down` interrupted, a delete from the console)
+    may be refused: Google's APIs answer a request that conflicts with an operation in progress with ABORTED (HTTP 409:
+    cloud.google.com/apis/design/errors) and Compute Engine with 400 resourceNotReady. Before: any refusal but NOT_FOUND
+    or FAILED_PRECONDITION made `down` exit 7 with '1 may still exist', of a resource on its way out; the API's own
+    word (DELETING) is now read first, and its end waited for."""
+    import httpx
+
+    node = up(provisioning="spot", max_hours=1.0, zones=[OK]).resource
+    fast.delete_s = 0.5  # another delete is under way: the node shows DELETING for 0.5 s, then is gone
+    path = f"/v2/projects/{P}/locations/{OK}/nodes/{node.node_id}"
+    assert httpx.delete(fast.url + path, timeout=10).status_code == 200
+    fast.faults.append(Fault("DELETE", rf"/nodes/{node.node_id}$", refusal, times=100))
+    code, _, err = run("cloud", "down", "--project", P, "--yes")
+    assert code == 0 and "may still exist" not in err, err
+    assert ours(fast) == set() and records.load_all() == []
+
+
+def test_a_tpu_gone_since_is_shown_with_no_ip(fast, run):
+    """Before: `cloud status` of a TPU deleted outside onechip (or a flex-start run ended: its node deleted) kept the
+    external IP it last had, in the record and on screen ('gone, spot, IP 203.0.113.7'), though the address is
+    released and may be another VM's now; `cloud down` then stopped engines over ssh at that address."""
+    fast.external_ip = "203.0.113.7"
+    node = up(provisioning="spot", max_hours=1.0, zones=[OK]).resource
+    assert node.external_ip == fast.external_ip
+    fast.nodes.pop(f"projects/{P}/locations/{OK}/nodes/{node.node_id}")  # deleted from the console
+    rc, out, err = run("cloud", "status", "--project", P, "--json")
+    (gone,) = json.loads(out)
+    assert rc == 0 and not gone["exists"] and gone["resource"]["external_ip"] is None, out
+    assert records.load_all()[0].external_ip is None
+    rc, out, err = run("cloud", "status", "--project", P)
+    assert rc == 0 and fast.external_ip not in out + err and f"{node.name} (node) in {OK}: gone, spot, no IP," in out

@@ -17,7 +17,7 @@ import time
 import httpx
 import pytest
 
-from factories import embedded_plan, engine_state
+from factories import embedded_plan, engine_state, one_error_line
 from fakes import vllm_server
 from onechip import api
 from onechip.bench.runner import load_samples
@@ -291,6 +291,30 @@ def test_up_again_with_another_router_policy_routes_by_it(tmp_path, monkeypatch)
 
 
 @needs_router
+def test_up_again_with_the_busy_port_it_moved_off_recognises_its_set(tmp_path, monkeypatch):
+    """`up --replicas 2 --port P` with P busy moves replica 0 to the next free port. Before: the same command again
+    was refused with 'a set of 2 replicas is up with --port P+1, not P' (it compared replica 0's port with the one
+    asked)."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+        fields = {"engine": "vllm", "plan": embedded_plan(), "replicas": 2, "port": port, "router_port": free_port(),
+                  "launcher": f"{sys.executable} {FAKE}", "timeout_s": 60}  # fmt: skip
+        launch = api.up(build_request(UpRequest, fields, user_input=False)).replica_set
+        try:
+            assert launch is not None and launch.replicas[0].port != port  # moved off the busy one
+            before = [r.pid for r in api.status().replicas]
+            again = api.up(build_request(UpRequest, fields, user_input=False)).replica_set
+            assert again is not None and [r.pid for r in api.status().replicas] == before
+            with pytest.raises(EngineError, match=f"with --port {port}, not {port + 1000};"):
+                api.up(build_request(UpRequest, {**fields, "port": port + 1000}, user_input=False))
+        finally:
+            api.down()
+
+
+@needs_router
 def test_bench_through_the_router_records_each_replica_and_compares_policies(tmp_path, monkeypatch):
     launch = _up_fakes(tmp_path, monkeypatch, "--fake-prefix-cache-block", "16")
     assert launch is not None
@@ -407,6 +431,76 @@ def test_status_of_a_set_whose_router_died_says_how_to_bring_it_back(tmp_path, m
         "stay as they are); `onechip down` stops the replicas; replica(s) 0, 1 not healthy; `onechip up --replicas 2` "
         "brings them back"
     )
+
+
+def test_status_of_a_set_recorded_booting_whose_members_all_serve_says_it_serves(tmp_path, monkeypatch):
+    """Replicas and a router that came up after the `up --replicas` that recorded them was killed answer /health, yet
+    the set stays recorded as booting. Before: `status` said 'replica set booting (3 of its processes run)', as of
+    engines still loading; it now says the set serves."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    launch_set = api.up(UpRequest(replicas=2, dry_run=True)).replica_set
+    assert launch_set is not None
+    procs, members = [], []
+    try:
+        for _ in range(3):  # two replicas and, answering /health as the router does, a third for the router
+            port = free_port()
+            procs.append(subprocess.Popen([sys.executable, str(FAKE), "--served-model-name", "m", "--port", str(port)],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True))  # fmt: skip
+            members.append(engine_state(pid=procs[-1].pid, pid_started=start_ticks(procs[-1].pid), booting=True,
+                                        base_url=f"http://127.0.0.1:{port}"))  # fmt: skip
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not all(_healthy(m.base_url) for m in members):
+            time.sleep(0.2)
+        replicas.save(replicas.ReplicaSetState(launch=launch_set, replicas=members[:2], router=members[2]))
+        st = api.status()
+        assert st.running and st.note.startswith(
+            "replica set serving (its router and every replica answer /health) but `up` has not seen it ready"
+        ), st.note
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_up_replicas_beside_a_container_recorded_before_it_ran_is_refused(tmp_path, monkeypatch):
+    """A docker engine is recorded before `docker run` (its image pull); until it runs `status` reads it as not running.
+    Before: `up --replicas 2` went ahead and saved its router over that record, so the container, once pulled, ran
+    with nothing on record."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "no-docker"))  # `docker inspect` finds no container: not running
+    pulling = engine_state(mode="docker", container="onechip-vllm", booting=True, pid=0)
+    replicas.engine_state.save(pulling)
+    request = UpRequest(engine="vllm", plan=embedded_plan(), replicas=2, launcher="false", timeout_s=30)
+    with pytest.raises(EngineError, match="^container onechip-vllm is on record as booting"):
+        api.up(request)
+    assert replicas.engine_state.load() == pulling and replicas.load() is None
+
+
+def test_a_single_up_beside_a_set_whose_router_died_is_refused_naming_the_set(tmp_path, monkeypatch, run):
+    """Before: with the set's router dead, engine.json (the router's) read as 'not running', so `up --engine
+    embedded` booted and overwrote it: the set's replicas stayed in replicas.json while `down` stopped the new engine
+    as their router. Refused in one line, before any boot, naming the set and what takes it down."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    launch_set = api.up(UpRequest(replicas=2, dry_run=True)).replica_set
+    assert launch_set is not None
+    router_state = engine_state(engine="vllm-router")
+    replicas.save(replicas.ReplicaSetState(launch=launch_set, replicas=[engine_state()] * 2, router=router_state))
+    saved = replicas.state_path().read_text()
+    monkeypatch.setattr("onechip.api._engines._up_embedded", lambda *_: pytest.fail("an engine was booted"))
+    message = one_error_line(run, "up", "--engine", "embedded", "--port", str(free_port()), code=5)
+    assert message == (
+        f"a set of 2 replicas (router {launch_set.router.url}) is on record in {replicas.state_path()}; `onechip "
+        "down` stops it (`onechip up --replicas 2` brings back its router)"
+    ), message
+    assert replicas.state_path().read_text() == saved and replicas.engine_state.load() == router_state
 
 
 @needs_router

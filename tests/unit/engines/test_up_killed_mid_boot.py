@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from factories import onechip_process
 from onechip.engines.local import free_port, group_alive
 
@@ -29,10 +31,10 @@ def _run(home: Path, *argv: str) -> tuple[int, str, str]:
 
 
 @contextlib.contextmanager
-def _up_booting(home: Path, port: int) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    """`onechip up` of a fake engine that boots for 60 s; yields (the up process, the engine's pid, read from the
-    engine's own log) once the engine runs. Whatever a failing test leaves is killed."""
-    launcher = f"{sys.executable} {FAKE} --fake-boot-s 60"
+def _up_booting(home: Path, port: int, boot_s: float = 60) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """`onechip up` of a fake engine that boots for `boot_s` seconds; yields (the up process, the engine's pid, read
+    from the engine's own log) once the engine runs. Whatever a failing test leaves is killed."""
+    launcher = f"{sys.executable} {FAKE} --fake-boot-s {boot_s}"
     up = onechip_process(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
                          "--port", str(port), "--launcher", launcher, "--force", "--timeout-s", "120")  # fmt: skip
     pid = None
@@ -91,6 +93,26 @@ def test_an_engine_that_died_while_booting_orphaned_is_shown_dead_and_cleared(tm
         assert not (home / "engine.json").exists()
 
 
+def test_an_orphan_that_finished_booting_is_shown_serving(tmp_path: Path) -> None:
+    """An engine that comes up after its `up` was killed answers /health, yet no boot.json was written and its record
+    stays booting. Before: `status` said 'healthy ... booting (pid N): `up` has not seen it ready', as of an engine
+    still loading; it now says it is serving."""
+    home, port = tmp_path / "home", free_port()
+    with _up_booting(home, port, boot_s=5) as (up, pid):
+        up.send_signal(signal.SIGKILL)
+        up.wait(timeout=30)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (code := _run(home, "status")[0]) != 0:
+            time.sleep(0.5)
+        code, out, err = _run(home, "status", "--json")
+        st = json.loads(out)
+        assert code == 0 and st["healthy"] and st["state"]["booting"], (out, err)
+        assert st["note"].startswith(f"serving (pid {pid}, /health answers) but `up` has not seen it ready"), st
+        assert not (home / "engine" / "boot.json").exists()
+        code, out, _ = _run(home, "down")
+        assert code == 0 and f"stopped engine pid {pid}" in out
+
+
 def test_up_hung_up_mid_boot_stops_its_engine_and_forgets_it(tmp_path: Path) -> None:
     """A closed terminal sends `up` SIGHUP. Before: its default action killed `up` at once, leaving the engine
     booting with no record; it now takes SIGTERM's path (exit 128 + 1)."""
@@ -103,3 +125,95 @@ def test_up_hung_up_mid_boot_stops_its_engine_and_forgets_it(tmp_path: Path) -> 
         assert not (home / "engine.json").exists()  # a failed up that stopped its engine leaves no record
         code, out, _ = _run(home, "status")
         assert code == 1 and "no engine started by `onechip up`" in out
+
+
+FAKE_DOCKER_PULLING = """#!/bin/sh
+# a docker CLI whose `run` pulls its image for a minute; every call is logged
+echo "$*" >> "$0.calls"
+case "$1" in
+  run) echo $$ > "$0.run.pid"; exec sleep 60 ;;
+  inspect) echo false ;;
+esac
+"""
+
+
+def test_an_up_killed_while_docker_run_pulls_leaves_the_container_name_down_removes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`docker run` pulls the image (minutes) before it prints the container id, and the daemon creates the container
+    even if the CLI's caller is gone. Before: `up` recorded the engine only once `docker run` returned, so an `up`
+    killed during the pull left nothing: `status` said 'no engine started', `down` did not remove the container. Its
+    name (--name) is fixed beforehand, so it is recorded first."""
+    home, bin_dir = tmp_path / "home", tmp_path / "bin"
+    bin_dir.mkdir()
+    docker = bin_dir / "docker"
+    docker.write_text(FAKE_DOCKER_PULLING)
+    docker.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    up = onechip_process(home, "up", "--engine", "vllm-docker", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                         "--port", str(free_port()), "--force", "--timeout-s", "120")  # fmt: skip
+    pulling = Path(f"{docker}.run.pid")
+    try:
+        deadline = time.monotonic() + 60
+        while not pulling.exists() and time.monotonic() < deadline and up.poll() is None:
+            time.sleep(0.1)
+        assert pulling.exists(), up.communicate(timeout=30)
+        up.send_signal(signal.SIGKILL)
+        up.wait(timeout=30)
+        code, out, err = _run(home, "status", "--json")
+        st = json.loads(out)
+        assert code == 1 and st["state"]["container"] == "onechip-vllm" and st["state"]["booting"], (out, err)
+        assert st["note"] == (  # `status` cannot tell a killed `up` from one still pulling: both are said
+            "container onechip-vllm does not run: the `up` that recorded it may still be starting it (an image pull); "
+            "if that `up` was stopped, it died while booting or was never started, and `onechip down` clears it"
+        ), st["note"]
+        # a second `up` would record its own engine over it, and its container may still come: refused
+        code, _, err = _run(home, "up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                            "--port", str(free_port()), "--launcher", "false", "--force")  # fmt: skip
+        assert code == 5 and err.strip() == (
+            "error: container onechip-vllm is on record as booting, recorded by an `up` that may still pull its image "
+            "or was stopped; run `onechip down` first (it removes the container if it came)"
+        ), err
+        code, out, err = _run(home, "down")
+        assert code == 0 and "stopped container onechip-vllm" in out, (out, err)
+        assert "rm -f onechip-vllm" in Path(f"{docker}.calls").read_text()
+        assert not (home / "engine.json").exists()
+    finally:
+        if up.poll() is None:
+            up.kill()
+        up.communicate(timeout=30)
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pulling.read_text()), signal.SIGKILL)
+
+
+FAKE_DOCKER_NAME_TAKEN = """#!/bin/sh
+# a docker CLI beside a container named onechip-vllm that this `up` did not start (docker's own refusal)
+echo "$*" >> "$0.calls"
+case "$1" in
+  run) echo 'docker: Error response from daemon: Conflict. The container name "/onechip-vllm" is already in use by \
+container "0123456789ab". You have to remove (or rename) that container to be able to reuse that name.' >&2; exit 125 ;;
+  inspect) echo true ;;
+esac
+"""
+
+
+def test_an_up_whose_container_name_is_taken_never_removes_that_container(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`docker run --name onechip-vllm` is refused when a container of that name exists (started by another onechip
+    home, or by hand). Before: the failed start was stopped as this `up`'s own engine, `docker rm -f onechip-vllm`,
+    removing a container that may be serving. It is now left alone, and said in one line."""
+    home, bin_dir = tmp_path / "home", tmp_path / "bin"
+    bin_dir.mkdir()
+    docker = bin_dir / "docker"
+    docker.write_text(FAKE_DOCKER_NAME_TAKEN)
+    docker.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    code, out, err = _run(home, "up", "--engine", "vllm-docker", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
+                          "--port", str(free_port()), "--force", "--timeout-s", "120")  # fmt: skip
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert code == 5 and len(errors) == 1 and "Traceback" not in err, err
+    assert "a container named onechip-vllm already exists" in errors[0], errors
+    calls = Path(f"{docker}.calls").read_text().splitlines()
+    assert not [c for c in calls if c.startswith(("rm", "stop"))], calls
+    assert not (home / "engine.json").exists()
