@@ -70,7 +70,10 @@ def build_agent(
 
 
 def _record(event: Any, tr: Transcript) -> None:
-    """Fold one ADK event into the transcript: calls sent, counts returned, the final text."""
+    """Fold one ADK event into the transcript: calls sent, counts returned, the final text. A partial event (SSE
+    streaming: a piece of text, or of a call's arguments, `partial_args`) is skipped: the whole one follows it."""
+    if getattr(event, "partial", False):
+        return
     content = getattr(event, "content", None)
     for part in getattr(content, "parts", None) or []:
         call, response = getattr(part, "function_call", None), getattr(part, "function_response", None)
@@ -85,7 +88,7 @@ def _record(event: Any, tr: Transcript) -> None:
             if isinstance(data, dict) and isinstance(data.get("count"), int):
                 tr.counts.append((str(data.get("where", "")), data["count"]))
             tr.messages.append({"role": "tool", "name": response.name, "content": response.response})
-        elif getattr(part, "text", None) and not getattr(event, "partial", False):
+        elif getattr(part, "text", None):
             tr.answer = part.text if getattr(event, "is_final_response", lambda: False)() else tr.answer
             tr.messages.append({"role": "assistant", "content": part.text})
 

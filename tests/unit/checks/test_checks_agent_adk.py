@@ -33,9 +33,9 @@ def _script(where: str | None, answer: str):
     return reply
 
 
-def _run(script, runs: int = 1, model: str = "google/gemma-4-E2B-it"):
+def _run(script, runs: int = 1, model: str = "google/gemma-4-E2B-it", out_dir=None):
     with FakeVllm(script, model=model) as srv:
-        request = CheckRequest(base_url=srv.url, only=["agent"], agent="adk", agent_runs=runs)
+        request = CheckRequest(base_url=srv.url, only=["agent"], agent="adk", agent_runs=runs, out_dir=out_dir)
         report = api.check(request)
         bodies = srv.chat_requests
     (result,) = report.results
@@ -115,3 +115,16 @@ def test_cli_prints_the_seed_table_with_the_backend(monkeypatch):
     assert "agent (MCP count_ids)" in out.output
     row = next(line for line in out.output.splitlines() if "│ adk" in line)
     assert [cell.strip() for cell in row.split("│")[1:6]] == ["adk", "2", "2/2", "2/2", "0"]
+
+
+def test_a_streamed_call_is_one_call_in_the_transcript(tmp_path):
+    # ADK streams a call as partial events (pieces of its arguments, `partial_args`) before the whole one: each was
+    # counted and saved as a call, so one call of "id >= 10" read as 6 calls (and "1/6 tool calls failed")
+    result, _ = _run(_script("id >= 10", "There are 8 ids."), out_dir=tmp_path)
+    assert result.agent_runs[0].outcome == "correct"
+    (saved,) = json.loads((tmp_path / "agent_transcripts.json").read_text())
+    calls = [m["tool_call"] for m in saved["messages"] if "tool_call" in m]
+    assert calls == [{"name": "count_ids", "arguments": {"where": "id >= 10"}}]
+    assert [m["content"] for m in saved["messages"] if m["role"] == "assistant" and "content" in m] == [
+        "There are 8 ids."
+    ]
