@@ -85,12 +85,28 @@ def _record(event: Any, tr: Transcript) -> None:
             tr.messages.append({"role": "assistant", "tool_call": {"name": call.name, "arguments": args}})
         elif response is not None:
             data = _structured(response.response)
-            if isinstance(data, dict) and isinstance(data.get("count"), int):
+            if (error := _call_error(response.response)) is not None:
+                tr.tool_failed(str(response.name), error)
+            elif isinstance(data, dict) and isinstance(data.get("count"), int):
                 tr.counts.append((str(data.get("where", "")), data["count"]))
             tr.messages.append({"role": "tool", "name": response.name, "content": response.response})
         elif getattr(part, "text", None):
             tr.answer = part.text if getattr(event, "is_final_response", lambda: False)() else tr.answer
             tr.messages.append({"role": "assistant", "content": part.text})
+
+
+def _call_error(response: Any) -> str | None:
+    """The error text of a failed tool call's ADK function response, None for a result: an MCP CallToolResult dump
+    with `isError` (its text blocks: the SDK's 'Error executing tool count_ids: ...'), or ADK's own
+    `{"error": ...}` (google-adk 2.13 McpTool.run_async: an MCP-level failure, a rejected call)."""
+    if not isinstance(response, dict):
+        return None
+    if isinstance(response.get("error"), str):
+        return response["error"]
+    if response.get("isError") or response.get("is_error"):
+        blocks = response.get("content") or []
+        return " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict)).strip() or "isError"
+    return None
 
 
 def _structured(response: Any) -> Any:

@@ -87,6 +87,13 @@ class Transcript:
     blocked: str | None = None  # the server's message when it refused `tools` with HTTP 400
     busy: bool = False  # the server stayed busy (429/503 after the client's busy retries): the run is not_tested
 
+    def tool_failed(self, name: str, text: str) -> str:
+        """Record a failed call of tool `name` in `tool_errors` (`text`: the error the model read, made to start
+        with 'error' as MCP SDK's own 'Error executing tool ...' does); return that text. Both agent stacks call it."""
+        text = text if text.lower().startswith("error") else "error: " + text
+        self.tool_errors.append(f"{name}: {text}")
+        return text
+
 
 # How one case is run: (endpoint, model, case, runs, options, MCP server stderr log) -> scored runs.
 CaseRunner = Callable[[WireClient, str, AgentCase, int, CheckOptions, Path | None], list[tuple[AgentRun, Transcript]]]
@@ -265,15 +272,15 @@ async def _call_tool(session: ClientSession, name: str, arguments: str | None, t
     try:
         args = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
-        return _tool_error(tr, name, f"error: arguments are not JSON ({exc.msg})")
+        return tr.tool_failed(name, f"error: arguments are not JSON ({exc.msg})")
     if not isinstance(args, dict):
-        return _tool_error(tr, name, "error: arguments must be a JSON object")
+        return tr.tool_failed(name, "error: arguments must be a JSON object")
     if name == "count_ids" and isinstance(args.get("where"), str):
         tr.filters.append(args["where"])
     try:
         result = await session.call_tool(name, args)
     except MCPError as exc:  # a protocol-level refusal: the model reads it like a tool error
-        return _tool_error(tr, name, f"error: {exc}")
+        return tr.tool_failed(name, f"error: {exc}")
     text = "\n".join(getattr(b, "text", "") for b in result.content)
     data = result.structured_content
     if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
@@ -281,14 +288,8 @@ async def _call_tool(session: ClientSession, name: str, arguments: str | None, t
     if not result.is_error and isinstance(data, dict) and isinstance(data.get("count"), int):
         tr.counts.append((str(data.get("where", "")), data["count"]))
     if result.is_error:  # the SDK's text already reads "Error executing tool count_ids: ..."
-        return _tool_error(tr, name, text if text.lower().startswith("error") else "error: " + text)
+        return tr.tool_failed(name, text)
     return text or json.dumps(data)
-
-
-def _tool_error(tr: Transcript, name: str, text: str) -> str:
-    """Record a failed tool call in `tr.tool_errors` and return the error text the model reads."""
-    tr.tool_errors.append(f"{name}: {text}")
-    return text
 
 
 def _mcp_client() -> tuple[Any, Any, Any]:

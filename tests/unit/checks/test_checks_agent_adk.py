@@ -128,3 +128,14 @@ def test_a_streamed_call_is_one_call_in_the_transcript(tmp_path):
     assert [m["content"] for m in saved["messages"] if m["role"] == "assistant" and "content" in m] == [
         "There are 8 ids."
     ]
+
+
+def test_a_failed_tool_call_is_named_in_the_note_as_the_loop_names_it():
+    # the ADK stack recorded no tool error: a right guess after a filter the MCP server refused read
+    # "correct 1/1, right filter 0/1; not-quoted 1", as if the call had worked (the loop says it failed)
+    result, _ = _run(_script("ids over ten", "There are 8 ids."))
+    (run,) = result.agent_runs
+    assert (run.outcome, run.correct, run.filters, run.tool_counts) == ("not-quoted", True, ["ids over ten"], [])
+    assert run.note.startswith("1/1 tool calls failed, first: count_ids: ") and "cannot parse filter" in run.note
+    assert "; tool errors in 1/1 runs, first: count_ids: " in result.note
+    assert result.probes[0].note == f"not-quoted ({run.note})"
