@@ -4,6 +4,7 @@ workload guidance derived from a run's own plan. Inputs are the result models `r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -35,11 +36,18 @@ def first(*values: Any) -> Any:
     return next((v for v in values if v not in (None, "")), None)
 
 
+_PIPE = re.compile(r"(\\*)\|")  # a pipe and the backslashes right before it
+
+
 def md_escape(text: Any) -> str:
     """Make a value safe inside a Markdown table cell: every line break (CommonMark ends a line at \\n, \\r and
     \\r\\n, so a lone \\r split the row) becomes a space, and pipes are escaped. Backticks need nothing: GFM splits a
-    row into cells before it reads code spans, and an escaped pipe inside one renders as '|' (GFM spec, tables)."""
-    return " ".join(str(text).splitlines()).replace("|", "\\|").strip()
+    row into cells before it reads code spans, and an escaped pipe inside one renders as '|' (GFM spec, tables).
+    Backslashes right before a pipe are doubled: the table takes one backslash off each escaped pipe before the cell
+    is read as inline Markdown, where a backslash before a pipe is an escape, so 'a\\|b' rendered 'a|b' (and GFM's
+    cell scanner reads an even run of backslashes as escaping each other, so the pipe after them split the cell)."""
+    flat = " ".join(str(text).splitlines())
+    return _PIPE.sub(lambda m: m.group(1) * 2 + "\\|", flat).strip()
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:

@@ -273,3 +273,31 @@ def test_check_notes_with_pipes_fences_and_carriage_returns_stay_in_their_cell(t
         "server said: bad | worse see <code>--tool-call-parser</code>; "
         "content='<code>json {&quot;a|b&quot;: 1} </code>' end"
     )
+
+
+def _checks_cells(tmp_path: Path, notes: list[str], **report: object) -> tuple[list[str], str]:
+    """The notes cell of a checks table holding one failed probe per note (rendered by markdown-it, as GitHub's
+    GFM tables read it), and the section's HTML."""
+    from markdown_it import MarkdownIt  # a dependency of rich
+
+    from onechip.schemas.checks import CheckReport, CheckResult, Probe
+
+    probes = [Probe(name=f"p{i}", verdict="fail", note=n) for i, n in enumerate(notes)]
+    checks = CheckReport(
+        base_url="http://127.0.0.1:8000",
+        model="m",
+        results=[CheckResult(domain="tool_calling", verdict="fail", probes=probes)],
+        **report,
+    )
+    (tmp_path / "checks.json").write_text(checks.model_dump_json())
+    section = render_markdown(tmp_path).split("## Capability checks", 1)[1].split("\n## ", 1)[0]
+    html = MarkdownIt("commonmark").enable("table").render(section)
+    return re.findall(r"<td>(.*?)</td>", html, re.S), html
+
+
+def test_a_backslash_before_a_pipe_in_a_cell_keeps_both(tmp_path: Path) -> None:
+    # md_escape made 'a\|b' 'a\\|b': the table took one backslash off the escaped pipe, and the inline '\|' that was
+    # left is an escaped pipe, so the cell read 'a|b' (a filter's regex, a Windows path before a pipe lost it)
+    cells, html = _checks_cells(tmp_path, [r"filter id\|x", r"C:\\|end"])
+    assert len(cells) == 5, html
+    assert cells[4] == r"filter id\|x; C:\\|end"
