@@ -1,0 +1,49 @@
+"""Break pass r56 on `onechip check` against fake models: what each verdict says follows from what the server did."""
+
+from __future__ import annotations
+
+import time
+
+from fakes.vllm_server import FakeVllm, Reply
+from onechip.checks import run_checks
+
+
+def _slow_after(answered: int, delay_s: float):
+    """A model that answers its first `answered` chat requests at once and every later one after `delay_s`."""
+    seen: list[int] = []
+
+    def reply(body: dict) -> Reply:
+        seen.append(1)
+        if len(seen) > answered:
+            time.sleep(delay_s)  # holds the fake's loop: the checks send one request at a time
+        return Reply("Paris is the capital.")
+
+    return reply
+
+
+def test_a_server_that_answers_no_request_in_time_leaves_its_probes_not_tested() -> None:
+    """Every chat request timed out and nothing else was answered: nothing is known of the model's answers, as for
+    a server busy on every try; the probes said 'fail' (the model's failure) while endpoint_failing said the verdicts
+    say nothing of the model."""
+    with FakeVllm(_slow_after(0, 1.5)) as srv:
+        report = run_checks(srv.url, only=["determinism"], determinism_prompts=1, request_timeout_s=0.5)
+    assert report.endpoint_failing and "1 got no answer" in report.endpoint_failing
+    (result,) = report.results
+    (probe,) = result.probes
+    assert (result.verdict, probe.verdict) == ("not_tested", "not_tested"), result
+    assert probe.note.startswith("not tested: the server answered none of the checks' requests") and (
+        "no answer within 0.5 s" in probe.note
+    ), probe.note
+    assert result.note.startswith("not tested: the server answered none of the checks' requests"), result.note
+
+
+def test_a_timeout_on_a_server_that_answered_other_requests_is_a_failure() -> None:
+    """The first prompt's two requests answered, the second prompt's timed out: the engine took the model's turn
+    and did not answer in time, which is its failure, said in the note."""
+    with FakeVllm(_slow_after(2, 1.5)) as srv:
+        report = run_checks(srv.url, only=["determinism"], determinism_prompts=2, request_timeout_s=0.5)
+    assert report.endpoint_failing is None
+    (result,) = report.results
+    assert [p.verdict for p in result.probes] == ["pass", "fail"]
+    assert "no answer within 0.5 s" in result.probes[1].note
+    assert result.verdict == "partial"
