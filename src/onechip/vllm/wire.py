@@ -510,7 +510,8 @@ def _reply_from_body(out: Json, url: str) -> ChatReply:
 
 
 class _StreamJoiner:
-    """Reassembles streamed chunks into a ChatReply: content joined, each tool call's argument deltas joined."""
+    """Reassembles streamed chunks into a ChatReply: content joined, each tool call's argument deltas joined, of the
+    first choice (`index` 0, as a non-streamed reply is read from choices[0])."""
 
     def __init__(self) -> None:
         self.reply = ChatReply()
@@ -524,6 +525,8 @@ class _StreamJoiner:
             self.reply.prompt_tokens = usage.get("prompt_tokens")
             self.reply.completion_tokens = usage.get("completion_tokens")
         for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) != 0:  # a server streaming n > 1 choices (one was asked) interleaves them
+                continue
             delta = choice.get("delta") or {}
             self.reply.content += delta.get("content") or ""
             self.reply.reasoning += reasoning_text(delta)

@@ -757,3 +757,23 @@ def test_a_health_answer_whose_body_trickles_is_judged_from_its_status_line() ->
         thread.join(5)
         listener.close()
     assert took < 2.0, took
+
+
+def test_chat_stream_joins_the_first_choice_only_when_a_server_streams_several() -> None:
+    # a server that sends n>1 choices though one was asked (or a proxy fanning out) interleaves them by `index`:
+    # every choice's deltas were joined into one reply ('ParisLyon is is'), its tool calls merged by call index
+    def chunk(index: int, delta: dict[str, object], finish: str | None = None) -> dict[str, object]:
+        return {"choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
+
+    call = {"index": 0, "id": "c1", "function": {"name": "g", "arguments": "{}"}}
+    text = sse(
+        chunk(0, {"content": "Paris"}),
+        chunk(1, {"content": "Lyon"}),
+        chunk(0, {"content": " is"}),
+        chunk(1, {"tool_calls": [call]}),
+        chunk(1, {}, "tool_calls"),
+        chunk(0, {}, "stop"),
+    )
+    with client(answer(text=text, ctype="text/event-stream")) as c:
+        reply = c.chat_stream(wire.chat_body("m", [], 4))
+    assert (reply.content, reply.tool_calls, reply.finish_reason) == ("Paris is", [], "stop")
