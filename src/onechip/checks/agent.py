@@ -257,6 +257,9 @@ async def _agent_turns(
             tr.answer = reply.content
             tr.messages.append({"role": "assistant", "content": tr.answer})
             return
+        # a call sent without an id gets one: replayed as null, a server validating the next turn refuses it (400)
+        for i, call in enumerate(reply.tool_calls):
+            call["id"] = call["id"] or f"call_{turn}_{i}"
         tr.messages.append(_assistant_message(reply))
         for call in reply.tool_calls:
             tr.calls += 1

@@ -47,3 +47,31 @@ def test_a_timeout_on_a_server_that_answered_other_requests_is_a_failure() -> No
     assert [p.verdict for p in result.probes] == ["pass", "fail"]
     assert "no answer within 0.5 s" in result.probes[1].note
     assert result.verdict == "partial"
+
+
+def test_a_tool_call_without_an_id_is_replayed_with_one() -> None:
+    """A server whose tool calls carry no `id` (the OpenAI shape requires one): the loop replayed the call with
+    `"id": null` and its result with `"tool_call_id": null`, which a server validating the request (vLLM's
+    ChatCompletionToolMessageParam: tool_call_id a string) refuses with a 400, then read as tools being blocked."""
+    import json
+
+    sent: list[dict] = []
+    call = {"type": "function", "function": {"name": "count_ids", "arguments": '{"where": "id >= 10"}'}}
+
+    def wire(number: int, body: dict) -> list:
+        sent.append(body)
+        answered = body["messages"][-1]["role"] == "tool"
+        msg = (
+            {"role": "assistant", "content": "There are 8 ids."}
+            if answered
+            else {"role": "assistant", "tool_calls": [call]}
+        )
+        choice = {"index": 0, "message": msg, "finish_reason": "stop" if answered else "tool_calls"}
+        return [(0.0, json.dumps({"object": "chat.completion", "choices": [choice]}).encode(), True)]
+
+    with FakeVllm(wire_script=wire, wire_plain=True, wire_ctype="application/json") as srv:
+        report = run_checks(srv.url, only=["agent"])
+    assert report.results[0].verdict == "pass"
+    assistant, tool = sent[1]["messages"][2:]
+    (replayed,) = assistant["tool_calls"]
+    assert isinstance(replayed["id"], str) and replayed["id"] and tool["tool_call_id"] == replayed["id"]
