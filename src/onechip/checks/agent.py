@@ -334,7 +334,7 @@ async def run_case(
                 except EndpointBusyError as exc:  # nothing is known of the answer it would have given
                     tr.error, tr.busy = str(exc), True
                 except EndpointStatusError as exc:
-                    if exc.status_code == 400:  # the server refused `tools`: blocked, not a model error
+                    if exc.status_code == 400 and tr.turns == 1:  # it refused `tools`: blocked, not a model error
                         tr.error = tr.blocked = exc.server_message
                     else:
                         tr.error = str(exc)

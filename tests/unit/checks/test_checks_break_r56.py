@@ -75,3 +75,21 @@ def test_a_tool_call_without_an_id_is_replayed_with_one() -> None:
     assistant, tool = sent[1]["messages"][2:]
     (replayed,) = assistant["tool_calls"]
     assert isinstance(replayed["id"], str) and replayed["id"] and tool["tool_call_id"] == replayed["id"]
+
+
+def test_a_400_after_the_server_took_the_tools_is_the_runs_error_not_blocked() -> None:
+    """The first turn, with `tools`, was answered with a call; the next turn got a 400 (its prompt over the context):
+    the server took tools, so the domain is no 'blocked' (which says the server refused them) but the run's error."""
+    too_long = "This model's maximum context length is 4096 tokens. However, your prompt contains 5000 input tokens"
+
+    def chat(body: dict) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return Reply(status=400, error=too_long)
+        return Reply(tool_calls=[("count_ids", '{"where": "id >= 10"}')])
+
+    with FakeVllm(chat) as srv:
+        report = run_checks(srv.url, only=["agent"])
+    (result,) = report.results
+    (run,) = result.agent_runs
+    assert (result.verdict, run.outcome) == ("fail", "error"), result.note
+    assert run.error and "HTTP 400" in run.error and "maximum context length" in run.error
