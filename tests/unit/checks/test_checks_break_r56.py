@@ -93,3 +93,15 @@ def test_a_400_after_the_server_took_the_tools_is_the_runs_error_not_blocked() -
     (run,) = result.agent_runs
     assert (result.verdict, run.outcome) == ("fail", "error"), result.note
     assert run.error and "HTTP 400" in run.error and "maximum context length" in run.error
+
+
+def test_a_tool_probe_answered_in_reasoning_only_says_so() -> None:
+    """A reasoning model that spent the probe's tokens thinking (reasoning_content, no content, no call): the note
+    read "no tool_calls; content=''", as if the model had said nothing."""
+    with FakeVllm(lambda body: Reply(reasoning="I should call record_reading with sensor A7 and")) as srv:
+        report = run_checks(srv.url, only=["tools"], tool_choice=["auto"])
+    (result,) = report.results
+    assert {p.verdict for p in result.probes} == {"fail"}
+    for probe in result.probes:
+        assert "no tool_calls; content=''" in probe.note and "reasoning only" in probe.note, probe.note
+        assert "'I should call record_reading" in probe.note and "finish_reason 'stop'" in probe.note, probe.note
