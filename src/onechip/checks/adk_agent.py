@@ -28,7 +28,7 @@ from typing import Any
 from onechip.checks.agent import SYSTEM_PROMPT, AgentCase, Transcript, score
 from onechip.errors import MissingDependencyError
 from onechip.schemas.checks import AgentRun, CheckOptions
-from onechip.vllm.wire import WireClient, api_key_from_env
+from onechip.vllm.wire import BUSY_STATUSES, WireClient, api_key_from_env
 
 
 def _adk() -> dict[str, Any]:
@@ -135,6 +135,9 @@ async def _one_run(adk: dict[str, Any], agent: Any, case: AgentCase, opts: Check
             _record(event, tr)
     except Exception as exc:  # noqa: BLE001 - ADK/LiteLLM raise their own trees; the run is scored 'error'
         tr.error = f"{type(exc).__name__}: {exc}"[:500]
+        # LiteLLM's RateLimitError / ServiceUnavailableError carry the answer's status: a busy server is not_tested,
+        # as in the loop (checks.verdicts.failed)
+        tr.busy = getattr(exc, "status_code", None) in BUSY_STATUSES
     finally:
         await runner.close()
 

@@ -139,3 +139,14 @@ def test_a_failed_tool_call_is_named_in_the_note_as_the_loop_names_it():
     assert run.note.startswith("1/1 tool calls failed, first: count_ids: ") and "cannot parse filter" in run.note
     assert "; tool errors in 1/1 runs, first: count_ids: " in result.note
     assert result.probes[0].note == f"not-quoted ({run.note})"
+
+
+def test_a_server_busy_for_the_run_leaves_it_not_tested_as_the_loop_does():
+    # a 429 reached LiteLLM as RateLimitError and the run scored 'error' (agent fail), where the loop agent and every
+    # other probe read a busy server as not_tested (checks.verdicts.failed): nothing is known of the model's answer
+    with FakeVllm(_script("id >= 10", "8"), model="google/gemma-4-E2B-it") as srv:
+        srv.fail_status, srv.retry_after = dict.fromkeys(range(1, 50), 429), "0"
+        report = api.check(CheckRequest(base_url=srv.url, only=["agent"], agent="adk"))
+    (result,) = report.results
+    assert (result.verdict, result.probes[0].verdict) == ("not_tested", "not_tested"), result.note
+    assert result.note.startswith("server busy on all 1 runs: RateLimitError: ") and "429" in result.note
