@@ -448,6 +448,15 @@ def chat_shape_error(obj: Json, part: str) -> str | None:
         if not isinstance(said, dict | None) or not isinstance((said or {}).get("content"), str | None):
             return f"{part} is not an object with text content: {shown(said)}"
         calls = (said or {}).get("tool_calls")
+        for i, call in enumerate(calls if isinstance(calls, list) else []):
+            fn = call.get("function") if isinstance(call, dict) else None
+            args = fn.get("arguments") if isinstance(fn, dict) else None
+            if isinstance(args, dict | list):  # a client json.loads the arguments' text before calling its tool
+                kind = "object" if isinstance(args, dict) else "array"
+                return (
+                    f"{part}.tool_calls[{i}].function.arguments is a JSON {kind}, where the OpenAI shape has JSON "
+                    f"text: {shown(args)}"
+                )
         if calls is not None and not (isinstance(calls, list) and all(_tool_call_shape(c) for c in calls)):
             return f"{part}.tool_calls is not a list of tool calls: {shown(calls)}"
     if usage is None:

@@ -493,6 +493,11 @@ SHAPES = [
     ({"choices": [{"PART": {"tool_calls": "x"}}]}, "PART.tool_calls is not a list of tool calls: 'x'"),
     ({"choices": [{"PART": {"tool_calls": [{"function": "f"}]}}]},
      "PART.tool_calls is not a list of tool calls: [{'function': 'f'}]"),
+    # the arguments as an object: the note showed the call cut before them, not what was wrong
+    ({"choices": [{"PART": {"tool_calls": [{"id": "call_0", "type": "function",
+                                            "function": {"name": "count_ids", "arguments": {"where": "id >= 10"}}}]}}]},
+     "PART.tool_calls[0].function.arguments is a JSON object, where the OpenAI shape has JSON text: "
+     "{'where': 'id >= 10'}"),
     ({"choices": [{"PART": {"content": "a"}, "finish_reason": 5}]}, "finish_reason is not text: 5"),
     ({"choices": [{"PART": {"content": "a"}}], "usage": [1]}, "usage is not an object of counts: [1]"),
     ({"choices": [{"PART": {"content": "a"}}], "usage": {"completion_tokens": "x"}},
