@@ -82,6 +82,7 @@ class Transcript:
     calls: int = 0
     tool_errors: list[str] = field(default_factory=list)  # "<tool>: <error text the model read>", one per failed call
     answer: str = ""
+    reasoning: str = ""  # the last turn's reasoning (a reasoning parser's reasoning_content), kept for the note
     turns: int = 0
     error: str | None = None
     blocked: str | None = None  # the server's message when it refused `tools` with HTTP 400
@@ -179,11 +180,14 @@ def score(case: AgentCase, run: int, tr: Transcript, duration_s: float) -> Agent
 
 
 def _run_note(tr: Transcript) -> str:
-    """TEXT_CALL_NOTE for a call sent as text; the tool errors the model read (the first named), else ''."""
+    """TEXT_CALL_NOTE for a call sent as text; the tool errors the model read (the first named); an answer given in
+    reasoning only; else ''."""
     if tr.calls == 0 and not tr.error and CALL_AS_TEXT.search(tr.answer):
         return TEXT_CALL_NOTE
     if tr.tool_errors:
         return f"{len(tr.tool_errors)}/{tr.calls} tool calls failed, first: {tr.tool_errors[0][:200]}"
+    if not tr.error and not tr.answer.strip() and tr.reasoning.strip():  # scored on content, what a user is shown
+        return f"answered in reasoning only: {tr.reasoning.strip()[:200]!r}"
     return ""
 
 
@@ -254,7 +258,7 @@ async def _agent_turns(
         )
         reply = await asyncio.to_thread(ep.chat, body)  # the MCP session's tasks keep running meanwhile
         if not reply.tool_calls:
-            tr.answer = reply.content
+            tr.answer, tr.reasoning = reply.content, reply.reasoning
             tr.messages.append({"role": "assistant", "content": tr.answer})
             return
         # a call sent without an id gets one: replayed as null, a server validating the next turn refuses it (400)

@@ -105,3 +105,13 @@ def test_a_tool_probe_answered_in_reasoning_only_says_so() -> None:
     for probe in result.probes:
         assert "no tool_calls; content=''" in probe.note and "reasoning only" in probe.note, probe.note
         assert "'I should call record_reading" in probe.note and "finish_reason 'stop'" in probe.note, probe.note
+
+
+def test_an_agent_answer_in_reasoning_only_is_named_in_the_note() -> None:
+    """A reasoning model whose last turn held reasoning_content and no content: the run read 'no-call' with an empty
+    answer and nothing saying the model had written anything."""
+    with FakeVllm(lambda body: Reply(reasoning="I cannot see the table; I guess there are 8 ids.")) as srv:
+        report = run_checks(srv.url, only=["agent"])
+    (run,) = report.results[0].agent_runs
+    assert (run.outcome, run.answer) == ("no-call", "")
+    assert run.note == "answered in reasoning only: 'I cannot see the table; I guess there are 8 ids.'", run.note
