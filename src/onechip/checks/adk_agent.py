@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from onechip.checks.agent import SYSTEM_PROMPT, AgentCase, Transcript, score
-from onechip.errors import MissingDependencyError
+from onechip.errors import MissingDependencyError, redact
 from onechip.schemas.checks import AgentRun, CheckOptions
 from onechip.vllm.wire import BUSY_STATUSES, WireClient, api_key_from_env
 
@@ -131,10 +131,10 @@ async def _one_run(adk: dict[str, Any], agent: Any, case: AgentCase, opts: Check
         ):
             tr.turns += 1 if getattr(event, "author", "") == agent.name and not getattr(event, "partial", False) else 0
             if getattr(event, "error_message", None):
-                tr.error = str(event.error_message)[:500]
+                tr.error = redact(str(event.error_message))[:500]
             _record(event, tr)
     except Exception as exc:  # noqa: BLE001 - ADK/LiteLLM raise their own trees; the run is scored 'error'
-        tr.error = f"{type(exc).__name__}: {exc}"[:500]
+        tr.error = redact(f"{type(exc).__name__}: {exc}")[:500]  # LiteLLM's text holds the server's body as sent
         # LiteLLM's RateLimitError / ServiceUnavailableError carry the answer's status: a busy server is not_tested,
         # as in the loop (checks.verdicts.failed)
         tr.busy = getattr(exc, "status_code", None) in BUSY_STATUSES
@@ -194,6 +194,13 @@ def run_case_adk(
 _CHATTY_LOGGERS = ("google_adk", "LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
 
+class _Redacted(logging.Formatter):
+    """A log record as text, redacted (errors.redact): LiteLLM logs a failed call with the server's body as sent."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
 @contextlib.contextmanager
 def _logs_to(errlog: Any) -> Iterator[None]:
     """Send _CHATTY_LOGGERS to `errlog` (not the terminal) for the block, and silence LiteLLM's printed
@@ -201,6 +208,7 @@ def _logs_to(errlog: Any) -> Iterator[None]:
     import litellm
 
     handler = logging.StreamHandler(errlog)
+    handler.setFormatter(_Redacted())
     saved = [(logging.getLogger(n), logging.getLogger(n).propagate) for n in _CHATTY_LOGGERS]
     quiet = litellm.suppress_debug_info
     litellm.suppress_debug_info = True

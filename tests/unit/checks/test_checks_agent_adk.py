@@ -150,3 +150,15 @@ def test_a_server_busy_for_the_run_leaves_it_not_tested_as_the_loop_does():
     (result,) = report.results
     assert (result.verdict, result.probes[0].verdict) == ("not_tested", "not_tested"), result.note
     assert result.note.startswith("server busy on all 1 runs: RateLimitError: ") and "429" in result.note
+
+
+def test_a_server_error_naming_a_token_is_stored_redacted(tmp_path):
+    # LiteLLM's exception text, stored as the run's error, held the server's body as sent (a proxy echoing the
+    # request's token) in checks.json and the transcripts; the loop's errors pass through vllm.wire.server_message
+    token = "hf_abcdefghijklmnopqrstuvwxyz0123456789"
+    body = b'{"error": {"message": "bad token ' + token.encode() + b'\\nfor this route"}}'
+    with FakeVllm(model="google/gemma-4-E2B-it", raw_answers={"/v1/chat/completions": (401, body, None)}) as srv:
+        report = api.check(CheckRequest(base_url=srv.url, only=["agent"], agent="adk", out_dir=tmp_path / "c"))
+    (run,) = report.results[0].agent_runs
+    assert run.outcome == "error" and "bad token ***" in run.error, run.error
+    assert not [p for p in (tmp_path / "c").iterdir() if token in p.read_text() or "hf_abcdefgh" in p.read_text()]
