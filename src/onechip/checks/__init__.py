@@ -26,6 +26,7 @@ from onechip.checks.multimodal import check_multimodal
 from onechip.checks.needle import check_needle
 from onechip.checks.smoke import check_smoke
 from onechip.checks.tools import check_tools
+from onechip.checks.verdicts import combine
 from onechip.errors import ConfigError, Interrupted
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -112,6 +113,8 @@ def run_checks(
             raise Interrupted(f"check interrupted after {len(results)} of {len(names)} domains{where}") from None
     report = _report(ep.root, served, report_start, started, opts, results)
     report.endpoint_failing = endpoint_failing(ep)
+    if report.endpoint_failing:
+        _untested(results)
     if ep.busy:
         report.server_busy = (
             f"server busy: {ep.busy} request(s) the checks sent answered 429/503 on all {BUSY_RETRIES + 1} tries "
@@ -135,6 +138,23 @@ def endpoint_failing(ep: WireClient) -> str | None:
         f"{ep.root} answers /v1/models but failed all {failed} requests the checks sent ({how}; the last: "
         f"{ep.last_failure}); the verdicts say nothing of the model: see the server's log"
     )
+
+
+UNANSWERED = "not tested: the server answered none of the checks' requests (see endpoint_failing)"
+
+
+def _untested(results: list[CheckResult]) -> None:
+    """Mark not_tested, in place, each probe that failed when the server answered no request at all (a 5xx or no
+    answer to each, endpoint_failing): nothing the model would have said is known, as when it stays busy
+    (verdicts.failed). A request that timed out or failed on a server that answered others stays a fail, the
+    engine's or the model's: the same server did answer. Each note says which."""
+    for result in results:
+        failed = [p for p in result.probes if p.verdict == "fail"]
+        for probe in failed:
+            probe.verdict, probe.note = "not_tested", f"{UNANSWERED}: {probe.note}"
+        if failed:
+            result.verdict = combine(result.probes)
+            result.note = f"{UNANSWERED}; {result.note}" if result.note else UNANSWERED
 
 
 def _run_domains(

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from onechip.checks.agent import SYSTEM_PROMPT, AgentCase, Transcript, score
-from onechip.errors import MissingDependencyError
+from onechip.errors import MissingDependencyError, redact
 from onechip.schemas.checks import AgentRun, CheckOptions
-from onechip.vllm.wire import WireClient, api_key_from_env
+from onechip.vllm.wire import BUSY_STATUSES, WireClient, api_key_from_env
 
 
 def _adk() -> dict[str, Any]:
@@ -70,7 +70,10 @@ def build_agent(
 
 
 def _record(event: Any, tr: Transcript) -> None:
-    """Fold one ADK event into the transcript: calls sent, counts returned, the final text."""
+    """Fold one ADK event into the transcript: calls sent, counts returned, the final text. A partial event (SSE
+    streaming: a piece of text, or of a call's arguments, `partial_args`) is skipped: the whole one follows it."""
+    if getattr(event, "partial", False):
+        return
     content = getattr(event, "content", None)
     for part in getattr(content, "parts", None) or []:
         call, response = getattr(part, "function_call", None), getattr(part, "function_response", None)
@@ -82,12 +85,28 @@ def _record(event: Any, tr: Transcript) -> None:
             tr.messages.append({"role": "assistant", "tool_call": {"name": call.name, "arguments": args}})
         elif response is not None:
             data = _structured(response.response)
-            if isinstance(data, dict) and isinstance(data.get("count"), int):
+            if (error := _call_error(response.response)) is not None:
+                tr.tool_failed(str(response.name), error)
+            elif isinstance(data, dict) and isinstance(data.get("count"), int):
                 tr.counts.append((str(data.get("where", "")), data["count"]))
             tr.messages.append({"role": "tool", "name": response.name, "content": response.response})
-        elif getattr(part, "text", None) and not getattr(event, "partial", False):
+        elif getattr(part, "text", None):
             tr.answer = part.text if getattr(event, "is_final_response", lambda: False)() else tr.answer
             tr.messages.append({"role": "assistant", "content": part.text})
+
+
+def _call_error(response: Any) -> str | None:
+    """The error text of a failed tool call's ADK function response, None for a result: an MCP CallToolResult dump
+    with `isError` (its text blocks: the SDK's 'Error executing tool count_ids: ...'), or ADK's own
+    `{"error": ...}` (google-adk 2.13 McpTool.run_async: an MCP-level failure, a rejected call)."""
+    if not isinstance(response, dict):
+        return None
+    if isinstance(response.get("error"), str):
+        return response["error"]
+    if response.get("isError") or response.get("is_error"):
+        blocks = response.get("content") or []
+        return " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict)).strip() or "isError"
+    return None
 
 
 def _structured(response: Any) -> Any:
@@ -112,10 +131,13 @@ async def _one_run(adk: dict[str, Any], agent: Any, case: AgentCase, opts: Check
         ):
             tr.turns += 1 if getattr(event, "author", "") == agent.name and not getattr(event, "partial", False) else 0
             if getattr(event, "error_message", None):
-                tr.error = str(event.error_message)[:500]
+                tr.error = redact(str(event.error_message))[:500]
             _record(event, tr)
     except Exception as exc:  # noqa: BLE001 - ADK/LiteLLM raise their own trees; the run is scored 'error'
-        tr.error = f"{type(exc).__name__}: {exc}"[:500]
+        tr.error = redact(f"{type(exc).__name__}: {exc}")[:500]  # LiteLLM's text holds the server's body as sent
+        # LiteLLM's RateLimitError / ServiceUnavailableError carry the answer's status: a busy server is not_tested,
+        # as in the loop (checks.verdicts.failed)
+        tr.busy = getattr(exc, "status_code", None) in BUSY_STATUSES
     finally:
         await runner.close()
 
@@ -172,6 +194,13 @@ def run_case_adk(
 _CHATTY_LOGGERS = ("google_adk", "LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
 
+class _Redacted(logging.Formatter):
+    """A log record as text, redacted (errors.redact): LiteLLM logs a failed call with the server's body as sent."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
 @contextlib.contextmanager
 def _logs_to(errlog: Any) -> Iterator[None]:
     """Send _CHATTY_LOGGERS to `errlog` (not the terminal) for the block, and silence LiteLLM's printed
@@ -179,6 +208,7 @@ def _logs_to(errlog: Any) -> Iterator[None]:
     import litellm
 
     handler = logging.StreamHandler(errlog)
+    handler.setFormatter(_Redacted())
     saved = [(logging.getLogger(n), logging.getLogger(n).propagate) for n in _CHATTY_LOGGERS]
     quiet = litellm.suppress_debug_info
     litellm.suppress_debug_info = True

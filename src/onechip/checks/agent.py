@@ -82,10 +82,18 @@ class Transcript:
     calls: int = 0
     tool_errors: list[str] = field(default_factory=list)  # "<tool>: <error text the model read>", one per failed call
     answer: str = ""
+    reasoning: str = ""  # the last turn's reasoning (a reasoning parser's reasoning_content), kept for the note
     turns: int = 0
     error: str | None = None
     blocked: str | None = None  # the server's message when it refused `tools` with HTTP 400
     busy: bool = False  # the server stayed busy (429/503 after the client's busy retries): the run is not_tested
+
+    def tool_failed(self, name: str, text: str) -> str:
+        """Record a failed call of tool `name` in `tool_errors` (`text`: the error the model read, made to start
+        with 'error' as MCP SDK's own 'Error executing tool ...' does); return that text. Both agent stacks call it."""
+        text = text if text.lower().startswith("error") else "error: " + text
+        self.tool_errors.append(f"{name}: {text}")
+        return text
 
 
 # How one case is run: (endpoint, model, case, runs, options, MCP server stderr log) -> scored runs.
@@ -172,11 +180,14 @@ def score(case: AgentCase, run: int, tr: Transcript, duration_s: float) -> Agent
 
 
 def _run_note(tr: Transcript) -> str:
-    """TEXT_CALL_NOTE for a call sent as text; the tool errors the model read (the first named), else ''."""
+    """TEXT_CALL_NOTE for a call sent as text; the tool errors the model read (the first named); an answer given in
+    reasoning only; else ''."""
     if tr.calls == 0 and not tr.error and CALL_AS_TEXT.search(tr.answer):
         return TEXT_CALL_NOTE
     if tr.tool_errors:
         return f"{len(tr.tool_errors)}/{tr.calls} tool calls failed, first: {tr.tool_errors[0][:200]}"
+    if not tr.error and not tr.answer.strip() and tr.reasoning.strip():  # scored on content, what a user is shown
+        return f"answered in reasoning only: {tr.reasoning.strip()[:200]!r}"
     return ""
 
 
@@ -247,9 +258,12 @@ async def _agent_turns(
         )
         reply = await asyncio.to_thread(ep.chat, body)  # the MCP session's tasks keep running meanwhile
         if not reply.tool_calls:
-            tr.answer = reply.content
+            tr.answer, tr.reasoning = reply.content, reply.reasoning
             tr.messages.append({"role": "assistant", "content": tr.answer})
             return
+        # a call sent without an id gets one: replayed as null, a server validating the next turn refuses it (400)
+        for i, call in enumerate(reply.tool_calls):
+            call["id"] = call["id"] or f"call_{turn}_{i}"
         tr.messages.append(_assistant_message(reply))
         for call in reply.tool_calls:
             tr.calls += 1
@@ -265,15 +279,15 @@ async def _call_tool(session: ClientSession, name: str, arguments: str | None, t
     try:
         args = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
-        return _tool_error(tr, name, f"error: arguments are not JSON ({exc.msg})")
+        return tr.tool_failed(name, f"error: arguments are not JSON ({exc.msg})")
     if not isinstance(args, dict):
-        return _tool_error(tr, name, "error: arguments must be a JSON object")
+        return tr.tool_failed(name, "error: arguments must be a JSON object")
     if name == "count_ids" and isinstance(args.get("where"), str):
         tr.filters.append(args["where"])
     try:
         result = await session.call_tool(name, args)
     except MCPError as exc:  # a protocol-level refusal: the model reads it like a tool error
-        return _tool_error(tr, name, f"error: {exc}")
+        return tr.tool_failed(name, f"error: {exc}")
     text = "\n".join(getattr(b, "text", "") for b in result.content)
     data = result.structured_content
     if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
@@ -281,14 +295,8 @@ async def _call_tool(session: ClientSession, name: str, arguments: str | None, t
     if not result.is_error and isinstance(data, dict) and isinstance(data.get("count"), int):
         tr.counts.append((str(data.get("where", "")), data["count"]))
     if result.is_error:  # the SDK's text already reads "Error executing tool count_ids: ..."
-        return _tool_error(tr, name, text if text.lower().startswith("error") else "error: " + text)
+        return tr.tool_failed(name, text)
     return text or json.dumps(data)
-
-
-def _tool_error(tr: Transcript, name: str, text: str) -> str:
-    """Record a failed tool call in `tr.tool_errors` and return the error text the model reads."""
-    tr.tool_errors.append(f"{name}: {text}")
-    return text
 
 
 def _mcp_client() -> tuple[Any, Any, Any]:
@@ -330,7 +338,7 @@ async def run_case(
                 except EndpointBusyError as exc:  # nothing is known of the answer it would have given
                     tr.error, tr.busy = str(exc), True
                 except EndpointStatusError as exc:
-                    if exc.status_code == 400:  # the server refused `tools`: blocked, not a model error
+                    if exc.status_code == 400 and tr.turns == 1:  # it refused `tools`: blocked, not a model error
                         tr.error = tr.blocked = exc.server_message
                     else:
                         tr.error = str(exc)

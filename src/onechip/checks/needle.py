@@ -228,10 +228,9 @@ def check_needle(ep: WireClient, model: str, opts: CheckOptions, max_model_len: 
         "depths": ",".join(f"{d:g}" for d in opts.needle_depths),
     }
     n_needles = len(lengths) * len(opts.needle_depths)
-    return CheckResult(
-        domain="long_context",
-        verdict=combine(probes),
-        conditions=conditions,
-        probes=probes,
-        note=f"needle found {found}/{n_needles}" + (f" ({untested} not tested)" if untested else ""),
-    )
+    note = f"needle found {found}/{n_needles}" + (f" ({untested} not tested)" if untested else "")
+    verdict = combine(probes)
+    if needles and untested == len(needles):  # no recall was asked: the over-limit probe alone is the server's refusal
+        verdict = "not_tested" if verdict == "pass" else verdict
+        note += f": no needle asked: {needles[0].note}"
+    return CheckResult(domain="long_context", verdict=verdict, conditions=conditions, probes=probes, note=note)

@@ -97,8 +97,10 @@ def judge_call(reply: ChatReply, tool: str, expected: dict[str, Any]) -> tuple[V
     while an extra read-only call is only noted.
     """
     if not reply.tool_calls:
-        raw = reply.content.strip()
-        return "fail", f"no tool_calls; content={raw[:120]!r}{_text_call_hint(raw)}", None, None
+        raw, thought = reply.content.strip(), reply.reasoning.strip()
+        only_thought = f"answered in reasoning only: {thought[:120]!r}, finish_reason {reply.finish_reason!r}"
+        said = f" ({only_thought})" if thought and not raw else ""
+        return "fail", f"no tool_calls; content={raw[:120]!r}{_text_call_hint(raw)}{said}", None, None
     judged = [_judge_one(call, tool, expected) for call in reply.tool_calls]
     best = max(range(len(judged)), key=lambda i: RANK[judged[i][0]])
     verdict, note, args = judged[best]

@@ -11,7 +11,9 @@ from onechip.schemas.checks import Probe, Verdict
 
 def failed(exc: EndpointError) -> Verdict:
     """The verdict of a probe whose request failed: not_tested when the server stayed busy (429/503 after its
-    retries: nothing is known of the answer it would have given, `CheckReport.server_busy` says so), else fail."""
+    retries: nothing is known of the answer it would have given, `CheckReport.server_busy` says so), else fail: a
+    timeout or a 5xx is the engine's failure to answer, unless the server answered none of the run's requests, when
+    run_checks makes it not_tested at the end (`CheckReport.endpoint_failing` says so)."""
     return "not_tested" if isinstance(exc, EndpointBusyError) else "fail"
 
 

@@ -15,7 +15,7 @@ from onechip.errors import redact
 from onechip.report.markdown_bench import grids, workload_guidance
 from onechip.report.markdown_cost import cost_section
 from onechip.report.rundir import RunFiles, read_run
-from onechip.report.tables import first, flag_words, gib, md_table, num, serve_flags
+from onechip.report.tables import first, flag_words, gib, md_table, md_text, num, serve_flags
 from onechip.schemas import BootRecord, CheckReport, CheckResult, CrossCheck, Plan
 from onechip.schemas.bench import BenchClient, BenchServer
 from onechip.schemas.common import GIB
@@ -163,8 +163,8 @@ def _memory(run: RunFiles) -> list[str]:
 
 def _check_row(r: CheckResult) -> tuple[str, ...]:
     conditions = ", ".join(f"{k}={v}" for k, v in r.conditions.items())
-    notes = "; ".join(p.note for p in r.probes if p.note and p.verdict != "pass")
-    return (r.domain, f"**{r.verdict}**", r.probes_passed(), conditions or "—", notes[:200] or "—")
+    notes = "; ".join(p.note for p in r.probes if p.note and p.verdict != "pass")  # a server's or a model's words
+    return (r.domain, f"**{r.verdict}**", r.probes_passed(), conditions or "—", md_text(notes[:200]) or "—")
 
 
 def _checks(run: RunFiles) -> list[str]:
@@ -188,7 +188,7 @@ def _check_run_end(checks: CheckReport) -> list[str]:
         checks.endpoint_failing,
         checks.server_busy,
     ]
-    return [line for text in said if text for line in ("", text)]
+    return [line for text in said if text for line in ("", md_text(text))]
 
 
 def _boot(boot: BootRecord | None) -> list[str]:

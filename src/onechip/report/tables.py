@@ -4,6 +4,7 @@ workload guidance derived from a run's own plan. Inputs are the result models `r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -35,11 +36,37 @@ def first(*values: Any) -> Any:
     return next((v for v in values if v not in (None, "")), None)
 
 
+_PIPE = re.compile(r"(\\*)\|")  # a pipe and the backslashes right before it
+
+
+class Markdown(str):
+    """Text that is Markdown already, made safe for a table cell (md_text): md_escape leaves it as it is."""
+
+
+# what inline Markdown reads as markup (CommonMark: emphasis, code, links and images, autolinks and raw HTML, entity
+# references, backslash escapes; GFM: strikethrough, the table's pipe) and '#', a heading where text starts a line;
+# CommonMark lets a backslash escape any ASCII punctuation, so each shows as itself
+_MARKUP = re.compile(r"([\\`*_\[\]<>&~#|!])")
+
+
+def md_text(text: Any) -> Markdown:
+    """Free text (a server's message, a model's answer in a check's note) as Markdown that shows it as text, in a
+    paragraph or a table cell: line breaks become spaces and every markup character is backslash-escaped, so
+    '**', '# ', '<script>', a backtick or a pipe in it renders as written."""
+    return Markdown(_MARKUP.sub(r"\\\1", " ".join(str(text).splitlines())).strip())
+
+
 def md_escape(text: Any) -> str:
     """Make a value safe inside a Markdown table cell: every line break (CommonMark ends a line at \\n, \\r and
     \\r\\n, so a lone \\r split the row) becomes a space, and pipes are escaped. Backticks need nothing: GFM splits a
-    row into cells before it reads code spans, and an escaped pipe inside one renders as '|' (GFM spec, tables)."""
-    return " ".join(str(text).splitlines()).replace("|", "\\|").strip()
+    row into cells before it reads code spans, and an escaped pipe inside one renders as '|' (GFM spec, tables).
+    Backslashes right before a pipe are doubled: the table takes one backslash off each escaped pipe before the cell
+    is read as inline Markdown, where a backslash before a pipe is an escape, so 'a\\|b' rendered 'a|b' (and GFM's
+    cell scanner reads an even run of backslashes as escaping each other, so the pipe after them split the cell)."""
+    if isinstance(text, Markdown):
+        return text
+    flat = " ".join(str(text).splitlines())
+    return _PIPE.sub(lambda m: m.group(1) * 2 + "\\|", flat).strip()
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:

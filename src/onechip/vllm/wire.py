@@ -448,6 +448,15 @@ def chat_shape_error(obj: Json, part: str) -> str | None:
         if not isinstance(said, dict | None) or not isinstance((said or {}).get("content"), str | None):
             return f"{part} is not an object with text content: {shown(said)}"
         calls = (said or {}).get("tool_calls")
+        for i, call in enumerate(calls if isinstance(calls, list) else []):
+            fn = call.get("function") if isinstance(call, dict) else None
+            args = fn.get("arguments") if isinstance(fn, dict) else None
+            if isinstance(args, dict | list):  # a client json.loads the arguments' text before calling its tool
+                kind = "object" if isinstance(args, dict) else "array"
+                return (
+                    f"{part}.tool_calls[{i}].function.arguments is a JSON {kind}, where the OpenAI shape has JSON "
+                    f"text: {shown(args)}"
+                )
         if calls is not None and not (isinstance(calls, list) and all(_tool_call_shape(c) for c in calls)):
             return f"{part}.tool_calls is not a list of tool calls: {shown(calls)}"
     if usage is None:
@@ -510,7 +519,8 @@ def _reply_from_body(out: Json, url: str) -> ChatReply:
 
 
 class _StreamJoiner:
-    """Reassembles streamed chunks into a ChatReply: content joined, each tool call's argument deltas joined."""
+    """Reassembles streamed chunks into a ChatReply: content joined, each tool call's argument deltas joined, of the
+    first choice (`index` 0, as a non-streamed reply is read from choices[0])."""
 
     def __init__(self) -> None:
         self.reply = ChatReply()
@@ -524,6 +534,8 @@ class _StreamJoiner:
             self.reply.prompt_tokens = usage.get("prompt_tokens")
             self.reply.completion_tokens = usage.get("completion_tokens")
         for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) != 0:  # a server streaming n > 1 choices (one was asked) interleaves them
+                continue
             delta = choice.get("delta") or {}
             self.reply.content += delta.get("content") or ""
             self.reply.reasoning += reasoning_text(delta)

@@ -33,9 +33,9 @@ def _script(where: str | None, answer: str):
     return reply
 
 
-def _run(script, runs: int = 1, model: str = "google/gemma-4-E2B-it"):
+def _run(script, runs: int = 1, model: str = "google/gemma-4-E2B-it", out_dir=None):
     with FakeVllm(script, model=model) as srv:
-        request = CheckRequest(base_url=srv.url, only=["agent"], agent="adk", agent_runs=runs)
+        request = CheckRequest(base_url=srv.url, only=["agent"], agent="adk", agent_runs=runs, out_dir=out_dir)
         report = api.check(request)
         bodies = srv.chat_requests
     (result,) = report.results
@@ -115,3 +115,50 @@ def test_cli_prints_the_seed_table_with_the_backend(monkeypatch):
     assert "agent (MCP count_ids)" in out.output
     row = next(line for line in out.output.splitlines() if "│ adk" in line)
     assert [cell.strip() for cell in row.split("│")[1:6]] == ["adk", "2", "2/2", "2/2", "0"]
+
+
+def test_a_streamed_call_is_one_call_in_the_transcript(tmp_path):
+    # ADK streams a call as partial events (pieces of its arguments, `partial_args`) before the whole one: each was
+    # counted and saved as a call, so one call of "id >= 10" read as 6 calls (and "1/6 tool calls failed")
+    result, _ = _run(_script("id >= 10", "There are 8 ids."), out_dir=tmp_path)
+    assert result.agent_runs[0].outcome == "correct"
+    (saved,) = json.loads((tmp_path / "agent_transcripts.json").read_text())
+    calls = [m["tool_call"] for m in saved["messages"] if "tool_call" in m]
+    assert calls == [{"name": "count_ids", "arguments": {"where": "id >= 10"}}]
+    assert [m["content"] for m in saved["messages"] if m["role"] == "assistant" and "content" in m] == [
+        "There are 8 ids."
+    ]
+
+
+def test_a_failed_tool_call_is_named_in_the_note_as_the_loop_names_it():
+    # the ADK stack recorded no tool error: a right guess after a filter the MCP server refused read
+    # "correct 1/1, right filter 0/1; not-quoted 1", as if the call had worked (the loop says it failed)
+    result, _ = _run(_script("ids over ten", "There are 8 ids."))
+    (run,) = result.agent_runs
+    assert (run.outcome, run.correct, run.filters, run.tool_counts) == ("not-quoted", True, ["ids over ten"], [])
+    assert run.note.startswith("1/1 tool calls failed, first: count_ids: ") and "cannot parse filter" in run.note
+    assert "; tool errors in 1/1 runs, first: count_ids: " in result.note
+    assert result.probes[0].note == f"not-quoted ({run.note})"
+
+
+def test_a_server_busy_for_the_run_leaves_it_not_tested_as_the_loop_does():
+    # a 429 reached LiteLLM as RateLimitError and the run scored 'error' (agent fail), where the loop agent and every
+    # other probe read a busy server as not_tested (checks.verdicts.failed): nothing is known of the model's answer
+    with FakeVllm(_script("id >= 10", "8"), model="google/gemma-4-E2B-it") as srv:
+        srv.fail_status, srv.retry_after = dict.fromkeys(range(1, 50), 429), "0"
+        report = api.check(CheckRequest(base_url=srv.url, only=["agent"], agent="adk"))
+    (result,) = report.results
+    assert (result.verdict, result.probes[0].verdict) == ("not_tested", "not_tested"), result.note
+    assert result.note.startswith("server busy on all 1 runs: RateLimitError: ") and "429" in result.note
+
+
+def test_a_server_error_naming_a_token_is_stored_redacted(tmp_path):
+    # LiteLLM's exception text, stored as the run's error, held the server's body as sent (a proxy echoing the
+    # request's token) in checks.json and the transcripts; the loop's errors pass through vllm.wire.server_message
+    token = "hf_abcdefghijklmnopqrstuvwxyz0123456789"
+    body = b'{"error": {"message": "bad token ' + token.encode() + b'\\nfor this route"}}'
+    with FakeVllm(model="google/gemma-4-E2B-it", raw_answers={"/v1/chat/completions": (401, body, None)}) as srv:
+        report = api.check(CheckRequest(base_url=srv.url, only=["agent"], agent="adk", out_dir=tmp_path / "c"))
+    (run,) = report.results[0].agent_runs
+    assert run.outcome == "error" and "bad token ***" in run.error, run.error
+    assert not [p for p in (tmp_path / "c").iterdir() if token in p.read_text() or "hf_abcdefgh" in p.read_text()]

@@ -131,3 +131,19 @@ def test_a_needle_the_engine_refuses_as_too_long_is_not_tested_not_failed():
     assert (refused.name, refused.verdict) == ("needle_8000_d0.5", "not_tested")
     assert refused.note.startswith("not asked: beyond the engine's limit (This model's maximum context length is 4096")
     assert result.verdict == "pass" and result.note == "needle found 1/2 (1 not tested)"
+
+
+def test_a_max_model_len_under_the_needle_prompt_leaves_long_context_not_tested_saying_why():
+    # max_model_len 40 caps the needle at 40 - needle_max_tokens tokens, under the bare needle prompt: no needle was
+    # asked, yet long_context read 'pass' on the strength of the over-limit probe (a refusal of the server's, no
+    # recall of the model's)
+    with FakeVllm(_reads_the_needle, max_model_len=40) as srv:
+        report = run_checks(srv.url, only=["needle"], needle_depths=[0.5])
+    result = report.results[0]
+    over = result.probes[-1]
+    assert over.name == "over_limit_400" and over.verdict == "pass"
+    assert {p.verdict for p in result.probes[:-1]} == {"not_tested"}
+    assert result.verdict == "not_tested"
+    assert result.note.startswith("needle found 0/1 (1 not tested): no needle asked: the bare needle prompt is "), (
+        result.note
+    )

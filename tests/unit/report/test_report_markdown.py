@@ -269,7 +269,48 @@ def test_check_notes_with_pipes_fences_and_carriage_returns_stay_in_their_cell(t
     html = MarkdownIt("commonmark").enable("table").render(section)
     cells = re.findall(r"<td>(.*?)</td>", html, re.S)
     assert len(cells) == 5, html  # one row: domain, verdict, probes passed, conditions, notes
-    assert cells[4] == (
-        "server said: bad | worse see <code>--tool-call-parser</code>; "
-        "content='<code>json {&quot;a|b&quot;: 1} </code>' end"
+    assert cells[4] == (  # a note is text: its backticks show as written (test_markdown_in_a_check_note_shows_as_text)
+        "server said: bad | worse see `--tool-call-parser`; content='```json {&quot;a|b&quot;: 1} ```' end"
     )
+
+
+def _checks_cells(tmp_path: Path, notes: list[str], **report: object) -> tuple[list[str], str]:
+    """The notes cell of a checks table holding one failed probe per note (rendered by markdown-it, as GitHub's
+    GFM tables read it), and the section's HTML."""
+    from markdown_it import MarkdownIt  # a dependency of rich
+
+    from onechip.schemas.checks import CheckReport, CheckResult, Probe
+
+    probes = [Probe(name=f"p{i}", verdict="fail", note=n) for i, n in enumerate(notes)]
+    checks = CheckReport(
+        base_url="http://127.0.0.1:8000",
+        model="m",
+        results=[CheckResult(domain="tool_calling", verdict="fail", probes=probes)],
+        **report,
+    )
+    (tmp_path / "checks.json").write_text(checks.model_dump_json())
+    section = render_markdown(tmp_path).split("## Capability checks", 1)[1].split("\n## ", 1)[0]
+    html = MarkdownIt("commonmark").enable("table").render(section)
+    return re.findall(r"<td>(.*?)</td>", html, re.S), html
+
+
+def test_a_backslash_before_a_pipe_in_a_cell_keeps_both(tmp_path: Path) -> None:
+    # md_escape made 'a\|b' 'a\\|b': the table took one backslash off the escaped pipe, and the inline '\|' that was
+    # left is an escaped pipe, so the cell read 'a|b' (a filter's regex, a Windows path before a pipe lost it)
+    cells, html = _checks_cells(tmp_path, [r"filter id\|x", r"C:\\|end"])
+    assert len(cells) == 5, html
+    assert cells[4] == r"filter id\|x; C:\\|end"
+
+
+def test_markdown_in_a_check_note_shows_as_text(tmp_path: Path) -> None:
+    # a model's answer quoted in a note rendered: '**8**' bold, '<script>' raw HTML in report.html's source, a
+    # backtick a code span; the note, and the run's end lines (server_busy quotes a server's message), show as written
+    answer = "content='# Answer\n**8** <script>alert(1)</script> [x](http://e) `id >= 10` a_b_ ~~no~~ &amp; | \\*'"
+    busy = "server busy: ... the last: HTTP 429: <b>slow down</b> **now**"
+    cells, html = _checks_cells(tmp_path, [answer], server_busy=busy)
+    assert len(cells) == 5, html
+    shown = answer.replace("\n", " ").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    assert cells[4] == shown, cells[4]
+    assert "<script>" not in html and html.count("<strong>") == 1  # the verdict's own **fail**
+    assert "<code>" not in html and "<a " not in html and "<h1>" not in html
+    assert "<p>server busy: ... the last: HTTP 429: &lt;b&gt;slow down&lt;/b&gt; **now**</p>" in html

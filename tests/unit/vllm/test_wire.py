@@ -493,6 +493,11 @@ SHAPES = [
     ({"choices": [{"PART": {"tool_calls": "x"}}]}, "PART.tool_calls is not a list of tool calls: 'x'"),
     ({"choices": [{"PART": {"tool_calls": [{"function": "f"}]}}]},
      "PART.tool_calls is not a list of tool calls: [{'function': 'f'}]"),
+    # the arguments as an object: the note showed the call cut before them, not what was wrong
+    ({"choices": [{"PART": {"tool_calls": [{"id": "call_0", "type": "function",
+                                            "function": {"name": "count_ids", "arguments": {"where": "id >= 10"}}}]}}]},
+     "PART.tool_calls[0].function.arguments is a JSON object, where the OpenAI shape has JSON text: "
+     "{'where': 'id >= 10'}"),
     ({"choices": [{"PART": {"content": "a"}, "finish_reason": 5}]}, "finish_reason is not text: 5"),
     ({"choices": [{"PART": {"content": "a"}}], "usage": [1]}, "usage is not an object of counts: [1]"),
     ({"choices": [{"PART": {"content": "a"}}], "usage": {"completion_tokens": "x"}},
@@ -757,3 +762,23 @@ def test_a_health_answer_whose_body_trickles_is_judged_from_its_status_line() ->
         thread.join(5)
         listener.close()
     assert took < 2.0, took
+
+
+def test_chat_stream_joins_the_first_choice_only_when_a_server_streams_several() -> None:
+    # a server that sends n>1 choices though one was asked (or a proxy fanning out) interleaves them by `index`:
+    # every choice's deltas were joined into one reply ('ParisLyon is is'), its tool calls merged by call index
+    def chunk(index: int, delta: dict[str, object], finish: str | None = None) -> dict[str, object]:
+        return {"choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
+
+    call = {"index": 0, "id": "c1", "function": {"name": "g", "arguments": "{}"}}
+    text = sse(
+        chunk(0, {"content": "Paris"}),
+        chunk(1, {"content": "Lyon"}),
+        chunk(0, {"content": " is"}),
+        chunk(1, {"tool_calls": [call]}),
+        chunk(1, {}, "tool_calls"),
+        chunk(0, {}, "stop"),
+    )
+    with client(answer(text=text, ctype="text/event-stream")) as c:
+        reply = c.chat_stream(wire.chat_body("m", [], 4))
+    assert (reply.content, reply.tool_calls, reply.finish_reason) == ("Paris is", [], "stop")
