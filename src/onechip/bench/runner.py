@@ -62,7 +62,7 @@ from onechip.schemas.bench import (
 )
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
-from onechip.schemas.run import RUN_FILES
+from onechip.schemas.run import RUN_FILES, SEARCH_FILE
 from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, api_key_from_env, bench_chat_body
 
 # Where a resume keeps the samples of the repetitions it measures again (unfinished, or with failures).
@@ -743,6 +743,8 @@ def run_grid(
            if p.exists() and not p.is_file()]  # fmt: skip
     if odd:
         raise ConfigError(f"{odd[0]} is not a regular file: remove it or choose another --out")
+    if holds_search(out_dir):  # its probes are bench runs of their own, under it: a grid there would mix with them
+        raise ConfigError(f"{out_dir} holds a --find-max search, not a bench run; choose another --out")
     if resume and not (out_dir / RUN_FILES["bench"]).is_file() and not (out_dir / RUN_FILES["requests"]).is_file():
         raise ConfigError(f"cannot resume {out_dir}: no {RUN_FILES['bench']} or {RUN_FILES['requests']} there")
     busy = f"another bench is writing {out_dir}; choose another --out"
@@ -785,6 +787,13 @@ def run_grid(
         if run.run is not None:
             run.save()
         raise Interrupted(f"bench interrupted; finished requests are in {run.requests_path}; {resume_hint}") from None
+
+
+def holds_search(out_dir: Path) -> bool:
+    """Whether `out_dir` holds a --find-max search (bench.search): its search.json, or a probe's run in a
+    clients-N / rate-R folder (a search stopped before it wrote search.json)."""
+    probes = [*out_dir.glob(f"clients-*/{RUN_FILES['bench']}"), *out_dir.glob(f"rate-*/{RUN_FILES['bench']}")]
+    return os.path.lexists(out_dir / SEARCH_FILE) or bool(probes)
 
 
 def _first_missing(path: Path) -> Path | None:

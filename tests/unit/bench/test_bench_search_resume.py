@@ -197,3 +197,17 @@ def test_an_interrupted_cli_search_leaves_a_search_json_and_md_that_say_so_and_r
     assert code == 0, err
     whole = SearchResult.model_validate_json((out / "search.json").read_text())
     assert not whole.interrupted and whole.max_clients == KNEE and "Interrupted" not in (out / "search.md").read_text()
+
+
+@pytest.mark.parametrize("leftover", ["search.json", "probes only"])
+def test_a_bench_grid_into_a_search_directory_is_refused(fake_server: FakeVllm, tmp_path: Path, leftover: str) -> None:
+    # a grid into a search's --out was measured there, its summary.json beside the probes: the search, run again to
+    # resume, then refused the folder as 'a bench run'
+    find_max(_config(fake_server, slo={"ttft_ms": 10_000.0}, find_max_limit=1), tmp_path)
+    if leftover == "probes only":  # a search killed before it wrote search.json
+        (tmp_path / "search.json").unlink()
+    sent = len(fake_server.chat_requests)
+    grid = BenchConfig(base_url=fake_server.url, contexts=[16], clients=[1], reps=1, output_tokens=2)
+    with pytest.raises(ConfigError, match=f"^{re.escape(str(tmp_path))} holds a --find-max search, not a bench run"):
+        run_grid(grid, tmp_path)
+    assert len(fake_server.chat_requests) == sent and not (tmp_path / "summary.json").exists()
