@@ -754,7 +754,7 @@ def run_grid(
                 f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out"
             )
     resume_hint = resume_hint or f"resume it (--resume {out_dir})"
-    created = _first_missing(out_dir)
+    created = first_missing(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -770,19 +770,19 @@ def run_grid(
     except EndpointError as exc:
         if run.run is None:  # failed before measuring anything: it leaves no empty directory
             if created is not None:
-                _remove_if_empty(out_dir, created)
+                remove_if_empty(out_dir, created)
             raise
         run.save()  # the server went away mid-run (stopped, died): what was measured stays, and says so
         kept = f"finished requests are in {run.requests_path}; {resume_hint}"
         raise EndpointError(f"{exc}; {kept}") from None
     except OnechipError:
         if created is not None:  # a bench that failed before measuring anything leaves no empty directory
-            _remove_if_empty(out_dir, created)
+            remove_if_empty(out_dir, created)
         raise
     except KeyboardInterrupt:
         if run.run is None and not resume:  # before summary.json: nothing to resume, and no empty directory left
             if created is not None:
-                _remove_if_empty(out_dir, created)
+                remove_if_empty(out_dir, created)
             raise Interrupted("bench interrupted before its first request; nothing was measured") from None
         if run.run is not None:
             run.save()
@@ -796,7 +796,7 @@ def holds_search(out_dir: Path) -> bool:
     return os.path.lexists(out_dir / SEARCH_FILE) or bool(probes)
 
 
-def _first_missing(path: Path) -> Path | None:
+def first_missing(path: Path) -> Path | None:
     """The outermost directory of `path` that does not exist yet (what mkdir(parents=True) will create)."""
     missing = None
     for candidate in (path, *path.parents):
@@ -806,7 +806,7 @@ def _first_missing(path: Path) -> Path | None:
     return missing
 
 
-def _remove_if_empty(out_dir: Path, created: Path) -> None:
+def remove_if_empty(out_dir: Path, created: Path) -> None:
     """Remove `out_dir` and its parents up to `created` (made by this run) while nothing but an empty
     requests.jsonl is in them."""
     requests = out_dir / RUN_FILES["requests"]

@@ -30,15 +30,17 @@ from pathlib import Path
 from onechip.bench import stats
 from onechip.bench.runner import (
     config_difference,
+    first_missing,
     input_digests,
     load_samples,
     longest_prompt,
+    remove_if_empty,
     run_grid,
     saved_config,
     saved_run,
 )
-from onechip.errors import ConfigError, Interrupted
-from onechip.paths import write_text_atomic
+from onechip.errors import ConfigError, Interrupted, OnechipError
+from onechip.paths import exclusive, write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult
 from onechip.schemas.inputs import flag_of
@@ -223,12 +225,33 @@ def find_max(
     `out_dir`/search.json and one bench run per probe under `out_dir`, and return the SearchResult.
 
     Raises what run_grid raises (EndpointError, ConfigError, Interrupted: the probes finished so far stay, and the
-    same search into `out_dir` resumes), and ConfigError when `out_dir` holds a bench run or another search. An
-    interrupted search (KeyboardInterrupt, Interrupted) first writes search.json with the probes judged so far,
-    `interrupted` set and its answer the highest load that met the SLOs so far (a lower bound)."""
+    same search into `out_dir` resumes), ConfigError when `out_dir` holds a bench run or another search, and BusyError
+    while another search or bench writes `out_dir` (the search holds its lock, exclusive, from start to end; each
+    probe's run_grid holds its own directory's). An interrupted search (KeyboardInterrupt, Interrupted) first writes
+    search.json with the probes judged so far, `interrupted` set and its answer the highest load that met the SLOs so
+    far (a lower bound)."""
     out_dir = Path(out_dir)
     s = _Search(config, out_dir, plan, on_progress)
     s.check_saved()
+    created = first_missing(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
+    try:
+        with exclusive(out_dir, f"another bench is writing {out_dir}; choose another --out"):
+            s.check_saved()  # again under the lock: a search or bench may have written there since
+            result = _search_to_end(s, config, plan, out_dir)
+    except OnechipError:
+        if created is not None and not s.probes:  # nothing measured: no empty directory left
+            remove_if_empty(out_dir, created)
+        raise
+    return result
+
+
+def _search_to_end(s: _Search, config: BenchConfig, plan: Plan | None, out_dir: Path) -> SearchResult:
+    """Run search `s` and write its search.json; an interrupted search first writes the probes judged so far,
+    `interrupted` set (find_max)."""
     try:
         lo, _, why = s.search()
     except (KeyboardInterrupt, Interrupted):

@@ -19,7 +19,7 @@ from onechip.bench import find_max, run_grid
 from onechip.bench.runner import REPLACED_FILE
 from onechip.cli import bench_cmd
 from onechip.cli.main import app
-from onechip.errors import ConfigError, Interrupted
+from onechip.errors import BusyError, ConfigError, Interrupted
 from onechip.progress import ProgressEvent
 from onechip.schemas.bench import BenchConfig, SearchResult
 from onechip.schemas.inputs import build_request
@@ -211,3 +211,24 @@ def test_a_bench_grid_into_a_search_directory_is_refused(fake_server: FakeVllm, 
     with pytest.raises(ConfigError, match=f"^{re.escape(str(tmp_path))} holds a --find-max search, not a bench run"):
         run_grid(grid, tmp_path)
     assert len(fake_server.chat_requests) == sent and not (tmp_path / "summary.json").exists()
+
+
+def test_a_second_search_into_the_directory_of_one_running_is_busy(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # each probe's run_grid locked its own folder, the search none: a second search into the same --out, started
+    # between two probes, measured its probes into it too, interleaving with the first's
+    cfg = _config(fake_server, slo={"ttft_ms": 10_000.0}, find_max_limit=2)
+    second: list[BaseException] = []
+
+    def start_another_after_the_first_probe(event: ProgressEvent) -> None:
+        if event.message.startswith("find-max: clients-1: meets") and not second:
+            try:
+                find_max(cfg, tmp_path)
+            except BusyError as exc:
+                second.append(exc)
+            else:
+                second.append(AssertionError("the second search ran"))
+
+    result = find_max(cfg, tmp_path, on_progress=start_another_after_the_first_probe)
+    assert [str(e) for e in second] == [f"another bench is writing {tmp_path}; choose another --out"]
+    assert result.max_clients == 2 and _path(result) == [(1, True), (2, True)]
+    assert len(fake_server.chat_requests) == 2 * 1 + 2 + 4  # one probe request per probe run, then its requests
