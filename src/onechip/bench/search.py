@@ -227,9 +227,10 @@ def find_max(
     Raises what run_grid raises (EndpointError, ConfigError, Interrupted: the probes finished so far stay, and the
     same search into `out_dir` resumes), ConfigError when `out_dir` holds a bench run or another search, and BusyError
     while another search or bench writes `out_dir` (the search holds its lock, exclusive, from start to end; each
-    probe's run_grid holds its own directory's). An interrupted search (KeyboardInterrupt, Interrupted) first writes
-    search.json with the probes judged so far, `interrupted` set and its answer the highest load that met the SLOs so
-    far (a lower bound)."""
+    probe's run_grid holds its own directory's). A search stopped before its answer, interrupted (KeyboardInterrupt,
+    Interrupted) or by an error once a probe was judged (the server gone mid-probe), first writes search.json with the
+    probes judged so far, `interrupted` set, its bound_reason saying why, and its answer the highest load that met the
+    SLOs so far (a lower bound)."""
     out_dir = Path(out_dir)
     s = _Search(config, out_dir, plan, on_progress)
     s.check_saved()
@@ -250,14 +251,19 @@ def find_max(
 
 
 def _search_to_end(s: _Search, config: BenchConfig, plan: Plan | None, out_dir: Path) -> SearchResult:
-    """Run search `s` and write its search.json; an interrupted search first writes the probes judged so far,
-    `interrupted` set (find_max)."""
+    """Run search `s` and write its search.json; a search stopped before its answer (interrupted, or an error: the
+    server gone mid-probe) first writes the probes judged so far, `interrupted` set (find_max)."""
+    again = f"run the same --find-max search into {out_dir} again to resume it"
     try:
         lo, _, why = s.search()
-    except (KeyboardInterrupt, Interrupted):
+    except (KeyboardInterrupt, OnechipError) as exc:
+        stopped = isinstance(exc, KeyboardInterrupt | Interrupted)
+        if not stopped and not s.probes:  # failed before a probe was judged: no search to say anything of
+            raise
         met = [load for load, p in s.probes.items() if p.meets_slo]
-        again = f"run the same --find-max search into {out_dir} again to resume it"
-        why = f"interrupted after {len(s.probes)} probe{'' if len(s.probes) == 1 else 's'}; {again}"
+        probes = f"{len(s.probes)} probe{'' if len(s.probes) == 1 else 's'}"
+        how = "interrupted" if stopped else f"stopped by an error ({exc})"
+        why = f"{how} after {probes}" + ("" if again in how else f"; {again}")  # run_grid's error may say it
         partial = _result(s, config, plan, max(met, default=0.0), why, interrupted=True)
         write_text_atomic(out_dir / SEARCH_FILE, partial.model_dump_json(indent=2))
         raise

@@ -949,7 +949,8 @@ class SearchResult(ResultModel):
     )
     interrupted: bool = Field(
         default=False,
-        description="Stopped (Ctrl-C, SIGTERM, a cancelled MCP call) before its answer: the probes so far, and "
+        description="Stopped (Ctrl-C, SIGTERM, a cancelled MCP call, or an error: the server gone mid-probe; "
+        "bound_reason says which) before its answer: the probes so far, and "
         "max_clients / max_rate_per_s the highest load that met the SLOs so far (a lower bound). The same search "
         "into the directory resumes.",
     )

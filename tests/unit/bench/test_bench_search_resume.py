@@ -15,11 +15,12 @@ import pytest
 from typer.testing import CliRunner
 
 from fakes.vllm_server import FakeVllm
+from onechip import api
 from onechip.bench import find_max, run_grid
 from onechip.bench.runner import REPLACED_FILE
 from onechip.cli import bench_cmd
 from onechip.cli.main import app
-from onechip.errors import BusyError, ConfigError, Interrupted
+from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted
 from onechip.progress import ProgressEvent
 from onechip.schemas.bench import BenchConfig, SearchResult
 from onechip.schemas.inputs import build_request
@@ -232,3 +233,25 @@ def test_a_second_search_into_the_directory_of_one_running_is_busy(fake_server: 
     assert [str(e) for e in second] == [f"another bench is writing {tmp_path}; choose another --out"]
     assert result.max_clients == 2 and _path(result) == [(1, True), (2, True)]
     assert len(fake_server.chat_requests) == 2 * 1 + 2 + 4  # one probe request per probe run, then its requests
+
+
+def test_a_search_stopped_by_an_error_writes_what_it_measured(tmp_path: Path) -> None:
+    # the server gone after two probes: the search raised EndpointError and wrote no search.json, so the two probes
+    # judged were in no summary (search.md neither)
+    srv = _server().start()
+
+    def server_gone_after_two_probes(event: ProgressEvent) -> None:
+        if event.message.startswith("find-max: clients-2: meets"):
+            srv.stop()
+
+    try:
+        with pytest.raises(EndpointError) as err:
+            api.find_max(_config(srv), out_dir=tmp_path, on_progress=server_gone_after_two_probes)
+    finally:
+        if srv._thread.is_alive():
+            srv.stop()
+    partial = SearchResult.model_validate_json((tmp_path / "search.json").read_text())
+    assert partial.interrupted and _path(partial) == [(1, True), (2, True)] and partial.max_clients == 2
+    assert partial.bound_reason.startswith(f"stopped by an error ({str(err.value).splitlines()[0]}) after 2 probes")
+    assert partial.bound_reason.count("run the same --find-max search") == 1
+    assert "Stopped: stopped by an error" in (tmp_path / "search.md").read_text()
