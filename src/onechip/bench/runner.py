@@ -91,6 +91,7 @@ _RESUME_KEYS = (
     "think_time_s",
     "sessions_per_client",
     "trace_speed",
+    "bench_plan",
 )
 # Config fields naming a file the workload is read from. A resume compares the file's bytes (BenchConfig.input_sha256),
 # not its path: a trace edited in place is another workload, whose samples must not join the first run's; the same
@@ -103,7 +104,9 @@ _UNCHECKED = "not checked on resume: "
 
 def _resume_value(value: object) -> str:
     """A resume key's value as the refusal says it: None is an option not given ('model was None' read as a
-    model named None), anything else its repr."""
+    model named None), a plan its model, chip and KV pool (not its whole repr), anything else its repr."""
+    if isinstance(value, Plan):
+        return f"the plan of {value.model} on {value.chip} ({value.num_blocks:,} KV blocks)"
     return "not given" if value is None else repr(value)
 
 
@@ -113,7 +116,8 @@ def config_difference(old: BenchConfig, new: BenchConfig, also: tuple[str, ...] 
     for key in (*_RESUME_KEYS, *also):
         if getattr(old, key) != getattr(new, key):
             was, now = (_resume_value(getattr(c, key)) for c in (old, new))
-            return f"{key} was {was}, now {now}"
+            name = "--plan" if key == "bench_plan" else key
+            return f"{name} was {was}, now {now}" + (" (another plan)" if was == now else "")
     return None
 
 
@@ -732,7 +736,9 @@ def run_grid(
     unknown = set(config.slo) - set(stats.SLO_METRICS)
     if unknown:
         raise ConfigError(f"unknown SLO {sorted(unknown)}; use {sorted(stats.SLO_METRICS)} (ms)")
-    config = config.model_copy(update={"input_sha256": input_digests(config)})  # what a resume compares
+    plan = plan or config.bench_plan  # a resume without --plan: the plan the run started with (another is refused)
+    # what a resume compares: the input files' bytes, and the plan the cells are judged by
+    config = config.model_copy(update={"input_sha256": input_digests(config), "bench_plan": plan})
     if config.workload == "trace" and config.trace_file is not None:  # refused before any work: bounds, the bytes
         trace.offsets_s(_trace(config), config.trace_speed)  # digested above, so those checked are those compared
     out_dir = Path(out_dir)

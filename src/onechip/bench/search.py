@@ -125,7 +125,7 @@ class _Search:
         if saved_config(self.out_dir) is not None:
             raise ConfigError(f"{where}: it holds a bench run, not a --find-max search; choose another --out")
         digests = input_digests(self.config)
-        for run_dir in sorted([*self.out_dir.glob("clients-*"), *self.out_dir.glob("rate-*")]):
+        for run_dir in _probe_dirs(self.out_dir):
             old = saved_config(run_dir)
             if old is None:
                 continue
@@ -201,6 +201,17 @@ class _Search:
         return lo, hi, f"{hi:g} {self.kind} missed the SLOs"
 
 
+def _probe_dirs(out_dir: Path) -> list[Path]:
+    """The probes' folders in a search's `out_dir` (clients-N, rate-R), sorted."""
+    return sorted([*out_dir.glob("clients-*"), *out_dir.glob("rate-*")])
+
+
+def _saved_plan(out_dir: Path) -> Plan | None:
+    """The plan (--plan) the probes saved in `out_dir` were judged by, None when none was (or nothing is saved)."""
+    plans = (saved_config(d) for d in _probe_dirs(out_dir))
+    return next((c.bench_plan for c in plans if c is not None and c.bench_plan is not None), None)
+
+
 def _finished(saved: BenchRun, probe_cfg: BenchConfig) -> bool:
     """Whether a probe's saved run is that probe measured to the end without a failed request (a resumed grid measures
     a repetition with a failed request again; so does a resumed search)."""
@@ -232,6 +243,12 @@ def find_max(
     probes judged so far, `interrupted` set, its bound_reason saying why, and its answer the highest load that met the
     SLOs so far (a lower bound)."""
     out_dir = Path(out_dir)
+    if plan is None and config.bench_plan is None and (plan := _saved_plan(out_dir)) is not None:
+        on_progress(ProgressEvent("bench", "find-max: --plan not given: the plan the search started with is used"))
+    plan = plan or config.bench_plan
+    config = config.model_copy(
+        update={"bench_plan": plan}
+    )  # kept in each probe's config: a resumed search judges by it
     s = _Search(config, out_dir, plan, on_progress)
     s.check_saved()
     created = first_missing(out_dir)

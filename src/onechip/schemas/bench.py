@@ -54,6 +54,7 @@ from onechip.schemas.inputs import (
     key_values,
     shown,
 )
+from onechip.schemas.plan import Plan
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.sim import Prediction
 
@@ -196,6 +197,11 @@ class BenchConfig(RequestModel):
         description="sha256 (hex) of the bytes of each file the workload is read from, by field (trace_file, "
         "workload_file); set by bench when it starts. A resume compares these, not the paths: the same path with "
         "other bytes is another workload (refused), the same bytes at another path the same one.",
+    )
+    bench_plan: Annotated[Plan | None, Cli(hidden=True)] = Field(
+        default=None,
+        description="The plan (`bench --plan`) whose KV pool and max_model_len cells were judged infeasible by; set "
+        "by bench when it starts, so a resumed run or --find-max search judges its cells by the same plan.",
     )
     trace_speed: Annotated[float, Field(ge=1e-3, le=1e3)] = Field(
         default=1.0, description="Trace replay: time scale (2 = send twice as fast as recorded), 0.001 to 1000."

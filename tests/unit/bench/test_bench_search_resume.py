@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from factories import embedded_plan
 from fakes.vllm_server import FakeVllm
 from onechip import api
 from onechip.bench import find_max, run_grid
@@ -255,3 +256,29 @@ def test_a_search_stopped_by_an_error_writes_what_it_measured(tmp_path: Path) ->
     assert partial.bound_reason.startswith(f"stopped by an error ({str(err.value).splitlines()[0]}) after 2 probes")
     assert partial.bound_reason.count("run the same --find-max search") == 1
     assert "Stopped: stopped by an error" in (tmp_path / "search.md").read_text()
+
+
+def test_a_resumed_search_judges_its_probes_by_the_plan_it_started_with(tmp_path: Path) -> None:
+    # --plan was no part of a probe's config: the search run again without it measured the loads beyond the plan's KV
+    # wall (4 clients here, then 8: answer 8, not 2), and with another plan it judged the rest by that one
+    plan = embedded_plan(max_model_len=4096, block_size=4, kv_cache_memory_bytes=48 * 46_080)  # 12 blocks of 4
+    another = embedded_plan(max_model_len=4096, block_size=4, kv_cache_memory_bytes=1000 * 46_080)
+
+    def ctrl_c_in_the_second_probe(event: ProgressEvent) -> None:
+        if event.message.startswith("context 16 x 2 clients, rep 1/1: 1 requests"):
+            raise KeyboardInterrupt
+
+    events: list[str] = []
+    with _server() as srv:
+        cfg = _config(srv, slo={"ttft_ms": 10_000.0}, find_max_limit=8)  # 16 + 2 tokens: 5 blocks a client
+        with pytest.raises(Interrupted):
+            find_max(cfg, tmp_path, plan=plan, on_progress=ctrl_c_in_the_second_probe)
+        with pytest.raises(
+            ConfigError, match=r"\(clients-1\): --plan was the plan of .*\(12 KV blocks\), now .*\(250 KV"
+        ):
+            find_max(cfg, tmp_path, plan=another)
+        resumed = find_max(cfg, tmp_path, on_progress=lambda e: events.append(e.message))  # the same command, no --plan
+    assert _path(resumed) == [(1, True), (2, True), (4, False), (3, False)]
+    assert [p.status for p in resumed.probes] == ["ok", "ok", "infeasible", "infeasible"]
+    assert resumed.max_clients == 2 and resumed.kv_wall_clients == 2
+    assert "find-max: --plan not given: the plan the search started with is used" in events
