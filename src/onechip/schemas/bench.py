@@ -45,8 +45,10 @@ from onechip.schemas.common import (
 from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import (
     MAX_TEXT,
+    TOKEN_FORMS,
     Cli,
     RequestModel,
+    TokenCount,
     build_request,
     comma_list,
     flag_of,
@@ -112,9 +114,12 @@ class BenchConfig(RequestModel):
     model: Name | None = Field(default=None, description="Served model name; None = first from /v1/models.")
     contexts: Annotated[
         list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]],
-        comma_list(int),
+        comma_list(TokenCount),
         Field(min_length=1),
-    ] = Field(default=[128, 1024], description="Prompt lengths in tokens, as the server counts, comma-separated.")
+    ] = Field(
+        default=[128, 1024],
+        description=f"Prompt lengths in tokens, as the server counts, comma-separated; {TOKEN_FORMS}.",
+    )
     clients: Annotated[
         list[Annotated[int, Field(ge=1, le=MAX_CLIENTS)]],
         comma_list(int),
