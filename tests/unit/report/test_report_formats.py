@@ -67,7 +67,7 @@ def test_json_dump_holds_every_file(seed_run: Path) -> None:
 def test_serving_report_export_validates_and_carries_the_seed_values(seed_run: Path) -> None:
     (path,) = write_report(seed_run, "serving-report")
     doc = json.loads(path.read_text(encoding="utf-8"))
-    assert doc["schema_version"] == "1.1"
+    assert doc["schema_version"] == "1.2"
     cell = next(s for s in doc["throughput"]["sweep"] if s["concurrency"] == 64 and s["input_len"] == 128)
     assert cell["output_tok_per_s"] == 1496.5 and cell["output_len"] == 128
     assert set(cell["ttft_ms"]) == {"mean", "median", "p90", "p99"}
@@ -82,6 +82,27 @@ def test_serving_report_export_validates_and_carries_the_seed_values(seed_run: P
     assert doc["software"]["serve_args"] == ["--kv-cache-dtype auto", "--max-model-len 32768"]  # seed order
 
 
+def test_serving_report_names_the_window_of_each_rate_and_gives_both(tmp_path: Path) -> None:
+    # a sweep cell gave output_tok_per_s alone (the steady window's, not said) and no requests/s: a reader comparing
+    # it with vllm bench serve's whole-run figure compared two windows; summary.json has both, and now so does this
+    files = seed_files()
+    summary = files["summary.json"]
+    summary["cells"][1].update(whole_run_tok_per_s=1310.0, request_rate_per_s=11.7, whole_run_request_rate_per_s=10.2)
+    (path,) = write_report(write_run(tmp_path / "r", files), "serving-report")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    for cell in summary["cells"]:
+        out = next(s for s in doc["throughput"]["sweep"] if (s["input_len"], s["concurrency"]) == (
+            cell["context_tokens"], cell["clients"]))  # fmt: skip
+        for key in ("output_tok_per_s", "whole_run_tok_per_s", "request_rate_per_s", "whole_run_request_rate_per_s"):
+            assert out[key] == cell.get(key), key
+    assert any(s["whole_run_tok_per_s"] for s in doc["throughput"]["sweep"])
+    windows = doc["throughput"]["workload"]["tok_per_s_windows"]
+    assert "steady window" in windows and "whole run" in windows and "**" not in windows
+    sweep = SCHEMA["$defs"]["SweepCell"]["properties"]
+    assert "steady window" in sweep["output_tok_per_s"]["description"]
+    assert "vllm bench serve" in sweep["whole_run_tok_per_s"]["description"]
+
+
 def test_serving_report_schema_rejects_a_bad_document(seed_run: Path) -> None:
     doc = build(read_run(seed_run))
     validate(doc)
@@ -93,7 +114,7 @@ def test_serving_report_schema_rejects_a_bad_document(seed_run: Path) -> None:
     del bad["cost"]
     with pytest.raises(ConfigError, match="'cost' is a required property"):
         validate(bad)
-    assert SCHEMA["properties"]["schema_version"]["const"] == "1.1"
+    assert SCHEMA["properties"]["schema_version"]["const"] == "1.2"
 
 
 def test_serving_report_of_an_empty_run_is_still_valid(tmp_path: Path) -> None:
