@@ -193,6 +193,25 @@ def test_empty_format_list_is_a_config_error(seed_run: Path, formats: str) -> No
         write_report(seed_run, formats)
 
 
+def test_compare_says_which_run_lost_requests_in_a_cell(seed_run: Path, tmp_path: Path) -> None:
+    # a cell with failed requests counts only the others' tokens: compare gave its ratio ('0.750x beyond CV') as a
+    # measured difference, not saying that one side lost a quarter of its requests
+    files = seed_files()
+    files["run.json"]["run_id"] = "partly-failed"
+    cells = files["summary.json"]["cells"]
+    _measured_faster(cells[4], 0.75)
+    cells[4].update(requests_sent=64, requests_ok=48, requests_failed=16)
+    cells[5].update(requests_sent=64, requests_ok=0, requests_failed=64, status="failed")
+    md = render_compare(seed_run, write_run(tmp_path / "partly-failed", files))
+    row = _row(md, "1,024", "64")
+    assert row[4] == "0.750×" and row[-1] == "beyond CV; partly-failed: 16 of 64 requests failed (tokens not counted)"
+    assert _row(md, "128", "64")[-1] == "within CV"
+    ctx, clients = cells[5]["context_tokens"], cells[5]["clients"]
+    assert _row(md, f"{ctx:,}", str(clients))[-1].endswith(
+        "partly-failed: 64 of 64 requests failed (tokens not counted)"
+    )
+
+
 def test_compare_says_which_tok_per_s_it_compares(seed_run: Path, tmp_path: Path) -> None:
     """compare-*.md's per-cell table headed its columns 'tok/s <run>' with no word of the definition: the report
     beside it prints two (steady window and whole run), which differ by the ramp and the drain."""
