@@ -81,6 +81,8 @@ def judge(cell: CellResult, run_dir: Path, slo: dict[str, float], percentile: fl
         output_tok_per_s=cell.output_tok_per_s,
         goodput_per_s=cell.goodput_per_s,
         schedule_slipped=cell.schedule_slipped,
+        requests_failed=cell.requests_failed,
+        first_error=cell.first_error,
     )
 
 
@@ -196,6 +198,9 @@ class _Search:
         miss = self.probes[hi]
         if miss.status != "ok":
             return lo, hi, f"{hi:g} {self.kind}: {miss.status} ({miss.reason})"
+        if miss.requests_failed:  # not the latency: the server failed requests (it died, refused, cut streams)
+            failed = f"{miss.requests_failed} measured request{'s' * (miss.requests_failed > 1)} failed"
+            return lo, hi, f"{hi:g} {self.kind}: {failed} (first: {miss.first_error}), a miss whatever the latency"
         if lo == 0:
             return lo, hi, f"the first load ({hi:g} {self.kind}) missed the SLOs"
         return lo, hi, f"{hi:g} {self.kind} missed the SLOs"
@@ -226,7 +231,8 @@ def probe_line(p: SearchProbe, percentile: float) -> str:
         f"p{percentile:g} {k} {'-' if v is None else f'{v:,.0f}'}" for k, v in sorted(p.at_percentile_ms.items())
     )
     verdict = "meets" if p.meets_slo else "misses"
-    return f"{verdict} ({p.status}; {values})" + (" [schedule slipped]" if p.schedule_slipped else "")
+    failed = f", {p.requests_failed} failed" if p.requests_failed else ""
+    return f"{verdict} ({p.status}{failed}; {values})" + (" [schedule slipped]" if p.schedule_slipped else "")
 
 
 def find_max(

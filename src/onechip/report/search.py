@@ -48,7 +48,9 @@ def search_markdown(result: SearchResult) -> list[str]:
     rows = [
         [
             f"{p.load:g}",
-            ("meets" if p.meets_slo else "misses") + ("" if p.status == "ok" else f" ({p.status})"),
+            ("meets" if p.meets_slo else "misses")
+            + ("" if p.status == "ok" else f" ({p.status})")
+            + (f" ({p.requests_failed} failed)" if p.requests_failed else ""),
             *(num(p.at_percentile_ms.get(k), 0) for k in result.slo),
             "—" if p.attainment is None else f"{p.attainment:.0%}",
             num(p.output_tok_per_s),

@@ -938,6 +938,10 @@ class SearchProbe(ResultModel):
     output_tok_per_s: float | None = Field(default=None, description="The cell's aggregate output tok/s.")
     goodput_per_s: float | None = Field(default=None, description="The cell's goodput, requests/s.")
     schedule_slipped: bool = Field(default=False, description="Open loop: the cell's schedule slipped.")
+    requests_failed: int = Field(
+        default=0, ge=0, description="Measured requests that failed (each one misses the SLOs, whatever its latency)."
+    )
+    first_error: str | None = Field(default=None, description="The first failed request's message.")
 
 
 class SearchResult(ResultModel):

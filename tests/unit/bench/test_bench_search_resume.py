@@ -282,3 +282,22 @@ def test_a_resumed_search_judges_its_probes_by_the_plan_it_started_with(tmp_path
     assert [p.status for p in resumed.probes] == ["ok", "ok", "infeasible", "infeasible"]
     assert resumed.max_clients == 2 and resumed.kv_wall_clients == 2
     assert "find-max: --plan not given: the plan the search started with is used" in events
+
+
+def test_a_probe_that_lost_requests_is_said_as_such_not_as_an_slo_miss(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # the server failed requests in the 2-client probe (it died mid-probe, here one answers 500), whose latency met
+    # the SLOs: the search ended 'stopped: 2 clients missed the SLOs', as if the latency had missed them
+    fake_server.fail_status = {6: 500}  # 1-3: the 1-client probe run (its probe request, 2 measured); 4-8: 2 clients
+    events: list[str] = []
+    cfg = _config(fake_server, slo={"ttft_ms": 10_000.0}, find_max_limit=2)
+    result = api.find_max(cfg, lambda e: events.append(e.message), out_dir=tmp_path)
+    assert _path(result) == [(1, True), (2, False)] and result.max_clients == 1
+    assert (
+        result.probes[1].requests_failed == 1 and result.probes[1].first_error == "HTTP 500: fake failure of request 6"
+    )
+    said = (
+        "2 clients: 1 measured request failed (first: HTTP 500: fake failure of request 6), a miss whatever the latency"
+    )
+    assert result.bound_reason == said
+    assert any(e.startswith("find-max: clients-2: misses (ok, 1 failed; p100 ttft_ms") for e in events)
+    assert "| 2 | misses (1 failed) |" in (tmp_path / "search.md").read_text()
