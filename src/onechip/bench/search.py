@@ -40,7 +40,7 @@ from onechip.bench.runner import (
     saved_run,
 )
 from onechip.errors import ConfigError, Interrupted, OnechipError
-from onechip.paths import exclusive, write_text_atomic
+from onechip.paths import exclusive, kind_of, write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult
 from onechip.schemas.inputs import flag_of
@@ -257,6 +257,8 @@ def find_max(
     )  # kept in each probe's config: a resumed search judges by it
     s = _Search(config, out_dir, plan, on_progress)
     s.check_saved()
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"{out_dir} is {kind_of(out_dir)}, not a run directory")
     created = first_missing(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ that directory is refused in one line before anything is sent."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -301,3 +302,15 @@ def test_a_probe_that_lost_requests_is_said_as_such_not_as_an_slo_miss(fake_serv
     assert result.bound_reason == said
     assert any(e.startswith("find-max: clients-2: misses (ok, 1 failed; p100 ttft_ms") for e in events)
     assert "| 2 | misses (1 failed) |" in (tmp_path / "search.md").read_text()
+
+
+def test_a_search_into_a_file_or_fifo_is_named_for_what_it_is(tmp_path: Path) -> None:
+    # the search's own mkdir said 'cannot create X: File exists' where a bench says what X is
+    cfg = BenchConfig(base_url="http://127.0.0.1:9", contexts=[8], find_max="clients", slo={"ttft_ms": 100.0})
+    plain, fifo = tmp_path / "plain", tmp_path / "fifo"
+    plain.write_text("x")
+    os.mkfifo(fifo)
+    for path, kind in ((plain, "a file"), (fifo, "a FIFO")):
+        with pytest.raises(ConfigError) as info:
+            find_max(cfg, path)
+        assert str(info.value) == f"{path} is {kind}, not a run directory"
