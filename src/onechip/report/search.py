@@ -26,7 +26,8 @@ def search_markdown(result: SearchResult) -> list[str]:
     slo = ", ".join(f"{k} ≤ {v:g} ms" for k, v in result.slo.items())
     unit = "clients" if result.kind == "clients" else "req/s"
     answer = clients_answer(result) if result.kind == "clients" else f"{num(result.max_rate_per_s)} req/s"
-    lead = "Interrupted before its answer: so far the largest" if result.interrupted else "Largest"
+    how = "Interrupted" if result.bound_reason.startswith("interrupted") else "Stopped"  # else by an error
+    lead = f"{how} before its answer: so far the largest" if result.interrupted else "Largest"
     lines = [
         "## SLO search",
         "",

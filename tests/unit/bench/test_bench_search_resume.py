@@ -256,7 +256,8 @@ def test_a_search_stopped_by_an_error_writes_what_it_measured(tmp_path: Path) ->
     assert partial.interrupted and _path(partial) == [(1, True), (2, True)] and partial.max_clients == 2
     assert partial.bound_reason.startswith(f"stopped by an error ({str(err.value).splitlines()[0]}) after 2 probes")
     assert partial.bound_reason.count("run the same --find-max search") == 1
-    assert "Stopped: stopped by an error" in (tmp_path / "search.md").read_text()
+    said = (tmp_path / "search.md").read_text()
+    assert "Stopped before its answer: so far the largest" in said and "Stopped: stopped by an error" in said
 
 
 def test_a_resumed_search_judges_its_probes_by_the_plan_it_started_with(tmp_path: Path) -> None:
