@@ -7,7 +7,7 @@ from pathlib import Path
 from onechip import bench as bench_layer
 from onechip import cost as cost_layer
 from onechip.engines import replicas
-from onechip.errors import ConfigError, EndpointError, Interrupted, OnechipError
+from onechip.errors import BusyError, ConfigError, EndpointError, OnechipError
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressFn, no_progress
 from onechip.report.search import write_search_report
@@ -107,9 +107,9 @@ def find_max(
         cost_layer.cost_lines(config.chip, 1.0, config.pricing)
     try:
         result = bench_layer.find_max(config, out_dir, plan=plan, on_progress=on_progress)
-    except (KeyboardInterrupt, Interrupted):  # the partial search.json it wrote, rendered as a finished one is
-        partial = Path(out_dir) / SEARCH_FILE
-        if partial.is_file():
+    except (KeyboardInterrupt, OnechipError) as exc:  # the partial search.json it wrote (stopped by Ctrl-C or an
+        partial = Path(out_dir) / SEARCH_FILE  # error mid-search), rendered as a finished one is
+        if not isinstance(exc, BusyError | ConfigError) and partial.is_file():
             write_search_report(SearchResult.model_validate_json(partial.read_text(encoding="utf-8")), Path(out_dir))
         raise
     if config.chip is not None and result.output_tok_per_s:

@@ -62,7 +62,7 @@ from onechip.schemas.bench import (
 )
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
-from onechip.schemas.run import RUN_FILES
+from onechip.schemas.run import RUN_FILES, SEARCH_FILE
 from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, api_key_from_env, bench_chat_body
 
 # Where a resume keeps the samples of the repetitions it measures again (unfinished, or with failures).
@@ -91,6 +91,7 @@ _RESUME_KEYS = (
     "think_time_s",
     "sessions_per_client",
     "trace_speed",
+    "bench_plan",
 )
 # Config fields naming a file the workload is read from. A resume compares the file's bytes (BenchConfig.input_sha256),
 # not its path: a trace edited in place is another workload, whose samples must not join the first run's; the same
@@ -103,7 +104,9 @@ _UNCHECKED = "not checked on resume: "
 
 def _resume_value(value: object) -> str:
     """A resume key's value as the refusal says it: None is an option not given ('model was None' read as a
-    model named None), anything else its repr."""
+    model named None), a plan its model, chip and KV pool (not its whole repr), anything else its repr."""
+    if isinstance(value, Plan):
+        return f"the plan of {value.model} on {value.chip} ({value.num_blocks:,} KV blocks)"
     return "not given" if value is None else repr(value)
 
 
@@ -113,7 +116,8 @@ def config_difference(old: BenchConfig, new: BenchConfig, also: tuple[str, ...] 
     for key in (*_RESUME_KEYS, *also):
         if getattr(old, key) != getattr(new, key):
             was, now = (_resume_value(getattr(c, key)) for c in (old, new))
-            return f"{key} was {was}, now {now}"
+            name = "--plan" if key == "bench_plan" else key
+            return f"{name} was {was}, now {now}" + (" (another plan)" if was == now else "")
     return None
 
 
@@ -732,7 +736,9 @@ def run_grid(
     unknown = set(config.slo) - set(stats.SLO_METRICS)
     if unknown:
         raise ConfigError(f"unknown SLO {sorted(unknown)}; use {sorted(stats.SLO_METRICS)} (ms)")
-    config = config.model_copy(update={"input_sha256": input_digests(config)})  # what a resume compares
+    plan = plan or config.bench_plan  # a resume without --plan: the plan the run started with (another is refused)
+    # what a resume compares: the input files' bytes, and the plan the cells are judged by
+    config = config.model_copy(update={"input_sha256": input_digests(config), "bench_plan": plan})
     if config.workload == "trace" and config.trace_file is not None:  # refused before any work: bounds, the bytes
         trace.offsets_s(_trace(config), config.trace_speed)  # digested above, so those checked are those compared
     out_dir = Path(out_dir)
@@ -743,6 +749,8 @@ def run_grid(
            if p.exists() and not p.is_file()]  # fmt: skip
     if odd:
         raise ConfigError(f"{odd[0]} is not a regular file: remove it or choose another --out")
+    if holds_search(out_dir):  # its probes are bench runs of their own, under it: a grid there would mix with them
+        raise ConfigError(f"{out_dir} holds a --find-max search, not a bench run; choose another --out")
     if resume and not (out_dir / RUN_FILES["bench"]).is_file() and not (out_dir / RUN_FILES["requests"]).is_file():
         raise ConfigError(f"cannot resume {out_dir}: no {RUN_FILES['bench']} or {RUN_FILES['requests']} there")
     busy = f"another bench is writing {out_dir}; choose another --out"
@@ -752,7 +760,7 @@ def run_grid(
                 f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out"
             )
     resume_hint = resume_hint or f"resume it (--resume {out_dir})"
-    created = _first_missing(out_dir)
+    created = first_missing(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -768,26 +776,33 @@ def run_grid(
     except EndpointError as exc:
         if run.run is None:  # failed before measuring anything: it leaves no empty directory
             if created is not None:
-                _remove_if_empty(out_dir, created)
+                remove_if_empty(out_dir, created)
             raise
         run.save()  # the server went away mid-run (stopped, died): what was measured stays, and says so
         kept = f"finished requests are in {run.requests_path}; {resume_hint}"
         raise EndpointError(f"{exc}; {kept}") from None
     except OnechipError:
         if created is not None:  # a bench that failed before measuring anything leaves no empty directory
-            _remove_if_empty(out_dir, created)
+            remove_if_empty(out_dir, created)
         raise
     except KeyboardInterrupt:
         if run.run is None and not resume:  # before summary.json: nothing to resume, and no empty directory left
             if created is not None:
-                _remove_if_empty(out_dir, created)
+                remove_if_empty(out_dir, created)
             raise Interrupted("bench interrupted before its first request; nothing was measured") from None
         if run.run is not None:
             run.save()
         raise Interrupted(f"bench interrupted; finished requests are in {run.requests_path}; {resume_hint}") from None
 
 
-def _first_missing(path: Path) -> Path | None:
+def holds_search(out_dir: Path) -> bool:
+    """Whether `out_dir` holds a --find-max search (bench.search): its search.json, or a probe's run in a
+    clients-N / rate-R folder (a search stopped before it wrote search.json)."""
+    probes = [*out_dir.glob(f"clients-*/{RUN_FILES['bench']}"), *out_dir.glob(f"rate-*/{RUN_FILES['bench']}")]
+    return os.path.lexists(out_dir / SEARCH_FILE) or bool(probes)
+
+
+def first_missing(path: Path) -> Path | None:
     """The outermost directory of `path` that does not exist yet (what mkdir(parents=True) will create)."""
     missing = None
     for candidate in (path, *path.parents):
@@ -797,7 +812,7 @@ def _first_missing(path: Path) -> Path | None:
     return missing
 
 
-def _remove_if_empty(out_dir: Path, created: Path) -> None:
+def remove_if_empty(out_dir: Path, created: Path) -> None:
     """Remove `out_dir` and its parents up to `created` (made by this run) while nothing but an empty
     requests.jsonl is in them."""
     requests = out_dir / RUN_FILES["requests"]

@@ -30,15 +30,17 @@ from pathlib import Path
 from onechip.bench import stats
 from onechip.bench.runner import (
     config_difference,
+    first_missing,
     input_digests,
     load_samples,
     longest_prompt,
+    remove_if_empty,
     run_grid,
     saved_config,
     saved_run,
 )
-from onechip.errors import ConfigError, Interrupted
-from onechip.paths import write_text_atomic
+from onechip.errors import ConfigError, Interrupted, OnechipError
+from onechip.paths import exclusive, kind_of, write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult
 from onechip.schemas.inputs import flag_of
@@ -79,6 +81,8 @@ def judge(cell: CellResult, run_dir: Path, slo: dict[str, float], percentile: fl
         output_tok_per_s=cell.output_tok_per_s,
         goodput_per_s=cell.goodput_per_s,
         schedule_slipped=cell.schedule_slipped,
+        requests_failed=cell.requests_failed,
+        first_error=cell.first_error,
     )
 
 
@@ -123,7 +127,7 @@ class _Search:
         if saved_config(self.out_dir) is not None:
             raise ConfigError(f"{where}: it holds a bench run, not a --find-max search; choose another --out")
         digests = input_digests(self.config)
-        for run_dir in sorted([*self.out_dir.glob("clients-*"), *self.out_dir.glob("rate-*")]):
+        for run_dir in _probe_dirs(self.out_dir):
             old = saved_config(run_dir)
             if old is None:
                 continue
@@ -194,9 +198,23 @@ class _Search:
         miss = self.probes[hi]
         if miss.status != "ok":
             return lo, hi, f"{hi:g} {self.kind}: {miss.status} ({miss.reason})"
+        if miss.requests_failed:  # not the latency: the server failed requests (it died, refused, cut streams)
+            failed = f"{miss.requests_failed} measured request{'s' * (miss.requests_failed > 1)} failed"
+            return lo, hi, f"{hi:g} {self.kind}: {failed} (first: {miss.first_error}), a miss whatever the latency"
         if lo == 0:
             return lo, hi, f"the first load ({hi:g} {self.kind}) missed the SLOs"
         return lo, hi, f"{hi:g} {self.kind} missed the SLOs"
+
+
+def _probe_dirs(out_dir: Path) -> list[Path]:
+    """The probes' folders in a search's `out_dir` (clients-N, rate-R), sorted."""
+    return sorted([*out_dir.glob("clients-*"), *out_dir.glob("rate-*")])
+
+
+def _saved_plan(out_dir: Path) -> Plan | None:
+    """The plan (--plan) the probes saved in `out_dir` were judged by, None when none was (or nothing is saved)."""
+    plans = (saved_config(d) for d in _probe_dirs(out_dir))
+    return next((c.bench_plan for c in plans if c is not None and c.bench_plan is not None), None)
 
 
 def _finished(saved: BenchRun, probe_cfg: BenchConfig) -> bool:
@@ -213,7 +231,8 @@ def probe_line(p: SearchProbe, percentile: float) -> str:
         f"p{percentile:g} {k} {'-' if v is None else f'{v:,.0f}'}" for k, v in sorted(p.at_percentile_ms.items())
     )
     verdict = "meets" if p.meets_slo else "misses"
-    return f"{verdict} ({p.status}; {values})" + (" [schedule slipped]" if p.schedule_slipped else "")
+    failed = f", {p.requests_failed} failed" if p.requests_failed else ""
+    return f"{verdict} ({p.status}{failed}; {values})" + (" [schedule slipped]" if p.schedule_slipped else "")
 
 
 def find_max(
@@ -223,18 +242,53 @@ def find_max(
     `out_dir`/search.json and one bench run per probe under `out_dir`, and return the SearchResult.
 
     Raises what run_grid raises (EndpointError, ConfigError, Interrupted: the probes finished so far stay, and the
-    same search into `out_dir` resumes), and ConfigError when `out_dir` holds a bench run or another search. An
-    interrupted search (KeyboardInterrupt, Interrupted) first writes search.json with the probes judged so far,
-    `interrupted` set and its answer the highest load that met the SLOs so far (a lower bound)."""
+    same search into `out_dir` resumes), ConfigError when `out_dir` holds a bench run or another search, and BusyError
+    while another search or bench writes `out_dir` (the search holds its lock, exclusive, from start to end; each
+    probe's run_grid holds its own directory's). A search stopped before its answer, interrupted (KeyboardInterrupt,
+    Interrupted) or by an error once a probe was judged (the server gone mid-probe), first writes search.json with the
+    probes judged so far, `interrupted` set, its bound_reason saying why, and its answer the highest load that met the
+    SLOs so far (a lower bound)."""
     out_dir = Path(out_dir)
+    if plan is None and config.bench_plan is None and (plan := _saved_plan(out_dir)) is not None:
+        on_progress(ProgressEvent("bench", "find-max: --plan not given: the plan the search started with is used"))
+    plan = plan or config.bench_plan
+    config = config.model_copy(
+        update={"bench_plan": plan}
+    )  # kept in each probe's config: a resumed search judges by it
     s = _Search(config, out_dir, plan, on_progress)
     s.check_saved()
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"{out_dir} is {kind_of(out_dir)}, not a run directory")
+    created = first_missing(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
+    try:
+        with exclusive(out_dir, f"another bench is writing {out_dir}; choose another --out"):
+            s.check_saved()  # again under the lock: a search or bench may have written there since
+            result = _search_to_end(s, config, plan, out_dir)
+    except OnechipError:
+        if created is not None and not s.probes:  # nothing measured: no empty directory left
+            remove_if_empty(out_dir, created)
+        raise
+    return result
+
+
+def _search_to_end(s: _Search, config: BenchConfig, plan: Plan | None, out_dir: Path) -> SearchResult:
+    """Run search `s` and write its search.json; a search stopped before its answer (interrupted, or an error: the
+    server gone mid-probe) first writes the probes judged so far, `interrupted` set (find_max)."""
+    again = f"run the same --find-max search into {out_dir} again to resume it"
     try:
         lo, _, why = s.search()
-    except (KeyboardInterrupt, Interrupted):
+    except (KeyboardInterrupt, OnechipError) as exc:
+        stopped = isinstance(exc, KeyboardInterrupt | Interrupted)
+        if not stopped and not s.probes:  # failed before a probe was judged: no search to say anything of
+            raise
         met = [load for load, p in s.probes.items() if p.meets_slo]
-        again = f"run the same --find-max search into {out_dir} again to resume it"
-        why = f"interrupted after {len(s.probes)} probe{'' if len(s.probes) == 1 else 's'}; {again}"
+        probes = f"{len(s.probes)} probe{'' if len(s.probes) == 1 else 's'}"
+        how = "interrupted" if stopped else f"stopped by an error ({exc})"
+        why = f"{how} after {probes}" + ("" if again in how else f"; {again}")  # run_grid's error may say it
         partial = _result(s, config, plan, max(met, default=0.0), why, interrupted=True)
         write_text_atomic(out_dir / SEARCH_FILE, partial.model_dump_json(indent=2))
         raise

@@ -224,7 +224,9 @@ def search_table(result: SearchResult) -> Table:
         )
         table.add_row(
             f"{p.load:g}",
-            verdict + (" [yellow]slipped[/]" if p.schedule_slipped else ""),
+            verdict
+            + (f" ({p.requests_failed} failed)" if p.requests_failed else "")
+            + (" [yellow]slipped[/]" if p.schedule_slipped else ""),
             *(_num(p.at_percentile_ms.get(k), "{:,.0f}") for k in result.slo),
             _num(p.attainment, "{:.0%}"),
             _num(p.output_tok_per_s, "{:,.1f}"),

@@ -90,21 +90,35 @@ def _positive(value: float | None) -> TypeGuard[float]:
     return value is not None and math.isfinite(value) and value > 0
 
 
-def _cell_row(ctx: int, clients: int, ca: CellResult | None, cb: CellResult | None) -> tuple[Any, ...]:
-    """One row of the per-cell table: both tok/s, their ratio, the TTFT ratio and the noise note."""
+def _failures(named: tuple[tuple[str, CellResult | None], ...]) -> str:
+    """'; r2: 1 of 4 requests failed (tokens not counted)' for each run whose cell lost requests: its tok/s counts
+    only the others' tokens, so a ratio set against it is not of like with like ('' when none did)."""
+    return "".join(
+        f"; {name}: {c.requests_failed} of {c.requests_sent or '?'} requests failed (tokens not counted)"
+        for name, c in named
+        if c is not None and c.requests_failed
+    )
+
+
+def _cell_row(
+    ctx: int, clients: int, ca: CellResult | None, cb: CellResult | None, names: tuple[str, str] = ("a", "b")
+) -> tuple[Any, ...]:
+    """One row of the per-cell table: both tok/s, their ratio, the TTFT ratio and the noise note (and which run's
+    cell lost requests: _failures)."""
+    failed = _failures(((names[0], ca), (names[1], cb)))
     sa = "absent" if ca is None else ca.status
     sb = "absent" if cb is None else cb.status
     ta = ca.output_tok_per_s if ca else None
     tb = cb.output_tok_per_s if cb else None
     if ca is None or cb is None or sa != "ok" or sb != "ok" or not _positive(ta) or not _positive(tb):
         return (f"{ctx:,}", clients, num(ta) if sa == "ok" else sa, num(tb) if sb == "ok" else sb, "—", "—",
-                "not comparable")  # fmt: skip
+                "not comparable" + failed)  # fmt: skip
     ratio = tb / ta
     noise = within_noise(ratio, ca.cv_output_tok_per_s, cb.cv_output_tok_per_s)
     note = {True: "within CV", False: "beyond CV", None: "no CV recorded"}[noise]
     fa, fb = ca.ttft_ms.median, cb.ttft_ms.median
     ttft = f"{fb / fa:.2f}×" if _positive(fa) and _positive(fb) else "—"
-    return (f"{ctx:,}", clients, num(ta), num(tb), f"{ratio:.3f}×", ttft, note)
+    return (f"{ctx:,}", clients, num(ta), num(tb), f"{ratio:.3f}×", ttft, note + failed)
 
 
 FIGURES = (("output tok/s", "output_tok_per_s"), ("median TTFT ms", "ttft_ms"), ("median TPOT ms", "tpot_ms"))
@@ -192,7 +206,7 @@ def render_compare_files(a: RunFiles, b: RunFiles) -> str:
         "variation across reps.",
         "",
     ]
-    rows = [_cell_row(ctx, n, cell_at(cells_a, ctx, n), cell_at(cells_b, ctx, n)) for ctx, n in keys]
+    rows = [_cell_row(ctx, n, cell_at(cells_a, ctx, n), cell_at(cells_b, ctx, n), (name_a, name_b)) for ctx, n in keys]
     header = ["context", "clients", f"tok/s {name_a}", f"tok/s {name_b}", "tok/s ratio", "median TTFT ratio",
               "note"]  # fmt: skip
     lines += md_table(header, rows)

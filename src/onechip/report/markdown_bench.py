@@ -113,7 +113,15 @@ def grids(bench: BenchRun | None) -> list[str]:
         lines += [f"### {title}", "", *md_table(header, rows), ""]
     said = _unmeasured(cells)
     not_run = _not_run(bench)
-    return lines + said + ([""] if said and not_run else []) + not_run + _slipped(bench) + agent_turns(cells)
+    tail = said + ([""] if said and not_run else []) + not_run + _slipped(bench)
+    return lines + tail + ([""] if tail else []) + _how_measured(bench) + agent_turns(cells)
+
+
+def _how_measured(bench: BenchRun) -> list[str]:
+    """The run's notes (BenchRun.notes: how its tokens were counted, a server without usage or /tokenize, answers that
+    stalled, prompt lengths estimated...) and its ITL convention, as the console says them after the grids."""
+    notes = [f"- {note}" for note in bench.notes]
+    return (["Notes on this run:", *notes, ""] if notes else []) + [f"ITL convention: {bench.itl_convention}"]
 
 
 def _slipped(bench: BenchRun) -> list[str]:

@@ -26,7 +26,8 @@ def search_markdown(result: SearchResult) -> list[str]:
     slo = ", ".join(f"{k} ≤ {v:g} ms" for k, v in result.slo.items())
     unit = "clients" if result.kind == "clients" else "req/s"
     answer = clients_answer(result) if result.kind == "clients" else f"{num(result.max_rate_per_s)} req/s"
-    lead = "Interrupted before its answer: so far the largest" if result.interrupted else "Largest"
+    how = "Interrupted" if result.bound_reason.startswith("interrupted") else "Stopped"  # else by an error
+    lead = f"{how} before its answer: so far the largest" if result.interrupted else "Largest"
     lines = [
         "## SLO search",
         "",
@@ -48,7 +49,9 @@ def search_markdown(result: SearchResult) -> list[str]:
     rows = [
         [
             f"{p.load:g}",
-            ("meets" if p.meets_slo else "misses") + ("" if p.status == "ok" else f" ({p.status})"),
+            ("meets" if p.meets_slo else "misses")
+            + ("" if p.status == "ok" else f" ({p.status})")
+            + (f" ({p.requests_failed} failed)" if p.requests_failed else ""),
             *(num(p.at_percentile_ms.get(k), 0) for k in result.slo),
             "—" if p.attainment is None else f"{p.attainment:.0%}",
             num(p.output_tok_per_s),

@@ -17,6 +17,7 @@ from typing import Any
 
 from onechip import catalog
 from onechip.errors import ConfigError, MissingDependencyError
+from onechip.report.markdown_bench import WINDOW_NOTE
 from onechip.report.rundir import RunFiles
 from onechip.report.tables import cells_of, first, flag_words, serve_flags
 from onechip.schemas import BenchRun, CellResult, CostLine, CostReport, Dist, Plan
@@ -124,6 +125,9 @@ def _sweep_cell(c: CellResult, output_len: int | None) -> SweepCell:
         status=c.status,
         reason=reason,
         output_tok_per_s=c.output_tok_per_s,
+        whole_run_tok_per_s=c.whole_run_tok_per_s,
+        request_rate_per_s=c.request_rate_per_s,
+        whole_run_request_rate_per_s=c.whole_run_request_rate_per_s,
         cv_output_tok_per_s=c.cv_output_tok_per_s,
         per_stream_tok_per_s=c.per_stream_tok_per_s,
         ttft_ms=_dist(c.ttft_ms),
@@ -143,6 +147,7 @@ def _throughput(bench: BenchRun | None) -> Throughput:
             reps=config.reps,
             prefix_reuse=config.prefix_reuse,
             itl_convention=bench.itl_convention,
+            tok_per_s_windows=WINDOW_NOTE.replace("**", ""),
         ),
         sweep=[_sweep_cell(c, output_len) for c in cells_of(bench)],
     )

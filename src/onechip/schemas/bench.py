@@ -45,8 +45,10 @@ from onechip.schemas.common import (
 from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import (
     MAX_TEXT,
+    TOKEN_FORMS,
     Cli,
     RequestModel,
+    TokenCount,
     build_request,
     comma_list,
     flag_of,
@@ -54,6 +56,7 @@ from onechip.schemas.inputs import (
     key_values,
     shown,
 )
+from onechip.schemas.plan import Plan
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.sim import Prediction
 
@@ -111,9 +114,12 @@ class BenchConfig(RequestModel):
     model: Name | None = Field(default=None, description="Served model name; None = first from /v1/models.")
     contexts: Annotated[
         list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]],
-        comma_list(int),
+        comma_list(TokenCount),
         Field(min_length=1),
-    ] = Field(default=[128, 1024], description="Prompt lengths in tokens, as the server counts, comma-separated.")
+    ] = Field(
+        default=[128, 1024],
+        description=f"Prompt lengths in tokens, as the server counts, comma-separated; {TOKEN_FORMS}.",
+    )
     clients: Annotated[
         list[Annotated[int, Field(ge=1, le=MAX_CLIENTS)]],
         comma_list(int),
@@ -196,6 +202,11 @@ class BenchConfig(RequestModel):
         description="sha256 (hex) of the bytes of each file the workload is read from, by field (trace_file, "
         "workload_file); set by bench when it starts. A resume compares these, not the paths: the same path with "
         "other bytes is another workload (refused), the same bytes at another path the same one.",
+    )
+    bench_plan: Annotated[Plan | None, Cli(hidden=True)] = Field(
+        default=None,
+        description="The plan (`bench --plan`) whose KV pool and max_model_len cells were judged infeasible by; set "
+        "by bench when it starts, so a resumed run or --find-max search judges its cells by the same plan.",
     )
     trace_speed: Annotated[float, Field(ge=1e-3, le=1e3)] = Field(
         default=1.0, description="Trace replay: time scale (2 = send twice as fast as recorded), 0.001 to 1000."
@@ -927,6 +938,10 @@ class SearchProbe(ResultModel):
     output_tok_per_s: float | None = Field(default=None, description="The cell's aggregate output tok/s.")
     goodput_per_s: float | None = Field(default=None, description="The cell's goodput, requests/s.")
     schedule_slipped: bool = Field(default=False, description="Open loop: the cell's schedule slipped.")
+    requests_failed: int = Field(
+        default=0, ge=0, description="Measured requests that failed (each one misses the SLOs, whatever its latency)."
+    )
+    first_error: str | None = Field(default=None, description="The first failed request's message.")
 
 
 class SearchResult(ResultModel):
@@ -949,7 +964,8 @@ class SearchResult(ResultModel):
     )
     interrupted: bool = Field(
         default=False,
-        description="Stopped (Ctrl-C, SIGTERM, a cancelled MCP call) before its answer: the probes so far, and "
+        description="Stopped (Ctrl-C, SIGTERM, a cancelled MCP call, or an error: the server gone mid-probe; "
+        "bound_reason says which) before its answer: the probes so far, and "
         "max_clients / max_rate_per_s the highest load that met the SLOs so far (a lower bound). The same search "
         "into the directory resumes.",
     )

@@ -119,10 +119,20 @@ def as_typed(model: type[BaseModel], name: str, value: Any) -> str:
     return f"{flag} {json.dumps(value, separators=(',', ':')) if isinstance(value, dict) else value}"
 
 
-_KIND_WORDS = {int: "integers", float: "numbers", str: "words"}
+class TokenCount(int):
+    """The item kind of a comma list of token counts (`comma_list(TokenCount)`): each read as vLLM's --max-model-len
+    reads one (read_human_int: '8k' -> 8,000, '8K' -> 8,192, '1_024'), so `bench --contexts 8k` takes what
+    `--max-model-len 8k` does. The items are plain ints."""
+
+
+# how a TokenCount is written, said in the help of a list of them
+TOKEN_FORMS = "8k is 8,000 and 8K 8,192, as --max-model-len reads them"
+_KIND_WORDS = {int: "integers", float: "numbers", str: "words", TokenCount: "token counts (8192, 8k or 8K)"}
 
 
 def _item(kind: type, text: str) -> Any:
+    if kind is TokenCount:
+        return read_human_int(text)
     if kind is int:
         return int(text.replace("_", ""))
     if kind is float:
@@ -146,6 +156,7 @@ def _not_a_string(shape: str, value: Any) -> PydanticCustomError:
 
 _JSON_ARRAYS = {int: "array of integers such as [128, 1024]", float: "array of numbers such as [0.1, 0.5]",
                 str: 'array of strings such as ["a", "b"]'}  # fmt: skip
+_JSON_ARRAYS[TokenCount] = _JSON_ARRAYS[int]
 
 
 def _entries(error_type: str, value: str, wanted: str) -> list[str]:

@@ -34,8 +34,10 @@ from onechip.schemas.inputs import (
     INT64_MAX,
     MAX_HOST_GIB,
     MAX_POSITIONS,
+    TOKEN_FORMS,
     Cli,
     RequestModel,
+    TokenCount,
     as_typed,
     comma_list,
     flag_of,
@@ -322,8 +324,8 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         description="vLLM --quantization for a checkpoint that has none: 'fp8' quantizes the decoder's linear "
         "and expert weights to 1 byte as they load (online FP8); embeddings, LM head and norms keep --dtype.",
     )
-    contexts: Annotated[list[Annotated[int, Field(ge=1, le=INT64_MAX)]] | None, comma_list(int)] = Field(
-        default=None, description="Tokens per request to report concurrency for, e.g. 128,1024,8192."
+    contexts: Annotated[list[Annotated[int, Field(ge=1, le=INT64_MAX)]] | None, comma_list(TokenCount)] = Field(
+        default=None, description=f"Tokens per request to report concurrency for, e.g. 128,1024,8K; {TOKEN_FORMS}."
     )
     against: Path | None = Field(default=None, description="vLLM boot log to cross-check the plan against.")
     launch: EngineKind | None = Field(
@@ -626,9 +628,9 @@ class SimulateRequest(RequestModel):
         "terms on; stored for reuse. None = a stored calibration for the plan, else roofline priors.",
     )
     # the bounds are BenchConfig's (the grid is validated into one): out of them is a one-line refusal here
-    contexts: Annotated[list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]], comma_list(int), Field(min_length=1)] = Field(
-        default=[128, 1024], description="Prompt lengths in tokens, comma-separated."
-    )
+    contexts: Annotated[
+        list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]], comma_list(TokenCount), Field(min_length=1)
+    ] = Field(default=[128, 1024], description=f"Prompt lengths in tokens, comma-separated; {TOKEN_FORMS}.")
     clients: Annotated[list[Annotated[int, Field(ge=1, le=MAX_CLIENTS)]], comma_list(int), Field(min_length=1)] = Field(
         default=[1, 4], description="Closed-loop concurrent streams per cell, comma-separated."
     )

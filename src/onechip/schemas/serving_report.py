@@ -1,4 +1,5 @@
-"""The serving-report document (schema_version 1.1, issue 6): one JSON file a reader can compare across
+"""The serving-report document (schema_version 1.2, issue 6; 1.2 adds each cell's whole-run tok/s and both request
+rates beside the steady window's, and the workload's tok/s definitions): one JSON file a reader can compare across
 tools and runs. Sections: run, hardware (host, pricing), model, software (serve args), throughput
 (workload, sweep[]), capabilities[], memory, startup, cost (per_m_output_tokens[]).
 
@@ -14,8 +15,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SERVING_REPORT_VERSION: Final = "1.1"
-SCHEMA_ID = "https://onechip.dev/schemas/serving-report-1.1.json"
+SERVING_REPORT_VERSION: Final = "1.2"
+SCHEMA_ID = "https://onechip.dev/schemas/serving-report-1.2.json"
 
 Verdict = Literal["pass", "partial", "fail", "blocked", "not_tested"]
 
@@ -104,6 +105,11 @@ class Workload(_Doc):
     reps: int | None = Field(default=None, description="Repetitions per cell.")
     prefix_reuse: bool | None = Field(default=None, description="Prefix-cache reuse was allowed.")
     itl_convention: str | None = Field(default=None, description="How ITL is split over multi-token chunks.")
+    tok_per_s_windows: str | None = Field(
+        default=None,
+        description="The two windows a cell's tok/s and requests/s are over: the steady window (output_tok_per_s, "
+        "request_rate_per_s) and the whole run (whole_run_tok_per_s, whole_run_request_rate_per_s).",
+    )
 
 
 class DistInfo(_Doc):
@@ -125,7 +131,21 @@ class SweepCell(_Doc):
     reason: str | None = Field(
         default=None, description="Why infeasible/failed, a caveat, or why output_tok_per_s is null."
     )
-    output_tok_per_s: float | None = Field(description="Median aggregate output tok/s; null when not measured.")
+    output_tok_per_s: float | None = Field(
+        description="Median aggregate output tok/s over the steady window (every stream running: ramp-up and drain "
+        "left out; see workload.tok_per_s_windows); null when not measured."
+    )
+    whole_run_tok_per_s: float | None = Field(
+        default=None,
+        description="Median whole-run output tok/s: measured output tokens / (last completion - first send), what "
+        "vllm bench serve, GuideLLM and AIPerf report; null when not measured.",
+    )
+    request_rate_per_s: float | None = Field(
+        default=None, description="Median requests/s over the steady window (each request by its tokens' share in it)."
+    )
+    whole_run_request_rate_per_s: float | None = Field(
+        default=None, description="Median whole-run requests/s: ok requests / (last completion - first send)."
+    )
     cv_output_tok_per_s: float | None = Field(default=None, description="CV of tok/s across reps.")
     per_stream_tok_per_s: float | None = Field(description="Median per-stream decode tok/s.")
     ttft_ms: DistInfo = Field(description="Time to first token, ms.")
@@ -202,7 +222,7 @@ class ServingReport(_Doc):
 
     model_config = ConfigDict(extra="forbid", title="serving-report", json_schema_extra={"$id": SCHEMA_ID})
 
-    schema_version: Literal["1.1"] = Field(description="Layout version of this document.")
+    schema_version: Literal["1.2"] = Field(description="Layout version of this document.")
     run: RunInfo
     hardware: Hardware
     model: ModelInfo

@@ -258,6 +258,11 @@ class SSEDecoder:
                 self._event = bytes(line[6:].strip())
             elif not line and self._dispatch(out):
                 break
+            elif line.startswith(b"{") and (said := _bare_error(bytes(line))) is not None:
+                if self._data and self._whole():  # the event before it, ended by it
+                    self._dispatch(out)
+                self.error = said
+                break
         else:  # a whole payload left without its blank line (one newline per event, or the blank line in a later read)
             if self._data and self._whole():
                 self._dispatch(out)
@@ -295,6 +300,16 @@ class SSEDecoder:
         if not self.done and self.error is None and (self._data or self._event):
             self._dispatch(out)
         return out
+
+
+def _bare_error(line: bytes) -> str | None:
+    """The message (chunk_error's) of a line that is a whole JSON error object without `data:`: a server or proxy
+    that writes its error raw into the event stream it started (`{"error": {"message": ..., "code": 500}}`), which
+    the SSE spec skips as a field of unknown name; None for any other line."""
+    try:
+        return chunk_error(parse_chunk(line), line)
+    except ValueError:
+        return None
 
 
 def parse_chunk(payload: bytes) -> Json:

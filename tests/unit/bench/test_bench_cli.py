@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import onechip.bench as bench_pkg
 from fakes.vllm_server import FakeVllm
 from onechip.cli import bench_cmd
+from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchRun
 
 WIDE = {"COLUMNS": "200"}
@@ -84,7 +85,7 @@ def test_bench_json_and_bad_flags(fake_server: FakeVllm, tmp_path: Path) -> None
     assert cell["status"] == "ok" and cell["goodput_per_s"] > 0  # every request meets a 60 s objective
     assert json.loads(r.stdout)["config"]["slo"] == {"ttft_ms": 60000.0, "e2e_ms": 60000.0}
     bad = CliRunner().invoke(app(), ["bench", fake_server.url, "--contexts", "a,b", "--out", str(tmp_path / "b")])
-    assert bad.exit_code != 0 and "--contexts must be comma-separated integers" in str(bad.exception)
+    assert bad.exit_code != 0 and "--contexts must be comma-separated token counts" in str(bad.exception)
 
 
 def test_bench_time_boxed_flags_and_workers(fake_server: FakeVllm, tmp_path: Path) -> None:
@@ -157,3 +158,25 @@ def test_bench_core_never_imports_rich_typer_or_the_cli() -> None:
         assert not [
             m for m in names if m.split(".")[0] in {"rich", "typer", "click", "mcp"} or m.startswith("onechip.cli")
         ], path
+
+
+@pytest.mark.parametrize("typed", ["8k", "8K", "2.5k", "1_024", "128,4k"])
+def test_contexts_take_the_forms_max_model_len_takes(typed: str) -> None:
+    # `--max-model-len 8k` was taken (vLLM's human_readable_int), `bench --contexts 8k` refused as 'must be
+    # comma-separated integers'; plan --contexts and simulate --contexts too. Now one parser reads all of them.
+    from onechip.schemas.bench import BenchConfig
+    from onechip.schemas.inputs import build_request
+    from onechip.schemas.requests import PlanRequest, SimulateRequest
+
+    lens = [build_request(PlanRequest, {"model": "m", "chip": "l4", "max_model_len": t}).max_model_len
+            for t in typed.split(",")]  # fmt: skip
+    assert build_request(BenchConfig, {"base_url": "http://127.0.0.1:9", "contexts": typed}).contexts == lens
+    assert build_request(PlanRequest, {"model": "m", "chip": "l4", "contexts": typed}).contexts == lens
+    assert build_request(SimulateRequest, {"plan": "p.json", "contexts": typed}).contexts == lens
+
+
+def test_contexts_say_the_forms_they_take_when_refused(fake_server: FakeVllm) -> None:
+    got = CliRunner().invoke(app(), ["bench", fake_server.url, "--contexts", "1.5K"], env=WIDE)
+    said = "--contexts must be comma-separated token counts (8192, 8k or 8K), got '1.5K'"
+    assert isinstance(got.exception, ConfigError) and str(got.exception) == said
+    assert len(fake_server.chat_requests) == 0

@@ -501,8 +501,9 @@ class Wire:
     bare: bool = False  # `data:` without the space
     multiline: bool = False  # every event's JSON over two `data:` lines (the SSE spec joins them with a newline)
     # after the second content event: an error chunk (vLLM's shape or older vLLM's flat one) or an `event: error`
-    # event (`{"message": ...}` or bare text), each followed by [DONE] as vLLM sends it; or the connection dropped
-    error: Literal["openai", "flat", "openrouter", "event", "event_text", "cut"] | None = None
+    # event (`{"message": ...}` or bare text), each followed by [DONE] as vLLM sends it; vLLM's error object written
+    # raw, without `data:` (then [DONE], or the body's end); or the connection dropped
+    error: Literal["openai", "flat", "openrouter", "event", "event_text", "bare", "bare_end", "cut"] | None = None
     message: str = ENGINE_DIED  # the error's message
     # a server that sleeps before every event: the finish_reason in its own empty-delta event W_ITL_S after the last
     # content event, the final usage and [DONE] W_ITL_S after that (no token in either: E2E ends before them)
@@ -560,8 +561,10 @@ class Wire:
         data = {
             "event": "event: error\ndata: " + json.dumps({"message": self.message}),
             "event_text": f"event: error\ndata: {self.message}",
+            "bare": json.dumps(body),
+            "bare_end": json.dumps(body),
         }.get(str(self.error), f"data: {json.dumps(body)}")
-        return data.encode() + b"\n\ndata: [DONE]\n\n"
+        return data.encode() + (b"\n" if self.error == "bare_end" else b"\n\ndata: [DONE]\n\n")
 
     def set_ms(self) -> SetMs:
         """The figures the script implies, ms: TTFT at the first content event (complete at its second piece
@@ -801,16 +804,18 @@ def test_failures_of_every_kind_are_recorded_apart_and_the_run_goes_on(tmp_path:
     assert "5 of 10 measured requests failed (their tokens are not counted); first: HTTP 503" in out.export_text()
 
 
-@pytest.mark.parametrize("shape", ["openai", "flat", "openrouter", "event", "event_text"])
+@pytest.mark.parametrize("shape", ["openai", "flat", "openrouter", "event", "event_text", "bare", "bare_end"])
 def test_an_error_in_the_stream_then_done_is_one_failed_request_with_the_servers_message(
-    tmp_path: Path, shape: Literal["openai", "flat", "openrouter", "event", "event_text"]
+    tmp_path: Path, shape: Literal["openai", "flat", "openrouter", "event", "event_text", "bare", "bare_end"]
 ) -> None:
     """Chat request 3 of 2-4 (1 is the probe) sends 2 tokens, then an error and [DONE] (`Wire.error_event`: vLLM's
     error chunk, older vLLM's flat one, or an `event: error` event): that request is failed with the server's
     message, the token in it redacted (errors.redact: an hf_ token by its shape), and its 2 tokens are not counted.
     The `event: error` events were skipped as events: `{"message": ...}` made an ok request of 2 tokens ([DONE] its
     end), bare text 'unparsable stream chunk: unexpected character' (the message lost); OpenRouter's error chunk,
-    which has choices too, made an ok request of 3 tokens (its empty content one of them)."""
+    which has choices too, made an ok request of 3 tokens (its empty content one of them); vLLM's error object written
+    as a bare line, no `data:`, was skipped as an unknown SSE field: an ok request of 2 tokens when [DONE] followed,
+    else 'stream ended without [DONE]...' (the server's message lost)."""
     token = "hf_" + "a1B2c3D4e5" * 3 + "f6G7"
     wire = Wire(error=shape, message=f"engine died; upstream refused {token}")
     with FakeVllm(wire_script=lambda n, body: (wire if n == 3 else Wire())(n, body)) as srv:

@@ -115,6 +115,26 @@ def test_plan_marks_cells_beyond_the_kv_pool_infeasible(fake_server: FakeVllm, t
     assert forced.cells[3].status == "ok" and "beyond the KV wall" in (forced.cells[3].reason or "")
 
 
+def test_a_resume_judges_its_cells_by_the_plan_the_run_started_with(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # the plan was no part of the saved config: a resume without --plan measured the cell the plan had judged
+    # infeasible, and one with another plan judged the run's cells by that one
+    plan = plan_with_kv(100)
+    first = run_grid(config(fake_server, reps=1), tmp_path, plan=plan)
+    saved = BenchRun.model_validate_json((tmp_path / "summary.json").read_text()).config
+    resumed = run_grid(saved, tmp_path, resume=True)  # `bench --resume DIR`: the saved config, no --plan
+    assert [c.status for c in resumed.cells] == [c.status for c in first.cells] == ["ok", "ok", "ok", "infeasible"]
+    assert resumed.cells[3].reason == first.cells[3].reason and saved.bench_plan == plan
+    run_grid(config(fake_server, reps=1), tmp_path / "no-plan")
+    sent = len(fake_server.chat_requests)
+    with pytest.raises(
+        ConfigError, match=r"^cannot resume .*: --plan was the plan of .* \(25 KV blocks\), now .*\(250 KV blocks"
+    ):
+        run_grid(saved, tmp_path, resume=True, plan=plan_with_kv(1000))
+    with pytest.raises(ConfigError, match=r"^cannot resume .*no-plan: --plan was not given, now the plan of"):
+        run_grid(config(fake_server, reps=1), tmp_path / "no-plan", resume=True, plan=plan)
+    assert len(fake_server.chat_requests) == sent  # both refused before anything was sent
+
+
 def test_cell_fails_only_when_most_requests_fail(fake_server: FakeVllm, tmp_path: Path) -> None:
     # max_model_len 50: context 16 + 5 fits; context 40 + 5 plus the first line's words does not -> HTTP 400
     fake_server.max_model_len = 44

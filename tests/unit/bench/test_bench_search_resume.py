@@ -5,6 +5,7 @@ that directory is refused in one line before anything is sent."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,12 +15,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from factories import embedded_plan
 from fakes.vllm_server import FakeVllm
+from onechip import api
 from onechip.bench import find_max, run_grid
 from onechip.bench.runner import REPLACED_FILE
 from onechip.cli import bench_cmd
 from onechip.cli.main import app
-from onechip.errors import ConfigError, Interrupted
+from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted
 from onechip.progress import ProgressEvent
 from onechip.schemas.bench import BenchConfig, SearchResult
 from onechip.schemas.inputs import build_request
@@ -197,3 +200,118 @@ def test_an_interrupted_cli_search_leaves_a_search_json_and_md_that_say_so_and_r
     assert code == 0, err
     whole = SearchResult.model_validate_json((out / "search.json").read_text())
     assert not whole.interrupted and whole.max_clients == KNEE and "Interrupted" not in (out / "search.md").read_text()
+
+
+@pytest.mark.parametrize("leftover", ["search.json", "probes only"])
+def test_a_bench_grid_into_a_search_directory_is_refused(fake_server: FakeVllm, tmp_path: Path, leftover: str) -> None:
+    # a grid into a search's --out was measured there, its summary.json beside the probes: the search, run again to
+    # resume, then refused the folder as 'a bench run'
+    find_max(_config(fake_server, slo={"ttft_ms": 10_000.0}, find_max_limit=1), tmp_path)
+    if leftover == "probes only":  # a search killed before it wrote search.json
+        (tmp_path / "search.json").unlink()
+    sent = len(fake_server.chat_requests)
+    grid = BenchConfig(base_url=fake_server.url, contexts=[16], clients=[1], reps=1, output_tokens=2)
+    with pytest.raises(ConfigError, match=f"^{re.escape(str(tmp_path))} holds a --find-max search, not a bench run"):
+        run_grid(grid, tmp_path)
+    assert len(fake_server.chat_requests) == sent and not (tmp_path / "summary.json").exists()
+
+
+def test_a_second_search_into_the_directory_of_one_running_is_busy(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # each probe's run_grid locked its own folder, the search none: a second search into the same --out, started
+    # between two probes, measured its probes into it too, interleaving with the first's
+    cfg = _config(fake_server, slo={"ttft_ms": 10_000.0}, find_max_limit=2)
+    second: list[BaseException] = []
+
+    def start_another_after_the_first_probe(event: ProgressEvent) -> None:
+        if event.message.startswith("find-max: clients-1: meets") and not second:
+            try:
+                find_max(cfg, tmp_path)
+            except BusyError as exc:
+                second.append(exc)
+            else:
+                second.append(AssertionError("the second search ran"))
+
+    result = find_max(cfg, tmp_path, on_progress=start_another_after_the_first_probe)
+    assert [str(e) for e in second] == [f"another bench is writing {tmp_path}; choose another --out"]
+    assert result.max_clients == 2 and _path(result) == [(1, True), (2, True)]
+    assert len(fake_server.chat_requests) == 2 * 1 + 2 + 4  # one probe request per probe run, then its requests
+
+
+def test_a_search_stopped_by_an_error_writes_what_it_measured(tmp_path: Path) -> None:
+    # the server gone after two probes: the search raised EndpointError and wrote no search.json, so the two probes
+    # judged were in no summary (search.md neither)
+    srv = _server().start()
+
+    def server_gone_after_two_probes(event: ProgressEvent) -> None:
+        if event.message.startswith("find-max: clients-2: meets"):
+            srv.stop()
+
+    try:
+        with pytest.raises(EndpointError) as err:
+            api.find_max(_config(srv), out_dir=tmp_path, on_progress=server_gone_after_two_probes)
+    finally:
+        if srv._thread.is_alive():
+            srv.stop()
+    partial = SearchResult.model_validate_json((tmp_path / "search.json").read_text())
+    assert partial.interrupted and _path(partial) == [(1, True), (2, True)] and partial.max_clients == 2
+    assert partial.bound_reason.startswith(f"stopped by an error ({str(err.value).splitlines()[0]}) after 2 probes")
+    assert partial.bound_reason.count("run the same --find-max search") == 1
+    said = (tmp_path / "search.md").read_text()
+    assert "Stopped before its answer: so far the largest" in said and "Stopped: stopped by an error" in said
+
+
+def test_a_resumed_search_judges_its_probes_by_the_plan_it_started_with(tmp_path: Path) -> None:
+    # --plan was no part of a probe's config: the search run again without it measured the loads beyond the plan's KV
+    # wall (4 clients here, then 8: answer 8, not 2), and with another plan it judged the rest by that one
+    plan = embedded_plan(max_model_len=4096, block_size=4, kv_cache_memory_bytes=48 * 46_080)  # 12 blocks of 4
+    another = embedded_plan(max_model_len=4096, block_size=4, kv_cache_memory_bytes=1000 * 46_080)
+
+    def ctrl_c_in_the_second_probe(event: ProgressEvent) -> None:
+        if event.message.startswith("context 16 x 2 clients, rep 1/1: 1 requests"):
+            raise KeyboardInterrupt
+
+    events: list[str] = []
+    with _server() as srv:
+        cfg = _config(srv, slo={"ttft_ms": 10_000.0}, find_max_limit=8)  # 16 + 2 tokens: 5 blocks a client
+        with pytest.raises(Interrupted):
+            find_max(cfg, tmp_path, plan=plan, on_progress=ctrl_c_in_the_second_probe)
+        with pytest.raises(
+            ConfigError, match=r"\(clients-1\): --plan was the plan of .*\(12 KV blocks\), now .*\(250 KV"
+        ):
+            find_max(cfg, tmp_path, plan=another)
+        resumed = find_max(cfg, tmp_path, on_progress=lambda e: events.append(e.message))  # the same command, no --plan
+    assert _path(resumed) == [(1, True), (2, True), (4, False), (3, False)]
+    assert [p.status for p in resumed.probes] == ["ok", "ok", "infeasible", "infeasible"]
+    assert resumed.max_clients == 2 and resumed.kv_wall_clients == 2
+    assert "find-max: --plan not given: the plan the search started with is used" in events
+
+
+def test_a_probe_that_lost_requests_is_said_as_such_not_as_an_slo_miss(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # the server failed requests in the 2-client probe (it died mid-probe, here one answers 500), whose latency met
+    # the SLOs: the search ended 'stopped: 2 clients missed the SLOs', as if the latency had missed them
+    fake_server.fail_status = {6: 500}  # 1-3: the 1-client probe run (its probe request, 2 measured); 4-8: 2 clients
+    events: list[str] = []
+    cfg = _config(fake_server, slo={"ttft_ms": 10_000.0}, find_max_limit=2)
+    result = api.find_max(cfg, lambda e: events.append(e.message), out_dir=tmp_path)
+    assert _path(result) == [(1, True), (2, False)] and result.max_clients == 1
+    assert (
+        result.probes[1].requests_failed == 1 and result.probes[1].first_error == "HTTP 500: fake failure of request 6"
+    )
+    said = (
+        "2 clients: 1 measured request failed (first: HTTP 500: fake failure of request 6), a miss whatever the latency"
+    )
+    assert result.bound_reason == said
+    assert any(e.startswith("find-max: clients-2: misses (ok, 1 failed; p100 ttft_ms") for e in events)
+    assert "| 2 | misses (1 failed) |" in (tmp_path / "search.md").read_text()
+
+
+def test_a_search_into_a_file_or_fifo_is_named_for_what_it_is(tmp_path: Path) -> None:
+    # the search's own mkdir said 'cannot create X: File exists' where a bench says what X is
+    cfg = BenchConfig(base_url="http://127.0.0.1:9", contexts=[8], find_max="clients", slo={"ttft_ms": 100.0})
+    plain, fifo = tmp_path / "plain", tmp_path / "fifo"
+    plain.write_text("x")
+    os.mkfifo(fifo)
+    for path, kind in ((plain, "a file"), (fifo, "a FIFO")):
+        with pytest.raises(ConfigError) as info:
+            find_max(cfg, path)
+        assert str(info.value) == f"{path} is {kind}, not a run directory"

@@ -67,7 +67,7 @@ def test_json_dump_holds_every_file(seed_run: Path) -> None:
 def test_serving_report_export_validates_and_carries_the_seed_values(seed_run: Path) -> None:
     (path,) = write_report(seed_run, "serving-report")
     doc = json.loads(path.read_text(encoding="utf-8"))
-    assert doc["schema_version"] == "1.1"
+    assert doc["schema_version"] == "1.2"
     cell = next(s for s in doc["throughput"]["sweep"] if s["concurrency"] == 64 and s["input_len"] == 128)
     assert cell["output_tok_per_s"] == 1496.5 and cell["output_len"] == 128
     assert set(cell["ttft_ms"]) == {"mean", "median", "p90", "p99"}
@@ -82,6 +82,27 @@ def test_serving_report_export_validates_and_carries_the_seed_values(seed_run: P
     assert doc["software"]["serve_args"] == ["--kv-cache-dtype auto", "--max-model-len 32768"]  # seed order
 
 
+def test_serving_report_names_the_window_of_each_rate_and_gives_both(tmp_path: Path) -> None:
+    # a sweep cell gave output_tok_per_s alone (the steady window's, not said) and no requests/s: a reader comparing
+    # it with vllm bench serve's whole-run figure compared two windows; summary.json has both, and now so does this
+    files = seed_files()
+    summary = files["summary.json"]
+    summary["cells"][1].update(whole_run_tok_per_s=1310.0, request_rate_per_s=11.7, whole_run_request_rate_per_s=10.2)
+    (path,) = write_report(write_run(tmp_path / "r", files), "serving-report")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    for cell in summary["cells"]:
+        out = next(s for s in doc["throughput"]["sweep"] if (s["input_len"], s["concurrency"]) == (
+            cell["context_tokens"], cell["clients"]))  # fmt: skip
+        for key in ("output_tok_per_s", "whole_run_tok_per_s", "request_rate_per_s", "whole_run_request_rate_per_s"):
+            assert out[key] == cell.get(key), key
+    assert any(s["whole_run_tok_per_s"] for s in doc["throughput"]["sweep"])
+    windows = doc["throughput"]["workload"]["tok_per_s_windows"]
+    assert "steady window" in windows and "whole run" in windows and "**" not in windows
+    sweep = SCHEMA["$defs"]["SweepCell"]["properties"]
+    assert "steady window" in sweep["output_tok_per_s"]["description"]
+    assert "vllm bench serve" in sweep["whole_run_tok_per_s"]["description"]
+
+
 def test_serving_report_schema_rejects_a_bad_document(seed_run: Path) -> None:
     doc = build(read_run(seed_run))
     validate(doc)
@@ -93,7 +114,7 @@ def test_serving_report_schema_rejects_a_bad_document(seed_run: Path) -> None:
     del bad["cost"]
     with pytest.raises(ConfigError, match="'cost' is a required property"):
         validate(bad)
-    assert SCHEMA["properties"]["schema_version"]["const"] == "1.1"
+    assert SCHEMA["properties"]["schema_version"]["const"] == "1.2"
 
 
 def test_serving_report_of_an_empty_run_is_still_valid(tmp_path: Path) -> None:
@@ -170,6 +191,25 @@ def test_empty_format_list_is_a_config_error(seed_run: Path, formats: str) -> No
     # Before: `onechip report RUN --format ''` wrote nothing and exited 0.
     with pytest.raises(ConfigError, match="no report format given"):
         write_report(seed_run, formats)
+
+
+def test_compare_says_which_run_lost_requests_in_a_cell(seed_run: Path, tmp_path: Path) -> None:
+    # a cell with failed requests counts only the others' tokens: compare gave its ratio ('0.750x beyond CV') as a
+    # measured difference, not saying that one side lost a quarter of its requests
+    files = seed_files()
+    files["run.json"]["run_id"] = "partly-failed"
+    cells = files["summary.json"]["cells"]
+    _measured_faster(cells[4], 0.75)
+    cells[4].update(requests_sent=64, requests_ok=48, requests_failed=16)
+    cells[5].update(requests_sent=64, requests_ok=0, requests_failed=64, status="failed")
+    md = render_compare(seed_run, write_run(tmp_path / "partly-failed", files))
+    row = _row(md, "1,024", "64")
+    assert row[4] == "0.750×" and row[-1] == "beyond CV; partly-failed: 16 of 64 requests failed (tokens not counted)"
+    assert _row(md, "128", "64")[-1] == "within CV"
+    ctx, clients = cells[5]["context_tokens"], cells[5]["clients"]
+    assert _row(md, f"{ctx:,}", str(clients))[-1].endswith(
+        "partly-failed: 64 of 64 requests failed (tokens not counted)"
+    )
 
 
 def test_compare_says_which_tok_per_s_it_compares(seed_run: Path, tmp_path: Path) -> None:

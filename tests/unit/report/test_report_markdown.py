@@ -175,6 +175,18 @@ def test_report_says_which_tok_per_s_window_it_uses(seed_run: Path) -> None:
     assert "**steady window**" in md and "**whole run**" in md
 
 
+def test_report_says_how_the_runs_tokens_were_counted(tmp_path: Path) -> None:
+    # the bench's notes (a server with no usage counted by /tokenize, no per-chunk usage so ITL per chunk) and its ITL
+    # convention were said on the console only: report.md gave the same tok/s and ITL without saying how they came
+    files = seed_files()
+    counted = "server sent no usage: output tokens are its /tokenize count of the generated text"
+    files["summary.json"]["notes"] = [counted, "server sent no per-chunk usage: ITL is split per chunk, not per token"]
+    md = render_markdown(write_run(tmp_path / "r", files))
+    assert f"Notes on this run:\n- {counted}\n- server sent no per-chunk usage" in md
+    assert "ITL convention: per-token: when the server sends continuous usage" in md
+    assert md.index("ITL convention") < md.index("## Workload guidance")
+
+
 def test_an_old_summary_with_loose_server_and_client_dicts_still_loads():
     """summary.json files written while server/client were free dicts (extra keys, keys missing) read as the
     typed BenchServer / BenchClient."""

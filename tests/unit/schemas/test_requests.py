@@ -51,7 +51,8 @@ def test_comma_lists_are_parsed_once_by_the_model() -> None:
     assert (check.needle_depths, check.only) == ([0.1, 0.5], ["smoke", "tools"])
     assert build_request(CostRequest, {"pricing": "spot,on-demand"}).pricing == ["spot", "on-demand"]
     assert build_request(ReportRequest, {"run_dir": "r", "formats": "md,html"}).formats == ["md", "html"]
-    assert _refused(BenchConfig, {**URL, "contexts": "a,b"}) == "--contexts must be comma-separated integers, got 'a,b'"
+    tokens = "comma-separated token counts (8192, 8k or 8K)"
+    assert _refused(BenchConfig, {**URL, "contexts": "a,b"}) == f"--contexts must be {tokens}, got 'a,b'"
     assert "--needle-depths must be comma-separated numbers, got 'nan'" in _refused(
         CheckRequest, {**URL, "needle_depths": "nan"}
     )
@@ -63,9 +64,9 @@ SLO_PAIRS = "key=value pairs such as ttft_ms=500,tpot_ms=50"  # schemas.inputs._
 
 @pytest.mark.parametrize(
     ("values", "line"),
-    [({"contexts": ",,"}, "--contexts lists nothing (got ',,'): give comma-separated integers"),
-     ({"contexts": "128,,1024"},
-      "--contexts has an empty entry (got '128,,1024'): give comma-separated integers, none empty"),
+    [({"contexts": ",,"}, "--contexts lists nothing (got ',,'): give comma-separated token counts (8192, 8k or 8K)"),
+     ({"contexts": "128,,1024"}, "--contexts has an empty entry (got '128,,1024'): give comma-separated token counts "
+      "(8192, 8k or 8K), none empty"),
      ({"slo": " , "}, f"--slo lists nothing (got ' , '): give {SLO_PAIRS}"),
      ({"slo": "ttft_ms=500,"}, f"--slo has an empty entry (got 'ttft_ms=500,'): give {SLO_PAIRS}, none empty")],
 )  # fmt: skip
