@@ -302,9 +302,13 @@ def refuse_set_paths(request: BaseModel, environ: Mapping[str, str] | None = Non
     value is read as vLLM may read it (whole, each comma- or colon-separated part, e.g. --allowed-local-media-path
     or a list of files, and each string in a JSON value, e.g. --speculative-config's model), so
     --chat-template=/etc/passwd, --ssl-keyfile=..., --tokenizer=DIR are refused outside the folders and a Hub id
-    (Qwen/Qwen3-8B), a number or a name that is no path here passes. The CLI has no such rule: its user owns the box."""
+    (Qwen/Qwen3-8B), a number or a name that is no path here passes. A flag the table (vllm.flag_table.FLAGS) reads
+    as a number, a switch or modality counts takes no path, so its value is not checked (max-num-seqs=8 beside a file
+    named 8). The CLI has no such rule: its user owns the box."""
     roots = allowed_folders(environ)
     for override in parse_sets(list(getattr(request, "sets", None) or [])):
+        if override.spec is not None and override.spec.kind != "str":
+            continue  # a number, a switch or counts: vLLM reads no file by it
         for part in _set_parts(override.value or ""):
             if not os.path.lexists(os.path.expanduser(part)):
                 continue  # names no file here: a Hub id, a number, a word
