@@ -56,7 +56,7 @@ from onechip.schemas.cloud import (
     CloudZonesRequest,
     ZoneOffer,
 )
-from onechip.schemas.common import GIB, ResultModel, base_root, server_url
+from onechip.schemas.common import GIB, ResultModel, base_root, figures, server_url
 from onechip.schemas.cost import CostReport, PriceTable
 from onechip.schemas.inputs import MAX_TEXT, Cli, RequestModel, build_request, shown
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
@@ -589,7 +589,7 @@ def _cost_summary(r: CostReport) -> str:
     lines = sorted(r.lines, key=lambda x: x.usd_per_mtok)[:3]
     best = "; ".join(f"{x.pricing} {x.region} ${x.usd_per_mtok:,.3f}/Mtok" for x in lines)
     cells = f"; {len(r.cells)} {'predicted' if r.predicted else 'measured'} cells priced" if r.cells else ""
-    at = f" at {r.output_tok_per_s:,.1f} output tok/s" if r.output_tok_per_s is not None else ""
+    at = f" at {figures(r.output_tok_per_s)} output tok/s" if r.output_tok_per_s is not None else ""
     taken = f" ({r.output_tok_per_s_from})" if at and r.output_tok_per_s_from not in (None, "given") else ""
     return f"{r.chip}{at}{taken}: {len(r.lines)} prices, cheapest {best or '-'}{cells}" + (
         f"; {len(r.warnings)} warnings" if r.warnings else ""

@@ -220,3 +220,9 @@ def model_key(model: str) -> str:
     embedded model by its converted directory, ~/.cache/onechip/models/smollm2-135m-instruct; a server serves
     it as SmolLM2-135M-Instruct; `plan` names it by its catalog id)."""
     return Path(model).name.lower()
+
+
+def figures(value: float) -> str:
+    """A rate or an amount as a table title says it: one decimal place from 0.1 up (1,496.5), three significant
+    figures below (0.001, 0.0123), so a small positive value never reads as 0.0."""
+    return f"{value:,.1f}" if value == 0 or abs(value) >= 0.1 else f"{value:.3g}"
