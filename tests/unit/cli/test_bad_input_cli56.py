@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from factories import one_error_line
 from onechip import api
 from onechip.mcp.tools import TOOLS
 from onechip.schemas.requests import CostRequest
@@ -19,3 +20,13 @@ def test_a_small_throughput_is_titled_with_its_figures_not_as_zero(run, rate, sa
     report = api.cost(CostRequest(chip="v5e-1", output_tok_per_s=rate))
     summary = next(t for t in TOOLS if t.name == "cost").summary(report)  # the MCP tool's one line
     assert summary.startswith(f"v5e-1 at {said} output tok/s: "), summary
+
+
+@pytest.mark.parametrize("name", ["gone/model-Q4_K_M.gguf", "model.gguf", "model.safetensors"])
+def test_a_missing_model_file_is_said_to_be_missing(run, tmp_path, monkeypatch, name):
+    # a .gguf path that does not exist was refused as "not a checkpoint directory, not in catalog/models.json, and
+    # not a Hub id": the user had mistyped a path, and was told the file's kind was wrong
+    monkeypatch.chdir(tmp_path)
+    for given in (f"./{name}", str(tmp_path / name)):
+        line = one_error_line(run, "plan", given, "--chip", "l4")
+        assert line == f"model {given!r}: no such file or directory ({tmp_path / name})", line
