@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import unicodedata
 from pathlib import Path
 from typing import Annotated
@@ -141,6 +142,19 @@ def no_secret(value: str) -> str:
 
 
 CommandWord = Annotated[str, AfterValidator(no_secret)]
+
+
+def shell_line(value: str | None) -> str | None:
+    """A --launcher value, parsed like a shell line ('"/opt/my vllm/bin/vllm" serve'): it must split into words."""
+    if value is None:
+        return None
+    try:
+        words = shlex.split(value)
+    except ValueError as exc:
+        raise ValueError(f"cannot be split like a shell line ({exc})") from None
+    if not words:
+        raise ValueError("is empty")
+    return value
 
 
 def image_reference(value: str | None) -> str | None:

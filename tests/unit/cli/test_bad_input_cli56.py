@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import pytest
 
 from factories import one_error_line
@@ -30,3 +34,30 @@ def test_a_missing_model_file_is_said_to_be_missing(run, tmp_path, monkeypatch, 
     for given in (f"./{name}", str(tmp_path / name)):
         line = one_error_line(run, "plan", given, "--chip", "l4")
         assert line == f"model {given!r}: no such file or directory ({tmp_path / name})", line
+
+
+FAKE_VLLM = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
+HOST_DEMO = ["demo", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4", "--quick"]
+
+
+def test_demo_runs_against_a_fake_engine_through_launcher(run, tmp_path, offline_home):
+    # `demo` had no --launcher (up has): its whole pipeline could not be driven against a fake engine on a box
+    # without vLLM ('No such option: --launcher'); the serve program now goes to the up it runs
+    launcher = f"{sys.executable} {FAKE_VLLM}"
+    code, out, err = run(*HOST_DEMO, "--launcher", launcher, "--out", str(tmp_path / "run"))
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert manifest["status"] == "ok" and (tmp_path / "run" / "report.md").is_file(), manifest
+    assert not (offline_home / "engine.json").exists()  # the demo stopped the engine it started
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["demo", "--launcher", "vllm serve"], "--launcher needs --cloud gcp or --engine"),
+        ([*HOST_DEMO, "--engine", "vllm-docker", "--launcher", "vllm serve"], "--launcher is for --engine vllm"),
+        ([*HOST_DEMO, "--launcher", "'vllm serve"], "cannot be split like a shell line"),
+    ],
+)
+def test_a_demo_launcher_where_it_cannot_act_is_one_line(run, extra, said):
+    assert said in one_error_line(run, *extra)
