@@ -61,3 +61,20 @@ def test_demo_runs_against_a_fake_engine_through_launcher(run, tmp_path, offline
 )
 def test_a_demo_launcher_where_it_cannot_act_is_one_line(run, extra, said):
     assert said in one_error_line(run, *extra)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["report", ""], "RUN is empty (got ''): give a value"),
+        (["report", "  "], "RUN is empty (got ' '): give a value"),
+        (["deploy", "k8s", "gemma-4-E2B-it", "--chip", "l4", "--out", ""], "--out is empty (got '')"),
+        (["cost", "--chip", "v5e-1", "--run", ""], "--run is empty (got '')"),
+    ],
+)
+def test_a_blank_path_on_the_command_line_is_refused_not_read_as_the_working_folder(run, tmp_path, argv, said):
+    # click turned '' into Path('.') before build_request saw it: `report ''` rendered the working folder and wrote
+    # report.md into it (exit 0), `deploy --out ''` wrote onechip.yaml there; MCP refused the same blank already
+    (tmp_path / "summary.json").write_text("{}")  # a run file: the working folder looks like a run
+    assert said in one_error_line(run, *argv)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "home") == ["summary.json"]  # nothing written
