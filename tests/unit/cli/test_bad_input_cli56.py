@@ -78,3 +78,25 @@ def test_a_blank_path_on_the_command_line_is_refused_not_read_as_the_working_fol
     (tmp_path / "summary.json").write_text("{}")  # a run file: the working folder looks like a run
     assert said in one_error_line(run, *argv)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "home") == ["summary.json"]  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("chip", "said"),
+    [
+        ("24GB", "chip '24GB' (--chip) is a memory size, not a chip: give it as gpu:24GB"),
+        ("24 GiB", "chip '24 GiB' (--chip) is a memory size, not a chip: give it as gpu:24GiB"),
+        ("24g", "chip '24g' (--chip) is a memory size, not a chip: give it as gpu:24GiB or gpu:24GB"),
+    ],
+)
+def test_a_memory_size_given_as_the_chip_says_how_to_write_it(run, chip, said):
+    # `--chip 24GB` was 'unknown chip ... not in accelerators.json nor in the GPU database': a size, not a typo
+    assert one_error_line(run, "plan", "gemma-4-E2B-it", "--chip", chip) == said
+
+
+def test_a_mistyped_chip_names_the_catalog_keys_it_is_close_to(run):
+    # `--chip l44` named no chip near it; the catalog's close keys are said
+    line = one_error_line(run, "plan", "gemma-4-E2B-it", "--chip", "l44")
+    assert line.startswith("unknown chip 'l44' (--chip): ") and line.endswith("; did you mean l4 or l40?"), line
+    line = one_error_line(run, "advise", "gemma-4-E2B-it", "--chips", "l4,h10")
+    assert "(--chips)" in line and "did you mean h100" in line, line
+    assert "did you mean" not in one_error_line(run, "plan", "gemma-4-E2B-it", "--chip", "xyzzy")
