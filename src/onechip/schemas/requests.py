@@ -514,16 +514,23 @@ class CostRequest(RequestModel):
         default=None, description="Run directory: price every cell (measured, or predicted by simulate)."
     )
     pricing: Annotated[list[str] | None, comma_list(str)] = Field(
-        default=None, description="Comma list: spot,flex-start,on-demand,1y,3y."
+        default=None,
+        description="Comma list: spot,flex-start,on-demand,1y,3y (default: every one priced for the chip).",
     )
     region: Region | None = Field(
         default=None, description="Region, e.g. us-west4, in any case (default: every region)."
     )
     cold_boot_s: float | None = Field(
-        default=None, ge=0, le=86_400, description="Seconds of a cold restart (no compile cache)."
+        default=None,
+        ge=0,
+        le=86_400,
+        description="Seconds of a cold restart (no compile cache) to price (default: none priced).",
     )
     warm_boot_s: float | None = Field(
-        default=None, ge=0, le=86_400, description="Seconds of a warm restart (compile cache mounted)."
+        default=None,
+        ge=0,
+        le=86_400,
+        description="Seconds of a warm restart (compile cache mounted) to price (default: none priced).",
     )
     today: Annotated[date | None, Cli(hidden=True)] = Field(
         default=None, description="The date prices are judged stale against (default: today)."

@@ -100,3 +100,12 @@ def test_a_mistyped_chip_names_the_catalog_keys_it_is_close_to(run):
     line = one_error_line(run, "advise", "gemma-4-E2B-it", "--chips", "l4,h10")
     assert "(--chips)" in line and "did you mean h100" in line, line
     assert "did you mean" not in one_error_line(run, "plan", "gemma-4-E2B-it", "--chip", "xyzzy")
+
+
+def test_cost_help_says_what_each_option_left_out_means(run):
+    # `cost --help` showed no default for --pricing, --cold-boot-s and --warm-boot-s (every pricing model is priced,
+    # no restart is): a new user could not tell what leaving them out does
+    code, out, _ = run("cost", "--help")
+    text = " ".join(out.replace("│", " ").split())
+    assert code == 0 and "3y (default: every one priced for the chip)" in text, text
+    assert text.count("to price (default: none priced)") == 2, text
