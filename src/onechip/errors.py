@@ -82,12 +82,17 @@ class EndpointError(OnechipError):
     exit_code = 6
 
 
+# said after an error status whose answer carries no message (an empty or blank body), in place of ': <message>'
+NO_MESSAGE = "(no message in the answer)"
+
+
 class EndpointStatusError(EndpointError):
     """The endpoint answered a non-2xx status. `status_code`, the server's one-line `server_message` and the
     `url` are kept, so a probe can tell "the server refused tools" (400 → blocked) from a bad answer."""
 
     def __init__(self, status_code: int, server_message: str, url: str):
-        super().__init__(f"HTTP {status_code} from {url}: {server_message}")
+        said = f": {server_message}" if server_message else f" {NO_MESSAGE}"
+        super().__init__(f"HTTP {status_code} from {url}{said}")
         self.status_code = status_code
         self.server_message = server_message
         self.url = url

@@ -232,3 +232,16 @@ def exclusive(path: Path, busy: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def held(path: Path) -> bool:
+    """Whether a process holds a flock (exclusive's lock) on `path`, read from the kernel's table of locks
+    (/proc/locks: 'N: FLOCK  ADVISORY  WRITE PID MAJOR:MINOR:INODE 0 EOF', man 5 proc) so that asking takes no
+    lock an `up` starting that instant would find taken. False when `path` or the table cannot be read."""
+    try:
+        st = path.stat()
+        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    return any(f[1:2] == ["FLOCK"] and f[5:6] == [key] for f in (line.split() for line in table.splitlines()))

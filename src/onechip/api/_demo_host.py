@@ -101,7 +101,7 @@ def _demo_boot(request: DemoRequest, host: str | None, options: list[str], token
     up_request = UpRequest(
         engine=engine, host=host, plan=the_plan, image=image if engine ==
         "vllm-docker" else None, port=request.port, tunnel_port=free_port(), hf_token_file=token_file,
-        ssh_options=options, timeout_s=request.boot_timeout_s,
+        ssh_options=options, timeout_s=request.boot_timeout_s, launcher=request.launcher,
     )  # fmt: skip
     result = up(up_request, on_progress)
     assert result.boot is not None

@@ -10,6 +10,7 @@ from rich.console import Console
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.render import print_whole, titled_table
+from onechip.schemas.common import figures
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CostRequest
@@ -34,7 +35,7 @@ def cost(
 def _render(result: CostReport, console: Console) -> None:
     billed = f" (billed as {result.billed_chips} × {result.billed_as})" if result.billed_as else ""
     taken = f" ({result.output_tok_per_s_from})" if result.output_tok_per_s_from not in (None, "given") else ""
-    table = titled_table(f"{result.chip}{billed} at {result.output_tok_per_s or 0:,.1f} output tok/s{taken}")
+    table = titled_table(f"{result.chip}{billed} at {figures(result.output_tok_per_s or 0)} output tok/s{taken}")
     hourly = "$/slice-h" if result.billed_as else "$/chip-h"
     for name in ("pricing", "region", hourly, "$/M tok", "month", "stops", "price read"):
         left = name in ("pricing", "region", "price read")
@@ -44,7 +45,7 @@ def _render(result: CostReport, console: Console) -> None:
             line.pricing,
             line.region,
             f"{line.usd_per_chip_hour:.4f}",
-            f"${line.usd_per_mtok:.3f}",
+            f"${line.usd_per_mtok:,.3f}",
             f"${line.monthly_usd:,.0f}",
             "yes" if line.stops_itself else "no",
             line.price_date + ("[yellow]*[/]" if line.stale else ""),

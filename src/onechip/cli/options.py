@@ -59,6 +59,9 @@ def _param(model: type[BaseModel], name: str, field: FieldInfo, optional: set[st
     # an integer vLLM's own flag takes as '32k' (HUMAN_INT) arrives as text, for the model to read
     human = HUMAN_INT in field.metadata
     kind = str if human else _cli_type(field.annotation, cli.repeat)
+    # a path arrives as typed, for the model to read: click's Path('') is '.', so `report ''` rendered (and wrote
+    # report.md into) the working folder where build_request refuses a blank path
+    path, kind = kind is Path, str if kind is Path else kind
     required = field.is_required() and name not in optional
     if cli.argument:
         metavar = (cli.flag or name).upper()  # MODEL, URL, RUN: not typer's '{model}'
@@ -71,7 +74,7 @@ def _param(model: type[BaseModel], name: str, field: FieldInfo, optional: set[st
         info = typer.Option(
             default, *decls, help=field.description, show_default=_shown_default(field),
             # a flag takes no value: no '<bool>' beside it; a HUMAN_INT one is an integer, read from text
-            metavar="" if kind is bool else "<int>" if human else None,
+            metavar="" if kind is bool else "<int>" if human else "<path>" if path else None,
         )  # fmt: skip
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 

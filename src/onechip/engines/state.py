@@ -20,7 +20,7 @@ from onechip.engines import remote
 from onechip.engines.base import Engine
 from onechip.engines.local import group_alive, stop_group
 from onechip.errors import EngineError, OnechipError, redact, remember_secret
-from onechip.paths import exclusive, onechip_home, read_home_file, write_text_atomic
+from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import EngineState, EngineStatus
@@ -38,11 +38,15 @@ def last_path() -> Path:
     return onechip_home() / "engine.last.json"
 
 
+def lock_path() -> Path:
+    return onechip_home() / "engine.lock"
+
+
 def locked() -> AbstractContextManager[None]:
     """The engine-state lock ($ONECHIP_HOME/engine.lock, paths.exclusive): `up` holds it from its first
     check to the saved state, `down` while it stops and forgets; a second holder gets BusyError at once."""
     return exclusive(
-        onechip_home() / "engine.lock",
+        lock_path(),
         f"another onechip `up` or `down` is changing the engine state in {onechip_home()}; wait for it, then "
         "`onechip status`",
     )
@@ -196,6 +200,11 @@ def engine_alive(state: EngineState) -> bool:
 def status() -> EngineStatus:
     """Health, model, port and uptime of the engine `up` started, if any."""
     state = load()
+    if state is None and held(lock_path()):  # an `up` before its engine exists (planning, pulling), or a `down`
+        return EngineStatus(running=False, note=(
+            f"an `onechip up` or `down` holds the engine lock ({lock_path()}), so an engine may be starting; "
+            "run `onechip status` again in a moment"
+        ))  # fmt: skip
     if state is None:
         return EngineStatus(running=False, note="no engine started by `onechip up`")
     note = ""

@@ -56,7 +56,7 @@ from onechip.schemas.cloud import (
     CloudZonesRequest,
     ZoneOffer,
 )
-from onechip.schemas.common import GIB, ResultModel, base_root, server_url
+from onechip.schemas.common import GIB, ResultModel, base_root, figures, server_url
 from onechip.schemas.cost import CostReport, PriceTable
 from onechip.schemas.inputs import MAX_TEXT, Cli, RequestModel, build_request, shown
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
@@ -303,9 +303,13 @@ def refuse_set_paths(request: BaseModel, environ: Mapping[str, str] | None = Non
     value is read as vLLM may read it (whole, each comma- or colon-separated part, e.g. --allowed-local-media-path
     or a list of files, and each string in a JSON value, e.g. --speculative-config's model), so
     --chat-template=/etc/passwd, --ssl-keyfile=..., --tokenizer=DIR are refused outside the folders and a Hub id
-    (Qwen/Qwen3-8B), a number or a name that is no path here passes. The CLI has no such rule: its user owns the box."""
+    (Qwen/Qwen3-8B), a number or a name that is no path here passes. A flag the table (vllm.flag_table.FLAGS) reads
+    as a number, a switch or modality counts takes no path, so its value is not checked (max-num-seqs=8 beside a file
+    named 8). The CLI has no such rule: its user owns the box."""
     roots = allowed_folders(environ)
     for override in parse_sets(list(getattr(request, "sets", None) or [])):
+        if override.spec is not None and override.spec.kind != "str":
+            continue  # a number, a switch or counts: vLLM reads no file by it
         for part in _set_parts(override.value or ""):
             if not os.path.lexists(os.path.expanduser(part)):
                 continue  # names no file here: a Hub id, a number, a word
@@ -586,7 +590,7 @@ def _cost_summary(r: CostReport) -> str:
     lines = sorted(r.lines, key=lambda x: x.usd_per_mtok)[:3]
     best = "; ".join(f"{x.pricing} {x.region} ${x.usd_per_mtok:,.3f}/Mtok" for x in lines)
     cells = f"; {len(r.cells)} {'predicted' if r.predicted else 'measured'} cells priced" if r.cells else ""
-    at = f" at {r.output_tok_per_s:,.1f} output tok/s" if r.output_tok_per_s is not None else ""
+    at = f" at {figures(r.output_tok_per_s)} output tok/s" if r.output_tok_per_s is not None else ""
     taken = f" ({r.output_tok_per_s_from})" if at and r.output_tok_per_s_from not in (None, "given") else ""
     return f"{r.chip}{at}{taken}: {len(r.lines)} prices, cheapest {best or '-'}{cells}" + (
         f"; {len(r.warnings)} warnings" if r.warnings else ""

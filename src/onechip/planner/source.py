@@ -356,6 +356,12 @@ def resolve(model: str) -> ModelSource:
             f"model {model!r} is a file of a checkpoint; MODEL is the directory holding its config.json: "
             f"{str(path.parent)!r}"
         )
+    if not path.exists() and (model.startswith((".", "/", "~")) or path.suffix.lower() in _FILE_SUFFIXES):
+        raise ConfigError(f"model {model!r}: no such file or directory ({path.absolute()})")
     raise ConfigError(
         f"model {model!r}: not a checkpoint directory, not in catalog/models.json, and not a Hub id (owner/name)"
     )
+
+
+# MODEL names a file by these endings, never a catalog name or a Hub id: missing, it is said to be missing
+_FILE_SUFFIXES = {".gguf", ".safetensors", ".bin", ".pt", ".pth", ".json"}

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
-from onechip.schemas.common import CommandWord, ModelName, Name, ResultModel, image_reference
+from onechip.schemas.common import CommandWord, ModelName, Name, ResultModel, image_reference, shell_line
 from onechip.schemas.inputs import Cli, RequestModel, comma_list
 from onechip.schemas.replicas import MAX_REPLICAS, RouterPolicy
 
@@ -376,6 +376,10 @@ class HostDemoOptions(RequestModel):
     chip: Name | None = Field(default=None, description="Chip key, e.g. v5e-1 (with --cloud or --engine).")
     image: str | None = Field(default=None, description="vllm-docker image, pulled by tag (default vllm/vllm-tpu).")
     _image = field_validator("image")(image_reference)
+    launcher: CommandWord | None = Field(
+        default=None, description="--engine vllm: the serve program, e.g. '/opt/venv/bin/vllm serve' (vllm serve)."
+    )
+    _launcher = field_validator("launcher")(shell_line)
     provisioning: Provisioning = Field(default="flex-start", description="--cloud: flex-start, spot or on-demand.")
     project: ProjectId | None = Field(default=None, description="--cloud: Google Cloud project.")
     zones: Annotated[list[ZoneName], comma_list(str), Cli("--zone")] = Field(
@@ -411,7 +415,17 @@ class HostDemoOptions(RequestModel):
         if not self.on_host():
             given = [
                 f"--{f.replace('_', '-')}"
-                for f in ("host", "model", "chip", "image", "hf_token_secret", "hf_token_file", "keep", "again")
+                for f in (
+                    "host",
+                    "model",
+                    "chip",
+                    "image",
+                    "launcher",
+                    "hf_token_secret",
+                    "hf_token_file",
+                    "keep",
+                    "again",
+                )
                 if getattr(self, f)
             ]  # each option named as given, so an MCP caller is told its own arguments (schemas.inputs.as_parameters)
             if given:
@@ -421,6 +435,8 @@ class HostDemoOptions(RequestModel):
             raise ValueError("a demo on a real accelerator needs --model and --chip")
         if self.cloud and self.host:
             raise ValueError("--cloud gcp provisions its own host; drop --host")
+        if self.launcher and (self.cloud or self.engine != "vllm"):
+            raise ValueError("--launcher is for --engine vllm (a docker engine runs its image's vllm)")
         if not self.cloud and not self.host and self.engine == "vllm" and (self.keep or self.again):
             raise ValueError("--keep/--again are for --cloud gcp")
         if self.cloud and self.provisioning != "flex-start" and self.max_hours is None and not self.no_limit:

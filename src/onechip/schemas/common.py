@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import unicodedata
 from pathlib import Path
 from typing import Annotated
@@ -143,6 +144,19 @@ def no_secret(value: str) -> str:
 CommandWord = Annotated[str, AfterValidator(no_secret)]
 
 
+def shell_line(value: str | None) -> str | None:
+    """A --launcher value, parsed like a shell line ('"/opt/my vllm/bin/vllm" serve'): it must split into words."""
+    if value is None:
+        return None
+    try:
+        words = shlex.split(value)
+    except ValueError as exc:
+        raise ValueError(f"cannot be split like a shell line ({exc})") from None
+    if not words:
+        raise ValueError("is empty")
+    return value
+
+
 def image_reference(value: str | None) -> str | None:
     """`value` when it is a container image reference docker can parse (_IMAGE), e.g. vllm/vllm-openai:v0.19.0 or
     IMAGE@sha256:<64 hex digits>; None passes. Raises ValueError otherwise: a word with a space, a leading '-' or
@@ -220,3 +234,9 @@ def model_key(model: str) -> str:
     embedded model by its converted directory, ~/.cache/onechip/models/smollm2-135m-instruct; a server serves
     it as SmolLM2-135M-Instruct; `plan` names it by its catalog id)."""
     return Path(model).name.lower()
+
+
+def figures(value: float) -> str:
+    """A rate or an amount as a table title says it: one decimal place from 0.1 up (1,496.5), three significant
+    figures below (0.001, 0.0123), so a small positive value never reads as 0.0."""
+    return f"{value:,.1f}" if value == 0 or abs(value) >= 0.1 else f"{value:.3g}"

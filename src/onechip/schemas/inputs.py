@@ -105,7 +105,7 @@ def flag_of(model: type[BaseModel], name: str) -> str:
     """The flag a user types for field `name`: '--max-model-len', or the argument's name in upper case."""
     cli = cli_of(model, name)
     if cli.argument:
-        return name.upper()
+        return (cli.flag or name).upper()  # as --help and the usage line name it (cli.options._param)
     return (cli.flag or "--" + name.replace("_", "-")).split("/")[0]
 
 

@@ -9,7 +9,6 @@ Build one from user input with schemas.inputs.build_request (ConfigError naming 
 from __future__ import annotations
 
 import re
-import shlex
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -28,7 +27,7 @@ from onechip.paths import kind_of
 from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, check_agent, slo_bounds
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import MAX_BOOT_S, MIN_BOOT_S, HostDemoOptions
-from onechip.schemas.common import CommandWord, ModelName, Name, Region, image_reference, server_url
+from onechip.schemas.common import CommandWord, ModelName, Name, Region, image_reference, server_url, shell_line
 from onechip.schemas.inputs import (
     HUMAN_INT,
     INT64_MAX,
@@ -106,19 +105,7 @@ class ServeOptions(RequestModel):
 
     _image = field_validator("image")(image_reference)
 
-    @field_validator("launcher")
-    @classmethod
-    def _shell_words(cls, value: str | None) -> str | None:
-        """--launcher is parsed like a shell line ('"/opt/my vllm/bin/vllm" serve'): it must split."""
-        if value is None:
-            return None
-        try:
-            words = shlex.split(value)
-        except ValueError as exc:
-            raise ValueError(f"cannot be split like a shell line ({exc})") from None
-        if not words:
-            raise ValueError("is empty")
-        return value
+    _launcher = field_validator("launcher")(shell_line)
 
 
 ROUTER_HOST = "127.0.0.1"  # the router binds the loopback only unless told (docs: replicas)
@@ -531,16 +518,23 @@ class CostRequest(RequestModel):
         default=None, description="Run directory: price every cell (measured, or predicted by simulate)."
     )
     pricing: Annotated[list[str] | None, comma_list(str)] = Field(
-        default=None, description="Comma list: spot,flex-start,on-demand,1y,3y."
+        default=None,
+        description="Comma list: spot,flex-start,on-demand,1y,3y (default: every one priced for the chip).",
     )
     region: Region | None = Field(
         default=None, description="Region, e.g. us-west4, in any case (default: every region)."
     )
     cold_boot_s: float | None = Field(
-        default=None, ge=0, le=86_400, description="Seconds of a cold restart (no compile cache)."
+        default=None,
+        ge=0,
+        le=86_400,
+        description="Seconds of a cold restart (no compile cache) to price (default: none priced).",
     )
     warm_boot_s: float | None = Field(
-        default=None, ge=0, le=86_400, description="Seconds of a warm restart (compile cache mounted)."
+        default=None,
+        ge=0,
+        le=86_400,
+        description="Seconds of a warm restart (compile cache mounted) to price (default: none priced).",
     )
     today: Annotated[date | None, Cli(hidden=True)] = Field(
         default=None, description="The date prices are judged stale against (default: today)."

@@ -44,7 +44,7 @@ from typing import Any
 import httpx
 import orjson
 
-from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError, looks_secret, redact
+from onechip.errors import NO_MESSAGE, EndpointBusyError, EndpointError, EndpointStatusError, looks_secret, redact
 from onechip.retry_after import retry_after_s
 from onechip.schemas.common import base_root
 from onechip.schemas.inputs import MAX_POSITIONS, MAX_TEXT, shown
@@ -183,8 +183,10 @@ def server_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 def error_message(status: int, text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """`HTTP <status>: <server message>` from a status and an error body."""
-    return f"HTTP {status}: {server_message(text, limit)}"
+    """`HTTP <status>: <server message>` from a status and an error body (an empty or blank body: errors.NO_MESSAGE
+    in place of the message)."""
+    said = server_message(text, limit)
+    return f"HTTP {status}: {said}" if said else f"HTTP {status} {NO_MESSAGE}"
 
 
 _BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark
@@ -689,7 +691,8 @@ class WireClient:
             self.answered += 1
         if resp.status_code in BUSY_STATUSES:
             tries = f"{self.busy_retries + 1} tries" if self.busy_retries else "1 try"
-            busy = EndpointBusyError(resp.status_code, f"server busy ({tries}): {server_message(resp.text)}", url)
+            said = server_message(resp.text)
+            busy = EndpointBusyError(resp.status_code, f"server busy ({tries}){': ' + said if said else ''}", url)
             if method == "POST":
                 self.busy, self.last_busy = self.busy + 1, str(busy)
             raise busy

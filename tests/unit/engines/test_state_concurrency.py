@@ -139,3 +139,17 @@ def _no_engine_left(tmp_path: Path):
     state = tmp_path / "home" / "engine.json"
     if state.is_file():  # a failed test still stops what it started
         _done(onechip_process(tmp_path / "home", "down"))
+
+
+def test_status_while_an_up_holds_the_lock_says_so_not_no_engine(tmp_path: Path) -> None:
+    # an `up` planning or pulling (the lock held, no engine.json yet) was reported as "no engine started by
+    # `onechip up`", so a user started a second one; status now says the lock is held
+    home = tmp_path / "home"
+    home.mkdir()
+    with exclusive(home / "engine.lock", "busy"):  # what a concurrent `up` holds before its engine exists
+        proc = onechip_process(home, "status")
+        out, err = proc.communicate(timeout=60)
+    out = " ".join(out.split())  # rich wraps at its width
+    assert proc.returncode == 1 and "holds the engine lock" in out and "no engine started" not in out, (out, err)
+    out, _ = onechip_process(home, "status").communicate(timeout=60)  # the lock freed, its file left behind
+    assert "no engine started by `onechip up`" in out, out

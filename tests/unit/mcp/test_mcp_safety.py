@@ -332,6 +332,21 @@ def test_a_set_naming_a_hub_id_or_a_file_inside_the_allowed_folders_passes(tmp_p
     assert [r.is_error for r in results] == [False] * 3, [text(r) for r in results]
 
 
+def test_a_number_or_switch_value_is_no_path_even_where_a_file_has_its_name(tmp_path, monkeypatch):
+    # max-num-seqs=8 was refused as 'names 8, outside the folders' when the server's working folder (outside
+    # $ONECHIP_MCP_FILES) held a file named 8: a flag the table reads as a number, a switch or counts takes no path
+    work = tmp_path.parent / f"{tmp_path.name}-work"
+    work.mkdir()
+    for name in ("8", "4", "0.5", "true"):
+        (work / name).write_text("x")
+    monkeypatch.chdir(work)
+    sets = ["max-num-seqs=8", "VLLM_CPU_KVCACHE_SPACE=4", "gpu-memory-utilization=0.5", "enforce-eager=true"]
+    results = calls(*[("up", {**UP, "sets": [item]}) for item in sets])
+    assert [r.is_error for r in results] == [False] * len(sets), [text(r) for r in results]
+    (refused,) = calls(("up", {**UP, "sets": ["chat-template=8"]}))  # a text flag still names the file
+    assert refused.is_error and text(refused).startswith("sets: --chat-template names "), text(refused)
+
+
 def test_files_inside_the_allowed_folders_are_used(tmp_path):
     log = tmp_path / "engine.log"
     log.write_text("INFO 12-01 10:00:00 [api_server.py:1] vLLM API server version 0.19.0\n")

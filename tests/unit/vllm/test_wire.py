@@ -397,6 +397,18 @@ def test_a_server_without_tokenize_is_a_status_error_the_caller_can_tell_apart()
     assert str(info.value) == f"HTTP 404 from {BASE}/tokenize: Not Found"
 
 
+@pytest.mark.parametrize("body", ["", "   \n"])
+def test_an_error_answer_with_no_message_says_the_status_and_url_without_a_dangling_colon(body: str) -> None:
+    # an empty 404 body read 'HTTP 404 from URL:' (and a bench row 'HTTP 404: '), as if a message were cut off
+    with client(answer(status=404, text=body)) as c, pytest.raises(EndpointStatusError) as info:
+        c.tokenize("m", [])
+    assert str(info.value) == f"HTTP 404 from {BASE}/tokenize (no message in the answer)"
+    assert wire.error_message(404, body) == "HTTP 404 (no message in the answer)"
+    with client(answer(status=503, text=body), busy_retries=0) as c, pytest.raises(EndpointBusyError) as busy:
+        c.tokenize("m", [])
+    assert str(busy.value) == f"HTTP 503 from {BASE}/tokenize: server busy (1 try)"
+
+
 # -- /metrics, /health, /version --------------------------------------------------------------------------
 METRICS = """# TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{model_name="a"} 2.0
