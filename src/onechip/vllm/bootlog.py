@@ -198,10 +198,17 @@ _OOM_KILLED = re.compile(r"\bOOM-?killed\b(?![\"']?\s*[:=]\s*[\"']?(?:false|0)\b
 # ('total_hbm_avail_gb=-0.71GiB', then 'ValueError: total_hbm_used_gb=...GiB exceeds total_hbm_limit_cap_gb=...GiB':
 # tpu_inference/worker/tpu_worker_jax.py of the 0.11.1 sdist, worker/tpu_worker.py of 0.32.0)
 _MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=(-?[\d.]+)\s*GiB")
+# Its 'Init kv-cache' line (tpu_inference/runner/kv_cache_manager.py) names the page shape, blocks and dtype of the
+# attention layers: 'Init kv-cache | num_total_layers=%d | num_blocks=[...] | regular_attn_layers=%d |
+# regular_attn_shape=(num_blocks, (256, 1, 2, 256)) | ... | regular_attn_dtype=bfloat16 | hbm=...Gb' (0.18.0 - 0.32.0
+# sdists), and before the hybrid layouts 'Init kv-cache | num_layers=%d | shape=(num_blocks, (64, 2, 2, 128)) |
+# num_blocks=[np.int64(27561), ...] | sharding=... | dtype=bfloat16 | hbm=...Gb' (the 0.11.1 - 0.13.3 sdists; the
+# block counts numpy integers as their repr prints them: tests/fixtures/bootlogs
+# tpu-v6e2-qwen25-1.5b-tp2-util080-len1024-v0111)
 _INIT_KV = re.compile(r"Init kv-cache\b")
-_KV_SHAPE = re.compile(r"regular_attn_shape=\(num_blocks,\s*\((\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)\)")
-_KV_BLOCKS = re.compile(r"num_blocks=\[(\d+)")
-_KV_DTYPE = re.compile(r"regular_attn_dtype=(\w+)")
+_KV_SHAPE = re.compile(r"(?:\bregular_attn_|\| )shape=\(num_blocks,\s*\((\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)\)")
+_KV_BLOCKS = re.compile(r"num_blocks=\[(?:np\.int64\()?(\d+)")
+_KV_DTYPE = re.compile(r"(?:\bregular_attn_|\| )dtype=(\w+)")
 _GROUPS = re.compile(r"num_kv_cache_groups=(\d+)")
 _FP8 = re.compile(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8\w*)")
 # What deployment a log is of: vLLM's 'non-default args: {...}' (arg_utils, 0.10+) and 'Initializing a V1 LLM engine

@@ -3,7 +3,8 @@ version and platform by platform: each row is the format string of the sdist (vl
 its placeholders filled with figures that tell the fields apart, and the field the reader must put that figure in.
 The corpus (tests/fixtures/bootlogs) holds real logs of a few versions and cards; this table holds the formats of the
 others (V0 executors of 0.5 - 0.11, the XPU / TPU / CPU / OpenVINO / HPU / Neuron backends, the V1 worker's lines
-0.8 - 0.34). The figures are placeholders: what is checked is which field each one lands in."""
+0.8 - 0.34, tpu-inference 0.11 - 0.32). The figures are placeholders: what is checked is which field each one lands
+in."""
 
 from __future__ import annotations
 
@@ -89,6 +90,29 @@ FORMATS: list[tuple[str, str, str, Any]] = [
         "regular_attn_dtype=bfloat16 | hbm=9.0Gb",
         "kv_cache_shape",
         [256, 1, 2, 256],
+    ),
+    # before the hybrid layouts (0.11.1 - 0.13.3): 'shape=' and 'dtype=' unprefixed, the block counts numpy integers
+    (
+        "0.13.3 tpu_inference/runner/kv_cache_manager.py (tpu-inference, Init kv-cache shape)",
+        "Init kv-cache | num_layers=28 | shape=(num_blocks, (64, 2, 2, 128)) | num_blocks=[np.int64(27561), "
+        "np.int64(27561)] | sharding=NamedSharding(mesh=Mesh('data': 1, 'model': 2), spec=PartitionSpec(None, None, "
+        "'model')) | dtype=bfloat16 | hbm=[(25.03, 31.25), (25.03, 31.25)]Gb",
+        "kv_cache_shape",
+        [64, 2, 2, 128],
+    ),
+    (
+        "0.11.1 tpu_inference/runner/kv_cache_manager.py (tpu-inference, Init kv-cache blocks)",
+        "Init kv-cache | num_layers=28 | shape=(num_blocks, (64, 2, 2, 128)) | num_blocks=[np.int64(27561)] | "
+        "sharding=None | dtype=bfloat16 | hbm=[(25.03, 31.25)]Gb",
+        "kv_cache_num_blocks",
+        27561,
+    ),
+    (
+        "0.12.0 tpu_inference/runner/kv_cache_manager.py (tpu-inference, Init kv-cache dtype)",
+        "Init kv-cache | num_layers=28 | shape=(num_blocks, (64, 2, 2, 128)) | num_blocks=[np.int64(27561)] | "
+        "sharding=None | dtype=bfloat16 | hbm=[(25.03, 31.25)]Gb",
+        "kv_cache_dtype",
+        "bfloat16",
     ),
     # weights: V0 and the V1 runners
     ("0.5.5 worker/model_runner.py", "Loading model weights took 14.9612 GB", "weights_gib", 14.9612),
