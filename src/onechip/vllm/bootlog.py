@@ -252,9 +252,12 @@ _LOGGED = {
     # V1's 'Requested memory: 0.950000 (util), 75.23 GiB' (gpu_worker.py, 0.10 - 0.19) and the closing 'Desired GPU
     # memory utilization is (0.85, 67.43 GiB)' (0.2x+), 0.21+'s 'The current --gpu-memory-utilization=0.6200 is
     # equivalent to --gpu-memory-utilization=0.5413 without CUDA graph memory profiling' (the first figure is the
-    # deployment's: a line's first match is read), the start-up check's 'less than desired GPU memory utilization
-    # (0.75, 46.03 GiB)', V0's 'total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90)', 'Memory profiling
-    # results: ... gpu_memory_utilization=0.90' and PR #10511's table row 'gpu_memory_utilization       0.90'
+    # deployment's: a line's first match is read), the start-up checks' 'less than desired GPU memory utilization
+    # (0.75, 46.03 GiB)', the CPU worker's 'less than desired CPU memory utilization (0.9, 56.2 GiB)' (the same flag:
+    # vllm/v1/worker/cpu_worker.py of the 0.21.0 - 0.32.0 sdists) and 'less than the engine's budget after excluding
+    # external process's weights (0.9, 60.1 GiB)' (vllm/v1/worker/utils.py of the 0.32.0 - 0.34.0 sdists), V0's
+    # 'total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90)', 'Memory profiling results: ...
+    # gpu_memory_utilization=0.90' and PR #10511's table row 'gpu_memory_utilization       0.90'
     # (gpu80g-llama3-8b-v0-profiling), and a command line or Python call before the log (the corpus logs,
     # a800-qwen36-35b-a3b-fp8-dflash-len8192-util062-v0202, gh200x2-deepseek-v4-flash-tp2-len30000-refused)
     # (a number, so a sentence's full stop after it is not read: 'set --gpu-memory-utilization 0.9.'); a flag figure
@@ -262,15 +265,19 @@ _LOGGED = {
     # notice so that it starts a line of its own ('--gpu-memory-utilization=0.9683 without CUDA graph memory ...')
     "gpu_memory_utilization": re.compile(
         r"'gpu_memory_utilization': (\d*\.?\d+)|Requested memory: (\d*\.?\d+) \(util\)"
-        r"|[Dd]esired GPU memory utilization (?:is )?\((\d*\.?\d+),|\bgpu_memory_utilization(?:=|\s+\(?)(\d*\.?\d+)"
+        r"|(?:[Dd]esired [CG]PU memory utilization (?:is )?|budget after excluding external process's weights )"
+        r"\((\d*\.?\d+),|\bgpu_memory_utilization(?:=|\s+\(?)(\d*\.?\d+)"
         r"|(?:^|\s)--gpu[-_]memory[-_]utilization[= ](\d*\.?\d+)(?![\d.]*\s+without\b)"
     ),
     # the memory one GPU has, GiB, as the runtime sees it: V0's profiling lines ('total_gpu_memory (23.58GiB) x
     # gpu_memory_utilization', 'total_gpu_memory=23.58GiB', the PR #10511 table 'total_gpu_memory     79.22GiB'), V1's
-    # 'Free memory on device (78.68/79.19 GiB)' (also 'device cuda:0 (14.52/31.36 GiB)') and 'memory snapshot: ...
-    # total_memory=79.19GiB', torch's OOM 'GPU 0 has a total capacity of 79.19 GiB' (all in tests/fixtures/bootlogs)
+    # 'Free memory on device (78.68/79.19 GiB)' (also 'device cuda:0 (14.52/31.36 GiB)'), the refusal 'Externally held
+    # weights on device cuda:0 (70.2/79.19 GiB) exceed ...' (vllm/v1/worker/utils.py of the 0.32.0 - 0.34.0 sdists) and
+    # 'memory snapshot: ... total_memory=79.19GiB', torch's OOM 'GPU 0 has a total capacity of 79.19 GiB' (all but the
+    # refusal in tests/fixtures/bootlogs)
     "total_memory_gib": re.compile(
-        r"total_gpu_memory(?: \(|=|\s+)([\d.]+)\s*GiB|Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)"
+        r"total_gpu_memory(?: \(|=|\s+)([\d.]+)\s*GiB"
+        r"|(?:Free memory|Externally held weights) on device[^(]*\([\d.]+/([\d.]+) GiB\)"
         r"|memory snapshot: .*\btotal_memory=([\d.]+)\s*GiB|has a total capacity of ([\d.]+) GiB"
     ),
     # the card by name, as the runtime or a tool beside the log prints it (_other_deployment maps it to a chip):

@@ -182,11 +182,47 @@ FORMATS: list[tuple[str, str, str, Any]] = [
 ]
 
 
-@pytest.mark.parametrize(("where", "message", "field", "value"), FORMATS, ids=[row[0] for row in FORMATS])
-def test_each_format_lands_its_figure(where: str, message: str, field: str, value: Any) -> None:
+# What a deployment is run with, as the start-up checks print it: (where, the message, BootRecord.logged key, value)
+LOGGED: list[tuple[str, str, str, str]] = [
+    (
+        "0.21.0 v1/worker/cpu_worker.py (the flag's share of host memory)",
+        "ValueError: Available memory on node 0 (40.1/62.7 GiB) on startup is less than desired CPU memory utilization "
+        "(0.9, 56.43 GiB). Decrease --gpu-memory-utilization or reduce CPU memory used by other processes.",
+        "gpu_memory_utilization",
+        "0.9",
+    ),
+    (
+        "0.32.0 v1/worker/utils.py (budget after external weights)",
+        "ValueError: Free memory on device cuda:0 (50.2/79.19 GiB) on startup is less than the engine's budget after "
+        "excluding external process's weights (0.85, 60.1 GiB). Decrease GPU memory utilization or reduce GPU memory "
+        "used by other processes.",
+        "gpu_memory_utilization",
+        "0.85",
+    ),
+    (
+        "0.32.0 v1/worker/utils.py (external weights over the cap)",
+        "ValueError: Externally held weights on device cuda:0 (70.2/79.19 GiB) exceed the desired GPU memory "
+        "utilization (0.8, 63.35 GiB). Increase GPU memory utilization or reduce GPU memory used by other processes.",
+        "total_memory_gib",
+        "79.19",
+    ),
+]
+
+
+def _read(where: str, message: str) -> Any:
     source = where.split()[1].rsplit("/", 1)[-1] + ":1"
     text = "\n".join(_HEAD.format(source, line) for line in message.split("\n")) + "\n"
-    assert getattr(read_boot_log(text, "vllm", "m"), field) == value
+    return read_boot_log(text, "vllm", "m")
+
+
+@pytest.mark.parametrize(("where", "message", "field", "value"), FORMATS, ids=[row[0] for row in FORMATS])
+def test_each_format_lands_its_figure(where: str, message: str, field: str, value: Any) -> None:
+    assert getattr(_read(where, message), field) == value
+
+
+@pytest.mark.parametrize(("where", "message", "key", "value"), LOGGED, ids=[row[0] for row in LOGGED])
+def test_each_start_up_check_names_its_deployment(where: str, message: str, key: str, value: str) -> None:
+    assert _read(where, message).logged.get(key) == value
 
 
 def test_a_pool_of_no_blocks_on_any_device_is_the_cause_and_no_swap_space_is_not() -> None:
