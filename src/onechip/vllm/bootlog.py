@@ -129,9 +129,12 @@ _KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
 # as it was), so after a reduced line the closing lines are not read as the pool. The CPU backend's worker prints its
 # pool per NUMA node, 'Explicitly set (%s/%s) GiB for KV cache on node %d.' (VLLM_CPU_KVCACHE_SPACE or
 # --kv-cache-memory-bytes) or 'Auto set (%s/%s) GiB for KV cache on node %d, with ...' (pool / the node's memory;
-# vllm/v1/worker/cpu_worker.py of the 0.22.0, 0.25.0 and 0.34.0 sdists; tests/data/vllm_cpu_0.32_boot.log)
+# vllm/v1/worker/cpu_worker.py of the 0.22.0, 0.25.0 and 0.34.0 sdists; tests/data/vllm_cpu_0.32_boot.log). The closing
+# line of 0.10.2 prints the pool in bytes, 'Current kv cache memory in use is 57213612851 bytes.' (int(self.
+# available_kv_cache_memory_bytes): vllm/v1/worker/gpu_worker.py and V0's vllm/worker/worker.py of the 0.10.2 sdist; GiB
+# from 0.11.0), read as GiB to 2 decimals, as the 'Available' line of the same figure prints it
 _RANK_POOL = re.compile(
-    r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is ([\d.]+) GiB"
+    r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is (?:([\d.]+) GiB|(\d+) bytes)"
     r"|KV cache memory reduced to ([\d.]+) GiB|\b(?:Explicitly|Auto) set \(([\d.]+)/[\d.]+\) GiB for KV cache"
 )
 _POOL_ROUND_END = re.compile(
@@ -847,9 +850,9 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             wrapped = [facts]
         if _POOL_ROUND_END.search(plain):
             rank_pool_gib = committed_gib = None
-        elif (match := _RANK_POOL.search(plain)) and not (carved and match.group(2) is not None):
-            carved = carved or match.group(3) is not None
-            pool_gib = float(_first(match))
+        elif (match := _RANK_POOL.search(plain)) and not (carved and (match.group(2) or match.group(3)) is not None):
+            carved = carved or match.group(4) is not None
+            pool_gib = float(_first(match)) if match.group(3) is None else round(int(match.group(3)) / GIB, 2)
             rank_pool_gib = pool_gib if rank_pool_gib is None else min(rank_pool_gib, pool_gib)
             out.kv_cache_gib = rank_pool_gib
         elif match := _COMMITTED_POOL.search(plain):

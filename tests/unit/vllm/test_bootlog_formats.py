@@ -148,6 +148,16 @@ FORMATS: list[tuple[str, str, str, Any]] = [
         12.5,
     ),
     ("0.16.0 v1/worker/gpu_worker.py (format_gib)", "Available KV cache memory: 58.1 GiB", "kv_cache_gib", 58.1),
+    (
+        "0.10.2 v1/worker/gpu_worker.py (closing line, the pool in bytes)",
+        "Free memory on device (78.68/79.19 GiB) on startup. Desired GPU memory utilization is (0.9, 71.27 GiB). "
+        "Actual usage is 14.99 GiB for weight, 1.89 GiB for peak activation, 0.25 GiB for non-torch memory, and 0.84 "
+        "GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory=57019940454` to fit "
+        "into requested memory, or `--kv-cache-memory=65610875392` to fully utilize gpu memory. Current kv cache "
+        "memory in use is 57176752128 bytes.",
+        "kv_cache_gib",
+        53.25,
+    ),
     ("0.9.2 v1/core/kv_cache_utils.py", "GPU KV cache size: 476,016 tokens", "kv_cache_tokens", 476016),
     (
         "0.22.0 v1/core/kv_cache_utils.py",
