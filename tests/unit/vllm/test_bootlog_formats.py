@@ -16,6 +16,15 @@ from onechip.vllm.bootlog import failure_cause, read_boot_log
 
 _HEAD = "INFO 12-01 10:00:01 [{}] {}"
 
+# vllm/v1/worker/gpu_worker.py's closing memory line of the 0.28.0 - 0.34.0 sdists
+CLOSING_028 = (
+    "Free memory on device (78.68/79.19 GiB) on startup. Desired GPU memory utilization is (0.9, 71.27 GiB). Actual"
+    " usage is 15.24 GiB for consumed memory (weights + non-torch), 1.89 GiB for peak activation, and 0.84 GiB for "
+    "CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory=57019940454` (53.1 GiB) to fit"
+    " into requested memory, or `--kv-cache-memory=65610875392` (61.1 GiB) to fully utilize gpu memory. Current kv "
+    "cache memory in use is 53.3 GiB."
+)
+
 # (where: 'version file.py', the message as the format string prints it, BootRecord field, value)
 FORMATS: list[tuple[str, str, str, Any]] = [
     # V0 executors: '# %s blocks: %d, # CPU blocks: %d' and what came before executor_base.py
@@ -148,6 +157,13 @@ FORMATS: list[tuple[str, str, str, Any]] = [
         12.5,
     ),
     ("0.16.0 v1/worker/gpu_worker.py (format_gib)", "Available KV cache memory: 58.1 GiB", "kv_cache_gib", 58.1),
+    (  # 0.28+: the first figure is weights and non-torch memory together, no weights figure
+        "0.28.0 v1/worker/gpu_worker.py (closing line: consumed memory)",
+        CLOSING_028,
+        "weights_gib",
+        None,
+    ),
+    ("0.28.0 v1/worker/gpu_worker.py (closing line: the pool)", CLOSING_028, "kv_cache_gib", 53.3),
     (
         "0.10.2 v1/worker/gpu_worker.py (closing line, the pool in bytes)",
         "Free memory on device (78.68/79.19 GiB) on startup. Desired GPU memory utilization is (0.9, 71.27 GiB). "
@@ -164,6 +180,25 @@ FORMATS: list[tuple[str, str, str, Any]] = [
         "Maximum concurrency for 131,072 tokens per request: 1234.50x",
         "max_concurrency",
         1234.5,
+    ),
+    (
+        "0.28.0 v1/core/kv_cache_utils.py (one line, 'GPU' as a literal)",
+        "GPU KV cache size: 476,016 tokens, Maximum concurrency for 8,192 tokens per request: 58.11x",
+        "kv_cache_tokens",
+        476016,
+    ),
+    (
+        "0.28.0 v1/core/kv_cache_utils.py (one line, concurrency)",
+        "GPU KV cache size: 476,016 tokens, Maximum concurrency for 8,192 tokens per request: 58.11x",
+        "max_concurrency",
+        58.11,
+    ),
+    (  # the scheduler's per-iteration stats: a share of the pool in use, no size of it
+        "0.26.0 v1/metrics/loggers.py (KV cache usage)",
+        "Iteration(12): 1 context requests, 512 context tokens, 3 generation requests, 3 generation tokens, iteration "
+        "elapsed time: 25.10 ms, GPU KV cache usage: 4.5%",
+        "kv_cache_tokens",
+        None,
     ),
     (
         "0.34.0 v1/core/kv_cache_utils.py (hisparse: 'GPU + host')",
@@ -193,7 +228,55 @@ FORMATS: list[tuple[str, str, str, Any]] = [
 
 
 # What a deployment is run with, as the start-up checks print it: (where, the message, BootRecord.logged key, value)
-LOGGED: list[tuple[str, str, str, str]] = [
+LOGGED: list[tuple[str, str, str, str | None]] = [
+    (
+        "0.14.1 v1/core/kv_cache_utils.py (--max-model-len auto, 'GPU memory')",
+        "Auto-fit max_model_len: reduced from 131072 to 43008 to fit in available GPU memory (4.12 GiB available for "
+        "KV cache)",
+        "max_model_len",
+        "43008",
+    ),
+    (
+        "0.32.0 v1/core/kv_cache_utils.py (--max-model-len auto, 'KV cache memory')",
+        "Auto-fit max_model_len: reduced from 8192 to 2816 to fit in available KV cache memory (0.12 GiB CPU)",
+        "max_model_len",
+        "2816",
+    ),
+    (
+        "0.32.0 v1/core/kv_cache_utils.py (--max-model-len auto, it fits)",
+        "Auto-fit max_model_len: full model context length 32768 fits in available KV cache memory (4.2 GiB GPU)",
+        "max_model_len",
+        "32768",
+    ),
+    (
+        "0.18.1 v1/worker/gpu_worker.py (CUDA graph profiling on: the deployment's figure first)",
+        "CUDA graph memory profiling is enabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1). This will become the "
+        "default in v0.19. The current --gpu-memory-utilization=0.6200 is equivalent to "
+        "--gpu-memory-utilization=0.5413 without CUDA graph memory profiling. To maintain the same effective KV "
+        "cache size as before, increase "
+        "--gpu-memory-utilization to 0.7011.",
+        "gpu_memory_utilization",
+        "0.6200",
+    ),
+    (  # both figures are advice, neither the deployment's
+        "0.18.1 v1/worker/gpu_worker.py (CUDA graph profiling off: advice only)",
+        "In v0.19, CUDA graph memory profiling will be enabled by default "
+        "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more accurately accounts for CUDA graph memory during "
+        "KV cache allocation. To try it now, set "
+        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from 0.9000 to 0.9683 to "
+        "maintain the same effective KV cache size.",
+        "gpu_memory_utilization",
+        None,
+    ),
+    (  # the example in backticks is no figure of this deployment
+        "0.32.0 v1/worker/cpu_worker.py (the flag's share of host memory, with an example)",
+        "ValueError: Available memory on node 0 (40.1/62.7 GiB) on startup is less than desired CPU memory utilization "
+        "(0.9, 56.43 GiB). On the CPU backend, the `--gpu-memory-utilization` flag controls the fraction of CPU memory "
+        "reserved (despite its name). To resolve: decrease `--gpu-memory-utilization` (e.g. `--gpu-memory-utilization "
+        "0.5`) or reduce CPU memory used by other processes.",
+        "gpu_memory_utilization",
+        "0.9",
+    ),
     (
         "0.21.0 v1/worker/cpu_worker.py (the flag's share of host memory)",
         "ValueError: Available memory on node 0 (40.1/62.7 GiB) on startup is less than desired CPU memory utilization "
@@ -231,7 +314,7 @@ def test_each_format_lands_its_figure(where: str, message: str, field: str, valu
 
 
 @pytest.mark.parametrize(("where", "message", "key", "value"), LOGGED, ids=[row[0] for row in LOGGED])
-def test_each_start_up_check_names_its_deployment(where: str, message: str, key: str, value: str) -> None:
+def test_each_start_up_check_names_its_deployment(where: str, message: str, key: str, value: str | None) -> None:
     assert _read(where, message).logged.get(key) == value
 
 
