@@ -129,9 +129,12 @@ _KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
 # as it was), so after a reduced line the closing lines are not read as the pool. The CPU backend's worker prints its
 # pool per NUMA node, 'Explicitly set (%s/%s) GiB for KV cache on node %d.' (VLLM_CPU_KVCACHE_SPACE or
 # --kv-cache-memory-bytes) or 'Auto set (%s/%s) GiB for KV cache on node %d, with ...' (pool / the node's memory;
-# vllm/v1/worker/cpu_worker.py of the 0.22.0, 0.25.0 and 0.34.0 sdists; tests/data/vllm_cpu_0.32_boot.log)
+# vllm/v1/worker/cpu_worker.py of the 0.22.0, 0.25.0 and 0.34.0 sdists; tests/data/vllm_cpu_0.32_boot.log). The closing
+# line of 0.10.2 prints the pool in bytes, 'Current kv cache memory in use is 57213612851 bytes.' (int(self.
+# available_kv_cache_memory_bytes): vllm/v1/worker/gpu_worker.py and V0's vllm/worker/worker.py of the 0.10.2 sdist; GiB
+# from 0.11.0), read as GiB to 2 decimals, as the 'Available' line of the same figure prints it
 _RANK_POOL = re.compile(
-    r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is ([\d.]+) GiB"
+    r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is (?:([\d.]+) GiB|(\d+) bytes)"
     r"|KV cache memory reduced to ([\d.]+) GiB|\b(?:Explicitly|Auto) set \(([\d.]+)/[\d.]+\) GiB for KV cache"
 )
 _POOL_ROUND_END = re.compile(
@@ -198,10 +201,17 @@ _OOM_KILLED = re.compile(r"\bOOM-?killed\b(?![\"']?\s*[:=]\s*[\"']?(?:false|0)\b
 # ('total_hbm_avail_gb=-0.71GiB', then 'ValueError: total_hbm_used_gb=...GiB exceeds total_hbm_limit_cap_gb=...GiB':
 # tpu_inference/worker/tpu_worker_jax.py of the 0.11.1 sdist, worker/tpu_worker.py of 0.32.0)
 _MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=(-?[\d.]+)\s*GiB")
+# Its 'Init kv-cache' line (tpu_inference/runner/kv_cache_manager.py) names the page shape, blocks and dtype of the
+# attention layers: 'Init kv-cache | num_total_layers=%d | num_blocks=[...] | regular_attn_layers=%d |
+# regular_attn_shape=(num_blocks, (256, 1, 2, 256)) | ... | regular_attn_dtype=bfloat16 | hbm=...Gb' (0.18.0 - 0.32.0
+# sdists), and before the hybrid layouts 'Init kv-cache | num_layers=%d | shape=(num_blocks, (64, 2, 2, 128)) |
+# num_blocks=[np.int64(27561), ...] | sharding=... | dtype=bfloat16 | hbm=...Gb' (the 0.11.1 - 0.13.3 sdists; the
+# block counts numpy integers as their repr prints them: tests/fixtures/bootlogs
+# tpu-v6e2-qwen25-1.5b-tp2-util080-len1024-v0111)
 _INIT_KV = re.compile(r"Init kv-cache\b")
-_KV_SHAPE = re.compile(r"regular_attn_shape=\(num_blocks,\s*\((\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)\)")
-_KV_BLOCKS = re.compile(r"num_blocks=\[(\d+)")
-_KV_DTYPE = re.compile(r"regular_attn_dtype=(\w+)")
+_KV_SHAPE = re.compile(r"(?:\bregular_attn_|\| )shape=\(num_blocks,\s*\((\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)\)")
+_KV_BLOCKS = re.compile(r"num_blocks=\[(?:np\.int64\()?(\d+)")
+_KV_DTYPE = re.compile(r"(?:\bregular_attn_|\| )dtype=(\w+)")
 _GROUPS = re.compile(r"num_kv_cache_groups=(\d+)")
 _FP8 = re.compile(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8\w*)")
 # What deployment a log is of: vLLM's 'non-default args: {...}' (arg_utils, 0.10+) and 'Initializing a V1 LLM engine
@@ -245,9 +255,12 @@ _LOGGED = {
     # V1's 'Requested memory: 0.950000 (util), 75.23 GiB' (gpu_worker.py, 0.10 - 0.19) and the closing 'Desired GPU
     # memory utilization is (0.85, 67.43 GiB)' (0.2x+), 0.21+'s 'The current --gpu-memory-utilization=0.6200 is
     # equivalent to --gpu-memory-utilization=0.5413 without CUDA graph memory profiling' (the first figure is the
-    # deployment's: a line's first match is read), the start-up check's 'less than desired GPU memory utilization
-    # (0.75, 46.03 GiB)', V0's 'total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90)', 'Memory profiling
-    # results: ... gpu_memory_utilization=0.90' and PR #10511's table row 'gpu_memory_utilization       0.90'
+    # deployment's: a line's first match is read), the start-up checks' 'less than desired GPU memory utilization
+    # (0.75, 46.03 GiB)', the CPU worker's 'less than desired CPU memory utilization (0.9, 56.2 GiB)' (the same flag:
+    # vllm/v1/worker/cpu_worker.py of the 0.21.0 - 0.32.0 sdists) and 'less than the engine's budget after excluding
+    # external process's weights (0.9, 60.1 GiB)' (vllm/v1/worker/utils.py of the 0.32.0 - 0.34.0 sdists), V0's
+    # 'total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90)', 'Memory profiling results: ...
+    # gpu_memory_utilization=0.90' and PR #10511's table row 'gpu_memory_utilization       0.90'
     # (gpu80g-llama3-8b-v0-profiling), and a command line or Python call before the log (the corpus logs,
     # a800-qwen36-35b-a3b-fp8-dflash-len8192-util062-v0202, gh200x2-deepseek-v4-flash-tp2-len30000-refused)
     # (a number, so a sentence's full stop after it is not read: 'set --gpu-memory-utilization 0.9.'); a flag figure
@@ -255,15 +268,19 @@ _LOGGED = {
     # notice so that it starts a line of its own ('--gpu-memory-utilization=0.9683 without CUDA graph memory ...')
     "gpu_memory_utilization": re.compile(
         r"'gpu_memory_utilization': (\d*\.?\d+)|Requested memory: (\d*\.?\d+) \(util\)"
-        r"|[Dd]esired GPU memory utilization (?:is )?\((\d*\.?\d+),|\bgpu_memory_utilization(?:=|\s+\(?)(\d*\.?\d+)"
+        r"|(?:[Dd]esired [CG]PU memory utilization (?:is )?|budget after excluding external process's weights )"
+        r"\((\d*\.?\d+),|\bgpu_memory_utilization(?:=|\s+\(?)(\d*\.?\d+)"
         r"|(?:^|\s)--gpu[-_]memory[-_]utilization[= ](\d*\.?\d+)(?![\d.]*\s+without\b)"
     ),
     # the memory one GPU has, GiB, as the runtime sees it: V0's profiling lines ('total_gpu_memory (23.58GiB) x
     # gpu_memory_utilization', 'total_gpu_memory=23.58GiB', the PR #10511 table 'total_gpu_memory     79.22GiB'), V1's
-    # 'Free memory on device (78.68/79.19 GiB)' (also 'device cuda:0 (14.52/31.36 GiB)') and 'memory snapshot: ...
-    # total_memory=79.19GiB', torch's OOM 'GPU 0 has a total capacity of 79.19 GiB' (all in tests/fixtures/bootlogs)
+    # 'Free memory on device (78.68/79.19 GiB)' (also 'device cuda:0 (14.52/31.36 GiB)'), the refusal 'Externally held
+    # weights on device cuda:0 (70.2/79.19 GiB) exceed ...' (vllm/v1/worker/utils.py of the 0.32.0 - 0.34.0 sdists) and
+    # 'memory snapshot: ... total_memory=79.19GiB', torch's OOM 'GPU 0 has a total capacity of 79.19 GiB' (all but the
+    # refusal in tests/fixtures/bootlogs)
     "total_memory_gib": re.compile(
-        r"total_gpu_memory(?: \(|=|\s+)([\d.]+)\s*GiB|Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)"
+        r"total_gpu_memory(?: \(|=|\s+)([\d.]+)\s*GiB"
+        r"|(?:Free memory|Externally held weights) on device[^(]*\([\d.]+/([\d.]+) GiB\)"
         r"|memory snapshot: .*\btotal_memory=([\d.]+)\s*GiB|has a total capacity of ([\d.]+) GiB"
     ),
     # the card by name, as the runtime or a tool beside the log prints it (_other_deployment maps it to a chip):
@@ -833,9 +850,9 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             wrapped = [facts]
         if _POOL_ROUND_END.search(plain):
             rank_pool_gib = committed_gib = None
-        elif (match := _RANK_POOL.search(plain)) and not (carved and match.group(2) is not None):
-            carved = carved or match.group(3) is not None
-            pool_gib = float(_first(match))
+        elif (match := _RANK_POOL.search(plain)) and not (carved and (match.group(2) or match.group(3)) is not None):
+            carved = carved or match.group(4) is not None
+            pool_gib = float(_first(match)) if match.group(3) is None else round(int(match.group(3)) / GIB, 2)
             rank_pool_gib = pool_gib if rank_pool_gib is None else min(rank_pool_gib, pool_gib)
             out.kv_cache_gib = rank_pool_gib
         elif match := _COMMITTED_POOL.search(plain):

@@ -3,7 +3,8 @@ version and platform by platform: each row is the format string of the sdist (vl
 its placeholders filled with figures that tell the fields apart, and the field the reader must put that figure in.
 The corpus (tests/fixtures/bootlogs) holds real logs of a few versions and cards; this table holds the formats of the
 others (V0 executors of 0.5 - 0.11, the XPU / TPU / CPU / OpenVINO / HPU / Neuron backends, the V1 worker's lines
-0.8 - 0.34). The figures are placeholders: what is checked is which field each one lands in."""
+0.8 - 0.34, tpu-inference 0.11 - 0.32). The figures are placeholders: what is checked is which field each one lands
+in."""
 
 from __future__ import annotations
 
@@ -14,6 +15,15 @@ import pytest
 from onechip.vllm.bootlog import failure_cause, read_boot_log
 
 _HEAD = "INFO 12-01 10:00:01 [{}] {}"
+
+# vllm/v1/worker/gpu_worker.py's closing memory line of the 0.28.0 - 0.34.0 sdists
+CLOSING_028 = (
+    "Free memory on device (78.68/79.19 GiB) on startup. Desired GPU memory utilization is (0.9, 71.27 GiB). Actual"
+    " usage is 15.24 GiB for consumed memory (weights + non-torch), 1.89 GiB for peak activation, and 0.84 GiB for "
+    "CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory=57019940454` (53.1 GiB) to fit"
+    " into requested memory, or `--kv-cache-memory=65610875392` (61.1 GiB) to fully utilize gpu memory. Current kv "
+    "cache memory in use is 53.3 GiB."
+)
 
 # (where: 'version file.py', the message as the format string prints it, BootRecord field, value)
 FORMATS: list[tuple[str, str, str, Any]] = [
@@ -90,6 +100,29 @@ FORMATS: list[tuple[str, str, str, Any]] = [
         "kv_cache_shape",
         [256, 1, 2, 256],
     ),
+    # before the hybrid layouts (0.11.1 - 0.13.3): 'shape=' and 'dtype=' unprefixed, the block counts numpy integers
+    (
+        "0.13.3 tpu_inference/runner/kv_cache_manager.py (tpu-inference, Init kv-cache shape)",
+        "Init kv-cache | num_layers=28 | shape=(num_blocks, (64, 2, 2, 128)) | num_blocks=[np.int64(27561), "
+        "np.int64(27561)] | sharding=NamedSharding(mesh=Mesh('data': 1, 'model': 2), spec=PartitionSpec(None, None, "
+        "'model')) | dtype=bfloat16 | hbm=[(25.03, 31.25), (25.03, 31.25)]Gb",
+        "kv_cache_shape",
+        [64, 2, 2, 128],
+    ),
+    (
+        "0.11.1 tpu_inference/runner/kv_cache_manager.py (tpu-inference, Init kv-cache blocks)",
+        "Init kv-cache | num_layers=28 | shape=(num_blocks, (64, 2, 2, 128)) | num_blocks=[np.int64(27561)] | "
+        "sharding=None | dtype=bfloat16 | hbm=[(25.03, 31.25)]Gb",
+        "kv_cache_num_blocks",
+        27561,
+    ),
+    (
+        "0.12.0 tpu_inference/runner/kv_cache_manager.py (tpu-inference, Init kv-cache dtype)",
+        "Init kv-cache | num_layers=28 | shape=(num_blocks, (64, 2, 2, 128)) | num_blocks=[np.int64(27561)] | "
+        "sharding=None | dtype=bfloat16 | hbm=[(25.03, 31.25)]Gb",
+        "kv_cache_dtype",
+        "bfloat16",
+    ),
     # weights: V0 and the V1 runners
     ("0.5.5 worker/model_runner.py", "Loading model weights took 14.9612 GB", "weights_gib", 14.9612),
     ("0.7.3 v1/worker/gpu_model_runner.py", "Loading model weights took 14.9615 GB", "weights_gib", 14.9615),
@@ -124,12 +157,48 @@ FORMATS: list[tuple[str, str, str, Any]] = [
         12.5,
     ),
     ("0.16.0 v1/worker/gpu_worker.py (format_gib)", "Available KV cache memory: 58.1 GiB", "kv_cache_gib", 58.1),
+    (  # 0.28+: the first figure is weights and non-torch memory together, no weights figure
+        "0.28.0 v1/worker/gpu_worker.py (closing line: consumed memory)",
+        CLOSING_028,
+        "weights_gib",
+        None,
+    ),
+    ("0.28.0 v1/worker/gpu_worker.py (closing line: the pool)", CLOSING_028, "kv_cache_gib", 53.3),
+    (
+        "0.10.2 v1/worker/gpu_worker.py (closing line, the pool in bytes)",
+        "Free memory on device (78.68/79.19 GiB) on startup. Desired GPU memory utilization is (0.9, 71.27 GiB). "
+        "Actual usage is 14.99 GiB for weight, 1.89 GiB for peak activation, 0.25 GiB for non-torch memory, and 0.84 "
+        "GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory=57019940454` to fit "
+        "into requested memory, or `--kv-cache-memory=65610875392` to fully utilize gpu memory. Current kv cache "
+        "memory in use is 57176752128 bytes.",
+        "kv_cache_gib",
+        53.25,
+    ),
     ("0.9.2 v1/core/kv_cache_utils.py", "GPU KV cache size: 476,016 tokens", "kv_cache_tokens", 476016),
     (
         "0.22.0 v1/core/kv_cache_utils.py",
         "Maximum concurrency for 131,072 tokens per request: 1234.50x",
         "max_concurrency",
         1234.5,
+    ),
+    (
+        "0.28.0 v1/core/kv_cache_utils.py (one line, 'GPU' as a literal)",
+        "GPU KV cache size: 476,016 tokens, Maximum concurrency for 8,192 tokens per request: 58.11x",
+        "kv_cache_tokens",
+        476016,
+    ),
+    (
+        "0.28.0 v1/core/kv_cache_utils.py (one line, concurrency)",
+        "GPU KV cache size: 476,016 tokens, Maximum concurrency for 8,192 tokens per request: 58.11x",
+        "max_concurrency",
+        58.11,
+    ),
+    (  # the scheduler's per-iteration stats: a share of the pool in use, no size of it
+        "0.26.0 v1/metrics/loggers.py (KV cache usage)",
+        "Iteration(12): 1 context requests, 512 context tokens, 3 generation requests, 3 generation tokens, iteration "
+        "elapsed time: 25.10 ms, GPU KV cache usage: 4.5%",
+        "kv_cache_tokens",
+        None,
     ),
     (
         "0.34.0 v1/core/kv_cache_utils.py (hisparse: 'GPU + host')",
@@ -158,11 +227,95 @@ FORMATS: list[tuple[str, str, str, Any]] = [
 ]
 
 
-@pytest.mark.parametrize(("where", "message", "field", "value"), FORMATS, ids=[row[0] for row in FORMATS])
-def test_each_format_lands_its_figure(where: str, message: str, field: str, value: Any) -> None:
+# What a deployment is run with, as the start-up checks print it: (where, the message, BootRecord.logged key, value)
+LOGGED: list[tuple[str, str, str, str | None]] = [
+    (
+        "0.14.1 v1/core/kv_cache_utils.py (--max-model-len auto, 'GPU memory')",
+        "Auto-fit max_model_len: reduced from 131072 to 43008 to fit in available GPU memory (4.12 GiB available for "
+        "KV cache)",
+        "max_model_len",
+        "43008",
+    ),
+    (
+        "0.32.0 v1/core/kv_cache_utils.py (--max-model-len auto, 'KV cache memory')",
+        "Auto-fit max_model_len: reduced from 8192 to 2816 to fit in available KV cache memory (0.12 GiB CPU)",
+        "max_model_len",
+        "2816",
+    ),
+    (
+        "0.32.0 v1/core/kv_cache_utils.py (--max-model-len auto, it fits)",
+        "Auto-fit max_model_len: full model context length 32768 fits in available KV cache memory (4.2 GiB GPU)",
+        "max_model_len",
+        "32768",
+    ),
+    (
+        "0.18.1 v1/worker/gpu_worker.py (CUDA graph profiling on: the deployment's figure first)",
+        "CUDA graph memory profiling is enabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1). This will become the "
+        "default in v0.19. The current --gpu-memory-utilization=0.6200 is equivalent to "
+        "--gpu-memory-utilization=0.5413 without CUDA graph memory profiling. To maintain the same effective KV "
+        "cache size as before, increase "
+        "--gpu-memory-utilization to 0.7011.",
+        "gpu_memory_utilization",
+        "0.6200",
+    ),
+    (  # both figures are advice, neither the deployment's
+        "0.18.1 v1/worker/gpu_worker.py (CUDA graph profiling off: advice only)",
+        "In v0.19, CUDA graph memory profiling will be enabled by default "
+        "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more accurately accounts for CUDA graph memory during "
+        "KV cache allocation. To try it now, set "
+        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from 0.9000 to 0.9683 to "
+        "maintain the same effective KV cache size.",
+        "gpu_memory_utilization",
+        None,
+    ),
+    (  # the example in backticks is no figure of this deployment
+        "0.32.0 v1/worker/cpu_worker.py (the flag's share of host memory, with an example)",
+        "ValueError: Available memory on node 0 (40.1/62.7 GiB) on startup is less than desired CPU memory utilization "
+        "(0.9, 56.43 GiB). On the CPU backend, the `--gpu-memory-utilization` flag controls the fraction of CPU memory "
+        "reserved (despite its name). To resolve: decrease `--gpu-memory-utilization` (e.g. `--gpu-memory-utilization "
+        "0.5`) or reduce CPU memory used by other processes.",
+        "gpu_memory_utilization",
+        "0.9",
+    ),
+    (
+        "0.21.0 v1/worker/cpu_worker.py (the flag's share of host memory)",
+        "ValueError: Available memory on node 0 (40.1/62.7 GiB) on startup is less than desired CPU memory utilization "
+        "(0.9, 56.43 GiB). Decrease --gpu-memory-utilization or reduce CPU memory used by other processes.",
+        "gpu_memory_utilization",
+        "0.9",
+    ),
+    (
+        "0.32.0 v1/worker/utils.py (budget after external weights)",
+        "ValueError: Free memory on device cuda:0 (50.2/79.19 GiB) on startup is less than the engine's budget after "
+        "excluding external process's weights (0.85, 60.1 GiB). Decrease GPU memory utilization or reduce GPU memory "
+        "used by other processes.",
+        "gpu_memory_utilization",
+        "0.85",
+    ),
+    (
+        "0.32.0 v1/worker/utils.py (external weights over the cap)",
+        "ValueError: Externally held weights on device cuda:0 (70.2/79.19 GiB) exceed the desired GPU memory "
+        "utilization (0.8, 63.35 GiB). Increase GPU memory utilization or reduce GPU memory used by other processes.",
+        "total_memory_gib",
+        "79.19",
+    ),
+]
+
+
+def _read(where: str, message: str) -> Any:
     source = where.split()[1].rsplit("/", 1)[-1] + ":1"
     text = "\n".join(_HEAD.format(source, line) for line in message.split("\n")) + "\n"
-    assert getattr(read_boot_log(text, "vllm", "m"), field) == value
+    return read_boot_log(text, "vllm", "m")
+
+
+@pytest.mark.parametrize(("where", "message", "field", "value"), FORMATS, ids=[row[0] for row in FORMATS])
+def test_each_format_lands_its_figure(where: str, message: str, field: str, value: Any) -> None:
+    assert getattr(_read(where, message), field) == value
+
+
+@pytest.mark.parametrize(("where", "message", "key", "value"), LOGGED, ids=[row[0] for row in LOGGED])
+def test_each_start_up_check_names_its_deployment(where: str, message: str, key: str, value: str | None) -> None:
+    assert _read(where, message).logged.get(key) == value
 
 
 def test_a_pool_of_no_blocks_on_any_device_is_the_cause_and_no_swap_space_is_not() -> None:

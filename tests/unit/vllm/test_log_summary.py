@@ -135,3 +135,19 @@ def test_v0_pool_and_weights_lines_without_gib_are_memory_lines(message):
     # saying how big its KV cache was
     summary = summarize(f"INFO 12-01 10:00:01 [x.py:1] {message}\n", "boot.log")
     assert [(line.kind, line.text.endswith(message)) for line in summary.lines] == [("memory", True)]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # vllm/v1/core/kv_cache_utils.py 0.14.1 - 0.31.0: the length --max-model-len auto settled on
+        "Auto-fit max_model_len: full model context length 32768 fits in available GPU memory",
+        # tpu_inference/runner/kv_cache_manager.py 0.11.1 - 0.32.0: the KV cache groups the reader keeps
+        "Hybrid KV cache layout: num_kv_cache_groups=2, num_kv_cache_tensors=30, kv_cache_config.num_blocks=1255, "
+        "duplicate_shared_layers=False",
+    ],
+)
+def test_lines_that_size_the_cache_without_gib_are_memory_lines(message):
+    # they print no 'GiB' and were dropped: a summary of a --max-model-len auto boot did not say what length it ran at
+    summary = summarize(f"INFO 12-01 10:00:01 [x.py:1] {message}\n", "boot.log")
+    assert [(line.kind, line.text.endswith(message)) for line in summary.lines] == [("memory", True)]
