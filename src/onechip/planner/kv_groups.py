@@ -77,11 +77,13 @@ class StateCache:
     user_block_aligns: bool = True  # a larger --block-size is the alignment (False: 0.10.2 - 0.19.x source)
     block_within_batch: bool = False  # 'align' mode asserts block size <= max_num_batched_tokens (0.17.0 - 0.26.x)
     checkpoint_blocks: int = 0  # MambaSpec.num_prefill_checkpoint_blocks: more pages per request in 'align' mode
+    checkpoint_alignment: int = 1  # 'align' mode: the block is also a multiple of the layers' checkpoint alignment
 
 
 def hybrid_block_size(attention_bytes_per_token: int, state_bytes: int, block_size: int, cache: StateCache) -> int:
     """The attention block size vLLM sets so one attention page holds a state (module docstring)."""
     alignment = max(cache.alignment, block_size) if cache.user_block_aligns else cache.alignment
+    alignment = math.lcm(alignment, cache.checkpoint_alignment)
     if cache.mode == "all":
         chunk = math.lcm(cache.chunk_tokens, alignment)
         needed = chunk * cdiv(cdiv(state_bytes, attention_bytes_per_token), chunk)

@@ -1,0 +1,99 @@
+"""vLLM 0.33.0 and later with prefix caching (its default): mamba_cache_mode 'align' with prefill checkpoint pages.
+
+Expected figures are derived here from the vllm 0.33.0 and 0.34.0 sdists (the same rule in both):
+vllm/platforms/interface.py Platform._align_hybrid_block_size (in 'align' mode the alignment is
+lcm(max(16, --block-size), get_mamba_prefill_checkpoint_alignment)), vllm/model_executor/layers/mamba/gdn/
+qwen_gdn_linear_attn.py (a GDN layer whose prefill runs on FlashInfer -- 'auto' on SM 9.0 -- declares
+FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64 and num_prefill_checkpoint_blocks=1), vllm/v1/kv_cache_interface.py
+MambaSpec.max_memory_usage_bytes ('align': 2 + num_speculative_blocks + num_prefill_checkpoint_blocks pages) and
+vllm/v1/core/kv_cache_utils.py get_kv_cache_capacity (tokens printed: int(concurrency x max_model_len)).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factories import BOOTLOGS, corpus_entry, sized_checkpoint
+from onechip.errors import ConfigError
+from onechip.planner import plan_model
+from onechip.planner.geometry import cdiv
+from onechip.schemas.common import GIB
+
+NEXT = "h200x2-qwen3-next-80b-a3b-tp2-v0102"
+POOL = int(44.59 * GIB)
+LEN = 262144
+
+
+def _path(tmp_path: Path) -> Path:
+    config = json.loads((BOOTLOGS / corpus_entry(NEXT)["config_file"]).read_text(encoding="utf-8"))
+    return sized_checkpoint(tmp_path / "m", config, 74 * GIB)
+
+
+def _plan(path: Path, chip: str, version: str | None, **kwargs: Any) -> Any:
+    return plan_model(str(path), chip, "vllm-gpu", engine_version=version, tensor_parallel_size=2, max_model_len=LEN,
+                      kv_cache_memory_bytes=POOL, multimodal=False, **kwargs)  # fmt: skip
+
+
+# Qwen3-Next-80B at TP 2: a GDN state of 548,864 B per GPU, 1,024 attention B/token (test_planner_hybrid_pre019).
+# On an H200 (SM 9.0, FlashInfer GDN prefill) the alignment is lcm(16, 64) = 64: block 64 x cdiv(548,864, 64 x
+# 1,024) = 576 (Triton: 16 x cdiv(548,864, 16 x 1,024) = 544). 12 attention + 36 GDN layers, groups of 12: one
+# attention and three state groups. A 262,144-token request takes cdiv(262,144, 576) = 456 attention pages and 3 x
+# (2 + 1 checkpoint) state pages; the pool holds POOL // (576 x 1,024) // 12 blocks.
+@pytest.mark.parametrize("version", ["0.33.0", "0.34.0"])
+def test_qwen3_next_align_mode_on_hopper(tmp_path: Path, version: str) -> None:
+    plan = _plan(_path(tmp_path), "h200", version)
+    block = 64 * cdiv(548_864, 64 * 1024)
+    blocks, per_request = POOL // (block * 1024) // 12, cdiv(LEN, block) + 3 * 3
+    assert (block, per_request) == (576, 465)
+    assert plan.memory_budget is not None and plan.memory_budget.min_block_size == block
+    assert plan.max_concurrency == pytest.approx(blocks / per_request)
+    assert plan.kv_tokens_logged == int(blocks / per_request * LEN)
+
+
+# On an A100 (SM 8.0) the GDN prefill runs on Triton: no checkpoint alignment, no checkpoint page (2 per state).
+# vLLM 0.33.0's default block (16, test_planner_default_block_size) is the alignment: 16 x cdiv(548,864, 16 x 1,024).
+def test_qwen3_next_align_mode_with_triton_prefill(tmp_path: Path) -> None:
+    plan = _plan(_path(tmp_path), "a100-80gb", "0.33.0")
+    block = 16 * cdiv(548_864, 16 * 1024)
+    blocks, per_request = POOL // (block * 1024) // 12, cdiv(LEN, block) + 3 * 2
+    assert plan.memory_budget is not None and plan.memory_budget.min_block_size == block == 544
+    assert plan.max_concurrency == pytest.approx(blocks / per_request)
+
+
+# On SM 10.x / 12.x FlashInfer runs the GDN prefill only with a CUDA 13 runtime, which a plan does not know:
+# refused in one line with a version, planned under the 0.32 rule (and said) without one.
+def test_blackwell_gdn_align_mode_is_refused_or_falls_back(tmp_path: Path) -> None:
+    path = _path(tmp_path)
+    with pytest.raises(ConfigError, match="depend on the CUDA runtime") as caught:
+        _plan(path, "b200", "0.34.0")
+    assert "\n" not in str(caught.value)
+    plan = _plan(path, "b200", None)
+    note = {w.code: w.message for w in plan.warnings}["hybrid-rule"]
+    assert "0.32.0" in note and "CUDA runtime" in note
+    off = _plan(path, "b200", "0.33.0", enable_prefix_caching=False)
+    assert off.memory_budget is not None and off.memory_budget.min_block_size == 544
+
+
+# A Mamba2 hybrid (the Nemotron-H geometry of tests/fixtures/bootlogs, fp8 KV: 2 KV heads x 128 x 2 x 1 B = 512
+# B/token; conv (4,096 + 2 x 8 x 128) x 3 x 2 B + temporal 64 x 64 x 128 x 4 B = 2,134,016 B, its config's float32)
+# on vLLM 0.34.0: 'align' mode (no 'all' mode from 0.32.0); MambaMixer2 declares no checkpoint alignment, so the
+# block is 0.34.0's default 64 x cdiv(2,134,016, 64 x 512) = 4,224, and each state takes 2 + 1 checkpoint pages.
+# 6 attention and 23 Mamba2 layers: 23 >= 1.5 x 6, so groups of 6 -- 1 attention and cdiv(23, 6) = 4 state groups.
+def test_mamba2_hybrid_align_mode_on_0_34(tmp_path: Path) -> None:
+    config = json.loads(
+        (BOOTLOGS / corpus_entry("gpu94g-nemotron-cascade2-30b-nvfp4-kvfp8-len262144-v0191")["config_file"]).read_text(
+            encoding="utf-8"
+        )
+    )
+    path = sized_checkpoint(tmp_path / "m", config, 18 * GIB)
+    plan = plan_model(str(path), "h100", "vllm-gpu", engine_version="0.34.0", max_model_len=131072,
+                      kv_cache_dtype="fp8", kv_cache_memory_bytes=40 * GIB, multimodal=False)  # fmt: skip
+    block = 64 * cdiv(2_134_016, 64 * 512)
+    blocks, per_request = 40 * GIB // (block * 512) // 6, cdiv(131072, block) + 4 * 3
+    assert (block, per_request) == (4224, 44)
+    assert plan.memory_budget is not None and plan.memory_budget.min_block_size == block
+    assert plan.max_concurrency == pytest.approx(blocks / per_request)
