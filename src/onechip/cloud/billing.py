@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from onechip import catalog
-from onechip.cloud.auth import REAUTH, Credentials
+from onechip.cloud.auth import NO_ADC, REAUTH, Credentials
 from onechip.errors import CloudError, ConfigError, remember_secret
 from onechip.paths import onechip_home, read_home_file, read_key_file, write_text_atomic
 from onechip.schemas.common import TEST_SERVER_HINT, server_url_from_env
@@ -142,6 +142,8 @@ def _headers() -> tuple[str, Headers, Callable[[], bool]]:
     except CloudError as exc:
         if exc.reason != "auth":
             raise
+        if exc.status != NO_ADC:  # a credentials file refused says which and why (it was said as none at all)
+            raise exc.reworded(f"{exc}; or set {KEY_ENV} or {KEY_FILE_ENV} (an API key)") from None
         raise CloudError(
             f"no credentials for the Cloud Billing Catalog: set {KEY_ENV} or {KEY_FILE_ENV} (an API key), run "
             f"`gcloud auth application-default login`, or point {ENDPOINT_ENV} at a test server",

@@ -14,7 +14,7 @@ import pytest
 
 from fakes.billing_catalog import RECORDED, SERVICE, FakeBillingCatalog, sku
 from onechip.cloud import billing, offers
-from onechip.cloud.auth import REAUTH
+from onechip.cloud.auth import NO_ADC, REAUTH
 from onechip.errors import CloudError, ConfigError
 
 READ_AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -185,7 +185,7 @@ def test_units_are_read_as_a_string_or_a_number():
 
 def test_no_credentials_is_one_line_naming_every_way_to_give_them(monkeypatch):
     def no_adc(use_adc: bool | None = None) -> None:
-        raise CloudError("no Google credentials", reason="auth")
+        raise CloudError("no Google credentials", reason="auth", status=NO_ADC)
 
     for name in (billing.ENDPOINT_ENV, billing.KEY_ENV, billing.KEY_FILE_ENV):
         monkeypatch.delenv(name, raising=False)
@@ -193,6 +193,24 @@ def test_no_credentials_is_one_line_naming_every_way_to_give_them(monkeypatch):
     with pytest.raises(CloudError, match=f"set {billing.KEY_ENV} or {billing.KEY_FILE_ENV}") as info:
         billing.list_skus(SERVICE)
     assert info.value.reason == "auth" and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "not credentials"])
+def test_a_credentials_file_google_auth_refuses_is_said_not_taken_for_no_credentials(monkeypatch, tmp_path, kind):
+    # Before: GOOGLE_APPLICATION_CREDENTIALS naming a missing file, a directory or a file that is not credentials
+    # failed `prices refresh` with 'no credentials for the Cloud Billing Catalog ... run gcloud auth
+    # application-default login', hiding the setting to fix; TPU calls said it (auth._adc)
+    named = {"missing": tmp_path / "gone.json", "directory": tmp_path, "not credentials": tmp_path / "c.json"}[kind]
+    (tmp_path / "c.json").write_text('{"type": "service_account"}')
+    for name in (billing.ENDPOINT_ENV, billing.KEY_ENV, billing.KEY_FILE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(named))
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE)
+    said = str(info.value)
+    assert info.value.reason == "auth" and "\n" not in said
+    assert "GOOGLE_APPLICATION_CREDENTIALS" in said and "no credentials" not in said
+    assert f"set {billing.KEY_ENV} or {billing.KEY_FILE_ENV}" in said
 
 
 def test_each_retry_is_told_and_an_unresolvable_host_is_not_retried(monkeypatch):
