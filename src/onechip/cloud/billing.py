@@ -283,7 +283,8 @@ def _record(sku: Sku) -> SkuRecord:
 def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGap], list[SkuRecord], dict[str, str]]:
     """(prices, gaps, the matched SKUs, region -> place word) for every chip in catalog/billing_skus.json, in
     every region some SKU of that chip is offered in. Prices are USD per hour of a per-hour SKU ('h'): of the
-    SKUs that fit, the first with an hourly rate, the fewest regions first (the region's own before a
+    SKUs that fit, the first with an hourly rate above $0 (a $0 one priced a chip free: $0/M tokens, ranked
+    first by advise), the fewest regions first (the region's own before a
     multi-region one), then the lowest SKU id; a gap only when none has one."""
     rules = catalog.billing_skus()
     day = read_at.date().isoformat()
@@ -303,12 +304,14 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                               key=lambda h: (len(h[0].service_regions), h[0].sku_id))  # fmt: skip
                 rated = ((h, *_rate(h[0])[:2]) for h in here)  # rated in order, as far as the first hourly one
                 best = next(((h, usd) for h, usd, unit in rated
-                             if usd is not None and unit == "h" and 0 <= usd < math.inf), None)  # fmt: skip
+                             if usd is not None and unit == "h" and 0 < usd < math.inf), None)  # fmt: skip
                 if best is None:
                     why = "no SKU described as " + " or ".join(repr(t) for t in rule.templates[pricing])
-                    if here:  # a negative rate is no price (it was stored, and costs came out negative)
+                    if here:  # a negative rate is no price (it was stored, and costs came out negative), nor is $0
                         usd, unit = _rate(here[0][0])[:2]
                         why = f"SKU {here[0][0].sku_id} has no hourly rate (unit {unit!r}, USD {usd})"
+                        if usd == 0 and unit == "h":
+                            why = f"SKU {here[0][0].sku_id} is priced at $0 an hour: no chip-hour is free"
                     gaps.append(PriceGap(chip=chip, region=region, pricing=pricing, reason=why))
                     continue
                 (sku, place), usd = best

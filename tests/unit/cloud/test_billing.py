@@ -312,6 +312,22 @@ def test_a_negative_rate_is_a_gap_not_a_price(fake):
     assert gap.reason == "SKU NEG has no hourly rate (unit 'h', USD -5.0)"
 
 
+def test_a_zero_rate_is_a_gap_not_a_free_chip(fake):
+    # Before: a SKU whose only rate was $0/h was stored as the on-demand price: cost said $0.000 per million output
+    # tokens and $0 a month for a v5e, and advise ranked it first
+    fake.skus = [sku("FREE", "TpuV5e running in Las Vegas", ["us-west4"], 0.0),
+                 sku("SPOT", "TpuV5e attached to Spot Preemptible VMs running in Las Vegas", ["us-west4"], 0.4942,
+                     usage_type="Preemptible")]  # fmt: skip
+    read = billing.refresh()
+    assert {(p.pricing, p.usd_per_chip_hour) for p in read.prices if p.chip == "v5e-1"} == {("spot", 0.4942)}
+    gap = next(g for g in read.missing if (g.chip, g.region, g.pricing) == ("v5e-1", "us-west4", "on-demand"))
+    assert gap.reason == "SKU FREE is priced at $0 an hour: no chip-hour is free"
+    # a multi-region SKU with a rate prices the region instead, as it does for a SKU with no hourly rate
+    fake.skus.append(sku("AM", "TpuV5e running in Americas", ["us-west4", "us-east5"], 1.5))
+    price = _by_key(billing.refresh().prices)[("v5e-1", "us-west4", "on-demand")]
+    assert (price.sku_id, price.usd_per_chip_hour) == ("AM", 1.5)
+
+
 def test_a_top_ranked_sku_without_an_hourly_rate_gives_way_to_one_with_it():
     """Before: only the top-ranked SKU (the region's own) was rated: one with no rate (no tiers) made the price a
     gap though the multi-region SKU that also matched has one; now the first SKU with an hourly rate prices it, and
