@@ -285,7 +285,8 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
     every region some SKU of that chip is offered in. Prices are USD per hour of a per-hour SKU ('h'): of the
     SKUs that fit, the first with an hourly rate above $0 (a $0 one priced a chip free: $0/M tokens, ranked
     first by advise), the fewest regions first (the region's own before a
-    multi-region one), then the lowest SKU id; a gap only when none has one."""
+    multi-region one), then the dearest (its source names the other rates of that rank), then the lowest SKU id;
+    a gap only when none has one."""
     rules = catalog.billing_skus()
     day = read_at.date().isoformat()
     prices: list[Price] = []
@@ -302,9 +303,11 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
             for pricing, hits in found.items():
                 here = sorted((h for h in hits if region in h[0].service_regions and _fits(h[0], pricing)),
                               key=lambda h: (len(h[0].service_regions), h[0].sku_id))  # fmt: skip
-                rated = ((h, *_rate(h[0])[:2]) for h in here)  # rated in order, as far as the first hourly one
-                best = next(((h, usd) for h, usd, unit in rated
-                             if usd is not None and unit == "h" and 0 < usd < math.inf), None)  # fmt: skip
+                rated = [(h, usd) for h in here for usd, unit in [_rate(h[0])[:2]]
+                         if usd is not None and unit == "h" and 0 < usd < math.inf]  # fmt: skip
+                # the fewest regions, then the dearest: two SKUs of one rank (the same description twice) took the
+                # lower id's rate, the other unsaid; the dearest is quoted, as a tiered rate is, and the rest said
+                best = min(rated, key=lambda r: (len(r[0][0].service_regions), -r[1]), default=None)
                 if best is None:
                     why = "no SKU described as " + " or ".join(repr(t) for t in rule.templates[pricing])
                     if here:  # a negative rate is no price (it was stored, and costs came out negative), nor is $0
@@ -315,6 +318,10 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                     gaps.append(PriceGap(chip=chip, region=region, pricing=pricing, reason=why))
                     continue
                 (sku, place), usd = best
+                rivals = [f"{h[0].sku_id} at ${rate:.4f}/h" for h, rate in rated
+                          if len(h[0].service_regions) == len(sku.service_regions) and rate != usd]  # fmt: skip
+                said = f" (the dearest of {len(rivals) + 1} SKUs matching here; also {', '.join(rivals)})"
+                rival = said if rivals else ""
                 kept[sku.sku_id] = _record(sku)
                 if len(sku.service_regions) == 1:
                     names[region] = place
@@ -324,7 +331,7 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                 prices.append(Price(
                     chip=chip, region=region, pricing=pricing, usd_per_chip_hour=usd,
                     stops_itself=pricing == "flex-start", preemptible=pricing == "spot",
-                    source=f"{SOURCE} services/{rules.service}/skus/{sku.sku_id} '{sku.description}'",
+                    source=f"{SOURCE} services/{rules.service}/skus/{sku.sku_id} '{sku.description}'{rival}",
                     date=day, note=note,
                     sku_id=sku.sku_id, sku_description=sku.description,
                 ))  # fmt: skip

@@ -381,7 +381,23 @@ def test_a_sku_whose_usage_type_is_another_model_never_prices_this_one():
     got = _by_key(prices)
     assert (got["v5e-1", "us-west4", "on-demand"].sku_id, got["v5e-1", "us-west4", "on-demand"].usd_per_chip_hour) == (
         "TEST-V5E-OD", 1.3125)  # fmt: skip
-    assert got["v5e-1", "us-west4", "spot"].sku_id == "AAAC-SPOT"  # no usageType says nothing against it
+    spot = got["v5e-1", "us-west4", "spot"]  # no usageType says nothing against AAAC-SPOT: it is weighed, not dropped
+    assert spot.sku_id == "TEST-V5E-SP" and "also AAAC-SPOT at $0.0009/h" in spot.source
+
+
+def test_two_skus_of_one_rank_quote_the_dearest_and_say_the_other():
+    # Before: two SKUs with the same description in the same region took the lower SKU id's rate ($0.05, AAAA-DUP)
+    # and nothing said another SKU priced it at $1.3125; now the dearest is quoted (as a tiered rate is) and the
+    # source, which cost prints per line and puts in --json, names the other's id and rate
+    dup = sku("AAAA-DUP", "TpuV5e running in Las Vegas", ["us-west4"], 0.05)
+    prices, _, kept, _ = billing.match([billing.Sku.model_validate(s) for s in [dup, *RECORDED]], READ_AT)
+    got = _by_key(prices)[("v5e-1", "us-west4", "on-demand")]
+    assert (got.sku_id, got.usd_per_chip_hour) == ("TEST-V5E-OD", 1.3125)
+    assert got.source.endswith("'TpuV5e running in Las Vegas' (the dearest of 2 SKUs matching here; also "
+                               "AAAA-DUP at $0.0500/h)")  # fmt: skip
+    # one SKU alone (or a multi-region one that the region's own outranks) is not said to have a rival
+    assert "dearest" not in _by_key(prices)[("v5e-1", "us-west4", "spot")].source
+    assert "AAAA-DUP" not in {r.sku_id for r in kept}
 
 
 class _Adc:
