@@ -188,8 +188,9 @@ def list_skus(
         token = page.next_page_token
         if not token:
             return base, pages, skus
-        if token in seen or pages >= MAX_PAGES:
-            raise CloudError(f"services/{service}/skus: paging does not end (page {pages}, token repeated)")
+        if token in seen or pages >= MAX_PAGES:  # a page cap reached was said as a token repeated
+            why = "its nextPageToken repeats one already followed" if token in seen else f"{MAX_PAGES} pages read"
+            raise CloudError(f"services/{service}/skus at {base}: paging does not end (page {pages}: {why})")
         seen.add(token)
 
 

@@ -78,8 +78,20 @@ def test_a_rate_in_another_currency_or_an_endless_paging_is_refused(monkeypatch)
         return httpx.Response(200, json={"skus": [], "nextPageToken": "same"})
 
     monkeypatch.setenv(billing.ENDPOINT_ENV, "http://catalog.test")
-    with pytest.raises(CloudError, match="paging does not end"):
+    with pytest.raises(CloudError, match=r"at http://catalog.test: paging does not end \(page 2: its nextPageToken "
+                       "repeats one already followed"):  # fmt: skip
         billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(again)))
+
+    tokens = iter(range(10**6))
+
+    def fresh(request: httpx.Request) -> httpx.Response:  # a new token on every page, never the last page
+        return httpx.Response(200, json={"skus": [], "nextPageToken": f"t{next(tokens)}"})
+
+    # Before: a server that never stops paging with fresh tokens was said to repeat its token, at the page cap
+    monkeypatch.setattr(billing, "MAX_PAGES", 20)
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(fresh)))
+    assert str(info.value).endswith("paging does not end (page 20: 20 pages read)")
 
 
 def test_the_api_key_goes_in_a_header_and_never_into_a_url_or_an_error(monkeypatch, tmp_path):
