@@ -406,12 +406,18 @@ def file_prices() -> list[Price]:
     return list(catalog.prices().prices)
 
 
+SNAPSHOT = "onechip's price snapshot (catalog/prices.json)"  # what a price not from a catalog read is, said first
+
+
 def known_prices() -> list[Price]:
     """Every price onechip has, the freshest per (chip, region, pricing model): the stored catalog read and
-    catalog/prices.json (a read of the same date wins over the file). File order, read prices after."""
+    catalog/prices.json (a read of the same date wins over the file). File order, read prices after. A file
+    price's source starts with SNAPSHOT: offline, or where the read has none, cost printed the seed's
+    "'Live rates from the Cloud Billing Catalog for us-west4'" with nothing saying it was no catalog read."""
     read = stored_read()
     best: dict[tuple[str, str, str], Price] = {}
-    for price in [*file_prices(), *(read.prices if read else [])]:
+    snapshot = [p.model_copy(update={"source": f"{SNAPSHOT}: {p.source}"}) for p in file_prices()]
+    for price in [*snapshot, *(read.prices if read else [])]:
         key = (price.chip, price.region, price.pricing)
         if key not in best or price.date >= best[key].date:
             best[key] = price

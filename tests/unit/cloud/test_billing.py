@@ -155,7 +155,7 @@ def test_refresh_stores_the_read_and_prices_use_the_freshest(fake, monkeypatch):
     assert read.read_at[:10] == date.today().isoformat()
     known = _by_key(billing.known_prices())
     assert known["v5e-1", "us-west4", "spot"].usd_per_chip_hour == 0.4942  # prices.json says 0.5779
-    assert known["v5e-1", "us-west4", "3y"].source.startswith("seed article")  # none read: the file's, dated
+    assert known["v5e-1", "us-west4", "3y"].source.startswith(f"{billing.SNAPSHOT}: seed article")  # the file's
     quote = offers.quote("v5e-1", "flex-start", "us-west4-a", None)
     assert quote.usd_per_hour == 0.6625 and "TEST-V5E-DWS" in quote.price_source
     assert f"read {date.today().isoformat()}" in quote.price_source
