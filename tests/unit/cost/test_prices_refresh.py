@@ -223,3 +223,10 @@ def test_a_stored_read_edited_out_of_range_or_from_a_newer_onechip_is_not_used(r
     assert code == 0, err
     lines = {line["pricing"]: line for line in json.loads(out)["lines"]}
     assert {m: lines[m]["usd_per_chip_hour"] for m in FILE} == FILE
+    # Before: cost (and advise) priced from prices.json without a word that the stored read was set aside; only
+    # `prices` said it. Now each says which file and why, as prices does
+    why = f"the catalog read stored at {billing.store_path()} cannot be read (not a catalog read this onechip reads)"
+    assert any(w.startswith(why) for w in json.loads(out)["warnings"])
+    advice = api.advise(AdviseRequest(model="google/gemma-4-E2B-it", workload={"ctx": 1024, "clients": 16},
+                                      chips=["v5e-1"], reps=1))  # fmt: skip
+    assert any(n.startswith(why) for n in advice.notes)
