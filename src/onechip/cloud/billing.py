@@ -356,11 +356,19 @@ def refresh(
 ) -> BillingRead:
     """Read every page of Compute Engine's SKUs, match them and store the read (see the module docstring);
     `on_retry` is told a page's retries as one outage (tpu_api.Outage), `on_wait` each as it waits. Raises
-    CloudError (the catalog), ConfigError (no key file, the store cannot be written)."""
+    CloudError (the catalog; 'bad-endpoint' for an answer in which no SKU is a chip's: Compute Engine's has
+    hundreds, and storing it lost the last read), ConfigError (no key file, the store cannot be written)."""
     service = catalog.billing_skus().service
     base, pages, skus = list_skus(service, http=http, on_page=on_page, on_retry=on_retry, on_wait=on_wait)
     read_at = datetime.now(UTC)
     prices, gaps, kept, names = match(skus, read_at)
+    if not prices and not gaps:  # an empty answer was stored over the last read: every price fell back to the file
+        from onechip.cloud import tpu_api
+
+        last = stored_read()
+        still = f"the read of {last.read_at[:10]} still prices" if last else "prices.json prices"
+        raise tpu_api.not_the_api(base, f"services/{service}/skus answered {len(skus):,} SKUs, none of a chip "
+                                  f"catalog/billing_skus.json names: nothing stored, {still}", CATALOG)  # fmt: skip
     read = BillingRead(read_at=read_at.isoformat(timespec="seconds"), endpoint=base, service=service, pages=pages,
                        skus_read=len(skus), skus=kept, prices=prices, missing=gaps, region_names=names)  # fmt: skip
     path = store_path()

@@ -164,6 +164,26 @@ def test_refresh_stores_the_read_and_prices_use_the_freshest(fake, monkeypatch):
     assert "; stale: read" in offers.quote("v5e-1", "spot", "us-west4-a", None).price_source  # > 90 days
 
 
+@pytest.mark.parametrize("answer", [[], [RECORDED[-1]]], ids=["no SKU", "no chip's SKU"])
+def test_an_answer_with_no_chips_sku_is_refused_and_the_last_read_kept(fake, answer):
+    # Before: a catalog answering no SKU (or only a CPU one) was stored as the read, exit 0: it replaced the last good
+    # read, and every price fell back to prices.json
+    first = billing.refresh()
+    fake.skus = answer
+    with pytest.raises(CloudError) as info:
+        billing.refresh()
+    assert info.value.reason == "bad-endpoint" and str(info.value) == (
+        f"{fake.url} does not answer like the Cloud Billing Catalog (services/{SERVICE}/skus answered {len(answer)} "
+        f"SKUs, none of a chip catalog/billing_skus.json names: nothing stored, the read of {first.read_at[:10]} still "
+        f"prices); check {billing.ENDPOINT_ENV} or the network"
+    )
+    assert billing.stored_read() == first
+    billing.store_path().unlink()
+    with pytest.raises(CloudError, match="nothing stored, prices.json prices"):
+        billing.refresh()
+    assert billing.stored_read() is None
+
+
 def test_a_failed_read_stores_nothing(monkeypatch):
     monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")  # discard port: nothing listens
     monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
