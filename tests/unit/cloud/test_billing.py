@@ -432,6 +432,14 @@ def test_two_skus_of_one_rank_quote_the_dearest_and_say_the_other():
     assert "AAAA-DUP" not in {r.sku_id for r in kept}
 
 
+def test_the_prices_table_names_the_other_skus_that_matched(fake, run):
+    # Before: `prices` showed "SKU TEST-V5E-OD 'TpuV5e running in Las Vegas'" alone, where cost named the other SKU
+    fake.skus = [sku("AAAA-DUP", "TpuV5e running in Las Vegas", ["us-west4"], 0.05), *RECORDED]
+    code, out, err = run("prices", "refresh", "--chip", "v5e-1", "--region", "us-west4")
+    assert code == 0, err
+    assert "(the dearest of 2 SKUs matching here; also AAAA-DUP at $0.0500/h)" in " ".join(out.replace("│", "").split())
+
+
 class _Adc:
     """Application Default Credentials as billing sees them (cloud.auth.Credentials): a bearer header, a refresh."""
 
