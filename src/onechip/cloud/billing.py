@@ -284,10 +284,9 @@ def _record(sku: Sku) -> SkuRecord:
 def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGap], list[SkuRecord], dict[str, str]]:
     """(prices, gaps, the matched SKUs, region -> place word) for every chip in catalog/billing_skus.json, in
     every region some SKU of that chip is offered in. Prices are USD per hour of a per-hour SKU ('h'): of the
-    SKUs that fit, the first with an hourly rate above $0 (a $0 one priced a chip free: $0/M tokens, ranked
-    first by advise), the fewest regions first (the region's own before a
-    multi-region one), then the dearest (its source names the other rates of that rank), then the lowest SKU id;
-    a gap only when none has one."""
+    SKUs that fit, one with an hourly rate above $0 (a $0 one priced a chip free: $0/M tokens, ranked first by
+    advise): the fewest regions first (the region's own before a multi-region one), then the dearest (its source
+    names the other rates of that rank), then the lowest SKU id; a gap only when none has one."""
     rules = catalog.billing_skus()
     day = read_at.date().isoformat()
     prices: list[Price] = []
