@@ -480,7 +480,8 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     on_progress(ProgressEvent("advise", "ranked", done=len(deployments), total=len(deployments)))
 
     return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=rank(rows),
-                  notes=[ADVISE_NOTE, rank_note(), *_local_note(request.chips or [])])  # fmt: skip
+                  notes=[*cost_layer.unusable_read(), ADVISE_NOTE, rank_note(),
+                         *_local_note(request.chips or [])])  # fmt: skip
 
 
 def _local_note(chips: list[str]) -> list[str]:

@@ -64,7 +64,8 @@ def _print(table: PriceTable, as_json: bool) -> None:
         out.add_column(name, justify="right" if name == "$/chip-h" else "left", overflow="fold")
     for p in table.prices:
         where = f"{p.region} ({names[p.region]})" if p.region in names else p.region
-        source = f"SKU {p.sku_id} '{p.sku_description}'" if p.sku_id else p.source
+        said = f"'{p.sku_description}'"  # the SKU, and what its source says after it (the other SKUs that matched)
+        source = f"SKU {p.sku_id} {said}{p.source.partition(said)[2]}" if p.sku_id else p.source
         read_on = p.date + (f" [yellow]stale ({p.age_days} d)[/]" if p.stale else "")
         out.add_row(p.chip, where, p.pricing, f"{p.usd_per_chip_hour:.4f}", read_on, source)
     console.print(out)

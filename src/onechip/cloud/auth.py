@@ -27,6 +27,7 @@ SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 REAUTH = "run `gcloud auth application-default login` (or check GOOGLE_APPLICATION_CREDENTIALS)"
 _FIX = "fix or unset it (then `gcloud auth application-default login`)"
 _INSTALL = "onechip cloud needs google-auth: pip install 'onechip[cloud]'"
+NO_ADC = "NO_ADC"  # CloudError.status when there are no credentials at all (not a set or found file refused: its why)
 
 
 def endpoint_override() -> str | None:
@@ -96,7 +97,8 @@ class Credentials:
 
 def _adc() -> tuple[Any, str | None]:
     """google.auth.default() with the cloud-platform scope. Raises MissingDependencyError (no google-auth)
-    and CloudError(reason='auth') when there are no Application Default Credentials."""
+    and CloudError(reason='auth'): status NO_ADC when there are no Application Default Credentials, none when
+    a file GOOGLE_APPLICATION_CREDENTIALS names (or the well-known one) is refused, the line saying why."""
     try:
         import google.auth
         from google.auth.exceptions import DefaultCredentialsError
@@ -126,5 +128,6 @@ def _adc() -> tuple[Any, str | None]:
             "no Google credentials: run `gcloud auth application-default login` (or set "
             f"GOOGLE_APPLICATION_CREDENTIALS), or point {ENDPOINT_ENV} at a test server",
             reason="auth",
+            status=NO_ADC,
         ) from None
     return creds, project

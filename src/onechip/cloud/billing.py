@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from onechip import catalog
-from onechip.cloud.auth import REAUTH, Credentials
+from onechip.cloud.auth import NO_ADC, REAUTH, Credentials
 from onechip.errors import CloudError, ConfigError, remember_secret
 from onechip.paths import onechip_home, read_home_file, read_key_file, write_text_atomic
 from onechip.schemas.common import TEST_SERVER_HINT, server_url_from_env
@@ -142,6 +142,8 @@ def _headers() -> tuple[str, Headers, Callable[[], bool]]:
     except CloudError as exc:
         if exc.reason != "auth":
             raise
+        if exc.status != NO_ADC:  # a credentials file refused says which and why (it was said as none at all)
+            raise exc.reworded(f"{exc}; or set {KEY_ENV} or {KEY_FILE_ENV} (an API key)") from None
         raise CloudError(
             f"no credentials for the Cloud Billing Catalog: set {KEY_ENV} or {KEY_FILE_ENV} (an API key), run "
             f"`gcloud auth application-default login`, or point {ENDPOINT_ENV} at a test server",
@@ -186,8 +188,9 @@ def list_skus(
         token = page.next_page_token
         if not token:
             return base, pages, skus
-        if token in seen or pages >= MAX_PAGES:
-            raise CloudError(f"services/{service}/skus: paging does not end (page {pages}, token repeated)")
+        if token in seen or pages >= MAX_PAGES:  # a page cap reached was said as a token repeated
+            why = "its nextPageToken repeats one already followed" if token in seen else f"{MAX_PAGES} pages read"
+            raise CloudError(f"services/{service}/skus at {base}: paging does not end (page {pages}: {why})")
         seen.add(token)
 
 
@@ -281,8 +284,9 @@ def _record(sku: Sku) -> SkuRecord:
 def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGap], list[SkuRecord], dict[str, str]]:
     """(prices, gaps, the matched SKUs, region -> place word) for every chip in catalog/billing_skus.json, in
     every region some SKU of that chip is offered in. Prices are USD per hour of a per-hour SKU ('h'): of the
-    SKUs that fit, the first with an hourly rate, the fewest regions first (the region's own before a
-    multi-region one), then the lowest SKU id; a gap only when none has one."""
+    SKUs that fit, one with an hourly rate above $0 (a $0 one priced a chip free: $0/M tokens, ranked first by
+    advise): the fewest regions first (the region's own before a multi-region one), then the dearest (its source
+    names the other rates of that rank), then the lowest SKU id; a gap only when none has one."""
     rules = catalog.billing_skus()
     day = read_at.date().isoformat()
     prices: list[Price] = []
@@ -299,17 +303,25 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
             for pricing, hits in found.items():
                 here = sorted((h for h in hits if region in h[0].service_regions and _fits(h[0], pricing)),
                               key=lambda h: (len(h[0].service_regions), h[0].sku_id))  # fmt: skip
-                rated = ((h, *_rate(h[0])[:2]) for h in here)  # rated in order, as far as the first hourly one
-                best = next(((h, usd) for h, usd, unit in rated
-                             if usd is not None and unit == "h" and 0 <= usd < math.inf), None)  # fmt: skip
+                rated = [(h, usd) for h in here for usd, unit in [_rate(h[0])[:2]]
+                         if usd is not None and unit == "h" and 0 < usd < math.inf]  # fmt: skip
+                # the fewest regions, then the dearest: two SKUs of one rank (the same description twice) took the
+                # lower id's rate, the other unsaid; the dearest is quoted, as a tiered rate is, and the rest said
+                best = min(rated, key=lambda r: (len(r[0][0].service_regions), -r[1]), default=None)
                 if best is None:
                     why = "no SKU described as " + " or ".join(repr(t) for t in rule.templates[pricing])
-                    if here:  # a negative rate is no price (it was stored, and costs came out negative)
+                    if here:  # a negative rate is no price (it was stored, and costs came out negative), nor is $0
                         usd, unit = _rate(here[0][0])[:2]
                         why = f"SKU {here[0][0].sku_id} has no hourly rate (unit {unit!r}, USD {usd})"
+                        if usd == 0 and unit == "h":
+                            why = f"SKU {here[0][0].sku_id} is priced at $0 an hour: no chip-hour is free"
                     gaps.append(PriceGap(chip=chip, region=region, pricing=pricing, reason=why))
                     continue
                 (sku, place), usd = best
+                rivals = [f"{h[0].sku_id} at ${rate:.4f}/h" for h, rate in rated
+                          if len(h[0].service_regions) == len(sku.service_regions) and rate != usd]  # fmt: skip
+                said = f" (the dearest of {len(rivals) + 1} SKUs matching here; also {', '.join(rivals)})"
+                rival = said if rivals else ""
                 kept[sku.sku_id] = _record(sku)
                 if len(sku.service_regions) == 1:
                     names[region] = place
@@ -319,7 +331,7 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                 prices.append(Price(
                     chip=chip, region=region, pricing=pricing, usd_per_chip_hour=usd,
                     stops_itself=pricing == "flex-start", preemptible=pricing == "spot",
-                    source=f"{SOURCE} services/{rules.service}/skus/{sku.sku_id} '{sku.description}'",
+                    source=f"{SOURCE} services/{rules.service}/skus/{sku.sku_id} '{sku.description}'{rival}",
                     date=day, note=note,
                     sku_id=sku.sku_id, sku_description=sku.description,
                 ))  # fmt: skip
@@ -343,11 +355,19 @@ def refresh(
 ) -> BillingRead:
     """Read every page of Compute Engine's SKUs, match them and store the read (see the module docstring);
     `on_retry` is told a page's retries as one outage (tpu_api.Outage), `on_wait` each as it waits. Raises
-    CloudError (the catalog), ConfigError (no key file, the store cannot be written)."""
+    CloudError (the catalog; 'bad-endpoint' for an answer in which no SKU is a chip's: Compute Engine's has
+    hundreds, and storing it lost the last read), ConfigError (no key file, the store cannot be written)."""
     service = catalog.billing_skus().service
     base, pages, skus = list_skus(service, http=http, on_page=on_page, on_retry=on_retry, on_wait=on_wait)
     read_at = datetime.now(UTC)
     prices, gaps, kept, names = match(skus, read_at)
+    if not prices and not gaps:  # an empty answer was stored over the last read: every price fell back to the file
+        from onechip.cloud import tpu_api
+
+        last = stored_read()
+        still = f"the read of {last.read_at[:10]} still prices" if last else "prices.json prices"
+        raise tpu_api.not_the_api(base, f"services/{service}/skus answered {len(skus):,} SKUs, none of a chip "
+                                  f"catalog/billing_skus.json names: nothing stored, {still}", CATALOG)  # fmt: skip
     read = BillingRead(read_at=read_at.isoformat(timespec="seconds"), endpoint=base, service=service, pages=pages,
                        skus_read=len(skus), skus=kept, prices=prices, missing=gaps, region_names=names)  # fmt: skip
     path = store_path()
@@ -393,12 +413,18 @@ def file_prices() -> list[Price]:
     return list(catalog.prices().prices)
 
 
+SNAPSHOT = "onechip's price snapshot (catalog/prices.json)"  # what a price not from a catalog read is, said first
+
+
 def known_prices() -> list[Price]:
     """Every price onechip has, the freshest per (chip, region, pricing model): the stored catalog read and
-    catalog/prices.json (a read of the same date wins over the file). File order, read prices after."""
+    catalog/prices.json (a read of the same date wins over the file). File order, read prices after. A file
+    price's source starts with SNAPSHOT: offline, or where the read has none, cost printed the seed's
+    "'Live rates from the Cloud Billing Catalog for us-west4'" with nothing saying it was no catalog read."""
     read = stored_read()
     best: dict[tuple[str, str, str], Price] = {}
-    for price in [*file_prices(), *(read.prices if read else [])]:
+    snapshot = [p.model_copy(update={"source": f"{SNAPSHOT}: {p.source}"}) for p in file_prices()]
+    for price in [*snapshot, *(read.prices if read else [])]:
         key = (price.chip, price.region, price.pricing)
         if key not in best or price.date >= best[key].date:
             best[key] = price

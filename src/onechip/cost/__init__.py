@@ -24,6 +24,7 @@ from onechip.cost.prices import (
     parse_pricing,
     price_table,
     slice_prices,
+    unusable_read,
     why_no_price,
 )
 
@@ -46,6 +47,7 @@ __all__ = [
     "restart_costs",
     "restart_usd",
     "slice_prices",
+    "unusable_read",
     "usd_per_mtok",
     "why_no_price",
 ]

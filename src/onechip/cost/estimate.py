@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import date
 
 from onechip.cost import arithmetic
-from onechip.cost.prices import billed_as, is_stale, price_age_days, slice_prices, stale_after_days
+from onechip.cost.prices import billed_as, is_stale, price_age_days, slice_prices, stale_after_days, unusable_read
 from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchRun
 from onechip.schemas.cost import BreakEven, CellCost, CostLine, CostReport, Price, RestartCost
@@ -217,7 +217,7 @@ def estimate(
         tok_from = best_cell_words(bench, tok_s) if tok_s is not None else None
     if tok_s is None and bench is None:
         raise ConfigError("give a throughput (--output-tok-per-s) or a run with a bench summary (--run)")
-    warnings = _stale_warnings(prices, day)
+    warnings = [*unusable_read(), *_stale_warnings(prices, day)]
     if measured_on is not None and measured_on != chip:
         warnings.append(f"throughput was measured on {measured_on}, priced as {chip}: the figures are hypothetical")
     if tok_s is None:

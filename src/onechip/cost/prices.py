@@ -23,6 +23,14 @@ def all_prices() -> list[Price]:
     return billing.known_prices()
 
 
+def unusable_read() -> list[str]:
+    """[why the stored catalog read is not used] when one is stored but cannot be read (billing.read_stored: damaged,
+    another onechip's), else []: cost and advise priced from prices.json alone without a word, where prices said it.
+    Raises ConfigError as billing.stored_read does."""
+    why = billing.read_stored()[1]
+    return [why] if why else []
+
+
 def stale_after_days() -> int:
     """Days after which a price counts as stale (catalog `stale_after_days`)."""
     return catalog.prices().stale_after_days

@@ -138,7 +138,7 @@ class SkuRecord(ResultModel):
     description: str = Field(description="The SKU's description, e.g. 'TpuV5e running in Las Vegas'.")
     service_regions: list[str] = Field(default_factory=list, description="Regions the SKU is offered in.")
     usage_type: str = Field(default="", description="category.usageType: 'OnDemand', 'Preemptible', 'Commit1Yr'.")
-    usd_per_unit: float | None = Field(default=None, description="Latest first-tier unit price, USD.")
+    usd_per_unit: float | None = Field(default=None, description="Latest rate's dearest tier, USD per unit.")
     usage_unit: str = Field(default="", description="pricingExpression.usageUnit, e.g. 'h'.")
     effective_time: str = Field(default="", description="pricingInfo.effectiveTime of the rate used.")
 

@@ -14,7 +14,7 @@ import pytest
 
 from fakes.billing_catalog import RECORDED, SERVICE, FakeBillingCatalog, sku
 from onechip.cloud import billing, offers
-from onechip.cloud.auth import REAUTH
+from onechip.cloud.auth import NO_ADC, REAUTH
 from onechip.errors import CloudError, ConfigError
 
 READ_AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -78,8 +78,20 @@ def test_a_rate_in_another_currency_or_an_endless_paging_is_refused(monkeypatch)
         return httpx.Response(200, json={"skus": [], "nextPageToken": "same"})
 
     monkeypatch.setenv(billing.ENDPOINT_ENV, "http://catalog.test")
-    with pytest.raises(CloudError, match="paging does not end"):
+    with pytest.raises(CloudError, match=r"at http://catalog.test: paging does not end \(page 2: its nextPageToken "
+                       "repeats one already followed"):  # fmt: skip
         billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(again)))
+
+    tokens = iter(range(10**6))
+
+    def fresh(request: httpx.Request) -> httpx.Response:  # a new token on every page, never the last page
+        return httpx.Response(200, json={"skus": [], "nextPageToken": f"t{next(tokens)}"})
+
+    # Before: a server that never stops paging with fresh tokens was said to repeat its token, at the page cap
+    monkeypatch.setattr(billing, "MAX_PAGES", 20)
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE, http=httpx.Client(transport=httpx.MockTransport(fresh)))
+    assert str(info.value).endswith("paging does not end (page 20: 20 pages read)")
 
 
 def test_the_api_key_goes_in_a_header_and_never_into_a_url_or_an_error(monkeypatch, tmp_path):
@@ -143,13 +155,33 @@ def test_refresh_stores_the_read_and_prices_use_the_freshest(fake, monkeypatch):
     assert read.read_at[:10] == date.today().isoformat()
     known = _by_key(billing.known_prices())
     assert known["v5e-1", "us-west4", "spot"].usd_per_chip_hour == 0.4942  # prices.json says 0.5779
-    assert known["v5e-1", "us-west4", "3y"].source.startswith("seed article")  # none read: the file's, dated
+    assert known["v5e-1", "us-west4", "3y"].source.startswith(f"{billing.SNAPSHOT}: seed article")  # the file's
     quote = offers.quote("v5e-1", "flex-start", "us-west4-a", None)
     assert quote.usd_per_hour == 0.6625 and "TEST-V5E-DWS" in quote.price_source
     assert f"read {date.today().isoformat()}" in quote.price_source
     old = known["v5e-1", "us-west4", "spot"].model_copy(update={"date": "2020-01-01"})
     monkeypatch.setattr(billing, "known_prices", lambda: [old])
     assert "; stale: read" in offers.quote("v5e-1", "spot", "us-west4-a", None).price_source  # > 90 days
+
+
+@pytest.mark.parametrize("answer", [[], [RECORDED[-1]]], ids=["no SKU", "no chip's SKU"])
+def test_an_answer_with_no_chips_sku_is_refused_and_the_last_read_kept(fake, answer):
+    # Before: a catalog answering no SKU (or only a CPU one) was stored as the read, exit 0: it replaced the last good
+    # read, and every price fell back to prices.json
+    first = billing.refresh()
+    fake.skus = answer
+    with pytest.raises(CloudError) as info:
+        billing.refresh()
+    assert info.value.reason == "bad-endpoint" and str(info.value) == (
+        f"{fake.url} does not answer like the Cloud Billing Catalog (services/{SERVICE}/skus answered {len(answer)} "
+        f"SKUs, none of a chip catalog/billing_skus.json names: nothing stored, the read of {first.read_at[:10]} still "
+        f"prices); check {billing.ENDPOINT_ENV} or the network"
+    )
+    assert billing.stored_read() == first
+    billing.store_path().unlink()
+    with pytest.raises(CloudError, match="nothing stored, prices.json prices"):
+        billing.refresh()
+    assert billing.stored_read() is None
 
 
 def test_a_failed_read_stores_nothing(monkeypatch):
@@ -185,7 +217,7 @@ def test_units_are_read_as_a_string_or_a_number():
 
 def test_no_credentials_is_one_line_naming_every_way_to_give_them(monkeypatch):
     def no_adc(use_adc: bool | None = None) -> None:
-        raise CloudError("no Google credentials", reason="auth")
+        raise CloudError("no Google credentials", reason="auth", status=NO_ADC)
 
     for name in (billing.ENDPOINT_ENV, billing.KEY_ENV, billing.KEY_FILE_ENV):
         monkeypatch.delenv(name, raising=False)
@@ -193,6 +225,24 @@ def test_no_credentials_is_one_line_naming_every_way_to_give_them(monkeypatch):
     with pytest.raises(CloudError, match=f"set {billing.KEY_ENV} or {billing.KEY_FILE_ENV}") as info:
         billing.list_skus(SERVICE)
     assert info.value.reason == "auth" and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "not credentials"])
+def test_a_credentials_file_google_auth_refuses_is_said_not_taken_for_no_credentials(monkeypatch, tmp_path, kind):
+    # Before: GOOGLE_APPLICATION_CREDENTIALS naming a missing file, a directory or a file that is not credentials
+    # failed `prices refresh` with 'no credentials for the Cloud Billing Catalog ... run gcloud auth
+    # application-default login', hiding the setting to fix; TPU calls said it (auth._adc)
+    named = {"missing": tmp_path / "gone.json", "directory": tmp_path, "not credentials": tmp_path / "c.json"}[kind]
+    (tmp_path / "c.json").write_text('{"type": "service_account"}')
+    for name in (billing.ENDPOINT_ENV, billing.KEY_ENV, billing.KEY_FILE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(named))
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE)
+    said = str(info.value)
+    assert info.value.reason == "auth" and "\n" not in said
+    assert "GOOGLE_APPLICATION_CREDENTIALS" in said and "no credentials" not in said
+    assert f"set {billing.KEY_ENV} or {billing.KEY_FILE_ENV}" in said
 
 
 def test_each_retry_is_told_and_an_unresolvable_host_is_not_retried(monkeypatch):
@@ -294,6 +344,22 @@ def test_a_negative_rate_is_a_gap_not_a_price(fake):
     assert gap.reason == "SKU NEG has no hourly rate (unit 'h', USD -5.0)"
 
 
+def test_a_zero_rate_is_a_gap_not_a_free_chip(fake):
+    # Before: a SKU whose only rate was $0/h was stored as the on-demand price: cost said $0.000 per million output
+    # tokens and $0 a month for a v5e, and advise ranked it first
+    fake.skus = [sku("FREE", "TpuV5e running in Las Vegas", ["us-west4"], 0.0),
+                 sku("SPOT", "TpuV5e attached to Spot Preemptible VMs running in Las Vegas", ["us-west4"], 0.4942,
+                     usage_type="Preemptible")]  # fmt: skip
+    read = billing.refresh()
+    assert {(p.pricing, p.usd_per_chip_hour) for p in read.prices if p.chip == "v5e-1"} == {("spot", 0.4942)}
+    gap = next(g for g in read.missing if (g.chip, g.region, g.pricing) == ("v5e-1", "us-west4", "on-demand"))
+    assert gap.reason == "SKU FREE is priced at $0 an hour: no chip-hour is free"
+    # a multi-region SKU with a rate prices the region instead, as it does for a SKU with no hourly rate
+    fake.skus.append(sku("AM", "TpuV5e running in Americas", ["us-west4", "us-east5"], 1.5))
+    price = _by_key(billing.refresh().prices)[("v5e-1", "us-west4", "on-demand")]
+    assert (price.sku_id, price.usd_per_chip_hour) == ("AM", 1.5)
+
+
 def test_a_top_ranked_sku_without_an_hourly_rate_gives_way_to_one_with_it():
     """Before: only the top-ranked SKU (the region's own) was rated: one with no rate (no tiers) made the price a
     gap though the multi-region SKU that also matched has one; now the first SKU with an hourly rate prices it, and
@@ -347,7 +413,31 @@ def test_a_sku_whose_usage_type_is_another_model_never_prices_this_one():
     got = _by_key(prices)
     assert (got["v5e-1", "us-west4", "on-demand"].sku_id, got["v5e-1", "us-west4", "on-demand"].usd_per_chip_hour) == (
         "TEST-V5E-OD", 1.3125)  # fmt: skip
-    assert got["v5e-1", "us-west4", "spot"].sku_id == "AAAC-SPOT"  # no usageType says nothing against it
+    spot = got["v5e-1", "us-west4", "spot"]  # no usageType says nothing against AAAC-SPOT: it is weighed, not dropped
+    assert spot.sku_id == "TEST-V5E-SP" and "also AAAC-SPOT at $0.0009/h" in spot.source
+
+
+def test_two_skus_of_one_rank_quote_the_dearest_and_say_the_other():
+    # Before: two SKUs with the same description in the same region took the lower SKU id's rate ($0.05, AAAA-DUP)
+    # and nothing said another SKU priced it at $1.3125; now the dearest is quoted (as a tiered rate is) and the
+    # source, which cost prints per line and puts in --json, names the other's id and rate
+    dup = sku("AAAA-DUP", "TpuV5e running in Las Vegas", ["us-west4"], 0.05)
+    prices, _, kept, _ = billing.match([billing.Sku.model_validate(s) for s in [dup, *RECORDED]], READ_AT)
+    got = _by_key(prices)[("v5e-1", "us-west4", "on-demand")]
+    assert (got.sku_id, got.usd_per_chip_hour) == ("TEST-V5E-OD", 1.3125)
+    assert got.source.endswith("'TpuV5e running in Las Vegas' (the dearest of 2 SKUs matching here; also "
+                               "AAAA-DUP at $0.0500/h)")  # fmt: skip
+    # one SKU alone (or a multi-region one that the region's own outranks) is not said to have a rival
+    assert "dearest" not in _by_key(prices)[("v5e-1", "us-west4", "spot")].source
+    assert "AAAA-DUP" not in {r.sku_id for r in kept}
+
+
+def test_the_prices_table_names_the_other_skus_that_matched(fake, run):
+    # Before: `prices` showed "SKU TEST-V5E-OD 'TpuV5e running in Las Vegas'" alone, where cost named the other SKU
+    fake.skus = [sku("AAAA-DUP", "TpuV5e running in Las Vegas", ["us-west4"], 0.05), *RECORDED]
+    code, out, err = run("prices", "refresh", "--chip", "v5e-1", "--region", "us-west4")
+    assert code == 0, err
+    assert "(the dearest of 2 SKUs matching here; also AAAA-DUP at $0.0500/h)" in " ".join(out.replace("│", "").split())
 
 
 class _Adc:

@@ -54,11 +54,25 @@ def test_refresh_then_cost_prices_at_the_servers_rates_dated_today(refreshed, ru
     )
 
 
+def test_cost_json_says_which_figures_are_the_snapshot_and_which_the_catalog_read(run, refreshed):
+    # Before: a prices.json line said "seed article ..., cost section: 'Live rates from the Cloud Billing Catalog for
+    # us-west4'", read 2026-08-09, beside the read's lines, and offline every line did: nothing said it was no read
+    code, out, err = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "1000", "--region", "us-west4", "--json")
+    assert code == 0, err
+    sources = {line["pricing"]: line["source"] for line in json.loads(out)["lines"]}
+    assert sources["3y"].startswith(f"{billing.SNAPSHOT}: seed article")
+    assert all(sources[m].startswith("Cloud Billing Catalog services/") for m in SERVER)
+    billing.store_path().unlink()  # no read stored (offline, or never refreshed): every figure is the snapshot's
+    code, out, err = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "1000", "--region", "us-west4")
+    said = " ".join(out.split())
+    assert code == 0 and f"spot us-west4: {billing.SNAPSHOT}: seed article" in said and ", read 2026-08-09" in said
+
+
 def test_prices_table_shows_dates_sources_and_none(refreshed):
     table = api.prices(PricesRequest(chip="v5e-1", region="us-west4", today=date(2026, 12, 1)))
     rows = {p.pricing: p for p in table.prices}
     assert rows["on-demand"].sku_description == "TpuV5e running in Las Vegas"
-    assert rows["3y"].source.startswith("seed article") and rows["3y"].stale  # read 2026-08-09: 114 days
+    assert rows["3y"].source.startswith(f"{billing.SNAPSHOT}: seed article") and rows["3y"].stale  # 114 days old
     assert "has no SKU for it" in rows["3y"].note  # the read found none; the file's dated price is kept, said
     later = api.prices(PricesRequest(chip="v5e-1", region="us-west4", today=date(2027, 6, 1)))
     assert all(p.stale for p in later.prices)  # every output flags what is past the staleness limit
@@ -209,3 +223,10 @@ def test_a_stored_read_edited_out_of_range_or_from_a_newer_onechip_is_not_used(r
     assert code == 0, err
     lines = {line["pricing"]: line for line in json.loads(out)["lines"]}
     assert {m: lines[m]["usd_per_chip_hour"] for m in FILE} == FILE
+    # Before: cost (and advise) priced from prices.json without a word that the stored read was set aside; only
+    # `prices` said it. Now each says which file and why, as prices does
+    why = f"the catalog read stored at {billing.store_path()} cannot be read (not a catalog read this onechip reads)"
+    assert any(w.startswith(why) for w in json.loads(out)["warnings"])
+    advice = api.advise(AdviseRequest(model="google/gemma-4-E2B-it", workload={"ctx": 1024, "clients": 16},
+                                      chips=["v5e-1"], reps=1))  # fmt: skip
+    assert any(n.startswith(why) for n in advice.notes)
