@@ -83,7 +83,7 @@ def test_a_list_option_that_lists_nothing_is_one_line_naming_it(run, argv, flag,
     ("argv", "flag", "given", "words"),
     [(("cost",), "--pricing", "spot,,3y", "words"),
      (("cost",), "--pricing", "spot,", "words"),
-     (("bench", "http://127.0.0.1:9"), "--contexts", "128,,1024", "integers")],
+     (("bench", "http://127.0.0.1:9"), "--contexts", "128,,1024", "token counts (8192, 8k or 8K)")],
 )  # fmt: skip
 def test_a_list_option_with_an_empty_entry_is_one_line_naming_it(run, argv, flag, given, words) -> None:
     # `cost --pricing spot,,3y` priced spot and 3y and said nothing of the empty entry between them

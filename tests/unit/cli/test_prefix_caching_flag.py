@@ -1,5 +1,6 @@
 """`--enable-prefix-caching/--no-enable-prefix-caching` (found by the new-user pass of 2026-12-02): a hybrid
-model on vLLM 0.34.0 with prefix caching is refused with advice to plan without it, which named a flag the CLI
+model on vLLM 0.34.0 with prefix caching is refused (since 2026-12-05 only where its pages are not known: a Gated
+DeltaNet model on a Blackwell card, whose prefill backend depends on the CUDA runtime) with advice to plan without it, which named a flag the CLI
 did not have; an MCP caller is told the argument (`enable_prefix_caching: false`); a plan made without caching
 serves with --no-enable-prefix-caching instead of the launch rule's --enable-prefix-caching."""
 
@@ -30,7 +31,7 @@ def _qwen35(tmp_path: Path) -> str:
 
 
 def _args(model: str) -> list[str]:
-    return [model, "--chip", "gpu:32GiB", "--max-model-len", "4096", "--engine-version", "0.34.0"]
+    return [model, "--chip", "rtx5090", "--max-model-len", "4096", "--engine-version", "0.34.0"]
 
 
 def test_the_refusal_advises_a_flag_plan_takes(run, tmp_path: Path) -> None:
@@ -45,7 +46,7 @@ def test_the_refusal_advises_a_flag_plan_takes(run, tmp_path: Path) -> None:
 
 def test_mcp_names_the_argument_and_plans_with_it_off(tmp_path: Path) -> None:
     model = _qwen35(tmp_path)
-    base = {"model": model, "chip": "gpu:32GiB", "max_model_len": 4096, "engine_version": "0.34.0"}
+    base = {"model": model, "chip": "rtx5090", "max_model_len": 4096, "engine_version": "0.34.0"}
 
     async def go(args):
         async with Client(build_server()) as client:

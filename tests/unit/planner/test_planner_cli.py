@@ -71,9 +71,9 @@ def test_the_layer_table_groups_identical_layers_and_the_json_keeps_every_layer(
 
 
 def test_bad_contexts_is_a_config_error() -> None:
-    result = CliRunner().invoke(plan_app(), ["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--contexts", "1k"])
-    assert isinstance(result.exception, ConfigError)
-    with pytest.raises(ConfigError, match="comma-separated integers"):
+    result = CliRunner().invoke(plan_app(), ["plan", "gemma-4-E2B-it", "--chip", "v5e-1", "--contexts", "1q"])
+    assert isinstance(result.exception, ConfigError)  # 1k is a token count (1,000), as --max-model-len reads it
+    with pytest.raises(ConfigError, match="comma-separated token counts"):
         raise result.exception
 
 
