@@ -2789,8 +2789,15 @@ def _gdn_budget(r: _Resolved, calibration_dir: Path | None) -> tuple[_Resolved, 
 
 def _align_unmodelled(r: _Resolved, rule: HybridStateRule) -> str | None:
     """Why `rule`'s 'align' mode pages are not modelled for this model and card; None where they are."""
-    if not rule.align_mode_modelled or r.src.config.family in rule.align_unmodelled_families:
+    family = r.src.config.family
+    if not rule.align_mode_modelled or family in rule.align_unmodelled_families:
         return "a hybrid model's prefill checkpoint pages are not modelled"
+    kda = r.src.text_config.get("linear_attn_config")
+    if family in recurrent.KDA_FAMILIES and isinstance(kda, dict) and kda.get("use_full_rank_gate"):
+        # vllm/models/kimi_k3/nvidia/model.py (0.34.0): Kimi-K3's KDA layer, FlashKDA checkpoints (HybridStateRule)
+        return (
+            "a KDA model with use_full_rank_gate (Kimi-K3's KDA layer): its FlashKDA checkpoint pages are not modelled"
+        )
     return None
 
 
