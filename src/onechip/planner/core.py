@@ -2925,8 +2925,10 @@ def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
         r.src.text_config, family, architectures, r.request.mamba_ssm_cache_dtype, rule.nemotron_h_ssm_default
     )
     host = cpu_host.host_for(r.request.chip) if r.acc.kind == "cpu" else None
+    ssm_state = recurrent.state_elements(r.src.text_config, family, r.request.tensor_parallel_size)[1]
     if (
-        requested != "float32"
+        ssm_state  # an LFM2 short conv's or a lightning layer's one state is in the conv dtype, not the SSM one
+        and requested != "float32"
         and _ssm_cache_dtype(rule, requested, family, r.src.text_config, architectures, host) == "float32"
     ):
         out.append(
