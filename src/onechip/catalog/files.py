@@ -717,7 +717,9 @@ class HybridStateRule(VersionedRule):
     gdn_checkpoint_unknown_architectures: list[str] = Field(
         default_factory=list,
         description="GPU architectures whose GDN prefill runs on FlashInfer only with head_k_dim 128 and a CUDA 13 "
-        "runtime (SM 10.x, 12.x): with head_k_dim 128, 'align' mode is refused there (the runtime is not known).",
+        "runtime (SM 10.x, 12.x): with head_k_dim 128 and no --gdn-prefill-backend other than 'auto' / "
+        "'flashinfer', 'align' mode is planned both ways there (the runtime is not known) and the fewer KV tokens "
+        "kept (planner.core._gdn_budget).",
     )
     align_unmodelled_families: list[str] = Field(
         default_factory=list,

@@ -754,6 +754,7 @@ class _Resolved:
     mm: MmLimits  # each modality's item count as the engine reads it (planner.modalities)
     towers: tuple[str, ...]  # the towers the engine loads (EngineRules.served_towers)
     kv_from_checkpoint: bool = False  # --kv-cache-dtype auto planned as the ModelOpt checkpoint's KV dtype
+    gdn_prefill: str | None = None  # the GDN prefill kernel assumed where the CUDA runtime picks it (_gdn_prefill)
 
     @property
     def weights(self) -> int:
@@ -1120,11 +1121,10 @@ def _tpu_runner_verdict(
 
 def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     """plan_model's body, on a validated request: resolve, budget, then the Plan."""
-    r = _resolve(request)
-    b = _budget(r, calibration_dir)
+    r, b = _gdn_budget(_resolve(request), calibration_dir)
     if auto_max_model_len(request.sets):
         fitted = _auto_fit(r, b)
-        r, b = fitted, b if fitted.max_model_len == r.max_model_len else _budget(fitted, calibration_dir)
+        r, b = (fitted, b) if fitted.max_model_len == r.max_model_len else _gdn_budget(fitted, calibration_dir)
     warnings = _warnings(
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=r.request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
@@ -2718,13 +2718,73 @@ def _state_cache(r: _Resolved) -> StateCache | None:
 
 def _gdn_checkpoints(r: _Resolved, rule: HybridStateRule) -> bool:
     """Whether a Gated DeltaNet model's layers export prefill checkpoints in 'align' mode: its prefill runs on
-    FlashInfer (HybridStateRule.gdn_checkpoint_architectures; vllm/model_executor/layers/mamba/gdn/
-    qwen_gdn_linear_attn.py _resolve_gdn_prefill_backend, the 'auto' backend on SM 9.0)."""
-    return (
-        bool(rule.gdn_checkpoint_alignment)
-        and r.src.config.family in recurrent.GDN_FAMILIES
-        and r.acc.architecture in rule.gdn_checkpoint_architectures
+    FlashInfer (_gdn_prefill)."""
+    return _gdn_prefill(r, rule) == "flashinfer"
+
+
+def _gdn_prefill(r: _Resolved, rule: HybridStateRule) -> str | None:
+    """The prefill kernel class of a Gated DeltaNet model's layers under `rule`: 'flashinfer' (prefill checkpoints
+    in 'align' mode) or 'triton' (none; CuteDSL, the ROCm and XPU kernels export none either); None where vLLM's
+    'auto' picks it by the CUDA runtime, which the plan does not know, unless the plan assumed one (r.gdn_prefill,
+    _gdn_budget). vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py _resolve_gdn_prefill_backend (0.33.0
+    and 0.34.0 sdists): FlashInfer where 'auto' or 'flashinfer' is asked and the card supports it -- SM 9.0
+    (HybridStateRule.gdn_checkpoint_architectures), SM 10.x / 12.x with linear_key_head_dim 128 and CUDA runtime
+    >= 13 (gdn_checkpoint_unknown_architectures) -- else Triton; --gdn-prefill-backend (vllm/engine/arg_utils.py,
+    additional_config['gdn_prefill_backend']) asks for one."""
+    if not rule.gdn_checkpoint_alignment or r.src.config.family not in recurrent.GDN_FAMILIES:
+        return "triton"
+    asked = [o.value for o in parse_sets(r.request.sets) if o.name == "--gdn-prefill-backend" and not o.remove]
+    if asked and str(asked[-1]).strip().lower() not in ("auto", "flashinfer"):
+        return "triton"
+    if r.acc.architecture in rule.gdn_checkpoint_architectures:
+        return "flashinfer"
+    key_dim = r.src.text_config.get("linear_key_head_dim")
+    if r.acc.architecture in rule.gdn_checkpoint_unknown_architectures and key_dim == 128:
+        return r.gdn_prefill
+    return "triton"
+
+
+GDN_PREFILL_CODE = "gdn-prefill-backend"
+
+
+def _gdn_budget(r: _Resolved, calibration_dir: Path | None) -> tuple[_Resolved, _Budget]:
+    """_budget, where a Gated DeltaNet model's 'align' mode pages depend on the CUDA runtime (_gdn_prefill None):
+    both outcomes are planned, the one with fewer KV tokens kept (the conservative one), kv_tokens_range widened to
+    span both and a plan warning giving each runtime's figures and the flag that pins the kernel."""
+    r = replace(r, gdn_prefill=None, notes=[n for n in r.notes if n.code != GDN_PREFILL_CODE])
+    if not any(layer.state_bytes for layer in r.geometry.layers):
+        return r, _budget(r, calibration_dir)
+    rule, mode, _ = _hybrid_mode(r)
+    if mode != "align" or _gdn_prefill(r, rule) is not None:
+        return r, _budget(r, calibration_dir)
+    n, rules, request = r.max_model_len, r.rules, r.request
+    outcomes = []
+    for kernel in ("flashinfer", "triton"):
+        assumed = replace(r, gdn_prefill=kernel)
+        b = _budget(assumed, calibration_dir)
+        logged = _logged_tokens(b.gpu, rules, request, r.acc, r.src.config, b.conc, n, b.tokens)
+        outcomes.append((logged, kernel, assumed, b))
+    said = {
+        kernel: f"{b.gpu.record(_memory_rule(r), n).min_block_size if b.gpu else r.block}-token blocks, "
+        f"{b.gpu.record(_memory_rule(r), n).blocks_per_request if b.gpu else '?'} pages per {n:,}-token request, "
+        f"{logged:,} KV tokens, max concurrency {b.conc(n):.2f}"
+        for logged, kernel, _, b in outcomes
+    }
+    logged, kernel, picked, b = min(outcomes, key=lambda o: o[0])
+    if b.gpu is not None:
+        ranges = [o[3].gpu.tokens_range for o in outcomes if o[3].gpu is not None]
+        low, high = min(low for low, _ in ranges), max(high for _, high in ranges)
+        b = replace(b, gpu=replace(b.gpu, tokens_range=(low, high)))
+    warning = PlanWarning(
+        code=GDN_PREFILL_CODE,
+        message=f"vLLM {rule.versions} picks this Gated DeltaNet model's prefill kernel on {r.acc.architecture} by the "
+        f"CUDA runtime, which the plan does not know: FlashInfer from CUDA 13 (checkpoint pages, "
+        f"{said['flashinfer']}), Triton before it ({said['triton']}); planned as {kernel}, the fewer KV tokens, and "
+        "kv_tokens_range spans both; --set gdn-prefill-backend=triton pins Triton (no checkpoint pages) on any runtime",
+        source="vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py _resolve_gdn_prefill_backend, "
+        "vllm/engine/arg_utils.py --gdn-prefill-backend (vllm 0.33.0 and 0.34.0 sdists)",
     )
+    return replace(picked, notes=[*picked.notes, warning]), b
 
 
 def _align_unmodelled(r: _Resolved, rule: HybridStateRule) -> str | None:
@@ -2732,11 +2792,11 @@ def _align_unmodelled(r: _Resolved, rule: HybridStateRule) -> str | None:
     family = r.src.config.family
     if not rule.align_mode_modelled or family in rule.align_unmodelled_families:
         return "a hybrid model's prefill checkpoint pages are not modelled"
-    unknown = family in recurrent.GDN_FAMILIES and r.acc.architecture in rule.gdn_checkpoint_unknown_architectures
-    if rule.gdn_checkpoint_alignment and unknown and r.src.text_config.get("linear_key_head_dim") == 128:
+    kda = r.src.text_config.get("linear_attn_config")
+    if family in recurrent.KDA_FAMILIES and isinstance(kda, dict) and kda.get("use_full_rank_gate"):
+        # vllm/models/kimi_k3/nvidia/model.py (0.34.0): Kimi-K3's KDA layer, FlashKDA checkpoints (HybridStateRule)
         return (
-            f"a Gated DeltaNet model's prefill checkpoint pages on {r.acc.architecture} depend on the CUDA runtime "
-            "(FlashInfer GDN prefill from CUDA 13, else Triton without checkpoints), which the plan does not know"
+            "a KDA model with use_full_rank_gate (Kimi-K3's KDA layer): its FlashKDA checkpoint pages are not modelled"
         )
     return None
 
@@ -2865,8 +2925,10 @@ def _hybrid_warnings(r: _Resolved) -> list[PlanWarning]:
         r.src.text_config, family, architectures, r.request.mamba_ssm_cache_dtype, rule.nemotron_h_ssm_default
     )
     host = cpu_host.host_for(r.request.chip) if r.acc.kind == "cpu" else None
+    ssm_state = recurrent.state_elements(r.src.text_config, family, r.request.tensor_parallel_size)[1]
     if (
-        requested != "float32"
+        ssm_state  # an LFM2 short conv's or a lightning layer's one state is in the conv dtype, not the SSM one
+        and requested != "float32"
         and _ssm_cache_dtype(rule, requested, family, r.src.text_config, architectures, host) == "float32"
     ):
         out.append(

@@ -57,7 +57,16 @@ mamba_cache_dtype ('auto': the model dtype), the recurrent state float32 whateve
 (0.20.0, 0.27.1; 0.34.0's model class reads the flag for the page size, its layer does not). The class IsHybrid
 without Mamba prefix caching; the hybrid page is the MLA page (planner.kv_groups), the releases read are listed in
 engines.json hybrid_rules kda_versions.
-Not modelled (refused): draft models (EAGLE, DFlash).
+LiquidAI LFM2 short convolutions (model_type 'lfm2', Lfm2ForCausalLM; vllm/model_executor/models/lfm2.py, read in the
+0.10.2, 0.11.0, 0.13.0, 0.16.0, 0.22.0, 0.25.0, 0.33.0 and 0.34.0 sdists, the same in each): a layer is attention when
+its transformers `layer_types` entry is 'full_attention' (Lfm2Config.__post_init__ derives layer_types from
+full_attn_idxs, every layer when that is absent), else a ShortConv layer whose one state is
+MambaStateShapeCalculator.short_conv_state_shape: conv_dim / TP x (conv_L_cache - 1), in mamba_cache_dtype
+(short_conv_state_dtype; 'auto': the model dtype); no SSM state, no speculative columns. The attention layers use
+hidden_size // num_attention_heads per head (Lfm2Attention) over num_key_value_heads. The class IsHybrid without
+Mamba prefix caching, and ShortConv declares no prefill checkpoint (MambaBase.get_prefill_checkpoint_alignment None:
+'align' mode keeps 2 pages per state, 0.33.0 and 0.34.0).
+Not modelled (refused): draft models (EAGLE, DFlash); LFM2-MoE (lfm2_moe) and the vision wrapper (lfm2_vl).
 """
 
 from __future__ import annotations
@@ -79,7 +88,9 @@ LINEAR_ATTENTION_TYPED = GDN_FAMILIES | {"nemotron_h"}
 LIGHTNING_FAMILIES = frozenset({"minimax_m1"})
 # Kimi Delta Attention (module docstring): KDA layers beside MLA full-attention layers.
 KDA_FAMILIES = frozenset({"kimi_linear"})
-HYBRID_FAMILIES = GDN_FAMILIES | MAMBA2_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | {"jamba"}
+# LFM2 short convolutions (module docstring): one conv state per 'conv' layer.
+SHORT_CONV_FAMILIES = frozenset({"lfm2"})
+HYBRID_FAMILIES = GDN_FAMILIES | MAMBA2_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | SHORT_CONV_FAMILIES | {"jamba"}
 # Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
 # jamba.py, falcon_h1.py): with prefix caching they get mamba_cache_mode 'all' where the version has it.
 ALL_MODE_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1"})
@@ -148,6 +159,18 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
                 f"in [1, {n}]"
             )
         return [(i + 1 not in kda, i + 1 in kda) for i in range(n)]
+    if family in SHORT_CONV_FAMILIES:  # Lfm2Config.__post_init__: layer_types from full_attn_idxs (every layer)
+        types = text.get("layer_types")
+        if types is None:
+            full = text.get("full_attn_idxs")
+            full = list(range(n)) if full is None else full
+            types = ["full_attention" if i in full else "conv" for i in range(n)] if isinstance(full, list) else None
+        if not isinstance(types, list) or len(types) != n or set(types) - {"full_attention", "conv"}:
+            raise ConfigError(
+                f"model config ({family}): field 'layer_types' must give 'full_attention' or 'conv' for each of the "
+                f"{n} layers"
+            )
+        return [(t == "full_attention", t == "conv") for t in types]
     raise ConfigError(f"model config ({family}): not a hybrid family the planner models")
 
 
@@ -210,6 +233,8 @@ def state_elements(
         heads, head_dim = _int(kda, "num_heads", family), _int(kda, "head_dim", family)
         per_gpu = split(heads, "linear_attn_config num_heads") * head_dim
         return 3 * per_gpu * (_int(kda, "short_conv_kernel_size", family) - 1), per_gpu * head_dim
+    if family in SHORT_CONV_FAMILIES:  # short_conv_state_shape: conv_dim / TP x (conv_L_cache - 1), no SSM state
+        return split(_int(text, "conv_dim", family), "conv_dim") * (_int(text, "conv_L_cache", family) - 1), 0
     if family in LIGHTNING_FAMILIES:
         head_dim = _int(text, "head_dim", family)
         return split(_int(text, "num_attention_heads", family), "num_attention_heads") * head_dim * head_dim, 0

@@ -158,21 +158,21 @@ def test_held_out_moe_fp8_and_70b_logs(tmp_path: Path, name: str) -> None:
 
 # Qwen3.6-35B-A3B (the RTX 5090 log): 30 Gated DeltaNet layers and 10 full-attention layers, now read as a hybrid
 # (tests/unit/planner/test_planner_hybrid_state.py plans it to the token); a linear-attention family the planner does
-# not model (LFM2 short convolutions) is still refused in one line naming it and its linear-attention layers.
+# not model (LFM2-MoE) is still refused in one line naming it and its linear-attention layers.
 def test_hybrid_linear_attention_is_refused_in_one_line() -> None:
     config = _config(corpus_entry("rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240"))
     assert read_config(config, "qwen3.6").family == "qwen3_5_moe_text"
-    # LFM2's short convolutions are not modelled (planner.recurrent); MiniMax-M1 and Kimi-Linear (KDA) are
-    lfm2 = dict(
+    # LFM2-MoE is not modelled (planner.recurrent: LFM2's dense short-conv model is); MiniMax-M1 and Kimi-Linear are
+    lfm2_moe = dict(
         config,
-        architectures=["Lfm2ForCausalLM"],
-        text_config=dict(config["text_config"], model_type="lfm2"),
+        architectures=["Lfm2MoeForCausalLM"],
+        text_config=dict(config["text_config"], model_type="lfm2_moe"),
     )
     with pytest.raises(ConfigError) as caught:
-        read_config(lfm2, "lfm2")
+        read_config(lfm2_moe, "lfm2-moe")
     message = str(caught.value)
     assert "\n" not in message and "'model_type'" in message
-    assert "Lfm2ForCausalLM" in message and "linear_attention" in message
+    assert "Lfm2MoeForCausalLM" in message and "linear_attention" in message
 
 
 # Unquantized fused MoE on 0.19.0 is the modular kernel's TritonExperts ('Using TRITON backend for Unquantized

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from factories import BOOTLOGS, corpus_entry, sized_checkpoint
-from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.geometry import cdiv
 from onechip.schemas.common import GIB
@@ -64,18 +63,36 @@ def test_qwen3_next_align_mode_with_triton_prefill(tmp_path: Path) -> None:
     assert plan.max_concurrency == pytest.approx(blocks / per_request)
 
 
-# On SM 10.x / 12.x FlashInfer runs the GDN prefill only with a CUDA 13 runtime, which a plan does not know:
-# refused in one line with a version, planned under the 0.32 rule (and said) without one.
-def test_blackwell_gdn_align_mode_is_refused_or_falls_back(tmp_path: Path) -> None:
+# On SM 10.x / 12.x 'auto' runs the GDN prefill on FlashInfer only with a CUDA 13 runtime (linear_key_head_dim 128
+# here), which a plan does not know: both outcomes are planned and the one with fewer KV tokens kept. At 0.34.0 the
+# default block is 64 (test_planner_default_block_size), so both give 64 x cdiv(548,864, 64 x 1,024) = 576-token
+# blocks; FlashInfer takes 456 + 3 x 3 = 465 pages per request, Triton 456 + 3 x 2 = 462: FlashInfer is planned
+# (fewer tokens) and kv_tokens_range runs from its figure to Triton's (the pool is pinned: no budget range).
+def test_blackwell_gdn_align_mode_plans_the_fewer_tokens_of_both_kernels(tmp_path: Path) -> None:
     path = _path(tmp_path)
-    with pytest.raises(ConfigError, match="depend on the CUDA runtime") as caught:
-        _plan(path, "b200", "0.34.0")
-    assert "\n" not in str(caught.value)
-    plan = _plan(path, "b200", None)
-    note = {w.code: w.message for w in plan.warnings}["hybrid-rule"]
-    assert "0.32.0" in note and "CUDA runtime" in note
+    plan = _plan(path, "b200", "0.34.0")
+    blocks = POOL // (576 * 1024) // 12
+    flashinfer, triton = int(blocks / 465 * LEN), int(blocks / 462 * LEN)
+    assert plan.memory_budget is not None and plan.memory_budget.blocks_per_request == 465
+    assert plan.kv_tokens_logged == flashinfer and plan.kv_tokens_range == (flashinfer, triton)
+    warning = {w.code: w.message for w in plan.warnings}["gdn-prefill-backend"]
+    assert f"{flashinfer:,} KV tokens" in warning and f"{triton:,} KV tokens" in warning and "\n" not in warning
+    assert "gdn-prefill-backend=triton" in warning
+    newest = _plan(path, "b200", None)  # the newest rule plans it: no fall-back to the 0.32 rule
+    assert "hybrid-rule" not in {w.code for w in newest.warnings}
     off = _plan(path, "b200", "0.33.0", enable_prefix_caching=False)
     assert off.memory_budget is not None and off.memory_budget.min_block_size == 544
+
+
+# --gdn-prefill-backend triton (vllm/engine/arg_utils.py, additional_config['gdn_prefill_backend']) makes
+# _resolve_gdn_prefill_backend return Triton on any card: no checkpoint pages, on Blackwell and on Hopper alike.
+@pytest.mark.parametrize("chip", ["b200", "h200"])
+def test_pinned_triton_gdn_prefill_has_no_checkpoint_pages(tmp_path: Path, chip: str) -> None:
+    plan = _plan(_path(tmp_path), chip, "0.34.0", sets=["gdn-prefill-backend=triton"])
+    blocks = POOL // (576 * 1024) // 12
+    assert plan.memory_budget is not None and plan.memory_budget.blocks_per_request == 462
+    assert plan.kv_tokens_logged == int(blocks / 462 * LEN)
+    assert "gdn-prefill-backend" not in {w.code for w in plan.warnings}
 
 
 # A Mamba2 hybrid (the Nemotron-H geometry of tests/fixtures/bootlogs, fp8 KV: 2 KV heads x 128 x 2 x 1 B = 512

@@ -117,15 +117,15 @@ def test_mla_caches_one_latent_per_token_per_layer() -> None:
 
 def test_an_unmodelled_architecture_is_refused_in_one_line(tmp_path: Path) -> None:
     config = {
-        "model_type": "lfm2",  # LFM2 short convolutions: not modelled (planner.recurrent)
-        "architectures": ["Lfm2ForCausalLM"],
+        "model_type": "lfm2_moe",  # LFM2-MoE short convolutions + MoE: not modelled (planner.recurrent)
+        "architectures": ["Lfm2MoeForCausalLM"],
         "num_hidden_layers": 48,
         "num_attention_heads": 16,
         "num_key_value_heads": 2,
         "head_dim": 256,
     }
     path = sized_checkpoint(tmp_path / "next", config, 1024)
-    # 0.23.0 serves Lfm2ForCausalLM (0.10.2 on, catalog/vllm_architectures.json): the line is the
+    # 0.23.0 serves Lfm2MoeForCausalLM (0.11.1 on, catalog/vllm_architectures.json): the line is the
     # planner's own refusal
     result = _cli(str(path), "--chip", "h100", "--engine-version", "0.23.0")
     assert result.returncode == 2

@@ -79,11 +79,13 @@ def test_kda_config_errors_are_one_line() -> None:
 # cdiv(2,170,880, 128 x 1,152) = 128 x 15 = 1,920, page 2,211,840 B. 7 MLA + 20 KDA layers: group size 7 (20 >= 1.5
 # x 7), 1 + 3 groups; 20 GiB // page // 7 = 1,410 (0.20.0) and 1,387 blocks. A 131,072-token request: 0.20.0
 # cdiv(131,072, 1,888) = 70 MLA pages + 3 state groups x 2 pages ('align', prefix caching on as `up` runs it) = 76;
-# 0.27.1 69 + 6 = 75; without prefix caching ('none', 1 page each) 69 + 3 = 72 (0.27.1, 0.34.0).
+# 0.27.1 69 + 6 = 75; without prefix caching ('none', 1 page each) 69 + 3 = 72 (0.27.1, 0.34.0). 0.34.0 with prefix
+# caching ('align', MambaModelConfig): Kimi-Linear's KDA layer (kimi_gdn_linear_attn.py KimiGatedDeltaNetAttention,
+# Triton prefill only) declares no checkpoint alignment and no checkpoint page, so 69 + 3 x 2 = 75 as 0.27.1.
 @pytest.mark.parametrize(
     ("version", "caching", "block", "blocks", "pages"),
     [("0.20.0", True, 1888, 1410, 76), ("0.27.1", True, 1920, 1387, 75), ("0.27.1", False, 1920, 1387, 72),
-     ("0.34.0", False, 1920, 1387, 72)],
+     ("0.34.0", True, 1920, 1387, 75), ("0.34.0", False, 1920, 1387, 72)],
 )  # fmt: skip
 def test_kimi_linear_plan_raises_the_mla_block_to_one_state_page(
     tmp_path: Path, version: str, caching: bool, block: int, blocks: int, pages: int
@@ -106,3 +108,14 @@ def test_kimi_linear_on_a_release_whose_rule_was_not_read_is_refused_in_one_line
         with pytest.raises(ConfigError, match="Kimi-Linear .KDA. is planned for vLLM 0.20.0, 0.27.1, 0.34.0 only") as e:
             plan_model(str(path), "h200", "vllm-gpu", engine_version=version, max_model_len=8192, multimodal=False)
         assert "\n" not in str(e.value)
+
+
+# A kimi_linear config with use_full_rank_gate builds Kimi-K3's KDA layer (vllm/models/kimi_k3/nvidia/model.py,
+# 0.34.0), whose FlashKDA prefill adds checkpoint pages not modelled: 'align' mode stays refused in one line.
+def test_kda_with_a_full_rank_gate_in_align_mode_is_refused_in_one_line(tmp_path: Path) -> None:
+    config = _kimi_linear()
+    config["linear_attn_config"] = {**config["linear_attn_config"], "use_full_rank_gate": True}
+    path = sized_checkpoint(tmp_path / "m", config, 92 * GIB)
+    with pytest.raises(ConfigError, match="use_full_rank_gate .*FlashKDA checkpoint pages are not modelled") as e:
+        plan_model(str(path), "h200", "vllm-gpu", engine_version="0.34.0", max_model_len=8192, multimodal=False)
+    assert "\n" not in str(e.value)
