@@ -325,3 +325,25 @@ def plan_app() -> typer.Typer:
         """unused"""
 
     return app
+
+
+KIMI_LINEAR_FULL_LAYERS = [4, 8, 12, 16, 20, 24, 27]
+
+
+def kimi_linear_config() -> dict[str, Any]:
+    """Typed after the published moonshotai/Kimi-Linear-48B-A3B-Instruct config.json (typed by hand, fields abridged;
+    the sizing ones as published): 27 layers, MLA at layers 4, 8, ..., 24 and 27 (1-based full_attn_layers), KDA
+    elsewhere; KDA 32 heads of 128, short conv kernel 4; MLA kv_lora_rank 512 + qk_rope_head_dim 64."""
+    return {
+        "architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "dtype": "bfloat16",
+        "first_k_dense_replace": 1, "head_dim": 72, "hidden_act": "silu", "hidden_size": 2304,
+        "intermediate_size": 9216, "kv_lora_rank": 512, "mla_use_nope": True, "model_max_length": 1048576,
+        "linear_attn_config": {"full_attn_layers": KIMI_LINEAR_FULL_LAYERS, "head_dim": 128,
+                               "kda_layers": [i for i in range(1, 28) if i not in KIMI_LINEAR_FULL_LAYERS],
+                               "num_heads": 32, "short_conv_kernel_size": 4},
+        "moe_intermediate_size": 1024, "moe_layer_freq": 1, "num_attention_heads": 32, "num_experts": 256,
+        "num_experts_per_token": 8, "num_hidden_layers": 27, "num_key_value_heads": 32,
+        "num_nextn_predict_layers": 0, "num_shared_experts": 1, "q_lora_rank": None, "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64, "rope_theta": 10000.0, "v_head_dim": 128, "vocab_size": 163840,
+        "tie_word_embeddings": False,
+    }  # fmt: skip

@@ -1,8 +1,8 @@
 """`--enable-prefix-caching/--no-enable-prefix-caching` (found by the new-user pass of 2026-12-02): a hybrid
-model on vLLM 0.34.0 with prefix caching is refused (since 2026-12-05 only where its pages are not known: a Gated
-DeltaNet model on a Blackwell card, whose prefill backend depends on the CUDA runtime) with advice to plan without it, which named a flag the CLI
-did not have; an MCP caller is told the argument (`enable_prefix_caching: false`); a plan made without caching
-serves with --no-enable-prefix-caching instead of the launch rule's --enable-prefix-caching."""
+model on vLLM 0.34.0 with prefix caching is refused where its pages are not modelled (since 2026-12-05 only a KDA
+model with Kimi-K3's full-rank gate: its FlashKDA checkpoint pages) with advice to plan without it, which named a
+flag the CLI did not have; an MCP caller is told the argument (`enable_prefix_caching: false`); a plan made without
+caching serves with --no-enable-prefix-caching instead of the launch rule's --enable-prefix-caching."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from factories import BOOTLOGS, one_error_line, sized_checkpoint
+from factories import BOOTLOGS, kimi_linear_config, one_error_line, sized_checkpoint
 from onechip import planner
 from onechip.mcp.server import build_server
 from onechip.schemas import ServeTarget
@@ -30,12 +30,18 @@ def _qwen35(tmp_path: Path) -> str:
     return str(sized_checkpoint(tmp_path / "qwen35-9b", config, 17 * GIB))
 
 
+def _kda_full_rank_gate(tmp_path: Path) -> str:
+    config = kimi_linear_config()
+    config["linear_attn_config"] = {**config["linear_attn_config"], "use_full_rank_gate": True}
+    return str(sized_checkpoint(tmp_path / "kda", config, 92 * GIB))
+
+
 def _args(model: str) -> list[str]:
-    return [model, "--chip", "rtx5090", "--max-model-len", "4096", "--engine-version", "0.34.0"]
+    return [model, "--chip", "h200", "--max-model-len", "4096", "--engine-version", "0.34.0"]
 
 
 def test_the_refusal_advises_a_flag_plan_takes(run, tmp_path: Path) -> None:
-    model = _qwen35(tmp_path)
+    model = _kda_full_rank_gate(tmp_path)
     line = one_error_line(run, "plan", *_args(model))
     assert "plan with --no-enable-prefix-caching" in line, line
     got, out, err = run("plan", *_args(model), "--no-enable-prefix-caching")  # the advice, as typed
@@ -45,8 +51,8 @@ def test_the_refusal_advises_a_flag_plan_takes(run, tmp_path: Path) -> None:
 
 
 def test_mcp_names_the_argument_and_plans_with_it_off(tmp_path: Path) -> None:
-    model = _qwen35(tmp_path)
-    base = {"model": model, "chip": "rtx5090", "max_model_len": 4096, "engine_version": "0.34.0"}
+    model = _kda_full_rank_gate(tmp_path)
+    base = {"model": model, "chip": "h200", "max_model_len": 4096, "engine_version": "0.34.0"}
 
     async def go(args):
         async with Client(build_server()) as client:

@@ -15,55 +15,33 @@ hybrid's block to at least 128).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from factories import sized_checkpoint
+from factories import KIMI_LINEAR_FULL_LAYERS, kimi_linear_config, sized_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.recurrent import layer_roles, state_bytes, state_elements
 from onechip.schemas.common import GIB
-
-_FULL = [4, 8, 12, 16, 20, 24, 27]
-
-
-def _kimi_linear() -> dict[str, Any]:
-    """Typed after the published moonshotai/Kimi-Linear-48B-A3B-Instruct config.json (typed by hand, fields abridged;
-    the sizing ones as published): 27 layers, MLA at layers 4, 8, ..., 24 and 27 (1-based full_attn_layers), KDA
-    elsewhere; KDA 32 heads of 128, short conv kernel 4; MLA kv_lora_rank 512 + qk_rope_head_dim 64."""
-    return {
-        "architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "dtype": "bfloat16",
-        "first_k_dense_replace": 1, "head_dim": 72, "hidden_act": "silu", "hidden_size": 2304,
-        "intermediate_size": 9216, "kv_lora_rank": 512, "mla_use_nope": True, "model_max_length": 1048576,
-        "linear_attn_config": {"full_attn_layers": _FULL, "head_dim": 128,
-                               "kda_layers": [i for i in range(1, 28) if i not in _FULL], "num_heads": 32,
-                               "short_conv_kernel_size": 4},
-        "moe_intermediate_size": 1024, "moe_layer_freq": 1, "num_attention_heads": 32, "num_experts": 256,
-        "num_experts_per_token": 8, "num_hidden_layers": 27, "num_key_value_heads": 32,
-        "num_nextn_predict_layers": 0, "num_shared_experts": 1, "q_lora_rank": None, "qk_nope_head_dim": 128,
-        "qk_rope_head_dim": 64, "rope_theta": 10000.0, "v_head_dim": 128, "vocab_size": 163840,
-        "tie_word_embeddings": False,
-    }  # fmt: skip
 
 
 # kda_state_shape, TP 1: convs 3 x (32 x 128) x (4 - 1) = 36,864 elements in bf16 (73,728 B), recurrent 32 x 128 x
 # 128 = 524,288 in float32 (2,097,152 B): 2,170,880 B per KDA layer per request; TP 2 halves both: 1,085,440 B.
 # --mamba-ssm-cache-dtype is not read for it (kda_state_dtype takes mamba_cache_dtype only, 0.20.0 and 0.27.1).
 def test_kda_state_is_three_convs_in_the_model_dtype_and_a_float32_recurrent_state() -> None:
-    cfg = _kimi_linear()
+    cfg = kimi_linear_config()
     assert state_elements(cfg, "kimi_linear", 1) == (3 * 32 * 128 * 3, 32 * 128 * 128)
     arch = cfg["architectures"]
     assert state_bytes(cfg, "kimi_linear", arch, model_dtype_bytes=2, tensor_parallel_size=1) == 2_170_880
     assert state_bytes(cfg, "kimi_linear", arch, model_dtype_bytes=2, tensor_parallel_size=2,
                        mamba_ssm_cache_dtype="bfloat16") == 1_085_440  # fmt: skip
     roles = layer_roles(cfg, "kimi_linear")
-    assert [i + 1 for i, (attention, _) in enumerate(roles) if attention] == _FULL
+    assert [i + 1 for i, (attention, _) in enumerate(roles) if attention] == KIMI_LINEAR_FULL_LAYERS
     assert sum(state for _, state in roles) == 20 and not any(a and s for a, s in roles)
 
 
 def test_kda_config_errors_are_one_line() -> None:
-    cfg = _kimi_linear()
+    cfg = kimi_linear_config()
     with pytest.raises(ConfigError, match="linear_attn_config num_heads 32 is not divisible by TP 3"):
         state_elements(cfg, "kimi_linear", 3)
     for bad in ({"kda_layers": [0, 1]}, {"kda_layers": [28]}, {"kda_layers": None}):
@@ -90,7 +68,7 @@ def test_kda_config_errors_are_one_line() -> None:
 def test_kimi_linear_plan_raises_the_mla_block_to_one_state_page(
     tmp_path: Path, version: str, caching: bool, block: int, blocks: int, pages: int
 ) -> None:
-    path = sized_checkpoint(tmp_path / "m", _kimi_linear(), 92 * GIB)
+    path = sized_checkpoint(tmp_path / "m", kimi_linear_config(), 92 * GIB)
     plan = plan_model(
         str(path), "h200", "vllm-gpu", engine_version=version, max_model_len=131072, max_num_seqs=8,
         kv_cache_memory_bytes=20 * GIB, multimodal=False, enable_prefix_caching=caching,
@@ -103,7 +81,7 @@ def test_kimi_linear_plan_raises_the_mla_block_to_one_state_page(
 
 
 def test_kimi_linear_on_a_release_whose_rule_was_not_read_is_refused_in_one_line(tmp_path: Path) -> None:
-    path = sized_checkpoint(tmp_path / "m", _kimi_linear(), 92 * GIB)
+    path = sized_checkpoint(tmp_path / "m", kimi_linear_config(), 92 * GIB)
     for version in ("0.22.0", "0.31.0", None):
         with pytest.raises(ConfigError, match="Kimi-Linear .KDA. is planned for vLLM 0.20.0, 0.27.1, 0.34.0 only") as e:
             plan_model(str(path), "h200", "vllm-gpu", engine_version=version, max_model_len=8192, multimodal=False)
@@ -113,7 +91,7 @@ def test_kimi_linear_on_a_release_whose_rule_was_not_read_is_refused_in_one_line
 # A kimi_linear config with use_full_rank_gate builds Kimi-K3's KDA layer (vllm/models/kimi_k3/nvidia/model.py,
 # 0.34.0), whose FlashKDA prefill adds checkpoint pages not modelled: 'align' mode stays refused in one line.
 def test_kda_with_a_full_rank_gate_in_align_mode_is_refused_in_one_line(tmp_path: Path) -> None:
-    config = _kimi_linear()
+    config = kimi_linear_config()
     config["linear_attn_config"] = {**config["linear_attn_config"], "use_full_rank_gate": True}
     path = sized_checkpoint(tmp_path / "m", config, 92 * GIB)
     with pytest.raises(ConfigError, match="use_full_rank_gate .*FlashKDA checkpoint pages are not modelled") as e:
