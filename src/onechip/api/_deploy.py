@@ -25,6 +25,7 @@ class DeployResult(ResultModel):
     path: str = Field(description="The manifest file (multi-document YAML).")
     objects: list[str] = Field(default_factory=list, description="kind/name of each object, in apply order.")
     manifests: list[dict[str, Any]] = Field(default_factory=list, description="The objects as written.")
+    replicas: int = Field(description="vLLM pods (the Deployment's replicas): --replicas, or the default chosen.")
     chips_per_replica: int = Field(description="Chips (TPU) or GPUs each vLLM pod requests.")
     applied: bool = Field(default=False, description="The objects were created in the cluster.")
     notes: list[str] = Field(default_factory=list, description="What to know before applying.")
@@ -37,15 +38,33 @@ def kubeconfig() -> Path | None:
     return path if path.is_file() else None
 
 
+def default_replicas(chip: str) -> int:
+    """The pods `deploy k8s` makes when --replicas is not given: 2 (a router in front of one pod balances nothing),
+    or the fewest more that split `chip` into pods GKE has a node shape for (a 4-chip TPU slice: 2 pods of 2 chips
+    have no single-host topology, k8s.TPU_TOPOLOGY, so 4 of one), else 1 (a one-chip TPU: 2 do not split it; GPUs
+    give each pod one card, so 2 always). The old default of 2 refused `--chip v5e-1` the user never chose."""
+    tpu = k8s.accelerator(chip)[2] == "google.com/tpu"
+    for n in (2, 4, 8):
+        try:
+            share = replicas.replica_share(chip, "vllm-docker", n, 0)
+        except ConfigError:
+            continue
+        if not tpu or share in k8s.TPU_TOPOLOGY:
+            return n
+    return 1
+
+
 def deploy_k8s(request: DeployK8sRequest) -> DeployResult:
     """Plan one replica for its share of `request.chip` (engines.replicas.replica_share: a v5e-4 with 4
     replicas is one chip per pod), build the manifests and write `request.out`/<name>.yaml. With `apply`,
     create them with the `kubernetes` client from the kubeconfig. Raises ConfigError (unknown chip, no GKE
     pool, no kubeconfig for --apply), MissingDependencyError (`kubernetes` absent for --apply)."""
-    share = replicas.replica_share(request.chip, "vllm-docker", request.replicas, 0)
+    count = default_replicas(request.chip) if request.replicas is None else request.replicas
+    chosen, request = request.replicas is None, request.model_copy(update={"replicas": count})
+    share = replicas.replica_share(request.chip, "vllm-docker", count, 0)
     values = {"model": request.model, "chip": request.chip, "sets": request.sets}
     base = flag_table.with_sets(build_request(PlanRequest, values, user_input=False))
-    plan = plan_replica(base, share, request.replicas, "--set tensor-parallel-size=N")
+    plan = plan_replica(base, share, count, "--set tensor-parallel-size=N")
     if not plan.fits:
         raise ConfigError(f"the plan says one replica does not fit ({plan.verdict}); change the flags")
     docs = k8s.manifests(plan, request, share)
@@ -71,9 +90,12 @@ def deploy_k8s(request: DeployK8sRequest) -> DeployResult:
         )
     if request.hf_token_secret is None:
         notes.append("no --hf-token-secret: gated models will not download")
+    if chosen:
+        notes.insert(0, f"--replicas not given: {count} vLLM pod(s) of {share} {request.chip} chip(s) each "
+                     "(one node each; pass --replicas to choose)")  # fmt: skip
     result = DeployResult(
         path=str(path), objects=[f"{d['kind']}/{d['metadata']['name']}" for d in docs], manifests=docs,
-        chips_per_replica=share, notes=notes,
+        replicas=count, chips_per_replica=share, notes=notes,
     )  # fmt: skip
     if request.apply:
         _apply(docs)

@@ -764,7 +764,11 @@ class DeployK8sRequest(RequestModel):
         description="Model to plan and serve (Hub id or catalog name)."
     )
     chip: Name = Field(description="Accelerator key of the node pool, e.g. v5e-4 (one chip per replica), l4.")
-    replicas: int = Field(default=2, ge=1, le=MAX_REPLICAS, description="vLLM pods behind the router.")
+    replicas: int | None = Field(
+        default=None, ge=1, le=MAX_REPLICAS,
+        description="vLLM pods behind the router (default: 2, or the fewest that give each pod a GKE node shape: "
+        "4 on a 4-chip TPU slice, 1 on a one-chip TPU).",
+    )  # fmt: skip
     router: Literal["vllm-router", "inferencepool"] = Field(
         default="vllm-router",
         description="vllm-router with Kubernetes service discovery, or the Gateway API Inference Extension "

@@ -6,6 +6,7 @@ and carries the planned serve flags and the router's service discovery or the en
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -258,3 +259,24 @@ def test_a_parallel_size_other_than_the_pods_chips_is_refused(tmp_path, chip, re
         f"--replicas {replicas}): leave out --set tensor-parallel-size=N, or make the product {share}"
     )
     assert not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize(("chip", "pods", "share"), [("v5e-1", 1, 1), ("v6e-1", 1, 1), ("v5e-4", 4, 1),
+                                                     ("v6e-8", 2, 4), ("l4", 2, 1), ("h100", 2, 1)])  # fmt: skip
+def test_the_default_replicas_work_on_every_gke_chip_and_are_said(tmp_path, chip, pods, share):
+    # was "--replicas 2 does not split 1 chip(s) evenly" for `deploy k8s MODEL --chip v5e-1` (the user typed no
+    # --replicas), and "2 TPU chips per replica has no single-host GKE topology" for v5e-4
+    result = api.deploy_k8s(build_request(DeployK8sRequest, {"model": GEMMA, "out": tmp_path, "chip": chip}))
+    assert (result.replicas, result.chips_per_replica) == (pods, share)
+    assert result.manifests[0]["spec"]["replicas"] == pods
+    assert f"--replicas not given: {pods} vLLM pod(s) of {share} {chip} chip(s) each" in result.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("chip", "replicas", "said"),
+    [("v5e-1", 2, "--replicas 2 does not split 1 chip(s)"), ("v5e-4", 2, "2 TPU chips per replica has no single-host")],
+)
+def test_a_given_replicas_that_cannot_split_stays_refused(tmp_path, chip, replicas, said):
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        _deploy(tmp_path, chip=chip, replicas=replicas)
+    assert not (tmp_path / "onechip.yaml").exists()
