@@ -17,7 +17,7 @@ from typing import Any, TypeGuard
 
 from onechip.errors import ConfigError, redact
 from onechip.report.rundir import RunFiles, read_run
-from onechip.report.tables import cell_at, cells_of, flag_words, md_table, num, serve_flags
+from onechip.report.tables import cell_at, cells_of, flag_words, md_escape, md_table, num, serve_flags
 from onechip.schemas import CellResult
 from onechip.schemas.bench import BenchServer
 from onechip.schemas.common import model_key
@@ -189,7 +189,7 @@ def render_compare_files(a: RunFiles, b: RunFiles) -> str:
     """Markdown comparing run `b` against run `a` (ratios are b / a), secrets redacted as in the report."""
     name_a, name_b = _name(a), _name(b)
     setup_a, setup_b = _setup(a), _setup(b)
-    lines = [f"# onechip comparison: {name_b} vs {name_a}", "", "## Setup", ""]
+    lines = [f"# onechip comparison: {md_escape(name_b)} vs {md_escape(name_a)}", "", "## Setup", ""]
     lines += md_table(
         ["", name_a, name_b, ""],
         [(k, setup_a[k], setup_b[k], _differs(setup_a[k], setup_b[k])) for k in setup_a],
