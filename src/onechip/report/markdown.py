@@ -26,8 +26,9 @@ from onechip.report.tables import (
     md_text,
     num,
     serve_flags,
+    unfinished_cells,
 )
-from onechip.schemas import BootRecord, CheckReport, CheckResult, CrossCheck, Plan
+from onechip.schemas import BenchRun, BootRecord, CheckReport, CheckResult, CrossCheck, Plan
 from onechip.schemas.bench import BenchClient, BenchServer
 from onechip.schemas.common import GIB
 
@@ -61,7 +62,7 @@ def _identity_rows(run: RunFiles) -> list[tuple[str, Any]]:
     engine = first(boot and boot.engine, plan and plan.engine)
     version = first(boot and boot.engine_version, server.engine_version)
     return [
-        ("status", m and m.status),
+        ("status", m.status if m else _bench_status(bench)),
         ("created", first(m and m.created_at, bench and bench.created_at, checks and checks.started_at)),
         ("command", m and m.command),
         ("model", first(boot and boot.model, plan and plan.model, server.model, checks and checks.model)),
@@ -73,6 +74,19 @@ def _identity_rows(run: RunFiles) -> list[tuple[str, Any]]:
         ("python", first(m and m.python, client.python)),
         ("host", first(m and m.host, client.host)),
     ]
+
+
+def _bench_status(bench: BenchRun | None) -> str | None:
+    """The status of a run without run.json (`bench` writes none) as its summary.json tells it: the cells of its grid
+    with no result are those an interrupted or still running bench had not reached (tables.unfinished_cells); None
+    when that cannot be told (no summary, a trace replay)."""
+    missing = unfinished_cells(bench)
+    if bench is None or missing is None:
+        return None
+    if not missing:
+        return "finished (summary.json holds every cell of the grid; no run.json)"
+    total = len(dict.fromkeys(bench.config.grid_cells()))
+    return f"stopped or still running: {len(missing)} of {total} cells of the grid have no result (no run.json)"
 
 
 def _identity(run: RunFiles) -> list[str]:

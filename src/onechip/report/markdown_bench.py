@@ -75,11 +75,8 @@ def _not_run(bench: BenchRun) -> list[str]:
     """Bullets for the cells of the run's grid (BenchConfig.grid_cells) with no result in summary.json. bench
     rewrites summary.json after each cell it finishes, so a bench interrupted (or still running) holds only the
     cells before; its report read as a finished run of fewer cells. A trace replay's cell is named by the trace's
-    median prompt, which the summary alone does not give: not listed."""
-    if bench.config.workload == "trace" or bench.config.trace_file is not None:
-        return []
-    done = {(c.context_tokens, c.clients) for c in bench.cells}
-    missing = [cell for cell in dict.fromkeys(bench.config.grid_cells()) if cell not in done]
+    median prompt, which the summary alone does not give: not listed (tables.unfinished_cells)."""
+    missing = tables.unfinished_cells(bench)
     if not missing:
         return []
     return [f"Cells of the grid with no result ({len(missing)} of {len(bench.config.grid_cells())}: the bench "

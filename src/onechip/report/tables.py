@@ -102,6 +102,17 @@ def cells_of(bench: BenchRun | None) -> list[CellResult]:
     return list(bench.cells) if bench is not None else []
 
 
+def unfinished_cells(bench: BenchRun | None) -> list[tuple[int, int]] | None:
+    """(context, clients) of each cell of the run's grid (BenchConfig.grid_cells) with no result in summary.json, in
+    grid order: bench rewrites summary.json after each cell it finishes, so these are the cells an interrupted (or
+    still running) bench had not reached. None when that cannot be told: no summary, or a trace replay, whose cell
+    is named by the trace's median prompt, which the summary alone does not give."""
+    if bench is None or bench.config.workload == "trace" or bench.config.trace_file is not None:
+        return None
+    done = {(c.context_tokens, c.clients) for c in bench.cells}
+    return [cell for cell in dict.fromkeys(bench.config.grid_cells()) if cell not in done]
+
+
 def grid_axes(cells: Sequence[CellResult]) -> tuple[list[int], list[int]]:
     """Sorted distinct contexts (rows) and clients (columns) of the cells."""
     contexts = sorted({c.context_tokens for c in cells})
