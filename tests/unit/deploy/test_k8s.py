@@ -220,6 +220,17 @@ def test_a_gateway_name_that_is_no_dns_label_is_refused(tmp_path):
         _deploy(tmp_path, chip="l4", replicas=2, router="inferencepool", gateway="Bad_Name")
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [("name", "a" * 60, "at most 50 characters"), ("namespace", "n" * 51, "at most 50 characters"),
+     ("hf_token_secret", "s" * 254, "at most 253 characters"), ("name", "My_App", "lower-case letters")],
+)  # fmt: skip
+def test_a_name_too_long_is_refused_for_its_length(tmp_path, field, value, said):
+    # a lower-case name of 60 characters was refused as "must be lower-case letters, digits and '-'", which it was
+    with pytest.raises(ConfigError, match=said):
+        _deploy(tmp_path, chip="l4", **{field: value})
+
+
 def test_apply_creates_the_custom_objects_through_their_crd_resources(tmp_path, monkeypatch):
     # kubernetes.utils.create_from_dict maps only built-in kinds to typed APIs; InferencePool and HTTPRoute go
     # through CustomObjectsApi with the CRDs' plural names (inferencepools, httproutes)
