@@ -28,7 +28,7 @@ from onechip.report.tables import (
     serve_flags,
     unfinished_cells,
 )
-from onechip.schemas import BenchRun, BootRecord, CheckReport, CheckResult, CrossCheck, Plan
+from onechip.schemas import BootRecord, CheckReport, CheckResult, CrossCheck, Plan
 from onechip.schemas.bench import BenchClient, BenchServer
 from onechip.schemas.common import GIB
 
@@ -62,7 +62,7 @@ def _identity_rows(run: RunFiles) -> list[tuple[str, Any]]:
     engine = first(boot and boot.engine, plan and plan.engine)
     version = first(boot and boot.engine_version, server.engine_version)
     return [
-        ("status", m.status if m else _bench_status(bench)),
+        ("status", _status(run)),
         ("created", first(m and m.created_at, bench and bench.created_at, checks and checks.started_at)),
         ("command", m and m.command),
         ("model", first(boot and boot.model, plan and plan.model, server.model, checks and checks.model)),
@@ -76,17 +76,21 @@ def _identity_rows(run: RunFiles) -> list[tuple[str, Any]]:
     ]
 
 
-def _bench_status(bench: BenchRun | None) -> str | None:
-    """The status of a run without run.json (`bench` writes none) as its summary.json tells it: the cells of its grid
-    with no result are those an interrupted or still running bench had not reached (tables.unfinished_cells); None
-    when that cannot be told (no summary, a trace replay)."""
-    missing = unfinished_cells(bench)
-    if bench is None or missing is None:
-        return None
-    if not missing:
-        return "finished (summary.json holds every cell of the grid; no run.json)"
-    total = len(dict.fromkeys(bench.config.grid_cells()))
-    return f"stopped or still running: {len(missing)} of {total} cells of the grid have no result (no run.json)"
+def _status(run: RunFiles) -> str | None:
+    """The status of a run: run.json's, else what its files tell of how it ended (`bench` and `check` write no
+    run.json): a check run stopped before every domain ran (checks.json `interrupted`), and the cells of the bench
+    grid with no result, those an interrupted or still running bench had not reached (tables.unfinished_cells);
+    None when nothing tells it (a trace replay's summary, a finished check run alone)."""
+    if run.manifest is not None:
+        return run.manifest.status
+    said = ["check run stopped before every domain ran"] if run.checks is not None and run.checks.interrupted else []
+    bench, missing = run.bench, unfinished_cells(run.bench)
+    if bench is not None and missing:
+        total = len(dict.fromkeys(bench.config.grid_cells()))
+        said.append(f"bench stopped or still running: {len(missing)} of {total} cells of the grid have no result")
+    elif missing == []:
+        said.append("bench finished (summary.json holds every cell of the grid)")
+    return "; ".join(said) + " (no run.json)" if said else None
 
 
 def _identity(run: RunFiles) -> list[str]:

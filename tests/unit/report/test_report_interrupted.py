@@ -3,6 +3,7 @@ in a comparison's rows, and a run compared with itself is refused."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -32,9 +33,11 @@ def _status(markdown: str) -> str:
 def test_the_status_of_a_bench_without_run_json_says_it_stopped(tmp_path: Path) -> None:
     # was "status —" whether the bench finished or was interrupted after 7 of its 9 cells
     assert _status(render_markdown(_bench_only(tmp_path / "cut", True))) == (
-        "stopped or still running: 2 of 9 cells of the grid have no result (no run.json)"
+        "bench stopped or still running: 2 of 9 cells of the grid have no result (no run.json)"
     )
-    assert _status(render_markdown(_bench_only(tmp_path / "whole", False))).startswith("finished (summary.json holds")
+    assert _status(render_markdown(_bench_only(tmp_path / "whole", False))).startswith(
+        "bench finished (summary.json holds"
+    )
 
 
 def test_a_compared_cell_an_interrupted_run_did_not_reach_says_so(tmp_path: Path) -> None:
@@ -55,3 +58,19 @@ def test_a_run_compared_with_itself_is_refused(tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="is the run itself"):
             write_report(run, ["md"], compare=other)
     assert not list(run.glob("compare-*.md")) and not (run / "report.md").exists()
+
+
+def test_the_status_of_a_check_run_without_run_json_says_it_stopped(tmp_path: Path) -> None:
+    # `check` writes no run.json: a check run stopped by Ctrl-C read "status —"
+    checks = seed_files()["checks.json"] | {"interrupted": True}
+    assert _status(render_markdown(write_run(tmp_path / "chk", {"checks.json": checks}))) == (
+        "check run stopped before every domain ran (no run.json)"
+    )
+    both = _bench_only(tmp_path / "both", True)
+    (both / "checks.json").write_text(json.dumps(checks), encoding="utf-8")
+    assert _status(render_markdown(both)) == (
+        "check run stopped before every domain ran; bench stopped or still running: 2 of 9 cells of the grid have "
+        "no result (no run.json)"
+    )
+    del checks["interrupted"]
+    assert _status(render_markdown(write_run(tmp_path / "done", {"checks.json": checks}))) == "—"
