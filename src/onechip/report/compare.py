@@ -218,12 +218,18 @@ def render_compare_files(a: RunFiles, b: RunFiles) -> str:
     )
     cells_a, cells_b = cells_of(a.bench), cells_of(b.bench)
     keys = sorted({(c.context_tokens, c.clients) for c in cells_a + cells_b})
+    lines += ["", "## Per cell", ""]
+    without = [md_escape(name) for name, cells in ((name_a, cells_a), (name_b, cells_b)) if not cells]
+    if without:  # a table of 'absent / not comparable' rows said it less plainly
+        lines.append(
+            f"No cell to compare: {' and '.join(without)} {'has' if len(without) == 1 else 'have'} no measured cell "
+            "(no bench summary, or a bench stopped in its first cell)."
+        )
+        return redact("\n".join(lines) + "\n")
     lines += [
-        "",
-        "## Per cell",
-        "",
         f"tok/s is the aggregate output tok/s of the steady window (the report's first grid; the whole-run figure "
-        f"peers report is lower by the ramp and the drain), median over reps. Ratios are {name_b} ÷ {name_a}. A "
+        f"peers report is lower by the ramp and the drain), median over reps. Ratios are {md_escape(name_b)} ÷ "
+        f"{md_escape(name_a)}. A "
         "tok/s difference is called *within CV* when it is no larger than the two cells' combined coefficient of "
         "variation across reps.",
         "",

@@ -74,3 +74,12 @@ def test_the_status_of_a_check_run_without_run_json_says_it_stopped(tmp_path: Pa
     )
     del checks["interrupted"]
     assert _status(render_markdown(write_run(tmp_path / "done", {"checks.json": checks}))) == "—"
+
+
+def test_a_run_without_bench_cells_is_said_to_have_none_to_compare(tmp_path: Path) -> None:
+    # a check run compared with a bench run wrote a row per cell of 'absent | ... | not comparable'
+    checks = write_run(tmp_path / "chk", {"checks.json": seed_files()["checks.json"]})
+    md = render_compare(checks, _bench_only(tmp_path / "whole", False))
+    assert md.split("## Per cell", 1)[1].strip() == (
+        "No cell to compare: chk has no measured cell (no bench summary, or a bench stopped in its first cell)."
+    )
