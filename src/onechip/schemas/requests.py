@@ -767,7 +767,8 @@ class DeployK8sRequest(RequestModel):
     replicas: int | None = Field(
         default=None, ge=1, le=MAX_REPLICAS,
         description="vLLM pods behind the router (default: 2, or the fewest that give each pod a GKE node shape: "
-        "4 on a 4-chip TPU slice, 1 on a one-chip TPU).",
+        "4 on a 4-chip TPU slice, 1 on a one-chip TPU; 1 pod of the whole slice when one chip cannot hold the "
+        "model).",
     )  # fmt: skip
     router: Literal["vllm-router", "inferencepool"] = Field(
         default="vllm-router",

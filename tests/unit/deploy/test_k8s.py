@@ -291,3 +291,15 @@ def test_a_given_replicas_that_cannot_split_stays_refused(tmp_path, chip, replic
     with pytest.raises(ConfigError, match=re.escape(said)):
         _deploy(tmp_path, chip=chip, replicas=replicas)
     assert not (tmp_path / "onechip.yaml").exists()
+
+
+def test_the_default_replicas_give_each_pod_chips_that_hold_the_model(tmp_path):
+    # Llama-3.1-8B's 14.96 GiB of weights exceed one v5e chip's cap: the default of 4 one-chip pods on a v5e-4 was
+    # refused ("the plan says one replica does not fit") though one pod of four chips, --replicas 1, fits
+    request = build_request(DeployK8sRequest, {"model": "meta-llama/Llama-3.1-8B-Instruct", "out": tmp_path,
+                                               "chip": "v5e-4"})  # fmt: skip
+    result = api.deploy_k8s(request)
+    assert (result.replicas, result.chips_per_replica) == (1, 4)
+    assert result.notes[0].startswith("--replicas not given: 1 vLLM pod(s) of 4 v5e-4 chip(s) each")
+    with pytest.raises(ConfigError, match="does not fit"):  # given, it is what the user asked: refused
+        api.deploy_k8s(request.model_copy(update={"replicas": 4}))
