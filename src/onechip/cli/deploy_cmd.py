@@ -28,6 +28,6 @@ def k8s(as_json: bool = typer.Option(False, "--json", help="Print the result as 
         typer.echo(result.model_dump_json(indent=2))
         return
     console.print(f"wrote {result.path}: {', '.join(result.objects)}", highlight=False)
-    console.print(f"{result.chips_per_replica} chip(s) per vLLM pod; applied: {result.applied}")
+    console.print(f"{result.replicas} vLLM pod(s), {result.chips_per_replica} chip(s) each; applied: {result.applied}")
     for note in result.notes:
         console.print(f"[yellow]note[/] {note}", highlight=False)

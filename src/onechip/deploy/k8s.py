@@ -81,7 +81,7 @@ EPP_PLUGINS: dict[str, Any] = {
 }  # fmt: skip
 
 
-def _accelerator(chip: str) -> tuple[str, str, str]:
+def accelerator(chip: str) -> tuple[str, str, str]:
     """The GKE labels of `chip` as the planner resolved it ('H100', 'nvidia-l4' are the catalog's h100, l4)."""
     key = chip_key(chip)
     family = key.split("-")[0] if key.startswith("v") else key
@@ -98,7 +98,7 @@ def engine_container(plan: Plan, request: DeployK8sRequest, share: int) -> tuple
     """The vLLM container (the planned serve command in the pod) and the pod's node selector."""
     target = ServeTarget(kind="vllm", port=ENGINE_PORT, bind_host="0.0.0.0", launcher=["vllm", "serve"])  # noqa: S104
     command = flags.serve_command(plan, target)
-    label, value, resource = _accelerator(plan.chip)
+    label, value, resource = accelerator(plan.chip)
     selector = {label: value}
     if resource == "google.com/tpu":
         if share not in TPU_TOPOLOGY:
@@ -141,7 +141,8 @@ def manifests(plan: Plan, request: DeployK8sRequest, share: int) -> list[dict[st
         "nodeSelector": selector, "containers": [container],
         "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
     }  # fmt: skip
-    objects = [_deployment(engine_app, ns, pod, request.replicas), _service(engine_app, ns, ENGINE_PORT)]
+    count = request.replicas or 1  # api.deploy_k8s sets the default it chose (default_replicas) before this
+    objects = [_deployment(engine_app, ns, pod, count), _service(engine_app, ns, ENGINE_PORT)]
     if request.router == "inferencepool":
         return objects + inference_pool_objects(request, engine_app)
     return objects + router_objects(request, engine_app)

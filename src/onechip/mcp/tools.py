@@ -56,7 +56,7 @@ from onechip.schemas.cloud import (
     CloudZonesRequest,
     ZoneOffer,
 )
-from onechip.schemas.common import GIB, ResultModel, base_root, figures, server_url
+from onechip.schemas.common import GIB, ResultModel, base_root, figures, plural, server_url
 from onechip.schemas.cost import CostReport, PriceTable
 from onechip.schemas.inputs import MAX_TEXT, Cli, RequestModel, build_request, shown
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
@@ -421,7 +421,9 @@ def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
 
 def _search_summary(r: WrittenSearch) -> str:
     answer = f"{r.max_clients} clients" if r.kind == "clients" else f"{r.max_rate_per_s} requests/s"
-    return f"{r.run_dir}: {answer} meet {r.slo} at p{r.percentile:g} ({len(r.probes)} probes; {r.bound_reason})"
+    return (
+        f"{r.run_dir}: {answer} meet {r.slo} at p{r.percentile:g} ({plural(len(r.probes), 'probe')}; {r.bound_reason})"
+    )
 
 
 def _report(request: ReportRequest, on_progress: ProgressFn) -> ReportFiles:
@@ -504,7 +506,7 @@ def _check(request: CheckRequest, on_progress: ProgressFn) -> CheckReport:
 def _statuses_summary(c: CloudStatuses) -> str:
     """The count, and when the filter matched nothing, how many onechip recorded outside it."""
     outside = f"; {len(c.elsewhere)} recorded outside the filter (name or zones)" if c.elsewhere else ""
-    return f"{len(c.resources)} resources{outside}"
+    return f"{plural(len(c.resources), 'resource')}{outside}"
 
 
 def _down_gated(request: NoRequest) -> bool:
@@ -582,18 +584,18 @@ def _bench_summary(r: WrittenRun) -> str:
         )
         cells.append(f"{c.context_tokens}x{c.clients} {c.output_tok_per_s or 0:,.1f} tok/s, TTFT {ttft} ms{failed}")
     # which tok/s (bench and simulate print two definitions) and whether measured: 'n cells: 951.4 tok/s' said neither
-    what = "predicted cells" if r.prediction is not None else "cells"
-    return f"{r.run_dir}: {len(r.cells)} {what} (output tok/s: steady window; TTFT: median): " + "; ".join(cells)
+    what = plural(len(r.cells), "predicted cell" if r.prediction is not None else "cell")
+    return f"{r.run_dir}: {what} (output tok/s: steady window; TTFT: median): " + "; ".join(cells)
 
 
 def _cost_summary(r: CostReport) -> str:
     lines = sorted(r.lines, key=lambda x: x.usd_per_mtok)[:3]
     best = "; ".join(f"{x.pricing} {x.region} ${x.usd_per_mtok:,.3f}/Mtok" for x in lines)
-    cells = f"; {len(r.cells)} {'predicted' if r.predicted else 'measured'} cells priced" if r.cells else ""
+    cells = f"; {plural(len(r.cells), 'predicted cell' if r.predicted else 'measured cell')} priced" if r.cells else ""
     at = f" at {figures(r.output_tok_per_s)} output tok/s" if r.output_tok_per_s is not None else ""
     taken = f" ({r.output_tok_per_s_from})" if at and r.output_tok_per_s_from not in (None, "given") else ""
-    return f"{r.chip}{at}{taken}: {len(r.lines)} prices, cheapest {best or '-'}{cells}" + (
-        f"; {len(r.warnings)} warnings" if r.warnings else ""
+    return f"{r.chip}{at}{taken}: {plural(len(r.lines), 'price')}, cheapest {best or '-'}{cells}" + (
+        f"; {plural(len(r.warnings), 'warning')}" if r.warnings else ""
     )
 
 
@@ -602,13 +604,13 @@ def _prices_summary(t: PriceTable) -> str:
     read = t.unusable_read or read
     stale = sum(p.stale for p in t.prices)
     billed = f"; {t.billed_as}" if t.billed_as else ""
-    return f"{read}; {len(t.prices)} prices ({stale} stale), {len(t.missing)} with no SKU{billed}"
+    return f"{read}; {plural(len(t.prices), 'price')} ({stale} stale), {len(t.missing)} with no SKU{billed}"
 
 
 def _logs_summary(r: LogSummary) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in sorted(r.counts.items())) or "nothing notable"
     traps = f"; traps: {' | '.join(r.traps)}" if r.traps else ""
-    return f"{r.source}: {r.total_lines} lines; kept {counts} ({r.dropped} cut){traps}"
+    return f"{r.source}: {plural(r.total_lines, 'line')}; kept {counts} ({r.dropped} cut){traps}"
 
 
 def _cloud_up_preview(request: CloudUpRequest) -> str:
@@ -721,7 +723,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "logs", "Engine log tail", "The last lines of the engine log from `up`, secrets redacted (onechip logs).",
-        LogsRequest, LogTail, lambda r, p: api.logs_tail(r), lambda t: f"{len(t.lines)} of {t.total_lines} lines",
+        LogsRequest, LogTail, lambda r, p: api.logs_tail(r),
+        lambda t: f"{len(t.lines)} of {plural(t.total_lines, 'line')}",
         read_only=True, idempotent=True,
     ),
     ToolSpec(
@@ -803,7 +806,7 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "cloud_zones", "TPU zones", "Zones seen to offer a TPU chip per provisioning model, with sources.",
         CloudZonesRequest, ZoneOffers, lambda r, p: ZoneOffers(offers=api.cloud_zones(r)),
-        lambda z: f"{len(z.offers)} observations", read_only=True, idempotent=True,
+        lambda z: plural(len(z.offers), "observation"), read_only=True, idempotent=True,
     ),
     ToolSpec(
         "cloud_status", "TPU status", "State, IP, elapsed time and $ so far of the TPUs onechip created.",
@@ -815,7 +818,8 @@ TOOLS: list[ToolSpec] = [
         "Can a chip be had with a provisioning model in each zone now? A real create, deleted at once "
         "(billed for seconds). Needs confirm: true.",
         CloudProbeRequest, Attempts, lambda r, p: Attempts(attempts=api.cloud_probe(r, p)),
-        lambda a: f"{len(a.attempts)} zones tried", open_world=True, gate=always, preview=_cloud_probe_preview,
+        lambda a: f"{plural(len(a.attempts), 'zone')} tried", open_world=True, gate=always,
+        preview=_cloud_probe_preview,
     ),
     ToolSpec(
         "cloud_up", "Get a TPU",

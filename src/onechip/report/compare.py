@@ -17,7 +17,16 @@ from typing import Any, TypeGuard
 
 from onechip.errors import ConfigError, redact
 from onechip.report.rundir import RunFiles, read_run
-from onechip.report.tables import cell_at, cells_of, flag_words, md_table, num, serve_flags
+from onechip.report.tables import (
+    cell_at,
+    cells_of,
+    flag_words,
+    md_escape,
+    md_table,
+    num,
+    serve_flags,
+    unfinished_cells,
+)
 from onechip.schemas import CellResult
 from onechip.schemas.bench import BenchServer
 from onechip.schemas.common import model_key
@@ -61,8 +70,11 @@ def _differs(a: str, b: str) -> str:
 
 
 def check_comparable(a: RunFiles, b: RunFiles) -> None:
-    """Raise ConfigError when one run is a prediction and the two served different models (names compared by
-    their last part): errors and MAPE of a prediction for another model measure nothing."""
+    """Raise ConfigError when the two are one run directory (every ratio would be 1.000×, within CV, and the
+    comparison said nothing of it), or when one run is a prediction and the two served different models (names
+    compared by their last part): errors and MAPE of a prediction for another model measure nothing."""
+    if a.path.resolve() == b.path.resolve():
+        raise ConfigError(f"--compare {b.path} is the run itself ({a.path}): compare it with another run directory")
     predicted = [r for r in (a, b) if r.bench is not None and r.bench.prediction is not None]
     if len(predicted) != 1:
         return
@@ -101,11 +113,21 @@ def _failures(named: tuple[tuple[str, CellResult | None], ...]) -> str:
 
 
 def _cell_row(
-    ctx: int, clients: int, ca: CellResult | None, cb: CellResult | None, names: tuple[str, str] = ("a", "b")
+    ctx: int,
+    clients: int,
+    ca: CellResult | None,
+    cb: CellResult | None,
+    names: tuple[str, str] = ("a", "b"),
+    unfinished: tuple[set[tuple[int, int]], set[tuple[int, int]]] = (set(), set()),
 ) -> tuple[Any, ...]:
     """One row of the per-cell table: both tok/s, their ratio, the TTFT ratio and the noise note (and which run's
-    cell lost requests: _failures)."""
-    failed = _failures(((names[0], ca), (names[1], cb)))
+    cell lost requests: _failures; which run stopped before the cell, one of its `unfinished` cells of the grid)."""
+    stopped = "".join(
+        f"; {name} stopped before this cell (interrupted, or still running)"
+        for name, cell, missing in zip(names, (ca, cb), unfinished, strict=True)
+        if cell is None and (ctx, clients) in missing
+    )
+    failed = _failures(((names[0], ca), (names[1], cb))) + stopped
     sa = "absent" if ca is None else ca.status
     sb = "absent" if cb is None else cb.status
     ta = ca.output_tok_per_s if ca else None
@@ -189,24 +211,34 @@ def render_compare_files(a: RunFiles, b: RunFiles) -> str:
     """Markdown comparing run `b` against run `a` (ratios are b / a), secrets redacted as in the report."""
     name_a, name_b = _name(a), _name(b)
     setup_a, setup_b = _setup(a), _setup(b)
-    lines = [f"# onechip comparison: {name_b} vs {name_a}", "", "## Setup", ""]
+    lines = [f"# onechip comparison: {md_escape(name_b)} vs {md_escape(name_a)}", "", "## Setup", ""]
     lines += md_table(
         ["", name_a, name_b, ""],
         [(k, setup_a[k], setup_b[k], _differs(setup_a[k], setup_b[k])) for k in setup_a],
     )
     cells_a, cells_b = cells_of(a.bench), cells_of(b.bench)
     keys = sorted({(c.context_tokens, c.clients) for c in cells_a + cells_b})
+    lines += ["", "## Per cell", ""]
+    without = [md_escape(name) for name, cells in ((name_a, cells_a), (name_b, cells_b)) if not cells]
+    if without:  # a table of 'absent / not comparable' rows said it less plainly
+        lines.append(
+            f"No cell to compare: {' and '.join(without)} {'has' if len(without) == 1 else 'have'} no measured cell "
+            "(no bench summary, or a bench stopped in its first cell)."
+        )
+        return redact("\n".join(lines) + "\n")
     lines += [
-        "",
-        "## Per cell",
-        "",
         f"tok/s is the aggregate output tok/s of the steady window (the report's first grid; the whole-run figure "
-        f"peers report is lower by the ramp and the drain), median over reps. Ratios are {name_b} ÷ {name_a}. A "
+        f"peers report is lower by the ramp and the drain), median over reps. Ratios are {md_escape(name_b)} ÷ "
+        f"{md_escape(name_a)}. A "
         "tok/s difference is called *within CV* when it is no larger than the two cells' combined coefficient of "
         "variation across reps.",
         "",
     ]
-    rows = [_cell_row(ctx, n, cell_at(cells_a, ctx, n), cell_at(cells_b, ctx, n), (name_a, name_b)) for ctx, n in keys]
+    unfinished = (set(unfinished_cells(a.bench) or ()), set(unfinished_cells(b.bench) or ()))
+    rows = [
+        _cell_row(ctx, n, cell_at(cells_a, ctx, n), cell_at(cells_b, ctx, n), (name_a, name_b), unfinished)
+        for ctx, n in keys
+    ]
     header = ["context", "clients", f"tok/s {name_a}", f"tok/s {name_b}", "tok/s ratio", "median TTFT ratio",
               "note"]  # fmt: skip
     lines += md_table(header, rows)

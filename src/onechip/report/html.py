@@ -3,7 +3,7 @@ matplotlib plots of the bench grid embedded as base64 PNGs. Self-contained: no s
 or image fetched at view time.
 
 The converter handles exactly the Markdown subset `markdown.py` emits: headings, pipe tables,
-bullets, fenced code blocks (the serve command), paragraphs, **bold** and `code`.
+bullets, fenced code blocks (the serve command), paragraphs, **bold**, `code` of any fence and backslash escapes.
 """
 
 from __future__ import annotations
@@ -32,10 +32,29 @@ _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _NUMERIC = re.compile(r"^(—|[-−]?\$?[\d,]+(\.\d+)?( ?(%|×|GiB|s))?( \(CV \d+%\))?)$")
 
 
+# a code span (CommonMark: a run of backticks closed by a run as long) or a backslash escape of ASCII punctuation
+_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)|\\([!-/:-@\[-`{-~])")
+
+
+def _bold(text: str) -> str:
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", html.escape(text, quote=False))
+
+
 def _inline(text: str) -> str:
-    out = html.escape(text.replace("\\|", "|"), quote=False)
-    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    """Inline Markdown as the report writes it (tables.md_text, md_code): code spans of any fence (one space of
+    padding each side dropped), backslash escapes shown as the character, **bold**. An escaped pipe is a pipe (the
+    table's, GFM)."""
+    text, out, at = text.replace("\\|", "|"), [], 0
+    for m in _SPAN.finditer(text):
+        out.append(_bold(text[at : m.start()]))
+        code = m.group(2)
+        if code is None:
+            out.append(html.escape(m.group(3), quote=False))
+        else:
+            code = code[1:-1] if len(code) > 2 and code[0] == code[-1] == " " and code.strip() else code
+            out.append(f"<code>{html.escape(code, quote=False)}</code>")
+        at = m.end()
+    return "".join(out) + _bold(text[at:])
 
 
 def _td(cell: str) -> str:

@@ -15,7 +15,19 @@ from onechip.errors import redact
 from onechip.report.markdown_bench import grids, workload_guidance
 from onechip.report.markdown_cost import cost_section
 from onechip.report.rundir import RunFiles, read_run
-from onechip.report.tables import first, flag_words, gib, md_table, md_text, num, serve_flags
+from onechip.report.tables import (
+    Markdown,
+    first,
+    flag_words,
+    gib,
+    md_code,
+    md_escape,
+    md_table,
+    md_text,
+    num,
+    serve_flags,
+    unfinished_cells,
+)
 from onechip.schemas import BootRecord, CheckReport, CheckResult, CrossCheck, Plan
 from onechip.schemas.bench import BenchClient, BenchServer
 from onechip.schemas.common import GIB
@@ -50,7 +62,7 @@ def _identity_rows(run: RunFiles) -> list[tuple[str, Any]]:
     engine = first(boot and boot.engine, plan and plan.engine)
     version = first(boot and boot.engine_version, server.engine_version)
     return [
-        ("status", m and m.status),
+        ("status", _status(run)),
         ("created", first(m and m.created_at, bench and bench.created_at, checks and checks.started_at)),
         ("command", m and m.command),
         ("model", first(boot and boot.model, plan and plan.model, server.model, checks and checks.model)),
@@ -64,15 +76,32 @@ def _identity_rows(run: RunFiles) -> list[tuple[str, Any]]:
     ]
 
 
+def _status(run: RunFiles) -> str | None:
+    """The status of a run: run.json's, else what its files tell of how it ended (`bench` and `check` write no
+    run.json): a check run stopped before every domain ran (checks.json `interrupted`), and the cells of the bench
+    grid with no result, those an interrupted or still running bench had not reached (tables.unfinished_cells);
+    None when nothing tells it (a trace replay's summary, a finished check run alone)."""
+    if run.manifest is not None:
+        return run.manifest.status
+    said = ["check run stopped before every domain ran"] if run.checks is not None and run.checks.interrupted else []
+    bench, missing = run.bench, unfinished_cells(run.bench)
+    if bench is not None and missing:
+        total = len(dict.fromkeys(bench.config.grid_cells()))
+        said.append(f"bench stopped or still running: {len(missing)} of {total} cells of the grid have no result")
+    elif missing == []:
+        said.append("bench finished (summary.json holds every cell of the grid)")
+    return "; ".join(said) + " (no run.json)" if said else None
+
+
 def _identity(run: RunFiles) -> list[str]:
     run_id = first(run.manifest and run.manifest.run_id, run.path.name)
     rows = [("run", run_id), *_identity_rows(run)]
-    lines = [f"# onechip report: {run_id}", ""]
+    lines = [f"# onechip report: {md_escape(run_id)}", ""]
     lines += md_table(["", ""], [(k, "—" if v in (None, "") else v) for k, v in rows])
     if run.manifest and run.manifest.error:
-        lines += ["", f"**Run error:** {run.manifest.error}"]
+        lines += ["", f"**Run error:** {md_text(run.manifest.error)}"]
     if run.problems:
-        lines += ["", *[f"- ⚠ {p}" for p in run.problems]]
+        lines += ["", *[f"- ⚠ {md_text(p)}" for p in run.problems]]
     missing = [k for k in ("plan", "boot", "checks", "bench", "cost") if getattr(run, k) is None]
     if missing:
         lines += ["", "Not in this run: " + ", ".join(missing) + "."]
@@ -88,7 +117,7 @@ def _serve_command(plan: Plan | None, boot: BootRecord | None) -> list[str]:
     did not record it, the planner's recommended flags, said to be only that."""
     lines = ["## Serve command", ""]
     flags, source = serve_flags(plan)
-    rows = [(f"`{word}`", f.reason) for word, f in zip(flag_words(flags), flags, strict=True)]
+    rows = [(md_code(word), f.reason) for word, f in zip(flag_words(flags), flags, strict=True)]
     if plan is not None and plan.serve_command is not None:
         command = plan.serve_command
         lines += ["The command the engine ran:", "", *_code_block(command.shell or shlex.join(command.argv))]
@@ -100,7 +129,7 @@ def _serve_command(plan: Plan | None, boot: BootRecord | None) -> list[str]:
             "This run did not record the command the engine ran; these are the flags of the plan's own serve "
             "settings (plan.json `serve`), not necessarily the command that ran.",
             "",
-            "**Serve flags:** " + " ".join(f"`{word}`" for word in flag_words(flags)),
+            "**Serve flags:** " + " ".join(md_code(word, cell=False) for word in flag_words(flags)),
             "",
             *md_table(["flag", "why"], rows),
         ]
@@ -149,7 +178,10 @@ def _memory(run: RunFiles) -> list[str]:
     lines += md_table(["quantity", "planned", "reported by engine"], _memory_rows(plan, boot, cross))
     if cross:
         verdict = "agrees" if cross.agrees else "DISAGREES"
-        lines += ["", f"**Cross-check:** plan {verdict} with the engine." + (f" {cross.note}" if cross.note else "")]
+        lines += [
+            "",
+            f"**Cross-check:** plan {verdict} with the engine." + (f" {md_text(cross.note)}" if cross.note else ""),
+        ]
     if plan and plan.tpot_floor_ms is not None:
         lines += [
             "",
@@ -157,14 +189,16 @@ def _memory(run: RunFiles) -> list[str]:
             f"({gib(plan.decode_bytes_per_step)} per decode step).",
         ]
     if plan and plan.warnings:
-        lines += ["", "Plan warnings:"] + [f"- **{w.code}**: {w.message} (source: {w.source})" for w in plan.warnings]
+        lines += ["", "Plan warnings:"] + [
+            f"- **{md_escape(w.code)}**: {md_text(w.message)} (source: {md_text(w.source)})" for w in plan.warnings
+        ]
     return lines
 
 
 def _check_row(r: CheckResult) -> tuple[str, ...]:
     conditions = ", ".join(f"{k}={v}" for k, v in r.conditions.items())
     notes = "; ".join(p.note for p in r.probes if p.note and p.verdict != "pass")  # a server's or a model's words
-    return (r.domain, f"**{r.verdict}**", r.probes_passed(), conditions or "—", md_text(notes[:200]) or "—")
+    return (r.domain, Markdown(f"**{r.verdict}**"), r.probes_passed(), conditions or "—", md_text(notes[:200]) or "—")
 
 
 def _checks(run: RunFiles) -> list[str]:
@@ -208,11 +242,11 @@ def _boot(boot: BootRecord | None) -> list[str]:
             delta = e.t_s - previous if e.t_s is not None else None
             previous = e.t_s if e.t_s is not None else previous
             line = e.line or ""
-            rows.append((e.name, num(e.t_s), num(delta), f"`{line[:120]}`" if line else "—"))
+            rows.append((e.name, num(e.t_s), num(delta), md_code(line[:120]) if line else "—"))
         lines += md_table(["stage", "t (s)", "Δ (s)", "log line"], rows)
     for kind, items in (("warning", boot.warnings), ("error", boot.errors)):
         if items:
-            lines += ["", f"{len(items)} {kind} line(s) in the boot log; first: `{items[0][:160]}`"]
+            lines += ["", f"{len(items)} {kind} line(s) in the boot log; first: {md_code(items[0][:160], cell=False)}"]
     return lines
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from onechip.report import tables
 from onechip.report.rundir import RunFiles
 from onechip.report.tables import KV_RULE_FRACTION, cells_of, grid_rows, guidance, kv_pool_tokens, md_table, num
 from onechip.schemas import BenchRun, CellResult
@@ -42,14 +43,15 @@ def _unmeasured(cells: list[CellResult]) -> list[str]:
     notes = [c for c in cells if c.status != "ok"]
     if notes:
         lines += ["Cells not measured:"] + [
-            f"- {c.context_tokens:,} ctx × {c.clients} clients: **{c.status}** — {c.reason or 'no reason recorded'}"
+            f"- {c.context_tokens:,} ctx × {c.clients} clients: **{c.status}** — "
+            + tables.md_text(c.reason or "no reason recorded")
             for c in notes
         ]
     partial = [c for c in cells if c.status == "ok" and c.requests_failed]
     if partial:
         lines += ["", "Cells with failed requests (their tokens are not counted):"] + [
             f"- {c.context_tokens:,} ctx × {c.clients} clients: {c.requests_failed} "
-            f"failed; first: {c.first_error or 'no error recorded'}"
+            f"failed; first: {tables.md_text(c.first_error or 'no error recorded')}"
             for c in partial
         ]
     lengths = [c for c in cells if c.status == "ok" and (c.requests_ended_early or c.requests_over_max_tokens)]
@@ -73,11 +75,8 @@ def _not_run(bench: BenchRun) -> list[str]:
     """Bullets for the cells of the run's grid (BenchConfig.grid_cells) with no result in summary.json. bench
     rewrites summary.json after each cell it finishes, so a bench interrupted (or still running) holds only the
     cells before; its report read as a finished run of fewer cells. A trace replay's cell is named by the trace's
-    median prompt, which the summary alone does not give: not listed."""
-    if bench.config.workload == "trace" or bench.config.trace_file is not None:
-        return []
-    done = {(c.context_tokens, c.clients) for c in bench.cells}
-    missing = [cell for cell in dict.fromkeys(bench.config.grid_cells()) if cell not in done]
+    median prompt, which the summary alone does not give: not listed (tables.unfinished_cells)."""
+    missing = tables.unfinished_cells(bench)
     if not missing:
         return []
     return [f"Cells of the grid with no result ({len(missing)} of {len(bench.config.grid_cells())}: the bench "
@@ -98,9 +97,13 @@ def grids(bench: BenchRun | None) -> list[str]:
     config = bench.config
     if bench.prediction is not None:
         cal = bench.prediction.calibration
-        origin = f"calibrated on {', '.join(cal.cells)} of {cal.source_run}" if cal else "roofline priors only"
+        origin = (
+            f"calibrated on {tables.md_text(', '.join(cal.cells))} of {tables.md_text(cal.source_run)}"
+            if cal
+            else "roofline priors only"
+        )
         lines += [f"**Predicted, not measured** (`onechip simulate`, {origin}; reps are simulation seeds). "
-                  f"{bench.prediction.note}", ""]  # fmt: skip
+                  f"{tables.md_text(bench.prediction.note)}", ""]  # fmt: skip
     lines += [
         f"Contexts are rows, concurrent clients are columns. Output {num(config.output_tokens, 0)} "
         f"tokens per request, {num(config.reps, 0)} reps per cell; values are medians over reps.",
@@ -120,7 +123,7 @@ def grids(bench: BenchRun | None) -> list[str]:
 def _how_measured(bench: BenchRun) -> list[str]:
     """The run's notes (BenchRun.notes: how its tokens were counted, a server without usage or /tokenize, answers that
     stalled, prompt lengths estimated...) and its ITL convention, as the console says them after the grids."""
-    notes = [f"- {note}" for note in bench.notes]
+    notes = [f"- {tables.md_text(note)}" for note in bench.notes]
     return (["Notes on this run:", *notes, ""] if notes else []) + [f"ITL convention: {bench.itl_convention}"]
 
 

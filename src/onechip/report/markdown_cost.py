@@ -5,7 +5,7 @@ Pure rendering; an older cost.json (a bare list of CostLine) arrives here as a C
 
 from __future__ import annotations
 
-from onechip.report.tables import md_table, num
+from onechip.report.tables import md_escape, md_table, md_text, num
 from onechip.schemas import BreakEven, CellCost, CostLine, CostReport, RestartCost
 
 LINE_HEADER = [
@@ -38,7 +38,7 @@ def _lines(cost: CostReport) -> list[str]:
     tok_s = cost.output_tok_per_s if cost.output_tok_per_s is not None else first.output_tok_per_s
     taken = f", {cost.output_tok_per_s_from}" if cost.output_tok_per_s_from not in (None, "given") else ""
     return [
-        f"Chip **{cost.chip or first.chip or '—'}** at {num(tok_s)} output tok/s{taken} "
+        f"Chip **{md_escape(cost.chip or first.chip or '—')}** at {num(tok_s)} output tok/s{taken} "
         f"(prices judged on {cost.today or '—'}).",
         "",
         *md_table(LINE_HEADER, [_line_row(c) for c in cost.lines]),
@@ -93,5 +93,5 @@ def cost_section(cost: CostReport | None) -> list[str]:
     if cost.break_even:
         lines += ["", *[_break_even(b) for b in cost.break_even]]
     if cost.warnings:
-        lines += ["", *[f"- ⚠ {w}" for w in cost.warnings]]
+        lines += ["", *[f"- ⚠ {md_text(w)}" for w in cost.warnings]]
     return lines

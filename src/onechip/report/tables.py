@@ -40,33 +40,54 @@ _PIPE = re.compile(r"(\\*)\|")  # a pipe and the backslashes right before it
 
 
 class Markdown(str):
-    """Text that is Markdown already, made safe for a table cell (md_text): md_escape leaves it as it is."""
+    """Text that is Markdown already, made safe for a table cell (md_text, md_code): md_escape leaves it as it is."""
 
 
 # what inline Markdown reads as markup (CommonMark: emphasis, code, links and images, autolinks and raw HTML, entity
-# references, backslash escapes; GFM: strikethrough, the table's pipe) and '#', a heading where text starts a line;
-# CommonMark lets a backslash escape any ASCII punctuation, so each shows as itself
-_MARKUP = re.compile(r"([\\`*_\[\]<>&~#|!])")
+# references, backslash escapes; GFM: strikethrough, the table's pipe), each escaped only where it can be markup so
+# the file stays readable: a backslash before ASCII punctuation, '_' not inside a word (CommonMark: an intraword '_'
+# neither opens nor closes emphasis: gpu_memory_utilization is text), '&' starting an entity reference; '!' needs
+# nothing once '[' is escaped, nor '>' once '<' is
+_MARKUP = re.compile(r"\\(?=[!-/:-@\[-`{-~])|[`*\[\]<~|]|_(?![^\W_])|(?<![^\W_])_|&(?=#?\w+;)")
+# what starts a block where a paragraph line starts: a heading, a block quote, a list item (bullet or ordered)
+_BLOCK_START = re.compile(r"^(?=[#>+-])|^\d+(?=[.)])")
+
+
+def _flat(text: Any) -> str:
+    """`text` on one line: CommonMark ends a line at \\n, \\r and \\r\\n; each becomes a space."""
+    return " ".join(str(text).splitlines()).strip()
 
 
 def md_text(text: Any) -> Markdown:
-    """Free text (a server's message, a model's answer in a check's note) as Markdown that shows it as text, in a
-    paragraph or a table cell: line breaks become spaces and every markup character is backslash-escaped, so
-    '**', '# ', '<script>', a backtick or a pipe in it renders as written."""
-    return Markdown(_MARKUP.sub(r"\\\1", " ".join(str(text).splitlines())).strip())
+    """Free text (a server's message, a model's answer in a check's note, a bench cell's reason, a plan warning) as
+    Markdown that shows it as text, in a paragraph or a table cell: line breaks become spaces and every markup
+    character is backslash-escaped where it can be markup (_MARKUP; at the start, _BLOCK_START), so '**', '# ',
+    '<script>', a backtick or a pipe in it renders as written."""
+    inline = _MARKUP.sub(lambda m: "\\" + m.group(0), _flat(text))
+    return Markdown(_BLOCK_START.sub(lambda m: m.group(0) + "\\", inline, count=1))
+
+
+def md_code(text: Any, cell: bool = True) -> Markdown:
+    """`text` as a code span (a boot-log line, a flag) on one line: fenced by one backtick more than its longest run
+    of backticks, padded by a space where it starts or ends with one (CommonMark, code spans), so a backtick in it
+    does not end the span. In a table `cell` its pipes are escaped as md_escape does (GFM reads the table's cells
+    before their code spans; inside one an escaped pipe renders as '|')."""
+    flat = _flat(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    body = _PIPE.sub(lambda m: m.group(1) * 2 + "\\|", flat) if cell else flat
+    return Markdown(f"{fence}{pad}{body}{pad}{fence}")
 
 
 def md_escape(text: Any) -> str:
-    """Make a value safe inside a Markdown table cell: every line break (CommonMark ends a line at \\n, \\r and
-    \\r\\n, so a lone \\r split the row) becomes a space, and pipes are escaped. Backticks need nothing: GFM splits a
-    row into cells before it reads code spans, and an escaped pipe inside one renders as '|' (GFM spec, tables).
-    Backslashes right before a pipe are doubled: the table takes one backslash off each escaped pipe before the cell
-    is read as inline Markdown, where a backslash before a pipe is an escape, so 'a\\|b' rendered 'a|b' (and GFM's
-    cell scanner reads an even run of backslashes as escaping each other, so the pipe after them split the cell)."""
+    """Make a value safe inside a Markdown table cell, by the one rule md_text has for free text: a run's names,
+    commands and reasons are text (a '*' or '<tag>' in one rendered), Markdown (md_text, md_code) is left as it is.
+    Backticks are escaped, and backslashes right before a pipe doubled: the table takes one backslash off each
+    escaped pipe before the cell is read as inline Markdown, where a backslash before a pipe is an escape, so
+    'a\\|b' rendered 'a|b' (and GFM's cell scanner reads an even run of backslashes as escaping each other)."""
     if isinstance(text, Markdown):
         return text
-    flat = " ".join(str(text).splitlines())
-    return _PIPE.sub(lambda m: m.group(1) * 2 + "\\|", flat).strip()
+    return str(_MARKUP.sub(lambda m: "\\" + m.group(0), _flat(text)))
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
@@ -79,6 +100,17 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
 def cells_of(bench: BenchRun | None) -> list[CellResult]:
     """The cells of a bench summary (summary.json), or [] without one."""
     return list(bench.cells) if bench is not None else []
+
+
+def unfinished_cells(bench: BenchRun | None) -> list[tuple[int, int]] | None:
+    """(context, clients) of each cell of the run's grid (BenchConfig.grid_cells) with no result in summary.json, in
+    grid order: bench rewrites summary.json after each cell it finishes, so these are the cells an interrupted (or
+    still running) bench had not reached. None when that cannot be told: no summary, or a trace replay, whose cell
+    is named by the trace's median prompt, which the summary alone does not give."""
+    if bench is None or bench.config.workload == "trace" or bench.config.trace_file is not None:
+        return None
+    done = {(c.context_tokens, c.clients) for c in bench.cells}
+    return [cell for cell in dict.fromkeys(bench.config.grid_cells()) if cell not in done]
 
 
 def grid_axes(cells: Sequence[CellResult]) -> tuple[list[int], list[int]]:

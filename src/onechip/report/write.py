@@ -93,13 +93,22 @@ def write_report(
     return written
 
 
+# the longest compare file name, bytes: NAME_MAX (255 on Linux, macOS, Windows) less the temporary file's additions
+_COMPARE_NAME_BYTES = 200
+
+
 def compare_name(other: Path) -> str:
     """The file name of the comparison against the run in `other`: 'compare-<its folder's name>.md', letters and
     digits of any script kept ('compare-ééé.md'), other characters as '_' and then, the name changed, the first 8
     hex digits of the name's sha256 ('compare-a_b-<hash>.md' for 'a b'), so runs whose names differ only in what
-    is replaced ('ｂ!' and 'ｂ?') get files of their own and the same run always the same file."""
+    is replaced ('ｂ!' and 'ｂ?') get files of their own and the same run always the same file. A name too long for
+    the file (and the temporary write_text_atomic writes beside it: ".NAME.PID.THREAD.tmp") under the usual 255-byte
+    limit on a file name is cut to _COMPARE_NAME_BYTES, the hash added (a 250-character run folder failed the write
+    "File name too long", after report.md was rewritten)."""
     name = other.resolve().name
     safe = re.sub(r"[^\w.-]+", "_", name) or "other"
-    if safe != name:
-        safe += "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    if safe != name or len(f"compare-{safe}.md".encode()) > _COMPARE_NAME_BYTES:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+        room = _COMPARE_NAME_BYTES - len(f"compare--{digest}.md")
+        safe = safe.encode()[:room].decode("utf-8", "ignore") + "-" + digest
     return f"compare-{safe}.md"

@@ -236,6 +236,11 @@ def model_key(model: str) -> str:
     return Path(model).name.lower()
 
 
+def plural(n: int, noun: str) -> str:
+    """'1 warning', '2 warnings', '0 warnings': a count and its noun, the noun plural by adding 's' unless n is 1."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def figures(value: float) -> str:
     """A rate or an amount as a table title says it: one decimal place from 0.1 up (1,496.5), three significant
     figures below (0.001, 0.0123), so a small positive value never reads as 0.0."""

@@ -764,7 +764,12 @@ class DeployK8sRequest(RequestModel):
         description="Model to plan and serve (Hub id or catalog name)."
     )
     chip: Name = Field(description="Accelerator key of the node pool, e.g. v5e-4 (one chip per replica), l4.")
-    replicas: int = Field(default=2, ge=1, le=MAX_REPLICAS, description="vLLM pods behind the router.")
+    replicas: int | None = Field(
+        default=None, ge=1, le=MAX_REPLICAS,
+        description="vLLM pods behind the router (default: 2, or the fewest that give each pod a GKE node shape: "
+        "4 on a 4-chip TPU slice, 1 on a one-chip TPU; 1 pod of the whole slice when one chip cannot hold the "
+        "model).",
+    )  # fmt: skip
     router: Literal["vllm-router", "inferencepool"] = Field(
         default="vllm-router",
         description="vllm-router with Kubernetes service discovery, or the Gateway API Inference Extension "
@@ -803,8 +808,12 @@ class DeployK8sRequest(RequestModel):
     @field_validator("name", "namespace", "gateway")
     @classmethod
     def _dns_label(cls, value: str) -> str:
-        """Kubernetes object names: DNS-1123 labels (lower-case letters, digits, '-'), at most 50 here."""
-        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?", value):
+        """Kubernetes object names: DNS-1123 labels (lower-case letters, digits, '-'), at most 50 here: the objects
+        are named NAME-router, NAME-epp-non-sa..., labels of at most 63. A name too long is told so (it was refused
+        as 'must be lower-case letters...' when it was)."""
+        if len(value) > 50:
+            raise ValueError(f"at most 50 characters (NAME-epp-non-sa and the like stay within 63); got {len(value)}")
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", value):
             raise ValueError("must be lower-case letters, digits and '-', starting and ending alphanumeric")
         return value
 
@@ -815,7 +824,9 @@ class DeployK8sRequest(RequestModel):
         most 253 characters (kubernetes.io/docs/concepts/overview/working-with-objects/names); the API server
         refuses any other at apply."""
         label = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-        if value is not None and (len(value) > 253 or not re.fullmatch(rf"{label}(\.{label})*", value)):
+        if value is not None and len(value) > 253:
+            raise ValueError(f"a Secret name is at most 253 characters; got {len(value)}")
+        if value is not None and not re.fullmatch(rf"{label}(\.{label})*", value):
             raise ValueError(
                 "a Secret name is lower-case letters, digits, '-' and '.', starting and ending alphanumeric"
             )

@@ -6,6 +6,7 @@ and carries the planned serve flags and the router's service discovery or the en
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -219,6 +220,17 @@ def test_a_gateway_name_that_is_no_dns_label_is_refused(tmp_path):
         _deploy(tmp_path, chip="l4", replicas=2, router="inferencepool", gateway="Bad_Name")
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [("name", "a" * 60, "at most 50 characters"), ("namespace", "n" * 51, "at most 50 characters"),
+     ("hf_token_secret", "s" * 254, "at most 253 characters"), ("name", "My_App", "lower-case letters")],
+)  # fmt: skip
+def test_a_name_too_long_is_refused_for_its_length(tmp_path, field, value, said):
+    # a lower-case name of 60 characters was refused as "must be lower-case letters, digits and '-'", which it was
+    with pytest.raises(ConfigError, match=said):
+        _deploy(tmp_path, chip="l4", **{field: value})
+
+
 def test_apply_creates_the_custom_objects_through_their_crd_resources(tmp_path, monkeypatch):
     # kubernetes.utils.create_from_dict maps only built-in kinds to typed APIs; InferencePool and HTTPRoute go
     # through CustomObjectsApi with the CRDs' plural names (inferencepools, httproutes)
@@ -258,3 +270,36 @@ def test_a_parallel_size_other_than_the_pods_chips_is_refused(tmp_path, chip, re
         f"--replicas {replicas}): leave out --set tensor-parallel-size=N, or make the product {share}"
     )
     assert not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize(("chip", "pods", "share"), [("v5e-1", 1, 1), ("v6e-1", 1, 1), ("v5e-4", 4, 1),
+                                                     ("v6e-8", 2, 4), ("l4", 2, 1), ("h100", 2, 1)])  # fmt: skip
+def test_the_default_replicas_work_on_every_gke_chip_and_are_said(tmp_path, chip, pods, share):
+    # was "--replicas 2 does not split 1 chip(s) evenly" for `deploy k8s MODEL --chip v5e-1` (the user typed no
+    # --replicas), and "2 TPU chips per replica has no single-host GKE topology" for v5e-4
+    result = api.deploy_k8s(build_request(DeployK8sRequest, {"model": GEMMA, "out": tmp_path, "chip": chip}))
+    assert (result.replicas, result.chips_per_replica) == (pods, share)
+    assert result.manifests[0]["spec"]["replicas"] == pods
+    assert f"--replicas not given: {pods} vLLM pod(s) of {share} {chip} chip(s) each" in result.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("chip", "replicas", "said"),
+    [("v5e-1", 2, "--replicas 2 does not split 1 chip(s)"), ("v5e-4", 2, "2 TPU chips per replica has no single-host")],
+)
+def test_a_given_replicas_that_cannot_split_stays_refused(tmp_path, chip, replicas, said):
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        _deploy(tmp_path, chip=chip, replicas=replicas)
+    assert not (tmp_path / "onechip.yaml").exists()
+
+
+def test_the_default_replicas_give_each_pod_chips_that_hold_the_model(tmp_path):
+    # Llama-3.1-8B's 14.96 GiB of weights exceed one v5e chip's cap: the default of 4 one-chip pods on a v5e-4 was
+    # refused ("the plan says one replica does not fit") though one pod of four chips, --replicas 1, fits
+    request = build_request(DeployK8sRequest, {"model": "meta-llama/Llama-3.1-8B-Instruct", "out": tmp_path,
+                                               "chip": "v5e-4"})  # fmt: skip
+    result = api.deploy_k8s(request)
+    assert (result.replicas, result.chips_per_replica) == (1, 4)
+    assert result.notes[0].startswith("--replicas not given: 1 vLLM pod(s) of 4 v5e-4 chip(s) each")
+    with pytest.raises(ConfigError, match="does not fit"):  # given, it is what the user asked: refused
+        api.deploy_k8s(request.model_copy(update={"replicas": 4}))

@@ -591,7 +591,7 @@ def test_a_success_summary_that_echoes_a_value_is_one_line_with_control_characte
         bench, report = calls(("bench", {"base_url": srv.url, **grid, "out_dir": str(out)}),
                               ("report", {"run_dir": str(out), "formats": ["md"]}))  # fmt: skip
     shown = f"{tmp_path}/r \\x1b[2J\\u202eun"
-    assert not bench.is_error and text(bench).startswith(f"{shown}: 1 cells (output tok/s"), text(bench)
+    assert not bench.is_error and text(bench).startswith(f"{shown}: 1 cell (output tok/s"), text(bench)
     assert not report.is_error and text(report) == f"wrote {shown}/report.md", text(report)
     assert bench.structured_content["run_dir"] == str(out)  # the structured result keeps the path as it is
 

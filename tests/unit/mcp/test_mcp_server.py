@@ -623,10 +623,12 @@ def test_the_simulate_and_cost_summaries_say_which_tok_per_s_they_give(tmp_path)
                                "out_dir": str(tmp_path / "sim")})  # fmt: skip
     assert not result.is_error, result.content[0].text
     text = result.content[0].text
-    assert text.startswith(f"{tmp_path / 'sim'}: 1 predicted cells (output tok/s: steady window; TTFT: median): 128x4 ")
+    assert text.startswith(f"{tmp_path / 'sim'}: 1 predicted cell (output tok/s: steady window; TTFT: median): 128x4 ")
     result = call("cost", {"run_dir": str(tmp_path / "sim"), "pricing": ["on-demand"]})
     assert not result.is_error, result.content[0].text
     tok_s = result.structured_content["output_tok_per_s"]
     assert result.content[0].text.startswith(
-        f"l4 at {tok_s:,.1f} output tok/s (the best predicted cell, 128 ctx x 4 clients, steady window): 1 prices"
+        f"l4 at {tok_s:,.1f} output tok/s (the best predicted cell, 128 ctx x 4 clients, steady window): 1 price,"
     )
+    # the plural was fixed: '1 prices', '1 predicted cells priced', '1 warnings' (the prediction's warning)
+    assert result.content[0].text.endswith("; 1 predicted cell priced; 1 warning"), result.content[0].text

@@ -228,3 +228,13 @@ def test_compare_runs_named_in_other_scripts_get_files_of_their_own(seed_run: Pa
     assert len({p.name for p in written}) == len(names) and all(p.is_file() for p in written)
     assert write_report(seed_run, "md", compare=others[2])[-1] == written[2]  # the same run: the same file
     assert re.fullmatch(r"compare-a_b-[0-9a-f]{8}\.md", written[2].name) and written[3].name == "compare-a_b.md"
+
+
+def test_compare_with_a_run_of_a_long_name_writes_a_file_the_os_takes(seed_run: Path, tmp_path: Path) -> None:
+    # a run folder of 250 characters (legal: 255 bytes) made compare-<250>.md, whose temporary file is longer than
+    # any file name may be: the write failed "File name too long", after report.md had been rewritten
+    names = ["r" * 250, "é" * 120, "r" * 249 + "s"]  # 120 'é': 240 bytes
+    written = [write_report(seed_run, "md", compare=write_run(tmp_path / n, seed_files()))[-1] for n in names]
+    assert all(p.is_file() and len(p.name.encode()) <= 200 for p in written)
+    assert len({p.name for p in written}) == len(names)  # cut alike, told apart by the hash
+    assert written[0].name.startswith("compare-rrrr") and written[1].name.startswith("compare-éééé")
