@@ -77,11 +77,13 @@ def test_a_docker_reference_is_taken_as_the_image(run, image: str):
 @pytest.mark.parametrize(
     ("command", "given"),
     [(["plan", "SmolLM2-135M-Instruct", "--chip", "v5e-4", "--replicas", "2"], "--tensor-parallel-size"),
-     (["deploy", "k8s", "SmolLM2-135M-Instruct", "--chip", "v5e-4"], "--set tensor-parallel-size=N")],
+     (["deploy", "k8s", "SmolLM2-135M-Instruct", "--chip", "v5e-4", "--replicas", "2"],
+      "--set tensor-parallel-size=N")],
 )  # fmt: skip
 def test_a_tensor_parallel_size_from_the_chip_share_says_where_it_came_from(run, tmp_path, command, given):
     # was 'tensor_parallel_size 2 (vllm-tpu): num_attention_heads 9 is not divisible by it; ...' alone: a flag the
-    # user never typed, set by engines.replicas.replica_plan_request from v5e-4's 4 chips over 2 replicas
+    # user never typed, set by engines.replicas.replica_plan_request from v5e-4's 4 chips over 2 replicas (deploy k8s
+    # is given --replicas 2: without it, it takes the first pod count whose pod fits, 4 here, since be3d4c2a)
     line = one_error_line(run, *command, *(["--out", str(tmp_path / "k")] if command[0] == "deploy" else []))
     assert line.startswith("tensor_parallel_size 2 (vllm-tpu): num_attention_heads 9 is not divisible by it")
     assert line.endswith(
