@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -64,6 +65,19 @@ def tail_lines(path: Path, n: int = 20) -> list[str]:
             return [redact(line.rstrip()) for line in deque(handle, maxlen=n)]
     except FileNotFoundError:
         return []
+
+
+# a line that says an error: vLLM's ERROR / CRITICAL records, argparse's 'vllm serve: error: ...', 'OSError: ...'
+_ERRORISH = re.compile(r"\b(?:ERROR|CRITICAL)\b|error\b|Error:", re.IGNORECASE)
+
+
+def last_error(tail: list[str]) -> str:
+    """The line of a failed boot's log `tail` that says why: its last line that says an error (_ERRORISH), else its
+    last non-empty line, else ''. The last line alone was often noise written as the process exited (Python's
+    'resource_tracker: There appear to be 1 leaked shared_memory objects' warning and its 'warnings.warn(' line),
+    so `up` said 'exited with code 1 during boot: warnings.warn(...' in place of vLLM's own error line."""
+    lines = [line.strip() for line in tail if line.strip()]
+    return next((line for line in reversed(lines) if _ERRORISH.search(line)), lines[-1] if lines else "")
 
 
 def ended(code: int, when: str) -> str:
@@ -247,7 +261,7 @@ class LocalVllmEngine:
 
     def _boot_error(self, what: str) -> EngineBootError:
         tail = tail_lines(self.log_path, 15)
-        last = next((line for line in reversed(tail) if line.strip()), "")[:200] or "it logged nothing"
+        last = last_error(tail)[:200] or "it logged nothing"
         return EngineBootError(f"{what}: {last} (full log: {self.log_path})", str(self.log_path), tail)
 
     def boot_record(self) -> BootRecord:

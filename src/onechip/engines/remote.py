@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from onechip.engines.launch import LaunchSpec, Secret
-from onechip.engines.local import free_port, group_alive, port_is_free, stop_group, tail_lines
+from onechip.engines.local import free_port, group_alive, last_error, port_is_free, stop_group, tail_lines
 from onechip.engines.ready import confirm_ready, healthy
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
@@ -376,7 +376,7 @@ class HostEngine:
             pass
         record = self.boot_record()
         tail = tail_lines(self.log_path, 15)
-        cause = record.failure_cause or next((line for line in reversed(tail) if line.strip()), "")
+        cause = record.failure_cause or last_error(tail)
         return EngineBootError(f"{what}: {cause[:300]} (full log: {self.log_path})", str(self.log_path), tail)
 
     def boot_record(self) -> BootRecord:
