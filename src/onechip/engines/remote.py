@@ -60,8 +60,17 @@ class Shell:
             opts += ["-o", option]
         return ["ssh", *opts, *(extra or []), self.target, command]
 
-    def run(self, command: str, *, stdin: bytes | None = None, timeout_s: float = 120.0) -> str:
-        """Run `command`; return stdout. Raises EngineError with the host's stderr (never our stdin)."""
+    def run(
+        self,
+        command: str,
+        *,
+        stdin: bytes | None = None,
+        timeout_s: float = 120.0,
+        what: str = "command",
+        hint: str = "",
+    ) -> str:
+        """Run `command` for up to `timeout_s` seconds; return stdout. Raises EngineError with the host's stderr (never
+        our stdin), or 'WHAT timed out after N s' and `hint`."""
         try:
             done = subprocess.run(  # noqa: S603 - argv list
                 self.argv(command), input=stdin if stdin is not None else b"", capture_output=True,
@@ -70,7 +79,7 @@ class Shell:
         except FileNotFoundError as exc:
             raise EngineError(f"cannot run {exc.filename}: not installed") from None
         except subprocess.TimeoutExpired:
-            raise EngineError(f"{self.where()}: command timed out after {timeout_s:.0f} s") from None
+            raise EngineError(f"{self.where()}: {what} timed out after {timeout_s:.0f} s{hint}") from None
         if done.returncode != 0:
             err = redact(
                 done.stderr.decode(errors="replace").strip().splitlines()[-1:][0]
@@ -197,11 +206,14 @@ class HostEngine:
     """A LaunchSpec run through a Shell: a detached process over SSH, or a docker container (SSH or local).
     Implements engines.base.Engine; `state()` / `from_state()` let `status`, `logs` and `down` find it."""
 
-    def __init__(self, spec: LaunchSpec, shell: Shell, log_path: Path, token: Secret | None = None):
+    def __init__(
+        self, spec: LaunchSpec, shell: Shell, log_path: Path, token: Secret | None = None, timeout_s: float = 600.0
+    ):
         self.spec = spec
         self.shell = shell
         self.log_path = log_path
         self.token = token
+        self.timeout_s = timeout_s  # `up --timeout-s`: the start (docker run's image pull) and the boot, together
         self.kind = spec.engine if spec.host is None else f"{spec.engine}@ssh"
         self.served_name = spec.served_name
         self.mode = "docker" if spec.engine == "vllm-docker" else "remote-process"
@@ -254,7 +266,8 @@ class HostEngine:
         if self.mode == "docker":  # its --name is fixed: recorded before `docker run`, whose image pull takes minutes
             self.on_launched()  # and whose container outlives an `up` killed meanwhile (`down`: docker rm -f NAME)
         try:
-            out = self.shell.run(start_command(spec), timeout_s=300.0)
+            what, hint = self._start_said()
+            out = self.shell.run(start_command(spec), timeout_s=self.timeout_s, what=what, hint=hint)
         except EngineError as exc:
             if self.mode == "docker" and NAME_TAKEN in str(exc):  # docker's refusal: that container is not ours
                 self.name_taken = True
@@ -277,6 +290,18 @@ class HostEngine:
         if spec.host:
             self._open_tunnel()
         self._start_mirror()
+
+    def _start_said(self) -> tuple[str, str]:
+        """How a start that outran `timeout_s` is said (Shell.run's `what` and `hint`): the limit's option, and for
+        docker the image pull, which is most of a first start on a fresh host."""
+        limit = " (the limit of up --timeout-s)"
+        if self.mode != "docker":
+            return "the engine's start", limit
+        image, where = self.spec.command.target.image or "the image", self.spec.host or "this machine"
+        return (
+            f"`docker run` (with its pull of {image})",
+            f"{limit}; give a longer --timeout-s, or `docker pull {image}` on {where} first",
+        )
 
     def _open_tunnel(self) -> None:
         assert self.local_port is not None
