@@ -16,7 +16,10 @@ talks to http://127.0.0.1:TUNNEL; a background `tail -F` (or `docker logs -f`) m
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -70,24 +73,34 @@ class Shell:
         hint: str = "",
     ) -> str:
         """Run `command` for up to `timeout_s` seconds; return stdout. Raises EngineError with the host's stderr (never
-        our stdin), or 'WHAT timed out after N s' and `hint`."""
+        our stdin), or 'WHAT timed out after N s' and `hint`.
+        The command runs in its own process group, SIGKILLed whole when it times out or this process is interrupted:
+        subprocess.run killed only the shell, and the `docker run` under it went on pulling, then started a container
+        after `up` had given up, stopped nothing and forgotten it (a running engine on no record)."""
         try:
-            done = subprocess.run(  # noqa: S603 - argv list
-                self.argv(command), input=stdin if stdin is not None else b"", capture_output=True,
-                timeout=timeout_s, check=False,
+            proc = subprocess.Popen(  # noqa: S603 - argv list
+                self.argv(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True,
             )  # fmt: skip
         except FileNotFoundError as exc:
             raise EngineError(f"cannot run {exc.filename}: not installed") from None
-        except subprocess.TimeoutExpired:
-            raise EngineError(f"{self.where()}: {what} timed out after {timeout_s:.0f} s{hint}") from None
-        if done.returncode != 0:
+        with proc:  # its pipes closed, it reaped
+            try:
+                out, err_bytes = proc.communicate(stdin if stdin is not None else b"", timeout=timeout_s)
+            except BaseException as exc:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                if isinstance(exc, subprocess.TimeoutExpired):
+                    raise EngineError(f"{self.where()}: {what} timed out after {timeout_s:.0f} s{hint}") from None
+                raise
+        if proc.returncode != 0:
             err = redact(
-                done.stderr.decode(errors="replace").strip().splitlines()[-1:][0]
-                if done.stderr.strip()
-                else f"exit code {done.returncode}"
+                err_bytes.decode(errors="replace").strip().splitlines()[-1:][0]
+                if err_bytes.strip()
+                else f"exit code {proc.returncode}"
             )
             raise EngineError(f"{self.where()}: {err[:300]}")
-        return done.stdout.decode(errors="replace")
+        return out.decode(errors="replace")
 
     def where(self) -> str:
         return f"ssh {self.target}" if self.target else "local shell"
