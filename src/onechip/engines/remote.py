@@ -8,6 +8,8 @@ On the host (`~/.onechip/`):
     engine/serve.sh     the serve command; sources hf_token.env (set -a), so the token is in the engine's
                         environment only, never in an argv, `ps` or a log line
     engine/engine.log   the engine's stdout+stderr (process mode; docker mode reads `docker logs`)
+    engine/engine.pid   'PID START_TICKS' of the process group serve.sh leads (process mode), written as it starts:
+                        what `status` / `down` ask when an `up` was killed before the pid came back to it
 Process mode runs serve.sh under `setsid`: its pid is the process-group id `down` signals (TERM, then KILL).
 Docker mode runs `docker run -d --name NAME ...` and stops with `docker rm -f NAME`.
 Locally: `ssh -N -L 127.0.0.1:TUNNEL:127.0.0.1:PORT` in its own session, so every other onechip command
@@ -42,6 +44,7 @@ REMOTE_DIR = "~/.onechip"
 TOKEN_PATH = "~/.onechip/hf_token.env"
 REMOTE_LOG = "~/.onechip/engine/engine.log"
 SERVE_SCRIPT = "~/.onechip/engine/serve.sh"
+REMOTE_PID = "~/.onechip/engine/engine.pid"
 _TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_.\-]+$")
 # docker's refusal of `run --name N` when a container N exists (moby daemon/names.go, reserveName: 'Conflict. The
 # container name "/N" is already in use by container "ID". You have to remove (or rename) that container ...')
@@ -139,8 +142,9 @@ def start_command(spec: LaunchSpec) -> str:
         f"{script}ONECHIP_SERVE\n"
         # the log exists before the pid is printed: a `tail -F` mirror started on a missing file polls for it
         # once a second (and says so into the mirror) instead of following it at once
-        f": > {_q(REMOTE_LOG)}; {stamp}; setsid bash {_q(SERVE_SCRIPT)} > {_q(REMOTE_LOG)} 2>&1 < /dev/null & "
-        f'echo "pid=$!"; echo "started=$({_started("$!")})"'
+        f": > {_q(REMOTE_LOG)}; rm -f {_q(REMOTE_PID)}; {stamp}; "
+        f"setsid bash {_q(SERVE_SCRIPT)} > {_q(REMOTE_LOG)} 2>&1 < /dev/null & "
+        f'echo "$! $({_started("$!")})" > {_q(REMOTE_PID)}; echo "pid=$!"; echo "started=$({_started("$!")})"'
     )
 
 
@@ -160,6 +164,18 @@ def _ours(state: EngineState) -> str | None:
     return f'{{ t=$({_started(str(state.remote_pid))}); [ -z "$t" ] || [ "$t" = {state.remote_pid_started} ]; }}'
 
 
+def _pid_from_file() -> str:
+    """Shell that sets $p to the pid engine.pid holds (REMOTE_PID) and succeeds when that process is the one started
+    then (its start time, as _ours asks), for a record saved before the start's pid came back (remote_pid None)."""
+    check = f'u=$({_started("$p")}) && {{ [ -z "$u" ] || [ "$u" = "$t" ]; }}'
+    return f'{{ read p t < {_q(REMOTE_PID)} && [ -n "$p" ] && {check}; }} 2>/dev/null'
+
+
+def pid_words(state: EngineState) -> str:
+    """The remote engine's process group as a note says it: 'pid N', or where its pid is kept on the host."""
+    return f"pid {state.remote_pid}" if state.remote_pid is not None else f"the pid in {REMOTE_PID}"
+
+
 def _docker(sudo: bool) -> str:
     return "sudo docker" if sudo else "docker"
 
@@ -168,6 +184,8 @@ def alive_command(state: EngineState) -> str:
     if state.mode == "docker":
         running = "'{{.State.Running}}'"
         return f"{_docker(state.sudo)} inspect -f {running} {state.container} 2>/dev/null || echo false"
+    if state.remote_pid is None:
+        return f"{_pid_from_file()} && kill -0 -- -$p 2>/dev/null && echo true || echo false"
     ours = _ours(state)
     return f"{ours + ' && ' if ours else ''}kill -0 -- -{state.remote_pid} 2>/dev/null && echo true || echo false"
 
@@ -187,6 +205,8 @@ def stop_command(state: EngineState, grace_s: float = 20.0) -> str:
             f"{_docker(state.sudo)} rm -f {state.container} >/dev/null 2>&1; true"
         )
     pg, ours = f"-- -{state.remote_pid}", _ours(state)
+    if state.remote_pid is None:
+        pg, ours = "-- -$p", _pid_from_file()
     steps = int(grace_s * 10)
     return (
         f"{ours + ' || exit 0; ' if ours else ''}kill -TERM {pg} 2>/dev/null || exit 0; "
@@ -276,8 +296,10 @@ class HostEngine:
             self.shell.run(put_secret_command(spec.token_path), stdin=f"HF_TOKEN={value}\n".encode())
         self._started_wall = datetime.now(UTC)
         self._started_mono = time.monotonic()
-        if self.mode == "docker":  # its --name is fixed: recorded before `docker run`, whose image pull takes minutes
-            self.on_launched()  # and whose container outlives an `up` killed meanwhile (`down`: docker rm -f NAME)
+        # recorded before the start: a container's --name is fixed and its `docker run` pulls for minutes; a process
+        # group writes its pid to engine.pid as it starts. Either outlives an `up` killed before the start returns, and
+        # `down` finds it (docker rm -f NAME; the group engine.pid names)
+        self.on_launched()
         try:
             what, hint = self._start_said()
             out = self.shell.run(start_command(spec), timeout_s=self.timeout_s, what=what, hint=hint)
@@ -445,7 +467,7 @@ class HostEngine:
     def stop(self) -> None:
         """Stop the engine on the host, the tunnel and the mirror. Idempotent."""
         self._stop_mirror()
-        if self.remote_pid is not None or (self.mode == "docker" and not self.name_taken):
+        if self._started_wall is not None and not self.name_taken:  # started: its pid, or the one in engine.pid
             stop_host_engine(self.shell, self.state())
         if self.tunnel is not None and self.tunnel.poll() is None:
             stop_group(self.tunnel.pid, 5.0)
@@ -454,8 +476,6 @@ class HostEngine:
 
 def stop_host_engine(shell: Shell, state: EngineState, grace_s: float = 20.0) -> None:
     """Stop the engine `state` records on its host (process group or container)."""
-    if state.mode == "remote-process" and state.remote_pid is None:
-        return
     shell.run(stop_command(state, grace_s), timeout_s=grace_s + 30)
 
 

@@ -414,3 +414,38 @@ def test_a_host_engine_is_recorded_booting_before_up_waits_for_it(home, monkeypa
         assert engine_state_module.load() is None
     finally:
         engine.stop()
+
+
+def test_an_up_killed_before_the_hosts_pid_came_back_leaves_a_record_status_and_down_use(home, monkeypatch):
+    """Before: a process-mode host engine was recorded only once the start printed its pid; an `up` killed between
+    the ssh start and that answer left the engine running on its host with nothing recorded (`status`: no engine).
+    Now it is recorded before the start, and the start writes the group's pid to ~/.onechip/engine/engine.pid."""
+    engine = _host_engine(home)
+    engine.on_launched = lambda: engine_state_module.save_booting(engine)
+    run, started = engine.shell.run, []
+
+    def killed_after_the_start(command: str, **kwargs: object) -> str:
+        out = run(command, **kwargs)  # type: ignore[arg-type]
+        if "setsid" in command:
+            started.append(int(out.split("pid=")[1].split()[0]))  # the test's own, to stop what it started
+            raise KeyboardInterrupt  # stands for the SIGKILL: nothing after the start runs
+        return out
+
+    monkeypatch.setattr(engine.shell, "run", killed_after_the_start)
+    with pytest.raises(KeyboardInterrupt):
+        engine.start()
+    pid = started[0]
+    try:
+        saved = engine_state_module.load()
+        assert saved is not None and saved.booting and saved.remote_pid is None
+        status = engine_state_module.status()
+        assert status.running and "the pid in ~/.onechip/engine/engine.pid" in status.note, status
+        down = engine_state_module.down()
+        assert down.note.startswith("stopped the process group in ~/.onechip/engine/engine.pid"), down.note
+        deadline = time.monotonic() + 10
+        while group_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not group_alive(pid)
+    finally:
+        if group_alive(pid):
+            os.killpg(pid, signal.SIGKILL)
