@@ -344,6 +344,7 @@ class HostEngine:
             tunnel_argv(self.shell, self.local_port, self.spec.port), stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
+        self.on_launched()  # recorded with the tunnel's pid: an `up` killed while it opens leaves `down` it to stop
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.tunnel.poll() is not None:

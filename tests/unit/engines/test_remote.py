@@ -449,3 +449,35 @@ def test_an_up_killed_before_the_hosts_pid_came_back_leaves_a_record_status_and_
     finally:
         if group_alive(pid):
             os.killpg(pid, signal.SIGKILL)
+
+
+def test_an_up_killed_while_its_ssh_tunnel_opens_leaves_the_tunnel_on_record(home, monkeypatch):
+    """Before: the record saved once the engine ran had no tunnel; the tunnel was recorded only after it opened (up
+    to 20 s later). An `up` killed meanwhile left the `ssh -N -L` running, holding the local port, with nothing for
+    `down` to stop it by (seen with a real sshd: `up` SIGKILLed 1.1 s in)."""
+    spec = _spec(port=free_port(), launcher=[sys.executable, str(FAKE), "--fake-boot-s", "30"], host="root@h")
+    spec.tunnel_port = free_port()
+    engine = remote.HostEngine(spec, remote.Shell(None), home / "engine.log")
+    engine.on_launched = lambda: engine_state_module.save_booting(engine)
+    monkeypatch.setattr(remote, "tunnel_argv", lambda *_: ["sleep", "60"])  # a tunnel that never opens its port
+    looks = iter([True])  # the check before the start; then `up` is killed while the tunnel opens
+
+    def port_is_free(port: int) -> bool:
+        if next(looks, None) is None:
+            raise KeyboardInterrupt
+        return True
+
+    monkeypatch.setattr(remote, "port_is_free", port_is_free)
+    monkeypatch.setattr(remote, "shell_for", lambda state: remote.Shell(None))  # `down` reaches "root@h" here
+    with pytest.raises(KeyboardInterrupt):
+        engine.start()
+    tunnel = engine.tunnel
+    assert tunnel is not None
+    try:
+        saved = engine_state_module.load()
+        assert saved is not None and saved.tunnel_pid == tunnel.pid, saved
+        engine_state_module.down()
+        assert not group_alive(tunnel.pid)
+    finally:
+        engine.stop()
+        tunnel.communicate()  # its stderr pipe closed
