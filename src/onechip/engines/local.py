@@ -80,6 +80,26 @@ def last_error(tail: list[str]) -> str:
     return next((line for line in reversed(lines) if _ERRORISH.search(line)), lines[-1] if lines else "")
 
 
+class BootStage:
+    """The name of a booting engine's last boot event, for its progress line, from `read` (its boot_record). The whole
+    log is parsed for it (bootlog.parse_boot_log: about 1.3 s per MB), so it is read again only once 9 times as long
+    as the last read took has passed: re-read at every poll, a chatty engine's log (DEBUG logging, tens of MB) took
+    most of `up`'s wait, whose health check and deadline wait between reads."""
+
+    def __init__(self, read: Callable[[], BootRecord]):
+        self.read = read
+        self.name = "starting"
+        self._next = 0.0
+
+    def __call__(self) -> str:
+        began = time.monotonic()
+        if began >= self._next:
+            events = self.read().events
+            self.name = events[-1].name if events else "starting"
+            self._next = time.monotonic() + 9 * (time.monotonic() - began)
+        return self.name
+
+
 def ended(code: int, when: str) -> str:
     """How a process ended `when` ('during boot'), from its Popen.returncode: 'exited with code N', or 'was killed by
     SIGNAME' (Popen gives -N for signal N; a shell in between exits 128 + N instead, said too). SIGKILL during a boot
@@ -240,6 +260,7 @@ class LocalVllmEngine:
             raise EngineError("engine not started")
         progress = on_progress or no_progress
         deadline = self._started_mono + timeout_s
+        stage = BootStage(self.boot_record)
         with WireClient(self.base_url, timeout_s=2.0) as client:
             while True:
                 elapsed = time.monotonic() - self._started_mono
@@ -251,9 +272,7 @@ class LocalVllmEngine:
                     raise self._boot_error(f"engine not healthy after {timeout_s:.0f} s")
                 if client.health(timeout_s=2.0):
                     break
-                events = self.boot_record().events
-                stage = events[-1].name if events else "starting"
-                progress(ProgressEvent("boot", f"engine booting ({stage})", elapsed, timeout_s))
+                progress(ProgressEvent("boot", f"engine booting ({stage()})", elapsed, timeout_s))
                 time.sleep(0.5)
         self._ready_s = round(time.monotonic() - self._started_mono, 2)
         progress(ProgressEvent("boot", "engine ready", self._ready_s, self._ready_s))

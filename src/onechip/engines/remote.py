@@ -30,7 +30,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from onechip.engines.launch import LaunchSpec, Secret
-from onechip.engines.local import free_port, group_alive, last_error, port_is_free, stop_group, tail_lines
+from onechip.engines.local import (
+    BootStage,
+    free_port,
+    group_alive,
+    last_error,
+    port_is_free,
+    stop_group,
+    tail_lines,
+)
 from onechip.engines.ready import confirm_ready, healthy
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
@@ -399,6 +407,7 @@ class HostEngine:
         progress = on_progress or no_progress
         deadline = self._started_mono + timeout_s
         last_alive_check = 0.0
+        stage = BootStage(self.boot_record)
         while True:
             elapsed = time.monotonic() - self._started_mono
             if healthy(self.base_url):
@@ -410,10 +419,8 @@ class HostEngine:
                     raise self._boot_error("engine exited during boot")
             if time.monotonic() > deadline:
                 raise self._boot_error(f"engine not healthy after {timeout_s:.0f} s")
-            events = self.boot_record().events
-            stage = events[-1].name if events else "starting"
             progress(
-                ProgressEvent("boot", f"engine booting on {self.spec.host or 'docker'} ({stage})", elapsed, timeout_s)
+                ProgressEvent("boot", f"engine booting on {self.spec.host or 'docker'} ({stage()})", elapsed, timeout_s)
             )
             time.sleep(1.0)
         healthy_s = round(time.monotonic() - self._started_mono, 2)
