@@ -169,6 +169,8 @@ def os_error_line(exc: OSError) -> str:
 #            longer word, so names such as "disk-..." or "task-..." survive
 #   Authorization: Bearer ... headers, and AWS access key ids (AKIA + 16)
 #   scheme://user:PASSWORD@host: the password of a URL (the user name is kept)
+#   NAME=value where NAME is a variable named as a secret (AWS_SECRET_ACCESS_KEY=..., GITHUB_TOKEN=...): an environment
+#            dump an engine or its launcher writes into its log, whose value has no shape of its own (the name is kept)
 _SECRET_PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{8,}"),
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
@@ -180,6 +182,11 @@ _SECRET_PATTERNS = [
     re.compile(r"(?<![A-Za-z0-9/])1//[A-Za-z0-9_-]{16,}"),
     # the password of a URL's user:password@ (RFC 3986 userinfo), e.g. a base URL behind a basic-auth proxy
     re.compile(r"(://[^/\s:@]*:)[^/\s@]+(?=@)"),
+    re.compile(
+        r"((?<![A-Za-z0-9_])(?:[A-Z][A-Z0-9_]*_)?"
+        r"(?:TOKEN|SECRET|SECRET_KEY|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)=[\"']?)"
+        r"[^\s\"']{6,}"
+    ),
     # a URL query parameter named as a key, token, secret, password or signature (?api_key=..., &token=...); the
     # ';', ',', '.' or ')' that ends a value where the text goes on is the text's ('?token=t; nothing to compare'
     # read 'token=*** nothing to compare')

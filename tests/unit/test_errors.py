@@ -111,3 +111,22 @@ def test_a_secret_file_path_in_the_environment_is_shown(monkeypatch, name, path)
 def test_a_secret_in_the_environment_is_still_redacted(monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     assert redact(f"got {value} here") == "got *** here"
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS_SECRET_ACCESS_KEY=***"),
+        ('export GITHUB_TOKEN="ghp_0123456789abcdef" done', 'export GITHUB_TOKEN="***" done'),
+        ("DB_PASSWORD=hunter2-long VLLM_API_KEY=token-abc123", "DB_PASSWORD=*** VLLM_API_KEY=***"),
+        ("HF_TOKEN_PATH=/home/u/.cache/token", "HF_TOKEN_PATH=/home/u/.cache/token"),  # where it is kept: shown
+        ("MAX_TOKENS=131072 max_num_batched_tokens=8192", "MAX_TOKENS=131072 max_num_batched_tokens=8192"),
+        ("as HF_TOKEN=..., on stdin", "as HF_TOKEN=..., on stdin"),
+    ],
+)
+def test_a_variable_named_as_a_secret_has_its_value_redacted_not_in_this_environment(text, redacted, monkeypatch):
+    """An engine (or its launcher) that dumps its environment into its log: `onechip logs`, in another process whose
+    environment has no such variable, showed 'AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/...' as it was."""
+    for name in ("AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "VLLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    assert redact(text) == redacted

@@ -138,7 +138,7 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     _refuse_remote_code(the_plan, prepared.spec.command.argv)
     the_plan.serve_command = prepared.spec.command  # plan.json records what ran
     engine_dir = onechip_home() / "engine"
-    running = prepared.engine(engine_dir / "engine.log")
+    running = prepared.engine(engine_dir / "engine.log", request.timeout_s)
     boot = _start(running, engine_dir, the_plan, prepared.token, request.timeout_s, on_progress)
     if request.hf_token_file is not None:  # `logs`, in another process, then redacts that file's token too
         engine_state.note_token_file(request.hf_token_file)

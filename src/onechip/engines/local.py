@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -64,6 +65,39 @@ def tail_lines(path: Path, n: int = 20) -> list[str]:
             return [redact(line.rstrip()) for line in deque(handle, maxlen=n)]
     except FileNotFoundError:
         return []
+
+
+# a line that says an error: vLLM's ERROR / CRITICAL records, argparse's 'vllm serve: error: ...', 'OSError: ...'
+_ERRORISH = re.compile(r"\b(?:ERROR|CRITICAL)\b|error\b|Error:", re.IGNORECASE)
+
+
+def last_error(tail: list[str]) -> str:
+    """The line of a failed boot's log `tail` that says why: its last line that says an error (_ERRORISH), else its
+    last non-empty line, else ''. The last line alone was often noise written as the process exited (Python's
+    'resource_tracker: There appear to be 1 leaked shared_memory objects' warning and its 'warnings.warn(' line),
+    so `up` said 'exited with code 1 during boot: warnings.warn(...' in place of vLLM's own error line."""
+    lines = [line.strip() for line in tail if line.strip()]
+    return next((line for line in reversed(lines) if _ERRORISH.search(line)), lines[-1] if lines else "")
+
+
+class BootStage:
+    """The name of a booting engine's last boot event, for its progress line, from `read` (its boot_record). The whole
+    log is parsed for it (bootlog.parse_boot_log: about 1.3 s per MB), so it is read again only once 9 times as long
+    as the last read took has passed: re-read at every poll, a chatty engine's log (DEBUG logging, tens of MB) took
+    most of `up`'s wait, whose health check and deadline wait between reads."""
+
+    def __init__(self, read: Callable[[], BootRecord]):
+        self.read = read
+        self.name = "starting"
+        self._next = 0.0
+
+    def __call__(self) -> str:
+        began = time.monotonic()
+        if began >= self._next:
+            events = self.read().events
+            self.name = events[-1].name if events else "starting"
+            self._next = time.monotonic() + 9 * (time.monotonic() - began)
+        return self.name
 
 
 def ended(code: int, when: str) -> str:
@@ -226,6 +260,7 @@ class LocalVllmEngine:
             raise EngineError("engine not started")
         progress = on_progress or no_progress
         deadline = self._started_mono + timeout_s
+        stage = BootStage(self.boot_record)
         with WireClient(self.base_url, timeout_s=2.0) as client:
             while True:
                 elapsed = time.monotonic() - self._started_mono
@@ -237,9 +272,7 @@ class LocalVllmEngine:
                     raise self._boot_error(f"engine not healthy after {timeout_s:.0f} s")
                 if client.health(timeout_s=2.0):
                     break
-                events = self.boot_record().events
-                stage = events[-1].name if events else "starting"
-                progress(ProgressEvent("boot", f"engine booting ({stage})", elapsed, timeout_s))
+                progress(ProgressEvent("boot", f"engine booting ({stage()})", elapsed, timeout_s))
                 time.sleep(0.5)
         self._ready_s = round(time.monotonic() - self._started_mono, 2)
         progress(ProgressEvent("boot", "engine ready", self._ready_s, self._ready_s))
@@ -247,7 +280,7 @@ class LocalVllmEngine:
 
     def _boot_error(self, what: str) -> EngineBootError:
         tail = tail_lines(self.log_path, 15)
-        last = next((line for line in reversed(tail) if line.strip()), "")[:200] or "it logged nothing"
+        last = last_error(tail)[:200] or "it logged nothing"
         return EngineBootError(f"{what}: {last} (full log: {self.log_path})", str(self.log_path), tail)
 
     def boot_record(self) -> BootRecord:

@@ -8,6 +8,8 @@ On the host (`~/.onechip/`):
     engine/serve.sh     the serve command; sources hf_token.env (set -a), so the token is in the engine's
                         environment only, never in an argv, `ps` or a log line
     engine/engine.log   the engine's stdout+stderr (process mode; docker mode reads `docker logs`)
+    engine/engine.pid   'PID START_TICKS' of the process group serve.sh leads (process mode), written as it starts:
+                        what `status` / `down` ask when an `up` was killed before the pid came back to it
 Process mode runs serve.sh under `setsid`: its pid is the process-group id `down` signals (TERM, then KILL).
 Docker mode runs `docker run -d --name NAME ...` and stops with `docker rm -f NAME`.
 Locally: `ssh -N -L 127.0.0.1:TUNNEL:127.0.0.1:PORT` in its own session, so every other onechip command
@@ -16,7 +18,10 @@ talks to http://127.0.0.1:TUNNEL; a background `tail -F` (or `docker logs -f`) m
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -25,7 +30,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from onechip.engines.launch import LaunchSpec, Secret
-from onechip.engines.local import free_port, group_alive, port_is_free, stop_group, tail_lines
+from onechip.engines.local import (
+    BootStage,
+    free_port,
+    group_alive,
+    last_error,
+    port_is_free,
+    stop_group,
+    tail_lines,
+)
 from onechip.engines.ready import confirm_ready, healthy
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
@@ -39,6 +52,7 @@ REMOTE_DIR = "~/.onechip"
 TOKEN_PATH = "~/.onechip/hf_token.env"
 REMOTE_LOG = "~/.onechip/engine/engine.log"
 SERVE_SCRIPT = "~/.onechip/engine/serve.sh"
+REMOTE_PID = "~/.onechip/engine/engine.pid"
 _TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_.\-]+$")
 # docker's refusal of `run --name N` when a container N exists (moby daemon/names.go, reserveName: 'Conflict. The
 # container name "/N" is already in use by container "ID". You have to remove (or rename) that container ...')
@@ -60,25 +74,44 @@ class Shell:
             opts += ["-o", option]
         return ["ssh", *opts, *(extra or []), self.target, command]
 
-    def run(self, command: str, *, stdin: bytes | None = None, timeout_s: float = 120.0) -> str:
-        """Run `command`; return stdout. Raises EngineError with the host's stderr (never our stdin)."""
+    def run(
+        self,
+        command: str,
+        *,
+        stdin: bytes | None = None,
+        timeout_s: float = 120.0,
+        what: str = "command",
+        hint: str = "",
+    ) -> str:
+        """Run `command` for up to `timeout_s` seconds; return stdout. Raises EngineError with the host's stderr (never
+        our stdin), or 'WHAT timed out after N s' and `hint`.
+        The command runs in its own process group, SIGKILLed whole when it times out or this process is interrupted:
+        subprocess.run killed only the shell, and the `docker run` under it went on pulling, then started a container
+        after `up` had given up, stopped nothing and forgotten it (a running engine on no record)."""
         try:
-            done = subprocess.run(  # noqa: S603 - argv list
-                self.argv(command), input=stdin if stdin is not None else b"", capture_output=True,
-                timeout=timeout_s, check=False,
+            proc = subprocess.Popen(  # noqa: S603 - argv list
+                self.argv(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True,
             )  # fmt: skip
         except FileNotFoundError as exc:
             raise EngineError(f"cannot run {exc.filename}: not installed") from None
-        except subprocess.TimeoutExpired:
-            raise EngineError(f"{self.where()}: command timed out after {timeout_s:.0f} s") from None
-        if done.returncode != 0:
+        with proc:  # its pipes closed, it reaped
+            try:
+                out, err_bytes = proc.communicate(stdin if stdin is not None else b"", timeout=timeout_s)
+            except BaseException as exc:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                if isinstance(exc, subprocess.TimeoutExpired):
+                    raise EngineError(f"{self.where()}: {what} timed out after {timeout_s:.0f} s{hint}") from None
+                raise
+        if proc.returncode != 0:
             err = redact(
-                done.stderr.decode(errors="replace").strip().splitlines()[-1:][0]
-                if done.stderr.strip()
-                else f"exit code {done.returncode}"
+                err_bytes.decode(errors="replace").strip().splitlines()[-1:][0]
+                if err_bytes.strip()
+                else f"exit code {proc.returncode}"
             )
             raise EngineError(f"{self.where()}: {err[:300]}")
-        return done.stdout.decode(errors="replace")
+        return out.decode(errors="replace")
 
     def where(self) -> str:
         return f"ssh {self.target}" if self.target else "local shell"
@@ -117,8 +150,9 @@ def start_command(spec: LaunchSpec) -> str:
         f"{script}ONECHIP_SERVE\n"
         # the log exists before the pid is printed: a `tail -F` mirror started on a missing file polls for it
         # once a second (and says so into the mirror) instead of following it at once
-        f": > {_q(REMOTE_LOG)}; {stamp}; setsid bash {_q(SERVE_SCRIPT)} > {_q(REMOTE_LOG)} 2>&1 < /dev/null & "
-        f'echo "pid=$!"; echo "started=$({_started("$!")})"'
+        f": > {_q(REMOTE_LOG)}; rm -f {_q(REMOTE_PID)}; {stamp}; "
+        f"setsid bash {_q(SERVE_SCRIPT)} > {_q(REMOTE_LOG)} 2>&1 < /dev/null & "
+        f'echo "$! $({_started("$!")})" > {_q(REMOTE_PID)}; echo "pid=$!"; echo "started=$({_started("$!")})"'
     )
 
 
@@ -138,6 +172,18 @@ def _ours(state: EngineState) -> str | None:
     return f'{{ t=$({_started(str(state.remote_pid))}); [ -z "$t" ] || [ "$t" = {state.remote_pid_started} ]; }}'
 
 
+def _pid_from_file() -> str:
+    """Shell that sets $p to the pid engine.pid holds (REMOTE_PID) and succeeds when that process is the one started
+    then (its start time, as _ours asks), for a record saved before the start's pid came back (remote_pid None)."""
+    check = f'u=$({_started("$p")}) && {{ [ -z "$u" ] || [ "$u" = "$t" ]; }}'
+    return f'{{ read p t < {_q(REMOTE_PID)} && [ -n "$p" ] && {check}; }} 2>/dev/null'
+
+
+def pid_words(state: EngineState) -> str:
+    """The remote engine's process group as a note says it: 'pid N', or where its pid is kept on the host."""
+    return f"pid {state.remote_pid}" if state.remote_pid is not None else f"the pid in {REMOTE_PID}"
+
+
 def _docker(sudo: bool) -> str:
     return "sudo docker" if sudo else "docker"
 
@@ -146,6 +192,8 @@ def alive_command(state: EngineState) -> str:
     if state.mode == "docker":
         running = "'{{.State.Running}}'"
         return f"{_docker(state.sudo)} inspect -f {running} {state.container} 2>/dev/null || echo false"
+    if state.remote_pid is None:
+        return f"{_pid_from_file()} && kill -0 -- -$p 2>/dev/null && echo true || echo false"
     ours = _ours(state)
     return f"{ours + ' && ' if ours else ''}kill -0 -- -{state.remote_pid} 2>/dev/null && echo true || echo false"
 
@@ -165,6 +213,8 @@ def stop_command(state: EngineState, grace_s: float = 20.0) -> str:
             f"{_docker(state.sudo)} rm -f {state.container} >/dev/null 2>&1; true"
         )
     pg, ours = f"-- -{state.remote_pid}", _ours(state)
+    if state.remote_pid is None:
+        pg, ours = "-- -$p", _pid_from_file()
     steps = int(grace_s * 10)
     return (
         f"{ours + ' || exit 0; ' if ours else ''}kill -TERM {pg} 2>/dev/null || exit 0; "
@@ -197,11 +247,14 @@ class HostEngine:
     """A LaunchSpec run through a Shell: a detached process over SSH, or a docker container (SSH or local).
     Implements engines.base.Engine; `state()` / `from_state()` let `status`, `logs` and `down` find it."""
 
-    def __init__(self, spec: LaunchSpec, shell: Shell, log_path: Path, token: Secret | None = None):
+    def __init__(
+        self, spec: LaunchSpec, shell: Shell, log_path: Path, token: Secret | None = None, timeout_s: float = 600.0
+    ):
         self.spec = spec
         self.shell = shell
         self.log_path = log_path
         self.token = token
+        self.timeout_s = timeout_s  # `up --timeout-s`: the start (docker run's image pull) and the boot, together
         self.kind = spec.engine if spec.host is None else f"{spec.engine}@ssh"
         self.served_name = spec.served_name
         self.mode = "docker" if spec.engine == "vllm-docker" else "remote-process"
@@ -251,10 +304,13 @@ class HostEngine:
             self.shell.run(put_secret_command(spec.token_path), stdin=f"HF_TOKEN={value}\n".encode())
         self._started_wall = datetime.now(UTC)
         self._started_mono = time.monotonic()
-        if self.mode == "docker":  # its --name is fixed: recorded before `docker run`, whose image pull takes minutes
-            self.on_launched()  # and whose container outlives an `up` killed meanwhile (`down`: docker rm -f NAME)
+        # recorded before the start: a container's --name is fixed and its `docker run` pulls for minutes; a process
+        # group writes its pid to engine.pid as it starts. Either outlives an `up` killed before the start returns, and
+        # `down` finds it (docker rm -f NAME; the group engine.pid names)
+        self.on_launched()
         try:
-            out = self.shell.run(start_command(spec), timeout_s=300.0)
+            what, hint = self._start_said()
+            out = self.shell.run(start_command(spec), timeout_s=self.timeout_s, what=what, hint=hint)
         except EngineError as exc:
             if self.mode == "docker" and NAME_TAKEN in str(exc):  # docker's refusal: that container is not ours
                 self.name_taken = True
@@ -278,12 +334,25 @@ class HostEngine:
             self._open_tunnel()
         self._start_mirror()
 
+    def _start_said(self) -> tuple[str, str]:
+        """How a start that outran `timeout_s` is said (Shell.run's `what` and `hint`): the limit's option, and for
+        docker the image pull, which is most of a first start on a fresh host."""
+        limit = " (the limit of up --timeout-s)"
+        if self.mode != "docker":
+            return "the engine's start", limit
+        image, where = self.spec.command.target.image or "the image", self.spec.host or "this machine"
+        return (
+            f"`docker run` (with its pull of {image})",
+            f"{limit}; give a longer --timeout-s, or `docker pull {image}` on {where} first",
+        )
+
     def _open_tunnel(self) -> None:
         assert self.local_port is not None
         self.tunnel = subprocess.Popen(  # noqa: S603
             tunnel_argv(self.shell, self.local_port, self.spec.port), stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
+        self.on_launched()  # recorded with the tunnel's pid: an `up` killed while it opens leaves `down` it to stop
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.tunnel.poll() is not None:
@@ -338,6 +407,7 @@ class HostEngine:
         progress = on_progress or no_progress
         deadline = self._started_mono + timeout_s
         last_alive_check = 0.0
+        stage = BootStage(self.boot_record)
         while True:
             elapsed = time.monotonic() - self._started_mono
             if healthy(self.base_url):
@@ -349,10 +419,8 @@ class HostEngine:
                     raise self._boot_error("engine exited during boot")
             if time.monotonic() > deadline:
                 raise self._boot_error(f"engine not healthy after {timeout_s:.0f} s")
-            events = self.boot_record().events
-            stage = events[-1].name if events else "starting"
             progress(
-                ProgressEvent("boot", f"engine booting on {self.spec.host or 'docker'} ({stage})", elapsed, timeout_s)
+                ProgressEvent("boot", f"engine booting on {self.spec.host or 'docker'} ({stage()})", elapsed, timeout_s)
             )
             time.sleep(1.0)
         healthy_s = round(time.monotonic() - self._started_mono, 2)
@@ -376,7 +444,7 @@ class HostEngine:
             pass
         record = self.boot_record()
         tail = tail_lines(self.log_path, 15)
-        cause = record.failure_cause or next((line for line in reversed(tail) if line.strip()), "")
+        cause = record.failure_cause or last_error(tail)
         return EngineBootError(f"{what}: {cause[:300]} (full log: {self.log_path})", str(self.log_path), tail)
 
     def boot_record(self) -> BootRecord:
@@ -407,7 +475,7 @@ class HostEngine:
     def stop(self) -> None:
         """Stop the engine on the host, the tunnel and the mirror. Idempotent."""
         self._stop_mirror()
-        if self.remote_pid is not None or (self.mode == "docker" and not self.name_taken):
+        if self._started_wall is not None and not self.name_taken:  # started: its pid, or the one in engine.pid
             stop_host_engine(self.shell, self.state())
         if self.tunnel is not None and self.tunnel.poll() is None:
             stop_group(self.tunnel.pid, 5.0)
@@ -416,8 +484,6 @@ class HostEngine:
 
 def stop_host_engine(shell: Shell, state: EngineState, grace_s: float = 20.0) -> None:
     """Stop the engine `state` records on its host (process group or container)."""
-    if state.mode == "remote-process" and state.remote_pid is None:
-        return
     shell.run(stop_command(state, grace_s), timeout_s=grace_s + 30)
 
 

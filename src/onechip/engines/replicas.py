@@ -378,7 +378,7 @@ def start(
     for k, (spec, ready) in enumerate(zip(launch.replicas, prepared, strict=True)):
         log = folder / f"replica-{k}.log"
         log.unlink(missing_ok=True)
-        engines.append(ready.engine(log) if ready is not None else _local_engine(spec, log))
+        engines.append(ready.engine(log, timeout_s) if ready is not None else _local_engine(spec, log))
 
     # recorded as booting as soon as a member's process exists: an `up` killed meanwhile (SIGKILL, OOM) left every
     # replica running with nothing for status or down to find them by (state.save_booting, for one engine)

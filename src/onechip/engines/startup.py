@@ -115,10 +115,15 @@ class Prepared:
     shell: remote.Shell
     on_host: bool  # through a host shell (SSH or docker), not a managed local process
 
-    def engine(self, log_path: Path) -> LocalServeEngine | remote.HostEngine:
-        """The engine to start (not started): a HostEngine for docker or SSH, else a LocalServeEngine."""
+    def engine(self, log_path: Path, timeout_s: float = 600.0) -> LocalServeEngine | remote.HostEngine:
+        """The engine to start (not started): a HostEngine for docker or SSH, else a LocalServeEngine. Raises
+        ConfigError (bad input, before anything starts) when a local serving program is not on this machine: it
+        failed at the launch as 'error: PROGRAM: No such file or directory', exit 1, naming no option."""
         if self.on_host:
-            return remote.HostEngine(self.spec, self.shell, log_path, self.token)
+            return remote.HostEngine(self.spec, self.shell, log_path, self.token, timeout_s)
+        program = self.spec.serve_argv[0]
+        if shutil.which(program) is None:
+            raise ConfigError(f"--launcher {program}: no such program on PATH (or not an executable file)")
         return LocalServeEngine(self.spec, log_path, self.token)
 
 

@@ -211,7 +211,7 @@ def status() -> EngineStatus:
     if state.mode != "process":
         alive, note = _host_alive(state)
         if not alive and state.booting:  # a container is recorded before `docker run` (remote.HostEngine.start)
-            which = f"container {state.container}" if state.mode == "docker" else f"pid {state.remote_pid}"
+            which = f"container {state.container}" if state.mode == "docker" else remote.pid_words(state)
             note = note or (f"{which} does not run: the `up` that recorded it may still be starting it (an image "
                             "pull); if that `up` was stopped, it died while booting or was never started, and "
                             "`onechip down` clears it")  # fmt: skip
@@ -226,7 +226,7 @@ def status() -> EngineStatus:
         return EngineStatus(running=False, state=state, note="engine process is gone (stale state)")
     healthy = wire.healthy(state.base_url, timeout_s=3.0)
     if state.booting:
-        which = f"pid {state.pid}" if state.mode == "process" else state.container or f"pid {state.remote_pid}"
+        which = f"pid {state.pid}" if state.mode == "process" else state.container or remote.pid_words(state)
         booting = f"booting ({which}): `up` has not seen it ready; if that `up` was stopped, `onechip down` stops it"
         if healthy:  # an orphan that finished booting after its `up` was killed answers, with no boot.json
             booting = (f"serving ({which}, /health answers) but `up` has not seen it ready: if that `up` was stopped, "
@@ -256,7 +256,11 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
         remote.stop_tunnel(state)
         state_path().unlink(missing_ok=True)
         where = state.host or "this machine"
-        what = f"process group {state.remote_pid}"
+        what = (
+            f"process group {state.remote_pid}"
+            if state.remote_pid is not None
+            else f"the process group in {remote.REMOTE_PID}"
+        )
         if state.mode == "docker":
             what = f"container {state.container}"
         return EngineStatus(running=False, state=state, note=f"stopped {what} on {where}; tunnel closed")
@@ -303,7 +307,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
         if follow and not _host_alive(state)[0]:
             where = f" on {state.host}" if state.host else ""
             raise _exited(
-                f"container {state.container}{where}" if state.mode == "docker" else f"pid {state.remote_pid}{where}"
+                f"container {state.container}{where}" if state.mode == "docker" else f"{remote.pid_words(state)}{where}"
             )
         return
     path = Path(state.log_path)

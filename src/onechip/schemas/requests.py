@@ -377,7 +377,10 @@ class UpRequest(SizingOptions, ServeOptions, ReplicaOptions):
         default=2, ge=1, le=MAX_HOST_GIB, description="Embedded engine: VLLM_CPU_KVCACHE_SPACE, GiB."
     )
     timeout_s: float = Field(
-        default=600.0, ge=MIN_BOOT_S, le=MAX_BOOT_S, description="Give up if not ready after this many seconds."
+        default=600.0,
+        ge=MIN_BOOT_S,
+        le=MAX_BOOT_S,
+        description="Give up if not ready after this many seconds (a docker engine's image pull counted in).",
     )
 
     @field_validator("engine_version")

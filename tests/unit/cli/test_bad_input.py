@@ -341,7 +341,10 @@ def test_demo_out_under_a_file_is_one_line(run, tmp_path: Path) -> None:
 def test_up_with_a_launcher_that_does_not_exist_is_one_line(run) -> None:
     code, _, err = run("up", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
                        "--launcher", "/nonexistent/vllm serve")  # fmt: skip
-    assert code == 1 and _one_line(err) == "error: /nonexistent/vllm: No such file or directory"
+    # was exit 1, 'error: /nonexistent/vllm: No such file or directory', naming no option (the launch itself failed)
+    assert code == 2 and _one_line(err) == (
+        "error: --launcher /nonexistent/vllm: no such program on PATH (or not an executable file)"
+    )
 
 
 def test_launcher_is_split_like_a_shell_line() -> None:

@@ -335,3 +335,30 @@ def test_up_again_after_a_crash_keeps_the_crashed_engines_log(tmp_path, monkeypa
         log.parent / "engine.prev.log"
     ).read_text() == "RuntimeError: CUDA error: an illegal memory access was encountered\n"
     assert "illegal memory access" not in log.read_text() and "Application startup complete" in log.read_text()
+
+
+def test_the_boot_stage_is_not_reparsed_at_every_poll(tmp_path, monkeypatch):
+    """Before: wait_ready parsed the whole engine log (about 1.3 s per MB) for its progress line at every 0.5 s poll;
+    a chatty engine's log of tens of MB held `up` in that parse, between its health checks. Here the parse costs 1 s
+    and the engine answers after 4 s: it was parsed at every poll (4 times and more), now once 9 s have passed."""
+    port = local.free_port()
+    engine = LocalVllmEngine(
+        tmp_path / "m", "m", tmp_path / "engine.log", port=port, tie_to_parent=True,
+        argv=[sys.executable, str(FAKE), "--port", str(port), "--served-model-name", "m",
+              "--fake-boot-s", "4"],
+    )  # fmt: skip
+    parsed = []
+    record = engine.boot_record
+
+    def slow_record():
+        parsed.append(time.monotonic())
+        time.sleep(1.0)
+        return record()
+
+    monkeypatch.setattr(engine, "boot_record", slow_record)
+    engine.start()
+    try:
+        engine.wait_ready(60)
+    finally:
+        engine.stop()
+    assert len(parsed) <= 2, len(parsed)  # the first stage, and the record returned once ready

@@ -414,3 +414,70 @@ def test_a_host_engine_is_recorded_booting_before_up_waits_for_it(home, monkeypa
         assert engine_state_module.load() is None
     finally:
         engine.stop()
+
+
+def test_an_up_killed_before_the_hosts_pid_came_back_leaves_a_record_status_and_down_use(home, monkeypatch):
+    """Before: a process-mode host engine was recorded only once the start printed its pid; an `up` killed between
+    the ssh start and that answer left the engine running on its host with nothing recorded (`status`: no engine).
+    Now it is recorded before the start, and the start writes the group's pid to ~/.onechip/engine/engine.pid."""
+    engine = _host_engine(home)
+    engine.on_launched = lambda: engine_state_module.save_booting(engine)
+    run, started = engine.shell.run, []
+
+    def killed_after_the_start(command: str, **kwargs: object) -> str:
+        out = run(command, **kwargs)  # type: ignore[arg-type]
+        if "setsid" in command:
+            started.append(int(out.split("pid=")[1].split()[0]))  # the test's own, to stop what it started
+            raise KeyboardInterrupt  # stands for the SIGKILL: nothing after the start runs
+        return out
+
+    monkeypatch.setattr(engine.shell, "run", killed_after_the_start)
+    with pytest.raises(KeyboardInterrupt):
+        engine.start()
+    pid = started[0]
+    try:
+        saved = engine_state_module.load()
+        assert saved is not None and saved.booting and saved.remote_pid is None
+        status = engine_state_module.status()
+        assert status.running and "the pid in ~/.onechip/engine/engine.pid" in status.note, status
+        down = engine_state_module.down()
+        assert down.note.startswith("stopped the process group in ~/.onechip/engine/engine.pid"), down.note
+        deadline = time.monotonic() + 10
+        while group_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not group_alive(pid)
+    finally:
+        if group_alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def test_an_up_killed_while_its_ssh_tunnel_opens_leaves_the_tunnel_on_record(home, monkeypatch):
+    """Before: the record saved once the engine ran had no tunnel; the tunnel was recorded only after it opened (up
+    to 20 s later). An `up` killed meanwhile left the `ssh -N -L` running, holding the local port, with nothing for
+    `down` to stop it by (seen with a real sshd: `up` SIGKILLed 1.1 s in)."""
+    spec = _spec(port=free_port(), launcher=[sys.executable, str(FAKE), "--fake-boot-s", "30"], host="root@h")
+    spec.tunnel_port = free_port()
+    engine = remote.HostEngine(spec, remote.Shell(None), home / "engine.log")
+    engine.on_launched = lambda: engine_state_module.save_booting(engine)
+    monkeypatch.setattr(remote, "tunnel_argv", lambda *_: ["sleep", "60"])  # a tunnel that never opens its port
+    looks = iter([True])  # the check before the start; then `up` is killed while the tunnel opens
+
+    def port_is_free(port: int) -> bool:
+        if next(looks, None) is None:
+            raise KeyboardInterrupt
+        return True
+
+    monkeypatch.setattr(remote, "port_is_free", port_is_free)
+    monkeypatch.setattr(remote, "shell_for", lambda state: remote.Shell(None))  # `down` reaches "root@h" here
+    with pytest.raises(KeyboardInterrupt):
+        engine.start()
+    tunnel = engine.tunnel
+    assert tunnel is not None
+    try:
+        saved = engine_state_module.load()
+        assert saved is not None and saved.tunnel_pid == tunnel.pid, saved
+        engine_state_module.down()
+        assert not group_alive(tunnel.pid)
+    finally:
+        engine.stop()
+        tunnel.communicate()  # its stderr pipe closed
