@@ -281,6 +281,24 @@ def one_line(text: str) -> str:
     return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), flat)
 
 
+# a URL's parts, as RFC 3986 splits them (appendix B's expression): scheme://, userinfo@, the rest of the authority
+# and the path, ?query, #fragment
+_URL_PARTS = re.compile(r"^([^:/?#]+://)?([^/?#]*@)?([^?#]*)(\?[^#]*)?(#.*)?$", re.DOTALL)
+
+
+def url_shown(url: str) -> str:
+    """`url` as an error line may echo it: its userinfo, query and fragment each '***' when present
+    ('http://K@h:1/?k=K#key=K' reads 'http://***@h:1/?***#***'): any of them may hold a key that redact's shapes
+    do not catch (a fragment, a user name, a query parameter not named as a key)."""
+    match = _URL_PARTS.match(url)
+    if not match:
+        return url
+    scheme, userinfo, rest, query, fragment = match.groups()
+    return "".join(
+        ((scheme or ""), "***@" if userinfo else "", rest, "?***" if query else "", "#***" if fragment else "")
+    )
+
+
 def redact(text: str) -> str:
     """Return `text` with every known secret replaced by '***': by source, the value of a secret env var
     (HF_TOKEN, OPENAI_API_KEY, and any whose name says TOKEN/SECRET/PASSWORD/API_KEY/..., but for one that holds a

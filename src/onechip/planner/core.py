@@ -1001,6 +1001,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     if sparse is not None:  # the sparse backend's block, forced over a --block-size too
         block, note = sparse[1], sparse[2]
         notes.append(note)
+    gdn_prefill_asked(request)  # a value vLLM refuses, refused for any model (argparse reads it first)
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
@@ -2733,8 +2734,8 @@ def _gdn_prefill(r: _Resolved, rule: HybridStateRule) -> str | None:
     additional_config['gdn_prefill_backend']) asks for one."""
     if not rule.gdn_checkpoint_alignment or r.src.config.family not in recurrent.GDN_FAMILIES:
         return "triton"
-    asked = [o.value for o in parse_sets(r.request.sets) if o.name == "--gdn-prefill-backend" and not o.remove]
-    if asked and str(asked[-1]).strip().lower() not in ("auto", "flashinfer"):
+    asked = gdn_prefill_asked(r.request)
+    if asked is not None and asked != "flashinfer":
         return "triton"
     if r.acc.architecture in rule.gdn_checkpoint_architectures:
         return "flashinfer"
@@ -2745,6 +2746,27 @@ def _gdn_prefill(r: _Resolved, rule: HybridStateRule) -> str | None:
 
 
 GDN_PREFILL_CODE = "gdn-prefill-backend"
+# --gdn-prefill-backend's argparse choices (vllm/engine/arg_utils.py of the 0.33.0 and 0.34.0 sdists; 'hip' from
+# 0.34.0): no 'auto' (leave the flag out for vLLM's own choice), lower case only; any other value stops `vllm serve`
+# with 'invalid choice'
+GDN_PREFILL_BACKENDS = ("flashinfer", "triton", "cutedsl", "aiter_flydsl", "sycl", "hip")
+
+
+def gdn_prefill_asked(request: PlanRequest) -> str | None:
+    """The GDN prefill kernel a `--set gdn-prefill-backend=NAME` asks for (the last one given), None when none is.
+    Raises ConfigError for a value vLLM's parser refuses (GDN_PREFILL_BACKENDS): 'garbage' or 'TRITON' was planned
+    as Triton and 'auto' as vLLM's own pick, a command that `vllm serve` then stopped on."""
+    asked = [o for o in parse_sets(request.sets) if o.name == "--gdn-prefill-backend" and not o.remove]
+    if not asked:
+        return None
+    value = asked[-1].value
+    taken = [b for b in GDN_PREFILL_BACKENDS if b != "hip" or not older_than(request.engine_version, "0.34.0")]
+    if value not in taken:
+        raise ConfigError(
+            f"--set gdn-prefill-backend{'' if value is None else '=' + value}: vLLM takes one of {', '.join(taken)} "
+            "(vllm/engine/arg_utils.py choices); leave it out for vLLM's own choice"
+        )
+    return value
 
 
 def _gdn_budget(r: _Resolved, calibration_dir: Path | None) -> tuple[_Resolved, _Budget]:

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from onechip.errors import ConfigError, looks_secret
+from onechip.errors import ConfigError, looks_secret, url_shown
 
 SCHEMA_VERSION = "1"
 GIB = 1 << 30  # one gibibyte (2**30 bytes); GB is 10**9 and a different word
@@ -224,9 +224,12 @@ def server_url_from_env(name: str, key_hint: str) -> str | None:
     if not value:
         return None
     try:
-        return server_url(value, key_hint=key_hint)
+        server_url(value, key_hint=key_hint)
+        if "@" in urlsplit(value).netloc:  # 'http://KEY@host': no password, yet a key all the same, recorded
+            raise ValueError(f"the URL holds user@, which run files and reports would record; {key_hint}")
     except ValueError as exc:
-        raise ConfigError(f"{name}={value!r}: {exc}") from None
+        raise ConfigError(f"{name}={url_shown(value)!r}: {exc}") from None
+    return value
 
 
 def model_key(model: str) -> str:

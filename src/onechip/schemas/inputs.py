@@ -26,7 +26,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, Va
 from pydantic_core import PydanticCustomError
 
 from onechip import jsontext
-from onechip.errors import ConfigError, redact
+from onechip.errors import ConfigError, redact, url_shown
 from onechip.paths import refuse_secret_path
 from onechip.schemas.common import StrictModel
 
@@ -342,9 +342,11 @@ def _count_pair(part: str) -> tuple[str, int]:
 
 def shown(value: Any, most: int = 80) -> str:
     """repr(value), cut to `most` characters (a refused 1,000,000-character value is not echoed whole); a path as
-    the text it was given as ('runs/x', not PosixPath('runs/x')). Secrets are redacted before the cut: a cut one
-    (HF_TOKEN's value, an sk- key) no longer has the whole value or shape the error line's redaction finds."""
+    the text it was given as ('runs/x', not PosixPath('runs/x')). Secrets are redacted before the cut (a URL's
+    userinfo, query and fragment too: url_shown): a cut one (HF_TOKEN's value, an sk- key) no longer has the whole
+    value or shape the error line's redaction finds."""
     value = str(value) if isinstance(value, PurePath) else value
+    value = url_shown(value) if isinstance(value, str) and "://" in value else value
     text = repr(redact(value)) if isinstance(value, str) else redact(repr(value))
     return text if len(text) <= most else f"{text[: most - 20]}... ({len(text):,} characters)"
 

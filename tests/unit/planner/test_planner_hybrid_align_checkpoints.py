@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from factories import BOOTLOGS, corpus_entry, sized_checkpoint
+from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.geometry import cdiv
 from onechip.schemas.common import GIB
@@ -114,3 +115,18 @@ def test_mamba2_hybrid_align_mode_on_0_34(tmp_path: Path) -> None:
     assert (block, per_request) == (4224, 44)
     assert plan.memory_budget is not None and plan.memory_budget.min_block_size == block
     assert plan.max_concurrency == pytest.approx(blocks / per_request)
+
+
+# vllm/engine/arg_utils.py (0.33.0, 0.34.0 sdists) declares --gdn-prefill-backend with argparse choices, no 'auto',
+# lower case; 'garbage' and 'TRITON' were planned as Triton (no checkpoint pages, no warning) and 'auto' as vLLM's own
+# pick, each a command that `vllm serve` stops on with 'invalid choice'
+@pytest.mark.parametrize(("value", "version"), [("garbage", "0.34.0"), ("TRITON", "0.34.0"), ("auto", "0.34.0"),
+                                                (None, "0.34.0"), ("hip", "0.33.0")])  # fmt: skip
+def test_a_gdn_prefill_backend_vllm_refuses_is_refused(tmp_path: Path, value: str | None, version: str) -> None:
+    item = "gdn-prefill-backend" if value is None else f"gdn-prefill-backend={value}"
+    with pytest.raises(ConfigError, match=r"^--set gdn-prefill-backend.*: vLLM takes one of flashinfer, triton, "):
+        _plan(_path(tmp_path), "b200", version, sets=[item])
+
+
+def test_a_gdn_prefill_backend_vllm_takes_is_planned(tmp_path: Path) -> None:
+    assert _plan(_path(tmp_path), "b200", "0.34.0", sets=["gdn-prefill-backend=hip"]).fits
