@@ -24,40 +24,44 @@ from onechip.vllm import bootlog, flag_table, log_summary
 from onechip.vllm.wire import WireClient, api_key_from_env, chat_body
 
 
-def _plan_for_up(request: UpRequest) -> tuple[Plan, list[str]]:
+def _plan_for_up(request: UpRequest) -> tuple[Plan, list[str], list[str]]:
     """The Plan `up` launches from: planned now for --model on --chip, or the given Plan / plan file, with
     the planner inputs among --set (e.g. max-num-seqs: onechip.vllm.flag_table) planned with. A plan file
     is re-planned from the request it records when a --set changes what it sized, or when it was printed for
     another launcher (`plan --launch`) whose install sizes memory otherwise; one made before plans
     recorded their request is launched as it is, and the serve command says in one line that it is stale.
-    Returns (plan, the --set items a given plan was re-planned with)."""
+    Returns (plan, the --set items a given plan was re-planned with, the --set items to serve with: a given plan's
+    own, those its command was printed with, before up's)."""
     if request.plan is not None:
         given = _read_plan(request.plan)
+        # `plan --set X` printed its command with X; `up --plan` served without it (flags that size nothing, such as
+        # --disable-log-stats, and planner inputs read from the sets, such as gdn-prefill-backend)
+        sets = [*(given.serve_command.target.sets if given.serve_command is not None else []), *request.sets]
         given.refuse_other_replicas(
             request.replicas, f"--plan {request.plan}" if isinstance(request.plan, Path) else "--plan"
         )
         if given.request is None:
-            return given, []
+            return given, [], sets
         again = flag_table.replanned(given.request, request.sets)
         printed_for = given.serve_command.target.kind if given.serve_command is not None else request.engine
         if again is None and printed_for == request.engine:
-            return given, []
+            return given, [], sets
         # the launcher is a planner input (which sampler and MXFP4 kernels the install has) that Plan.request
         # does not hold: a re-plan is made for the engine `up` runs
         base = again or flag_table.replanned_inputs(given.request, request.sets)
         replan = planner.plan_model(
-            base.model_copy(update={"launch": request.engine}), calibration_dir=measured_boots_dir()
+            base.model_copy(update={"launch": request.engine, "sets": sets}), calibration_dir=measured_boots_dir()
         )
         sized = [item for item in request.sets if flag_table.planner_values([item])]
         if printed_for != request.engine and _sized_apart(replan, given):
             sized.append(f"--engine {request.engine}")
         elif again is None:
-            return given, []
-        return replan, sized
+            return given, [], sets
+        return replan, sized, sets
     planned = request.plan_request()
     if planned is None:
         raise ConfigError("give --plan PLAN.json, or --model and --chip to plan now")
-    return planner.plan_model(flag_table.with_sets(planned), calibration_dir=measured_boots_dir()), []
+    return planner.plan_model(flag_table.with_sets(planned), calibration_dir=measured_boots_dir()), [], request.sets
 
 
 def _sized_apart(one: Plan, other: Plan) -> bool:
@@ -124,13 +128,13 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
         _refuse_running()
     if request.engine == "embedded":
         return _up_embedded(request, on_progress)
-    the_plan, replanned = _plan_for_up(request)
+    the_plan, replanned, sets = _plan_for_up(request)
     if not the_plan.fits and not (request.force or request.dry_run):
         # catching this before a boot (minutes on a TPU, billed) is what the plan is for
         raise ConfigError(f"the plan says this does not fit ({the_plan.verdict}); change the flags, or --force")
     prepared = startup.prepare(
         the_plan, request.engine, host=request.host, port=request.port, tunnel_port=request.tunnel_port,
-        image=request.image, sets=request.sets or None, hf_token_file=request.hf_token_file,
+        image=request.image, sets=sets or None, hf_token_file=request.hf_token_file,
         ssh_options=request.ssh_options or None, launcher=request.launcher,
     )  # fmt: skip
     if request.dry_run:
