@@ -36,7 +36,10 @@ def _plan_for_up(request: UpRequest) -> tuple[Plan, list[str], list[str]]:
         given = _read_plan(request.plan)
         # `plan --set X` printed its command with X; `up --plan` served without it (flags that size nothing, such as
         # --disable-log-stats, and planner inputs read from the sets, such as gdn-prefill-backend)
-        sets = [*(given.serve_command.target.sets if given.serve_command is not None else []), *request.sets]
+        printed = given.serve_command.target.sets if given.serve_command is not None else []
+        # a replica plan's command is replica 0's, its pins among the items: each replica is pinned anew
+        own = [i for i in printed if given.replicas == 1 or i.split("=")[0].strip() not in replicas.PIN_NAMES]
+        sets = [*own, *request.sets]
         given.refuse_other_replicas(
             request.replicas, f"--plan {request.plan}" if isinstance(request.plan, Path) else "--plan"
         )
@@ -249,16 +252,19 @@ def _replica_launch(request: UpRequest) -> tuple[Plan, launch.ReplicaSetLaunch, 
         the_plan, _ = startup.embedded_launch(1, request.kv_cache_space_gib)
         extra: dict[str, object] = {"kv_cache_space_gib": request.kv_cache_space_gib}
     else:
-        the_plan = _replica_plan_for_up(request)
+        the_plan, sets = _replica_plan_for_up(request)
         extra = {"tunnel_port": request.tunnel_port, "ssh_options": request.ssh_options or None}
+        request = request.model_copy(update={"sets": sets})
     launch_set, prepared = replicas.replica_launch(the_plan, request.engine, request, request, **extra)
     return the_plan, launch_set, prepared
 
 
-def _replica_plan_for_up(request: UpRequest) -> Plan:
-    """One replica's plan: a given plan as is, or --model on --chip sized for the replica's chip share."""
+def _replica_plan_for_up(request: UpRequest) -> tuple[Plan, list[str]]:
+    """One replica's plan: a given plan as is, or --model on --chip sized for the replica's chip share; and the --set
+    items to serve with (a given plan's own before up's, as _plan_for_up)."""
     if request.plan is not None or request.model is None or request.chip is None:
-        return _plan_for_up(request)[0]
+        the_plan, _, sets = _plan_for_up(request)
+        return the_plan, sets
     share = replicas.replica_share(
         request.chip, request.engine, request.replicas, len(replicas.split_hosts(request.host))
     )
@@ -267,7 +273,7 @@ def _replica_plan_for_up(request: UpRequest) -> Plan:
     the_plan = plan_replica(flag_table.with_sets(base), share, request.replicas)
     if not the_plan.fits and not (request.force or request.dry_run):
         raise ConfigError(f"the plan says one replica does not fit ({the_plan.verdict}); change the flags, or --force")
-    return the_plan
+    return the_plan, request.sets
 
 
 def _up_embedded(request: UpRequest, on_progress: ProgressFn) -> UpResult:

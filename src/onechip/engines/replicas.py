@@ -167,6 +167,13 @@ def pins(rules: str, n: int, share: int, index: int, cores: list[int] | None = N
     }  # fmt: skip
 
 
+# Every variable pins() sets, on any engine: what a replica plan's recorded command carries as --set items beside the
+# user's own (replica 0's pins), dropped when `up --plan` serves the plan's items (api._plan_for_up)
+PIN_NAMES = frozenset(
+    name for rules in ("vllm-cpu", "vllm-gpu", "vllm-ascend", "vllm-tpu") for name in pins(rules, 1, 1, 0, cores=[0])
+)
+
+
 class _Ports:
     """Ports here for one launch: the wanted one when free and not yet given out, else the next one up that
     is. Deterministic (no random fallback), so `plan` and `up --dry-run` print the same ports."""

@@ -49,3 +49,17 @@ def test_a_re_plan_keeps_the_plans_sets(tmp_path: Path) -> None:
     assert up.replanned_with == ["max-num-seqs=8"] and up.launch is not None
     argv = up.launch.command.argv
     assert "--disable-log-stats" in argv and argv[argv.index("--max-num-seqs") + 1] == "8"
+
+
+def test_up_replicas_of_a_replica_plan_serves_its_sets_and_pins_each_replica_anew(tmp_path: Path) -> None:
+    # a replica plan's recorded command is replica 0's: its pins (TPU_VISIBLE_CHIPS=0,1 ...) are not the user's
+    # items and must not follow the other replicas (engines.replicas.PIN_NAMES)
+    plan = api.plan(PlanRequest(model="gemma-4-E2B-it", chip="v5e-4", replicas=2, sets=["disable-log-stats"]))
+    path = tmp_path / "plan.json"
+    path.write_text(plan.model_dump_json(), encoding="utf-8")
+    up = api.up(UpRequest(engine="vllm-docker", plan=path, replicas=2, image="vllm/vllm-tpu:v0.11.1", dry_run=True))
+    assert up.replica_set is not None
+    first, second = up.replica_set.replicas
+    assert "--disable-log-stats" in first.command.argv and "--disable-log-stats" in second.command.argv
+    assert (first.command.env["TPU_VISIBLE_CHIPS"], second.command.env["TPU_VISIBLE_CHIPS"]) == ("0,1", "2,3")
+    assert [i for i in second.command.target.sets if i.startswith("TPU_VISIBLE_CHIPS")] == ["TPU_VISIBLE_CHIPS=2,3"]
