@@ -44,6 +44,10 @@ if TYPE_CHECKING:
 BILLING_URL = "https://cloudbilling.googleapis.com"
 ENDPOINT_ENV = "ONECHIP_BILLING_API_ENDPOINT"
 KEY_ENV = "ONECHIP_BILLING_API_KEY"
+# Google APIs refuse a key that is not one with HTTP 400 INVALID_ARGUMENT, 'API key not valid. Please pass a valid API
+# key.', its google.rpc.ErrorInfo reason API_KEY_INVALID (cloud.google.com/apis/design/errors, ErrorInfo): a 400 that
+# said nothing of the key's variables, where a 401 to a key does
+API_KEY_INVALID = "API_KEY_INVALID"
 KEY_FILE_ENV = "ONECHIP_BILLING_API_KEY_FILE"
 PAGE_SIZE = 5000  # the discovery document's default page size for services.skus.list
 MAX_PAGES = 1000  # 32,000 SKUs are ~7 pages; a server that never stops paging is refused
@@ -223,6 +227,8 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Header
             if answer.status_code == 401 and exc.reason == "auth":
                 fix = f"check {KEY_ENV} or {KEY_FILE_ENV}" if "x-goog-api-key" in sent else REAUTH
                 raise exc.reworded(f"{exc}; the credentials were refused: {fix}") from None
+            if answer.status_code == 400 and "x-goog-api-key" in sent and API_KEY_INVALID in answer.text:
+                raise exc.reworded(f"{exc}; the API key was refused: check {KEY_ENV} or {KEY_FILE_ENV}") from None
             raise
 
     again = ("transient", "rate-limit")  # a 403 rateLimitExceeded as a 429 (send): the rate was refused, not the read

@@ -496,3 +496,21 @@ def test_a_401_to_an_api_key_names_the_keys_variables_never_the_key(monkeypatch)
         billing.list_skus(SERVICE, http=client)
     said = str(info.value)
     assert said.endswith(f"refused: check {billing.KEY_ENV} or {billing.KEY_FILE_ENV}") and "AIza" not in said
+
+
+def test_a_key_google_calls_not_valid_names_the_keys_variables_never_the_key(monkeypatch):
+    """Google refuses a key that is not one with 400 INVALID_ARGUMENT and ErrorInfo reason API_KEY_INVALID
+    (cloud.google.com/apis/design/errors); the line said the catalog's message alone, not which variable to fix."""
+    for name in (billing.ENDPOINT_ENV, billing.KEY_FILE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(billing.KEY_ENV, "AIzaTestKey0123456789")
+    error = {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+                       "status": "INVALID_ARGUMENT",
+                       "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+                                    "domain": "googleapis.com"}]}}  # fmt: skip
+    client = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(400, json=error)))
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE, http=client)
+    said = str(info.value)
+    assert said.endswith(f"the API key was refused: check {billing.KEY_ENV} or {billing.KEY_FILE_ENV}"), said
+    assert "AIza" not in said and "\n" not in said
