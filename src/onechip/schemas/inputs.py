@@ -277,7 +277,7 @@ def key_values(value: Any, info: ValidationInfo) -> Any:
         raise _not_a_string(f"object such as {{{pairs}}}", value)
     parts = _entries("key_values", value, f"key=value pairs such as {example}")
     try:
-        items = [(k.strip(), float(v)) for k, v in (part.split("=", 1) for part in parts)]
+        items = [(k.strip(), _number(v)) for k, v in (part.split("=", 1) for part in parts)]
     except ValueError:
         raise PydanticCustomError("key_values", f"must look like {example}, got {value!r}") from None
     keys = [k for k, _ in items]
@@ -285,6 +285,15 @@ def key_values(value: Any, info: ValidationInfo) -> Any:
     if twice:  # a dict would keep the last silently (`ctx=1024,ctx=2048` planned 2,048)
         raise PydanticCustomError("key_values", f"gives {', '.join(twice)} twice (got {value!r}); give each key once")
     return dict(items)
+
+
+def _number(text: str) -> float:
+    """A key=value pair's value: a number, or a count as --max-model-len and --contexts read it (read_human_int:
+    'ctx=8k' is 8,000 tokens, where it was refused as not looking like ctx=1024). Raises ValueError."""
+    try:
+        return float(text)
+    except ValueError:
+        return float(read_human_int(text))
 
 
 # vLLM's --limit-mm-per-prompt, both spellings: JSON (vllm/engine/arg_utils.py of 0.8.5 - 0.34.0 sdists: json.loads

@@ -232,11 +232,21 @@ def test_simulate_refuses_what_bench_would_in_one_line(run, tmp_path, args):
         ("ctx=1e12,clients=1", "ctx must be a whole number from 1 to 16,777,216"),
         ("ctx=1024,clients=4,output_tokens=100000000", "output_tokens must be a whole number"),
         ("ctx=abc", "--workload must look like ctx=1024,clients=16"),
+        ("ctx=1.5K,clients=1", "--workload must look like ctx=1024,clients=16"),  # vLLM's rule: K takes whole numbers
+        ("ctx=32M,clients=1", "ctx must be a whole number from 1 to 16,777,216"),  # 33,554,432 tokens
     ],
 )
 def test_advise_workload_out_of_range_is_one_line(run, workload, message):
     code, _, err = run("advise", "google/gemma-4-E2B-it", "--workload", workload, "--chips", "l4")
     assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_advise_workload_takes_token_counts_as_max_model_len_does(run):
+    # 'ctx=1k' was refused as not looking like ctx=1024 where --max-model-len 1k and --contexts 1k are taken
+    # (schemas.inputs.read_human_int, vLLM's human_readable_int: 8k = 8,000, 8K = 8,192)
+    code, out, err = run("advise", "google/gemma-4-E2B-it", "--workload", "ctx=8K,clients=4", "--chips", "l4", "--json")
+    assert code == 0, err
+    assert json.loads(out)["workload"]["ctx"] == 8192
 
 
 @pytest.mark.parametrize("slo", ["ttft_ms=-1", "tpot_ms=0"])
