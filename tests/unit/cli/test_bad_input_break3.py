@@ -27,7 +27,8 @@ def test_an_endpoint_variable_with_a_password_names_where_its_key_goes(monkeypat
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv(env, "http://alice:S3cr3tPassw0rd@127.0.0.1:9")
     line = one_error_line(run, *argv)
-    assert line.startswith(f"{env}='http://alice:***@127.0.0.1:9': the URL holds a password (user:password@)")
+    # the whole user info is hidden since errors.url_shown (27b3d458): a key may stand where the user name does
+    assert line.startswith(f"{env}='http://***@127.0.0.1:9': the URL holds a password (user:password@)")
     assert line.endswith(f"; {hint}") and "OPENAI_API_KEY" not in line and "S3cr3tPassw0rd" not in line
 
 
