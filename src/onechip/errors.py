@@ -185,7 +185,10 @@ _SECRET_PATTERNS = [
     re.compile(
         r"((?<![A-Za-z0-9_])(?:[A-Z][A-Z0-9_]*_)?"
         r"(?:TOKEN|SECRET|SECRET_KEY|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)=[\"']?)"
-        r"[^\s\"']{6,}"
+        # a file path is where a secret is kept, not one: GOOGLE_APPLICATION_CREDENTIALS holds the path of the
+        # credentials file (cloud.google.com/docs/authentication/application-default-credentials), which a refusal
+        # must show so the user can fix it
+        r"(?!/|~/|\.\.?/)[^\s\"']{6,}"
     ),
     # a URL query parameter named as a key, token, secret, password or signature (?api_key=..., &token=...); the
     # ';', ',', '.' or ')' that ends a value where the text goes on is the text's ('?token=t; nothing to compare'

@@ -130,3 +130,16 @@ def test_a_variable_named_as_a_secret_has_its_value_redacted_not_in_this_environ
     for name in ("AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "VLLM_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     assert redact(text) == redacted
+
+
+def test_a_credentials_variable_naming_a_file_keeps_its_path():
+    # GOOGLE_APPLICATION_CREDENTIALS holds the credentials file's path (Google's ADC docs): the refusal of a directory
+    # there read 'GOOGLE_APPLICATION_CREDENTIALS=*** names a directory' (the secret-name rule of 2007834b), hiding
+    # what to fix; a value after such a name that is not a path is still a secret
+    from onechip.errors import redact
+
+    for path in ("/home/me/adc.json", "~/keys/sa.json", "./sa.json", "../sa.json"):
+        assert redact(f"GOOGLE_APPLICATION_CREDENTIALS={path} names a directory") == (
+            f"GOOGLE_APPLICATION_CREDENTIALS={path} names a directory"
+        )
+    assert redact("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG") == "AWS_SECRET_ACCESS_KEY=***"

@@ -71,7 +71,7 @@ def test_the_command_is_what_runs(home):
     assert engine.command() == the_plan.serve_command.argv and engine.env == the_plan.serve_command.env
     # a local vllm process runs its argv
     _, spec = _both("vllm")
-    planned, _ = api._engines._plan_for_up(UpRequest(engine="vllm", chip="h100", **E2B))
+    planned, _, _ = api._engines._plan_for_up(UpRequest(engine="vllm", chip="h100", **E2B))
     prepared = startup.prepare(planned, "vllm", port=8124, sets=E2B["sets"])
     assert prepared.spec.command == spec.command
     assert prepared.engine(home / "engine.log").command() == spec.command.argv
