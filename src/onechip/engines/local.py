@@ -39,9 +39,11 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def preferred_port(port: int, host: str = "127.0.0.1") -> int:
-    """`port` when it is free on `host` now, else one the OS reports free: chosen before the serve command
-    is built, so the command `plan` and `up --dry-run` print is the one that runs."""
-    return port if port_is_free(port, host) else free_port(host)
+    """`port` when it is free on `host` now, else the next one up that is (one the OS reports free past 65535):
+    chosen before the serve command is built, so the command `plan` and `up --dry-run` print is the one that runs,
+    and the same in both while the ports stay as they are (a random free port made them differ whenever 8000 was
+    taken), as replica ports are chosen (engines.replicas._Ports)."""
+    return next((p for p in range(port, min(port + 1000, 65536)) if port_is_free(p, host)), None) or free_port(host)
 
 
 def port_is_free(port: int, host: str = "127.0.0.1", reuse: bool = True) -> bool:

@@ -79,6 +79,8 @@ def test_a_taken_port_is_not_preferred():
         taken.listen()
         port = taken.getsockname()[1]
         assert preferred_port(port) != port
+        # the next free one up, so two commands printed one after the other name the same port
+        assert preferred_port(port) == preferred_port(port) > port
     free = free_port()
     assert preferred_port(free) == free
 
