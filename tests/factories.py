@@ -306,6 +306,17 @@ def engine_state(**overrides: Any) -> EngineState:
     return EngineState(**(fields | overrides))
 
 
+def fake_docker(tmp_path: Path, monkeypatch: Any, script: str) -> Path:
+    """A `docker` program running `script` (a shell script), first on PATH for the test; returns its path."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    docker = bin_dir / "docker"
+    docker.write_text(script)
+    docker.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    return docker
+
+
 def one_error_line(run, *argv: str, code: int = 2) -> str:
     """The one 'error: ' line of a CLI run (`run`: the conftest fixture calling main()), asserting exit `code`,
     exactly one such line and no traceback; the line without its prefix."""

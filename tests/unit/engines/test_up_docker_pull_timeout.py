@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import os
 import time
 
-from factories import one_error_line
+from factories import fake_docker, one_error_line
 from onechip.engines.local import free_port
 
 # a `docker` whose `run` pulls for 5 s, then fails; every other command (inspect, stop, rm) does nothing
@@ -21,11 +20,7 @@ esac
 def test_a_docker_run_slower_than_up_timeout_s_fails_at_that_limit_naming_it(tmp_path, monkeypatch, run):
     """Before: `docker run` had a fixed 300 s of its own, apart from --timeout-s: a pull longer than 300 s failed
     `up --timeout-s 1800` ('command timed out after 300 s'), and here `up --timeout-s 2` waited out the pull."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "docker").write_text(SLOW_DOCKER)
-    (bin_dir / "docker").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    fake_docker(tmp_path, monkeypatch, SLOW_DOCKER)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
@@ -44,12 +39,9 @@ def test_a_docker_run_that_timed_out_is_killed_and_never_starts_its_container(tm
     """Before: only the process the start ran (bash, or ssh) was killed at the time-out; `docker run` under it (under
     `sudo`, here under the fake `docker`) pulled on, then started its container after `up` had stopped nothing and
     forgotten it: an engine running with nothing on record."""
-    bin_dir, started = tmp_path / "bin", tmp_path / "container-started"
-    bin_dir.mkdir()
+    started = tmp_path / "container-started"
     # its run's client is a child of the `docker` killed, as `docker run` is of `sudo docker run` (a host's docker)
-    (bin_dir / "docker").write_text(f'#!/bin/bash\n[ "$1" = run ] && {{ sleep 3; touch {started}; }} & wait\n')
-    (bin_dir / "docker").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    fake_docker(tmp_path, monkeypatch, f'#!/bin/bash\n[ "$1" = run ] && {{ sleep 3; touch {started}; }} & wait\n')
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("HF_TOKEN", raising=False)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import onechip_process
+from factories import fake_docker, onechip_process
 from onechip.engines.local import free_port, group_alive
 
 FAKE = Path(__file__).parents[2] / "fakes" / "vllm_server.py"
@@ -144,12 +144,7 @@ def test_an_up_killed_while_docker_run_pulls_leaves_the_container_name_down_remo
     even if the CLI's caller is gone. Before: `up` recorded the engine only once `docker run` returned, so an `up`
     killed during the pull left nothing: `status` said 'no engine started', `down` did not remove the container. Its
     name (--name) is fixed beforehand, so it is recorded first."""
-    home, bin_dir = tmp_path / "home", tmp_path / "bin"
-    bin_dir.mkdir()
-    docker = bin_dir / "docker"
-    docker.write_text(FAKE_DOCKER_PULLING)
-    docker.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    home, docker = tmp_path / "home", fake_docker(tmp_path, monkeypatch, FAKE_DOCKER_PULLING)
     up = onechip_process(home, "up", "--engine", "vllm-docker", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
                          "--port", str(free_port()), "--force", "--timeout-s", "120")  # fmt: skip
     pulling = Path(f"{docker}.run.pid")
@@ -203,12 +198,7 @@ def test_an_up_whose_container_name_is_taken_never_removes_that_container(
     """`docker run --name onechip-vllm` is refused when a container of that name exists (started by another onechip
     home, or by hand). Before: the failed start was stopped as this `up`'s own engine, `docker rm -f onechip-vllm`,
     removing a container that may be serving. It is now left alone, and said in one line."""
-    home, bin_dir = tmp_path / "home", tmp_path / "bin"
-    bin_dir.mkdir()
-    docker = bin_dir / "docker"
-    docker.write_text(FAKE_DOCKER_NAME_TAKEN)
-    docker.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    home, docker = tmp_path / "home", fake_docker(tmp_path, monkeypatch, FAKE_DOCKER_NAME_TAKEN)
     code, out, err = _run(home, "up", "--engine", "vllm-docker", "--model", "google/gemma-4-E2B-it", "--chip", "l4",
                           "--port", str(free_port()), "--force", "--timeout-s", "120")  # fmt: skip
     errors = [line for line in err.splitlines() if line.startswith("error: ")]

@@ -265,21 +265,8 @@ def test_a_check_runs_report_names_its_model_and_endpoint(tmp_path: Path) -> Non
 def test_check_notes_with_pipes_fences_and_carriage_returns_stay_in_their_cell(tmp_path: Path) -> None:
     # Before: md_escape turned only '\n' into a space, so a note with a lone '\r' (or '\r\n', which left the '\r')
     # ended the Markdown row mid-cell: the checks table rendered a broken row and lost the rest of the note
-    from markdown_it import MarkdownIt  # a dependency of rich
-
-    from onechip.schemas.checks import CheckReport, CheckResult, Probe
-
     notes = ["server said: bad | worse\r\nsee `--tool-call-parser`", "content='```json\n{\"a|b\": 1}\n```'\rend"]
-    probes = [Probe(name=f"p{i}", verdict="fail", note=n) for i, n in enumerate(notes)]
-    checks = CheckReport(
-        base_url="http://127.0.0.1:8000",
-        model="m",
-        results=[CheckResult(domain="tool_calling", verdict="fail", probes=probes)],
-    )
-    (tmp_path / "checks.json").write_text(checks.model_dump_json())
-    section = render_markdown(tmp_path).split("## Capability checks", 1)[1].split("\n## ", 1)[0]
-    html = MarkdownIt("commonmark").enable("table").render(section)
-    cells = re.findall(r"<td>(.*?)</td>", html, re.S)
+    cells, html = _checks_cells(tmp_path, notes)
     assert len(cells) == 5, html  # one row: domain, verdict, probes passed, conditions, notes
     assert cells[4] == (  # a note is text: its backticks show as written (test_markdown_in_a_check_note_shows_as_text)
         "server said: bad | worse see `--tool-call-parser`; content='```json {&quot;a|b&quot;: 1} ```' end"
