@@ -760,11 +760,7 @@ def run_grid(
                 f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out"
             )
     resume_hint = resume_hint or f"resume it (--resume {out_dir})"
-    created = first_missing(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
+    created = create_run_dir(out_dir)
     run = _Run(config, out_dir, plan, on_progress)
     try:
         with exclusive(out_dir, busy):
@@ -802,7 +798,18 @@ def holds_search(out_dir: Path) -> bool:
     return os.path.lexists(out_dir / SEARCH_FILE) or bool(probes)
 
 
-def first_missing(path: Path) -> Path | None:
+def create_run_dir(out_dir: Path) -> Path | None:
+    """Create `out_dir` with its parents; return the outermost directory this made (what remove_if_empty may take
+    back), None when it existed. Raises ConfigError when it cannot be made."""
+    created = _first_missing(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
+    return created
+
+
+def _first_missing(path: Path) -> Path | None:
     """The outermost directory of `path` that does not exist yet (what mkdir(parents=True) will create)."""
     missing = None
     for candidate in (path, *path.parents):

@@ -30,7 +30,7 @@ from pathlib import Path
 from onechip.bench import stats
 from onechip.bench.runner import (
     config_difference,
-    first_missing,
+    create_run_dir,
     input_digests,
     load_samples,
     longest_prompt,
@@ -259,11 +259,7 @@ def find_max(
     s.check_saved()
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"{out_dir} is {kind_of(out_dir)}, not a run directory")
-    created = first_missing(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
+    created = create_run_dir(out_dir)
     try:
         with exclusive(out_dir, f"another bench is writing {out_dir}; choose another --out"):
             s.check_saved()  # again under the lock: a search or bench may have written there since
