@@ -58,13 +58,17 @@ def _flat(text: Any) -> str:
     return " ".join(str(text).splitlines()).strip()
 
 
+def _escaped(text: Any) -> str:
+    """`text` on one line with every markup character backslash-escaped where it can be markup (_MARKUP)."""
+    return _MARKUP.sub(lambda m: "\\" + m.group(0), _flat(text))
+
+
 def md_text(text: Any) -> Markdown:
     """Free text (a server's message, a model's answer in a check's note, a bench cell's reason, a plan warning) as
     Markdown that shows it as text, in a paragraph or a table cell: line breaks become spaces and every markup
     character is backslash-escaped where it can be markup (_MARKUP; at the start, _BLOCK_START), so '**', '# ',
     '<script>', a backtick or a pipe in it renders as written."""
-    inline = _MARKUP.sub(lambda m: "\\" + m.group(0), _flat(text))
-    return Markdown(_BLOCK_START.sub(lambda m: m.group(0) + "\\", inline, count=1))
+    return Markdown(_BLOCK_START.sub(lambda m: m.group(0) + "\\", _escaped(text), count=1))
 
 
 def md_code(text: Any, cell: bool = True) -> Markdown:
@@ -85,9 +89,7 @@ def md_escape(text: Any) -> str:
     Backticks are escaped, and backslashes right before a pipe doubled: the table takes one backslash off each
     escaped pipe before the cell is read as inline Markdown, where a backslash before a pipe is an escape, so
     'a\\|b' rendered 'a|b' (and GFM's cell scanner reads an even run of backslashes as escaping each other)."""
-    if isinstance(text, Markdown):
-        return text
-    return str(_MARKUP.sub(lambda m: "\\" + m.group(0), _flat(text)))
+    return text if isinstance(text, Markdown) else _escaped(text)
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
