@@ -43,6 +43,7 @@ from onechip.errors import ConfigError, Interrupted, OnechipError
 from onechip.paths import exclusive, kind_of, write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult
+from onechip.schemas.common import plural
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES, SEARCH_FILE
@@ -199,7 +200,7 @@ class _Search:
         if miss.status != "ok":
             return lo, hi, f"{hi:g} {self.kind}: {miss.status} ({miss.reason})"
         if miss.requests_failed:  # not the latency: the server failed requests (it died, refused, cut streams)
-            failed = f"{miss.requests_failed} measured request{'s' * (miss.requests_failed > 1)} failed"
+            failed = f"{plural(miss.requests_failed, 'measured request')} failed"
             return lo, hi, f"{hi:g} {self.kind}: {failed} (first: {miss.first_error}), a miss whatever the latency"
         if lo == 0:
             return lo, hi, f"the first load ({hi:g} {self.kind}) missed the SLOs"
@@ -252,9 +253,8 @@ def find_max(
     if plan is None and config.bench_plan is None and (plan := _saved_plan(out_dir)) is not None:
         on_progress(ProgressEvent("bench", "find-max: --plan not given: the plan the search started with is used"))
     plan = plan or config.bench_plan
-    config = config.model_copy(
-        update={"bench_plan": plan}
-    )  # kept in each probe's config: a resumed search judges by it
+    # kept in each probe's config: a resumed search judges by it
+    config = config.model_copy(update={"bench_plan": plan})
     s = _Search(config, out_dir, plan, on_progress)
     s.check_saved()
     if out_dir.exists() and not out_dir.is_dir():
@@ -282,9 +282,10 @@ def _search_to_end(s: _Search, config: BenchConfig, plan: Plan | None, out_dir: 
         if not stopped and not s.probes:  # failed before a probe was judged: no search to say anything of
             raise
         met = [load for load, p in s.probes.items() if p.meets_slo]
-        probes = f"{len(s.probes)} probe{'' if len(s.probes) == 1 else 's'}"
         how = "interrupted" if stopped else f"stopped by an error ({exc})"
-        why = f"{how} after {probes}" + ("" if again in how else f"; {again}")  # run_grid's error may say it
+        why = f"{how} after {plural(len(s.probes), 'probe')}" + (
+            "" if again in how else f"; {again}"
+        )  # run_grid's error may say it
         partial = _result(s, config, plan, max(met, default=0.0), why, interrupted=True)
         write_text_atomic(out_dir / SEARCH_FILE, partial.model_dump_json(indent=2))
         raise
