@@ -829,6 +829,8 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
             if row["name"] not in FITTED_ON:  # a log a constant was fitted on is no evidence for it
                 kv_errors.append(abs(e))
             err = f"{e:+.2%}*"
+            if abs(e) > 0.02:  # named like a token row: issue 27 wants every row over 2% with its cause
+                over.append(f"  {row['name']} ({err}): {row.get('cause') or 'cause not established'}")
         fit = f"{'fits' if row['fits'] else 'refused'}/{row['outcome']}{'' if right else ' WRONG'}"
         logged = f"{row['logged']:,}" if row["logged"] else "-"
         predicted = f"{row['predicted']:,}" if row["predicted"] is not None else "refused"
@@ -852,7 +854,7 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
             f"mean |error| {sum(kv_errors) / len(kv_errors):.2%}); not in the KV-token figures above"
         )
     if over:
-        print("rows over 2%, each with its cause (corpus.json known_error):\n" + "\n".join(over))
+        print("rows over 2% (* KV memory per GPU), each with its cause (corpus.json known_error):\n" + "\n".join(over))
     skipped = [row for row in rows if "skip" in row]
     print(f"not scored ({len(skipped)} of {len(rows)}):")
     for row in skipped:
