@@ -655,7 +655,7 @@ def given_pool_gib(entry: dict[str, Any]) -> float | None:
 
 def budget_row(entry: dict[str, Any], workdir: Path, out_of_sample: bool = False) -> dict[str, Any]:
     """A whole-budget table's row: predict(), or the fixture listed with its corpus.json `budget_unscored` reason.
-    planner_vs_peers compares every planner on it still: the reason is this table's, not the plan's."""
+    planner_vs_peers compares every planner on it given the logged pool only, for the same reason."""
     if entry.get("budget_unscored"):
         skip = f"whole budget not scored: {entry['budget_unscored']}"
         return {"name": entry["name"], "logged": logged_tokens(entry), "outcome": entry["outcome"], "skip": skip}

@@ -28,6 +28,8 @@ How each peer is fed (no network: the Hub calls are served from that directory):
     memory. Where it asks for --kv-cache-dtype (a quant_method it does not read), it gets the model dtype.
 Figures scored, each against the log: KV memory per GPU ('Available KV cache memory'), KV tokens (the token
 line), KV tokens given the log's own KV memory (each planner's token arithmetic alone), and the fit verdict.
+A fixture whose budget rests on an input no planner is given (corpus.json budget_unscored: a co-tenant's memory on a
+shared unified-memory box) is compared on the tokens given its logged pool only, and listed with that reason.
 In-sample rows are scored apart: for onechip the logs planner_accuracy.FITTED_ON names; for llm-d-planner its
 own accuracy sweep (the H100 vLLM 0.19.0 logs from llm-d-incubation/llm-d-planner, which its
 vllm_memory_constants.json was calibrated on). A planner that is not installed is said and skipped.
@@ -91,6 +93,9 @@ class Case:
     logged_tokens: int | None
     in_sample: dict[str, str]
     results: dict[str, Result] = field(default_factory=dict)
+    # corpus.json budget_unscored: the boot's budget rests on an input no planner is given (a co-tenant's memory on a
+    # shared unified-memory box), so only the token arithmetic given the logged pool is compared, as planner_accuracy
+    budget_unscored: str | None = None
 
 
 def error(predicted: float | None, logged: float | None) -> float | None:
@@ -119,6 +124,11 @@ def verdict_right(result: Result, outcome: str) -> bool | None:
     if result.fits is None:
         return None
     return result.fits == (outcome == "started")
+
+
+def case_verdict(case: Case, result: Result) -> bool | None:
+    """verdict_right, or None where the budget is not comparable (Case.budget_unscored): the verdict rests on it."""
+    return None if case.budget_unscored else verdict_right(result, case.outcome)
 
 
 def planned(result: Result) -> bool:
@@ -414,6 +424,7 @@ def run_corpus(peers: dict[str, Callable[[Inputs], Result] | None], workdir: Pat
             logged_kv_gib=logged_pool_gib(entry),
             logged_tokens=corpus.logged_tokens(entry),
             in_sample=in_sample(entry),
+            budget_unscored=entry.get("budget_unscored"),
         )
         case.results["onechip"] = ours
         for name, plan in peers.items():
@@ -428,9 +439,11 @@ def run_corpus(peers: dict[str, Callable[[Inputs], Result] | None], workdir: Pat
 
 
 def figure_errors(case: Case, result: Result) -> dict[str, float | None]:
+    """Each figure's error against the log; the whole-budget ones None where Case.budget_unscored says why."""
+    whole = not case.budget_unscored
     return {
-        "kv_gib": error(result.kv_gib, case.logged_kv_gib),
-        "kv_tokens": error(result.kv_tokens, case.logged_tokens),
+        "kv_gib": error(result.kv_gib, case.logged_kv_gib) if whole else None,
+        "kv_tokens": error(result.kv_tokens, case.logged_tokens) if whole else None,
         "tokens_given_pool": error(result.tokens_given_pool, case.logged_tokens),
     }
 
@@ -438,12 +451,12 @@ def figure_errors(case: Case, result: Result) -> dict[str, float | None]:
 NOT_FED = ("not installed", "no card memory or checkpoint to give it")
 
 
-def cell(result: Result, err: dict[str, float | None], outcome: str) -> str:
+def cell(case: Case, result: Result) -> str:
     if not planned(result):
         return "refused" if result.refused not in NOT_FED else "not fed"
-    right = verdict_right(result, outcome)
+    err = figure_errors(case, result)
     parts = [f"{err[f]:+.1%}" if err[f] is not None else "-" for f in FIGURES]
-    return " / ".join(parts) + ("" if right else " WRONG")
+    return " / ".join(parts) + (" WRONG" if case_verdict(case, result) is False else "")
 
 
 def print_report(cases: list[Case], installed: dict[str, bool]) -> None:
@@ -453,8 +466,12 @@ def print_report(cases: list[Case], installed: dict[str, bool]) -> None:
         marks = ", ".join(f"{k}: {v}" for k, v in case.in_sample.items())
         rows.append(
             [case.name, case.outcome]
-            + [cell(case.results[p], figure_errors(case, case.results[p]), case.outcome) for p in PLANNERS]
-            + [case.weights + (f"; in sample for {marks}" if marks else "")]
+            + [cell(case, case.results[p]) for p in PLANNERS]
+            + [
+                case.weights
+                + (f"; in sample for {marks}" if marks else "")
+                + ("; whole budget not compared (below)" if case.budget_unscored else "")
+            ]
         )
     print(render_markdown(["log", "outcome", *PLANNERS, "weights; in sample"], rows))
     for scope, keep in (
@@ -471,7 +488,7 @@ def print_report(cases: list[Case], installed: dict[str, bool]) -> None:
             results = [(c, c.results[planner_name]) for c in picked]
             covered = sum(planned(r) for _, r in results)
             errs = {f: [e for c, r in results if (e := figure_errors(c, r)[f]) is not None] for f in FIGURES}
-            verdicts = [v for c, r in results if (v := verdict_right(r, c.outcome)) is not None]
+            verdicts = [v for c, r in results if (v := case_verdict(c, r)) is not None]
             table.append(
                 [planner_name, f"{covered} of {len(picked)}"]
                 + [summary(errs[f]) for f in FIGURES]
@@ -503,7 +520,7 @@ def print_gaps(cases: list[Case], installed: dict[str, bool]) -> None:
             if not planned(ours):
                 gaps.append(f"{case.name}: {peer} plans it, onechip refuses ({(ours.refused or '')[:100]}){tag}")
                 continue
-            if verdict_right(theirs, case.outcome) and not verdict_right(ours, case.outcome):
+            if case_verdict(case, theirs) and case_verdict(case, ours) is False:
                 gaps.append(f"{case.name}: {peer}'s fit verdict is right, onechip's is not{tag}")
             for f, e in figure_errors(case, theirs).items():
                 if e is not None and ours_err[f] is not None and closer(e, ours_err[f], case.logged_kv_gib):
@@ -511,6 +528,10 @@ def print_gaps(cases: list[Case], installed: dict[str, bool]) -> None:
     print(f"\nCases where a peer plans and onechip does not, or is closer beyond the log's resolution ({len(gaps)}):")
     for line in gaps or ["none"]:
         print(f"  {line}")
+    unknowable = [f"  {c.name}: {c.budget_unscored}" for c in cases if c.budget_unscored]
+    if unknowable:
+        print("Whole budget and verdict not compared (an input no planner is given; given the pool still):")
+        print("\n".join(unknowable))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -78,3 +78,40 @@ def test_hf_mem_figures_read_as_the_budget_with_no_overheads(tmp_path: Path, mon
     assert result.fits is True
     too_big = pvp.hfmem_case(fake_hf_mem(4 * GIB, 20 * GIB, 1000), inputs)  # type: ignore[arg-type]
     assert too_big.fits is False  # 4 + 20 GiB over 2 x 9 GiB requested
+
+
+def _shared_box_case(budget_unscored: str | None) -> Any:
+    """gb10-qwen25-1.5b-util004-len4096-eager-v0201dev's figures: a 0.56 GiB pool and 20,992 tokens logged; onechip
+    +109% on the whole budget, llm-d-planner -100% (no pool: refused, WRONG), both near exact given the pool."""
+    case = pvp.Case(
+        name="shared-box",
+        outcome="started",
+        weights="logged x TP",
+        logged_kv_gib=0.56,
+        logged_tokens=20_992,
+        in_sample={},
+        budget_unscored=budget_unscored,
+    )
+    case.results["onechip"] = pvp.Result(kv_gib=1.17, kv_tokens=43_904, tokens_given_pool=20_928, fits=True)
+    case.results["llm-d-planner"] = pvp.Result(kv_gib=0.0, kv_tokens=0, tokens_given_pool=41_920, fits=False)
+    case.results["hf-mem"] = pvp.Result(refused=pvp.NOT_FED[0])
+    return case
+
+
+def test_a_boot_whose_budget_rests_on_an_unknowable_input_is_compared_given_its_pool_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    installed = {"onechip": True, "llm-d-planner": True, "hf-mem": False}
+    reason = "a shared unified-memory box: a co-tenant moved its free memory during the boot"
+    case = _shared_box_case(reason)
+    errors = pvp.figure_errors(case, case.results["onechip"])
+    assert errors["kv_gib"] is None and errors["kv_tokens"] is None
+    assert errors["tokens_given_pool"] == pytest.approx(20_928 / 20_992 - 1)
+    assert pvp.case_verdict(case, case.results["llm-d-planner"]) is None
+    pvp.print_gaps([case], installed)
+    out = capsys.readouterr().out
+    assert "(0):\n  none" in out  # llm-d-planner's -100% no longer reads as closer than onechip's +109%
+    assert f"shared-box: {reason}" in out
+    # the same figures on a boot whose budget is known: llm-d-planner's -100% is closer, and said so
+    pvp.print_gaps([_shared_box_case(None)], installed)
+    assert "shared-box: KV memory per GPU, llm-d-planner -100.00% vs onechip +108.93%" in capsys.readouterr().out
