@@ -240,6 +240,12 @@ _LOGGED = {
         r"|\bAuto-fit max_model_len: (?:reduced from \d+ to (\d+)|full model context length (\d+) fits"
         r"|(?:attention-free model, )?using (?:derived )?max_model_len=(\d+))"
         r"|--max-model-len auto reduced max_model_len from \d+ to (\d+)"
+        # and the lines where the engine lowers the length after settling on it: a Nomic BERT embedder without context
+        # extension, 'Nomic context extension is disabled. Changing max_model_len from 8192 to 2048.' (vllm/
+        # model_executor/models/config.py of the 0.9.2 - 0.21.0 sdists), and a draft model shorter than the target
+        # under the V2 runner, "The draft model's max_model_len (%d) is smaller than the target model's (%d) ...;
+        # reducing max_model_len to %d." (vllm/config/vllm.py _limit_max_model_len_to_draft, 0.33.0 sdist)
+        r"|Changing max_model_len from \d+ to (\d+)|reducing max_model_len to (\d+)"
     ),
     # also the command line a paste or a container prints before the log ('$ vllm serve M --tensor-parallel-size 2',
     # ragflow#11166; SageMaker's 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 ...]',

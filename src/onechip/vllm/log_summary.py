@@ -93,11 +93,13 @@ _WARNING = re.compile(r"\bWARNING\b")
 # 0.7 - 0.9) and the XPU worker's lines in MB ('Before memory profiling run, total GPU memory: %.2f MB, ...',
 # vllm/v1/worker/xpu_worker.py 0.9 - 0.11); and the lines that size the cache with no 'GiB' either: the length
 # --max-model-len auto fits to the pool, 'Auto-fit max_model_len: full model context length %d fits in available GPU
-# memory' (vllm/v1/core/kv_cache_utils.py of the 0.14.1 - 0.31.0 sdists), and tpu-inference's 'Hybrid KV cache layout:
-# num_kv_cache_groups=%d, ...' (tpu_inference/runner/kv_cache_manager.py, 0.11.1 - 0.32.0)
+# memory' (vllm/v1/core/kv_cache_utils.py of the 0.14.1 - 0.31.0 sdists), the length the engine settled on where the
+# args leave it to the model, 'Using max model len %s' (vllm/config/model.py, 0.10 - 0.34), and tpu-inference's
+# 'Hybrid KV cache layout: num_kv_cache_groups=%d, ...' (tpu_inference/runner/kv_cache_manager.py, 0.11.1 - 0.32.0)
 _MEMORY = re.compile(
     r"KV cache size|Memory statistics|Model loading took|Checkpoint size|Init kv-cache|"
-    r"Maximum concurrency|num_gpu_blocks|GiB|KV cache memory|Auto-fit max_model_len|Hybrid KV cache layout|"
+    r"Maximum concurrency|num_gpu_blocks|GiB|KV cache memory|Auto-fit max_model_len|Using max model len|"
+    r"Hybrid KV cache layout|"
     rf"{V0_BLOCKS}\d|Loading model weights took|Memory profiling takes|memory profiling run, ",
 )
 _TIMELINE = re.compile(

@@ -248,6 +248,21 @@ LOGGED: list[tuple[str, str, str, str | None]] = [
         "max_model_len",
         "32768",
     ),
+    (  # the engine lowers the length it settled on ('Using max model len 8192' before it)
+        "0.21.0 model_executor/models/config.py (a Nomic BERT embedder without context extension)",
+        "Nomic context extension is disabled. Changing max_model_len from 8192 to 2048. To enable context extension, "
+        "see: https://github.com/vllm-project/vllm/tree/main/examples/features/context_extension/"
+        "context_extension_offline.py",
+        "max_model_len",
+        "2048",
+    ),
+    (
+        "0.33.0 config/vllm.py (a draft shorter than the target under the V2 runner)",
+        "The draft model's max_model_len (32768) is smaller than the target model's (40960) and the V2 model runner "
+        "can't skip speculation for longer sequences; reducing max_model_len to 32768.",
+        "max_model_len",
+        "32768",
+    ),
     (
         "0.18.1 v1/worker/gpu_worker.py (CUDA graph profiling on: the deployment's figure first)",
         "CUDA graph memory profiling is enabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1). This will become the "

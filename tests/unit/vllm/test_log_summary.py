@@ -142,6 +142,8 @@ def test_v0_pool_and_weights_lines_without_gib_are_memory_lines(message):
     [
         # vllm/v1/core/kv_cache_utils.py 0.14.1 - 0.31.0: the length --max-model-len auto settled on
         "Auto-fit max_model_len: full model context length 32768 fits in available GPU memory",
+        # vllm/config/model.py 0.10 - 0.34: the length the engine settled on where the args leave it to the model
+        "Using max model len 131072",
         # tpu_inference/runner/kv_cache_manager.py 0.11.1 - 0.32.0: the KV cache groups the reader keeps
         "Hybrid KV cache layout: num_kv_cache_groups=2, num_kv_cache_tensors=30, kv_cache_config.num_blocks=1255, "
         "duplicate_shared_layers=False",
