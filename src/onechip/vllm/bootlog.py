@@ -789,8 +789,26 @@ def _read_facts(out: BootRecord, line: str) -> None:
         out.logged["total_memory_gib"] = str(float(match.group(1)) / 1024)
 
 
+# A dict inside the 'non-default args' dict (its innermost first): its keys are not the deployment's. A draft model's
+# speculative_config names the draft ("'speculative_config': {'model': 'yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', 'method':
+# 'eagle3', ...}", vllm/config/speculative.py; 'max_model_len' among its keys too), and the patterns, which take the
+# last key of that name on the line, read the draft as the served model
+_NESTED_ARGS = re.compile(r"\{[^{}]*\}")
+
+
+def _top_level_args(text: str) -> str:
+    """`text` with the dicts inside its 'non-default args' dict taken out, so only that dict's own keys are read."""
+    if (match := _ARGS_OPEN.search(text)) is None or (brace := text.find("{", match.end())) < 0:
+        return text
+    head, inner = text[: brace + 1], text[brace + 1 :]
+    while (emptied := _NESTED_ARGS.sub("", inner)) != inner:
+        inner = emptied
+    return head + inner
+
+
 def _read_logged(out: BootRecord, text: str) -> None:
     """Update `out.logged` with what deployment `text` (one line, or a wrapped 'non-default args' dict joined) names."""
+    text = _top_level_args(text)
     for key, pattern in _LOGGED.items():
         if match := pattern.search(text):
             out.logged[key] = _first(match)

@@ -410,3 +410,23 @@ def test_an_xpu_boot_says_its_cards_memory_in_mib() -> None:
         "9000.00 MB.",
     )
     assert float(read_boot_log(line + "\n", "vllm", "m").logged["total_memory_gib"]) == 24480 / 1024
+
+
+# a draft model's speculative_config inside 'non-default args' (vllm/entrypoints/utils.py log_non_default_args, dicts
+# as the parser returns them): its 'model' and 'max_model_len' are the draft's
+EAGLE_ARGS = (
+    "non-default args: {'model_tag': 'meta-llama/Llama-3.1-8B-Instruct', 'model': 'meta-llama/Llama-3.1-8B-Instruct', "
+    "'speculative_config': {'model': 'yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', 'method': 'eagle3', "
+    "'num_speculative_tokens': 3, 'draft_tensor_parallel_size': 1, 'max_model_len': 2048}}"
+)
+
+
+def test_a_draft_models_keys_inside_the_args_are_not_the_deployments() -> None:
+    logged = _read("0.33.0 entrypoints/utils.py (a speculative_config dict)", EAGLE_ARGS).logged
+    assert (logged.get("model"), logged.get("max_model_len")) == ("meta-llama/Llama-3.1-8B-Instruct", None)
+    wrapped = EAGLE_ARGS.replace(", 'speculative_config'", ",\n  'speculative_config'").replace(
+        ", 'max_model_len'", ",\n 'max_model_len'"
+    )
+    text = "\n".join(_HEAD.format("utils.py:1", line) if i == 0 else line for i, line in enumerate(wrapped.split("\n")))
+    logged = read_boot_log(text + "\n", "vllm-gpu", "m").logged  # the dict a paste wrapped, read once it closes
+    assert (logged.get("model"), logged.get("max_model_len")) == ("meta-llama/Llama-3.1-8B-Instruct", None)
