@@ -256,6 +256,9 @@ _LOGGED = {
     "tensor_parallel_size": re.compile(
         r"\btensor_parallel_size=(\d+)|non-default args: \{.*'tensor_parallel_size': (\d+)"
         r"|(?:^|\s)--tensor[-_]parallel[-_]size[= ](\d+)\b"
+        # and its short form, '-tp N' (vllm/engine/arg_utils.py add_cli_args of the 0.6.6 - 0.34.0 sdists:
+        # '--tensor-parallel-size', '-tp'; 'vllm serve deepseek-ai/DeepSeek-V4-Pro --dtype auto -tp 8', vllm#53961)
+        r"|(?:^|\s)-tp[= ](\d+)\b"
     ),
     # the share of the card's memory the engine may use, as each vLLM generation prints it: 'non-default args' (0.10+),
     # V1's 'Requested memory: 0.950000 (util), 75.23 GiB' (gpu_worker.py, 0.10 - 0.19) and the closing 'Desired GPU

@@ -263,6 +263,12 @@ LOGGED: list[tuple[str, str, str, str | None]] = [
         "max_model_len",
         "32768",
     ),
+    (  # the command a paste starts with, in the short form of the flag (engine/arg_utils.py '-tp', 0.6.6 - 0.34.0)
+        "0.34.0 engine/arg_utils.py (-tp on the command line, vllm#53961)",
+        "vllm serve deepseek-ai/DeepSeek-V4-Pro --dtype auto -tp 8 --load-format dummy --kv-cache-dtype fp8",
+        "tensor_parallel_size",
+        "8",
+    ),
     (
         "0.18.1 v1/worker/gpu_worker.py (CUDA graph profiling on: the deployment's figure first)",
         "CUDA graph memory profiling is enabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1). This will become the "
