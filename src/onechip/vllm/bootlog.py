@@ -66,8 +66,9 @@ _VERSION = [
     re.compile(r"\bversion[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE),
     re.compile(r"^vllm (\d+\.\d+[\w.+-]*) /"),  # a versions table beside the log: 'vllm 0.28.0 / torch 2.13.0'
     # what a report pastes beside its lines: collect_env's 'vLLM Version : 0.17.1' (vllm#41619) or prose ('vLLM
-    # 0.29.1rc1.dev17+gd2d649e67', eugr/spark-vllm-docker#396); three numbers, so 'vLLM 0.8' in prose is not one
-    re.compile(r"\bvLLM(?: Version)?\s*:?\s*v?(\d+\.\d+\.\d+[\w.+-]*)"),
+    # 0.29.1rc1.dev17+gd2d649e67', eugr/spark-vllm-docker#396), Markdown's bold label and code span ('- **vLLM:**
+    # `0.20.2rc1.dev9+g01d4d1ad3`', noonghunna/club-3090#96); three numbers, so 'vLLM 0.8' in prose is not one
+    re.compile(r"\bvLLM(?: Version)?[*\s]*:?[*`\s]*v?(\d+\.\d+\.\d+[\w.+-]*)"),
     # the wheel a report names as its environment ('vllm-0.15.2rc1.dev93+g11a4c9d30.cu128-cp312-cp312-linux_x86_64.whl',
     # vllm#34076): PEP 427 name-version-pythontag-..., the version up to the python tag
     re.compile(r"\bvllm-(\d+\.\d+\.\d+[^-\s]*)-(?:cp|py)\d"),

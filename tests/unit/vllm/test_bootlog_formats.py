@@ -436,3 +436,11 @@ def test_a_draft_models_keys_inside_the_args_are_not_the_deployments() -> None:
     text = "\n".join(_HEAD.format("utils.py:1", line) if i == 0 else line for i, line in enumerate(wrapped.split("\n")))
     logged = read_boot_log(text + "\n", "vllm-gpu", "m").logged  # the dict a paste wrapped, read once it closes
     assert (logged.get("model"), logged.get("max_model_len")) == ("meta-llama/Llama-3.1-8B-Instruct", None)
+
+
+def test_a_version_in_a_markdown_report_is_read() -> None:
+    # noonghunna/club-3090#96's environment section: a bold label, the version in a code span
+    text = "- **vLLM:** `0.20.2rc1.dev9+g01d4d1ad3`\n" + _HEAD.format(
+        "gpu_worker.py:460", "Available KV cache memory: 10.55 GiB"
+    )
+    assert read_boot_log(text + "\n", "vllm-gpu", "m").engine_version == "0.20.2rc1.dev9+g01d4d1ad3"
