@@ -575,11 +575,20 @@ _CAUSES = [
         "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, which is only right where the model's RoPE scaling reaches that far)",
     ),
     # vLLM's own start-up checks of the KV pool (vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory, 0.10 -
-    # 0.33; kv_cache_planning.py 0.34): a pool short of one request, then a pool of nothing
+    # 0.33; kv_cache_planning.py 0.34): a pool short of one request (with the length the engine estimates fits, where
+    # it prints one: 'Based on the available memory, the estimated maximum model length is N.', only when N > 0), then a
+    # pool of nothing
+    (
+        re.compile(
+            r"larger than the available KV cache memory \((-?[\d.]+) GiB\).*?estimated maximum model length is (\d+)"
+        ),
+        "the KV pool ({0} GiB) holds less than one --max-model-len request: lower --max-model-len to at most {1} (the "
+        "engine's estimate of what fits) or raise --gpu-memory-utilization",
+    ),
     (
         re.compile(r"larger than the available KV cache memory \((-?[\d.]+) GiB\)"),
-        "the KV pool ({0} GiB) holds less than one --max-model-len request: lower --max-model-len (the engine's "
-        "estimate of what fits is in its error) or raise --gpu-memory-utilization",
+        "the KV pool ({0} GiB) holds less than one --max-model-len request: lower --max-model-len or raise "
+        "--gpu-memory-utilization",
     ),
     (  # V0 (vllm/worker/worker.py raise_if_cache_size_invalid) and V1 before 0.10
         re.compile(r"larger than the maximum number of tokens that can be stored in KV cache \((\d+)\)"),

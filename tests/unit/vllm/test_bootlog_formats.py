@@ -444,3 +444,20 @@ def test_a_version_in_a_markdown_report_is_read() -> None:
         "gpu_worker.py:460", "Available KV cache memory: 10.55 GiB"
     )
     assert read_boot_log(text + "\n", "vllm-gpu", "m").engine_version == "0.20.2rc1.dev9+g01d4d1ad3"
+
+
+REFUSAL = (
+    "ValueError: To serve at least one request with the model's max seq len (40960), (4.38 GiB KV cache is needed, "
+    "which is larger than the available KV cache memory (4.00 GiB). {}Try increasing `gpu_memory_utilization` (which "
+    "also controls CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine."
+)
+
+
+def test_a_refusal_names_the_length_the_engine_estimates_fits() -> None:
+    # v1/core/kv_cache_planning.py of the 0.33.0 sdist: the estimate is printed only when it is above 0
+    estimated = REFUSAL.format("Based on the available memory, the estimated maximum model length is 37376. ")
+    assert "lower --max-model-len to at most 37376 (the engine's estimate" in (failure_cause(estimated) or "")
+    assert failure_cause(REFUSAL.format("")) == (
+        "the KV pool (4.00 GiB) holds less than one --max-model-len request: lower --max-model-len or raise "
+        "--gpu-memory-utilization"
+    )
