@@ -66,8 +66,9 @@ _VERSION = [
     re.compile(r"\bversion[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE),
     re.compile(r"^vllm (\d+\.\d+[\w.+-]*) /"),  # a versions table beside the log: 'vllm 0.28.0 / torch 2.13.0'
     # what a report pastes beside its lines: collect_env's 'vLLM Version : 0.17.1' (vllm#41619) or prose ('vLLM
-    # 0.29.1rc1.dev17+gd2d649e67', eugr/spark-vllm-docker#396); three numbers, so 'vLLM 0.8' in prose is not one
-    re.compile(r"\bvLLM(?: Version)?\s*:?\s*v?(\d+\.\d+\.\d+[\w.+-]*)"),
+    # 0.29.1rc1.dev17+gd2d649e67', eugr/spark-vllm-docker#396), Markdown's bold label and code span ('- **vLLM:**
+    # `0.20.2rc1.dev9+g01d4d1ad3`', noonghunna/club-3090#96); three numbers, so 'vLLM 0.8' in prose is not one
+    re.compile(r"\bvLLM(?: Version)?[*\s]*:?[*`\s]*v?(\d+\.\d+\.\d+[\w.+-]*)"),
     # the wheel a report names as its environment ('vllm-0.15.2rc1.dev93+g11a4c9d30.cu128-cp312-cp312-linux_x86_64.whl',
     # vllm#34076): PEP 427 name-version-pythontag-..., the version up to the python tag
     re.compile(r"\bvllm-(\d+\.\d+\.\d+[^-\s]*)-(?:cp|py)\d"),
@@ -240,6 +241,12 @@ _LOGGED = {
         r"|\bAuto-fit max_model_len: (?:reduced from \d+ to (\d+)|full model context length (\d+) fits"
         r"|(?:attention-free model, )?using (?:derived )?max_model_len=(\d+))"
         r"|--max-model-len auto reduced max_model_len from \d+ to (\d+)"
+        # and the lines where the engine lowers the length after settling on it: a Nomic BERT embedder without context
+        # extension, 'Nomic context extension is disabled. Changing max_model_len from 8192 to 2048.' (vllm/
+        # model_executor/models/config.py of the 0.9.2 - 0.21.0 sdists), and a draft model shorter than the target
+        # under the V2 runner, "The draft model's max_model_len (%d) is smaller than the target model's (%d) ...;
+        # reducing max_model_len to %d." (vllm/config/vllm.py _limit_max_model_len_to_draft, 0.33.0 sdist)
+        r"|Changing max_model_len from \d+ to (\d+)|reducing max_model_len to (\d+)"
     ),
     # also the command line a paste or a container prints before the log ('$ vllm serve M --tensor-parallel-size 2',
     # ragflow#11166; SageMaker's 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 ...]',
@@ -250,6 +257,9 @@ _LOGGED = {
     "tensor_parallel_size": re.compile(
         r"\btensor_parallel_size=(\d+)|non-default args: \{.*'tensor_parallel_size': (\d+)"
         r"|(?:^|\s)--tensor[-_]parallel[-_]size[= ](\d+)\b"
+        # and its short form, '-tp N' (vllm/engine/arg_utils.py add_cli_args of the 0.6.6 - 0.34.0 sdists:
+        # '--tensor-parallel-size', '-tp'; 'vllm serve deepseek-ai/DeepSeek-V4-Pro --dtype auto -tp 8', vllm#53961)
+        r"|(?:^|\s)-tp[= ](\d+)\b"
     ),
     # the share of the card's memory the engine may use, as each vLLM generation prints it: 'non-default args' (0.10+),
     # V1's 'Requested memory: 0.950000 (util), 75.23 GiB' (gpu_worker.py, 0.10 - 0.19) and the closing 'Desired GPU
@@ -565,11 +575,20 @@ _CAUSES = [
         "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, which is only right where the model's RoPE scaling reaches that far)",
     ),
     # vLLM's own start-up checks of the KV pool (vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory, 0.10 -
-    # 0.33; kv_cache_planning.py 0.34): a pool short of one request, then a pool of nothing
+    # 0.33; kv_cache_planning.py 0.34): a pool short of one request (with the length the engine estimates fits, where
+    # it prints one: 'Based on the available memory, the estimated maximum model length is N.', only when N > 0), then a
+    # pool of nothing
+    (
+        re.compile(
+            r"larger than the available KV cache memory \((-?[\d.]+) GiB\).*?estimated maximum model length is (\d+)"
+        ),
+        "the KV pool ({0} GiB) holds less than one --max-model-len request: lower --max-model-len to at most {1} (the "
+        "engine's estimate of what fits) or raise --gpu-memory-utilization",
+    ),
     (
         re.compile(r"larger than the available KV cache memory \((-?[\d.]+) GiB\)"),
-        "the KV pool ({0} GiB) holds less than one --max-model-len request: lower --max-model-len (the engine's "
-        "estimate of what fits is in its error) or raise --gpu-memory-utilization",
+        "the KV pool ({0} GiB) holds less than one --max-model-len request: lower --max-model-len or raise "
+        "--gpu-memory-utilization",
     ),
     (  # V0 (vllm/worker/worker.py raise_if_cache_size_invalid) and V1 before 0.10
         re.compile(r"larger than the maximum number of tokens that can be stored in KV cache \((\d+)\)"),
@@ -783,8 +802,26 @@ def _read_facts(out: BootRecord, line: str) -> None:
         out.logged["total_memory_gib"] = str(float(match.group(1)) / 1024)
 
 
+# A dict inside the 'non-default args' dict (its innermost first): its keys are not the deployment's. A draft model's
+# speculative_config names the draft ("'speculative_config': {'model': 'yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', 'method':
+# 'eagle3', ...}", vllm/config/speculative.py; 'max_model_len' among its keys too), and the patterns, which take the
+# last key of that name on the line, read the draft as the served model
+_NESTED_ARGS = re.compile(r"\{[^{}]*\}")
+
+
+def _top_level_args(text: str) -> str:
+    """`text` with the dicts inside its 'non-default args' dict taken out, so only that dict's own keys are read."""
+    if (match := _ARGS_OPEN.search(text)) is None or (brace := text.find("{", match.end())) < 0:
+        return text
+    head, inner = text[: brace + 1], text[brace + 1 :]
+    while (emptied := _NESTED_ARGS.sub("", inner)) != inner:
+        inner = emptied
+    return head + inner
+
+
 def _read_logged(out: BootRecord, text: str) -> None:
     """Update `out.logged` with what deployment `text` (one line, or a wrapped 'non-default args' dict joined) names."""
+    text = _top_level_args(text)
     for key, pattern in _LOGGED.items():
         if match := pattern.search(text):
             out.logged[key] = _first(match)

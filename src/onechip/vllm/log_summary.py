@@ -33,6 +33,13 @@ from onechip.paths import open_regular
 from onechip.schemas.logs import LineKind, LogLine, LogSummary
 from onechip.vllm.bootlog import V0_BLOCKS, bare_line
 
+FP8_ON_TPU = "fp8 KV cache on TPU buys no capacity (word-aligned layout, 1.000x)"
+# Traps of one platform, and what marks a log of it: tpu-inference's 'TPU info: ... | tpu_type=v6e-1 |', the token
+# line's 'TPU KV cache size', its 'Memory statistics | total_hbm_...' (bootlog's TPU lines). On a GPU an fp8 KV cache
+# halves the bytes per token (a GH200's 'kv_cache_dtype="fp8",' was flagged as the TPU's 1.000x trap:
+# tests/fixtures/bootlogs/gh200x2-deepseek-v4-flash-tp2-len30000-refused), so such a trap holds only in a log that shows
+# its platform somewhere
+PLATFORM_TRAPS: dict[str, re.Pattern[str]] = {FP8_ON_TPU: re.compile(r"\bTPU\b|tpu_inference|\btpu_type=|total_hbm_")}
 # (pattern, what it means and what to change); sources: the seed articles (seeds/) and DESIGN.md.
 TRAPS: list[tuple[re.Pattern[str], str]] = [
     (
@@ -65,10 +72,7 @@ TRAPS: list[tuple[re.Pattern[str], str]] = [
         re.compile(r"auto[- ]tool[- ]choice.*(requires|needs)|invalid tool[- ]call[- ]parser", re.I),
         "tool calling needs --enable-auto-tool-choice and the model's --tool-call-parser",
     ),
-    (
-        re.compile(r"fp8.*(kv|KV).*(TPU|tpu)|kv_cache_dtype.*fp8", re.I),
-        "fp8 KV cache on TPU buys no capacity (word-aligned layout, 1.000x)",
-    ),
+    (re.compile(r"fp8.*(kv|KV).*(TPU|tpu)|kv_cache_dtype.*fp8", re.I), FP8_ON_TPU),
     (
         re.compile(r"[Pp]reempt"),
         "requests were preempted: the KV pool is too small for this load (fewer clients or shorter contexts)",
@@ -93,11 +97,13 @@ _WARNING = re.compile(r"\bWARNING\b")
 # 0.7 - 0.9) and the XPU worker's lines in MB ('Before memory profiling run, total GPU memory: %.2f MB, ...',
 # vllm/v1/worker/xpu_worker.py 0.9 - 0.11); and the lines that size the cache with no 'GiB' either: the length
 # --max-model-len auto fits to the pool, 'Auto-fit max_model_len: full model context length %d fits in available GPU
-# memory' (vllm/v1/core/kv_cache_utils.py of the 0.14.1 - 0.31.0 sdists), and tpu-inference's 'Hybrid KV cache layout:
-# num_kv_cache_groups=%d, ...' (tpu_inference/runner/kv_cache_manager.py, 0.11.1 - 0.32.0)
+# memory' (vllm/v1/core/kv_cache_utils.py of the 0.14.1 - 0.31.0 sdists), the length the engine settled on where the
+# args leave it to the model, 'Using max model len %s' (vllm/config/model.py, 0.10 - 0.34), and tpu-inference's
+# 'Hybrid KV cache layout: num_kv_cache_groups=%d, ...' (tpu_inference/runner/kv_cache_manager.py, 0.11.1 - 0.32.0)
 _MEMORY = re.compile(
     r"KV cache size|Memory statistics|Model loading took|Checkpoint size|Init kv-cache|"
-    r"Maximum concurrency|num_gpu_blocks|GiB|KV cache memory|Auto-fit max_model_len|Hybrid KV cache layout|"
+    r"Maximum concurrency|num_gpu_blocks|GiB|KV cache memory|Auto-fit max_model_len|Using max model len|"
+    r"Hybrid KV cache layout|"
     rf"{V0_BLOCKS}\d|Loading model weights took|Memory profiling takes|memory profiling run, ",
 )
 _TIMELINE = re.compile(
@@ -107,14 +113,14 @@ _TIMELINE = re.compile(
 )
 
 
-def classify(line: str, in_traceback: bool) -> tuple[LineKind | None, str | None]:
+def classify(line: str, in_traceback: bool, skip: frozenset[str] = frozenset()) -> tuple[LineKind | None, str | None]:
     """(kind, trap text) of one log line; (None, None) when the summary leaves it out. `in_traceback`:
     the previous kept line was part of a traceback (its indented frames are errors too). The kinds are read on the
     line without what a paste or a collector put before and around vLLM's text (bootlog.bare_line): ANSI colours glue
     the level to the escape ('\x1b[33mWARNING\x1b[0m', no word boundary before it), so a coloured warning was kept
-    as a memory line or dropped."""
+    as a memory line or dropped. The traps in `skip` are not looked for."""
     bare = bare_line(line)
-    trap = next((text for pattern, text in TRAPS if pattern.search(bare)), None)
+    trap = next((text for pattern, text in TRAPS if text not in skip and pattern.search(bare)), None)
     if (
         _ERROR.search(bare)
         or _EXCEPTION.match(bare)
@@ -239,7 +245,9 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80) -> Log
     counts: dict[str, int] = {}
     in_traceback = False
     number = 0
+    platforms: set[str] = set()  # the PLATFORM_TRAPS whose platform a line showed
     for number, raw in enumerate(log.splitlines() if isinstance(log, str) else log, start=1):
+        platforms.update(text for text, mark in PLATFORM_TRAPS.items() if text not in platforms and mark.search(raw))
         kind, trap = classify(raw, in_traceback)
         in_traceback = kind == "error" and (in_traceback or "Traceback" in raw or raw.startswith((" ", "\t")))
         if kind is None:
@@ -249,8 +257,28 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80) -> Log
         if trap and trap not in traps:
             traps.append(trap)
     lines, dropped, dropped_errors = kept.lines()
+    if unmet := frozenset(text for text in PLATFORM_TRAPS if text in traps and text not in platforms):
+        lines = _without_traps(lines, unmet, counts)
+        traps = [text for text in traps if text not in unmet]
+        counts = {kind: count for kind, count in counts.items() if count}
     return LogSummary(source=source, total_lines=number, lines=lines, counts=counts, dropped=dropped,
                       dropped_errors=dropped_errors, traps=traps)  # fmt: skip
+
+
+def _without_traps(lines: list[LogLine], unmet: frozenset[str], counts: dict[str, int]) -> list[LogLine]:
+    """`lines` with the traps in `unmet` (of a platform the log never showed) taken off: each such line classified
+    again without them (an error stays one; a line that is nothing else is left out), `counts` moved with it."""
+    out: list[LogLine] = []
+    for line in lines:
+        if line.trap not in unmet:
+            out.append(line)
+            continue
+        kind, trap = classify(line.text, line.kind == "error", unmet)
+        counts[line.kind] -= 1
+        if kind is not None:
+            counts[kind] = counts.get(kind, 0) + 1
+            out.append(line.model_copy(update={"kind": kind, "trap": trap}))
+    return out
 
 
 def explain_prompt(summary: LogSummary) -> str:

@@ -248,6 +248,27 @@ LOGGED: list[tuple[str, str, str, str | None]] = [
         "max_model_len",
         "32768",
     ),
+    (  # the engine lowers the length it settled on ('Using max model len 8192' before it)
+        "0.21.0 model_executor/models/config.py (a Nomic BERT embedder without context extension)",
+        "Nomic context extension is disabled. Changing max_model_len from 8192 to 2048. To enable context extension, "
+        "see: https://github.com/vllm-project/vllm/tree/main/examples/features/context_extension/"
+        "context_extension_offline.py",
+        "max_model_len",
+        "2048",
+    ),
+    (
+        "0.33.0 config/vllm.py (a draft shorter than the target under the V2 runner)",
+        "The draft model's max_model_len (32768) is smaller than the target model's (40960) and the V2 model runner "
+        "can't skip speculation for longer sequences; reducing max_model_len to 32768.",
+        "max_model_len",
+        "32768",
+    ),
+    (  # the command a paste starts with, in the short form of the flag (engine/arg_utils.py '-tp', 0.6.6 - 0.34.0)
+        "0.34.0 engine/arg_utils.py (-tp on the command line, vllm#53961)",
+        "vllm serve deepseek-ai/DeepSeek-V4-Pro --dtype auto -tp 8 --load-format dummy --kv-cache-dtype fp8",
+        "tensor_parallel_size",
+        "8",
+    ),
     (
         "0.18.1 v1/worker/gpu_worker.py (CUDA graph profiling on: the deployment's figure first)",
         "CUDA graph memory profiling is enabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1). This will become the "
@@ -395,3 +416,48 @@ def test_an_xpu_boot_says_its_cards_memory_in_mib() -> None:
         "9000.00 MB.",
     )
     assert float(read_boot_log(line + "\n", "vllm", "m").logged["total_memory_gib"]) == 24480 / 1024
+
+
+# a draft model's speculative_config inside 'non-default args' (vllm/entrypoints/utils.py log_non_default_args, dicts
+# as the parser returns them): its 'model' and 'max_model_len' are the draft's
+EAGLE_ARGS = (
+    "non-default args: {'model_tag': 'meta-llama/Llama-3.1-8B-Instruct', 'model': 'meta-llama/Llama-3.1-8B-Instruct', "
+    "'speculative_config': {'model': 'yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', 'method': 'eagle3', "
+    "'num_speculative_tokens': 3, 'draft_tensor_parallel_size': 1, 'max_model_len': 2048}}"
+)
+
+
+def test_a_draft_models_keys_inside_the_args_are_not_the_deployments() -> None:
+    logged = _read("0.33.0 entrypoints/utils.py (a speculative_config dict)", EAGLE_ARGS).logged
+    assert (logged.get("model"), logged.get("max_model_len")) == ("meta-llama/Llama-3.1-8B-Instruct", None)
+    wrapped = EAGLE_ARGS.replace(", 'speculative_config'", ",\n  'speculative_config'").replace(
+        ", 'max_model_len'", ",\n 'max_model_len'"
+    )
+    text = "\n".join(_HEAD.format("utils.py:1", line) if i == 0 else line for i, line in enumerate(wrapped.split("\n")))
+    logged = read_boot_log(text + "\n", "vllm-gpu", "m").logged  # the dict a paste wrapped, read once it closes
+    assert (logged.get("model"), logged.get("max_model_len")) == ("meta-llama/Llama-3.1-8B-Instruct", None)
+
+
+def test_a_version_in_a_markdown_report_is_read() -> None:
+    # noonghunna/club-3090#96's environment section: a bold label, the version in a code span
+    text = "- **vLLM:** `0.20.2rc1.dev9+g01d4d1ad3`\n" + _HEAD.format(
+        "gpu_worker.py:460", "Available KV cache memory: 10.55 GiB"
+    )
+    assert read_boot_log(text + "\n", "vllm-gpu", "m").engine_version == "0.20.2rc1.dev9+g01d4d1ad3"
+
+
+REFUSAL = (
+    "ValueError: To serve at least one request with the model's max seq len (40960), (4.38 GiB KV cache is needed, "
+    "which is larger than the available KV cache memory (4.00 GiB). {}Try increasing `gpu_memory_utilization` (which "
+    "also controls CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine."
+)
+
+
+def test_a_refusal_names_the_length_the_engine_estimates_fits() -> None:
+    # v1/core/kv_cache_planning.py of the 0.33.0 sdist: the estimate is printed only when it is above 0
+    estimated = REFUSAL.format("Based on the available memory, the estimated maximum model length is 37376. ")
+    assert "lower --max-model-len to at most 37376 (the engine's estimate" in (failure_cause(estimated) or "")
+    assert failure_cause(REFUSAL.format("")) == (
+        "the KV pool (4.00 GiB) holds less than one --max-model-len request: lower --max-model-len or raise "
+        "--gpu-memory-utilization"
+    )

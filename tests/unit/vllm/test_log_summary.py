@@ -142,6 +142,8 @@ def test_v0_pool_and_weights_lines_without_gib_are_memory_lines(message):
     [
         # vllm/v1/core/kv_cache_utils.py 0.14.1 - 0.31.0: the length --max-model-len auto settled on
         "Auto-fit max_model_len: full model context length 32768 fits in available GPU memory",
+        # vllm/config/model.py 0.10 - 0.34: the length the engine settled on where the args leave it to the model
+        "Using max model len 131072",
         # tpu_inference/runner/kv_cache_manager.py 0.11.1 - 0.32.0: the KV cache groups the reader keeps
         "Hybrid KV cache layout: num_kv_cache_groups=2, num_kv_cache_tensors=30, kv_cache_config.num_blocks=1255, "
         "duplicate_shared_layers=False",
@@ -151,3 +153,18 @@ def test_lines_that_size_the_cache_without_gib_are_memory_lines(message):
     # they print no 'GiB' and were dropped: a summary of a --max-model-len auto boot did not say what length it ran at
     summary = summarize(f"INFO 12-01 10:00:01 [x.py:1] {message}\n", "boot.log")
     assert [(line.kind, line.text.endswith(message)) for line in summary.lines] == [("memory", True)]
+
+
+FP8_ARGS = "INFO 06-03 14:20:00 [utils.py:1] non-default args: {'model': 'm', 'kv_cache_dtype': 'fp8'}"
+
+
+def test_the_tpu_fp8_trap_holds_in_a_tpu_log_only() -> None:
+    # a GH200's refused boot (its Python call's 'kv_cache_dtype="fp8",'): on a GPU an fp8 KV cache halves the bytes
+    # per token, and the summary said the TPU's 1.000x trap of it
+    gpu = Path(__file__).parents[2] / "fixtures" / "bootlogs" / "gh200x2-deepseek-v4-flash-tp2-len30000-refused.log"
+    summary = summarize(read_log(gpu), gpu.name)
+    assert summary.traps == [] and summary.counts == {"error": 1}
+    assert [line.kind for line in summary.lines] == ["error"]  # the refusal; the args line is nothing else
+    assert summarize(FP8_ARGS + "\n", "gpu.log").traps == []
+    tpu = FP8_ARGS + "\nINFO 06-03 14:21:00 [kv_cache_utils.py:1] TPU KV cache size: 321,280 tokens\n"
+    assert summarize(tpu, "tpu.log").traps == ["fp8 KV cache on TPU buys no capacity (word-aligned layout, 1.000x)"]
