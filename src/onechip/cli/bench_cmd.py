@@ -13,7 +13,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import on_command_line, options_from
-from onechip.cli.render import console, live_progress, print_written, titled_table
+from onechip.cli.render import console, live_progress, print_whole, print_written, titled_table
 from onechip.errors import ConfigError
 from onechip.paths import run_dir
 from onechip.report.search import clients_answer
@@ -78,7 +78,7 @@ def _slo_text(run: BenchRun) -> str:
 
 def print_run(run: BenchRun, out: Console) -> None:
     for table in bench_tables(run):
-        out.print(table)
+        print_whole(table, out)
     for cell in run.cells:
         if cell.reason:
             out.print(f"[yellow]{cell.context_tokens:,} x {cell.clients}[/]: {cell.reason}")
@@ -99,7 +99,7 @@ def print_run(run: BenchRun, out: Console) -> None:
                 "requests got more tokens than max_tokens (server usage; the server did not honour it)"
             )
     for table in turn_tables(run) + replica_tables(run):
-        out.print(table)
+        print_whole(table, out)
     for line in slip_lines(run):
         out.print(line)
     for note in run.notes:
@@ -181,7 +181,7 @@ def print_policies(result: PolicyComparison, out_dir: Path, as_json: bool) -> No
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:
-        console.print(policy_table(result))
+        print_whole(policy_table(result))
     print_written(f"{out_dir}/policies.json; each run under {out_dir}/<policy>/", as_json)
 
 
@@ -239,7 +239,7 @@ def _slo_of(slo: dict[str, float]) -> str:
 
 
 def print_search(result: SearchResult, out: Console) -> None:
-    out.print(search_table(result))
+    print_whole(search_table(result), out)
     what = clients_answer(result) if result.kind == "clients" else f"{result.max_rate_per_s:g} requests/s"
     at = f", {result.output_tok_per_s:,.1f} output tok/s there" if result.output_tok_per_s else ""
     out.print(f"[bold]max load meeting the SLOs: {what}[/]{at}; stopped: {result.bound_reason}")

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress, titled_table
+from onechip.cli.render import console, live_progress, print_whole, titled_table
 from onechip.errors import ChecksNotPassed, EndpointError
 from onechip.schemas.checks import CheckReport, CheckResult
 from onechip.schemas.inputs import build_request
@@ -106,7 +106,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(report.model_dump_json(indent=2))
         else:
             for table in check_tables(report):
-                console.print(table)
+                print_whole(table)
         if report.endpoint_failing:  # could not run, though it answered /v1/models: 6, not the model's 10
             raise EndpointError(report.endpoint_failing)
         bad = [r for r in report.results if request.disallowed([r.verdict])]

@@ -14,7 +14,7 @@ import typer
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console, titled_table
+from onechip.cli.render import console, print_whole, titled_table
 from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent, ProgressFn
 from onechip.schemas.cloud import (
@@ -144,7 +144,7 @@ def probe(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
         table.add_column(col)
     for a in attempts:
         table.add_row(a.zone, a.outcome, str(a.code or ""), f"{a.elapsed_s:.0f}", a.message)
-    console.print(table)
+    print_whole(table)
 
 
 @cloud_app.command()

@@ -14,7 +14,7 @@ from onechip.cli.check_cmd import check_tables
 from onechip.cli.cloud_cmd import YES, confirm, quote_line
 from onechip.cli.engine_cmds import print_boot
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress, titled_table
+from onechip.cli.render import console, live_progress, print_whole, titled_table
 from onechip.schemas import RUN_FILES, BenchRun, BootRecord, CheckReport, CrossCheck, Plan
 from onechip.schemas.cloud import CloudNameRequest
 from onechip.schemas.inputs import build_request
@@ -44,10 +44,10 @@ def _render_stage(stage: str, run_dir: Path) -> None:
         print_crosscheck(Plan.model_validate_json(read("plan")), CrossCheck.model_validate_json(read("crosscheck")))
     elif stage == "check":
         for table in check_tables(CheckReport.model_validate_json(read("checks"))):
-            console.print(table)
+            print_whole(table)
     elif stage == "bench":
         for table in bench_tables(BenchRun.model_validate_json(read("bench"))):
-            console.print(table)
+            print_whole(table)
 
 
 def register(app: typer.Typer) -> None:
@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
         for name in manifest.stage_timings_s:
             table.add_column(name, justify="right")
         table.add_row(*(f"{v:.1f}" for v in manifest.stage_timings_s.values()))
-        console.print(table)
+        print_whole(table)
         run_dir = request.out_dir or request.runs_root / manifest.run_id
         console.print(f"[bold green]done[/]: report {run_dir / RUN_FILES['report_md']}")
         if request.cloud and request.keep:

@@ -9,9 +9,11 @@ the same path, so what was measured is kept and a bench resumes alike. Never a t
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
+from typing import Any
 
 import click
 import typer
@@ -62,10 +64,52 @@ def _terminate(signum: int, frame: object) -> None:
 _USAGE_ERRORS: tuple[type[Exception], ...] = (click.ClickException, getattr(typer, "TyperException", Exception))
 
 
+_said = [""]  # the last line _error or _interrupted printed: a --json command's error object (main) carries it
+
+
 def _error(message: str) -> None:
     """One line on stderr (errors.one_line: a newline or escape sequence in a value it echoes is not one), escaped
     (a '[/x]' in user input is not rich markup) and never hard-wrapped."""
-    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True)
+    _said[0] = one_line(message)
+    err_console.print(f"[bold red]error:[/] {escape(_said[0])}", highlight=False, soft_wrap=True)
+
+
+class _Watched:
+    """stdout as a command writes it, noting whether anything was written (main's error object for --json)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream, self.written = stream, False
+
+    def write(self, text: str) -> int:
+        self.written = self.written or bool(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line `argv` (default sys.argv[1:]). With --json, a command that fails before it printed its
+    JSON prints {"error": its line, "exit_code": N} on stdout too, so stdout is JSON on every exit (it was empty: a
+    caller parsing it got a decode error, not the reason); one that printed its JSON and then exits non-zero (check's
+    10, status's 1) adds nothing."""
+    args = sys.argv[1:] if argv is None else argv
+    if "--json" not in args:
+        _main(args, argv)
+        return
+    watched = _Watched(sys.stdout)
+    sys.stdout = watched
+    _said[0] = ""
+    try:
+        _main(args, argv)
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1 if stop.code else 0
+        if code and not watched.written:
+            watched.stream.write(json.dumps({"error": _said[0] or f"exit {code}", "exit_code": code}) + "\n")
+            watched.stream.flush()
+        raise
+    finally:
+        sys.stdout = watched.stream
 
 
 def _usage_error(exc: Exception) -> int:
@@ -82,8 +126,7 @@ def _usage_error(exc: Exception) -> int:
     return code
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
+def _main(args: list[str], argv: list[str] | None) -> None:
     _stopped_by[0] = signal.SIGINT
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGHUP, _terminate)  # a closed terminal: as SIGTERM, never a sudden death mid-`up`
@@ -140,5 +183,6 @@ def _interrupted(argv: list[str]) -> None:
     )
     command = next((arg for arg in argv if not arg.startswith("-")), "")
     kept = " (what was measured is kept on disk)" if command in _MEASURING else ""
+    _said[0] = f"{said}{kept}"
     err_console.print(f"[bold red]{said}[/]{kept}")
     sys.exit(_signal_exit_code())

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import options_from
+from onechip.cli.render import print_whole
 from onechip.schemas import CrossCheck, LayerKV, Plan, ServeCommand
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
@@ -121,11 +122,11 @@ def render(plan: Plan, console: Console) -> None:
     table = Table("layers", "count", "type", "KV heads", "head dim", "cache", "B/token")
     for indices, (kind, heads, dim, cache, per_token) in _layer_groups(plan.layers):
         table.add_row(_ranges(indices), str(len(indices)), kind, str(heads), str(dim), cache, f"{per_token:,}")
-    console.print(table)
+    print_whole(table, console)
     conc = Table("context tokens", "max concurrency")
     for c in plan.concurrency:
         conc.add_row(f"{c.context_tokens:,}", f"{c.max_concurrency:.2f}x")
-    console.print(conc)
+    print_whole(conc, console)
     engine, windowed, full = (
         plan.kv_bytes_per_sequence,
         plan.kv_bytes_per_sequence_windowed,

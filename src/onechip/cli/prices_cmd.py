@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress, titled_table
+from onechip.cli.render import console, live_progress, print_whole, titled_table
 from onechip.schemas.cost import PriceTable
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PricesRequest
@@ -68,7 +68,7 @@ def _print(table: PriceTable, as_json: bool) -> None:
         source = f"SKU {p.sku_id} {said}{p.source.partition(said)[2]}" if p.sku_id else p.source
         read_on = p.date + (f" [yellow]stale ({p.age_days} d)[/]" if p.stale else "")
         out.add_row(p.chip, where, p.pricing, f"{p.usd_per_chip_hour:.4f}", read_on, source)
-    console.print(out)
+    print_whole(out)
     if table.billed_as:
         console.print(table.billed_as, highlight=False)
     gaps: dict[tuple[str, str], list[str]] = {}

@@ -155,12 +155,32 @@ def print_whole(table: Table, out: Console | None = None) -> None:
     caps `width` at the console's, so a console of that width prints it). out: the console to print on (default
     the module's)."""
     out = out or console
-    least = Measurement.get(out, out.options.update(width=10_000), table).minimum
+    least = _uncut_width(table, out)
     if least <= out.width:
         out.print(table)
         return
     wide = Console(file=out.file, width=least, force_terminal=out.is_terminal, no_color=out.no_color)
     wide.print(table, crop=False)
+
+
+def _uncut_width(table: Table, out: Console) -> int:
+    """The least width (characters) at which rich gives each column of `table` at least its longest word: rich shrinks
+    the widest columns first, below that word, which it then cuts ('…'), so at the table's measured minimum (the sum
+    of those words) plan's layer table still read 'slidi…' and 'B/tok…' on a 40-column terminal. Found by bisection
+    between that minimum and the table's natural width (rich's Table._calculate_column_widths, a private method)."""
+    measured = Measurement.get(out, out.options.update(width=10_000), table)
+    wide = out.options.update_width(10_000)
+    words = [table._measure_column(out, wide, column).minimum for column in table.columns]  # noqa: SLF001
+
+    def uncut(width: int) -> bool:
+        options = out.options.update_width(width - table._extra_width)  # noqa: SLF001 (as Table renders itself)
+        return all(w >= m for w, m in zip(table._calculate_column_widths(out, options), words, strict=True))  # noqa: SLF001
+
+    low, high = measured.minimum, max(measured.minimum, measured.maximum)
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if uncut(mid) else (mid + 1, high)
+    return low
 
 
 def titled_table(title: str, *headers: str, **options: object) -> Table:

@@ -24,7 +24,7 @@ from onechip.paths import exclusive, held, onechip_home, read_home_file, write_t
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import EngineState, EngineStatus
-from onechip.vllm import wire
+from onechip.vllm import log_summary, wire
 
 MODES = ("process", "remote-process", "docker")  # EngineState.mode values this onechip can find and stop
 
@@ -313,15 +313,14 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     path = Path(state.log_path)
     if not path.is_file():
         raise EngineError(f"engine log {path} is gone (removed, or the state in {state_path()} is stale)")
+    # each line at most log_summary.MAX_LINE_CHARS (read_lines): a line of hundreds of MB (an engine printing a
+    # tensor, or writing without newlines) was read and redacted whole, and sent whole as a `logs` tool result
     with path.open(encoding="utf-8", errors="replace") as handle:
         while True:
-            line = handle.readline()
-            if line:
-                yield redact(line.rstrip("\n"))
-            elif not follow:
+            yield from map(redact, log_summary.read_lines(handle))  # to the end of what is written
+            if not follow:
                 return
-            elif not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
-                yield from (redact(rest.rstrip("\n")) for rest in handle)  # what it wrote as it died
+            if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
+                yield from map(redact, log_summary.read_lines(handle))  # what it wrote as it died
                 raise _exited(f"pid {state.pid}")
-            else:
-                time.sleep(0.5)
+            time.sleep(0.5)

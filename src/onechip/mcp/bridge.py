@@ -6,10 +6,11 @@
   schemas.inputs.build_request, so a refused value is the CLI's one-line ConfigError.
 - `run_job(ctx, job)`: the job runs in a worker thread (the core's jobs are synchronous and start their
   own event loops); each ProgressEvent becomes an MCP progress notification. A cancelled call raises
-  KeyboardInterrupt in the job's thread at once (an asynchronous exception, delivered at its next Python
-  instruction, so a job that reports no progress for minutes, a boot or one long request, stops too) and in
-  any later progress callback; the core treats it as Ctrl-C: bench keeps every finished request on disk and
-  raises Interrupted (resume continues it), `up` stops the engine it was starting.
+  KeyboardInterrupt in the job's thread once, at once (an asynchronous exception, delivered at its next Python
+  instruction, so a job that reports no progress for minutes, a boot or one long request, stops too), or as it
+  starts when it had not yet; the core treats it as one Ctrl-C: bench keeps every finished request on disk and
+  raises Interrupted (resume continues it), `up` stops the engine it was starting, demo stops its engine (and
+  deletes its TPU) in a cleanup whose progress events are dropped, never a second interrupt.
 """
 
 from __future__ import annotations
@@ -86,14 +87,15 @@ def refusal(message: str) -> CallToolResult:
 
 def _progress_sink(ctx: Context | None, stop: threading.Event) -> ProgressFn:
     """A ProgressFn for the worker thread: forwards each event as an MCP progress notification (progress
-    counts events, since a job's own `done` restarts per stage), and raises KeyboardInterrupt once `stop`."""
+    counts events, since a job's own `done` restarts per stage), none once `stop` (the call was cancelled: its
+    job got its one interrupt from run_job, and the events of its cleanup have no one to go to). It raised
+    KeyboardInterrupt there: a cancelled demo's cleanup, which reports its stage 'down', was itself interrupted
+    and left its engine running (and its TPU billing) and its run.json saying 'running'."""
     count = 0
 
     def on_progress(event: ProgressEvent) -> None:
         nonlocal count
-        if stop.is_set():
-            raise KeyboardInterrupt
-        if ctx is None:
+        if stop.is_set() or ctx is None:
             return
         count += 1
         share = f" ({event.done:g}/{event.total:g})" if event.done is not None and event.total else ""
@@ -148,7 +150,9 @@ async def run_job(ctx: Context | None, job: Callable[[ProgressFn], T]) -> T:
         try:
             try:
                 try:
-                    with running.lock:
+                    with running.lock:  # a call cancelled before its job started: that job never starts
+                        if stop.is_set():
+                            raise KeyboardInterrupt
                         running.thread_id = threading.get_ident()
                     return job(on_progress)
                 finally:

@@ -38,7 +38,7 @@ from onechip.mcp.bridge import refusal, result, run_job, signature_of, wait_for_
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs, refuse_set_paths
 from onechip.procs import cap_heap, heap_in_use_bytes
 from onechip.schemas.common import GIB
-from onechip.schemas.inputs import as_parameters, build_request
+from onechip.schemas.inputs import as_parameters, build_request, shown
 
 INSTRUCTIONS = (
     "onechip plans, launches, checks, benchmarks and prices an LLM serving engine on one accelerator. "
@@ -110,7 +110,10 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
             return refusal(f"{spec.name} takes no argument {', '.join(map(repr, unknown))}; nothing was done")
         confirm = kwargs.pop("confirm", False)
         if not isinstance(confirm, bool):  # only JSON true opens the gate: "false", "no", 1 are refused
-            return refusal(f"Invalid value for 'confirm': must be true or false, got {confirm!r}; nothing was done")
+            # shown: cut and redacted, as every refused value is echoed ("x" * 5000 came back whole)
+            return refusal(
+                f"Invalid value for 'confirm': must be true or false, got {shown(confirm)}; nothing was done"
+            )
         try:  # in a worker thread, as the job: checking 200,000 values must not stop the server answering others
             request = await anyio.to_thread.run_sync(_checked, spec, kwargs, abandon_on_cancel=True)
         except ConfigError as exc:

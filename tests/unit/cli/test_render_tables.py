@@ -29,3 +29,17 @@ def test_a_long_title_is_one_line_when_the_terminal_has_room() -> None:
 def test_a_narrow_terminal_still_bounds_the_table() -> None:
     table = titled_table(TITLE, "domain")
     assert all(len(line) <= 30 for line in _render(table, 30))
+
+
+def test_a_table_wider_than_the_terminal_keeps_every_word_whole(run, offline_home, monkeypatch) -> None:
+    """At COLUMNS=40, plan's layer table was printed with console.print, which cut every cell to fit ('la…', 'co…');
+    and print_whole, printing at the table's measured minimum, still cut 'slidi…' and 'B/tok…': rich shrinks the
+    widest columns first, below their longest word. Every table of plan, bench, check, prices, cloud probe and demo
+    goes through print_whole, which prints at the least width that cuts no word."""
+    monkeypatch.setenv("COLUMNS", "40")
+    monkeypatch.setenv("NO_COLOR", "1")
+    code, out, err = run("plan", "google/gemma-4-E2B-it", "--chip", "v5e-1")
+    assert code == 0, err
+    assert "…" not in out and "sliding" in out and "B/token" in out, out
+    code, out, err = run("prices")
+    assert code == 0 and "…" not in out, out

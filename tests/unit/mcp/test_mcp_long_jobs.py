@@ -13,6 +13,7 @@ from mcp import Client
 from fakes.vllm_server import FakeVllm
 from onechip import api
 from onechip.mcp.server import build_server
+from onechip.progress import ProgressEvent
 
 
 def test_bench_reports_progress_and_returns_the_run(tmp_path):
@@ -277,3 +278,51 @@ def test_router_policies_the_tool_cannot_compare_are_refused_not_dropped(tmp_pat
         "router_policies does not apply (compare policies in a bench without find_max)"
     ), search.content[0].text
     assert not (tmp_path / "b").exists() and not (tmp_path / "s").exists()
+
+
+def test_a_cancelled_demo_stops_its_engine_and_says_so_in_its_run(tmp_path, monkeypatch):
+    """A cancelled call's progress sink raised KeyboardInterrupt at every later event, as well as the one interrupt
+    run_job sends: a demo's cleanup reports its stage 'down' before it stops the engine, so a cancelled demo was
+    interrupted again there, left its engine running (tied to the server, on its port, with no record for `down`;
+    with cloud: gcp its TPU billing) and its run.json saying 'running'. One cancel is one interrupt, as one Ctrl-C."""
+    from onechip.api import _demo
+    from onechip.engines import model_store
+
+    stopped = threading.Event()
+    measuring = threading.Event()
+
+    class Engine:  # the embedded engine, as far as the demo's cleanup goes
+        def __init__(self, *a, **kw):
+            pass
+
+        def stop(self):
+            stopped.set()
+
+    def stages(engine, request, run_dir, stage, done, on_progress):  # a long stage reporting progress
+        with stage("bench"):
+            while True:
+                measuring.set()
+                on_progress(ProgressEvent("bench", "a request"))
+                time.sleep(0.01)
+
+    monkeypatch.setattr(_demo, "EmbeddedEngine", Engine)
+    monkeypatch.setattr(model_store, "ensure_model", lambda: tmp_path)
+    monkeypatch.setattr(_demo, "_demo_stages", stages)
+    monkeypatch.chdir(tmp_path)  # runs_root (runs/) inside the allowed folders
+    out = tmp_path / "run"
+
+    async def go():
+        async with Client(build_server()) as client, anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "demo", {"confirm": True, "out_dir": str(out)})
+            with anyio.fail_after(30):
+                while not measuring.is_set():
+                    await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()
+
+    anyio.run(go)
+    assert stopped.wait(30)
+    deadline = time.monotonic() + 10
+    while "down" not in json.loads((out / "run.json").read_text())["stage_timings_s"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["status"] == "interrupted" and "down" in manifest["stage_timings_s"], manifest

@@ -70,6 +70,15 @@ def test_confirm_that_is_not_json_true_or_false_stops_nothing(engine, confirm) -
     assert engine == []
 
 
+def test_a_long_confirm_is_refused_in_a_bounded_line(engine) -> None:
+    """The refusal of a confirm that is not a boolean echoed it whole (repr): a 100,000-character string came back as
+    a 100,000-character line, where every other refused value is cut (schemas.inputs.shown)."""
+    (result,) = calls(("down", {"confirm": "x" * 100_000}))
+    said = text(result)
+    assert result.is_error and "'confirm': must be true or false" in said and len(said) < 300, len(said)
+    assert engine == []
+
+
 def test_only_confirm_true_stops_the_engine(engine) -> None:
     refused, done = calls(("down", {"confirm": False}), ("down", {"confirm": True}))
     assert refused.is_error and text(refused).startswith("not done: down would stop the embedded engine")

@@ -212,6 +212,18 @@ def test_logs_and_summarize_logs_read_the_engine_log(tmp_path):
     assert "hf_a1" not in summary.content[0].text + json.dumps(summary.structured_content)
 
 
+def test_a_huge_engine_log_line_is_read_and_returned_cut(tmp_path):
+    """The engine log was read with an unbounded readline: a line of 4 MB (an engine printing a tensor, or writing
+    without newlines) was held, redacted and returned whole by `logs`, where summarize_logs of a file cuts a line at
+    log_summary.MAX_LINE_CHARS. The rest of the long line is read past, the lines after it kept."""
+    from onechip.vllm.log_summary import MAX_LINE_CHARS
+
+    _fake_state(tmp_path, "INFO start\n" + "x" * 4_000_000 + "\nINFO ready\n")
+    tail = call("logs", {"lines": 5}).structured_content
+    assert tail["total_lines"] == 3 and tail["lines"][-1] == "INFO ready", tail["total_lines"]
+    assert max(map(len, tail["lines"])) == MAX_LINE_CHARS
+
+
 def test_summarize_logs_reads_a_given_file_and_explain_needs_a_running_engine(tmp_path):
     log = tmp_path / "boot.log"
     log.write_text("RuntimeProgramAllocationFailure: Attempting to reserve 384.11M at the bottom of memory.\n")
