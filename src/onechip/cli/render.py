@@ -163,6 +163,9 @@ def print_whole(table: Table, out: Console | None = None) -> None:
     wide.print(table, crop=False)
 
 
+_RICH_PRIVATE = ("_measure_column", "_calculate_column_widths", "_extra_width")  # what _uncut_width calls
+
+
 def _uncut_width(table: Table, out: Console) -> int:
     """The least width (characters) at which rich gives each column of `table` at least its longest word: rich shrinks
     the widest columns first, below that word, which it then cuts ('…'), so at the table's measured minimum (the sum
@@ -170,6 +173,8 @@ def _uncut_width(table: Table, out: Console) -> int:
     between that minimum and the table's natural width (rich's Table._calculate_column_widths, a private method)."""
     measured = Measurement.get(out, out.options.update(width=10_000), table)
     wide = out.options.update_width(10_000)
+    if not all(hasattr(table, name) for name in _RICH_PRIVATE):  # rich is not pinned: a release may rename them
+        return measured.minimum
     words = [table._measure_column(out, wide, column).minimum for column in table.columns]  # noqa: SLF001
 
     def uncut(width: int) -> bool:
