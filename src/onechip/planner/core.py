@@ -971,6 +971,16 @@ def _resolve(request: PlanRequest) -> _Resolved:
     notes += _prerelease_note(request.engine_version, rules)
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
+    if request.max_model_len is None and source_positions(src, request.engine_version or rules.release) is None:
+        notes.append(
+            PlanWarning(
+                code="assumed-max-model-len",
+                message=f"the config states none of the length fields vLLM reads ({', '.join(_POSITION_KEYS)}): "
+                f"planned at vLLM's assumed max_model_len {NO_LENGTH_FIELD_DEFAULT:,}; pass --max-model-len for "
+                "another length",
+                source="vllm/config/model.py _get_and_verify_max_len ('Assuming the model's maximum length is 2048.')",
+            )
+        )
     if online_fp8 and acc.kind == "tpu":
         notes.append(
             PlanWarning(
@@ -1371,6 +1381,10 @@ class Positions:
 # vllm/transformers_utils/model_arch_config_convertor.py, 0.32.0 sdist): the smallest one stated, then
 # model_max_length over it when set ("For Command-R / Cohere, Cohere2 models"), where the planner read
 # max_position_embeddings alone
+# The max_model_len vLLM assumes for a config that states none of _POSITION_KEYS and a request without
+# --max-model-len: 'Assuming the model's maximum length is 2048.' (vllm/config/model.py _get_and_verify_max_len,
+# default_max_len; read in the 0.5.5, 0.10.2, 0.22.0 and 0.34.0 sdists). BLOOM's files state no length at all.
+NO_LENGTH_FIELD_DEFAULT = 2048
 _POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                   "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
 
@@ -1425,17 +1439,15 @@ def _lengths(request: PlanRequest, text: dict[str, Any], model_type: str, versio
     max_model_len, contexts = request.max_model_len, request.contexts
     positions = model_positions(text, model_type, version)
     if max_model_len is None:
-        if positions is None:
-            raise ConfigError(  # any of vLLM's length fields would do: GPT-2 spells it n_positions, ChatGLM seq_length
-                f"model config ({model_type}): states none of the length fields vLLM reads "
-                f"({', '.join(_POSITION_KEYS)}); pass --max-model-len"
-            )
-        if positions.default > MAX_POSITIONS:
+        if positions is None:  # vLLM's default (_get_and_verify_max_len), said in the plan (_assumed_length_note)
+            max_model_len = NO_LENGTH_FIELD_DEFAULT
+        elif positions.default > MAX_POSITIONS:
             raise ConfigError(
                 f"model config ({model_type}): its {positions.said} are more than {MAX_POSITIONS:,}, the longest "
                 "max_model_len planned; pass --max-model-len"
             )
-        max_model_len = positions.default
+        else:
+            max_model_len = positions.default
     if positions is not None and max_model_len > positions.limit:
         raise ConfigError(f"max_model_len {max_model_len} exceeds the model's {positions.said}")
     ctx_list = (
