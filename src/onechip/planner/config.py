@@ -174,6 +174,7 @@ DIVIDING_FAMILIES = frozenset(
         # hybrid short convolutions + attention (planner.recurrent): Lfm2Attention's head_dim is hidden_size //
         # num_attention_heads whatever the config says (vllm/model_executor/models/lfm2.py, 0.34.0)
         "lfm2",
+        "lfm2_moe",  # Lfm2MoeAttention: the same rule (vllm/model_executor/models/lfm2_moe.py, 0.34.0)
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -881,7 +882,8 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
         return
     if family == "cohere2" and text.get("hidden_size"):  # Cohere2Config.__post_init__ sets it whatever the file says
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
-    if family == "lfm2" and text.get("hidden_size"):  # Lfm2Attention: hidden_size // heads whatever the file says
+    # Lfm2Attention and Lfm2MoeAttention: hidden_size // heads whatever the file says
+    if family in ("lfm2", "lfm2_moe") and text.get("hidden_size"):
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:

@@ -78,7 +78,13 @@ itself, every layer one group; ModelConfig.is_prefix_caching_supported is False 
 MambaModelConfig leaves mamba_cache_mode 'none' and mamba_block_size max_model_len unless prefix caching is asked for.
 One request takes one page of the group whatever its length, so the pool holds a number of sequences (state slots),
 not of tokens: vLLM's 'GPU KV cache size' line is that count x max_model_len (0.26 on) or x the block size.
-Not modelled (refused): draft models (EAGLE, DFlash); LFM2-MoE (lfm2_moe) and the vision wrapper (lfm2_vl).
+LFM2-MoE (model_type 'lfm2_moe', Lfm2MoeForCausalLM; vllm/model_executor/models/lfm2_moe.py, read in the 0.13.0, 0.16.0,
+0.22.0, 0.25.0 and 0.34.0 sdists, the same in each): LFM2's layers and page rules with MoE feed-forwards, but its
+get_mamba_state_shape_from_config passes hidden_size (not conv_dim) to short_conv_state_shape: hidden_size / TP x
+(conv_L_cache - 1); a layer is attention when config.layer_types says 'full_attention' (Lfm2MoeDecoderLayer indexes it;
+transformers Lfm2MoeConfig derives no layer_types, so a config without them is refused), Lfm2MoeAttention's head_dim
+hidden_size // num_attention_heads.
+Not modelled (refused): draft models (EAGLE, DFlash); the LFM2 vision wrapper (lfm2_vl).
 """
 
 from __future__ import annotations
@@ -101,7 +107,7 @@ LIGHTNING_FAMILIES = frozenset({"minimax_m1"})
 # Kimi Delta Attention (module docstring): KDA layers beside MLA full-attention layers.
 KDA_FAMILIES = frozenset({"kimi_linear"})
 # LFM2 short convolutions (module docstring): one conv state per 'conv' layer.
-SHORT_CONV_FAMILIES = frozenset({"lfm2"})
+SHORT_CONV_FAMILIES = frozenset({"lfm2", "lfm2_moe"})
 # Attention-free Mamba (module docstring): a state in every layer, no attention KV; the Mamba1 ones first.
 MAMBA1_ONLY_FAMILIES = frozenset({"mamba", "falcon_mamba"})
 ATTENTION_FREE_FAMILIES = MAMBA1_ONLY_FAMILIES | {"mamba2"}
@@ -180,7 +186,7 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
         return [(i + 1 not in kda, i + 1 in kda) for i in range(n)]
     if family in SHORT_CONV_FAMILIES:  # Lfm2Config.__post_init__: layer_types from full_attn_idxs (every layer)
         types = text.get("layer_types")
-        if types is None:
+        if types is None and family == "lfm2":  # Lfm2MoeConfig derives none (module docstring)
             full = text.get("full_attn_idxs")
             full = list(range(n)) if full is None else full
             types = ["full_attention" if i in full else "conv" for i in range(n)] if isinstance(full, list) else None
@@ -252,8 +258,9 @@ def state_elements(
         heads, head_dim = _int(kda, "num_heads", family), _int(kda, "head_dim", family)
         per_gpu = split(heads, "linear_attn_config num_heads") * head_dim
         return 3 * per_gpu * (_int(kda, "short_conv_kernel_size", family) - 1), per_gpu * head_dim
-    if family in SHORT_CONV_FAMILIES:  # short_conv_state_shape: conv_dim / TP x (conv_L_cache - 1), no SSM state
-        return split(_int(text, "conv_dim", family), "conv_dim") * (_int(text, "conv_L_cache", family) - 1), 0
+    if family in SHORT_CONV_FAMILIES:  # short_conv_state_shape: conv_dim (LFM2-MoE: hidden_size) / TP x (L - 1)
+        width = "conv_dim" if family == "lfm2" else "hidden_size"
+        return split(_int(text, width, family), width) * (_int(text, "conv_L_cache", family) - 1), 0
     if family in LIGHTNING_FAMILIES:
         head_dim = _int(text, "head_dim", family)
         return split(_int(text, "num_attention_heads", family), "num_attention_heads") * head_dim * head_dim, 0
