@@ -78,6 +78,7 @@ from onechip.planner.gpu_plan import (
 from onechip.planner.kv_groups import KvLayout, StateCache, kv_layout
 from onechip.planner.modalities import MmLimits, served_limits
 from onechip.planner.rules import (
+    PER_TOKEN_HEAD_KV_DTYPES,
     PER_TOKEN_HEAD_KV_SINCE,
     Accelerator,
     EngineRules,
@@ -2582,6 +2583,14 @@ def _fp8_without_native_notes(
         dims = sorted({layer.head_dim for layer in geometry.layers if layer.owns_cache})
         others = [d for d in dims if entry.flashinfer_head_sizes and d not in entry.flashinfer_head_sizes]
         sinks = sorted(names & set(entry.sink_architectures))
+        # a per-token-head fp8 KV has the Triton backend alone (its supported_kv_cache_dtypes; FlashAttention's and
+        # FlashInfer's list none, vllm/v1/attention/backends/*.py of the 0.22.0, 0.25.0 and 0.34.0 sdists)
+        triton_only = request.kv_cache_dtype in PER_TOKEN_HEAD_KV_DTYPES
+        if entry.outcome == "flashinfer" and triton_only:
+            error = next((e.error for e in rules.fp8_without_native if e.subject == entry.subject and e.error
+                          and e.covers(release)), None)  # fmt: skip
+            entry = entry.model_copy(update={"outcome": "fails", "error": error})
+            said += "; FlashAttention and FlashInfer take no per-token-head KV dtype, only the Triton backend does"
         if entry.outcome == "flashinfer" and request.flashinfer is not False and not others and not sinks:
             out.append(PlanWarning(code="fp8-kv-flashinfer", source=entry.source, message=f"{said}; FlashInfer "
                 "takes this model's head sizes, but an install without flashinfer-python gets the Triton backend, "
