@@ -47,10 +47,13 @@ def _budget(plan: Plan, console: Console) -> None:
     # blocks x block_size is then not its token figure, and the engine logs a group-aware one (kv_tokens_logged)
     sized = f" x {plan.block_size}" if plan.num_blocks * plan.block_size == plan.kv_tokens else " over the layer groups"
     logged = f" (logged as {plan.kv_tokens_logged:,})" if plan.kv_tokens_logged not in (None, plan.kv_tokens) else ""
-    console.print(
-        f" {_kv(plan.kv_pool_bytes)}  KV pool -> {plan.num_blocks:,} blocks{sized} = {plan.kv_tokens:,} tokens"
-        f"{logged} at {plan.kv_bytes_per_token:,} B/token"
-    )
+    if plan.state_slots is not None:  # attention-free (Mamba): states, one set per sequence, no KV tokens
+        console.print(f" {_kv(plan.kv_pool_bytes)}  state pool -> {plan.state_slots:,} concurrent sequences")
+    else:
+        console.print(
+            f" {_kv(plan.kv_pool_bytes)}  KV pool -> {plan.num_blocks:,} blocks{sized} = {plan.kv_tokens:,} tokens"
+            f"{logged} at {plan.kv_bytes_per_token:,} B/token"
+        )
     if plan.outside_cap_bytes is not None and plan.engine == "vllm-ascend":
         console.print(f" {plan.outside_cap_bytes / GIB:8.2f} GiB  outside the cap")
     elif plan.outside_cap_bytes is not None:
@@ -74,6 +77,16 @@ def _gpu_budget(plan: Plan, console: Console) -> None:
     low, high = plan.kv_tokens_range or (plan.kv_tokens, plan.kv_tokens)
     # a hybrid's attention block is raised to hold a recurrent state: say the size the blocks really have
     raised = f" of {b.min_block_size:,} tokens" if b.min_block_size > plan.block_size else ""
+    if plan.state_slots is not None:  # attention-free (Mamba): the pool holds states, one set per sequence
+        console.print(
+            f" {_kv(b.kv_cache_bytes)}  state cache -> {plan.num_blocks:,} state pages in {b.kv_groups} group(s) of "
+            f"{b.group_layers} layer(s), {b.blocks_per_request} per sequence = {plan.state_slots:,} concurrent "
+            f"sequences of any length (no KV tokens: vLLM logs {plan.kv_tokens_logged:,} 'tokens', a slot count x "
+            "a length)"
+        )
+        if plan.calibrated_from:
+            console.print(f"[green]calibrated from the boot of {plan.calibrated_from}[/]")
+        return
     console.print(
         f" {_kv(b.kv_cache_bytes)}  KV cache -> {plan.num_blocks:,} blocks{raised} in {b.kv_groups} group(s) of "
         f"{b.group_layers} layer(s) = {plan.kv_tokens:,} tokens (logged as {plan.kv_tokens_logged:,})"

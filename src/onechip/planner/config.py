@@ -174,6 +174,10 @@ DIVIDING_FAMILIES = frozenset(
         # hybrid short convolutions + attention (planner.recurrent): Lfm2Attention's head_dim is hidden_size //
         # num_attention_heads whatever the config says (vllm/model_executor/models/lfm2.py, 0.34.0)
         "lfm2",
+        "lfm2_moe",  # Lfm2MoeAttention: the same rule (vllm/model_executor/models/lfm2_moe.py, 0.34.0)
+        # hybrid Mamba2 + shared attention (planner.recurrent): attention_head_dim 2 x hidden_size // heads, set by
+        # Zamba2Config.__post_init__ whatever the file says, over num_attention_heads (no grouping)
+        "zamba2",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -215,7 +219,8 @@ STATING_FAMILIES = frozenset(
 # sparse-attention ones (DeepSeek-V3.2 deepseek_v32, GLM-5 glm_moe_dsa: index_topk) add an indexer cache
 # (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent).
 MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear"})
-MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES
+# Attention-free Mamba / Mamba2 / FalconMamba (planner.recurrent): no attention heads, a recurrent state per layer.
+MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTENTION_FREE_FAMILIES
 # {model_type: the modelled one}: model types whose files vLLM builds with the same class, reading the same fields.
 # MiniMax-Text-01 (model_type 'minimax_text_01', MiniMaxText01ForCausalLM) and MiniMax-M1 (MiniMaxM1ForCausalLM) are
 # both minimax_text_01.py MiniMaxText01ForCausalLM (vllm/model_executor/models/registry.py, 0.22.0 sdist), which reads
@@ -430,6 +435,8 @@ def _check_types(text: Mapping[str, Any], where: str, named: Mapping[str, str] |
         raise _fail(where, "layer_types", f"must be a list of strings, got {types!r}")
     _check_overrides(text.get("per_layer_config"), where)
     for name in _REQUIRED:
+        if name == "num_attention_heads" and text.get("model_type") in recurrent.ATTENTION_FREE_FAMILIES:
+            continue  # no attention layer (planner.recurrent): the state shape reads its own fields
         if text.get(name) is None:
             raise _fail(where, named.get(name, name), "is missing; the KV geometry needs it")
     _check_routing(text, where, named)
@@ -606,6 +613,8 @@ def _check_hidden_divides(
     (9).', and Gemma 2, Gemma 3, Gemma 3n and DeepSeek-V2 in transformers 5.19). Classes without it (Qwen2,
     Mistral) load such a file and vLLM divides with //; published Qwen3.5 / 3.6 configs state a head_dim that does
     not divide hidden_size."""
+    if family in recurrent.ATTENTION_FREE_FAMILIES:  # no attention heads
+        return
     hidden, heads = text.get("hidden_size"), text["num_attention_heads"]
     if family in HEAD_DIM_IGNORED and hidden is not None:
         width, count = named.get("hidden_size", "hidden_size"), named.get("num_attention_heads", "num_attention_heads")
@@ -637,6 +646,8 @@ def _check_heads(
     does not state (`defaulted`: a class default filled in, as for the partial geometry files that state KV heads
     only, tests/fixtures/bootlogs/configs/google--gemma-4-31B-it.partial.json), which says nothing of the
     checkpoint."""
+    if family in recurrent.ATTENTION_FREE_FAMILIES:
+        return
     heads = text["num_attention_heads"]
     if family in MLA_FAMILIES or "num_attention_heads" in defaulted:
         return
@@ -865,6 +876,8 @@ def _per_layer_values(text: dict[str, Any], names: tuple[tuple[str, str], ...], 
 
 
 def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
+    if family in recurrent.ATTENTION_FREE_FAMILIES:  # no attention layer: no head_dim or KV heads to derive
+        return
     if family in MLA_FAMILIES:
         for name in ("kv_lora_rank", "qk_rope_head_dim"):
             if text.get(name) is None:
@@ -872,7 +885,11 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
         return
     if family == "cohere2" and text.get("hidden_size"):  # Cohere2Config.__post_init__ sets it whatever the file says
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
-    if family == "lfm2" and text.get("hidden_size"):  # Lfm2Attention: hidden_size // heads whatever the file says
+    if family == "zamba2" and text.get("hidden_size"):  # Zamba2Attention: every head, 2 x hidden // heads each
+        text["head_dim"] = 2 * text["hidden_size"] // text["num_attention_heads"]
+        text["num_key_value_heads"] = text["num_attention_heads"]
+    # Lfm2Attention and Lfm2MoeAttention: hidden_size // heads whatever the file says
+    if family in ("lfm2", "lfm2_moe") and text.get("hidden_size"):
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:

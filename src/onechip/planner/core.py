@@ -78,6 +78,7 @@ from onechip.planner.gpu_plan import (
 from onechip.planner.kv_groups import KvLayout, StateCache, kv_layout
 from onechip.planner.modalities import MmLimits, served_limits
 from onechip.planner.rules import (
+    PER_TOKEN_HEAD_KV_DTYPES,
     PER_TOKEN_HEAD_KV_SINCE,
     Accelerator,
     EngineRules,
@@ -944,7 +945,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
                            state_bytes_per_gpu=state, mtp_layers=mtp, head_dim_multiple=dims.head_dim_multiple or 1,
                            head_dims_unpadded=frozenset(dims.head_dims_unpadded),
                            sparse_mla=sparse[0] if sparse else None, kv_scale_bytes=kv_scale)  # fmt: skip
-    if geometry.kv_bytes_per_token <= 0:
+    if geometry.kv_bytes_per_token <= 0 and family not in recurrent.ATTENTION_FREE_FAMILIES:
         raise ConfigError(f"model config ({family}): no layer owns a KV cache")
     if host is not None:  # the head sizes of the layers CPU_ATTN serves (MLA latents have their own backend)
         heads = {layer.head_dim for layer in geometry.layers if layer.kv_heads and not layer.latent}
@@ -971,6 +972,16 @@ def _resolve(request: PlanRequest) -> _Resolved:
     notes += _prerelease_note(request.engine_version, rules)
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
+    if request.max_model_len is None and source_positions(src, request.engine_version or rules.release) is None:
+        notes.append(
+            PlanWarning(
+                code="assumed-max-model-len",
+                message=f"the config states none of the length fields vLLM reads ({', '.join(_POSITION_KEYS)}): "
+                f"planned at vLLM's assumed max_model_len {NO_LENGTH_FIELD_DEFAULT:,}; pass --max-model-len for "
+                "another length",
+                source="vllm/config/model.py _get_and_verify_max_len ('Assuming the model's maximum length is 2048.')",
+            )
+        )
     if online_fp8 and acc.kind == "tpu":
         notes.append(
             PlanWarning(
@@ -1001,6 +1012,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
     if sparse is not None:  # the sparse backend's block, forced over a --block-size too
         block, note = sparse[1], sparse[2]
         notes.append(note)
+    if family in recurrent.ATTENTION_FREE_FAMILIES and acc.kind == "gpu":
+        block = request.block_size or ATTENTION_FREE_BLOCK
     gdn_prefill_asked(request)  # a value vLLM refuses, refused for any model (argparse reads it first)
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
@@ -1319,6 +1332,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         cap_bytes=b.cap, outside_cap_bytes=b.outside, weights_bytes=r.weights, weights_by_component=r.components,
         kv_bytes_per_token=geometry.kv_bytes_per_token, kv_pool_bytes=b.pool, num_blocks=b.num_blocks,
         kv_tokens=b.tokens, kv_tokens_logged=logged,
+        state_slots=int(b.conc(n)) if r.src.config.family in recurrent.ATTENTION_FREE_FAMILIES else None,
         max_concurrency=b.conc(n),
         concurrency=[ContextConcurrency(context_tokens=c, max_concurrency=b.conc(c)) for c in r.contexts],
         decode_bytes_per_step=decode, bandwidth_bytes_per_s=bandwidth,
@@ -1371,6 +1385,15 @@ class Positions:
 # vllm/transformers_utils/model_arch_config_convertor.py, 0.32.0 sdist): the smallest one stated, then
 # model_max_length over it when set ("For Command-R / Cohere, Cohere2 models"), where the planner read
 # max_position_embeddings alone
+# The max_model_len vLLM assumes for a config that states none of _POSITION_KEYS and a request without
+# --max-model-len: 'Assuming the model's maximum length is 2048.' (vllm/config/model.py _get_and_verify_max_len,
+# default_max_len; read in the 0.5.5, 0.10.2, 0.22.0 and 0.34.0 sdists). BLOOM's files state no length at all.
+NO_LENGTH_FIELD_DEFAULT = 2048
+# The block size of an attention-free model (planner.recurrent): no attention backend prefers one
+# (Platform.update_block_size_for_backend returns before it picks a size when _find_non_ssm_backend(s) finds none),
+# so --block-size or CacheConfig.DEFAULT_BLOCK_SIZE (vllm/config/cache.py, 0.25.0 and 0.34.0 sdists); the 'all' mode
+# state pages and the 'align' checkpoints count in it.
+ATTENTION_FREE_BLOCK = 16
 _POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                   "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
 
@@ -1425,17 +1448,15 @@ def _lengths(request: PlanRequest, text: dict[str, Any], model_type: str, versio
     max_model_len, contexts = request.max_model_len, request.contexts
     positions = model_positions(text, model_type, version)
     if max_model_len is None:
-        if positions is None:
-            raise ConfigError(  # any of vLLM's length fields would do: GPT-2 spells it n_positions, ChatGLM seq_length
-                f"model config ({model_type}): states none of the length fields vLLM reads "
-                f"({', '.join(_POSITION_KEYS)}); pass --max-model-len"
-            )
-        if positions.default > MAX_POSITIONS:
+        if positions is None:  # vLLM's default (_get_and_verify_max_len), said in the plan (_assumed_length_note)
+            max_model_len = NO_LENGTH_FIELD_DEFAULT
+        elif positions.default > MAX_POSITIONS:
             raise ConfigError(
                 f"model config ({model_type}): its {positions.said} are more than {MAX_POSITIONS:,}, the longest "
                 "max_model_len planned; pass --max-model-len"
             )
-        max_model_len = positions.default
+        else:
+            max_model_len = positions.default
     if positions is not None and max_model_len > positions.limit:
         raise ConfigError(f"max_model_len {max_model_len} exceeds the model's {positions.said}")
     ctx_list = (
@@ -1570,11 +1591,12 @@ def _cap_pool(
     if tpu_rule is not None and tpu_rule.formula == "free_times_util" and memory and util:
         pool = math.floor((memory - weights) * util) if request.kv_cache_memory_bytes is None else pool
     bpt = geometry.kv_bytes_per_token
-    num_blocks = max(0, pool) // (block * bpt)
-    tokens = num_blocks * block
     if layout is not None:
         num_blocks = layout.num_blocks(max(0, pool) // devices)
         tokens = layout.capacity(num_blocks)
+    else:
+        num_blocks = max(0, pool) // (block * bpt)
+        tokens = num_blocks * block
 
     def conc(context: int) -> float:
         if layout is not None:
@@ -2561,6 +2583,14 @@ def _fp8_without_native_notes(
         dims = sorted({layer.head_dim for layer in geometry.layers if layer.owns_cache})
         others = [d for d in dims if entry.flashinfer_head_sizes and d not in entry.flashinfer_head_sizes]
         sinks = sorted(names & set(entry.sink_architectures))
+        # a per-token-head fp8 KV has the Triton backend alone (its supported_kv_cache_dtypes; FlashAttention's and
+        # FlashInfer's list none, vllm/v1/attention/backends/*.py of the 0.22.0, 0.25.0 and 0.34.0 sdists)
+        triton_only = request.kv_cache_dtype in PER_TOKEN_HEAD_KV_DTYPES
+        if entry.outcome == "flashinfer" and triton_only:
+            error = next((e.error for e in rules.fp8_without_native if e.subject == entry.subject and e.error
+                          and e.covers(release)), None)  # fmt: skip
+            entry = entry.model_copy(update={"outcome": "fails", "error": error})
+            said += "; FlashAttention and FlashInfer take no per-token-head KV dtype, only the Triton backend does"
         if entry.outcome == "flashinfer" and request.flashinfer is not False and not others and not sinks:
             out.append(PlanWarning(code="fp8-kv-flashinfer", source=entry.source, message=f"{said}; FlashInfer "
                 "takes this model's head sizes, but an install without flashinfer-python gets the Triton backend, "
@@ -2708,7 +2738,8 @@ def _state_cache(r: _Resolved) -> StateCache | None:
     check = r.rules.mamba_align_batch_check
     version = r.request.engine_version or r.rules.release or r.rules.version
     gdn = mode == "align" and _gdn_checkpoints(r, rule)
-    checkpoint_blocks = rule.mamba2_checkpoint_pages if r.src.config.family in recurrent.MAMBA2_FAMILIES else int(gdn)
+    mamba2 = r.src.config.family in recurrent.MAMBA2_FAMILIES | {"mamba2"}  # MambaMixer2's checkpoint page
+    checkpoint_blocks = rule.mamba2_checkpoint_pages if mamba2 else int(gdn)
     return StateCache(mode=mode, alignment=alignment, chunk_tokens=chunk, max_model_len=r.max_model_len,
                       speculative_blocks=r.request.num_speculative_tokens,
                       user_block_aligns=rule.user_block_aligns,
@@ -2880,9 +2911,13 @@ def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
         rules, key=lambda rule: version_key(rule.min_version or "0"), reverse=True)  # fmt: skip
     first_reason: str | None = None
     for rule in candidates:
-        caching = (
-            rule.prefix_caching_default if r.request.enable_prefix_caching is None else r.request.enable_prefix_caching
-        )
+        # an attention-free model's default is off in every release (ModelConfig.is_prefix_caching_supported); the
+        # vllm-cpu command never carries --enable-prefix-caching (serve_families.json launch_rules: GPU and TPU
+        # only, and only --no-enable-prefix-caching is a plan flag), so there the engine's default stands
+        attention_free = r.src.config.family in recurrent.ATTENTION_FREE_FAMILIES
+        caching = rule.prefix_caching_default and not attention_free
+        if r.request.enable_prefix_caching is not None and not (attention_free and r.acc.kind == "cpu"):
+            caching = r.request.enable_prefix_caching
         all_mode = rule.mamba_all_mode and r.src.config.family in recurrent.ALL_MODE_FAMILIES
         mode = "none" if not caching else "all" if all_mode else "align" if rule.align_mode else "none"
         if mode == "align" and r.request.num_speculative_tokens and not rule.align_speculative:

