@@ -73,7 +73,9 @@ def test_every_flag_onechip_writes_has_an_entry_and_a_table_row() -> None:
 
 def _trees() -> dict[str, Path]:
     roots = os.environ.get("ONECHIP_VLLM_TREES", "/tmp/v32/vllm-0.32.0:/tmp/v34/vllm-0.34.0")
-    return {path.name.removeprefix("vllm-"): path for path in map(Path, roots.split(":")) if (path / "vllm").is_dir()}
+    # a whole tree: a folder of that name holding a few files another job extracted is not one
+    trees = map(Path, roots.split(":"))
+    return {path.name.removeprefix("vllm-"): path for path in trees if (path / "vllm/engine/arg_utils.py").is_file()}
 
 
 @pytest.mark.parametrize("release", ["0.32.0", "0.34.0"])
