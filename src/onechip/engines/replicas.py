@@ -39,7 +39,7 @@ from pydantic import Field
 from onechip.engines import remote, startup
 from onechip.engines import state as engine_state
 from onechip.engines.launch import LaunchSpec, LocalServeEngine, ReplicaSetLaunch
-from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, stop_group
+from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, remove_rpc_dir, stop_group
 from onechip.engines.model_store import ensure_model
 from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
 from onechip.engines.router import require as router_require
@@ -588,6 +588,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
             notes.append(f"replica {k}: stopped pid {replica.pid}")
         else:
             notes.append(f"replica {k}: was already gone")
+        remove_rpc_dir(replica.ipc_dir)
     if state.router is None:  # an `up` killed while the replicas booted: engine.json has no router to stop
         notes.append("router: never started")
     write_text_atomic(last_path(), state.model_dump_json(indent=2))

@@ -81,6 +81,7 @@ class RouterEngine(LocalVllmEngine):
     /health answers 200 (it serves only once every worker is healthy: start it after the replicas)."""
 
     kind = "vllm-router"
+    rpc_sockets = False  # a Rust binary: no zmq IPC sockets (local.rpc_dir)
 
     def __init__(self, command: RouterCommand, log_path: Path, served_name: str):
         super().__init__(

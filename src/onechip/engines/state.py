@@ -18,7 +18,7 @@ from typing import Protocol
 
 from onechip.engines import remote
 from onechip.engines.base import Engine
-from onechip.engines.local import group_alive, stop_group
+from onechip.engines.local import group_alive, remove_rpc_dir, stop_group
 from onechip.errors import EngineError, OnechipError, redact, remember_secret
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
@@ -267,6 +267,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
     was_alive = engine_alive(state)
     if was_alive:
         stop_group(state.pid, grace_s, on_progress)
+    remove_rpc_dir(state.ipc_dir)
     write_text_atomic(last_path(), state.model_dump_json(indent=2))
     state_path().unlink(missing_ok=True)
     note = f"stopped engine pid {state.pid}" if was_alive else "engine was already gone; state cleared"

@@ -130,6 +130,10 @@ class EngineState(ResultModel):
     )
     remote_log: str | None = Field(default=None, description="Engine log path on the host.")
     container: str | None = Field(default=None, description="Docker container name.")
+    ipc_dir: str | None = Field(
+        default=None,
+        description="Folder of the local vLLM engine's zmq IPC sockets (its VLLM_RPC_BASE_PATH), removed by `down`.",
+    )
     tunnel_pid: int | None = Field(default=None, description="Local ssh -L tunnel process (its own group).")
     mirror_pid: int | None = Field(
         default=None,
