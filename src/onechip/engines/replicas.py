@@ -221,16 +221,14 @@ def prepare_replicas(
 
     Ports: on one machine or host replica K listens on port + K (port default 8000; here a busy one is
     replaced by a free one before the command is built); one per host, each on `port`. SSH tunnels end at
-    tunnel_port + K here. Returns (launch, the Prepared of each replica; None for the embedded engine, which
-    start() builds from its spec). Raises ConfigError (hosts not 1 or n, `vllm` over SSH with n > 1 on one
-    host: its log and serve script have one fixed path there; bad input of startup.prepare).
+    tunnel_port + K here; a `vllm` replica over SSH keeps its serve.sh, log and pid file in ~/.onechip/replica-K
+    there. Returns (launch, the Prepared of each replica; None for the embedded engine, which start() builds from
+    its spec). Raises ConfigError (hosts not 1 or n; bad input of startup.prepare).
     """
     hosts = split_hosts(host)
     if len(hosts) not in (0, 1, n):
         raise ConfigError(f"--host names {len(hosts)} hosts for --replicas {n}: give one host, or {n}")
     per_host = len(hosts) == n and n > 1
-    if engine == "vllm" and len(hosts) == 1 and n > 1:
-        raise ConfigError("several `vllm` processes on one SSH host share one log path; use --engine vllm-docker")
     base = port or flags.DEFAULT_PORT
     if not per_host and base + n - 1 > 65535:  # replica K listens on port + K; TCP ports end at 65535
         raise ConfigError(f"--port {base} with --replicas {n}: replica {n - 1} would listen on {base + n - 1}, past "
@@ -259,6 +257,7 @@ def prepare_replicas(
                 tunnel_port=here.take((tunnel_port or base) + k) if on else None, image=image, sets=pin_sets,
                 hf_token_file=hf_token_file, ssh_options=ssh_options, launcher=launcher,
                 container=f"{flags.DEFAULT_CONTAINER}-{k}" if engine == "vllm-docker" else None,
+                remote_dir=f"~/.onechip/replica-{k}" if on and engine == "vllm" else None,  # its own serve.sh, log, pid
             )  # fmt: skip
             specs.append(ready.spec)
             prepared.append(ready)

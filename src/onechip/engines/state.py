@@ -259,7 +259,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
         what = (
             f"process group {state.remote_pid}"
             if state.remote_pid is not None
-            else f"the process group in {remote.REMOTE_PID}"
+            else f"the process group in {remote.pid_path(state)}"
         )
         if state.mode == "docker":
             what = f"container {state.container}"

@@ -21,7 +21,7 @@ from factories import embedded_plan, engine_state, one_error_line
 from fakes import vllm_server
 from onechip import api
 from onechip.bench.runner import load_samples
-from onechip.engines import replicas, router
+from onechip.engines import remote, replicas, router
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
 from onechip.procs import start_ticks
@@ -136,12 +136,46 @@ def test_bad_replica_layouts_are_refused():
     with pytest.raises(ConfigError, match="names 3 hosts for --replicas 2"):
         api.up(build_request(UpRequest, {"engine": "vllm", "model": GEMMA, "chip": "v5e-1", "replicas": 2,
                                          "host": "a,b,c", "dry_run": True}))  # fmt: skip
-    with pytest.raises(ConfigError, match="share one log path"):
-        api.up(build_request(UpRequest, {"engine": "vllm", "model": GEMMA, "chip": "v5e-4", "replicas": 2,
-                                         "host": "u@h", "dry_run": True}))  # fmt: skip
     with pytest.raises(ConfigError, match="does not split 4 chip"):
         api.up(build_request(UpRequest, {"engine": "vllm-docker", "model": GEMMA, "chip": "v5e-4", "replicas": 3,
                                          "dry_run": True}))  # fmt: skip
+
+
+def test_vllm_replicas_on_one_ssh_host_keep_their_own_files(tmp_path, monkeypatch):
+    """N `vllm` replicas on one host each run their own serve.sh, log and pid file (~/.onechip/replica-K): one shared
+    ~/.onechip/engine was refused ('share one log path'). Their host-side starts run here through a local shell
+    (test_remote's way), with the fake vLLM as the launcher."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(remote.HostEngine, "_open_tunnel", lambda self: None)  # no ssh: each listens here itself
+    port = free_port()
+    fields = {"engine": "vllm", "model": GEMMA, "chip": "v5e-4", "replicas": 2, "host": "u@h", "port": port,
+              "launcher": f"{sys.executable} {FAKE}", "dry_run": True}  # fmt: skip
+    launch = api.up(build_request(UpRequest, fields)).replica_set
+    assert launch is not None
+    engines = [remote.HostEngine(s, remote.Shell(None), tmp_path / f"r{k}.log") for k, s in enumerate(launch.replicas)]
+    try:
+        for engine in engines:
+            engine.start()
+        for k, engine in enumerate(engines):
+            folder = tmp_path / ".onechip" / f"replica-{k}"
+            assert f"--port {port + k}" in (folder / "serve.sh").read_text()
+            assert engine.state().remote_log == f"~/.onechip/replica-{k}/engine.log"
+            assert (folder / "engine.pid").read_text().split()[0] == str(engine.remote_pid)
+        for engine in engines:
+            _wait_for(lambda engine=engine: "Application startup complete" in engine.log_path.read_text())
+        engines[0].stop()
+        assert not engines[0].alive() and engines[1].alive()  # stopping one leaves the other serving
+    finally:
+        for engine in engines:
+            engine.stop()
+    assert not engines[1].alive()
+
+
+def _wait_for(done, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
 
 
 def test_the_router_is_never_bound_beyond_the_loopback():
