@@ -137,6 +137,16 @@ def group_alive(pgid: int) -> bool:
     return group_runs(pgid) is not False
 
 
+def group_ours(pgid: int, started: int | None) -> bool:
+    """Whether process group `pgid` still runs (group_alive) as the one recorded: its leader, while it runs, started at
+    `started` (clock ticks after the boot, procs.start_ticks). After a reboot, or once the kernel reused the pid, the
+    group is another's and is never signalled. `started` None (a record that kept none): the pid alone is asked."""
+    if not group_alive(pgid):
+        return False
+    now = start_ticks(pgid)
+    return started is None or now is None or now == started
+
+
 # Seconds an engine's process group may take to exit after SIGTERM before `down` says it still runs (at most half the
 # grace): said at the first look, at once after the signal, it came with every `down`, of engines that stopped as asked
 STOP_NOTICE_S = 1.0

@@ -35,7 +35,7 @@ from onechip.engines.launch import LaunchSpec, Secret
 from onechip.engines.local import (
     BootStage,
     free_port,
-    group_alive,
+    group_ours,
     last_error,
     port_is_free,
     stop_group,
@@ -44,6 +44,7 @@ from onechip.engines.local import (
 from onechip.engines.ready import confirm_ready, healthy
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
+from onechip.procs import start_ticks
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootEvent, BootRecord, EngineState
 from onechip.vllm.bootlog import parse_boot_log
@@ -275,6 +276,8 @@ class HostEngine:
         self.remote_pid_started: int | None = None
         self.tunnel: subprocess.Popen[bytes] | None = None
         self.mirror: subprocess.Popen[bytes] | None = None
+        self._tunnel_started: int | None = None  # their start times (procs.start_ticks): `down` signals no stranger
+        self._mirror_started: int | None = None
         self.local_port: int | None = spec.base_port
         self._started_wall: datetime | None = None
         self._host_start: datetime | None = None
@@ -299,6 +302,8 @@ class HostEngine:
             remote_log=f"{engine_dir(self.spec)}/engine.log" if self.mode == "remote-process" else None,
             container=self.spec.command.target.container, tunnel_pid=self.tunnel.pid if self.tunnel else None,
             sudo="sudo" in self.spec.docker_argv[:1], mirror_pid=self.mirror.pid if self.mirror else None,
+            tunnel_started=self._tunnel_started if self.tunnel else None,
+            mirror_started=self._mirror_started if self.mirror else None,
         )  # fmt: skip
 
     def start(self) -> None:
@@ -365,6 +370,7 @@ class HostEngine:
             tunnel_argv(self.shell, self.local_port, self.spec.port), stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
+        self._tunnel_started = start_ticks(self.tunnel.pid)
         self.on_launched()  # recorded with the tunnel's pid: an `up` killed while it opens leaves `down` it to stop
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -384,6 +390,7 @@ class HostEngine:
                 self.shell.argv(logs_command(self.state(), follow=True)), stdin=subprocess.DEVNULL,
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
+        self._mirror_started = start_ticks(self.mirror.pid)
 
     def _await_mirror(self, timeout_s: float = 30.0) -> None:
         """Wait until the local mirror holds as many bytes as the host's log held now, so that the boot record
@@ -510,15 +517,15 @@ def host_status(state: EngineState) -> tuple[bool, str]:
         alive = shell_for(state).run(alive_command(state), timeout_s=30.0).strip().endswith("true")
     except EngineError as exc:
         return False, f"cannot reach the host: {exc}"
-    tunnel = state.tunnel_pid is None or group_alive(state.tunnel_pid)
+    tunnel = state.tunnel_pid is None or group_ours(state.tunnel_pid, state.tunnel_started)
     note = "" if tunnel else "the ssh tunnel is gone; run `onechip down` and `up` again"
     return alive, note
 
 
 def stop_tunnel(state: EngineState) -> None:
     """Stop the local processes `state` records beside the host's engine: the ssh tunnel and the log mirror."""
-    for pid in (state.tunnel_pid, state.mirror_pid):
-        if pid and group_alive(pid):
+    for pid, started in ((state.tunnel_pid, state.tunnel_started), (state.mirror_pid, state.mirror_started)):
+        if pid and group_ours(pid, started):  # never a pid the kernel has given to another process since
             stop_group(pid, 5.0)
 
 

@@ -139,6 +139,12 @@ class EngineState(ResultModel):
         default=None,
         description="Local process (its own group) copying the host's engine log into log_path until `down`.",
     )
+    tunnel_started: int | None = Field(
+        default=None,
+        description="When the tunnel process started, clock ticks after this machine's boot (procs.start_ticks): a "
+        "pid the kernel gave to another process since has another, and is never signalled.",
+    )
+    mirror_started: int | None = Field(default=None, description="When the log mirror started, as tunnel_started.")
     token_file: str | None = Field(
         default=None, description="The --hf-token-file `up` read (its path, never its value): `logs` redacts its token."
     )

@@ -87,6 +87,7 @@ def test_host_engine_token_only_in_0600_file_and_engine_env(home):
         assert boot.kv_cache_tokens == 46_592
         state = engine.state()
         assert state.mode == "remote-process" and state.remote_pid == boot.pid
+        assert state.mirror_pid and state.mirror_started == start_ticks(state.mirror_pid)  # down tells it by that
         assert remote.host_status(state)[0] is True
     finally:
         engine.stop()
@@ -322,6 +323,29 @@ def test_down_stops_the_log_mirror_the_state_records():
     finally:
         if mirror.poll() is None:
             mirror.kill()
+
+
+@pytest.mark.parametrize("field", ["tunnel", "mirror"])
+def test_down_never_signals_a_stranger_holding_a_recorded_tunnel_or_mirror_pid(field, tmp_path, monkeypatch):
+    """The ssh tunnel and the log mirror are local process groups `down` stops long after `up` started them (after a
+    reboot, or once they died and the kernel gave their pid away). Before, `down` SIGTERMed whatever group held the
+    pid; now the start time recorded beside it (procs.start_ticks) must match."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # host_status asks the (local) host's ~/.onechip for its pid file
+    stranger = subprocess.Popen(["sleep", "60"], start_new_session=True)  # noqa: S607 - a group leader, as ssh was
+    try:
+        started = start_ticks(stranger.pid)
+        assert started is not None
+        reused = engine_state(mode="remote-process", host="u@h", **{f"{field}_pid": stranger.pid,
+                                                                     f"{field}_started": started - 1})  # fmt: skip
+        remote.stop_tunnel(reused)
+        assert stranger.poll() is None  # another process's group: left be
+        if field == "tunnel":
+            assert "the ssh tunnel is gone" in remote.host_status(reused.model_copy(update={"host": None}))[1]
+        remote.stop_tunnel(reused.model_copy(update={f"{field}_started": started}))  # the one recorded: stopped
+        assert stranger.wait(timeout=10) is not None
+    finally:
+        if stranger.poll() is None:
+            stranger.kill()
 
 
 def test_a_host_engine_records_its_start_and_down_never_signals_a_reused_pid(home):
