@@ -590,7 +590,8 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
         remove_rpc_dir(replica.ipc_dir)
     if state.router is None:  # an `up` killed while the replicas booted: engine.json has no router to stop
         notes.append("router: never started")
-    write_text_atomic(last_path(), state.model_dump_json(indent=2))
+    if kept := engine_state.keep_last(last_path(), state.model_dump_json(indent=2)):
+        notes.append(f"replicas: {kept}")
     state_path().unlink(missing_ok=True)
     return notes
 
