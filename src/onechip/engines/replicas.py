@@ -450,14 +450,32 @@ def revive(timeout_s: float = 600.0, on_progress: ProgressFn = no_progress) -> R
             raise EngineError(f"replica {k} on {replica.host} is gone; run `onechip down` and `up` again")
         on_progress(ProgressEvent("boot", f"bringing replica {k} back", None, None))
         engine = _local_engine(spec, folder / f"replica-{k}.log")
-        _boot_all([engine], timeout_s, on_progress)
-        state.replicas[k] = engine.state()
+        _boot_recorded(state, engine, timeout_s, on_progress, k)
     if not _alive(state.router)[0]:
-        router = RouterEngine(state.launch.router, folder / "router.log", state.router.model)
-        _boot_all([router], 120.0, on_progress)
-        state.router = router.state()
+        _boot_recorded(state, RouterEngine(state.launch.router, folder / "router.log", state.router.model), 120.0,
+                       on_progress)  # fmt: skip
     save(state)
     return state
+
+
+def _boot_recorded(
+    state: ReplicaSetState, engine: LocalVllmEngine, timeout_s: float, on_progress: ProgressFn, k: int | None = None
+) -> None:
+    """Boot `engine` as replica `k` of the saved `state` (None: as its router), on record as booting from the moment
+    its process exists: an `up` killed while it boots (minutes) left it running on no record, and `down` said the
+    member it replaced 'was already gone'. A boot that fails puts the member it replaced back on record."""
+    old = state.router if k is None else state.replicas[k]
+
+    def put(member: EngineState | None) -> None:
+        if k is None:
+            state.router = member
+        else:
+            assert member is not None
+            state.replicas[k] = member
+        save(state)
+
+    _boot_all([engine], timeout_s, on_progress, lambda _: put(_booting([engine])[0]), forget=lambda: put(old))
+    put(engine.state())
 
 
 def switch_policy(policy: RouterPolicy, on_progress: ProgressFn = no_progress) -> ReplicaSetState:
@@ -476,10 +494,14 @@ def switch_policy(policy: RouterPolicy, on_progress: ProgressFn = no_progress) -
     metrics_port = old.metrics_port if port_is_free(old.metrics_port, reuse=False) else free_port()
     command = router_command(old.worker_urls, policy, old.port, metrics_port, old.bind_host)
     on_progress(ProgressEvent("boot", f"router restarting with --policy {policy}", None, None))
-    router = RouterEngine(command, _replica_dir() / "router.log", state.router.model)
-    _boot_all([router], 120.0, on_progress)
-    state.launch.router, state.router = command, router.state()
-    save(state)
+    state.launch.router = command  # the set's ports and policy are the new router's from its launch on
+    try:
+        _boot_recorded(state, RouterEngine(command, _replica_dir() / "router.log", state.router.model), 120.0,
+                       on_progress)  # fmt: skip
+    except BaseException:
+        state.launch.router = old  # `up --replicas N` brings back the router the set had
+        save(state)
+        raise
     return state
 
 
