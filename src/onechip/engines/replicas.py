@@ -41,7 +41,14 @@ from onechip.engines import state as engine_state
 from onechip.engines.launch import LaunchSpec, LocalServeEngine, ReplicaSetLaunch
 from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, remove_rpc_dir, stop_group
 from onechip.engines.model_store import ensure_model
-from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
+from onechip.engines.router import (
+    DEFAULT_METRICS_PORT,
+    DEFAULT_PORT,
+    HEALTH_CHECK_INTERVAL_S,
+    HEALTH_FAILURE_THRESHOLD,
+    RouterEngine,
+    router_command,
+)
 from onechip.engines.router import require as router_require
 from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
 from onechip.paths import onechip_home, read_home_file, write_text_atomic
@@ -505,24 +512,32 @@ def switch_policy(policy: RouterPolicy, on_progress: ProgressFn = no_progress) -
     return state
 
 
-def _router_counts(text: str) -> dict[str, float]:
-    """vllm_router_processed_requests_total by its `worker` label (the replica URL)."""
+def _router_view(text: str) -> tuple[dict[str, float], dict[str, bool]]:
+    """From the router's /metrics text, by its `worker` label (the replica URL): requests sent to each
+    (vllm_router_processed_requests_total) and whether it is in rotation (vllm_router_worker_health 1)."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    out: dict[str, float] = {}
+    routed: dict[str, float] = {}
+    health: dict[str, bool] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            if sample.name == "vllm_router_processed_requests_total" and "worker" in sample.labels:
-                out[sample.labels["worker"]] = out.get(sample.labels["worker"], 0.0) + sample.value
-    return out
+            worker = sample.labels.get("worker")
+            if worker is None:
+                continue
+            if sample.name == "vllm_router_processed_requests_total":
+                routed[worker] = routed.get(worker, 0.0) + sample.value
+            elif sample.name == "vllm_router_worker_health":
+                health[worker] = sample.value == 1
+    return routed, health
 
 
-def routed_requests(metrics_url: str) -> dict[str, float]:
-    """Requests the router sent to each replica URL so far ({} when its /metrics does not answer)."""
+def router_view(metrics_url: str) -> tuple[dict[str, float], dict[str, bool]]:
+    """Requests the router sent to each replica URL so far, and whether each is in its rotation (({}, {}) when its
+    /metrics does not answer)."""
     try:
-        return _router_counts(wire.metrics_text(metrics_url, timeout_s=3.0))
+        return _router_view(wire.metrics_text(metrics_url, timeout_s=3.0))
     except Exception:  # noqa: BLE001 - EndpointError or a parse error: status must still answer
-        return {}
+        return {}, {}
 
 
 def replica_metrics(url: str) -> dict[str, float]:
@@ -543,7 +558,8 @@ def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[Replica
         alive=router_alive, healthy=router_alive and wire.healthy(url, 3.0), metrics_url=metrics_url,
         log_path=state.router.log_path if state.router is not None else None,
     )  # fmt: skip
-    routed = routed_requests(metrics_url) if router_alive else {}
+    routed, rotation = router_view(metrics_url) if router_alive else ({}, {})
+    again = f"`onechip up --replicas {len(state.replicas)}`"
     out: list[ReplicaStatus] = []
     for k, replica in enumerate(state.replicas):
         alive, note = _alive(replica)
@@ -554,11 +570,14 @@ def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[Replica
         if not alive and replica.booting:
             note = note or "died while booting"
         elif not alive:
-            note = note or "the replica's process is gone: `onechip up --replicas N` brings it back"
+            note = note or f"the replica's process is gone: {again} brings it back"
         elif replica.booting and not healthy:
             note = "booting: `up` has not seen it ready; if that `up` was stopped, `onechip down` stops it"
         elif not healthy:
             note = "alive but /health does not answer 200"
+        in_rotation = rotation.get(replica.base_url)
+        if not healthy and in_rotation is not None:
+            note += f"; {_rotation_words(in_rotation)}"
         out.append(
             ReplicaStatus(
                 index=k,
@@ -573,12 +592,21 @@ def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[Replica
                 requests_running=m.get("vllm:num_requests_running"),
                 requests_served=m.get("vllm:request_success_total"),
                 routed_requests=routed.get(replica.base_url),
+                in_rotation=in_rotation,
                 prefix_cache_hit_share=share,
                 log_path=replica.log_path,
                 note=note,
             )  # fmt: skip
         )
     return router, out
+
+
+def _rotation_words(in_rotation: bool) -> str:
+    """What the router does with a replica that does not answer /health, from its own view of it (router_view)."""
+    if not in_rotation:
+        return "the router has taken it out of rotation"
+    return (f"the router still sends it requests (each retried on another replica) until {HEALTH_FAILURE_THRESHOLD} "
+            f"health checks {HEALTH_CHECK_INTERVAL_S} s apart have failed")  # fmt: skip
 
 
 def down(grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> list[str]:

@@ -258,13 +258,42 @@ def test_up_status_kill_revive_down_through_the_real_router(tmp_path, monkeypatc
     assert not any(group_alive(pid or 0) for pid in pids) and not api.status().running
 
 
-def _up_fakes(tmp_path, monkeypatch, *fake_flags: str, router_port: int | None = None):
+@needs_router
+def test_status_says_whether_the_router_still_sends_to_a_crashed_replica(tmp_path, monkeypatch):
+    """vllm-router keeps a crashed replica in rotation until HEALTH_FAILURE_THRESHOLD health checks have failed (each
+    request sent there retried on another): status said only 'replica(s) 1 not healthy', and counted the requests
+    still routed to it as if it served them. Now each replica says whether the router still sends to it (its own
+    vllm_router_worker_health), and the note says so."""
+    launch = _up_fakes(tmp_path, monkeypatch, policy="round_robin")
+    assert launch is not None
+    try:
+        st = api.status()
+        assert [r.in_rotation for r in st.replicas] == [True, True] and st.replicas[1].note == ""
+        os.killpg(st.replicas[1].pid or 0, signal.SIGKILL)
+        _wait_for(lambda: not api.status().replicas[1].alive)
+        assert _chat(launch.router.url).status_code == 200
+        st = api.status()
+        assert st.replicas[1].in_rotation, st.replicas[1]  # checks 5 s apart: not yet failed 3 times
+        assert "the router still sends it requests (each retried on another replica)" in st.replicas[1].note
+        assert "`onechip up --replicas 2` brings it back" in st.replicas[1].note
+        _wait_for(lambda: api.status().replicas[1].in_rotation is False, timeout_s=router.HEALTH_CHECK_INTERVAL_S * 8)
+        st = api.status()
+        assert st.replicas[1].note.endswith("; the router has taken it out of rotation"), st.replicas[1].note
+        routed = st.replicas[1].routed_requests
+        for _ in range(4):
+            assert _chat(launch.router.url).status_code == 200
+        assert api.status().replicas[1].routed_requests == routed  # none sent there any more
+    finally:
+        api.down()
+
+
+def _up_fakes(tmp_path, monkeypatch, *fake_flags: str, router_port: int | None = None, policy: str | None = None):
     """Two fake replicas (tests/fakes/vllm_server.py as `vllm serve`) behind the real router."""
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
     launcher = " ".join([sys.executable, str(FAKE), *fake_flags])
     fields = {
         "engine": "vllm", "plan": embedded_plan(), "replicas": 2, "port": free_port(), "launcher": launcher,
-        "router_port": router_port or free_port(), "timeout_s": 60,
+        "router_port": router_port or free_port(), "timeout_s": 60, **({"router_policy": policy} if policy else {}),
     }  # fmt: skip
     return api.up(build_request(UpRequest, fields, user_input=False)).replica_set
 
