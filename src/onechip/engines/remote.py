@@ -202,10 +202,17 @@ def _docker(sudo: bool) -> str:
     return "sudo docker" if sudo else "docker"
 
 
+def _container(state: EngineState) -> str | None:
+    """The container docker commands name: its id once `docker run` printed it (a container of that name started
+    later by another onechip home, or by hand, is not ours), else its --name (a record saved before the start
+    returned: an `up` killed during the image pull)."""
+    return state.container_id or state.container
+
+
 def alive_command(state: EngineState) -> str:
     if state.mode == "docker":
         running = "'{{.State.Running}}'"
-        return f"{_docker(state.sudo)} inspect -f {running} {state.container} 2>/dev/null || echo false"
+        return f"{_docker(state.sudo)} inspect -f {running} {_container(state)} 2>/dev/null || echo false"
     if state.remote_pid is None:
         return f"{_pid_from_file(state)} && kill -0 -- -$p 2>/dev/null && echo true || echo false"
     ours = _ours(state)
@@ -214,7 +221,7 @@ def alive_command(state: EngineState) -> str:
 
 def logs_command(state: EngineState, follow: bool = False) -> str:
     if state.mode == "docker":
-        return f"{_docker(state.sudo)} logs {'-f ' if follow else ''}{state.container} 2>&1"
+        return f"{_docker(state.sudo)} logs {'-f ' if follow else ''}{_container(state)} 2>&1"
     # GNU tail's --pid ends a follow once the engine's leader has exited (`docker logs -f` ends with its container)
     until = f"--pid={state.remote_pid} " if follow and state.remote_pid is not None else ""
     return f"tail -n +1 {'-F ' if follow else ''}{until}{_q(state.remote_log or REMOTE_LOG)}"
@@ -223,8 +230,8 @@ def logs_command(state: EngineState, follow: bool = False) -> str:
 def stop_command(state: EngineState, grace_s: float = 20.0) -> str:
     if state.mode == "docker":
         return (
-            f"{_docker(state.sudo)} stop -t {int(grace_s)} {state.container} >/dev/null 2>&1; "
-            f"{_docker(state.sudo)} rm -f {state.container} >/dev/null 2>&1; true"
+            f"{_docker(state.sudo)} stop -t {int(grace_s)} {_container(state)} >/dev/null 2>&1; "
+            f"{_docker(state.sudo)} rm -f {_container(state)} >/dev/null 2>&1; true"
         )
     pg, ours = f"-- -{state.remote_pid}", _ours(state)
     if state.remote_pid is None:
@@ -273,6 +280,7 @@ class HostEngine:
         self.served_name = spec.served_name
         self.mode = "docker" if spec.engine == "vllm-docker" else "remote-process"
         self.remote_pid: int | None = None
+        self.container_id: str | None = None  # what `docker run -d` printed (docker mode)
         self.remote_pid_started: int | None = None
         self.tunnel: subprocess.Popen[bytes] | None = None
         self.mirror: subprocess.Popen[bytes] | None = None
@@ -300,7 +308,8 @@ class HostEngine:
             log_path=str(self.log_path), mode=self.mode, host=self.spec.host, ssh_options=self.shell.options,
             remote_pid=self.remote_pid, remote_pid_started=self.remote_pid_started,
             remote_log=f"{engine_dir(self.spec)}/engine.log" if self.mode == "remote-process" else None,
-            container=self.spec.command.target.container, tunnel_pid=self.tunnel.pid if self.tunnel else None,
+            container=self.spec.command.target.container, container_id=self.container_id,
+            tunnel_pid=self.tunnel.pid if self.tunnel else None,
             sudo="sudo" in self.spec.docker_argv[:1], mirror_pid=self.mirror.pid if self.mirror else None,
             tunnel_started=self._tunnel_started if self.tunnel else None,
             mirror_started=self._mirror_started if self.mirror else None,
@@ -340,6 +349,8 @@ class HostEngine:
             raise
         if m := re.search(r"start=(\S+)", out):
             self._host_start = datetime.fromisoformat(m.group(1))
+        if self.mode == "docker" and (cid := re.search(r"^([0-9a-f]{64})$", out, re.MULTILINE)):
+            self.container_id = cid.group(1)
         if self.mode == "remote-process":
             m = re.search(r"pid=(\d+)", out)
             if not m:

@@ -130,6 +130,11 @@ class EngineState(ResultModel):
     )
     remote_log: str | None = Field(default=None, description="Engine log path on the host.")
     container: str | None = Field(default=None, description="Docker container name.")
+    container_id: str | None = Field(
+        default=None,
+        description="The container's id, as `docker run -d` printed it: what status, logs and down name (a container "
+        "given that name later is another's); None until the run returned.",
+    )
     ipc_dir: str | None = Field(
         default=None,
         description="Folder of the local vLLM engine's zmq IPC sockets (its VLLM_RPC_BASE_PATH), removed by `down`.",

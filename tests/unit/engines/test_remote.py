@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import factories
 from factories import embedded_plan as _plan
 from factories import engine_state
 from fakes import vllm_server
@@ -313,6 +314,40 @@ def test_docker_mode_host_commands():
     process = state.model_copy(update={"mode": "remote-process", "remote_pid": 4242, "sudo": False})
     assert remote.alive_command(process) == "kill -0 -- -4242 2>/dev/null && echo true || echo false"
     assert remote.stop_command(process, 2).startswith("kill -TERM -- -4242 2>/dev/null || exit 0; ")
+
+
+CONTAINER_ID = "4f" * 32
+FAKE_DOCKER_GONE = f"""#!/bin/sh
+# a docker CLI: `run -d` prints the new container's id; then that container is gone (`inspect` of it fails), and a
+# container of the same name, another onechip home's, runs
+echo "$*" >> "$0.calls"
+case "$1" in
+  run) echo {CONTAINER_ID} ;;
+  inspect) [ "$4" = onechip-vllm ] && echo true || exit 1 ;;
+esac
+"""
+
+
+def test_a_container_is_known_by_its_id_so_down_never_removes_a_namesake(tmp_path, monkeypatch):
+    """A container's --name is fixed (onechip-vllm): once ours is gone (docker rm, a host reboot), another onechip home
+    or a user may start one of that name. Before, status called that one ours and `down` ran `docker rm -f
+    onechip-vllm` on it. Now the id `docker run -d` printed is recorded, and status, logs and down name it."""
+    docker = factories.fake_docker(tmp_path, monkeypatch, FAKE_DOCKER_GONE)
+    ready = startup.prepare(_plan(), "vllm-docker", port=free_port(), image="vllm/vllm-openai:v0.32.0")
+    engine = ready.engine(tmp_path / "engine.log")
+    assert isinstance(engine, remote.HostEngine)
+    engine.start()
+    try:
+        state = engine.state()
+        assert state.container == "onechip-vllm" and state.container_id == CONTAINER_ID
+        assert remote.host_status(state)[0] is False  # ours is gone; the namesake runs
+        remote.stop_host_engine(remote.Shell(None), state)
+    finally:
+        engine.stop()
+    calls = Path(f"{docker}.calls").read_text()
+    assert f"rm -f {CONTAINER_ID}" in calls and "rm -f onechip-vllm" not in calls, calls
+    booting = state.model_copy(update={"container_id": None})  # recorded before `docker run` returned: its name
+    assert "rm -f onechip-vllm" in remote.stop_command(booting)
 
 
 def test_down_stops_the_log_mirror_the_state_records():
