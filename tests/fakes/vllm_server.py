@@ -62,8 +62,10 @@ import re
 import socket
 import struct
 import sys
+import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -682,6 +684,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-model-len", type=int, default=8192)
     parser.add_argument("--fake-boot", choices=["ok", "die", "hang", "fail-program-load"], default="ok")
     parser.add_argument("--fake-fork", action="store_true", help="fork a grandchild, as vLLM forks EngineCore")
+    parser.add_argument("--fake-ipc", action="store_true", help="bind a zmq-like IPC socket, as vLLM's EngineCore")
     parser.add_argument("--fake-version", default=VERSION, help="the vLLM version the boot log names")
     parser.add_argument("--fake-kv-tokens", type=int, default=46_592, help="the boot log's KV cache tokens")
     parser.add_argument("--fake-reply", default="Hi there, how are you?", help="what every chat answers")
@@ -697,7 +700,8 @@ def main(argv: list[str] | None = None) -> None:
     """Boot like `vllm serve`: log vLLM-shaped lines, then serve until killed.
 
     Boot log: the version, whether HF_TOKEN reached the environment (never its value), the engine line,
-    "grandchild=<pid>" with --fake-fork, then the KV line (--fake-kv-tokens at --max-model-len; defaults are
+    "ipc=<path>" with --fake-ipc (a socket bound as vLLM binds its engine-core sockets), "grandchild=<pid>" with
+    --fake-fork, then the KV line (--fake-kv-tokens at --max-model-len; defaults are
     the embedded engine's measured 46,592 tokens, 5.69x at 8,192) and "Application startup complete.".
     --fake-boot die exits 3 after "ValueError: boom during boot"; hang never serves; fail-program-load (or
     FAKE_VLLM_FAIL=1 in the environment) prints the seed's program-load failure and exits 1; --fake-boot-s S
@@ -730,6 +734,11 @@ def main(argv: list[str] | None = None) -> None:
         print(PROGRAM_LOAD_FAILURE, flush=True)
         sys.exit(1)
     _log(f"Initializing a V1 LLM engine (v{args.fake_version}) with config: model={served!r}")
+    if args.fake_ipc:  # vLLM 0.32: ipc://$VLLM_RPC_BASE_PATH/<uuid4>, default the temporary directory; never unlinked
+        base = os.environ.get("VLLM_RPC_BASE_PATH", tempfile.gettempdir())
+        ipc = socket.socket(socket.AF_UNIX)
+        ipc.bind(os.path.join(base, str(uuid.uuid4())))
+        print(f"ipc={ipc.getsockname()}", flush=True)
     if args.fake_fork:
         child = os.fork()
         if child == 0:  # the grandchild: sleeps until killed

@@ -15,7 +15,9 @@ import os
 import re
 import signal
 import socket
+import stat
 import subprocess
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
@@ -135,6 +137,16 @@ def group_alive(pgid: int) -> bool:
     return group_runs(pgid) is not False
 
 
+def group_ours(pgid: int, started: int | None) -> bool:
+    """Whether process group `pgid` still runs (group_alive) as the one recorded: its leader, while it runs, started at
+    `started` (clock ticks after the boot, procs.start_ticks). After a reboot, or once the kernel reused the pid, the
+    group is another's and is never signalled. `started` None (a record that kept none): the pid alone is asked."""
+    if not group_alive(pgid):
+        return False
+    now = start_ticks(pgid)
+    return started is None or now is None or now == started
+
+
 # Seconds an engine's process group may take to exit after SIGTERM before `down` says it still runs (at most half the
 # grace): said at the first look, at once after the signal, it came with every `down`, of engines that stopped as asked
 STOP_NOTICE_S = 1.0
@@ -177,6 +189,40 @@ def stop_group(pgid: int, grace_s: float = 20.0, on_progress: ProgressFn = no_pr
         raise EngineError(f"engine process group {pgid} survived SIGKILL")
 
 
+# The longest path of an AF_UNIX socket on Linux: sun_path holds 108 bytes with the closing NUL (unix(7))
+_UNIX_PATH_MAX = 107
+_RPC_NAME = 36  # vLLM names each socket uuid4() (vllm/utils/network_utils.py, get_open_zmq_ipc_path)
+
+
+def rpc_dir(log_path: Path) -> Path:
+    """A fresh folder (0700) for the zmq IPC sockets of the vLLM engine that logs to `log_path`: beside its log, as
+    NAME.ipc, or a new onechip-ipc-* folder in the temporary directory when that path is too long for a socket
+    (unix(7): 107 bytes). vLLM 0.32 binds its engine-core sockets as ipc://$VLLM_RPC_BASE_PATH/<uuid4>, default
+    tempfile.gettempdir() (vllm/envs.py), and a killed engine never unlinks them: hundreds piled up in /tmp.
+    Stale sockets of an engine that died there before are removed first."""
+    folder = log_path.with_name(f"{log_path.stem}.ipc")
+    if len(os.fsencode(folder.absolute())) + 1 + _RPC_NAME > _UNIX_PATH_MAX:
+        return Path(tempfile.mkdtemp(prefix="onechip-ipc-"))
+    remove_rpc_dir(str(folder))
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return folder
+
+
+def remove_rpc_dir(folder: str | None) -> None:
+    """Remove the sockets an engine left in `folder` (rpc_dir), then the folder once empty. Only sockets: a folder
+    recorded wrong (a hand-edited engine.json) loses no file. Never raises."""
+    if not folder:
+        return
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
+                    os.unlink(entry.path)
+        os.rmdir(folder)
+    except OSError:
+        return
+
+
 class LocalVllmEngine:
     """A serve command (`argv`, e.g. a ServeCommand's) run as a managed process. Implements engines.base.Engine.
 
@@ -186,6 +232,7 @@ class LocalVllmEngine:
 
     kind = "vllm"
     mode = "process"  # how `status`/`down` find it: a local process group (EngineState.mode)
+    rpc_sockets = True  # a vLLM server binds zmq IPC sockets: they go in a folder of its own (rpc_dir)
 
     def __init__(
         self,
@@ -214,6 +261,7 @@ class LocalVllmEngine:
         self._started_wall: datetime | None = None
         self._started_mono: float | None = None
         self._ready_s: float | None = None
+        self.ipc_dir: Path | None = None  # where its zmq IPC sockets go (rpc_dir), removed by stop() and `down`
         # Added to the child's environment at start() and recorded nowhere (boot_record shows `env` only):
         # how a Hugging Face token reaches the engine without entering argv, logs or reports.
         self.secret_env: dict[str, str] = {}
@@ -239,6 +287,9 @@ class LocalVllmEngine:
             raise PortInUseError(f"port {self.port} on {self.host} is already in use; pick another with --port")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **self.env, **self.secret_env}
+        if self.rpc_sockets and "VLLM_RPC_BASE_PATH" not in env:  # one the user set (--set, the shell) is kept
+            self.ipc_dir = rpc_dir(self.log_path)
+            env["VLLM_RPC_BASE_PATH"] = str(self.ipc_dir)
         with open_owner_only(self.log_path, append=True) as log:
             self._started_wall = datetime.now(UTC)
             self._started_mono = time.monotonic()
@@ -312,7 +363,7 @@ class LocalVllmEngine:
             engine=self.kind, pid=self.pid or 0, pid_started=self._pid_started,
             base_url=self.base_url, model=self.served_name,
             started_at=self._started_wall.isoformat() if self._started_wall else "", log_path=str(self.log_path),
-            mode=self.mode,
+            mode=self.mode, ipc_dir=str(self.ipc_dir) if self.ipc_dir else None,
         )  # fmt: skip
 
     def metrics(self) -> str:
@@ -325,3 +376,4 @@ class LocalVllmEngine:
         stop_group(self.pid, self.stop_grace_s)
         if self.process is not None:
             self.process.poll()
+        remove_rpc_dir(str(self.ipc_dir) if self.ipc_dir else None)

@@ -10,6 +10,8 @@ On the host (`~/.onechip/`):
     engine/engine.log   the engine's stdout+stderr (process mode; docker mode reads `docker logs`)
     engine/engine.pid   'PID START_TICKS' of the process group serve.sh leads (process mode), written as it starts:
                         what `status` / `down` ask when an `up` was killed before the pid came back to it
+    replica-K/          the same three files of replica K of `up --replicas N` (ServeTarget.remote_dir): N engines
+                        on one host each keep their own
 Process mode runs serve.sh under `setsid`: its pid is the process-group id `down` signals (TERM, then KILL).
 Docker mode runs `docker run -d --name NAME ...` and stops with `docker rm -f NAME`.
 Locally: `ssh -N -L 127.0.0.1:TUNNEL:127.0.0.1:PORT` in its own session, so every other onechip command
@@ -33,7 +35,7 @@ from onechip.engines.launch import LaunchSpec, Secret
 from onechip.engines.local import (
     BootStage,
     free_port,
-    group_alive,
+    group_ours,
     last_error,
     port_is_free,
     stop_group,
@@ -42,17 +44,17 @@ from onechip.engines.local import (
 from onechip.engines.ready import confirm_ready, healthy
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
+from onechip.procs import start_ticks
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootEvent, BootRecord, EngineState
 from onechip.vllm.bootlog import parse_boot_log
 from onechip.vllm.flags import shell_join
 from onechip.vllm.wire import metrics_text
 
-REMOTE_DIR = "~/.onechip"
 TOKEN_PATH = "~/.onechip/hf_token.env"
-REMOTE_LOG = "~/.onechip/engine/engine.log"
-SERVE_SCRIPT = "~/.onechip/engine/serve.sh"
-REMOTE_PID = "~/.onechip/engine/engine.pid"
+ENGINE_DIR = "~/.onechip/engine"  # a single engine's folder on its host (a replica's: ServeTarget.remote_dir)
+REMOTE_LOG = f"{ENGINE_DIR}/engine.log"
+REMOTE_PID = f"{ENGINE_DIR}/engine.pid"
 _TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_.\-]+$")
 # docker's refusal of `run --name N` when a container N exists (moby daemon/names.go, reserveName: 'Conflict. The
 # container name "/N" is already in use by container "ID". You have to remove (or rename) that container ...')
@@ -138,21 +140,32 @@ def serve_script(spec: LaunchSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
+def engine_dir(spec: LaunchSpec) -> str:
+    """The folder on the host of `spec`'s serve.sh, engine.log and engine.pid (ServeTarget.remote_dir)."""
+    return spec.command.target.remote_dir or ENGINE_DIR
+
+
+def pid_path(state: EngineState) -> str:
+    """engine.pid of the recorded engine: beside its log on the host (REMOTE_PID for a record without one)."""
+    return f"{state.remote_log.rsplit('/', 1)[0]}/engine.pid" if state.remote_log else REMOTE_PID
+
+
 def start_command(spec: LaunchSpec) -> str:
     """The host-side start: write serve.sh and launch it under setsid (process), or `docker run` (docker).
     Prints `start=` the host's local time, then `pid=N` and `started=` its start time (process) or the container id."""
     stamp = "date +start=%Y-%m-%dT%H:%M:%S"
     if spec.engine == "vllm-docker":
         return f"mkdir -p ~/.cache/vllm && {stamp} && {shell_join(spec.docker_argv)}"
-    script = serve_script(spec)
+    script, folder = serve_script(spec), engine_dir(spec)
+    serve, log, pid = (_q(f"{folder}/{name}") for name in ("serve.sh", "engine.log", "engine.pid"))
     return (
-        f"set -e; mkdir -p {_q(REMOTE_DIR + '/engine')}; cat > {_q(SERVE_SCRIPT)} <<'ONECHIP_SERVE'\n"
+        f"set -e; mkdir -p {_q(folder)}; cat > {serve} <<'ONECHIP_SERVE'\n"
         f"{script}ONECHIP_SERVE\n"
         # the log exists before the pid is printed: a `tail -F` mirror started on a missing file polls for it
         # once a second (and says so into the mirror) instead of following it at once
-        f": > {_q(REMOTE_LOG)}; rm -f {_q(REMOTE_PID)}; {stamp}; "
-        f"setsid bash {_q(SERVE_SCRIPT)} > {_q(REMOTE_LOG)} 2>&1 < /dev/null & "
-        f'echo "$! $({_started("$!")})" > {_q(REMOTE_PID)}; echo "pid=$!"; echo "started=$({_started("$!")})"'
+        f": > {log}; rm -f {pid}; {stamp}; "
+        f"setsid bash {serve} > {log} 2>&1 < /dev/null & "
+        f'echo "$! $({_started("$!")})" > {pid}; echo "pid=$!"; echo "started=$({_started("$!")})"'
     )
 
 
@@ -172,35 +185,43 @@ def _ours(state: EngineState) -> str | None:
     return f'{{ t=$({_started(str(state.remote_pid))}); [ -z "$t" ] || [ "$t" = {state.remote_pid_started} ]; }}'
 
 
-def _pid_from_file() -> str:
-    """Shell that sets $p to the pid engine.pid holds (REMOTE_PID) and succeeds when that process is the one started
-    then (its start time, as _ours asks), for a record saved before the start's pid came back (remote_pid None)."""
+def _pid_from_file(state: EngineState) -> str:
+    """Shell that sets $p to the pid the engine's engine.pid holds (_pid_path) and succeeds when that process is the
+    one started then (its start time, as _ours asks), for a record saved before the start's pid came back
+    (remote_pid None)."""
     check = f'u=$({_started("$p")}) && {{ [ -z "$u" ] || [ "$u" = "$t" ]; }}'
-    return f'{{ read p t < {_q(REMOTE_PID)} && [ -n "$p" ] && {check}; }} 2>/dev/null'
+    return f'{{ read p t < {_q(pid_path(state))} && [ -n "$p" ] && {check}; }} 2>/dev/null'
 
 
 def pid_words(state: EngineState) -> str:
     """The remote engine's process group as a note says it: 'pid N', or where its pid is kept on the host."""
-    return f"pid {state.remote_pid}" if state.remote_pid is not None else f"the pid in {REMOTE_PID}"
+    return f"pid {state.remote_pid}" if state.remote_pid is not None else f"the pid in {pid_path(state)}"
 
 
 def _docker(sudo: bool) -> str:
     return "sudo docker" if sudo else "docker"
 
 
+def _container(state: EngineState) -> str | None:
+    """The container docker commands name: its id once `docker run` printed it (a container of that name started
+    later by another onechip home, or by hand, is not ours), else its --name (a record saved before the start
+    returned: an `up` killed during the image pull)."""
+    return state.container_id or state.container
+
+
 def alive_command(state: EngineState) -> str:
     if state.mode == "docker":
         running = "'{{.State.Running}}'"
-        return f"{_docker(state.sudo)} inspect -f {running} {state.container} 2>/dev/null || echo false"
+        return f"{_docker(state.sudo)} inspect -f {running} {_container(state)} 2>/dev/null || echo false"
     if state.remote_pid is None:
-        return f"{_pid_from_file()} && kill -0 -- -$p 2>/dev/null && echo true || echo false"
+        return f"{_pid_from_file(state)} && kill -0 -- -$p 2>/dev/null && echo true || echo false"
     ours = _ours(state)
     return f"{ours + ' && ' if ours else ''}kill -0 -- -{state.remote_pid} 2>/dev/null && echo true || echo false"
 
 
 def logs_command(state: EngineState, follow: bool = False) -> str:
     if state.mode == "docker":
-        return f"{_docker(state.sudo)} logs {'-f ' if follow else ''}{state.container} 2>&1"
+        return f"{_docker(state.sudo)} logs {'-f ' if follow else ''}{_container(state)} 2>&1"
     # GNU tail's --pid ends a follow once the engine's leader has exited (`docker logs -f` ends with its container)
     until = f"--pid={state.remote_pid} " if follow and state.remote_pid is not None else ""
     return f"tail -n +1 {'-F ' if follow else ''}{until}{_q(state.remote_log or REMOTE_LOG)}"
@@ -209,12 +230,12 @@ def logs_command(state: EngineState, follow: bool = False) -> str:
 def stop_command(state: EngineState, grace_s: float = 20.0) -> str:
     if state.mode == "docker":
         return (
-            f"{_docker(state.sudo)} stop -t {int(grace_s)} {state.container} >/dev/null 2>&1; "
-            f"{_docker(state.sudo)} rm -f {state.container} >/dev/null 2>&1; true"
+            f"{_docker(state.sudo)} stop -t {int(grace_s)} {_container(state)} >/dev/null 2>&1; "
+            f"{_docker(state.sudo)} rm -f {_container(state)} >/dev/null 2>&1; true"
         )
     pg, ours = f"-- -{state.remote_pid}", _ours(state)
     if state.remote_pid is None:
-        pg, ours = "-- -$p", _pid_from_file()
+        pg, ours = "-- -$p", _pid_from_file(state)
     steps = int(grace_s * 10)
     return (
         f"{ours + ' || exit 0; ' if ours else ''}kill -TERM {pg} 2>/dev/null || exit 0; "
@@ -259,9 +280,12 @@ class HostEngine:
         self.served_name = spec.served_name
         self.mode = "docker" if spec.engine == "vllm-docker" else "remote-process"
         self.remote_pid: int | None = None
+        self.container_id: str | None = None  # what `docker run -d` printed (docker mode)
         self.remote_pid_started: int | None = None
         self.tunnel: subprocess.Popen[bytes] | None = None
         self.mirror: subprocess.Popen[bytes] | None = None
+        self._tunnel_started: int | None = None  # their start times (procs.start_ticks): `down` signals no stranger
+        self._mirror_started: int | None = None
         self.local_port: int | None = spec.base_port
         self._started_wall: datetime | None = None
         self._host_start: datetime | None = None
@@ -283,9 +307,12 @@ class HostEngine:
             model=self.served_name, started_at=self._started_wall.isoformat() if self._started_wall else "",
             log_path=str(self.log_path), mode=self.mode, host=self.spec.host, ssh_options=self.shell.options,
             remote_pid=self.remote_pid, remote_pid_started=self.remote_pid_started,
-            remote_log=REMOTE_LOG if self.mode == "remote-process" else None,
-            container=self.spec.command.target.container, tunnel_pid=self.tunnel.pid if self.tunnel else None,
+            remote_log=f"{engine_dir(self.spec)}/engine.log" if self.mode == "remote-process" else None,
+            container=self.spec.command.target.container, container_id=self.container_id,
+            tunnel_pid=self.tunnel.pid if self.tunnel else None,
             sudo="sudo" in self.spec.docker_argv[:1], mirror_pid=self.mirror.pid if self.mirror else None,
+            tunnel_started=self._tunnel_started if self.tunnel else None,
+            mirror_started=self._mirror_started if self.mirror else None,
         )  # fmt: skip
 
     def start(self) -> None:
@@ -322,6 +349,8 @@ class HostEngine:
             raise
         if m := re.search(r"start=(\S+)", out):
             self._host_start = datetime.fromisoformat(m.group(1))
+        if self.mode == "docker" and (cid := re.search(r"^([0-9a-f]{64})$", out, re.MULTILINE)):
+            self.container_id = cid.group(1)
         if self.mode == "remote-process":
             m = re.search(r"pid=(\d+)", out)
             if not m:
@@ -352,6 +381,7 @@ class HostEngine:
             tunnel_argv(self.shell, self.local_port, self.spec.port), stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
+        self._tunnel_started = start_ticks(self.tunnel.pid)
         self.on_launched()  # recorded with the tunnel's pid: an `up` killed while it opens leaves `down` it to stop
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -371,6 +401,7 @@ class HostEngine:
                 self.shell.argv(logs_command(self.state(), follow=True)), stdin=subprocess.DEVNULL,
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
+        self._mirror_started = start_ticks(self.mirror.pid)
 
     def _await_mirror(self, timeout_s: float = 30.0) -> None:
         """Wait until the local mirror holds as many bytes as the host's log held now, so that the boot record
@@ -497,15 +528,15 @@ def host_status(state: EngineState) -> tuple[bool, str]:
         alive = shell_for(state).run(alive_command(state), timeout_s=30.0).strip().endswith("true")
     except EngineError as exc:
         return False, f"cannot reach the host: {exc}"
-    tunnel = state.tunnel_pid is None or group_alive(state.tunnel_pid)
+    tunnel = state.tunnel_pid is None or group_ours(state.tunnel_pid, state.tunnel_started)
     note = "" if tunnel else "the ssh tunnel is gone; run `onechip down` and `up` again"
     return alive, note
 
 
 def stop_tunnel(state: EngineState) -> None:
     """Stop the local processes `state` records beside the host's engine: the ssh tunnel and the log mirror."""
-    for pid in (state.tunnel_pid, state.mirror_pid):
-        if pid and group_alive(pid):
+    for pid, started in ((state.tunnel_pid, state.tunnel_started), (state.mirror_pid, state.mirror_started)):
+        if pid and group_ours(pid, started):  # never a pid the kernel has given to another process since
             stop_group(pid, 5.0)
 
 

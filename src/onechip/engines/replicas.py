@@ -39,9 +39,16 @@ from pydantic import Field
 from onechip.engines import remote, startup
 from onechip.engines import state as engine_state
 from onechip.engines.launch import LaunchSpec, LocalServeEngine, ReplicaSetLaunch
-from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, stop_group
+from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, remove_rpc_dir, stop_group
 from onechip.engines.model_store import ensure_model
-from onechip.engines.router import DEFAULT_METRICS_PORT, DEFAULT_PORT, RouterEngine, router_command
+from onechip.engines.router import (
+    DEFAULT_METRICS_PORT,
+    DEFAULT_PORT,
+    HEALTH_CHECK_INTERVAL_S,
+    HEALTH_FAILURE_THRESHOLD,
+    RouterEngine,
+    router_command,
+)
 from onechip.engines.router import require as router_require
 from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
 from onechip.paths import onechip_home, read_home_file, write_text_atomic
@@ -221,16 +228,14 @@ def prepare_replicas(
 
     Ports: on one machine or host replica K listens on port + K (port default 8000; here a busy one is
     replaced by a free one before the command is built); one per host, each on `port`. SSH tunnels end at
-    tunnel_port + K here. Returns (launch, the Prepared of each replica; None for the embedded engine, which
-    start() builds from its spec). Raises ConfigError (hosts not 1 or n, `vllm` over SSH with n > 1 on one
-    host: its log and serve script have one fixed path there; bad input of startup.prepare).
+    tunnel_port + K here; a `vllm` replica over SSH keeps its serve.sh, log and pid file in ~/.onechip/replica-K
+    there. Returns (launch, the Prepared of each replica; None for the embedded engine, which start() builds from
+    its spec). Raises ConfigError (hosts not 1 or n; bad input of startup.prepare).
     """
     hosts = split_hosts(host)
     if len(hosts) not in (0, 1, n):
         raise ConfigError(f"--host names {len(hosts)} hosts for --replicas {n}: give one host, or {n}")
     per_host = len(hosts) == n and n > 1
-    if engine == "vllm" and len(hosts) == 1 and n > 1:
-        raise ConfigError("several `vllm` processes on one SSH host share one log path; use --engine vllm-docker")
     base = port or flags.DEFAULT_PORT
     if not per_host and base + n - 1 > 65535:  # replica K listens on port + K; TCP ports end at 65535
         raise ConfigError(f"--port {base} with --replicas {n}: replica {n - 1} would listen on {base + n - 1}, past "
@@ -259,6 +264,7 @@ def prepare_replicas(
                 tunnel_port=here.take((tunnel_port or base) + k) if on else None, image=image, sets=pin_sets,
                 hf_token_file=hf_token_file, ssh_options=ssh_options, launcher=launcher,
                 container=f"{flags.DEFAULT_CONTAINER}-{k}" if engine == "vllm-docker" else None,
+                remote_dir=f"~/.onechip/replica-{k}" if on and engine == "vllm" else None,  # its own serve.sh, log, pid
             )  # fmt: skip
             specs.append(ready.spec)
             prepared.append(ready)
@@ -451,14 +457,32 @@ def revive(timeout_s: float = 600.0, on_progress: ProgressFn = no_progress) -> R
             raise EngineError(f"replica {k} on {replica.host} is gone; run `onechip down` and `up` again")
         on_progress(ProgressEvent("boot", f"bringing replica {k} back", None, None))
         engine = _local_engine(spec, folder / f"replica-{k}.log")
-        _boot_all([engine], timeout_s, on_progress)
-        state.replicas[k] = engine.state()
+        _boot_recorded(state, engine, timeout_s, on_progress, k)
     if not _alive(state.router)[0]:
-        router = RouterEngine(state.launch.router, folder / "router.log", state.router.model)
-        _boot_all([router], 120.0, on_progress)
-        state.router = router.state()
+        _boot_recorded(state, RouterEngine(state.launch.router, folder / "router.log", state.router.model), 120.0,
+                       on_progress)  # fmt: skip
     save(state)
     return state
+
+
+def _boot_recorded(
+    state: ReplicaSetState, engine: LocalVllmEngine, timeout_s: float, on_progress: ProgressFn, k: int | None = None
+) -> None:
+    """Boot `engine` as replica `k` of the saved `state` (None: as its router), on record as booting from the moment
+    its process exists: an `up` killed while it boots (minutes) left it running on no record, and `down` said the
+    member it replaced 'was already gone'. A boot that fails puts the member it replaced back on record."""
+    old = state.router if k is None else state.replicas[k]
+
+    def put(member: EngineState | None) -> None:
+        if k is None:
+            state.router = member
+        else:
+            assert member is not None
+            state.replicas[k] = member
+        save(state)
+
+    _boot_all([engine], timeout_s, on_progress, lambda _: put(_booting([engine])[0]), forget=lambda: put(old))
+    put(engine.state())
 
 
 def switch_policy(policy: RouterPolicy, on_progress: ProgressFn = no_progress) -> ReplicaSetState:
@@ -477,31 +501,43 @@ def switch_policy(policy: RouterPolicy, on_progress: ProgressFn = no_progress) -
     metrics_port = old.metrics_port if port_is_free(old.metrics_port, reuse=False) else free_port()
     command = router_command(old.worker_urls, policy, old.port, metrics_port, old.bind_host)
     on_progress(ProgressEvent("boot", f"router restarting with --policy {policy}", None, None))
-    router = RouterEngine(command, _replica_dir() / "router.log", state.router.model)
-    _boot_all([router], 120.0, on_progress)
-    state.launch.router, state.router = command, router.state()
-    save(state)
+    state.launch.router = command  # the set's ports and policy are the new router's from its launch on
+    try:
+        _boot_recorded(state, RouterEngine(command, _replica_dir() / "router.log", state.router.model), 120.0,
+                       on_progress)  # fmt: skip
+    except BaseException:
+        state.launch.router = old  # `up --replicas N` brings back the router the set had
+        save(state)
+        raise
     return state
 
 
-def _router_counts(text: str) -> dict[str, float]:
-    """vllm_router_processed_requests_total by its `worker` label (the replica URL)."""
+def _router_view(text: str) -> tuple[dict[str, float], dict[str, bool]]:
+    """From the router's /metrics text, by its `worker` label (the replica URL): requests sent to each
+    (vllm_router_processed_requests_total) and whether it is in rotation (vllm_router_worker_health 1)."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    out: dict[str, float] = {}
+    routed: dict[str, float] = {}
+    health: dict[str, bool] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            if sample.name == "vllm_router_processed_requests_total" and "worker" in sample.labels:
-                out[sample.labels["worker"]] = out.get(sample.labels["worker"], 0.0) + sample.value
-    return out
+            worker = sample.labels.get("worker")
+            if worker is None:
+                continue
+            if sample.name == "vllm_router_processed_requests_total":
+                routed[worker] = routed.get(worker, 0.0) + sample.value
+            elif sample.name == "vllm_router_worker_health":
+                health[worker] = sample.value == 1
+    return routed, health
 
 
-def routed_requests(metrics_url: str) -> dict[str, float]:
-    """Requests the router sent to each replica URL so far ({} when its /metrics does not answer)."""
+def router_view(metrics_url: str) -> tuple[dict[str, float], dict[str, bool]]:
+    """Requests the router sent to each replica URL so far, and whether each is in its rotation (({}, {}) when its
+    /metrics does not answer)."""
     try:
-        return _router_counts(wire.metrics_text(metrics_url, timeout_s=3.0))
+        return _router_view(wire.metrics_text(metrics_url, timeout_s=3.0))
     except Exception:  # noqa: BLE001 - EndpointError or a parse error: status must still answer
-        return {}
+        return {}, {}
 
 
 def replica_metrics(url: str) -> dict[str, float]:
@@ -522,7 +558,8 @@ def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[Replica
         alive=router_alive, healthy=router_alive and wire.healthy(url, 3.0), metrics_url=metrics_url,
         log_path=state.router.log_path if state.router is not None else None,
     )  # fmt: skip
-    routed = routed_requests(metrics_url) if router_alive else {}
+    routed, rotation = router_view(metrics_url) if router_alive else ({}, {})
+    again = f"`onechip up --replicas {len(state.replicas)}`"
     out: list[ReplicaStatus] = []
     for k, replica in enumerate(state.replicas):
         alive, note = _alive(replica)
@@ -533,11 +570,14 @@ def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[Replica
         if not alive and replica.booting:
             note = note or "died while booting"
         elif not alive:
-            note = note or "the replica's process is gone: `onechip up --replicas N` brings it back"
+            note = note or f"the replica's process is gone: {again} brings it back"
         elif replica.booting and not healthy:
             note = "booting: `up` has not seen it ready; if that `up` was stopped, `onechip down` stops it"
         elif not healthy:
             note = "alive but /health does not answer 200"
+        in_rotation = rotation.get(replica.base_url)
+        if not healthy and in_rotation is not None:
+            note += f"; {_rotation_words(in_rotation)}"
         out.append(
             ReplicaStatus(
                 index=k,
@@ -552,12 +592,21 @@ def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[Replica
                 requests_running=m.get("vllm:num_requests_running"),
                 requests_served=m.get("vllm:request_success_total"),
                 routed_requests=routed.get(replica.base_url),
+                in_rotation=in_rotation,
                 prefix_cache_hit_share=share,
                 log_path=replica.log_path,
                 note=note,
             )  # fmt: skip
         )
     return router, out
+
+
+def _rotation_words(in_rotation: bool) -> str:
+    """What the router does with a replica that does not answer /health, from its own view of it (router_view)."""
+    if not in_rotation:
+        return "the router has taken it out of rotation"
+    return (f"the router still sends it requests (each retried on another replica) until {HEALTH_FAILURE_THRESHOLD} "
+            f"health checks {HEALTH_CHECK_INTERVAL_S} s apart have failed")  # fmt: skip
 
 
 def down(grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> list[str]:
@@ -588,9 +637,11 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
             notes.append(f"replica {k}: stopped pid {replica.pid}")
         else:
             notes.append(f"replica {k}: was already gone")
+        remove_rpc_dir(replica.ipc_dir)
     if state.router is None:  # an `up` killed while the replicas booted: engine.json has no router to stop
         notes.append("router: never started")
-    write_text_atomic(last_path(), state.model_dump_json(indent=2))
+    if kept := engine_state.keep_last(last_path(), state.model_dump_json(indent=2)):
+        notes.append(f"replicas: {kept}")
     state_path().unlink(missing_ok=True)
     return notes
 

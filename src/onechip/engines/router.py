@@ -27,6 +27,10 @@ DEFAULT_POLICY: RouterPolicy = "cache_aware"  # agent sessions share a growing p
 DEFAULT_PORT = 30000  # vllm-router's own default --port
 DEFAULT_METRICS_PORT = 29000  # vllm-router's own default --prometheus-port
 HEALTH_CHECK_INTERVAL_S = 5  # vllm-router's default is 60 s: a dead replica would stay "healthy" for a minute
+# Failed health checks in a row before the router marks a worker unhealthy and stops sending to it (vllm-router 0.1.17
+# router_args.py, health_failure_threshold; measured: a SIGKILLed replica stayed in rotation ~15 s, its requests each
+# retried on another, then vllm_router_worker_health{worker=URL} went 0 and its processed count stopped)
+HEALTH_FAILURE_THRESHOLD = 3
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -81,6 +85,7 @@ class RouterEngine(LocalVllmEngine):
     /health answers 200 (it serves only once every worker is healthy: start it after the replicas)."""
 
     kind = "vllm-router"
+    rpc_sockets = False  # a Rust binary: no zmq IPC sockets (local.rpc_dir)
 
     def __init__(self, command: RouterCommand, log_path: Path, served_name: str):
         super().__init__(

@@ -88,6 +88,7 @@ def serve_target(
     source: str | None = None,
     launcher: str | None = None,
     container: str | None = None,
+    remote_dir: str | None = None,
 ) -> ServeTarget:
     """The ServeTarget of `plan` on `engine` ('vllm' or 'vllm-docker'): a local 'vllm' defaults to
     local_launcher; the token file lives at remote.TOKEN_PATH on a host; the bundled model keeps its
@@ -102,7 +103,7 @@ def serve_target(
         kind="vllm" if engine == "vllm" else "vllm-docker", host=host, port=port, image=image,
         sets=list(sets or []), launcher=program, token_source=source,
         token_path=remote.TOKEN_PATH if (source and on_host) else None,
-        served_name=bundled_served_name(plan.serve_model or plan.model), container=container,
+        served_name=bundled_served_name(plan.serve_model or plan.model), container=container, remote_dir=remote_dir,
     )  # fmt: skip
 
 
@@ -140,12 +141,14 @@ def prepare(
     ssh_options: list[str] | None = None,
     launcher: str | None = None,
     container: str | None = None,
+    remote_dir: str | None = None,
 ) -> Prepared:
     """Build the launch of `plan` on `engine` ('vllm' or 'vllm-docker'), here or on `host`.
 
     The token comes from `hf_token_file` or HF_TOKEN (launch.read_hf_token; its warnings lead the spec's).
     `launcher` ('python -m ...') overrides the serving program; `container` names the docker container
-    (one per replica on one host; default onechip.vllm.flags.DEFAULT_CONTAINER). The serve command is
+    (one per replica on one host; default onechip.vllm.flags.DEFAULT_CONTAINER), `remote_dir` the folder of a
+    process's serve.sh, log and pid file on its host (one per replica; default remote.ENGINE_DIR). The serve command is
     onechip.vllm.flags.serve_command; over SSH or docker `commands` wrap it (remote.dry_run_commands), here
     they are its one shell line. Raises ConfigError (unreadable token file, bad --set, bad host).
     """
@@ -155,7 +158,7 @@ def prepare(
     port, tunnel_port = choose_ports(host, on_host, port, tunnel_port)
     target = serve_target(
         plan, engine, host=host, port=port, image=image, sets=sets, source=source, launcher=launcher,
-        container=container,
+        container=container, remote_dir=remote_dir,
     )  # fmt: skip
     command = flags.serve_command(plan, target)
     spec = LaunchSpec(

@@ -18,8 +18,8 @@ from typing import Protocol
 
 from onechip.engines import remote
 from onechip.engines.base import Engine
-from onechip.engines.local import group_alive, stop_group
-from onechip.errors import EngineError, OnechipError, redact, remember_secret
+from onechip.engines.local import group_alive, remove_rpc_dir, stop_group
+from onechip.errors import EngineError, OnechipError, os_error_line, redact, remember_secret
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
@@ -259,7 +259,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
         what = (
             f"process group {state.remote_pid}"
             if state.remote_pid is not None
-            else f"the process group in {remote.REMOTE_PID}"
+            else f"the process group in {remote.pid_path(state)}"
         )
         if state.mode == "docker":
             what = f"container {state.container}"
@@ -267,10 +267,22 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
     was_alive = engine_alive(state)
     if was_alive:
         stop_group(state.pid, grace_s, on_progress)
-    write_text_atomic(last_path(), state.model_dump_json(indent=2))
+    remove_rpc_dir(state.ipc_dir)
+    kept = keep_last(last_path(), state.model_dump_json(indent=2))
     state_path().unlink(missing_ok=True)
     note = f"stopped engine pid {state.pid}" if was_alive else "engine was already gone; state cleared"
-    return EngineStatus(running=False, state=state, note=note)
+    return EngineStatus(running=False, state=state, note=f"{note}; {kept}" if kept else note)
+
+
+def keep_last(path: Path, text: str) -> str:
+    """Write the record of what `down` stopped to `path` (`logs` finds its log there afterwards): '', or a note saying
+    it was not kept (a full disk). `down` goes on to forget the engine it stopped: raising here left the record of
+    an engine already stopped, and every `down` again failed the same way while the disk stayed full."""
+    try:
+        write_text_atomic(path, text)
+    except OSError as exc:
+        return f"the record `logs` reads afterwards was not kept ({os_error_line(exc)})"
+    return ""
 
 
 def _exited(which: str) -> EngineError:

@@ -130,11 +130,26 @@ class EngineState(ResultModel):
     )
     remote_log: str | None = Field(default=None, description="Engine log path on the host.")
     container: str | None = Field(default=None, description="Docker container name.")
+    container_id: str | None = Field(
+        default=None,
+        description="The container's id, as `docker run -d` printed it: what status, logs and down name (a container "
+        "given that name later is another's); None until the run returned.",
+    )
+    ipc_dir: str | None = Field(
+        default=None,
+        description="Folder of the local vLLM engine's zmq IPC sockets (its VLLM_RPC_BASE_PATH), removed by `down`.",
+    )
     tunnel_pid: int | None = Field(default=None, description="Local ssh -L tunnel process (its own group).")
     mirror_pid: int | None = Field(
         default=None,
         description="Local process (its own group) copying the host's engine log into log_path until `down`.",
     )
+    tunnel_started: int | None = Field(
+        default=None,
+        description="When the tunnel process started, clock ticks after this machine's boot (procs.start_ticks): a "
+        "pid the kernel gave to another process since has another, and is never signalled.",
+    )
+    mirror_started: int | None = Field(default=None, description="When the log mirror started, as tunnel_started.")
     token_file: str | None = Field(
         default=None, description="The --hf-token-file `up` read (its path, never its value): `logs` redacts its token."
     )

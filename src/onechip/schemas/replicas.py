@@ -83,6 +83,11 @@ class ReplicaStatus(ResultModel):
     routed_requests: float | None = Field(
         default=None, description="vllm_router_processed_requests_total{worker=URL} from the router's /metrics."
     )
+    in_rotation: bool | None = Field(
+        default=None,
+        description="Whether the router counts it healthy and sends it requests (vllm_router_worker_health{worker=URL} "
+        "from its /metrics); None when the router's /metrics does not answer.",
+    )
     prefix_cache_hit_share: float | None = Field(
         default=None, description="vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total (tokens)."
     )

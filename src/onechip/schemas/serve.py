@@ -57,6 +57,11 @@ class ServeTarget(StrictModel):
     bind_host: str = Field(default="127.0.0.1", description="Address the engine listens on (--host).")
     image: str | None = Field(default=None, description="Container image (vllm-docker); None = the default.")
     container: str | None = Field(default=None, description="Container name (vllm-docker); None = the default.")
+    remote_dir: str | None = Field(
+        default=None,
+        description="Folder on the SSH host of serve.sh, engine.log and engine.pid ('vllm' over SSH: one per replica "
+        "on one host); None = ~/.onechip/engine.",
+    )
     sets: list[str] = Field(default_factory=list, description="`--set` overrides: FLAG=VALUE, FLAG, FLAG=, ENV=V.")
     launcher: list[str] | None = Field(
         default=None, description="Program that serves, e.g. ['vllm', 'serve']; None = the engine's default."

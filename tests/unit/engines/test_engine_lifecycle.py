@@ -32,6 +32,7 @@ class FakeEngine(LocalVllmEngine):
     def __init__(self, log_path: Path, mode: str = "ok", **kw):
         super().__init__(model_path=Path("."), served_name="fake", log_path=log_path, stop_grace_s=5.0, **kw)
         self.fake_boot = mode  # not `mode`: that is how `status` finds an engine (EngineState.mode)
+        self.fake_flags: list[str] = []  # more --fake-* options (tests/fakes/vllm_server.py)
 
     def command(self) -> list[str]:
         # forks a grandchild as vLLM forks EngineCore, so tests can prove the whole process group goes away
@@ -45,6 +46,7 @@ class FakeEngine(LocalVllmEngine):
             self.fake_boot,
             "--fake-fork",
             *boot_log,
+            *self.fake_flags,
         ]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import engine_state
+from factories import embedded_plan, engine_state
 from fakes import vllm_server
 from onechip.engines import state
 from onechip.engines.local import LocalVllmEngine, free_port, group_alive
@@ -168,3 +168,33 @@ def test_a_record_of_an_engine_mode_this_onechip_does_not_know_is_kept(
         with pytest.raises(EngineError, match="records a 'k8s-pod' engine, which this onechip does not know"):
             command()
     assert state.state_path().is_file()
+
+
+@pytest.mark.parametrize("what", ["engine", "replicas"])
+def test_down_on_a_full_disk_still_forgets_what_it_stopped(
+    what: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`down` keeps a record of what it stopped for `logs` (engine.last.json, replicas.last.json). With the disk full
+    that write raised after the stop and before the forget: the record stayed, and every `down` again failed the same
+    way ('No space left on device'). Now the stop and the forget finish, and the note says what was not kept."""
+    from onechip.api import _engines
+    from onechip.engines import replicas
+    from onechip.paths import write_text_atomic
+
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    if what == "engine":
+        state.save(engine_state(log_path=str(tmp_path / "engine.log")))
+    else:
+        launch = replicas.prepare_replicas(embedded_plan(), "embedded", 1, share=1, cores=[0])[0]
+        replicas.save(replicas.ReplicaSetState(launch=launch, replicas=[engine_state()], router=engine_state()))
+
+    def full(path: Path, text: str) -> Path:
+        if path.name.endswith(".last.json"):
+            raise OSError(28, "No space left on device", str(path))
+        return write_text_atomic(path, text)
+
+    monkeypatch.setattr(state, "write_text_atomic", full)
+    note = _engines.down().note
+    assert "not kept" in note and "No space left on device" in note, note
+    assert not state.state_path().exists() and not replicas.state_path().exists()
+    assert "no engine" in _engines.down().note  # again: nothing left to stop

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import factories
 from factories import embedded_plan as _plan
 from factories import engine_state
 from fakes import vllm_server
@@ -87,6 +88,7 @@ def test_host_engine_token_only_in_0600_file_and_engine_env(home):
         assert boot.kv_cache_tokens == 46_592
         state = engine.state()
         assert state.mode == "remote-process" and state.remote_pid == boot.pid
+        assert state.mirror_pid and state.mirror_started == start_ticks(state.mirror_pid)  # down tells it by that
         assert remote.host_status(state)[0] is True
     finally:
         engine.stop()
@@ -314,6 +316,40 @@ def test_docker_mode_host_commands():
     assert remote.stop_command(process, 2).startswith("kill -TERM -- -4242 2>/dev/null || exit 0; ")
 
 
+CONTAINER_ID = "4f" * 32
+FAKE_DOCKER_GONE = f"""#!/bin/sh
+# a docker CLI: `run -d` prints the new container's id; then that container is gone (`inspect` of it fails), and a
+# container of the same name, another onechip home's, runs
+echo "$*" >> "$0.calls"
+case "$1" in
+  run) echo {CONTAINER_ID} ;;
+  inspect) [ "$4" = onechip-vllm ] && echo true || exit 1 ;;
+esac
+"""
+
+
+def test_a_container_is_known_by_its_id_so_down_never_removes_a_namesake(tmp_path, monkeypatch):
+    """A container's --name is fixed (onechip-vllm): once ours is gone (docker rm, a host reboot), another onechip home
+    or a user may start one of that name. Before, status called that one ours and `down` ran `docker rm -f
+    onechip-vllm` on it. Now the id `docker run -d` printed is recorded, and status, logs and down name it."""
+    docker = factories.fake_docker(tmp_path, monkeypatch, FAKE_DOCKER_GONE)
+    ready = startup.prepare(_plan(), "vllm-docker", port=free_port(), image="vllm/vllm-openai:v0.32.0")
+    engine = ready.engine(tmp_path / "engine.log")
+    assert isinstance(engine, remote.HostEngine)
+    engine.start()
+    try:
+        state = engine.state()
+        assert state.container == "onechip-vllm" and state.container_id == CONTAINER_ID
+        assert remote.host_status(state)[0] is False  # ours is gone; the namesake runs
+        remote.stop_host_engine(remote.Shell(None), state)
+    finally:
+        engine.stop()
+    calls = Path(f"{docker}.calls").read_text()
+    assert f"rm -f {CONTAINER_ID}" in calls and "rm -f onechip-vllm" not in calls, calls
+    booting = state.model_copy(update={"container_id": None})  # recorded before `docker run` returned: its name
+    assert "rm -f onechip-vllm" in remote.stop_command(booting)
+
+
 def test_down_stops_the_log_mirror_the_state_records():
     mirror = subprocess.Popen(["sleep", "60"], start_new_session=True)  # noqa: S607
     try:
@@ -322,6 +358,29 @@ def test_down_stops_the_log_mirror_the_state_records():
     finally:
         if mirror.poll() is None:
             mirror.kill()
+
+
+@pytest.mark.parametrize("field", ["tunnel", "mirror"])
+def test_down_never_signals_a_stranger_holding_a_recorded_tunnel_or_mirror_pid(field, tmp_path, monkeypatch):
+    """The ssh tunnel and the log mirror are local process groups `down` stops long after `up` started them (after a
+    reboot, or once they died and the kernel gave their pid away). Before, `down` SIGTERMed whatever group held the
+    pid; now the start time recorded beside it (procs.start_ticks) must match."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # host_status asks the (local) host's ~/.onechip for its pid file
+    stranger = subprocess.Popen(["sleep", "60"], start_new_session=True)  # noqa: S607 - a group leader, as ssh was
+    try:
+        started = start_ticks(stranger.pid)
+        assert started is not None
+        reused = engine_state(mode="remote-process", host="u@h", **{f"{field}_pid": stranger.pid,
+                                                                     f"{field}_started": started - 1})  # fmt: skip
+        remote.stop_tunnel(reused)
+        assert stranger.poll() is None  # another process's group: left be
+        if field == "tunnel":
+            assert "the ssh tunnel is gone" in remote.host_status(reused.model_copy(update={"host": None}))[1]
+        remote.stop_tunnel(reused.model_copy(update={f"{field}_started": started}))  # the one recorded: stopped
+        assert stranger.wait(timeout=10) is not None
+    finally:
+        if stranger.poll() is None:
+            stranger.kill()
 
 
 def test_a_host_engine_records_its_start_and_down_never_signals_a_reused_pid(home):

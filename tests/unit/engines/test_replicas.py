@@ -21,7 +21,7 @@ from factories import embedded_plan, engine_state, one_error_line
 from fakes import vllm_server
 from onechip import api
 from onechip.bench.runner import load_samples
-from onechip.engines import replicas, router
+from onechip.engines import remote, replicas, router
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
 from onechip.procs import start_ticks
@@ -136,12 +136,46 @@ def test_bad_replica_layouts_are_refused():
     with pytest.raises(ConfigError, match="names 3 hosts for --replicas 2"):
         api.up(build_request(UpRequest, {"engine": "vllm", "model": GEMMA, "chip": "v5e-1", "replicas": 2,
                                          "host": "a,b,c", "dry_run": True}))  # fmt: skip
-    with pytest.raises(ConfigError, match="share one log path"):
-        api.up(build_request(UpRequest, {"engine": "vllm", "model": GEMMA, "chip": "v5e-4", "replicas": 2,
-                                         "host": "u@h", "dry_run": True}))  # fmt: skip
     with pytest.raises(ConfigError, match="does not split 4 chip"):
         api.up(build_request(UpRequest, {"engine": "vllm-docker", "model": GEMMA, "chip": "v5e-4", "replicas": 3,
                                          "dry_run": True}))  # fmt: skip
+
+
+def test_vllm_replicas_on_one_ssh_host_keep_their_own_files(tmp_path, monkeypatch):
+    """N `vllm` replicas on one host each run their own serve.sh, log and pid file (~/.onechip/replica-K): one shared
+    ~/.onechip/engine was refused ('share one log path'). Their host-side starts run here through a local shell
+    (test_remote's way), with the fake vLLM as the launcher."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(remote.HostEngine, "_open_tunnel", lambda self: None)  # no ssh: each listens here itself
+    port = free_port()
+    fields = {"engine": "vllm", "model": GEMMA, "chip": "v5e-4", "replicas": 2, "host": "u@h", "port": port,
+              "launcher": f"{sys.executable} {FAKE}", "dry_run": True}  # fmt: skip
+    launch = api.up(build_request(UpRequest, fields)).replica_set
+    assert launch is not None
+    engines = [remote.HostEngine(s, remote.Shell(None), tmp_path / f"r{k}.log") for k, s in enumerate(launch.replicas)]
+    try:
+        for engine in engines:
+            engine.start()
+        for k, engine in enumerate(engines):
+            folder = tmp_path / ".onechip" / f"replica-{k}"
+            assert f"--port {port + k}" in (folder / "serve.sh").read_text()
+            assert engine.state().remote_log == f"~/.onechip/replica-{k}/engine.log"
+            assert (folder / "engine.pid").read_text().split()[0] == str(engine.remote_pid)
+        for engine in engines:
+            _wait_for(lambda engine=engine: "Application startup complete" in engine.log_path.read_text())
+        engines[0].stop()
+        assert not engines[0].alive() and engines[1].alive()  # stopping one leaves the other serving
+    finally:
+        for engine in engines:
+            engine.stop()
+    assert not engines[1].alive()
+
+
+def _wait_for(done, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
 
 
 def test_the_router_is_never_bound_beyond_the_loopback():
@@ -224,13 +258,42 @@ def test_up_status_kill_revive_down_through_the_real_router(tmp_path, monkeypatc
     assert not any(group_alive(pid or 0) for pid in pids) and not api.status().running
 
 
-def _up_fakes(tmp_path, monkeypatch, *fake_flags: str, router_port: int | None = None):
+@needs_router
+def test_status_says_whether_the_router_still_sends_to_a_crashed_replica(tmp_path, monkeypatch):
+    """vllm-router keeps a crashed replica in rotation until HEALTH_FAILURE_THRESHOLD health checks have failed (each
+    request sent there retried on another): status said only 'replica(s) 1 not healthy', and counted the requests
+    still routed to it as if it served them. Now each replica says whether the router still sends to it (its own
+    vllm_router_worker_health), and the note says so."""
+    launch = _up_fakes(tmp_path, monkeypatch, policy="round_robin")
+    assert launch is not None
+    try:
+        st = api.status()
+        assert [r.in_rotation for r in st.replicas] == [True, True] and st.replicas[1].note == ""
+        os.killpg(st.replicas[1].pid or 0, signal.SIGKILL)
+        _wait_for(lambda: not api.status().replicas[1].alive)
+        assert _chat(launch.router.url).status_code == 200
+        st = api.status()
+        assert st.replicas[1].in_rotation, st.replicas[1]  # checks 5 s apart: not yet failed 3 times
+        assert "the router still sends it requests (each retried on another replica)" in st.replicas[1].note
+        assert "`onechip up --replicas 2` brings it back" in st.replicas[1].note
+        _wait_for(lambda: api.status().replicas[1].in_rotation is False, timeout_s=router.HEALTH_CHECK_INTERVAL_S * 8)
+        st = api.status()
+        assert st.replicas[1].note.endswith("; the router has taken it out of rotation"), st.replicas[1].note
+        routed = st.replicas[1].routed_requests
+        for _ in range(4):
+            assert _chat(launch.router.url).status_code == 200
+        assert api.status().replicas[1].routed_requests == routed  # none sent there any more
+    finally:
+        api.down()
+
+
+def _up_fakes(tmp_path, monkeypatch, *fake_flags: str, router_port: int | None = None, policy: str | None = None):
     """Two fake replicas (tests/fakes/vllm_server.py as `vllm serve`) behind the real router."""
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
     launcher = " ".join([sys.executable, str(FAKE), *fake_flags])
     fields = {
         "engine": "vllm", "plan": embedded_plan(), "replicas": 2, "port": free_port(), "launcher": launcher,
-        "router_port": router_port or free_port(), "timeout_s": 60,
+        "router_port": router_port or free_port(), "timeout_s": 60, **({"router_policy": policy} if policy else {}),
     }  # fmt: skip
     return api.up(build_request(UpRequest, fields, user_input=False)).replica_set
 

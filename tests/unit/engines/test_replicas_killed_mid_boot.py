@@ -124,3 +124,50 @@ def test_an_up_replicas_stopped_mid_boot_stops_every_replica_and_forgets_them(tm
         assert not (home / "replicas.json").exists() and not (home / "engine.json").exists()
         code, out, _ = _run(home, "status")
         assert code == 1 and "no engine started by `onechip up`" in out
+
+
+def test_an_up_replicas_killed_while_it_brings_a_replica_back_leaves_it_on_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`up --replicas N` over a saved set brings back the replicas that died (replicas.revive). Before, the replica it
+    started was recorded only once every member was back: an `up` killed meanwhile (minutes, a real boot) left it
+    running on no record, `down` said 'replica 0: was already gone' and it served on, holding its port."""
+    from factories import embedded_plan, engine_state
+    from onechip import api
+    from onechip.engines import replicas
+    from onechip.schemas.inputs import build_request
+    from onechip.schemas.requests import UpRequest
+
+    home = tmp_path / "home"
+    home.mkdir()
+    launcher = f"{sys.executable} {FAKE} --fake-boot-s 60"
+    fields = {"engine": "vllm", "plan": embedded_plan(), "replicas": 2, "port": _ports(2), "launcher": launcher,
+              "router_port": free_port(), "dry_run": True}  # fmt: skip
+    launch = api.up(build_request(UpRequest, fields, user_input=False)).replica_set
+    assert launch is not None
+    dead = engine_state(engine="vllm", log_path=str(home / "replicas" / "replica-0.log"))  # every member died
+    monkeypatch.setenv("ONECHIP_HOME", str(home))
+    replicas.save(replicas.ReplicaSetState(launch=launch, replicas=[dead, dead], router=dead))
+    up = onechip_process(home, "up", "--replicas", "2", "--timeout-s", "120")
+    pid = None
+    try:
+        deadline = time.monotonic() + 60
+        while pid is None and time.monotonic() < deadline and up.poll() is None:
+            pid = _pid(home / "replicas" / "replica-0.log")
+            time.sleep(0.1)
+        assert pid is not None, up.communicate(timeout=30)
+        time.sleep(0.5)
+        up.send_signal(signal.SIGKILL)
+        up.wait(timeout=30)
+        assert group_alive(pid)  # the orphan boots on
+        saved = json.loads((home / "replicas.json").read_text())
+        assert saved["replicas"][0]["pid"] == pid and saved["replicas"][0]["booting"], saved["replicas"][0]
+        code, out, err = _run(home, "down")
+        assert code == 0 and f"replica 0: stopped pid {pid}" in out, (out, err)
+        assert not group_alive(pid)
+    finally:
+        if up.poll() is None:
+            up.kill()
+        up.communicate(timeout=30)
+        if pid is not None and group_alive(pid):
+            os.killpg(pid, signal.SIGKILL)
