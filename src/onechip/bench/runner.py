@@ -209,14 +209,17 @@ def longest_prompt(config: BenchConfig, context_tokens: int) -> int:
     return context_tokens + config.turns * config.user_tokens + (config.turns - 1) * per_turn
 
 
-def server_len_wall(max_model_len: int | None, context_tokens: int, output_tokens: int) -> str | None:
-    """The arithmetic when one request's context + output exceeds the server's own max_model_len (from
-    /v1/models; vLLM answers 400 to such a request); None when it fits or the server does not say."""
+def server_len_wall(
+    max_model_len: int | None, context_tokens: int, output_tokens: int, what: str = "context"
+) -> str | None:
+    """The arithmetic when one request's prompt (`context_tokens`, named `what`) + output exceeds the server's own
+    max_model_len (from /v1/models; vLLM answers 400 to such a request); None when it fits or the server does not
+    say."""
     tokens = context_tokens + output_tokens
     if max_model_len is None or tokens <= max_model_len:
         return None
     return (
-        f"{context_tokens:,} context + {output_tokens:,} output = {tokens:,} tokens "
+        f"{context_tokens:,} {what} + {output_tokens:,} output = {tokens:,} tokens "
         f"> max_model_len {max_model_len:,} (server /v1/models)"
     )
 
@@ -495,8 +498,12 @@ class _Run:
     ) -> CellResult:
         cfg = self.config
         cell = CellResult(context_tokens=ctx, clients=clients, status="ok")
-        over = server_len_wall(self.server_max_len, ctx, cfg.output_tokens)
-        if over:  # the server would answer 400 to every request: say so before building the prompt
+        if cfg.workload == "agent":  # every session grows to its last turn's prompt: each would be answered 400
+            last = f"prompt at a session's last turn ({ctx:,} shared prefix + {cfg.turns} turns, ~)"
+            over = server_len_wall(self.server_max_len, longest_prompt(cfg, ctx), cfg.output_tokens, last)
+        else:
+            over = server_len_wall(self.server_max_len, ctx, cfg.output_tokens)
+        if over:  # the server would answer 400 to every request (agent: every session's last): say so before sending
             return cell.model_copy(update={"status": "infeasible", "reason": over})
         if self.plan is not None:
             wall = kv_wall(self.plan, longest_prompt(cfg, ctx), clients, cfg.output_tokens)

@@ -178,3 +178,21 @@ def test_a_workload_file_that_is_a_directory_or_missing_is_one_line(tmp_path: Pa
     assert line == f"--workload-file {tmp_path}: not a regular file"  # paths.open_regular: a directory is not
     line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload-file", str(tmp_path / "nope.yaml"))
     assert line == f"--workload-file {tmp_path / 'nope.yaml'}: No such file or directory"
+
+
+def test_sessions_that_outgrow_the_servers_max_model_len_are_infeasible_before_sending(tmp_path: Path) -> None:
+    # turn t's prompt is ~200 + 10 (t + 1) + 50 t tokens: turn 3 (~390) is past the server's 340. The check read the
+    # shared prefix alone (200): every session's last turn was sent, answered 400, and the cell said 'ok', 1 failed
+    with FakeVllm(max_model_len=340) as srv:
+        cell = run_grid(agent_config(srv, clients=[1], sessions_per_client=1, turns=4, warmup_requests=0), tmp_path)
+        cell = cell.cells[0]
+        assert cell.status == "infeasible" and len(srv.chat_requests) == 1  # the probe request only
+    assert cell.reason == (
+        "390 prompt at a session's last turn (200 shared prefix + 4 turns, ~) + 3 output = 393 tokens "
+        "> max_model_len 340 (server /v1/models)"
+    )
+    with FakeVllm(max_model_len=400) as srv:  # the longest prompt fits: measured
+        assert (
+            run_grid(agent_config(srv, clients=[1], sessions_per_client=1, turns=4), tmp_path / "fits").cells[0].status
+            == "ok"
+        )
