@@ -124,7 +124,7 @@ def turn_tables(run: BenchRun) -> list[Table]:
         for t in cell.turns:
             table.add_row(
                 str(t.turn + 1),
-                str(t.requests),
+                str(t.requests) + (f" ({t.requests_failed} failed)" if t.requests_failed else ""),
                 _num(t.prompt_tokens.median, "{:,.0f}"),
                 _num(t.cached_tokens.median, "{:,.0f}"),
                 _num(t.cached_share, "{:.0%}"),

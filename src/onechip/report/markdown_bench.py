@@ -164,7 +164,7 @@ def agent_turns(cells: list[CellResult]) -> list[str]:
         rows = [
             [
                 str(t.turn + 1),
-                str(t.requests),
+                str(t.requests) + (f" ({t.requests_failed} failed)" if t.requests_failed else ""),
                 num(t.prompt_tokens.median, 0),
                 num(t.cached_tokens.median, 0),
                 _share(t.cached_share),

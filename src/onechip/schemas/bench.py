@@ -745,6 +745,7 @@ class TurnResult(ResultModel):
 
     turn: int = Field(description="Turn index within a session, from 0.")
     requests: int = Field(description="Successful measured requests at this turn.")
+    requests_failed: int = Field(default=0, description="Failed measured requests at this turn (not in the figures).")
     prompt_tokens: Dist = Field(default_factory=Dist, description="usage.prompt_tokens, tokens.")
     cached_tokens: Dist = Field(
         default_factory=Dist, description="usage.prompt_tokens_details.cached_tokens, tokens (where reported)."

@@ -196,3 +196,28 @@ def test_sessions_that_outgrow_the_servers_max_model_len_are_infeasible_before_s
             run_grid(agent_config(srv, clients=[1], sessions_per_client=1, turns=4), tmp_path / "fits").cells[0].status
             == "ok"
         )
+
+
+def test_a_turn_failing_mid_session_is_counted_at_its_turn_and_the_session_goes_on(tmp_path: Path) -> None:
+    # request 1 is the probe, 2-5 the session's 4 turns: the third turn fails. The turn tables said '0' requests at
+    # that turn, as if none had been sent: the failed one was in no per-turn figure, the report's nor the console's
+    from rich.console import Console
+
+    from onechip.cli.bench_cmd import turn_tables
+    from onechip.report.write import write_report
+
+    with FakeVllm(fail_status={4: 500}) as srv:
+        run = run_grid(agent_config(srv, clients=[1], sessions_per_client=1, turns=4, warmup_requests=0), tmp_path)
+        assert len(srv.chat_requests) == 5 and len(srv.chat_requests[4]["messages"]) == 11  # turn 4: whole history
+    samples = load_samples(tmp_path / "requests.jsonl")
+    assert [(s.turn, s.status) for s in samples] == [(0, "ok"), (1, "ok"), (2, "failed"), (3, "ok")]
+    assert samples[2].error == "HTTP 500: fake failure of request 4"
+    turns = run.cells[0].turns
+    assert [(t.requests, t.requests_failed) for t in turns] == [(1, 0), (1, 0), (0, 1), (1, 0)]
+    assert turns[2].ttft_ms.n == 0 and run.cells[0].requests_failed == 1
+    (md,) = write_report(tmp_path, ["md"])
+    assert "| 3 | 0 (1 failed) |" in md.read_text() and "| 4 | 1 |" in md.read_text()
+    out = Console(record=True, width=200)
+    for table in turn_tables(run):
+        out.print(table)
+    assert "0 (1 failed)" in out.export_text()
