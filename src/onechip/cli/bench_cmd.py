@@ -212,7 +212,7 @@ def search_table(result: SearchResult) -> Table:
     """`--find-max`: every probe, in load order, with its verdict and the SLO metrics at the percentile."""
     unit = "clients" if result.kind == "clients" else "req/s"
     table = titled_table(f"SLO search ({_slo_of(result.slo)} at p{result.percentile:g})", title_justify="left")
-    for name in (unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "tok/s"):
+    for name in (unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "tok/s steady"):
         table.add_column(name, justify="right")
     for p in sorted(result.probes, key=lambda p: p.load):
         verdict = (
@@ -241,7 +241,7 @@ def _slo_of(slo: dict[str, float]) -> str:
 def print_search(result: SearchResult, out: Console) -> None:
     out.print(search_table(result))
     what = clients_answer(result) if result.kind == "clients" else f"{result.max_rate_per_s:g} requests/s"
-    at = f", {result.output_tok_per_s:,.1f} output tok/s there" if result.output_tok_per_s else ""
+    at = f", {result.output_tok_per_s:,.1f} output tok/s there (steady window)" if result.output_tok_per_s else ""
     out.print(f"[bold]max load meeting the SLOs: {what}[/]{at}; stopped: {result.bound_reason}")
     for c in result.costs:
         out.print(

@@ -931,13 +931,20 @@ class SearchProbe(ResultModel):
     reason: str | None = Field(default=None, description="Why infeasible/failed, or a caveat.")
     meets_slo: bool = Field(description="Every SLO metric's percentile within its bound, no failed requests.")
     at_percentile_ms: dict[str, float | None] = Field(
-        default_factory=dict, description="Each SLO metric at the search's percentile, ms (measured requests)."
+        default_factory=dict,
+        description="Each SLO metric at the search's percentile, ms, over the measured requests of every rep together "
+        "(open loop: TTFT and E2E from the intended send).",
     )
     attainment: float | None = Field(
         default=None, description="Share of measured requests that met every SLO (failed ones do not)."
     )
-    output_tok_per_s: float | None = Field(default=None, description="The cell's aggregate output tok/s.")
-    goodput_per_s: float | None = Field(default=None, description="The cell's goodput, requests/s.")
+    output_tok_per_s: float | None = Field(
+        default=None, description="The cell's aggregate output tok/s in the steady window, median over reps."
+    )
+    goodput_per_s: float | None = Field(
+        default=None,
+        description="The cell's goodput (requests/s meeting every SLO) in the steady window, median over reps.",
+    )
     schedule_slipped: bool = Field(default=False, description="Open loop: the cell's schedule slipped.")
     requests_failed: int = Field(
         default=0, ge=0, description="Measured requests that failed (each one misses the SLOs, whatever its latency)."
@@ -973,8 +980,13 @@ class SearchResult(ResultModel):
     kv_wall_clients: int | None = Field(
         default=None, description="Clients the plan's KV pool holds at the longest prompt + output (with --plan)."
     )
-    output_tok_per_s: float | None = Field(default=None, description="Aggregate output tok/s at the answer.")
-    goodput_per_s: float | None = Field(default=None, description="Goodput at the answer, requests/s.")
+    output_tok_per_s: float | None = Field(
+        default=None, description="Aggregate output tok/s at the answer, in the steady window, median over reps."
+    )
+    goodput_per_s: float | None = Field(
+        default=None,
+        description="Goodput at the answer (requests/s meeting every SLO), steady window, median over reps.",
+    )
     costs: list[CostLine] = Field(
         default_factory=list, description="The answer's tok/s priced on --chip (one line per catalog price)."
     )
