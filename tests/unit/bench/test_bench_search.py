@@ -299,3 +299,30 @@ def test_the_search_names_the_window_of_its_tok_s_and_what_its_percentile_is_ove
     ):
         assert "steady window, median over reps" in (model.model_fields[field].description or "")
     assert "every rep together" in (SearchProbe.model_fields["at_percentile_ms"].description or "")
+
+
+@pytest.mark.parametrize(
+    ("kind", "meets", "said"),
+    [
+        # a rate search that halved down from its first load said 'the first load (0.0625 rate) missed': the first was 4
+        ("rate", lambda load: False, "every load from the first (4 req/s) down to 0.0625 req/s missed the SLOs"),
+        ("rate", lambda load: load <= 0.5, "0.545 req/s missed the SLOs"),  # '0.545 rate missed'
+        ("clients", lambda load: False, "the first load (1 client) missed the SLOs"),  # '(1 clients)'
+        ("clients", lambda load: load <= 3, "4 clients missed the SLOs"),
+    ],
+)
+def test_why_a_search_stopped_names_its_loads_in_their_unit(kind: str, meets, said: str, tmp_path: Path) -> None:
+    from onechip.bench.search import _Search
+    from onechip.schemas.bench import SearchProbe
+
+    extra: dict[str, object] = {"clients": [1]} if kind == "rate" else {}
+    cfg = BenchConfig(
+        base_url="http://127.0.0.1:9", contexts=[16], find_max=kind, slo={"ttft_ms": 100.0}, find_max_limit=64, **extra
+    )  # type: ignore[arg-type]
+    search = _Search(cfg, tmp_path, None, lambda _: None)
+
+    def verdict(load: float) -> SearchProbe:  # the verdicts, no server: the search's path and its words only
+        return search.probes.setdefault(load, SearchProbe(load=load, run_dir="", status="ok", meets_slo=meets(load)))
+
+    search.probe = verdict  # type: ignore[method-assign]
+    assert search.search()[2] == said
