@@ -525,9 +525,16 @@ class _Run:
                 else:
                     self.on_progress(ProgressEvent("bench", f"{label}: starting"))
                     by_rep[rep] = await self.run_rep(model, builder, ctx, clients, rep, sink, label)
-                    actual = [s.prompt_tokens for s in by_rep[rep] if s.prompt_tokens is not None]
-                    if actual:
-                        builder.calibrate(ctx, statistics.median(actual))
+                    # what usage counted beyond the prompt fitted (prompt_tokens_target); not for agent sessions:
+                    # their usage counts the history too, never the fitted system prompt alone (read as the template's,
+                    # it shrank the next rep's shared prefix by the history's length)
+                    off = [
+                        s.prompt_tokens - s.prompt_tokens_target
+                        for s in by_rep[rep]
+                        if s.prompt_tokens is not None and s.prompt_tokens_target is not None
+                    ]
+                    if off and cfg.workload != "agent":
+                        builder.calibrate(statistics.median(off))
                 measured = [s for s in by_rep[rep] if not s.warmup]
                 failed = [s for s in measured if s.status == "failed"]
                 if len(failed) * 2 > len(measured):

@@ -221,3 +221,18 @@ def test_a_turn_failing_mid_session_is_counted_at_its_turn_and_the_session_goes_
     for table in turn_tables(run):
         out.print(table)
     assert "0 (1 failed)" in out.export_text()
+
+
+def test_without_tokenize_later_reps_keep_the_shared_prefix_asked(tmp_path: Path) -> None:
+    # without /tokenize the prompt builder estimates, then corrects its template overhead by usage after each rep: it
+    # read the median agent turn's prompt (prefix + history, ~260) as the fitted 200-token prefix, and every later rep
+    # and cell got a prefix ~60 tokens shorter (the first turn's prompt 207, then 150)
+    with FakeVllm(has_tokenize=False) as srv:
+        cfg = agent_config(srv, clients=[1, 2], reps=2, sessions_per_client=1, warmup_requests=0)
+        run = run_grid(cfg, tmp_path)
+    firsts = {
+        (s.clients, s.rep, s.stream): s.prompt_tokens for s in load_samples(tmp_path / "requests.jsonl") if s.turn == 0
+    }
+    assert len(firsts) == 6 and len(set(firsts.values())) == 1, firsts
+    assert 200 < next(iter(firsts.values())) <= 200 + 10  # the prefix asked, then the first user text
+    assert [c.turns[0].prompt_tokens.median for c in run.cells] == [firsts[(1, 0, 0)]] * 2
