@@ -18,7 +18,7 @@ from onechip.errors import ConfigError
 from onechip.paths import run_dir
 from onechip.report.search import clients_answer
 from onechip.schemas import BenchConfig, BenchRun, Plan
-from onechip.schemas.bench import LATE_SEND_MS, PolicyComparison, SearchResult
+from onechip.schemas.bench import LATE_SEND_MS, TTFT_CONVENTION, PolicyComparison, SearchResult
 from onechip.schemas.inputs import build_request
 
 PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool or max_model_len are recorded infeasible."
@@ -104,7 +104,7 @@ def print_run(run: BenchRun, out: Console) -> None:
         out.print(line)
     for note in run.notes:
         out.print(f"[yellow]note[/] {note}")
-    out.print(f"[dim]ITL convention: {run.itl_convention}[/]")
+    out.print(f"[dim]{TTFT_CONVENTION}; ITL convention: {run.itl_convention}[/]")
 
 
 def turn_tables(run: BenchRun) -> list[Table]:

@@ -63,6 +63,11 @@ from onechip.schemas.sim import Prediction
 LATE_SEND_MS = 50.0  # open loop: a send this much behind its intended time is late (timer jitter stays below)
 SLIPPED_SHARE = 0.05  # open loop: a cell with this share of late sends is marked schedule_slipped
 
+TTFT_CONVENTION = (
+    "TTFT ends at the first chunk carrying a generated token: content (an empty-content chunk without the role too: "
+    "a token that decoded to no text), reasoning or a tool call; never the role-only opening chunk (vllm bench "
+    "serve 0.34's rule)"
+)
 ITL_CONVENTION = (
     "per-token: when the server sends continuous usage, a chunk carrying k tokens contributes k gaps of "
     "(gap / k); otherwise each content-chunk gap is one ITL sample and tokens come only from final usage"
@@ -753,7 +758,7 @@ class TurnResult(ResultModel):
     cached_share: float | None = Field(
         default=None, description="Sum of cached_tokens / sum of prompt_tokens over requests that report both."
     )
-    ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
+    ttft_ms: Dist = Field(default_factory=Dist, description=f"Time to first token, ms: {TTFT_CONVENTION}.")
     tpot_ms: Dist = Field(default_factory=Dist, description="Time per output token after the first, ms.")
     e2e_ms: Dist = Field(default_factory=Dist, description="Last token chunk - t_send, ms (vllm bench serve's E2EL).")
 
@@ -808,7 +813,7 @@ class CellResult(ResultModel):
     whole_run_request_rate_per_s: Measured | None = Field(
         default=None, description="Median over reps of measured ok requests / whole-run duration."
     )
-    ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
+    ttft_ms: Dist = Field(default_factory=Dist, description=f"Time to first token, ms: {TTFT_CONVENTION}.")
     tpot_ms: Dist = Field(default_factory=Dist, description="(t_last - t_first) / (completion_tokens - 1), ms.")
     itl_ms: Dist = Field(default_factory=Dist, description="Inter-token latency, ms (see itl_convention).")
     itl_chunk_ms: Dist = Field(

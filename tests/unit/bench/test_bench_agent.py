@@ -236,3 +236,20 @@ def test_without_tokenize_later_reps_keep_the_shared_prefix_asked(tmp_path: Path
     assert len(firsts) == 6 and len(set(firsts.values())) == 1, firsts
     assert 200 < next(iter(firsts.values())) <= 200 + 10  # the prefix asked, then the first user text
     assert [c.turns[0].prompt_tokens.median for c in run.cells] == [firsts[(1, 0, 0)]] * 2
+
+
+def test_the_report_and_the_json_say_which_chunk_ends_ttft(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # the rule (the first chunk with a generated token, never the role-only chunk: vllm bench serve 0.34's) was said
+    # only in client.py: report.md said the ITL convention, not this one, and the JSON 'time to first content
+    # chunk', which a reasoning or tool-call chunk is not
+    from onechip.report.write import write_report
+    from onechip.schemas.bench import CellResult, TurnResult
+
+    run_grid(agent_config(fake_server, clients=[1], turns=1, sessions_per_client=1), tmp_path)
+    (md,) = write_report(tmp_path, ["md"])
+    said = "TTFT ends at the first chunk carrying a generated token: content (an empty-content chunk without the role"
+    assert (
+        said in md.read_text() and "never the role-only opening chunk (vllm bench serve 0.34's rule)" in md.read_text()
+    )
+    for model in (CellResult, TurnResult):
+        assert said in (model.model_fields["ttft_ms"].description or "")
