@@ -5,10 +5,11 @@ Conventions (DESIGN.md "Measuring right"):
   name, is generated output), never at the role-only chunk. A chunk with `content: ""` and no role is a token
   that decoded to no text (`vllm.wire.empty_token`, vllm bench serve's rule): without per-chunk usage it is
   timed as a token chunk (TTFT, ITL, the one-per-chunk count); with per-chunk usage its count decides.
-  vllm bench serve 0.32 (vllm/benchmarks/lib/endpoint_request_func.py, read in the installed wheel) still ends
-  TTFT at the first chunk with `choices`, the role chunk included: the same instant against vLLM, which sends the
-  role chunk with the first token's output (chat_completion/serving.py `first_iteration`), but ~0 ms against a
-  server that sends it at once, where ours is the first token's (tests/unit/bench: TTFT 40 ms, not 0).
+  vllm bench serve 0.34 (vllm/benchmarks/lib/endpoint_request_func.py `_choice_has_streamed_output`, read in the
+  0.34.0 sdist) ends TTFT at the same chunk; 0.32 (read in its wheel) ended it at the first chunk with `choices`, the
+  role chunk included: the same instant against vLLM, which sends the role chunk with the first token's output
+  (chat_completion/serving.py `first_iteration`), but ~0 ms against a server that sends it at once, where ours is
+  the first token's (tests/unit/bench: TTFT 40 ms, not 0). Said in every report (schemas.bench.TTFT_CONVENTION).
 - Tokens come from the server's `usage` whenever it sends any. With continuous usage stats the cumulative
   `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries tokens but
   no text (a parser holding text back) still counts as generated, except the role chunk: a server that sends it

@@ -103,9 +103,10 @@ class PromptBuilder:
         assert best is not None
         return best[1], best[2]
 
-    def calibrate(self, target: int, actual_median: float) -> None:
-        """In estimate mode, correct the template overhead by what usage.prompt_tokens showed for prompts
-        estimated at `target` tokens, and forget cached filler counts so later prompts use it."""
-        if self.method == "estimate" and actual_median != target:
-            self._template_tokens = max(0, self._template_tokens + round(actual_median - target))
+    def calibrate(self, excess: float) -> None:
+        """In estimate mode, correct the template overhead by `excess`, tokens: how many more usage.prompt_tokens
+        counted than were estimated for the prompts fitted (median), and forget cached filler counts so later prompts
+        use it."""
+        if self.method == "estimate" and round(excess):
+            self._template_tokens = max(0, self._template_tokens + round(excess))
             self._k_cache.clear()

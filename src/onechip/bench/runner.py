@@ -209,14 +209,17 @@ def longest_prompt(config: BenchConfig, context_tokens: int) -> int:
     return context_tokens + config.turns * config.user_tokens + (config.turns - 1) * per_turn
 
 
-def server_len_wall(max_model_len: int | None, context_tokens: int, output_tokens: int) -> str | None:
-    """The arithmetic when one request's context + output exceeds the server's own max_model_len (from
-    /v1/models; vLLM answers 400 to such a request); None when it fits or the server does not say."""
+def server_len_wall(
+    max_model_len: int | None, context_tokens: int, output_tokens: int, what: str = "context"
+) -> str | None:
+    """The arithmetic when one request's prompt (`context_tokens`, named `what`) + output exceeds the server's own
+    max_model_len (from /v1/models; vLLM answers 400 to such a request); None when it fits or the server does not
+    say."""
     tokens = context_tokens + output_tokens
     if max_model_len is None or tokens <= max_model_len:
         return None
     return (
-        f"{context_tokens:,} context + {output_tokens:,} output = {tokens:,} tokens "
+        f"{context_tokens:,} {what} + {output_tokens:,} output = {tokens:,} tokens "
         f"> max_model_len {max_model_len:,} (server /v1/models)"
     )
 
@@ -495,8 +498,12 @@ class _Run:
     ) -> CellResult:
         cfg = self.config
         cell = CellResult(context_tokens=ctx, clients=clients, status="ok")
-        over = server_len_wall(self.server_max_len, ctx, cfg.output_tokens)
-        if over:  # the server would answer 400 to every request: say so before building the prompt
+        if cfg.workload == "agent":  # every session grows to its last turn's prompt: each would be answered 400
+            last = f"prompt at a session's last turn ({ctx:,} shared prefix + {cfg.turns} turns, ~)"
+            over = server_len_wall(self.server_max_len, longest_prompt(cfg, ctx), cfg.output_tokens, last)
+        else:
+            over = server_len_wall(self.server_max_len, ctx, cfg.output_tokens)
+        if over:  # the server would answer 400 to every request (agent: every session's last): say so before sending
             return cell.model_copy(update={"status": "infeasible", "reason": over})
         if self.plan is not None:
             wall = kv_wall(self.plan, longest_prompt(cfg, ctx), clients, cfg.output_tokens)
@@ -518,9 +525,16 @@ class _Run:
                 else:
                     self.on_progress(ProgressEvent("bench", f"{label}: starting"))
                     by_rep[rep] = await self.run_rep(model, builder, ctx, clients, rep, sink, label)
-                    actual = [s.prompt_tokens for s in by_rep[rep] if s.prompt_tokens is not None]
-                    if actual:
-                        builder.calibrate(ctx, statistics.median(actual))
+                    # what usage counted beyond the prompt fitted (prompt_tokens_target); not for agent sessions:
+                    # their usage counts the history too, never the fitted system prompt alone (read as the template's,
+                    # it shrank the next rep's shared prefix by the history's length)
+                    off = [
+                        s.prompt_tokens - s.prompt_tokens_target
+                        for s in by_rep[rep]
+                        if s.prompt_tokens is not None and s.prompt_tokens_target is not None
+                    ]
+                    if off and cfg.workload != "agent":
+                        builder.calibrate(statistics.median(off))
                 measured = [s for s in by_rep[rep] if not s.warmup]
                 failed = [s for s in measured if s.status == "failed"]
                 if len(failed) * 2 > len(measured):

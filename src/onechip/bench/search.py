@@ -196,15 +196,21 @@ class _Search:
                 lo = mid
             else:
                 hi = mid
-        miss = self.probes[hi]
+        miss, at = self.probes[hi], self.load_text(hi)
         if miss.status != "ok":
-            return lo, hi, f"{hi:g} {self.kind}: {miss.status} ({miss.reason})"
+            return lo, hi, f"{at}: {miss.status} ({miss.reason})"
         if miss.requests_failed:  # not the latency: the server failed requests (it died, refused, cut streams)
             failed = f"{plural(miss.requests_failed, 'measured request')} failed"
-            return lo, hi, f"{hi:g} {self.kind}: {failed} (first: {miss.first_error}), a miss whatever the latency"
+            return lo, hi, f"{at}: {failed} (first: {miss.first_error}), a miss whatever the latency"
+        if lo == 0 and hi != first:  # a rate search halved down from its first load, every one missing
+            return lo, hi, f"every load from the first ({self.load_text(first)}) down to {at} missed the SLOs"
         if lo == 0:
-            return lo, hi, f"the first load ({hi:g} {self.kind}) missed the SLOs"
-        return lo, hi, f"{hi:g} {self.kind} missed the SLOs"
+            return lo, hi, f"the first load ({at}) missed the SLOs"
+        return lo, hi, f"{at} missed the SLOs"
+
+    def load_text(self, load: float) -> str:
+        """A load as the reasons say it: '1 client', '6 clients', '0.5 req/s'."""
+        return plural(int(load), "client") if self.kind == "clients" else f"{load:g} req/s"
 
 
 def _probe_dirs(out_dir: Path) -> list[Path]:

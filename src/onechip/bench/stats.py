@@ -102,7 +102,8 @@ def cached_share(samples: Iterable[RequestSample]) -> float | None:
 
 
 def turn_results(measured: Sequence[RequestSample]) -> list[TurnResult]:
-    """Agent workload: per-turn statistics over the successful measured requests, turn order."""
+    """Agent workload: per-turn statistics over the successful measured requests (the failed ones counted), turn
+    order."""
     out = []
     for turn in sorted({s.turn for s in measured if s.turn is not None}):
         ok = [s for s in measured if s.turn == turn and s.status == "ok"]
@@ -110,6 +111,7 @@ def turn_results(measured: Sequence[RequestSample]) -> list[TurnResult]:
             TurnResult(
                 turn=turn,
                 requests=len(ok),
+                requests_failed=sum(1 for s in measured if s.turn == turn and s.status == "failed"),
                 prompt_tokens=dist(s.prompt_tokens for s in ok if s.prompt_tokens is not None),
                 cached_tokens=dist(s.cached_tokens for s in ok if s.cached_tokens is not None),
                 cached_share=cached_share(ok),

@@ -18,7 +18,7 @@ from onechip.errors import ConfigError
 from onechip.paths import run_dir
 from onechip.report.search import clients_answer
 from onechip.schemas import BenchConfig, BenchRun, Plan
-from onechip.schemas.bench import LATE_SEND_MS, PolicyComparison, SearchResult
+from onechip.schemas.bench import LATE_SEND_MS, TTFT_CONVENTION, PolicyComparison, SearchResult
 from onechip.schemas.inputs import build_request
 
 PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool or max_model_len are recorded infeasible."
@@ -104,7 +104,7 @@ def print_run(run: BenchRun, out: Console) -> None:
         out.print(line)
     for note in run.notes:
         out.print(f"[yellow]note[/] {note}")
-    out.print(f"[dim]ITL convention: {run.itl_convention}[/]")
+    out.print(f"[dim]{TTFT_CONVENTION}; ITL convention: {run.itl_convention}[/]")
 
 
 def turn_tables(run: BenchRun) -> list[Table]:
@@ -124,7 +124,7 @@ def turn_tables(run: BenchRun) -> list[Table]:
         for t in cell.turns:
             table.add_row(
                 str(t.turn + 1),
-                str(t.requests),
+                str(t.requests) + (f" ({t.requests_failed} failed)" if t.requests_failed else ""),
                 _num(t.prompt_tokens.median, "{:,.0f}"),
                 _num(t.cached_tokens.median, "{:,.0f}"),
                 _num(t.cached_share, "{:.0%}"),
@@ -212,7 +212,7 @@ def search_table(result: SearchResult) -> Table:
     """`--find-max`: every probe, in load order, with its verdict and the SLO metrics at the percentile."""
     unit = "clients" if result.kind == "clients" else "req/s"
     table = titled_table(f"SLO search ({_slo_of(result.slo)} at p{result.percentile:g})", title_justify="left")
-    for name in (unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "tok/s"):
+    for name in (unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "tok/s steady"):
         table.add_column(name, justify="right")
     for p in sorted(result.probes, key=lambda p: p.load):
         verdict = (
@@ -241,7 +241,7 @@ def _slo_of(slo: dict[str, float]) -> str:
 def print_search(result: SearchResult, out: Console) -> None:
     print_whole(search_table(result), out)
     what = clients_answer(result) if result.kind == "clients" else f"{result.max_rate_per_s:g} requests/s"
-    at = f", {result.output_tok_per_s:,.1f} output tok/s there" if result.output_tok_per_s else ""
+    at = f", {result.output_tok_per_s:,.1f} output tok/s there (steady window)" if result.output_tok_per_s else ""
     out.print(f"[bold]max load meeting the SLOs: {what}[/]{at}; stopped: {result.bound_reason}")
     for c in result.costs:
         out.print(

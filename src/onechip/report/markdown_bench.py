@@ -11,6 +11,7 @@ from onechip.report import tables
 from onechip.report.rundir import RunFiles
 from onechip.report.tables import KV_RULE_FRACTION, cells_of, grid_rows, guidance, kv_pool_tokens, md_table, num
 from onechip.schemas import BenchRun, CellResult
+from onechip.schemas.bench import TTFT_CONVENTION
 
 
 def _aggregate(c: CellResult) -> str:
@@ -124,7 +125,11 @@ def _how_measured(bench: BenchRun) -> list[str]:
     """The run's notes (BenchRun.notes: how its tokens were counted, a server without usage or /tokenize, answers that
     stalled, prompt lengths estimated...) and its ITL convention, as the console says them after the grids."""
     notes = [f"- {tables.md_text(note)}" for note in bench.notes]
-    return (["Notes on this run:", *notes, ""] if notes else []) + [f"ITL convention: {bench.itl_convention}"]
+    return (["Notes on this run:", *notes, ""] if notes else []) + [
+        f"{TTFT_CONVENTION}.",
+        "",
+        f"ITL convention: {bench.itl_convention}",
+    ]
 
 
 def _slipped(bench: BenchRun) -> list[str]:
@@ -164,7 +169,7 @@ def agent_turns(cells: list[CellResult]) -> list[str]:
         rows = [
             [
                 str(t.turn + 1),
-                str(t.requests),
+                str(t.requests) + (f" ({t.requests_failed} failed)" if t.requests_failed else ""),
                 num(t.prompt_tokens.median, 0),
                 num(t.cached_tokens.median, 0),
                 _share(t.cached_share),

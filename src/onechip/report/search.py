@@ -32,8 +32,8 @@ def search_markdown(result: SearchResult) -> list[str]:
         "## SLO search",
         "",
         f"{lead} load meeting {slo} at p{result.percentile:g} ({result.workload} workload, "
-        f"{result.context_tokens:,}-token context): **{answer}**, {num(result.output_tok_per_s)} output tok/s there. "
-        f"Stopped: {result.bound_reason}.",
+        f"{result.context_tokens:,}-token context): **{answer}**, {num(result.output_tok_per_s)} output tok/s there "
+        f"(steady window, median over reps). Stopped: {result.bound_reason}.",
         "",
     ]
     if result.kv_wall_clients is not None:
@@ -45,7 +45,13 @@ def search_markdown(result: SearchResult) -> list[str]:
             for c in result.costs
         ]
         lines.append("")
-    header = [unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "output tok/s"]
+    header = [unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "output tok/s (steady)"]
+    lines += [
+        f"Per probe: each SLO metric's p{result.percentile:g}, ms, over its measured requests of every rep together "
+        "(open loop: from the intended send); met SLO: the share of those requests meeting every SLO; output tok/s: "
+        "the steady window's, median over reps.",
+        "",
+    ]
     rows = [
         [
             f"{p.load:g}",

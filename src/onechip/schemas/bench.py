@@ -63,6 +63,11 @@ from onechip.schemas.sim import Prediction
 LATE_SEND_MS = 50.0  # open loop: a send this much behind its intended time is late (timer jitter stays below)
 SLIPPED_SHARE = 0.05  # open loop: a cell with this share of late sends is marked schedule_slipped
 
+TTFT_CONVENTION = (
+    "TTFT ends at the first chunk carrying a generated token: content (an empty-content chunk without the role too: "
+    "a token that decoded to no text), reasoning or a tool call; never the role-only opening chunk (vllm bench "
+    "serve 0.34's rule)"
+)
 ITL_CONVENTION = (
     "per-token: when the server sends continuous usage, a chunk carrying k tokens contributes k gaps of "
     "(gap / k); otherwise each content-chunk gap is one ITL sample and tokens come only from final usage"
@@ -745,6 +750,7 @@ class TurnResult(ResultModel):
 
     turn: int = Field(description="Turn index within a session, from 0.")
     requests: int = Field(description="Successful measured requests at this turn.")
+    requests_failed: int = Field(default=0, description="Failed measured requests at this turn (not in the figures).")
     prompt_tokens: Dist = Field(default_factory=Dist, description="usage.prompt_tokens, tokens.")
     cached_tokens: Dist = Field(
         default_factory=Dist, description="usage.prompt_tokens_details.cached_tokens, tokens (where reported)."
@@ -752,7 +758,7 @@ class TurnResult(ResultModel):
     cached_share: float | None = Field(
         default=None, description="Sum of cached_tokens / sum of prompt_tokens over requests that report both."
     )
-    ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
+    ttft_ms: Dist = Field(default_factory=Dist, description=f"Time to first token, ms: {TTFT_CONVENTION}.")
     tpot_ms: Dist = Field(default_factory=Dist, description="Time per output token after the first, ms.")
     e2e_ms: Dist = Field(default_factory=Dist, description="Last token chunk - t_send, ms (vllm bench serve's E2EL).")
 
@@ -807,7 +813,7 @@ class CellResult(ResultModel):
     whole_run_request_rate_per_s: Measured | None = Field(
         default=None, description="Median over reps of measured ok requests / whole-run duration."
     )
-    ttft_ms: Dist = Field(default_factory=Dist, description="Time to first content chunk, ms.")
+    ttft_ms: Dist = Field(default_factory=Dist, description=f"Time to first token, ms: {TTFT_CONVENTION}.")
     tpot_ms: Dist = Field(default_factory=Dist, description="(t_last - t_first) / (completion_tokens - 1), ms.")
     itl_ms: Dist = Field(default_factory=Dist, description="Inter-token latency, ms (see itl_convention).")
     itl_chunk_ms: Dist = Field(
@@ -930,13 +936,20 @@ class SearchProbe(ResultModel):
     reason: str | None = Field(default=None, description="Why infeasible/failed, or a caveat.")
     meets_slo: bool = Field(description="Every SLO metric's percentile within its bound, no failed requests.")
     at_percentile_ms: dict[str, float | None] = Field(
-        default_factory=dict, description="Each SLO metric at the search's percentile, ms (measured requests)."
+        default_factory=dict,
+        description="Each SLO metric at the search's percentile, ms, over the measured requests of every rep together "
+        "(open loop: TTFT and E2E from the intended send).",
     )
     attainment: float | None = Field(
         default=None, description="Share of measured requests that met every SLO (failed ones do not)."
     )
-    output_tok_per_s: float | None = Field(default=None, description="The cell's aggregate output tok/s.")
-    goodput_per_s: float | None = Field(default=None, description="The cell's goodput, requests/s.")
+    output_tok_per_s: float | None = Field(
+        default=None, description="The cell's aggregate output tok/s in the steady window, median over reps."
+    )
+    goodput_per_s: float | None = Field(
+        default=None,
+        description="The cell's goodput (requests/s meeting every SLO) in the steady window, median over reps.",
+    )
     schedule_slipped: bool = Field(default=False, description="Open loop: the cell's schedule slipped.")
     requests_failed: int = Field(
         default=0, ge=0, description="Measured requests that failed (each one misses the SLOs, whatever its latency)."
@@ -972,8 +985,13 @@ class SearchResult(ResultModel):
     kv_wall_clients: int | None = Field(
         default=None, description="Clients the plan's KV pool holds at the longest prompt + output (with --plan)."
     )
-    output_tok_per_s: float | None = Field(default=None, description="Aggregate output tok/s at the answer.")
-    goodput_per_s: float | None = Field(default=None, description="Goodput at the answer, requests/s.")
+    output_tok_per_s: float | None = Field(
+        default=None, description="Aggregate output tok/s at the answer, in the steady window, median over reps."
+    )
+    goodput_per_s: float | None = Field(
+        default=None,
+        description="Goodput at the answer (requests/s meeting every SLO), steady window, median over reps.",
+    )
     costs: list[CostLine] = Field(
         default_factory=list, description="The answer's tok/s priced on --chip (one line per catalog price)."
     )

@@ -178,3 +178,78 @@ def test_a_workload_file_that_is_a_directory_or_missing_is_one_line(tmp_path: Pa
     assert line == f"--workload-file {tmp_path}: not a regular file"  # paths.open_regular: a directory is not
     line = one_error_line(run, "bench", "http://127.0.0.1:9", "--workload-file", str(tmp_path / "nope.yaml"))
     assert line == f"--workload-file {tmp_path / 'nope.yaml'}: No such file or directory"
+
+
+def test_sessions_that_outgrow_the_servers_max_model_len_are_infeasible_before_sending(tmp_path: Path) -> None:
+    # turn t's prompt is ~200 + 10 (t + 1) + 50 t tokens: turn 3 (~390) is past the server's 340. The check read the
+    # shared prefix alone (200): every session's last turn was sent, answered 400, and the cell said 'ok', 1 failed
+    with FakeVllm(max_model_len=340) as srv:
+        cell = run_grid(agent_config(srv, clients=[1], sessions_per_client=1, turns=4, warmup_requests=0), tmp_path)
+        cell = cell.cells[0]
+        assert cell.status == "infeasible" and len(srv.chat_requests) == 1  # the probe request only
+    assert cell.reason == (
+        "390 prompt at a session's last turn (200 shared prefix + 4 turns, ~) + 3 output = 393 tokens "
+        "> max_model_len 340 (server /v1/models)"
+    )
+    with FakeVllm(max_model_len=400) as srv:  # the longest prompt fits: measured
+        assert (
+            run_grid(agent_config(srv, clients=[1], sessions_per_client=1, turns=4), tmp_path / "fits").cells[0].status
+            == "ok"
+        )
+
+
+def test_a_turn_failing_mid_session_is_counted_at_its_turn_and_the_session_goes_on(tmp_path: Path) -> None:
+    # request 1 is the probe, 2-5 the session's 4 turns: the third turn fails. The turn tables said '0' requests at
+    # that turn, as if none had been sent: the failed one was in no per-turn figure, the report's nor the console's
+    from rich.console import Console
+
+    from onechip.cli.bench_cmd import turn_tables
+    from onechip.report.write import write_report
+
+    with FakeVllm(fail_status={4: 500}) as srv:
+        run = run_grid(agent_config(srv, clients=[1], sessions_per_client=1, turns=4, warmup_requests=0), tmp_path)
+        assert len(srv.chat_requests) == 5 and len(srv.chat_requests[4]["messages"]) == 11  # turn 4: whole history
+    samples = load_samples(tmp_path / "requests.jsonl")
+    assert [(s.turn, s.status) for s in samples] == [(0, "ok"), (1, "ok"), (2, "failed"), (3, "ok")]
+    assert samples[2].error == "HTTP 500: fake failure of request 4"
+    turns = run.cells[0].turns
+    assert [(t.requests, t.requests_failed) for t in turns] == [(1, 0), (1, 0), (0, 1), (1, 0)]
+    assert turns[2].ttft_ms.n == 0 and run.cells[0].requests_failed == 1
+    (md,) = write_report(tmp_path, ["md"])
+    assert "| 3 | 0 (1 failed) |" in md.read_text() and "| 4 | 1 |" in md.read_text()
+    out = Console(record=True, width=200)
+    for table in turn_tables(run):
+        out.print(table)
+    assert "0 (1 failed)" in out.export_text()
+
+
+def test_without_tokenize_later_reps_keep_the_shared_prefix_asked(tmp_path: Path) -> None:
+    # without /tokenize the prompt builder estimates, then corrects its template overhead by usage after each rep: it
+    # read the median agent turn's prompt (prefix + history, ~260) as the fitted 200-token prefix, and every later rep
+    # and cell got a prefix ~60 tokens shorter (the first turn's prompt 207, then 150)
+    with FakeVllm(has_tokenize=False) as srv:
+        cfg = agent_config(srv, clients=[1, 2], reps=2, sessions_per_client=1, warmup_requests=0)
+        run = run_grid(cfg, tmp_path)
+    firsts = {
+        (s.clients, s.rep, s.stream): s.prompt_tokens for s in load_samples(tmp_path / "requests.jsonl") if s.turn == 0
+    }
+    assert len(firsts) == 6 and len(set(firsts.values())) == 1, firsts
+    assert 200 < next(iter(firsts.values())) <= 200 + 10  # the prefix asked, then the first user text
+    assert [c.turns[0].prompt_tokens.median for c in run.cells] == [firsts[(1, 0, 0)]] * 2
+
+
+def test_the_report_and_the_json_say_which_chunk_ends_ttft(fake_server: FakeVllm, tmp_path: Path) -> None:
+    # the rule (the first chunk with a generated token, never the role-only chunk: vllm bench serve 0.34's) was said
+    # only in client.py: report.md said the ITL convention, not this one, and the JSON 'time to first content
+    # chunk', which a reasoning or tool-call chunk is not
+    from onechip.report.write import write_report
+    from onechip.schemas.bench import CellResult, TurnResult
+
+    run_grid(agent_config(fake_server, clients=[1], turns=1, sessions_per_client=1), tmp_path)
+    (md,) = write_report(tmp_path, ["md"])
+    said = "TTFT ends at the first chunk carrying a generated token: content (an empty-content chunk without the role"
+    assert (
+        said in md.read_text() and "never the role-only opening chunk (vllm bench serve 0.34's rule)" in md.read_text()
+    )
+    for model in (CellResult, TurnResult):
+        assert said in (model.model_fields["ttft_ms"].description or "")

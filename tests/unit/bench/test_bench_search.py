@@ -270,3 +270,59 @@ def test_a_grid_search_says_clients_not_agents(fake_server: FakeVllm, tmp_path: 
     print_search(result, out)
     said = out.export_text()
     assert "max load meeting the SLOs: 2 clients," in said and "agent" not in said
+
+
+def test_the_search_names_the_window_of_its_tok_s_and_what_its_percentile_is_over(
+    fake_server: FakeVllm, tmp_path: Path
+) -> None:
+    # search.md, the console and search.json said 'output tok/s' bare where the bench's report says which window (the
+    # steady one, median over reps, not the whole run's), and not that a probe's percentile pools every rep's requests
+    from rich.console import Console
+
+    from onechip.cli.bench_cmd import print_search
+    from onechip.schemas.bench import SearchProbe, SearchResult
+
+    cfg = _config(fake_server, find_max="clients", slo={"ttft_ms": 10_000.0}, find_max_limit=1, reps=2)
+    result = api.find_max(cfg, out_dir=tmp_path)
+    md = (tmp_path / "search.md").read_text()
+    assert f"{result.output_tok_per_s:,.1f} output tok/s there (steady window, median over reps)" in md
+    assert "| clients | verdict | p90 ttft_ms | met SLO | output tok/s (steady) |" in md
+    assert "ms, over its measured requests of every rep together" in md
+    out = Console(record=True, width=250)
+    print_search(result, out)
+    said = out.export_text()
+    assert "output tok/s there (steady window)" in said and "tok/s steady" in said
+    for model, field in (
+        (SearchResult, "output_tok_per_s"),
+        (SearchProbe, "output_tok_per_s"),
+        (SearchProbe, "goodput_per_s"),
+    ):
+        assert "steady window, median over reps" in (model.model_fields[field].description or "")
+    assert "every rep together" in (SearchProbe.model_fields["at_percentile_ms"].description or "")
+
+
+@pytest.mark.parametrize(
+    ("kind", "meets", "said"),
+    [
+        # a rate search that halved down from its first load said 'the first load (0.0625 rate) missed': the first was 4
+        ("rate", lambda load: False, "every load from the first (4 req/s) down to 0.0625 req/s missed the SLOs"),
+        ("rate", lambda load: load <= 0.5, "0.545 req/s missed the SLOs"),  # '0.545 rate missed'
+        ("clients", lambda load: False, "the first load (1 client) missed the SLOs"),  # '(1 clients)'
+        ("clients", lambda load: load <= 3, "4 clients missed the SLOs"),
+    ],
+)
+def test_why_a_search_stopped_names_its_loads_in_their_unit(kind: str, meets, said: str, tmp_path: Path) -> None:
+    from onechip.bench.search import _Search
+    from onechip.schemas.bench import SearchProbe
+
+    extra: dict[str, object] = {"clients": [1]} if kind == "rate" else {}
+    cfg = BenchConfig(
+        base_url="http://127.0.0.1:9", contexts=[16], find_max=kind, slo={"ttft_ms": 100.0}, find_max_limit=64, **extra
+    )  # type: ignore[arg-type]
+    search = _Search(cfg, tmp_path, None, lambda _: None)
+
+    def verdict(load: float) -> SearchProbe:  # the verdicts, no server: the search's path and its words only
+        return search.probes.setdefault(load, SearchProbe(load=load, run_dir="", status="ok", meets_slo=meets(load)))
+
+    search.probe = verdict  # type: ignore[method-assign]
+    assert search.search()[2] == said
