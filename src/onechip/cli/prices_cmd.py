@@ -54,6 +54,8 @@ def _print(table: PriceTable, as_json: bool) -> None:
     if read is not None:
         console.print(f"catalog read {read.read_at} from {read.endpoint}: {read.skus_read:,} SKUs in {read.pages} "
                       f"pages, {len(read.prices)} prices (stored in {table.store})", highlight=False)  # fmt: skip
+        for line in read.skipped:
+            console.print(f"[yellow]skipped[/] {escape(line)}", highlight=False)
     elif table.unusable_read:
         console.print(f"[yellow]warning[/] {escape(table.unusable_read)}", highlight=False)
     else:

@@ -246,20 +246,25 @@ def _pattern(template: str) -> re.Pattern[str]:
     return re.compile(re.escape(head) + "(?P<place>.+?)" + re.escape(tail) + r"\Z")
 
 
+def _currency(sku: Sku) -> str:
+    """The currency of `sku`'s latest rate when it is not USD ('EUR'), else ''. The request asks for USD, and the
+    API gives no exchange rate (cloudbilling v1: a Money's currencyCode only), so such a SKU is converted never."""
+    tiers = sku.pricing_info[-1].pricing_expression.tiered_rates if sku.pricing_info else []
+    return next((t.unit_price.currency_code for t in tiers if t.unit_price.currency_code != "USD"), "")
+
+
 def _rate(sku: Sku) -> tuple[float | None, str, str]:
-    """(USD per usage unit of the latest rate's dearest tier, usage unit, effective time); None without one.
+    """(USD per usage unit of the latest rate's dearest tier, usage unit, effective time); None without one, or
+    for a rate in another currency (`_currency`; `match` skips such a SKU and says so).
     A tier prices usage only past its startUsageAmount (TierRate, cloudbilling v1), and usage adds up over the
     billing account's month, which onechip cannot see: an hour may fall in any tier, so the quote is the dearest
-    (a free or cheaper first tier priced a TPU at $0/h). Raises CloudError for a rate in another currency (the
-    request asks for USD)."""
+    (a free or cheaper first tier priced a TPU at $0/h)."""
     if not sku.pricing_info:
         return None, "", ""
     info = sku.pricing_info[-1]  # the discovery document: "a timeline ... in chronological order"
     tiers = info.pricing_expression.tiered_rates
-    if not tiers:
+    if not tiers or _currency(sku):
         return None, info.pricing_expression.usage_unit, info.effective_time
-    if other := next((t.unit_price.currency_code for t in tiers if t.unit_price.currency_code != "USD"), None):
-        raise CloudError(f"SKU {sku.sku_id} is priced in {other}, not USD")
     dearest = max(t.unit_price.amount() for t in tiers)
     return dearest, info.pricing_expression.usage_unit, info.effective_time
 
@@ -287,9 +292,13 @@ def _record(sku: Sku) -> SkuRecord:
     )  # fmt: skip
 
 
-def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGap], list[SkuRecord], dict[str, str]]:
-    """(prices, gaps, the matched SKUs, region -> place word) for every chip in catalog/billing_skus.json, in
-    every region some SKU of that chip is offered in. Prices are USD per hour of a per-hour SKU ('h'): of the
+def match(
+    skus: list[Sku], read_at: datetime
+) -> tuple[list[Price], list[PriceGap], list[SkuRecord], dict[str, str], list[str]]:
+    """(prices, gaps, the matched SKUs, region -> place word, the matching SKUs skipped) for every chip in
+    catalog/billing_skus.json, in every region some SKU of that chip is offered in. A SKU priced in another
+    currency is skipped and named ("SKU X 'description': priced in EUR, not USD"): one such SKU failed the whole
+    read, where the USD ones price as ever. Prices are USD per hour of a per-hour SKU ('h'): of the
     SKUs that fit, one with an hourly rate above $0 (a $0 one priced a chip free: $0/M tokens, ranked first by
     advise): the fewest regions first (the region's own before a multi-region one), then the dearest (its source
     names the other rates of that rank), then the lowest SKU id; a gap only when none has one."""
@@ -299,15 +308,20 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
     gaps: list[PriceGap] = []
     kept: dict[str, SkuRecord] = {}
     names: dict[str, str] = {}
+    skipped: dict[str, str] = {}
     for chip, rule in rules.chips.items():
         found: dict[str, list[tuple[Sku, str]]] = {}
         for pricing, templates in rule.templates.items():
             patterns = [_pattern(t) for t in templates]
             found[pricing] = [(s, m["place"]) for s in skus for p in patterns if (m := p.match(s.description))]
+            for s, _ in found[pricing]:
+                if currency := _currency(s):
+                    skipped[s.sku_id] = f"SKU {s.sku_id} '{s.description}': priced in {currency}, not USD"
         regions = sorted({r for hits in found.values() for s, _ in hits for r in s.service_regions})
         for region in regions:
             for pricing, hits in found.items():
-                here = sorted((h for h in hits if region in h[0].service_regions and _fits(h[0], pricing)),
+                here = sorted((h for h in hits if region in h[0].service_regions and _fits(h[0], pricing)
+                               and h[0].sku_id not in skipped),
                               key=lambda h: (len(h[0].service_regions), h[0].sku_id))  # fmt: skip
                 rated = [(h, usd) for h in here for usd, unit in [_rate(h[0])[:2]]
                          if usd is not None and unit == "h" and 0 < usd < math.inf]  # fmt: skip
@@ -321,6 +335,9 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                         why = f"SKU {here[0][0].sku_id} has no hourly rate (unit {unit!r}, USD {usd})"
                         if usd == 0 and unit == "h":
                             why = f"SKU {here[0][0].sku_id} is priced at $0 an hour: no chip-hour is free"
+                    elif foreign := [h[0].sku_id for h in hits if region in h[0].service_regions
+                                     and _fits(h[0], pricing) and h[0].sku_id in skipped]:  # fmt: skip
+                        why = f"{skipped[foreign[0]]} (skipped: the catalog gives no exchange rate)"
                     gaps.append(PriceGap(chip=chip, region=region, pricing=pricing, reason=why))
                     continue
                 (sku, place), usd = best
@@ -341,7 +358,7 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                     date=day, note=note,
                     sku_id=sku.sku_id, sku_description=sku.description,
                 ))  # fmt: skip
-    return prices, gaps, list(kept.values()), names
+    return prices, gaps, list(kept.values()), names, list(skipped.values())
 
 
 # --- the store
@@ -366,7 +383,7 @@ def refresh(
     service = catalog.billing_skus().service
     base, pages, skus = list_skus(service, http=http, on_page=on_page, on_retry=on_retry, on_wait=on_wait)
     read_at = datetime.now(UTC)
-    prices, gaps, kept, names = match(skus, read_at)
+    prices, gaps, kept, names, skipped = match(skus, read_at)
     if not prices and not gaps:  # an empty answer was stored over the last read: every price fell back to the file
         from onechip.cloud import tpu_api
 
@@ -375,7 +392,8 @@ def refresh(
         raise tpu_api.not_the_api(base, f"services/{service}/skus answered {len(skus):,} SKUs, none of a chip "
                                   f"catalog/billing_skus.json names: nothing stored, {still}", CATALOG)  # fmt: skip
     read = BillingRead(read_at=read_at.isoformat(timespec="seconds"), endpoint=base, service=service, pages=pages,
-                       skus_read=len(skus), skus=kept, prices=prices, missing=gaps, region_names=names)  # fmt: skip
+                       skus_read=len(skus), skus=kept, prices=prices, missing=gaps, region_names=names,
+                       skipped=skipped)  # fmt: skip
     path = store_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
