@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -288,7 +288,7 @@ def _advice_price(chip: str, pricing: str) -> tuple[str, float, str, str, bool] 
     prices = [p for p in cost_layer.all_prices() if p.chip == key and p.source.strip() and p.date.strip()]
     if not prices:
         return entry.price_note or f"no price with a source and a date for {key}: no price"
-    today = date.today()
+    today = cost_layer.utc_today()
     chosen = [p for p in prices if p.pricing == pricing] or prices
     best = min(chosen, key=lambda p: (cost_layer.is_stale(p, today), p.usd_per_chip_hour))
     where = f"{key} {best.region} {best.pricing}: {best.source}, read {best.date}"  # staleness: its own field

@@ -25,7 +25,7 @@ import math
 import os
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -362,6 +362,13 @@ def match(
 
 
 # --- the store
+
+
+def utc_today() -> date:
+    """Today's date in UTC: what a price's age is judged against. A read is dated by its UTC read time (`refresh`),
+    so the local date (date.today()) put a read of today at -1 or 1 days old in a zone far from UTC (TZ=Etc/GMT+12
+    before noon UTC, Pacific/Kiritimati after 10:00 UTC), and a price stale a day early or late."""
+    return datetime.now(UTC).date()
 
 
 def store_path() -> Path:
