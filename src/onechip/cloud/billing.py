@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -52,6 +53,11 @@ KEY_FILE_ENV = "ONECHIP_BILLING_API_KEY_FILE"
 PAGE_SIZE = 5000  # the discovery document's default page size for services.skus.list
 MAX_PAGES = 1000  # 32,000 SKUs are ~7 pages; a server that never stops paging is refused
 REQUEST_TIMEOUT_S = 120.0  # one page's wait (a 5,000-SKU page is megabytes), within the call's deadline
+# the whole read, every page and its retries: each page may take the TPU API's call deadline (tpu_api.DEADLINE_ENV,
+# 30 s), and the ~7 pages of Compute Engine's 32,000 SKUs so take 210 s at worst: 600 s is that with room, where a
+# slow server of many pages held `prices refresh` for MAX_PAGES x 30 s (over 8 hours) with no end said
+READ_DEADLINE_ENV = "ONECHIP_BILLING_DEADLINE_S"
+READ_DEADLINE_S = 600.0
 SOURCE = "Cloud Billing Catalog"
 CATALOG = ("the Cloud Billing Catalog", ENDPOINT_ENV)  # tpu_api.not_the_api's words for an answer that is not its
 
@@ -164,12 +170,17 @@ def list_skus(
     on_wait: Callable[[str, float], None] | None = None,
 ) -> tuple[str, int, list[Sku]]:
     """(base URL, pages, every SKU of `service`), USD, following nextPageToken to the end; `on_retry` is told a
-    page's retries as one outage (tpu_api.Outage), `on_wait` each retry as it waits (tpu_api.retrying). Raises
-    CloudError (the API refused, unreachable or offline, an answer that is not a SKU page, endless paging)."""
+    page's retries as one outage (tpu_api.Outage), `on_wait` each retry as it waits (tpu_api.retrying). Every page
+    is read within one deadline for the whole read ($ONECHIP_BILLING_DEADLINE_S, READ_DEADLINE_S). Raises
+    CloudError (the API refused, unreachable or offline, an answer that is not a SKU page, endless paging, the
+    deadline passed: 'transient', naming the page it reached)."""
     import httpx  # only a read needs it: cost, which reads the stored prices, then loads no HTTP client (or its CLI)
 
     from onechip.cloud import tpu_api  # with httpx: only a read loads them
 
+    total_s = tpu_api.env_seconds(READ_DEADLINE_ENV, READ_DEADLINE_S)
+    page_s = tpu_api.env_seconds(tpu_api.DEADLINE_ENV, 30.0)
+    end_s = time.monotonic() + total_s
     base, headers, refresh = _headers()
     client = http or httpx.Client(timeout=REQUEST_TIMEOUT_S)
     url = f"{base}/v1/services/{service}/skus"
@@ -180,7 +191,20 @@ def list_skus(
         if token:
             params["pageToken"] = token
         where = f"services/{service}/skus page {pages + 1}"
-        data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None), on_wait, refresh)
+        left_s = end_s - time.monotonic()
+        try:
+            if left_s <= 0:
+                raise CloudError(f"{where}: not asked", reason="transient")
+            data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None), on_wait, refresh,
+                        deadline_s=min(page_s, left_s))  # fmt: skip
+        except CloudError as exc:
+            if exc.reason not in ("transient", "rate-limit") or left_s >= page_s:
+                raise
+            raise exc.reworded(
+                f"services/{service}/skus at {base}: not read within the {total_s:g} s deadline "
+                f"(${READ_DEADLINE_ENV}): page {pages + 1} unanswered after {pages} pages, {len(skus):,} SKUs read; "
+                "nothing stored"
+            ) from None
         pages += 1
         try:
             page = ListSkusResponse.model_validate(data)
@@ -200,17 +224,17 @@ def list_skus(
 
 def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Headers, where: str, base: str,
          on_retry: Callable[[str], None], on_wait: Callable[[str, float], None] | None = None,
-         refresh: Callable[[], bool] = lambda: False) -> dict[str, Any]:  # fmt: skip
-    """One page's JSON object; no answer, HTTP 5xx, a rate limit (429, or a 403 whose reason says so: refusals) and a
-    body cut short tried again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES,
-    ONECHIP_CLOUD_DEADLINE_S): a read changes nothing. The retries are told to `on_retry` as one outage
-    (tpu_api.Outage: once, on a change, every OUTAGE_REMIND_S, and when the page answers again; each retry was a
-    line); a host name that does not resolve (offline) is not retried. Raises CloudError ('offline' at once,
-    'transient' once the retries or the deadline are spent, 'bad-endpoint', the catalog's refusal:
-    tpu_api.answer_json). A 401 gets a new token (`refresh`) and is sent again once, as TpuApi does (google-auth's
-    AuthorizedSession: an access token revoked or expired early failed `prices refresh` with 'auth' where every TPU
-    API call went on); a 401 that stands says how to sign in again, as TpuApi's does (auth.REAUTH; the API key's
-    variables where a key was sent), never the token."""
+         refresh: Callable[[], bool] = lambda: False, deadline_s: float | None = None) -> dict[str, Any]:  # fmt: skip
+    """One page's JSON object; no answer, HTTP 5xx, a rate limit (429, or a 403 whose reason says so: refusals) and
+    a body cut short tried again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES,
+    ONECHIP_CLOUD_DEADLINE_S, or `deadline_s`: what is left of the whole read's): a read changes nothing. The
+    retries are told to `on_retry` as one outage (tpu_api.Outage: once, on a change, every OUTAGE_REMIND_S, and when
+    the page answers again; each retry was a line); a host name that does not resolve (offline) is not retried.
+    Raises CloudError ('offline' at once, 'transient' once the retries or the deadline are spent, 'bad-endpoint',
+    the catalog's refusal: tpu_api.answer_json). A 401 gets a new token (`refresh`) and is sent again once, as
+    TpuApi does (google-auth's AuthorizedSession: an access token revoked or expired early failed `prices refresh`
+    with 'auth' where every TPU API call went on); a 401 that stands says how to sign in again, as TpuApi's does
+    (auth.REAUTH; the API key's variables where a key was sent), never the token."""
     from onechip.cloud import tpu_api
 
     def once(end_s: float) -> dict[str, Any]:
@@ -234,7 +258,7 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Header
     again = ("transient", "rate-limit")  # a 403 rateLimitExceeded as a 429 (send): the rate was refused, not the read
     return tpu_api.retrying(once, lambda exc: exc.reason in again or exc.status == "BAD_JSON",
                             base_s=tpu_api.env_poll_s(), on_retry=on_retry, once_said=True,
-                            on_wait=on_wait)  # fmt: skip
+                            on_wait=on_wait, deadline_s=deadline_s)  # fmt: skip
 
 
 # --- matching

@@ -328,6 +328,51 @@ def test_a_page_read_through_an_outage_says_it_once_on_a_change_each_minute_and_
     ]
 
 
+def _slow_catalog(monkeypatch, slow_s: float, fail_from: int = 10**6) -> httpx.Client:
+    """A catalog on a fake clock (billing's and tpu_api's) whose every answer takes `slow_s` and never ends paging
+    (a fresh token each page, 2 SKUs a page); from page `fail_from` on it answers 503."""
+    from types import SimpleNamespace
+
+    from onechip.cloud import tpu_api
+
+    clock = [0.0]
+    fake_time = SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s))
+    monkeypatch.setattr(tpu_api, "time", fake_time)
+    monkeypatch.setattr(billing, "time", fake_time)
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "1")
+    pages = [0]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        clock[0] += slow_s
+        pages[0] += "pageToken" not in str(request.url) or f"pageToken=t{pages[0]}" in str(request.url)
+        if pages[0] >= fail_from:
+            return httpx.Response(503, json={})
+        return httpx.Response(200, json={"skus": RECORDED[:2], "nextPageToken": f"t{pages[0]}"})
+
+    return httpx.Client(transport=httpx.MockTransport(answer))
+
+
+def test_a_slow_catalog_of_many_pages_stops_at_one_deadline_for_the_whole_read_naming_the_page(monkeypatch):
+    # Before: each page had its own 30 s deadline and nothing bounded the read: 25 s a page over MAX_PAGES pages held
+    # `prices refresh` for ~7 hours. Now one deadline (READ_DEADLINE_S, $ONECHIP_BILLING_DEADLINE_S) bounds them all.
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE, http=_slow_catalog(monkeypatch, 25.0))
+    assert str(info.value) == (
+        f"services/{SERVICE}/skus at http://127.0.0.1:9: not read within the {billing.READ_DEADLINE_S:g} s deadline "
+        "($ONECHIP_BILLING_DEADLINE_S): page 25 unanswered after 24 pages, 48 SKUs read; nothing stored"
+    )
+    assert info.value.reason == "transient"
+    # overridden; a page failing as the deadline nears names it, never the per-call deadline's variable
+    monkeypatch.setenv(billing.READ_DEADLINE_ENV, "100")
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE, http=_slow_catalog(monkeypatch, 20.0, fail_from=5))
+    assert str(info.value).endswith(
+        "not read within the 100 s deadline ($ONECHIP_BILLING_DEADLINE_S): page 5 unanswered after 4 pages, 8 SKUs "
+        "read; nothing stored"
+    )
+
+
 @pytest.mark.parametrize("key", ["AIzaFAKEclé0123456789", "AIzaFAKE 0123456789", "AIzaFAKE\t0123456789"])
 def test_a_key_a_header_cannot_carry_is_one_line_that_never_quotes_it(monkeypatch, run, tmp_path, key):
     # Before: 'clé' was "internal error (UnicodeEncodeError ...)"; a tab inside was an invalid header, retried as
