@@ -237,3 +237,31 @@ def test_cloud_help_documents_the_exit_codes(run):
     for said in ("0 done", "1 the prompt was declined", "2 bad input", "3 google-auth", "5 an engine",
                  "7 the cloud API", "130 interrupted", "143 stopped by SIGTERM"):  # fmt: skip
         assert said in text, (said, text)
+
+
+@pytest.mark.parametrize(
+    ("argv", "zone", "near"),
+    [
+        (
+            ("up", "--zone", "us-central1-z", "--provisioning", "spot", "--max-hours", "1", "--yes"),
+            "us-central1-z",
+            " (did you mean us-central1-b?)",
+        ),
+        (
+            ("up", "--zone", "uswest4-a", "--provisioning", "flex-start", "--yes"),
+            "uswest4-a",
+            " (did you mean us-west4-a?)",
+        ),
+        (("status", "--zone", "us-central1-z"), "us-central1-z", " (did you mean us-central1-b?)"),
+        (("down", "--zone", "uswest4-a", "--name", "x", "--yes"), "uswest4-a", " (did you mean us-west4-a?)"),
+    ],
+)
+def test_a_zone_the_api_has_not_is_one_line_naming_it_and_how_to_list_zones(fake_api, run, argv, zone, near):
+    # Before: "error: POST proj-1/locations/us-central1-z/nodes: Resource 'projects/proj-1/locations/us-central1-z'
+    # was not found": the API's bare 404, saying neither that the zone was the fault nor where the zones are listed
+    fake_api.only_zones = True
+    line = one_error_line(run, "cloud", *argv, "--project", P, code=7)
+    assert line.startswith(f"zone {zone!r} is not a Cloud TPU zone of project {P}{near}: "), line
+    assert line.endswith(f"list the zones with `gcloud compute tpus locations list --project {P}` (`onechip cloud "
+                         "zones` names those seen to offer a chip)")  # fmt: skip
+    assert not fake_api.nodes and not fake_api.queued
