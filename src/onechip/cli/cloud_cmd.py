@@ -186,7 +186,7 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
                 if r.provisioning == "flex-start"
                 else f", --max-hours ends {st.deadline}"
             )
-        ip = f"IP {r.external_ip}" if r.external_ip else "no IP yet" if st.exists else "no IP"
+        ip = f"IP {r.external_ip}" if r.external_ip else "no IP yet" if st.exists and not r.ended_at else "no IP"
         member = f", replica {r.replica_index} of set {r.replica_set}" if r.replica_set else ""
         line = f"{r.name} ({r.kind}{member}) in {r.zone}: {state}, {r.provisioning}, {ip}, "
         console.print(f"{line}{st.elapsed_s / 3600:.2f} h since created, {usd} so far{ends}", highlight=False,

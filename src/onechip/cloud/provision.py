@@ -733,7 +733,7 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     onechip first saw it ended or gone (resource.ended_at, stamped here: the API gives no time a node stopped or was
     deleted; one deleted from the console was billed to the clock while its record lived), capped at the flex-start
     max run duration, x the catalog price), and a warning when --max-hours has passed or it ended or is gone. A
-    queued resource never granted has no deadline: nothing bills yet."""
+    queued resource never granted has no deadline: nothing bills yet; nor has one that ended or is gone."""
     now = now or datetime.now(UTC)
     exists = _fetch(api, resource) is not None
     if not exists:  # its last state (READY) and health were the API's word on a TPU it no longer has (`--json`)
@@ -753,7 +753,10 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     if flex and limit_s:
         billed_s = min(billed_s, limit_s)
     start = billed_from or (None if flex else _when(resource.created_at, now))
-    deadline = start + timedelta(seconds=limit_s) if limit_s and start else None
+    # one that ended or is gone bills no more: its deadline was printed as 'billing ends <later>' beside a PREEMPTED or
+    # SUSPENDED state, as if it billed on until then
+    running = exists and not ended
+    deadline = start + timedelta(seconds=limit_s) if limit_s and start and running else None
     warnings = []
     if exists and deadline and now > deadline and not flex and not ended:
         warnings.append(f"--max-hours {resource.max_hours:g} passed at {deadline.isoformat(timespec='seconds')} and "

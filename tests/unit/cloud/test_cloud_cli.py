@@ -265,3 +265,36 @@ def test_a_zone_the_api_has_not_is_one_line_naming_it_and_how_to_list_zones(fake
     assert line.endswith(f"list the zones with `gcloud compute tpus locations list --project {P}` (`onechip cloud "
                          "zones` names those seen to offer a chip)")  # fmt: skip
     assert not fake_api.nodes and not fake_api.queued
+
+
+@pytest.mark.parametrize(
+    ("provisioning", "limit", "ended"),
+    [("spot", ("--max-hours", "1"), "PREEMPTED"), ("flex-start", ("--max-run-duration", "1h"), "SUSPENDED")],
+)
+def test_status_of_a_tpu_that_ended_says_so_and_no_billing_end_still_to_come(fake_api, run, provisioning, limit, ended):
+    # Before: a preempted spot TPU's status line said '--max-hours ends <an hour on>', a flex-start run that ended
+    # early 'billing ends <an hour on>' and 'no IP yet', as if each billed on until then and might still get an IP
+    fake_api.create_s = fake_api.wait_s = fake_api.provisioning_s = 0.02
+    rc, _, err = run("cloud", "up", "--project", P, "--zone", "us-west4-a", "--provisioning", provisioning, *limit,
+                     "--yes")  # fmt: skip
+    assert rc == 0, err
+    rc, out, _ = run("cloud", "status")
+    assert rc == 0 and "ends 20" in out  # running: its billing end is said
+    if ended == "PREEMPTED":
+        for node in fake_api.nodes.values():
+            node["state"] = ended
+    else:
+        for qr in fake_api.queued.values():  # the end of a flex-start run: its node deleted (the fake's run_s)
+            qr["state"] = {"state": ended}
+        fake_api.nodes.clear()
+    rc, out, _ = run("cloud", "status")
+    text = " ".join(out.split())
+    assert (
+        rc == 0
+        and f"onechip-v5e-1 ({'node' if ended == 'PREEMPTED' else 'queued-resource'}) in us-west4-a: {ended}, " in text
+    )
+    assert "ends 20" not in text and "no IP yet" not in text, text
+    assert f"warning {ended}: " in text and "onechip cloud down --name onechip-v5e-1" in text
+    rc, out, _ = run("cloud", "status", "--json")
+    (st,) = json.loads(out)
+    assert rc == 0 and st["deadline"] is None and st["resource"]["ended_at"] and st["resource"]["state"] == ended
