@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from datetime import UTC, date, datetime
 
@@ -236,11 +237,15 @@ def test_a_stored_read_edited_out_of_range_or_from_a_newer_onechip_is_not_used(r
 def far_from_utc(monkeypatch):
     """A local zone whose date is not UTC's now: 12 h behind before noon UTC, 14 h ahead after (TZ env var)."""
     zone = "Etc/GMT+12" if datetime.now(UTC).hour < 12 else "Etc/GMT-14"  # POSIX signs: GMT+12 is UTC-12
+    before = os.environ.get("TZ")
     monkeypatch.setenv("TZ", zone)
     time.tzset()
     assert date.today() != datetime.now(UTC).date()  # the setup holds: the two dates differ now
     yield zone
-    monkeypatch.undo()
+    if before is None:  # this process's zone back as it was (monkeypatch restores the variable, not tzset's state)
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = before
     time.tzset()
 
 
