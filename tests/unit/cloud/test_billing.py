@@ -7,7 +7,7 @@ import contextlib
 import json
 import os
 import threading
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -181,13 +181,13 @@ def test_refresh_stores_the_read_and_prices_use_the_freshest(fake, monkeypatch):
     stored = json.loads(billing.store_path().read_text())
     assert stored["skus_read"] == len(RECORDED) and stored["pages"] == 3 and stored["endpoint"] == fake.url
     assert {s["sku_id"]: s["description"] for s in stored["skus"]}["TEST-V5E-OD"] == "TpuV5e running in Las Vegas"
-    assert read.read_at[:10] == date.today().isoformat()
+    assert read.read_at[:10] == billing.utc_today().isoformat()
     known = _by_key(billing.known_prices())
     assert known["v5e-1", "us-west4", "spot"].usd_per_chip_hour == 0.4942  # prices.json says 0.5779
     assert known["v5e-1", "us-west4", "3y"].source.startswith(f"{billing.SNAPSHOT}: seed article")  # the file's
     quote = offers.quote("v5e-1", "flex-start", "us-west4-a", None)
     assert quote.usd_per_hour == 0.6625 and "TEST-V5E-DWS" in quote.price_source
-    assert f"read {date.today().isoformat()}" in quote.price_source
+    assert f"read {billing.utc_today().isoformat()}" in quote.price_source
     old = known["v5e-1", "us-west4", "spot"].model_copy(update={"date": "2020-01-01"})
     monkeypatch.setattr(billing, "known_prices", lambda: [old])
     assert "; stale: read" in offers.quote("v5e-1", "spot", "us-west4-a", None).price_source  # > 90 days
