@@ -295,6 +295,14 @@ def test_the_mcp_summary_says_what_the_best_row_rests_on_and_what_it_could_flip_
     assert "best l4 (1 x TP1, carried from v5e-1), $0.200/Mtok; 1 considered" in _advice_summary(
         Advice(model="m", workload={}, rows=[carried])
     )
+    # the price kind: a row ranked best at on-demand when spot was asked said '$0.200/Mtok' alone
+    on_demand = carried.model_copy(update={"pricing": "on-demand"})
+    assert "carried from v5e-1), $0.200/Mtok at on-demand (no spot price); 1 considered" in _advice_summary(
+        Advice(model="m", workload={}, rows=[on_demand])
+    )
+    assert "$0.200/Mtok at on-demand; 1 considered" in _advice_summary(
+        Advice(model="m", workload={}, rows=[on_demand], pricing=["spot", "on-demand"])
+    )
 
 
 @pytest.mark.parametrize("pricing", ["SPOT", "spot", "spot,on-demand"])
