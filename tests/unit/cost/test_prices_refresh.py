@@ -264,3 +264,15 @@ def test_a_read_of_today_is_0_days_old_in_a_zone_far_from_utc(far_from_utc, refr
     assert report["today"] == today and {
         line["price_age_days"] for line in report["lines"] if "Cloud Billing Catalog services" in line["source"]
     } == {0}, far_from_utc
+
+
+@pytest.mark.parametrize("argv", [("prices", "--help"), ("prices", "refresh", "--help")])
+def test_prices_help_documents_the_exit_codes(run, argv):
+    # Before: neither help said what `prices refresh` exits with, so a script could not tell a catalog outage (7)
+    # from a bad flag (2) or no google-auth (3), nor that a read with SKUs skipped is still 0
+    code, out, _ = run(*argv)
+    text = " ".join(out.split())
+    assert code == 0 and "Exit codes:" in text, out
+    for said in ("0 done (refresh also when it skipped SKUs not priced in USD", "2 bad input", "3 google-auth",
+                 "7 the Cloud Billing Catalog refused or failed", "$ONECHIP_BILLING_DEADLINE_S"):  # fmt: skip
+        assert said in text, (said, text)
