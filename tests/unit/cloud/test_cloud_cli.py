@@ -4,6 +4,7 @@ fixes, one-line errors with exit codes, confirmation, JSON output."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -295,6 +296,10 @@ def test_status_of_a_tpu_that_ended_says_so_and_no_billing_end_still_to_come(fak
     )
     assert "ends 20" not in text and "no IP yet" not in text, text
     assert f"warning {ended}: " in text and "onechip cloud down --name onechip-v5e-1" in text
+    if ended == "SUSPENDED":  # was 'SUSPENDED: it will not run again': not that nothing bills, nor why it ended
+        assert re.search(r"warning SUSPENDED: its run ended and its TPU was deleted \(before its max run duration, "
+                         r"due 20[-\d]+T[\d:]+\+00:00\); it does not run and will not run again, and nothing of it "
+                         "bills; delete it: ", text), text  # fmt: skip
     rc, out, _ = run("cloud", "status", "--json")
     (st,) = json.loads(out)
     assert rc == 0 and st["deadline"] is None and st["resource"]["ended_at"] and st["resource"]["state"] == ended
