@@ -12,13 +12,24 @@ import httpx
 
 def retry_after_s(headers: httpx.Headers) -> float | None:
     """Seconds the answer's Retry-After asks to wait, in either of its forms (RFC 9110 section 10.2.3: delay-seconds,
-    or an HTTP-date, whole seconds from now rounded up; one already past is 0), else None: also for a header that is
-    neither (a latin-1 '²' passes str.isdigit, a 20-digit year overflows the date parser)."""
+    or an HTTP-date, whole seconds rounded up; one already past is 0), else None: also for a header that is
+    neither (a latin-1 '²' passes str.isdigit, a 20-digit year overflows the date parser). An HTTP-date is counted
+    from the answer's own Date (RFC 9110 section 6.6.1: when the server sent it, by the server's clock, the clock
+    the Retry-After date is on), else from now: counted from this machine's clock, a client whose clock ran ahead
+    of the server's read the wait as 0 and sent again at once."""
     text = headers.get("retry-after", "").strip()
     if text.isascii() and text.isdigit():
         return float(text)
+    when, sent = _http_date(text), _http_date(headers.get("date", ""))
+    if when is None:
+        return None
+    return float(max(0, math.ceil((when - (sent or datetime.now(UTC))).total_seconds())))
+
+
+def _http_date(text: str) -> datetime | None:
+    """An HTTP-date (aware, UTC), or None for text that is not one."""
     try:
-        when = email.utils.parsedate_to_datetime(text)
+        when = email.utils.parsedate_to_datetime(text.strip())
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return float(max(0, math.ceil((when - datetime.now(UTC)).total_seconds()))) if when.tzinfo else None
+    return when if when.tzinfo else None

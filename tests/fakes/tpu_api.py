@@ -86,6 +86,7 @@ RATE_LIMIT = (
     "Quota exceeded for quota metric 'Create requests' and limit 'Create requests per minute per project' "
     "of service 'tpu.googleapis.com' for consumer 'project_number:123456789'."
 )
+UNKNOWN_ZONE = "Resource '{parent}' was not found"  # google.rpc NOT_FOUND for a location the API does not have
 _STATUS_NAME = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
                 409: "ALREADY_EXISTS", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}  # fmt: skip
 
@@ -136,6 +137,7 @@ class FakeTpuApi:
     retry_after_s: int = 1
     faults: list[Fault] = field(default_factory=list)
     honour_request_id: bool = True
+    only_zones: bool = False  # a location not in `zones` answers 404 NOT_FOUND, as the API answers a zone it has not
     request_ids: dict[str, dict[str, Any]] = field(default_factory=dict)  # requestId -> the operation it answered
     requests: list[tuple[str, str, str]] = field(default_factory=list)
     authorizations: list[str] = field(default_factory=list)  # each request's Authorization header ('' when none)
@@ -277,6 +279,8 @@ class FakeTpuApi:
             return _error(404, "NOT_FOUND", f"no such path {path}")
         _, project, zone, collection, ident = m.groups()
         parent = f"projects/{project}/locations/{zone}"
+        if self.only_zones and zone not in self.zones:
+            return _error(404, "NOT_FOUND", UNKNOWN_ZONE.format(parent=parent))
         self._advance()
         if collection == "operations" and method == "GET":
             op = self.operations.get(f"{parent}/operations/{ident}")

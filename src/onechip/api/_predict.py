@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -277,21 +277,25 @@ def _agent(request: AdviseRequest) -> BenchConfig | None:
         raise ConfigError(f"--workload: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
 
 
-def _advice_price(chip: str, pricing: str) -> tuple[str, float, str, str, bool] | str:
+def _advice_price(chip: str, pricing: list[str]) -> tuple[str, float, str, str, bool] | str:
     """(pricing, USD per chip-hour, source, read date, stale) for `chip` from the freshest prices (the last
     Cloud Billing Catalog read, else prices.json), under the chip named by its accelerators.json `price_chip`
-    (a slice: its one-chip sibling), for `pricing`, else another pricing model; the cheapest region, a fresh
-    price before a stale one. A price with no source or no date is never used. A string (why there is none:
-    the chip's `price_note`, or no sourced price) when nothing is left."""
+    (a slice: its one-chip sibling), for the first model of `pricing` it has a price for (parse_pricing's list:
+    'SPOT' and 'spot,on-demand' matched no price, so every row fell to its cheapest price of any model), else
+    another pricing model, its source then starting 'no spot price: '; the cheapest region, a fresh price before
+    a stale one. A price with no source or no date is never used. A string (why there is none: the chip's
+    `price_note`, or no sourced price) when nothing is left."""
     entry = planner.rules.accelerator(chip)
     key = cost_layer.billed_as(chip)[0]  # `advise` counts the chips it bills itself (engines x TP)
     prices = [p for p in cost_layer.all_prices() if p.chip == key and p.source.strip() and p.date.strip()]
     if not prices:
         return entry.price_note or f"no price with a source and a date for {key}: no price"
-    today = date.today()
-    chosen = [p for p in prices if p.pricing == pricing] or prices
+    today = cost_layer.utc_today()
+    have = {p.pricing for p in prices}
+    chosen = next(([p for p in prices if p.pricing == name] for name in pricing if name in have), prices)
     best = min(chosen, key=lambda p: (cost_layer.is_stale(p, today), p.usd_per_chip_hour))
-    where = f"{key} {best.region} {best.pricing}: {best.source}, read {best.date}"  # staleness: its own field
+    other = "" if best.pricing in pricing else f"no {' or '.join(pricing)} price: "
+    where = f"{other}{key} {best.region} {best.pricing}: {best.source}, read {best.date}"  # staleness: its own field
     return best.pricing, best.usd_per_chip_hour, where, best.date, cost_layer.is_stale(best, today)
 
 
@@ -404,7 +408,7 @@ def _advice_row(
     if request.slo:
         row.slo_verdict = uncertainty.slo_verdict(latency, request.slo)
         row.meets_slo = {"pass": True, "fail": False, "cannot tell": None}[row.slo_verdict]
-    price = _advice_price(chip, request.pricing)
+    price = _advice_price(chip, cost_layer.parse_pricing(request.pricing) or ["spot"])
     if isinstance(price, str):
         row.price_source = price
     else:
@@ -479,9 +483,26 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
         rows.append(_advice_row(request, agent, chip, engines, tp, positions))
     on_progress(ProgressEvent("advise", "ranked", done=len(deployments), total=len(deployments)))
 
-    return Advice(model=request.model, workload=request.workload, slo=request.slo, rows=rank(rows),
-                  notes=[*cost_layer.unusable_read(), ADVISE_NOTE, rank_note(),
+    wanted = cost_layer.parse_pricing(request.pricing) or ["spot"]
+    return Advice(model=request.model, workload=request.workload, slo=request.slo, pricing=wanted, rows=rank(rows),
+                  notes=[*cost_layer.unusable_read(), ADVISE_NOTE, rank_note(), *_pricing_note(wanted, rows),
                          *_local_note(request.chips or [])])  # fmt: skip
+
+
+def _pricing_note(wanted: list[str], rows: list[AdviceRow]) -> list[str]:
+    """advise's note when some rows are priced at a model other than the one asked to rank by (a chip with no such
+    price: `_advice_price`): which chips at which model, so a spot row is never read beside an on-demand one as
+    like for like (each row's pricing, and its price_source, name its own)."""
+    other: dict[str, list[str]] = {}
+    for row in rows:
+        if row.pricing and row.pricing not in wanted and row.chip not in other.get(row.pricing, []):
+            other.setdefault(row.pricing, []).append(row.chip)
+    if not other:
+        return []
+    said = "; ".join(f"{', '.join(chips)} at {kind}" for kind, chips in other.items())
+    asked = " or ".join(wanted)
+    return [f"ranked on {asked} prices; priced otherwise, having no {asked} price: {said} (each row's $/h names "
+            "its pricing model: those rows are not like for like)"]  # fmt: skip
 
 
 def _local_note(chips: list[str]) -> list[str]:

@@ -35,8 +35,9 @@ EXIT_CODES = (
     "Exit codes: 0 done (status also when a TPU is gone or ended: its warning says so); 1 the prompt was declined; "
     "2 bad input (a flag, a zone not shaped like one, spot or on-demand without --max-hours, no --yes off a terminal); "
     "3 google-auth is not installed; 5 an engine of --model did not start (the TPUs stay up: the line gives the "
-    "command that deletes them); 7 the cloud API refused or failed (stockout or quota in every zone, credentials, an "
-    "outage past its deadline, a delete that failed: the line names what may still exist and how to delete it); "
+    "command that deletes them); 7 the cloud API refused or failed (a zone it has not, stockout or quota in every "
+    "zone, credentials, an outage past its deadline, a delete that failed: the line names what may still exist and "
+    "how to delete it); "
     "8 another onechip holds the engine state; 130 interrupted (Ctrl-C), 143 stopped by SIGTERM (both name what may "
     "still exist). With --json, stdout holds the JSON alone (progress and errors go to stderr); on an error it is "
     "empty."
@@ -186,7 +187,7 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
                 if r.provisioning == "flex-start"
                 else f", --max-hours ends {st.deadline}"
             )
-        ip = f"IP {r.external_ip}" if r.external_ip else "no IP yet" if st.exists else "no IP"
+        ip = f"IP {r.external_ip}" if r.external_ip else "no IP yet" if st.exists and not r.ended_at else "no IP"
         member = f", replica {r.replica_index} of set {r.replica_set}" if r.replica_set else ""
         line = f"{r.name} ({r.kind}{member}) in {r.zone}: {state}, {r.provisioning}, {ip}, "
         console.print(f"{line}{st.elapsed_s / 3600:.2f} h since created, {usd} so far{ends}", highlight=False,

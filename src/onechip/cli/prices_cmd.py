@@ -15,8 +15,17 @@ from onechip.schemas.cost import PriceTable
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PricesRequest
 
+# What `onechip prices [refresh]` exits with (errors.OnechipError.exit_code of each error class it raises)
+EXIT_CODES = (
+    "Exit codes: 0 done (refresh also when it skipped SKUs not priced in USD: each is named); 2 bad input (a flag, a "
+    "chip or region with no price, an API key a header cannot carry, a key file that cannot be read); 3 google-auth "
+    "is not installed (and no API key); 7 the Cloud Billing Catalog refused or failed (credentials, an outage past "
+    "its deadline, the whole read past $ONECHIP_BILLING_DEADLINE_S, an answer that is not the catalog's): nothing "
+    "is stored and the last read still prices. With --json, stdout holds the JSON alone; on an error it is empty."
+)
 prices_app = typer.Typer(
     help="The prices cost, advise and cloud up use: date, source, staleness; `refresh` reads the catalog.",
+    epilog=EXIT_CODES,
     no_args_is_help=False,
     invoke_without_command=True,
 )
@@ -36,7 +45,7 @@ def show(ctx: typer.Context, as_json: JSON = False, **fields: Any) -> None:
     _print(api.prices(build_request(PricesRequest, fields)), as_json)
 
 
-@prices_app.command("refresh")
+@prices_app.command("refresh", epilog=EXIT_CODES)
 @options_from(PricesRequest)
 def refresh(as_json: JSON = False, **fields: Any) -> None:
     """Read every page of Compute Engine's SKUs from the Cloud Billing Catalog and store the prices."""
@@ -54,6 +63,8 @@ def _print(table: PriceTable, as_json: bool) -> None:
     if read is not None:
         console.print(f"catalog read {read.read_at} from {read.endpoint}: {read.skus_read:,} SKUs in {read.pages} "
                       f"pages, {len(read.prices)} prices (stored in {table.store})", highlight=False)  # fmt: skip
+        for line in read.skipped:
+            console.print(f"[yellow]skipped[/] {escape(line)}", highlight=False)
     elif table.unusable_read:
         console.print(f"[yellow]warning[/] {escape(table.unusable_read)}", highlight=False)
     else:

@@ -24,8 +24,9 @@ from __future__ import annotations
 import math
 import os
 import re
+import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,11 @@ KEY_FILE_ENV = "ONECHIP_BILLING_API_KEY_FILE"
 PAGE_SIZE = 5000  # the discovery document's default page size for services.skus.list
 MAX_PAGES = 1000  # 32,000 SKUs are ~7 pages; a server that never stops paging is refused
 REQUEST_TIMEOUT_S = 120.0  # one page's wait (a 5,000-SKU page is megabytes), within the call's deadline
+# the whole read, every page and its retries: each page may take the TPU API's call deadline (tpu_api.DEADLINE_ENV,
+# 30 s), and the ~7 pages of Compute Engine's 32,000 SKUs so take 210 s at worst: 600 s is that with room, where a
+# slow server of many pages held `prices refresh` for MAX_PAGES x 30 s (over 8 hours) with no end said
+READ_DEADLINE_ENV = "ONECHIP_BILLING_DEADLINE_S"
+READ_DEADLINE_S = 600.0
 SOURCE = "Cloud Billing Catalog"
 CATALOG = ("the Cloud Billing Catalog", ENDPOINT_ENV)  # tpu_api.not_the_api's words for an answer that is not its
 
@@ -164,12 +170,17 @@ def list_skus(
     on_wait: Callable[[str, float], None] | None = None,
 ) -> tuple[str, int, list[Sku]]:
     """(base URL, pages, every SKU of `service`), USD, following nextPageToken to the end; `on_retry` is told a
-    page's retries as one outage (tpu_api.Outage), `on_wait` each retry as it waits (tpu_api.retrying). Raises
-    CloudError (the API refused, unreachable or offline, an answer that is not a SKU page, endless paging)."""
+    page's retries as one outage (tpu_api.Outage), `on_wait` each retry as it waits (tpu_api.retrying). Every page
+    is read within one deadline for the whole read ($ONECHIP_BILLING_DEADLINE_S, READ_DEADLINE_S). Raises
+    CloudError (the API refused, unreachable or offline, an answer that is not a SKU page, endless paging, the
+    deadline passed: 'transient', naming the page it reached)."""
     import httpx  # only a read needs it: cost, which reads the stored prices, then loads no HTTP client (or its CLI)
 
     from onechip.cloud import tpu_api  # with httpx: only a read loads them
 
+    total_s = tpu_api.env_seconds(READ_DEADLINE_ENV, READ_DEADLINE_S)
+    page_s = tpu_api.env_seconds(tpu_api.DEADLINE_ENV, 30.0)
+    end_s = time.monotonic() + total_s
     base, headers, refresh = _headers()
     client = http or httpx.Client(timeout=REQUEST_TIMEOUT_S)
     url = f"{base}/v1/services/{service}/skus"
@@ -180,7 +191,20 @@ def list_skus(
         if token:
             params["pageToken"] = token
         where = f"services/{service}/skus page {pages + 1}"
-        data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None), on_wait, refresh)
+        left_s = end_s - time.monotonic()
+        try:
+            if left_s <= 0:
+                raise CloudError(f"{where}: not asked", reason="transient")
+            data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None), on_wait, refresh,
+                        deadline_s=min(page_s, left_s))  # fmt: skip
+        except CloudError as exc:
+            if exc.reason not in ("transient", "rate-limit") or left_s >= page_s:
+                raise
+            raise exc.reworded(
+                f"services/{service}/skus at {base}: not read within the {total_s:g} s deadline "
+                f"(${READ_DEADLINE_ENV}): page {pages + 1} unanswered after {pages} pages, {len(skus):,} SKUs read; "
+                "nothing stored"
+            ) from None
         pages += 1
         try:
             page = ListSkusResponse.model_validate(data)
@@ -200,17 +224,17 @@ def list_skus(
 
 def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Headers, where: str, base: str,
          on_retry: Callable[[str], None], on_wait: Callable[[str, float], None] | None = None,
-         refresh: Callable[[], bool] = lambda: False) -> dict[str, Any]:  # fmt: skip
-    """One page's JSON object; no answer, HTTP 5xx, a rate limit (429, or a 403 whose reason says so: refusals) and a
-    body cut short tried again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES,
-    ONECHIP_CLOUD_DEADLINE_S): a read changes nothing. The retries are told to `on_retry` as one outage
-    (tpu_api.Outage: once, on a change, every OUTAGE_REMIND_S, and when the page answers again; each retry was a
-    line); a host name that does not resolve (offline) is not retried. Raises CloudError ('offline' at once,
-    'transient' once the retries or the deadline are spent, 'bad-endpoint', the catalog's refusal:
-    tpu_api.answer_json). A 401 gets a new token (`refresh`) and is sent again once, as TpuApi does (google-auth's
-    AuthorizedSession: an access token revoked or expired early failed `prices refresh` with 'auth' where every TPU
-    API call went on); a 401 that stands says how to sign in again, as TpuApi's does (auth.REAUTH; the API key's
-    variables where a key was sent), never the token."""
+         refresh: Callable[[], bool] = lambda: False, deadline_s: float | None = None) -> dict[str, Any]:  # fmt: skip
+    """One page's JSON object; no answer, HTTP 5xx, a rate limit (429, or a 403 whose reason says so: refusals) and
+    a body cut short tried again with the TPU API's backoff and deadline (tpu_api.retrying: RETRIES,
+    ONECHIP_CLOUD_DEADLINE_S, or `deadline_s`: what is left of the whole read's): a read changes nothing. The
+    retries are told to `on_retry` as one outage (tpu_api.Outage: once, on a change, every OUTAGE_REMIND_S, and when
+    the page answers again; each retry was a line); a host name that does not resolve (offline) is not retried.
+    Raises CloudError ('offline' at once, 'transient' once the retries or the deadline are spent, 'bad-endpoint',
+    the catalog's refusal: tpu_api.answer_json). A 401 gets a new token (`refresh`) and is sent again once, as
+    TpuApi does (google-auth's AuthorizedSession: an access token revoked or expired early failed `prices refresh`
+    with 'auth' where every TPU API call went on); a 401 that stands says how to sign in again, as TpuApi's does
+    (auth.REAUTH; the API key's variables where a key was sent), never the token."""
     from onechip.cloud import tpu_api
 
     def once(end_s: float) -> dict[str, Any]:
@@ -234,7 +258,7 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Header
     again = ("transient", "rate-limit")  # a 403 rateLimitExceeded as a 429 (send): the rate was refused, not the read
     return tpu_api.retrying(once, lambda exc: exc.reason in again or exc.status == "BAD_JSON",
                             base_s=tpu_api.env_poll_s(), on_retry=on_retry, once_said=True,
-                            on_wait=on_wait)  # fmt: skip
+                            on_wait=on_wait, deadline_s=deadline_s)  # fmt: skip
 
 
 # --- matching
@@ -246,20 +270,25 @@ def _pattern(template: str) -> re.Pattern[str]:
     return re.compile(re.escape(head) + "(?P<place>.+?)" + re.escape(tail) + r"\Z")
 
 
+def _currency(sku: Sku) -> str:
+    """The currency of `sku`'s latest rate when it is not USD ('EUR'), else ''. The request asks for USD, and the
+    API gives no exchange rate (cloudbilling v1: a Money's currencyCode only), so such a SKU is converted never."""
+    tiers = sku.pricing_info[-1].pricing_expression.tiered_rates if sku.pricing_info else []
+    return next((t.unit_price.currency_code for t in tiers if t.unit_price.currency_code != "USD"), "")
+
+
 def _rate(sku: Sku) -> tuple[float | None, str, str]:
-    """(USD per usage unit of the latest rate's dearest tier, usage unit, effective time); None without one.
+    """(USD per usage unit of the latest rate's dearest tier, usage unit, effective time); None without one, or
+    for a rate in another currency (`_currency`; `match` skips such a SKU and says so).
     A tier prices usage only past its startUsageAmount (TierRate, cloudbilling v1), and usage adds up over the
     billing account's month, which onechip cannot see: an hour may fall in any tier, so the quote is the dearest
-    (a free or cheaper first tier priced a TPU at $0/h). Raises CloudError for a rate in another currency (the
-    request asks for USD)."""
+    (a free or cheaper first tier priced a TPU at $0/h)."""
     if not sku.pricing_info:
         return None, "", ""
     info = sku.pricing_info[-1]  # the discovery document: "a timeline ... in chronological order"
     tiers = info.pricing_expression.tiered_rates
-    if not tiers:
+    if not tiers or _currency(sku):
         return None, info.pricing_expression.usage_unit, info.effective_time
-    if other := next((t.unit_price.currency_code for t in tiers if t.unit_price.currency_code != "USD"), None):
-        raise CloudError(f"SKU {sku.sku_id} is priced in {other}, not USD")
     dearest = max(t.unit_price.amount() for t in tiers)
     return dearest, info.pricing_expression.usage_unit, info.effective_time
 
@@ -287,9 +316,13 @@ def _record(sku: Sku) -> SkuRecord:
     )  # fmt: skip
 
 
-def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGap], list[SkuRecord], dict[str, str]]:
-    """(prices, gaps, the matched SKUs, region -> place word) for every chip in catalog/billing_skus.json, in
-    every region some SKU of that chip is offered in. Prices are USD per hour of a per-hour SKU ('h'): of the
+def match(
+    skus: list[Sku], read_at: datetime
+) -> tuple[list[Price], list[PriceGap], list[SkuRecord], dict[str, str], list[str]]:
+    """(prices, gaps, the matched SKUs, region -> place word, the matching SKUs skipped) for every chip in
+    catalog/billing_skus.json, in every region some SKU of that chip is offered in. A SKU priced in another
+    currency is skipped and named ("SKU X 'description': priced in EUR, not USD"): one such SKU failed the whole
+    read, where the USD ones price as ever. Prices are USD per hour of a per-hour SKU ('h'): of the
     SKUs that fit, one with an hourly rate above $0 (a $0 one priced a chip free: $0/M tokens, ranked first by
     advise): the fewest regions first (the region's own before a multi-region one), then the dearest (its source
     names the other rates of that rank), then the lowest SKU id; a gap only when none has one."""
@@ -299,15 +332,20 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
     gaps: list[PriceGap] = []
     kept: dict[str, SkuRecord] = {}
     names: dict[str, str] = {}
+    skipped: dict[str, str] = {}
     for chip, rule in rules.chips.items():
         found: dict[str, list[tuple[Sku, str]]] = {}
         for pricing, templates in rule.templates.items():
             patterns = [_pattern(t) for t in templates]
             found[pricing] = [(s, m["place"]) for s in skus for p in patterns if (m := p.match(s.description))]
+            for s, _ in found[pricing]:
+                if currency := _currency(s):
+                    skipped[s.sku_id] = f"SKU {s.sku_id} '{s.description}': priced in {currency}, not USD"
         regions = sorted({r for hits in found.values() for s, _ in hits for r in s.service_regions})
         for region in regions:
             for pricing, hits in found.items():
-                here = sorted((h for h in hits if region in h[0].service_regions and _fits(h[0], pricing)),
+                here = sorted((h for h in hits if region in h[0].service_regions and _fits(h[0], pricing)
+                               and h[0].sku_id not in skipped),
                               key=lambda h: (len(h[0].service_regions), h[0].sku_id))  # fmt: skip
                 rated = [(h, usd) for h in here for usd, unit in [_rate(h[0])[:2]]
                          if usd is not None and unit == "h" and 0 < usd < math.inf]  # fmt: skip
@@ -321,6 +359,9 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                         why = f"SKU {here[0][0].sku_id} has no hourly rate (unit {unit!r}, USD {usd})"
                         if usd == 0 and unit == "h":
                             why = f"SKU {here[0][0].sku_id} is priced at $0 an hour: no chip-hour is free"
+                    elif foreign := [h[0].sku_id for h in hits if region in h[0].service_regions
+                                     and _fits(h[0], pricing) and h[0].sku_id in skipped]:  # fmt: skip
+                        why = f"{skipped[foreign[0]]} (skipped: the catalog gives no exchange rate)"
                     gaps.append(PriceGap(chip=chip, region=region, pricing=pricing, reason=why))
                     continue
                 (sku, place), usd = best
@@ -341,10 +382,17 @@ def match(skus: list[Sku], read_at: datetime) -> tuple[list[Price], list[PriceGa
                     date=day, note=note,
                     sku_id=sku.sku_id, sku_description=sku.description,
                 ))  # fmt: skip
-    return prices, gaps, list(kept.values()), names
+    return prices, gaps, list(kept.values()), names, list(skipped.values())
 
 
 # --- the store
+
+
+def utc_today() -> date:
+    """Today's date in UTC: what a price's age is judged against. A read is dated by its UTC read time (`refresh`),
+    so the local date (date.today()) put a read of today at -1 or 1 days old in a zone far from UTC (TZ=Etc/GMT+12
+    before noon UTC, Pacific/Kiritimati after 10:00 UTC), and a price stale a day early or late."""
+    return datetime.now(UTC).date()
 
 
 def store_path() -> Path:
@@ -366,7 +414,7 @@ def refresh(
     service = catalog.billing_skus().service
     base, pages, skus = list_skus(service, http=http, on_page=on_page, on_retry=on_retry, on_wait=on_wait)
     read_at = datetime.now(UTC)
-    prices, gaps, kept, names = match(skus, read_at)
+    prices, gaps, kept, names, skipped = match(skus, read_at)
     if not prices and not gaps:  # an empty answer was stored over the last read: every price fell back to the file
         from onechip.cloud import tpu_api
 
@@ -375,7 +423,8 @@ def refresh(
         raise tpu_api.not_the_api(base, f"services/{service}/skus answered {len(skus):,} SKUs, none of a chip "
                                   f"catalog/billing_skus.json names: nothing stored, {still}", CATALOG)  # fmt: skip
     read = BillingRead(read_at=read_at.isoformat(timespec="seconds"), endpoint=base, service=service, pages=pages,
-                       skus_read=len(skus), skus=kept, prices=prices, missing=gaps, region_names=names)  # fmt: skip
+                       skus_read=len(skus), skus=kept, prices=prices, missing=gaps, region_names=names,
+                       skipped=skipped)  # fmt: skip
     path = store_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

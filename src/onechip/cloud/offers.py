@@ -87,7 +87,7 @@ def quote(chip: str, provisioning: Provisioning, zone: str | None, limit_s: floa
         return Quote(chip=chip, provisioning=provisioning, stops_itself=stops, limit_s=limit_s, note=note,
                      chips=chips, tpus=tpus, price_source=f"no catalog price for {key} {provisioning}")  # fmt: skip
     where = "" if price.region == region else f" (no {region} price; {price.region}'s)"
-    age = (date.today() - date.fromisoformat(price.date)).days
+    age = (billing.utc_today() - date.fromisoformat(price.date)).days
     stale = f"; stale: read {age} days ago" if age > catalog.prices().stale_after_days else ""
     per_chip = "" if key == chip else f"; {key}'s per-chip price"
     return Quote(

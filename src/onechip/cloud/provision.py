@@ -733,7 +733,7 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     onechip first saw it ended or gone (resource.ended_at, stamped here: the API gives no time a node stopped or was
     deleted; one deleted from the console was billed to the clock while its record lived), capped at the flex-start
     max run duration, x the catalog price), and a warning when --max-hours has passed or it ended or is gone. A
-    queued resource never granted has no deadline: nothing bills yet."""
+    queued resource never granted has no deadline: nothing bills yet; nor has one that ended or is gone."""
     now = now or datetime.now(UTC)
     exists = _fetch(api, resource) is not None
     if not exists:  # its last state (READY) and health were the API's word on a TPU it no longer has (`--json`)
@@ -753,7 +753,10 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     if flex and limit_s:
         billed_s = min(billed_s, limit_s)
     start = billed_from or (None if flex else _when(resource.created_at, now))
-    deadline = start + timedelta(seconds=limit_s) if limit_s and start else None
+    # one that ended or is gone bills no more: its deadline was printed as 'billing ends <later>' beside a PREEMPTED or
+    # SUSPENDED state, as if it billed on until then
+    running = exists and not ended
+    deadline = start + timedelta(seconds=limit_s) if limit_s and start and running else None
     warnings = []
     if exists and deadline and now > deadline and not flex and not ended:
         warnings.append(f"--max-hours {resource.max_hours:g} passed at {deadline.isoformat(timespec='seconds')} and "
@@ -761,7 +764,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     if exists and not flex and limit_s is None and not ended:
         warnings.append(f"no limit: it bills until deleted ({delete_command(resource)})")
     if ended:
-        warnings.append(ended_line(resource))
+        run_end = billed_from + timedelta(seconds=limit_s) if flex and billed_from and limit_s else None
+        warnings.append(ended_line(resource, run_end, now))
     if exists and not ended and resource.health not in HEALTHY:
         warnings.append(f"{resource.health}: the API reports its node unhealthy (Node.health), so what runs on it may "
                         f"fail; wait for the API to repair it, or delete it: {delete_command(resource)}")  # fmt: skip
@@ -795,11 +799,32 @@ NOT_RUNNING = {
 HEALTHY = ("", "HEALTH_UNSPECIFIED", "HEALTHY")
 
 
-def ended_line(resource: CloudResource) -> str:
-    """The warning for a resource in an ended state: what the state means, whether it bills, what to do."""
-    meaning = NOT_RUNNING.get(resource.state) if resource.kind == "node" else None
+# What a queued resource's ended state means (QueuedResourceState, TPU API v2alpha1): SUSPENDED 'the resources
+# specified in the queued resource request have been deleted' (a flex-start run's end: its max run duration ran out),
+# FAILED 'the QueuedResource request failed to be fulfilled' (nothing was granted)
+QR_NOT_RUNNING = {
+    "SUSPENDED": "its run ended and its TPU was deleted",
+    "SUSPENDING": "its run is ending and its TPU being deleted",
+    "FAILED": "the request was never fulfilled: nothing was granted",
+}
+
+
+def ended_line(resource: CloudResource, run_end: datetime | None = None, now: datetime | None = None) -> str:
+    """The warning for a resource in an ended state: what the state means, whether it bills, what to do; for a
+    flex-start run granted at a known time, whether its max run duration had run out (`run_end`, by `now`). A
+    SUSPENDED queued resource said only 'it will not run again': not that its chips no longer bill, nor whether its
+    max run duration had ended it."""
+    table = NOT_RUNNING if resource.kind == "node" else QR_NOT_RUNNING
+    meaning = table.get(resource.state)
+    if meaning and run_end and resource.state.startswith("SUSPEND"):
+        at = run_end.isoformat(timespec="seconds")
+        ran_out = now is not None and now >= run_end
+        meaning += (
+            f" ({'its max run duration ran out at ' + at if ran_out else 'before its max run duration, due ' + at})"
+        )
     what = f"{meaning}; it does not run and will not run again" if meaning else "it will not run again"
-    bills = ", and its chips no longer bill (a disk or static address it holds does until it is deleted)"
+    bills = (", and its chips no longer bill (a disk or static address it holds does until it is deleted)"
+             if resource.kind == "node" else ", and nothing of it bills")  # fmt: skip
     return (f"{resource.state}: {what}{bills if meaning else ''}; delete it: {delete_command(resource)}, and run "
             f"`onechip cloud up` again for a new one")  # fmt: skip
 

@@ -50,9 +50,11 @@ readable from the VM).
 from __future__ import annotations
 
 import base64
+import difflib
 import json
 import math
 import os
+import re
 import socket
 import time
 import uuid
@@ -374,6 +376,8 @@ class TpuApi:
                 raise exc.reworded(f"{exc}; the credentials were refused: {REAUTH}") from None
             if method != "POST" and exc.reason in ("quota", "stockout"):
                 exc.reason = "rate-limit"  # a read or a delete uses no chips: its quota is one of requests
+            if exc.reason == "not-found" and (m := _ZONE_LIST.search(url.split("?")[0])):
+                raise exc.reworded(unknown_zone(m.group(1), self.project, str(exc))) from None
             raise
 
     def _create(self, url: str, ident: str, params: Json, body: Json) -> Json | None:
@@ -549,6 +553,26 @@ def answer_json(answer: Answer, where: str, base: str, api: tuple[str, str] = TP
         refusal.retry_after_s = retry_after_s(answer.headers)  # a rate limit's is waited before it is sent again
         raise refusal
     return data
+
+
+# a zone's own collection (a list, a create): a 404 there can only be the zone's (its parent), never a resource's
+_ZONE_LIST = re.compile(r"/projects/[^/]+/locations/([^/]+)/(?:nodes|queuedResources)$")
+
+
+def unknown_zone(zone: str, project: str, refusal: str) -> str:
+    """The one line for a zone the API has not ('us-central1-z', 'uscentral1-a': NOT_FOUND on its nodes or queued
+    resources, which printed the API's bare 404 message): the zone, the API's words, the catalog zone it is
+    likely a typo of, and how to list the zones that are."""
+    from onechip.cloud import offers
+
+    known = sorted({o.zone for o in offers.catalog_offers()})
+    near = difflib.get_close_matches(zone, known, n=1, cutoff=0.8)
+    guess = f" (did you mean {near[0]}?)" if near else ""
+    return (
+        f"zone {zone!r} is not a Cloud TPU zone of project {project}{guess}: {refusal}; list the zones with "
+        f"`gcloud compute tpus locations list --project {project}` (`onechip cloud zones` names those seen to "
+        "offer a chip)"
+    )
 
 
 def _named(item: Json, base: str) -> Json:

@@ -25,6 +25,7 @@ from onechip.cost.prices import (
     price_table,
     slice_prices,
     unusable_read,
+    utc_today,
     why_no_price,
 )
 
@@ -49,5 +50,6 @@ __all__ = [
     "slice_prices",
     "unusable_read",
     "usd_per_mtok",
+    "utc_today",
     "why_no_price",
 ]

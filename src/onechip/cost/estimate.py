@@ -11,7 +11,15 @@ from collections.abc import Iterable
 from datetime import date
 
 from onechip.cost import arithmetic
-from onechip.cost.prices import billed_as, is_stale, price_age_days, slice_prices, stale_after_days, unusable_read
+from onechip.cost.prices import (
+    billed_as,
+    is_stale,
+    price_age_days,
+    slice_prices,
+    stale_after_days,
+    unusable_read,
+    utc_today,
+)
 from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchRun
 from onechip.schemas.cost import BreakEven, CellCost, CostLine, CostReport, Price, RestartCost
@@ -19,7 +27,7 @@ from onechip.schemas.cost import BreakEven, CellCost, CostLine, CostReport, Pric
 
 def _today(today: date | str | None) -> date:
     if today is None:
-        return date.today()
+        return utc_today()
     if isinstance(today, str):
         try:
             return date.fromisoformat(today)
@@ -56,7 +64,7 @@ def cost_lines(
     """One CostLine per catalog price of `chip` (narrowed by `pricing` models and `region`) for an
     aggregate throughput of `output_tok_per_s` output tokens per second.
 
-    `today` (date or ISO string; default: the system date) judges staleness (> 90 days).
+    `today` (date or ISO string; default: today in UTC, prices.utc_today) judges staleness (> 90 days).
     Raises ConfigError for an unknown chip/region/pricing model or a non-positive throughput.
     """
     day = _today(today)

@@ -10,6 +10,7 @@ from datetime import date
 
 from onechip import catalog
 from onechip.cloud import billing
+from onechip.cloud.billing import utc_today
 from onechip.errors import ConfigError
 from onechip.schemas.cost import Price, PriceRow, PriceTable
 from onechip.schemas.inputs import shown
@@ -142,7 +143,7 @@ def price_table(chip: str | None = None, region: str | None = None, today: date 
     """Every price onechip would use (narrowed to `chip` / `region`), each with its read date, source, age and
     stale flag, and the combinations the last catalog read found no SKU for. A price the last read has no SKU
     for (a prices.json entry the catalog no longer lists) keeps its own source and says so in its note."""
-    day = today or date.today()
+    day = today or utc_today()
     read, unusable = billing.read_stored()
     gaps = [g for g in (read.missing if read else []) if chip in (None, g.chip) and region in (None, g.region)]
     gone = {(g.chip, g.region, g.pricing): g for g in gaps}

@@ -674,6 +674,9 @@ def _advice_summary(a: Advice) -> str:
     best = next(r for r in a.rows if r.fits)  # _advise refused an Advice without one
     # unpriced (no list price: advise ranks it after every priced row): said, so 'best' is not read as cheapest
     cost = f", ${best.usd_per_mtok:.3f}/Mtok" if best.usd_per_mtok is not None else ", no price"
+    if best.pricing:  # its price kind, and that it is not the one asked for when so (advise's pricing note)
+        other = f" (no {' or '.join(a.pricing)} price)" if best.pricing not in a.pricing else ""
+        cost += f" at {best.pricing}{other}"
     # what the best row rests on, and the rows its $/M range overlaps: 'best v5e-1' from priors (0.69-2.08x) read as
     # sure as a calibrated one, and an SLO can rank a prior row above a calibrated one
     source = {"calibrated": "calibrated", "carried": f"carried from {best.calibrated_on}"}.get(

@@ -159,6 +159,10 @@ class BillingRead(ResultModel):
     region_names: dict[str, str] = Field(
         default_factory=dict, description="Region -> the place word the catalog writes for it ('Las Vegas')."
     )
+    skipped: list[str] = Field(
+        default_factory=list,
+        description="SKUs matching a chip's rule that were skipped (priced in another currency than USD), with why.",
+    )
 
 
 class PriceRow(Price):

@@ -540,7 +540,8 @@ class CostRequest(RequestModel):
         description="Seconds of a warm restart (compile cache mounted) to price (default: none priced).",
     )
     today: Annotated[date | None, Cli(hidden=True)] = Field(
-        default=None, description="The date prices are judged stale against (default: today)."
+        default=None,
+        description="The date prices are judged stale against (default: today in UTC, as reads are dated).",
     )
     write: Annotated[bool, Cli("--write/--no-write")] = Field(
         default=False, description="Store the result as cost.json in the --run directory."
@@ -567,7 +568,8 @@ class PricesRequest(RequestModel):
         default=None, description="Only this region, e.g. us-west4, in any case (default: every region)."
     )
     today: Annotated[date | None, Cli(hidden=True)] = Field(
-        default=None, description="The date prices are judged stale against (default: today)."
+        default=None,
+        description="The date prices are judged stale against (default: today in UTC, as reads are dated).",
     )
 
 

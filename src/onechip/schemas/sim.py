@@ -215,5 +215,9 @@ class Advice(ResultModel):
     model: str = Field(description="The model as given.")
     workload: dict[str, float] = Field(description="ctx, clients, output_tokens.")
     slo: dict[str, float] = Field(default_factory=dict, description="ttft_ms / tpot_ms upper bounds.")
+    pricing: list[str] = Field(
+        default_factory=lambda: ["spot"],
+        description="Pricing models ranked by, in order of preference; a row with none of them says its own.",
+    )
     rows: list[AdviceRow] = Field(default_factory=list, description="Ranked deployments, then ones that do not fit.")
     notes: list[str] = Field(default_factory=list, description="What the figures are and are not.")

@@ -7,7 +7,7 @@ import contextlib
 import json
 import os
 import threading
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -41,7 +41,7 @@ def test_every_page_is_read_in_usd(fake):
 
 
 def test_on_demand_is_the_plain_sku_never_reserved_commitment_or_capacity_optimized():
-    prices, _, _, _ = billing.match([billing.Sku.model_validate(s) for s in RECORDED], READ_AT)
+    prices, _, _, _, _ = billing.match([billing.Sku.model_validate(s) for s in RECORDED], READ_AT)
     got = _by_key(prices)
     # the fake's rates (tests/fakes/billing_catalog.py), each from the SKU whose whole description matches
     assert {m: (got["v5e-1", "us-west4", m].sku_id, got["v5e-1", "us-west4", m].usd_per_chip_hour)
@@ -55,7 +55,7 @@ def test_on_demand_is_the_plain_sku_never_reserved_commitment_or_capacity_optimi
 
 
 def test_a_combination_with_no_sku_is_none_never_borrowed():
-    prices, gaps, kept, names = billing.match([billing.Sku.model_validate(s) for s in RECORDED], READ_AT)
+    prices, gaps, kept, names, _ = billing.match([billing.Sku.model_validate(s) for s in RECORDED], READ_AT)
     got = _by_key(prices)
     missing = {(g.chip, g.region, g.pricing) for g in gaps}
     assert ("v6e-1", "us-east5", "spot") in missing and ("v6e-1", "us-east5", "spot") not in got
@@ -68,12 +68,41 @@ def test_a_combination_with_no_sku_is_none_never_borrowed():
     assert not any(p.sku_id == "TEST-G2-CORE" for p in prices)  # a VM core SKU is no GPU price
 
 
-def test_a_rate_in_another_currency_or_an_endless_paging_is_refused(monkeypatch):
-    odd = sku("X", "TpuV5e running in Tokyo", ["asia-northeast1"], 1.0)
-    odd["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]["currencyCode"] = "JPY"
-    with pytest.raises(CloudError, match="JPY"):
-        billing.match([billing.Sku.model_validate(odd)], READ_AT)
+def _in(currency: str, entry: dict, tier: int = 0) -> dict:
+    entry["pricingInfo"][-1]["pricingExpression"]["tieredRates"][tier]["unitPrice"]["currencyCode"] = currency
+    return entry
 
+
+def test_a_sku_in_another_currency_is_skipped_and_named_and_the_usd_ones_still_price(fake, run, tmp_path, monkeypatch):
+    # Before: one matching SKU priced in JPY failed the whole refresh ('SKU X is priced in JPY, not USD'), exit 1,
+    # nothing stored: every USD price of the read was lost with it. The API gives no exchange rate to convert by.
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    tokyo = _in("JPY", sku("TEST-V5E-TYO", "TpuV5e running in Tokyo", ["asia-northeast1"], 180.0))
+    vegas = _in("EUR", sku("AAAA-V5E-EUR", "TpuV5e running in Las Vegas", ["us-west4"], 9.0))
+    fake.skus = [tokyo, vegas, *RECORDED]
+    code, out, err = run("prices", "refresh", "--json")
+    assert code == 0, err
+    read = billing.stored_read()
+    assert read is not None and read.skipped == [
+        "SKU TEST-V5E-TYO 'TpuV5e running in Tokyo': priced in JPY, not USD",
+        "SKU AAAA-V5E-EUR 'TpuV5e running in Las Vegas': priced in EUR, not USD",
+    ]
+    got = _by_key(read.prices)
+    assert (got["v5e-1", "us-west4", "on-demand"].sku_id, got["v5e-1", "us-west4", "on-demand"].usd_per_chip_hour) == (
+        "TEST-V5E-OD",
+        1.3125,
+    )  # the USD SKU, never the EUR one's 9.0 read as dollars
+    assert ("v5e-1", "asia-northeast1", "on-demand") not in got
+    gap = next(g for g in read.missing if (g.chip, g.region, g.pricing) == ("v5e-1", "asia-northeast1", "on-demand"))
+    assert gap.reason == ("SKU TEST-V5E-TYO 'TpuV5e running in Tokyo': priced in JPY, not USD (skipped: the catalog "
+                          "gives no exchange rate)")  # fmt: skip
+    code, out, err = run("prices")
+    assert code == 0 and "skipped SKU TEST-V5E-TYO 'TpuV5e running in Tokyo': priced in JPY, not USD" in " ".join(
+        out.split()
+    ), out
+
+
+def test_an_endless_paging_is_refused(monkeypatch):
     def again(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"skus": [], "nextPageToken": "same"})
 
@@ -152,13 +181,13 @@ def test_refresh_stores_the_read_and_prices_use_the_freshest(fake, monkeypatch):
     stored = json.loads(billing.store_path().read_text())
     assert stored["skus_read"] == len(RECORDED) and stored["pages"] == 3 and stored["endpoint"] == fake.url
     assert {s["sku_id"]: s["description"] for s in stored["skus"]}["TEST-V5E-OD"] == "TpuV5e running in Las Vegas"
-    assert read.read_at[:10] == date.today().isoformat()
+    assert read.read_at[:10] == billing.utc_today().isoformat()
     known = _by_key(billing.known_prices())
     assert known["v5e-1", "us-west4", "spot"].usd_per_chip_hour == 0.4942  # prices.json says 0.5779
     assert known["v5e-1", "us-west4", "3y"].source.startswith(f"{billing.SNAPSHOT}: seed article")  # the file's
     quote = offers.quote("v5e-1", "flex-start", "us-west4-a", None)
     assert quote.usd_per_hour == 0.6625 and "TEST-V5E-DWS" in quote.price_source
-    assert f"read {date.today().isoformat()}" in quote.price_source
+    assert f"read {billing.utc_today().isoformat()}" in quote.price_source
     old = known["v5e-1", "us-west4", "spot"].model_copy(update={"date": "2020-01-01"})
     monkeypatch.setattr(billing, "known_prices", lambda: [old])
     assert "; stale: read" in offers.quote("v5e-1", "spot", "us-west4-a", None).price_source  # > 90 days
@@ -299,6 +328,51 @@ def test_a_page_read_through_an_outage_says_it_once_on_a_change_each_minute_and_
     ]
 
 
+def _slow_catalog(monkeypatch, slow_s: float, fail_from: int = 10**6) -> httpx.Client:
+    """A catalog on a fake clock (billing's and tpu_api's) whose every answer takes `slow_s` and never ends paging
+    (a fresh token each page, 2 SKUs a page); from page `fail_from` on it answers 503."""
+    from types import SimpleNamespace
+
+    from onechip.cloud import tpu_api
+
+    clock = [0.0]
+    fake_time = SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s))
+    monkeypatch.setattr(tpu_api, "time", fake_time)
+    monkeypatch.setattr(billing, "time", fake_time)
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://127.0.0.1:9")
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "1")
+    pages = [0]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        clock[0] += slow_s
+        pages[0] += "pageToken" not in str(request.url) or f"pageToken=t{pages[0]}" in str(request.url)
+        if pages[0] >= fail_from:
+            return httpx.Response(503, json={})
+        return httpx.Response(200, json={"skus": RECORDED[:2], "nextPageToken": f"t{pages[0]}"})
+
+    return httpx.Client(transport=httpx.MockTransport(answer))
+
+
+def test_a_slow_catalog_of_many_pages_stops_at_one_deadline_for_the_whole_read_naming_the_page(monkeypatch):
+    # Before: each page had its own 30 s deadline and nothing bounded the read: 25 s a page over MAX_PAGES pages held
+    # `prices refresh` for ~7 hours. Now one deadline (READ_DEADLINE_S, $ONECHIP_BILLING_DEADLINE_S) bounds them all.
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE, http=_slow_catalog(monkeypatch, 25.0))
+    assert str(info.value) == (
+        f"services/{SERVICE}/skus at http://127.0.0.1:9: not read within the {billing.READ_DEADLINE_S:g} s deadline "
+        "($ONECHIP_BILLING_DEADLINE_S): page 25 unanswered after 24 pages, 48 SKUs read; nothing stored"
+    )
+    assert info.value.reason == "transient"
+    # overridden; a page failing as the deadline nears names it, never the per-call deadline's variable
+    monkeypatch.setenv(billing.READ_DEADLINE_ENV, "100")
+    with pytest.raises(CloudError) as info:
+        billing.list_skus(SERVICE, http=_slow_catalog(monkeypatch, 20.0, fail_from=5))
+    assert str(info.value).endswith(
+        "not read within the 100 s deadline ($ONECHIP_BILLING_DEADLINE_S): page 5 unanswered after 4 pages, 8 SKUs "
+        "read; nothing stored"
+    )
+
+
 @pytest.mark.parametrize("key", ["AIzaFAKEclé0123456789", "AIzaFAKE 0123456789", "AIzaFAKE\t0123456789"])
 def test_a_key_a_header_cannot_carry_is_one_line_that_never_quotes_it(monkeypatch, run, tmp_path, key):
     # Before: 'clé' was "internal error (UnicodeEncodeError ...)"; a tab inside was an invalid header, retried as
@@ -367,12 +441,12 @@ def test_a_top_ranked_sku_without_an_hourly_rate_gives_way_to_one_with_it():
     regional = sku("REG", "TpuV5e running in Las Vegas", ["us-west4"], 1.0)
     regional["pricingInfo"][0]["pricingExpression"]["tieredRates"] = []
     americas = sku("AM", "TpuV5e running in Americas", ["us-central1", "us-west4"], 2.5)
-    prices, gaps, kept, _ = billing.match([billing.Sku.model_validate(s) for s in (regional, americas)], READ_AT)
+    prices, gaps, kept, _, _ = billing.match([billing.Sku.model_validate(s) for s in (regional, americas)], READ_AT)
     got = _by_key(prices)[("v5e-1", "us-west4", "on-demand")]
     assert (got.sku_id, got.usd_per_chip_hour) == ("AM", 2.5) and got.note.startswith("multi-region SKU (Americas")
     assert ("v5e-1", "us-west4", "on-demand") not in {(g.chip, g.region, g.pricing) for g in gaps}
     assert [k.sku_id for k in kept if k.sku_id in ("REG", "AM")] == ["AM"]
-    _, gaps, _, _ = billing.match([billing.Sku.model_validate(regional)], READ_AT)
+    _, gaps, _, _, _ = billing.match([billing.Sku.model_validate(regional)], READ_AT)
     gap = next(g for g in gaps if (g.chip, g.region, g.pricing) == ("v5e-1", "us-west4", "on-demand"))
     assert gap.reason == "SKU REG has no hourly rate (unit 'h', USD None)"
 
@@ -389,9 +463,10 @@ def test_a_tiered_sku_is_quoted_at_its_dearest_tier_never_its_free_first_one(fak
     read = billing.refresh()
     price = _by_key(read.prices)[("v5e-1", "us-west4", "on-demand")]
     assert price.usd_per_chip_hour == pytest.approx(1.3125)
-    rates[1]["unitPrice"]["currencyCode"] = "EUR"  # a later tier in another currency is refused as the first is
-    with pytest.raises(CloudError, match="priced in EUR"):
-        billing.refresh()
+    rates[1]["unitPrice"]["currencyCode"] = "EUR"  # a later tier in another currency is skipped as the first is
+    read = billing.refresh()
+    assert ("v5e-1", "us-west4", "on-demand") not in _by_key(read.prices)
+    assert read.skipped == ["SKU TEST-V5E-TIER 'TpuV5e running in Las Vegas': priced in EUR, not USD"]
 
 
 def test_a_sku_whose_usage_type_is_another_model_never_prices_this_one():
@@ -409,7 +484,7 @@ def test_a_sku_whose_usage_type_is_another_model_never_prices_this_one():
             usage_type="",
         ),
     ]
-    prices, _, _, _ = billing.match([billing.Sku.model_validate(s) for s in [*twins, *RECORDED]], READ_AT)
+    prices, _, _, _, _ = billing.match([billing.Sku.model_validate(s) for s in [*twins, *RECORDED]], READ_AT)
     got = _by_key(prices)
     assert (got["v5e-1", "us-west4", "on-demand"].sku_id, got["v5e-1", "us-west4", "on-demand"].usd_per_chip_hour) == (
         "TEST-V5E-OD", 1.3125)  # fmt: skip
@@ -422,7 +497,7 @@ def test_two_skus_of_one_rank_quote_the_dearest_and_say_the_other():
     # and nothing said another SKU priced it at $1.3125; now the dearest is quoted (as a tiered rate is) and the
     # source, which cost prints per line and puts in --json, names the other's id and rate
     dup = sku("AAAA-DUP", "TpuV5e running in Las Vegas", ["us-west4"], 0.05)
-    prices, _, kept, _ = billing.match([billing.Sku.model_validate(s) for s in [dup, *RECORDED]], READ_AT)
+    prices, _, kept, _, _ = billing.match([billing.Sku.model_validate(s) for s in [dup, *RECORDED]], READ_AT)
     got = _by_key(prices)[("v5e-1", "us-west4", "on-demand")]
     assert (got.sku_id, got.usd_per_chip_hour) == ("TEST-V5E-OD", 1.3125)
     assert got.source.endswith("'TpuV5e running in Las Vegas' (the dearest of 2 SKUs matching here; also "

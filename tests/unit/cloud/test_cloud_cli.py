@@ -4,6 +4,7 @@ fixes, one-line errors with exit codes, confirmation, JSON output."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -237,3 +238,68 @@ def test_cloud_help_documents_the_exit_codes(run):
     for said in ("0 done", "1 the prompt was declined", "2 bad input", "3 google-auth", "5 an engine",
                  "7 the cloud API", "130 interrupted", "143 stopped by SIGTERM"):  # fmt: skip
         assert said in text, (said, text)
+
+
+@pytest.mark.parametrize(
+    ("argv", "zone", "near"),
+    [
+        (
+            ("up", "--zone", "us-central1-z", "--provisioning", "spot", "--max-hours", "1", "--yes"),
+            "us-central1-z",
+            " (did you mean us-central1-b?)",
+        ),
+        (
+            ("up", "--zone", "uswest4-a", "--provisioning", "flex-start", "--yes"),
+            "uswest4-a",
+            " (did you mean us-west4-a?)",
+        ),
+        (("status", "--zone", "us-central1-z"), "us-central1-z", " (did you mean us-central1-b?)"),
+        (("down", "--zone", "uswest4-a", "--name", "x", "--yes"), "uswest4-a", " (did you mean us-west4-a?)"),
+    ],
+)
+def test_a_zone_the_api_has_not_is_one_line_naming_it_and_how_to_list_zones(fake_api, run, argv, zone, near):
+    # Before: "error: POST proj-1/locations/us-central1-z/nodes: Resource 'projects/proj-1/locations/us-central1-z'
+    # was not found": the API's bare 404, saying neither that the zone was the fault nor where the zones are listed
+    fake_api.only_zones = True
+    line = one_error_line(run, "cloud", *argv, "--project", P, code=7)
+    assert line.startswith(f"zone {zone!r} is not a Cloud TPU zone of project {P}{near}: "), line
+    assert line.endswith(f"list the zones with `gcloud compute tpus locations list --project {P}` (`onechip cloud "
+                         "zones` names those seen to offer a chip)")  # fmt: skip
+    assert not fake_api.nodes and not fake_api.queued
+
+
+@pytest.mark.parametrize(
+    ("provisioning", "limit", "ended"),
+    [("spot", ("--max-hours", "1"), "PREEMPTED"), ("flex-start", ("--max-run-duration", "1h"), "SUSPENDED")],
+)
+def test_status_of_a_tpu_that_ended_says_so_and_no_billing_end_still_to_come(fake_api, run, provisioning, limit, ended):
+    # Before: a preempted spot TPU's status line said '--max-hours ends <an hour on>', a flex-start run that ended
+    # early 'billing ends <an hour on>' and 'no IP yet', as if each billed on until then and might still get an IP
+    fake_api.create_s = fake_api.wait_s = fake_api.provisioning_s = 0.02
+    rc, _, err = run("cloud", "up", "--project", P, "--zone", "us-west4-a", "--provisioning", provisioning, *limit,
+                     "--yes")  # fmt: skip
+    assert rc == 0, err
+    rc, out, _ = run("cloud", "status")
+    assert rc == 0 and "ends 20" in out  # running: its billing end is said
+    if ended == "PREEMPTED":
+        for node in fake_api.nodes.values():
+            node["state"] = ended
+    else:
+        for qr in fake_api.queued.values():  # the end of a flex-start run: its node deleted (the fake's run_s)
+            qr["state"] = {"state": ended}
+        fake_api.nodes.clear()
+    rc, out, _ = run("cloud", "status")
+    text = " ".join(out.split())
+    assert (
+        rc == 0
+        and f"onechip-v5e-1 ({'node' if ended == 'PREEMPTED' else 'queued-resource'}) in us-west4-a: {ended}, " in text
+    )
+    assert "ends 20" not in text and "no IP yet" not in text, text
+    assert f"warning {ended}: " in text and "onechip cloud down --name onechip-v5e-1" in text
+    if ended == "SUSPENDED":  # was 'SUSPENDED: it will not run again': not that nothing bills, nor why it ended
+        assert re.search(r"warning SUSPENDED: its run ended and its TPU was deleted \(before its max run duration, "
+                         r"due 20[-\d]+T[\d:]+\+00:00\); it does not run and will not run again, and nothing of it "
+                         "bills; delete it: ", text), text  # fmt: skip
+    rc, out, _ = run("cloud", "status", "--json")
+    (st,) = json.loads(out)
+    assert rc == 0 and st["deadline"] is None and st["resource"]["ended_at"] and st["resource"]["state"] == ended

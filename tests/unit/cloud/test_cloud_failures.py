@@ -1350,28 +1350,42 @@ def test_a_create_that_keeps_failing_is_bounded_and_leaves_nothing_recorded(fast
     assert "\n" not in str(info.value) and records.load_all() == [] and fast.queued == {}
 
 
-def test_retry_after_as_an_http_date_is_waited(fake_api):
-    # Before: only Retry-After's delay-seconds form was read; RFC 9110 section 10.2.3 allows an HTTP-date too
+def test_retry_after_as_an_http_date_is_waited(fake_api, monkeypatch):
+    # Before: only Retry-After's delay-seconds form was read; RFC 9110 section 10.2.3 allows an HTTP-date too. Then the
+    # date was counted from this machine's clock: the test's 'now + 2 s', formatted to whole seconds and read a moment
+    # later, came out 1 or 2 s (0 on a loaded machine: flaky), and a client whose clock ran ahead of the server's read
+    # any such wait as 0. Now it is counted from the answer's Date, the server's clock; the waits on a fake clock.
     from email.utils import format_datetime
 
     import httpx
 
     from onechip.cloud.tpu_api import TpuApi, retry_after_s
 
-    later = format_datetime(datetime.now(UTC) + timedelta(seconds=2), usegmt=True)
-    assert retry_after_s(httpx.Headers({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0  # past: at once
+    sent = datetime(2015, 10, 21, 7, 28, tzinfo=UTC)
+
+    def asked(after_s: float, date: datetime | None = sent) -> httpx.Headers:
+        said = {"Retry-After": format_datetime(sent + timedelta(seconds=after_s), usegmt=True)}
+        return httpx.Headers(said | ({"Date": format_datetime(date, usegmt=True)} if date else {}))
+
+    assert retry_after_s(asked(2)) == 2.0  # 2015: by this machine's clock long past, by the server's 2 s away
+    assert retry_after_s(asked(-5)) == 0.0  # before its own Date: at once
+    assert retry_after_s(asked(0, date=None)) == 0.0  # no Date: from now, and 2015 is past
+    later = datetime.now(UTC) + timedelta(days=1)  # no Date, a day ahead: from now, whole seconds rounded up
+    assert 86_000 < (retry_after_s(httpx.Headers({"Retry-After": format_datetime(later, usegmt=True)})) or 0) <= 86_400
     assert retry_after_s(httpx.Headers({"Retry-After": "soon"})) is None
     # neither form: None, not a ValueError ('²' passes str.isdigit) or OverflowError (the year) out of the API call
     for odd in ("\u00b2".encode("latin-1"), b"Wed, 21 Oct 99999999999999999999 07:28:00 GMT"):
         assert retry_after_s(httpx.Headers([(b"Retry-After", odd)])) is None
-    answers = [httpx.Response(503, headers={"Retry-After": later}, json={"error": {"code": 503, "status": "UNAVAILABLE",
-                                                                                    "message": "try later"}}),
-               httpx.Response(200, json={"nodes": []})]  # fmt: skip
+    clock = [0.0]
+    tick = lambda s: clock.__setitem__(0, clock[0] + s)  # noqa: E731
+    monkeypatch.setattr(tpu_api, "time", SimpleNamespace(monotonic=lambda: clock[0], sleep=tick))
+    busy = {"error": {"code": 503, "status": "UNAVAILABLE", "message": "try later"}}
+    answers = [httpx.Response(503, headers=asked(2), json=busy), httpx.Response(200, json={"nodes": []})]
     told: list[str] = []
     tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(lambda r: answers.pop(0))), poll_s=0.01,
                  on_retry=told.append)  # fmt: skip
     assert tpu.list_nodes(OK) == [] and answers == []
-    assert len(told) == 1 and re.search(r"; retry 1 of 6 in [12] s$", told[0]), told
+    assert len(told) == 1 and told[0].endswith("; retry 1 of 6 in 2 s") and clock[0] == 2.0, (told, clock)
 
 
 @pytest.mark.parametrize("landed", [True, False])

@@ -260,3 +260,23 @@ def test_a_tpu_ready_since_up_was_stopped_bills_from_its_create_time_in_status_a
     assert abs((granted - three_h_ago).total_seconds()) < 2
     (saved,) = records.load_all()
     assert saved.granted_at == again.resource.granted_at
+
+
+def test_a_flex_start_run_suspended_says_whether_its_max_run_duration_ran_out():
+    # Before: 'SUSPENDED: it will not run again' either way: a run the cloud ended early read as one that ran its term
+    from onechip.schemas.cloud import CloudResource
+
+    resource = CloudResource(name="q", kind="queued-resource", node_id="q-node", project="proj-1",
+                             zone="us-west4-a", chip="v5e-1", accelerator_type="v5litepod-1", runtime_version="v",
+                             provisioning="flex-start", created_at="2026-12-01T00:00:00+00:00",
+                             state="SUSPENDED")  # fmt: skip
+    end = datetime(2026, 12, 1, 4, tzinfo=UTC)
+    assert provision.ended_line(resource, end, end + timedelta(seconds=1)).startswith(
+        "SUSPENDED: its run ended and its TPU was deleted (its max run duration ran out at 2026-12-01T04:00:00+00:00); "
+        "it does not run and will not run again, and nothing of it bills; delete it: onechip cloud down --name q "
+    )
+    assert "(before its max run duration, due 2026-12-01T04:00:00+00:00)" in provision.ended_line(
+        resource, end, end - timedelta(hours=1)
+    )
+    failed = resource.model_copy(update={"state": "FAILED"})
+    assert provision.ended_line(failed).startswith("FAILED: the request was never fulfilled: nothing was granted; it ")

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
 
@@ -41,7 +42,7 @@ def test_refresh_then_cost_prices_at_the_servers_rates_dated_today(refreshed, ru
     assert code == 0, err
     lines = {line["pricing"]: line for line in json.loads(out)["lines"]}
     assert {m: lines[m]["usd_per_chip_hour"] for m in SERVER} == SERVER != FILE
-    assert {lines[m]["price_date"] for m in SERVER} == {date.today().isoformat()}
+    assert {lines[m]["price_date"] for m in SERVER} == {billing.utc_today().isoformat()}
     assert not any(lines[m]["stale"] for m in SERVER)
     for m in SERVER:  # the source names the SKU read; never the decoys that share the region and usage type
         assert "Cloud Billing Catalog services/6F81-5844-456A/skus/" in lines[m]["source"]
@@ -49,7 +50,7 @@ def test_refresh_then_cost_prices_at_the_servers_rates_dated_today(refreshed, ru
     # $/M output tokens = USD per hour / (tok/s x 3600) x 1e6 (cost.arithmetic), at the server's rate
     assert lines["spot"]["usd_per_mtok"] == pytest.approx(0.4942 / 3.6)
     code, out, _ = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "1000", "--region", "us-west4")
-    assert "TpuV5e attached to Spot Preemptible VMs running in Las Vegas', read " + date.today().isoformat() in (
+    assert "TpuV5e attached to Spot Preemptible VMs running in Las Vegas', read " + billing.utc_today().isoformat() in (
         " ".join(out.split())
     )
 
@@ -85,7 +86,7 @@ def test_advise_ranks_only_on_sourced_dated_prices(refreshed, monkeypatch):
                             chips=["v5e-1", "l4"], pricing="spot")  # fmt: skip
     advice = api.advise(request)
     row = next(r for r in advice.rows if r.chip == "v5e-1")
-    assert row.usd_per_hour == 0.4942 and row.price_date == date.today().isoformat() and not row.price_stale
+    assert row.usd_per_hour == 0.4942 and row.price_date == billing.utc_today().isoformat() and not row.price_stale
     assert "TpuV5e attached to Spot Preemptible VMs running in Las Vegas" in (row.price_source or "")
     unsourced = Price(chip="v5e-1", region="us-west4", pricing="spot", usd_per_chip_hour=0.01, source="", date="")
     monkeypatch.setattr(_predict.cost_layer, "all_prices", lambda: [unsourced])
@@ -230,3 +231,48 @@ def test_a_stored_read_edited_out_of_range_or_from_a_newer_onechip_is_not_used(r
     advice = api.advise(AdviseRequest(model="google/gemma-4-E2B-it", workload={"ctx": 1024, "clients": 16},
                                       chips=["v5e-1"], reps=1))  # fmt: skip
     assert any(n.startswith(why) for n in advice.notes)
+
+
+@pytest.fixture
+def far_from_utc(monkeypatch):
+    """A local zone whose date is not UTC's now: 12 h behind before noon UTC, 14 h ahead after (TZ env var)."""
+    zone = "Etc/GMT+12" if datetime.now(UTC).hour < 12 else "Etc/GMT-14"  # POSIX signs: GMT+12 is UTC-12
+    before = os.environ.get("TZ")
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    assert date.today() != datetime.now(UTC).date()  # the setup holds: the two dates differ now
+    yield zone
+    if before is None:  # this process's zone back as it was (monkeypatch restores the variable, not tzset's state)
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
+
+
+def test_a_read_of_today_is_0_days_old_in_a_zone_far_from_utc(far_from_utc, refreshed, run):
+    # Before: a read was dated by its UTC time, its age judged against the local date: in UTC-12 before noon UTC a
+    # read of today was -1 days old, in UTC+14 after 10:00 UTC 1 day old (prices, cost, advise, cloud up's quote)
+    today = datetime.now(UTC).date().isoformat()
+    code, out, err = run("prices", "--chip", "v5e-1", "--region", "us-west4", "--json")
+    table = json.loads(out)
+    assert code == 0 and table["today"] == today and {p["age_days"] for p in table["prices"] if p["sku_id"]} == {0}, (
+        far_from_utc,
+        out,
+    )
+    code, out, err = run("cost", "--chip", "v5e-1", "--output-tok-per-s", "1000", "--region", "us-west4", "--json")
+    report = json.loads(out)
+    assert report["today"] == today and {
+        line["price_age_days"] for line in report["lines"] if "Cloud Billing Catalog services" in line["source"]
+    } == {0}, far_from_utc
+
+
+@pytest.mark.parametrize("argv", [("prices", "--help"), ("prices", "refresh", "--help")])
+def test_prices_help_documents_the_exit_codes(run, argv):
+    # Before: neither help said what `prices refresh` exits with, so a script could not tell a catalog outage (7)
+    # from a bad flag (2) or no google-auth (3), nor that a read with SKUs skipped is still 0
+    code, out, _ = run(*argv)
+    text = " ".join(out.split())
+    assert code == 0 and "Exit codes:" in text, out
+    for said in ("0 done (refresh also when it skipped SKUs not priced in USD", "2 bad input", "3 google-auth",
+                 "7 the Cloud Billing Catalog refused or failed", "$ONECHIP_BILLING_DEADLINE_S"):  # fmt: skip
+        assert said in text, (said, text)

@@ -295,3 +295,42 @@ def test_the_mcp_summary_says_what_the_best_row_rests_on_and_what_it_could_flip_
     assert "best l4 (1 x TP1, carried from v5e-1), $0.200/Mtok; 1 considered" in _advice_summary(
         Advice(model="m", workload={}, rows=[carried])
     )
+    # the price kind: a row ranked best at on-demand when spot was asked said '$0.200/Mtok' alone
+    on_demand = carried.model_copy(update={"pricing": "on-demand"})
+    assert "carried from v5e-1), $0.200/Mtok at on-demand (no spot price); 1 considered" in _advice_summary(
+        Advice(model="m", workload={}, rows=[on_demand])
+    )
+    assert "$0.200/Mtok at on-demand; 1 considered" in _advice_summary(
+        Advice(model="m", workload={}, rows=[on_demand], pricing=["spot", "on-demand"])
+    )
+
+
+@pytest.mark.parametrize("pricing", ["SPOT", "spot", "spot,on-demand"])
+def test_each_row_names_its_price_kind_and_a_row_not_priced_as_asked_says_so(tmp_path, monkeypatch, pricing):
+    # Before: `--pricing SPOT` (any case, which parse_pricing takes) and `spot,on-demand` matched no price, so every
+    # row fell to its cheapest price of any model: v5e-1 was ranked on its 3-year commitment beside l4's on-demand and
+    # b200's flex-start, and nothing said a row was not priced at the model asked for
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    request = AdviseRequest(model="google/gemma-4-E2B-it", workload={"ctx": 1024, "clients": 1, "output_tokens": 32},
+                            chips=["v5e-1", "l4", "b200"], pricing=pricing, reps=1)  # fmt: skip
+    advice = api.advise(request)
+    kinds = {r.chip: (r.pricing, r.price_source) for r in advice.rows if r.fits}
+    wanted = [name.strip().lower() for name in pricing.split(",")]
+    assert (
+        advice.pricing == wanted and kinds["v5e-1"][0] == "spot" and kinds["v5e-1"][1].startswith("v5e-1 us-west4 spot")
+    )
+    asked = " or ".join(wanted)
+    l4_kind = "on-demand" if "on-demand" in wanted else None
+    if l4_kind:  # l4's on-demand is the second choice asked for: no note of it
+        assert kinds["l4"] == ("on-demand", kinds["l4"][1]) and not kinds["l4"][1].startswith("no ")
+        assert (
+            f"ranked on {asked} prices; priced otherwise, having no {asked} price: b200 at flex-start"
+            in advice.notes[-1]
+        )
+        return
+    assert kinds["l4"][0] == "on-demand" and kinds["l4"][1].startswith(f"no {asked} price: l4 us on-demand: ")
+    assert kinds["b200"][0] == "flex-start" and kinds["b200"][1].startswith(f"no {asked} price: b200 us flex-start: ")
+    assert (
+        f"ranked on {asked} prices; priced otherwise, having no {asked} price: l4 at on-demand; b200 at flex-start "
+        "(each row's $/h names its pricing model: those rows are not like for like)"
+    ) in advice.notes
