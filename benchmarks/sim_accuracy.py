@@ -28,7 +28,8 @@ datasheet ratio with host terms kept (calibrate.transfer) and by the chips' meas
 the predicted grid left out of them). A grid served at its own settings (max-model-len, max-num-seqs, token budget
 where the corpus states them; the seeds' 32768 and 4096 on TPU otherwise, the engine default on GPU) and with its
 own client workload (num_prompts per cell where a cell states it) and stream starts (drawn over one request's
-duration; with --recorded, as its client recorded them: start_spread); with --replay, as its client ran it where the
+duration; with --recorded, as its client recorded them, start_spread, and with the prefix-cache hits its prompts
+had, cached_prompts); with --replay, as its client ran it where the
 corpus records the protocol (MeasuredGrid.client, replayed by sim.protocol in the fit and the predictions: vllm
 bench serve's num_prompts requests behind max-concurrency slots, all started together, whole-run tok/s, prefix-cache
 hits where one seed's prompts repeat across the cells of a server run). What the simulator cannot model is skipped
@@ -73,7 +74,7 @@ from onechip.sim import transfer
 from onechip.sim.calibrate import calibrate, check_cells
 from onechip.sim.predict import START_SPREAD_S, simulate_cell, simulate_grid
 from onechip.sim.priors import basis, carry, distinct_grids
-from onechip.sim.protocol import replay
+from onechip.sim.protocol import CellClient, replay
 from onechip.sim.protocol import start_spread as protocol_start
 
 # The measured grids, with their sources: catalog/serving_measurements.json (`grids`); the seed article's 12-cell
@@ -102,8 +103,9 @@ SEEDS = 5
 # `simulate` fits and predicts; the seed grid SEED_START_SPREAD. --together: every grid's streams at t = 0, as bench
 # starts them. --recorded: each grid as its client recorded them (sim.protocol.start_spread: together for vllm bench
 # serve, whose serve.py creates one task per request at once behind the max-concurrency semaphore at request rate
-# inf; drawn where a grid records no client), in the fit and the predictions, the rest of the protocol (num_prompts
-# pool, prefix-cache hits) not replayed. Not the default: on the whole corpus (2026-12-05, STEP_MODEL 6) it moved
+# inf; drawn where a grid records no client), in the fit and the predictions, with the prefix-cache hits of its prompts
+# in the corpus mode (cached_prompts, below; the carry mode's predictions are scored without them), the num_prompts
+# pool not replayed. Not the default (before the hits): on the whole corpus (2026-12-05, STEP_MODEL 6) it moved
 # calibrated tok/s / TTFT / TPOT MAPE from 12.7 / 35.7 / 9.6% to 11.2 / 51.0 / 9.3%, carried by measured efficiencies
 # (same family) from 14.1 / 35.4 / 15.6% to 12.8 / 63.7 / 15.5%. It helps the grids whose cells send prompts no
 # earlier cell sent (config-validation TTFT, calibrated 33.8 -> 26.4%, carried 25.6 -> 22.3%; gce 49.6 -> 47.4%,
@@ -115,6 +117,18 @@ SEEDS = 5
 # 35.2 / 41.0 / 30.0% -> 34.2 / 38.2 / 30.8%, with the host line 9.2 / 20.7 / 8.6% -> 9.3 / 20.7 / 8.6%, as if
 # unmeasured 35.5 / 41.5 / 28.8% -> 34.7 / 39.2 / 29.1%; the seeds' ranges become points (no jitter: 128 x 8 at
 # 699-699 tok/s).
+# --recorded gives each grid's prompts the prefix-cache hits its recorded client's prompts had too (cached_prompts,
+# sim.protocol.replay's cache; 2026-12-06, fits config-validation, gce, gke, grids those and the one-client sweep):
+# calibrated tok/s / TTFT / TPOT 11.0 / 51.0 / 9.3% -> 8.6 / 40.1 / 9.5% over the same 100 cells (gke TTFT 117.9 ->
+# 73.6%, TPOT 10.7 -> 6.7%; gce TPOT 8.9 -> 14.4%: the gke fit, its short cells now cached, puts more on prefill and
+# overshoots gce's 32,000-token cells, 80.6 ms TPOT at 32,000 x 16 against 49.4). Not in the default drawn phases:
+# there it moved 12.5 / 35.7 / 9.6% to 9.4 / 83.7 / 10.3% (the gce fit, its 128 x 8 prompts half cached, explains
+# that cell's 81 ms TTFT by output rounds of 1.77 ms a stream and 0.61 ms a token, which put 1,188 ms on gke's 1,024
+# x 32 against 56.8 measured). What is left at the top (--recorded): gke's 1,024 x 16 - 64 from the gce and
+# config-validation fits (+239 to +446%; their builds' serial API-server cost, 8.8 - 9.1 ms a request against gke's
+# 2.1, queues 32 prompts sent together), and the knee cells 16,000 x 32, 8,192 x 64, 32,000 x 16 (-68 to -86%; see
+# below), where the two deployments that measured them disagree by 22 - 59% in TTFT against 0 - 6% at every other
+# shared cell.
 # Short-context TTFT with several clients (2026-12-05, not modelled yet). Median TTFT grows linearly with clients where
 # prefill is small: gke 1,024 x 1-32 (prompts cached but 64 tokens) 15.0 + 1.29 ms x clients (r2 0.993); seed v5e
 # 128 x 1-16 5.5 ms a client (r2 1.000); config-validation and gce 128 x 8 10.4 ms a client (84.8 / 81.3 ms against
@@ -490,32 +504,52 @@ def calibration_cells(grid: MeasuredGrid) -> list[tuple[int, int]]:
 WHOLE_RUN = {name for name in GRIDS if name != SEED_GRID.name}  # vllm bench serve grids: whole-run tok/s
 
 
+def cached_prompts(grid: MeasuredGrid, plan, spread: float | None) -> dict[tuple[int, int], CellClient]:  # type: ignore[no-untyped-def]
+    """Each cell of `grid` with the prefix-cache hits its recorded client's prompts had (sim.protocol.replay: one
+    seed's prompts repeat across the cells of a server run, the shorter a prefix of the longer, and vLLM caches
+    them), the rest of the protocol not replayed: every stream sends its own requests (BenchConfig), started as
+    `spread` says, tok/s read as without a client (the steady window). Empty where the grid records no protocol.
+    Without them a cell whose prompts the cache held is simulated prefilling them in full: gke's 1,024-token cells
+    after 1,024 x 1 (960 of 1,024 tokens cached) read 24.8 - 56.8 ms TTFT at 8 - 32 clients, simulated 75 - 295."""
+    if grid.client is None:
+        return {}
+    return {key: CellClient(None, spread, False, c.cached_tokens) for key, c in replay(grid, plan).items()}
+
+
+def _summarized(plan, terms, config: BenchConfig, key: tuple[int, int], client: CellClient) -> CellResult:  # type: ignore[no-untyped-def]
+    """Cell `key` of `config` simulated as `client` ran it, summarized as bench summarizes a cell."""
+    config = config.model_copy(update={"contexts": [key[0]], "clients": [key[1]]})
+    p = simulate_cell(plan, terms, config, *key, SEEDS, jitter=JITTER, client=client)
+    cell = CellResult(context_tokens=key[0], clients=key[1], status="ok")
+    if p.infeasible:
+        return cell.model_copy(update={"status": "infeasible", "reason": p.infeasible})
+    return stats.summarize_cell(cell, p.samples_by_seed, config.output_tokens)
+
+
 def _pred_measured(
-    plan, terms, run: BenchRun, spread: float | None, grid: MeasuredGrid | None = None
+    plan, terms, run: BenchRun, spread: float | None, grid: MeasuredGrid | None = None, recorded: bool = RECORDED
 ) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
     """The measured cells of `run` only (not the whole contexts x clients product): as the grid's client ran them
     where the corpus records its protocol (sim.protocol.replay), else each with the requests per stream it
-    measured (the cell's num_prompts where `grid` states one) and stream starts `spread`; clients beyond the plan's
-    --max-num-seqs wait in the engine's queue (sim.predict.engine_of)."""
-    out: dict[tuple[int, int], CellResult] = {}
+    measured (the cell's num_prompts where `grid` states one), stream starts `spread` and, `recorded`, the
+    prefix-cache hits its recorded client's prompts had (cached_prompts); clients beyond the plan's --max-num-seqs
+    wait in the engine's queue (sim.predict.engine_of)."""
     if REPLAY and grid is not None and grid.client is not None:
-        for key, client in replay(grid, plan).items():
-            config = run.config.model_copy(update={"contexts": [key[0]], "clients": [key[1]]})
-            p = simulate_cell(plan, terms, config, *key, SEEDS, jitter=JITTER, client=client)
-            cell = CellResult(context_tokens=key[0], clients=key[1], status="ok")
-            out[key] = (
-                cell.model_copy(update={"status": "infeasible", "reason": p.infeasible})
-                if p.infeasible
-                else stats.summarize_cell(cell, p.samples_by_seed, config.output_tokens)
-            )
-        return out
+        return {key: _summarized(plan, terms, run.config, key, c) for key, c in replay(grid, plan).items()}
+    out: dict[tuple[int, int], CellResult] = {}
     stated = {(c.context_tokens, c.clients): c.num_prompts for c in grid.cells} if grid else {}
+    hits = cached_prompts(grid, plan, spread) if grid and recorded else {}
     for cell in run.cells:
-        update: dict[str, object] = {"contexts": [cell.context_tokens], "clients": [cell.clients]}
-        prompts = stated.get((cell.context_tokens, cell.clients))
+        key = (cell.context_tokens, cell.clients)
+        update: dict[str, object] = {"contexts": [key[0]], "clients": [key[1]]}
+        prompts = stated.get(key)
         if prompts:
             update["requests_per_client"] = max(1, prompts // cell.clients)
-        out.update(_pred_cells(plan, terms, run.config.model_copy(update=update), spread))
+        config = run.config.model_copy(update=update)
+        if key in hits:
+            out[key] = _summarized(plan, terms, config, key, hits[key])
+        else:
+            out.update(_pred_cells(plan, terms, config, spread))
     return out
 
 
@@ -566,7 +600,9 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
             print(f"  {name}: cannot calibrate ({exc})")
             continue
         spread = start_spread(grid)
-        clients = replay(grid, plan) if REPLAY and grid.client else None
+        clients = (
+            replay(grid, plan) if REPLAY and grid.client else cached_prompts(grid, plan, spread) if RECORDED else None
+        )
         fits[name] = calibrate(plan, run, cells=cells, start_spread_s=spread, jitter=JITTER, clients=clients)
         terms = {k: f"{v:.3g}" for k, v in fits[name].terms.model_dump().items()}
         print(
@@ -762,8 +798,8 @@ def main() -> None:
     parser.add_argument(
         "--recorded",
         action="store_true",
-        help="corpus, carry: each grid's streams start as its client recorded them (vllm bench serve: together); "
-        "default: drawn over one request's duration",
+        help="corpus, carry: each grid's streams start as its client recorded them (vllm bench serve: together), "
+        "corpus: its prompts with the prefix-cache hits they had; default: drawn over one request's duration",
     )
     parser.add_argument("--jitter", action="store_true", help="seeded API-server time variation (CellSimulation)")
     parser.add_argument("--admit", action="store_true", help="fits set per_admit_s (host work per request admitted)")

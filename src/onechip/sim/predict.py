@@ -146,7 +146,8 @@ def simulate_cell(
         cell.infeasible = f"{context} + {config.output_tokens} tokens exceed max_model_len {plan.max_model_len}"
         return cell
     engine, model = engine_of(plan), step_model(plan, terms)
-    spread, shapes = (start_spread_s, None) if client is None else (client.start_spread_s, client.shapes(context))
+    spread = start_spread_s if client is None else client.start_spread_s
+    shapes = None if client is None else client.shapes(context, clients)
     pool = client.num_prompts if client else None
     for seed in range(seeds):
         samples: list[RequestSample] = []

@@ -2,7 +2,7 @@
 prediction compare like with like: the same requests, started the same way, read by the same tok/s definition.
 
     replay(grid, plan) -> {(context, clients): CellClient}    how the grid's client ran each cell
-    CellClient.shapes(context)                                 the scheduler hook for its prompts' cached tokens
+    CellClient.shapes(context, clients)                        the scheduler hook for its prompts' cached tokens
 
 What vllm bench serve does (vllm 0.26.0 sdist, vllm/benchmarks/serve.py benchmark()): it sends one test request
 (input_requests[0], the cell's prompt 0) and waits for it, then creates one task per request at once, each behind
@@ -49,14 +49,18 @@ class CellClient:
     whole_run: bool
     cached_tokens: tuple[int, ...] = ()
 
-    def shapes(self, context: int) -> RequestShapes | None:
-        """The scheduler hook giving request k its cached tokens (None when nothing is cached)."""
+    def shapes(self, context: int, clients: int) -> RequestShapes | None:
+        """The scheduler hook giving prompt k its cached tokens (None when nothing is cached). With a pool
+        (`num_prompts`) the scheduler numbers requests by prompt; without one each of the `clients` streams numbers
+        its own (CellSimulation._send), and a stream's request `seq` is prompt seq x clients + stream: the prompt the
+        pool would send it, its streams sent together and each taking the next prompt as its last request ends."""
         if not any(self.cached_tokens):
             return None
-        cached = self.cached_tokens
+        cached, pooled = self.cached_tokens, self.num_prompts is not None
 
         def shape(stream: int, seq: int) -> RequestShape:
-            return RequestShape(context, cached[seq] if seq < len(cached) else 0)
+            k = seq if pooled else seq * clients + stream
+            return RequestShape(context, cached[k] if k < len(cached) else 0)
 
         return shape
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from onechip import catalog
+from onechip.schemas.sim import StepTerms
 from onechip.sim import priors
 
 BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
@@ -125,3 +128,28 @@ def test_with_recorded_starts_each_grid_starts_its_streams_as_its_client_did() -
             assert recorded is drawn is sim_accuracy.START_SPREAD_S
     assert sim_accuracy.GRIDS["gemma4dev-t4-g4dn-e2b-2026-08-30"].client is None
     assert sim_accuracy.start_spread(sim_accuracy.GRIDS[GKE], together=True, recorded=False) == 0.0
+
+
+def test_a_grid_recording_its_client_is_simulated_with_the_prefix_cache_hits_its_prompts_had() -> None:
+    # gke's sweep drew one seed's prompts in every cell (server.py passes no --seed) with prefix caching on: after
+    # 1,024 x 1, each 1,024-token prompt is cached but its last block (960 of 1,024 tokens, sim.protocol.replay).
+    # Simulated without those hits, 1,024 x 16 prefilled 16 x 1,024 tokens the measured run did not (TTFT 34.2 ms
+    # measured, 120 - 123 ms simulated from the gce and config-validation fits, --recorded)
+    gke = sim_accuracy.GRIDS[GKE]
+    plan = sim_accuracy.plan_for(gke)
+    clients = sim_accuracy.cached_prompts(gke, plan, 0.0)
+    assert clients[(1024, 16)].num_prompts is None and set(clients[(1024, 16)].cached_tokens) == {960}
+    run = sim_accuracy.grid_run(gke)
+    run = run.model_copy(update={"cells": [c for c in run.cells if (c.context_tokens, c.clients) == (1024, 16)]})
+    terms = StepTerms(
+        fixed_s=0.0044,
+        weights_s=0.003,
+        per_seq_s=0.0003,
+        per_token_s=8e-6,
+        per_kv_token_s=4e-8,
+        request_overhead_s=0.002,
+    )
+    predicted = sim_accuracy._pred_measured(plan, terms, run, 0.0, gke, recorded=True)[(1024, 16)]
+    assert predicted.cached_share == pytest.approx(960 / 1024)
+    # a grid that records no client (the seed article's) is simulated as before, with no hits
+    assert sim_accuracy.cached_prompts(sim_accuracy.SEED_GRID, sim_accuracy.seed_plan(), None) == {}

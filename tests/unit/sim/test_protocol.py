@@ -13,7 +13,7 @@ from onechip.catalog.files import MeasuredGrid
 from onechip.schemas.bench import BenchConfig
 from onechip.schemas.sim import StepTerms
 from onechip.sim.figures import figures
-from onechip.sim.protocol import replay, start_spread
+from onechip.sim.protocol import CellClient, replay, start_spread
 from onechip.sim.scheduler import CellSimulation, SchedulerLimits
 from onechip.sim.steptime import StepModel
 
@@ -84,6 +84,25 @@ def test_a_later_cell_of_the_same_seed_hits_what_an_earlier_one_left_cached():
     # MI300X repeats with distinct seeds: only the test request's prompt 0
     mi = replay(GRIDS[MI300X], _plan(num_blocks=564_126, block_size=16))
     assert mi[(1024, 16)].cached_tokens == (1008,) + (0,) * 31
+
+
+def test_streams_without_a_pool_take_the_prompts_the_pool_would_send_them():
+    # config-validation 128 x 8 after 128 x 1 (16 prompts, seed 0): prompts 0 - 15 cached, 24 sent; with a pool the
+    # scheduler numbers requests by prompt, without one by stream: stream s's request j is prompt 8 j + s, so the
+    # first wave's 8 hit, the second's (prompts 8 - 15) too, the third's (16 - 23) not
+    cached = (64,) * 16 + (0,) * 8
+    pooled = CellClient(24, 0.0, True, cached).shapes(128, 8)
+    streams = CellClient(None, 0.0, False, cached).shapes(128, 8)
+    assert pooled is not None and streams is not None
+    assert [pooled(0, k).cached_tokens for k in (0, 15, 16, 23)] == [64, 64, 0, 0]
+    assert [streams(s, 0).cached_tokens for s in range(8)] == [64] * 8
+    assert [streams(s, 1).cached_tokens for s in range(8)] == [64] * 8
+    assert [streams(s, 2).cached_tokens for s in range(8)] == [0] * 8
+    engine = SchedulerLimits(num_blocks=10_000, block_size=64, budget_tokens=4096)
+    model = StepModel(StepTerms(fixed_s=0.01, per_token_s=0.0, per_kv_token_s=0.0, request_overhead_s=0.0))
+    config = CONFIG.model_copy(update={"requests_per_client": 3})
+    samples = CellSimulation(config, engine, model, context=128, clients=8, seed=0, shapes=streams).run()
+    assert sorted(s.cached_tokens for s in samples) == sorted(cached)
 
 
 def test_a_pool_too_small_evicts_the_earliest_prompts_first():
