@@ -304,7 +304,9 @@ _LOGGED = {
     # - nvidia-smi's table row '|   0  NVIDIA H200      On  |' pasted beside a log (a name it cut short ends in
     #   '...' and is not read; its first '|' goes with a collector's timestamp before it, as _STAMP_COLUMN reads a log
     #   view's ' | '), nvidia-smi -L's and vLLM collect_env's 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: ...)', a script's
-    #   'GPU device name: NVIDIA GeForce RTX 4090'
+    #   'GPU device name: NVIDIA GeForce RTX 4090', and nvidia-smi's CSV row ('nvidia-smi --query-gpu=index,name,
+    #   driver_version --format=csv' prints '0, NVIDIA GeForce RTX 3090, 580.142': noonghunna/club-3090#96), with or
+    #   without the index before the name, its other fields one word each ('81559 MiB', '350.00 W' with their unit)
     # (tests/fixtures/bootlogs h200x2-qwen3-next-80b-a3b-tp2-v0102, mi300x-gemma4-26b-a4b-len32768-v0311,
     # tpu-v6e1-gemma4-12b-len2048-v0291, tpu-v6e4-tp4-len4096, h200x8-deepseek-r1-tp8-len128000-v073, rtx4090-...)
     # the device the KV token line names where vLLM derives it from the platform (vllm/v1/core/kv_cache_utils.py
@@ -317,6 +319,7 @@ _LOGGED = {
         r"|^(?:\|\s+)?\d+\s+((?:NVIDIA|Tesla|Quadro|AMD)\b[^|]*?[^.|\s])\s+(?:On|Off)\s+\|"
         r"|^(?:GPU models and configuration:\s*)?GPU \d+: (.+?)(?:\s*\(UUID: [^)]*\))?\s*$"
         r"|^GPU device name: (.+?)\s*$|\bTFRT (TPU v\d+\w*(?: lite)?)\s*$"
+        r"|^(?:\d+, )?((?:NVIDIA|Tesla|Quadro|AMD)\b[^,|]*?[^.,|\s])(?:, [\w.:/\[\]-]+(?: (?:MiB|W|%|MHz))?)+\s*$"
     ),
 }
 # A 'non-default args:' line whose dict a paste wrapped onto the lines after it (a transcription hard-wrapped at ~90
