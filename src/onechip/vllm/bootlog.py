@@ -487,7 +487,8 @@ def _without(prefix: re.Pattern[str], line: str) -> str:
 
 def _records(text: str) -> list[str]:
     """The lines of a log `text`, rows a terminal wrapped joined (_unwrapped), a learned collector's prefix removed
-    (_learned_prefix), a JSON log record's (_json_record) as the text lines vLLM prints for it."""
+    (_learned_prefix), a JSON log record's (_json_record) as the text lines vLLM prints for it, an exception's message
+    a paste broke across lines joined (_exception_rows)."""
     out: list[str] = []
     lines = _unwrapped(text.splitlines())
     if learned := _learned_prefix(lines):
@@ -495,6 +496,40 @@ def _records(text: str) -> list[str]:
     for line in lines:
         record = _json_record(_unprefixed(_plain(line))) if "{" in line else None
         out.extend(line.splitlines() if record is None else record.splitlines())
+    return _exception_rows(out)
+
+
+# An exception's message a paste broke across lines at a word ('... (4.38 GiB KV cache is needed, which is' then
+# 'larger than the available KV cache memory (4.00 GiB). ...', vllm#53961; vLLM prints the message on one line): a row
+# that ends inside a sentence (_OPEN_END) is followed by the rest of its message, a line that is no line of its own
+# (no vLLM head, no traceback frame or caret line, no other exception, not blank), at most _EXCEPTION_ROWS rows
+_OPEN_END = re.compile(r"[\w,(]$")
+_EXCEPTION_ROWS = 6
+_NAMES_EXCEPTION = re.compile(r"(?:Error|Exception|Failure): ")
+
+
+def _rest_of_message(line: str, bare: str) -> bool:
+    """Whether `line` (`bare`: its bare_line) may be the rest of a message broken before it: no line of its own."""
+    own = _OWN_LINE.match(bare) or _HEAD.search(line, 0, _HEAD_AFTER) or _EXCEPTION.match(bare)
+    return bool(bare) and not line[:1].isspace() and not own and not bare.startswith("Traceback")
+
+
+def _exception_rows(lines: list[str]) -> list[str]:
+    """`lines` with the rows of an exception's message a paste broke joined back onto its exception line, a space
+    between them (_OPEN_END); other lines unchanged."""
+    out: list[str] = []
+    rows = -1  # rows joined onto out[-1], an exception line; -1: out[-1] is none (or there is none yet)
+    for line in lines:
+        if rows < 0 and not _NAMES_EXCEPTION.search(line):  # bare_line costs; most lines name no exception
+            out.append(line)
+            continue
+        bare = bare_line(line)
+        if 0 <= rows < _EXCEPTION_ROWS and _OPEN_END.search(bare_line(out[-1])) and _rest_of_message(line, bare):
+            out[-1] = f"{out[-1].rstrip()} {bare}"
+            rows += 1
+            continue
+        out.append(line)
+        rows = 0 if _EXCEPTION.match(bare) else -1
     return out
 
 
