@@ -55,6 +55,7 @@ from datetime import datetime, timedelta
 from onechip.errors import redact
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
+from onechip.vllm.flag_table import AUTO_FIT
 
 _STAMP = re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
 _LEVEL = re.compile(r"^(WARNING|ERROR|CRITICAL)\b")  # on the bare_line
@@ -247,6 +248,12 @@ _LOGGED = {
         # under the V2 runner, "The draft model's max_model_len (%d) is smaller than the target model's (%d) ...;
         # reducing max_model_len to %d." (vllm/config/vllm.py _limit_max_model_len_to_draft, 0.33.0 sdist)
         r"|Changing max_model_len from \d+ to (\d+)|reducing max_model_len to (\d+)"
+    ),
+    # the length left to vLLM's auto-fit, as the log says so: '--max-model-len auto' (or -1) is -1 in 'non-default args'
+    # (tests/data/vllm_cpu_0.32_smollm2_autofit_boot.log), or on a command line, and the fit's own lines above
+    "max_model_len_auto": re.compile(
+        r"non-default args: \{.*'max_model_len': (-1)\b|(?:^|\s)--max[-_]model[-_]len[= ](auto|-1)\b"
+        r"|\b(Auto-fit) max_model_len: |--max-model-len (auto) reduced max_model_len"
     ),
     # also the command line a paste or a container prints before the log ('$ vllm serve M --tensor-parallel-size 2',
     # ragflow#11166; SageMaker's 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 ...]',
@@ -1098,7 +1105,8 @@ def crosscheck(plan: Plan, boot: BootRecord, other_card: OtherCard | None = None
     nothing to compare: `compared` and `agrees` are False and the note says so. A boot that failed (the grammar's
     failure_cause) is flagged 'boot-failed' and its cause leads the note, whatever else compares. A log of another
     deployment (_other_deployment; its card by name through `other_card`, which the planner supplies) is flagged
-    'other-deployment'.
+    'other-deployment'; a plan and a log that both left max_model_len to vLLM's auto-fit are one deployment, the
+    lengths each fitted compared as a figure (_compare_fitted_length).
     """
     context = boot.max_concurrency_context or plan.max_model_len
     planned_conc = planned_concurrency(plan, context)
@@ -1106,6 +1114,7 @@ def crosscheck(plan: Plan, boot: BootRecord, other_card: OtherCard | None = None
     reported_pool = int(boot.hbm_gib["avail"] * GIB) if "avail" in boot.hbm_gib else None
     gpu_figure = plan.engine == "vllm-gpu" and (boot.kv_cache_num_blocks is not None or boot.kv_cache_gib is not None)
     compared = any(x is not None for x in (boot.kv_cache_tokens, reported_pool, boot.max_concurrency)) or gpu_figure
+    length = _compare_fitted_length(plan, boot, notes)
     totals = _compare_totals(plan, boot, planned_conc, notes)
     block, flags = _known_lies(plan, boot, notes)
     if not compared:
@@ -1126,9 +1135,27 @@ def crosscheck(plan: Plan, boot: BootRecord, other_card: OtherCard | None = None
         planned_max_concurrency=planned_conc, reported_max_concurrency=boot.max_concurrency,
         planned_kv_pool_bytes=plan.kv_pool_bytes, reported_kv_pool_bytes=reported_pool,
         engine_version=boot.engine_version, flags=flags,
-        agrees=compared and totals and block and not other, compared=compared,
+        agrees=compared and length and totals and block and not other, compared=compared,
         note="; ".join(notes) if notes else "planned and reported agree",
     )  # fmt: skip
+
+
+def _both_auto_fit(plan: Plan, boot: BootRecord) -> bool:
+    """Whether the plan and the boot both left max_model_len to vLLM's auto-fit (the plan's AUTO_FIT note, the log's
+    'max_model_len_auto'): then one deployment, whatever length each fitted."""
+    return "max_model_len_auto" in boot.logged and any(w.code == AUTO_FIT for w in plan.warnings)
+
+
+def _compare_fitted_length(plan: Plan, boot: BootRecord, notes: list[str]) -> bool:
+    """Whether the length an auto-fit plan fitted is the one the auto-fit boot logged (True where either did not
+    fit one, or the log names none); appends what differs to `notes`."""
+    logged = boot.logged.get("max_model_len")
+    if not _both_auto_fit(plan, boot) or logged is None or int(logged) == plan.max_model_len:
+        return True
+    notes.append(
+        f"max_model_len (--max-model-len auto): planned {plan.max_model_len:,}, the engine fitted {int(logged):,}"
+    )
+    return False
 
 
 def _name(model: str) -> str:
@@ -1153,6 +1180,8 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
         arch = f" ({logged['architecture']})" if "architecture" in logged else ""
         differs.append(f"model {model}{arch}, planned {plan.model} ({plan.architecture})")
     for key, planned in (("max_model_len", plan.max_model_len), ("tensor_parallel_size", plan.tensor_parallel_size)):
+        if key == "max_model_len" and _both_auto_fit(plan, boot):
+            continue  # the length is what each fitted, a prediction (_compare_fitted_length), not the deployment's
         if key in logged and int(logged[key]) != planned:
             differs.append(f"{key} {int(logged[key]):,}, planned {planned:,}")
     utilization = float(logged["gpu_memory_utilization"]) if "gpu_memory_utilization" in logged else None
