@@ -52,7 +52,7 @@ class LogLine(ResultModel):
     trap: str | None = Field(default=None, description="For kind 'trap': the known trap and what to change.")
 
 
-BootOutcome = Literal["started", "did not start", "unknown"]
+BootOutcome = Literal["started", "KV cache allocated", "did not start", "unknown"]
 
 
 class BootVerdict(ResultModel):
@@ -61,7 +61,9 @@ class BootVerdict(ResultModel):
 
     outcome: BootOutcome = Field(
         description="'started' (the engine logged it was ready: 'init engine ... took' or 'Application startup "
-        "complete'), 'did not start' (it logged why not: `cause`), 'unknown' (the log ends before either)."
+        "complete'), 'KV cache allocated' (no ready line, but the KV cache size or concurrency line, which vLLM "
+        "prints once its start-up check of the pool passed, and no error: an excerpt that stops there), 'did not "
+        "start' (it logged why not: `cause`), 'unknown' (the log ends before any of these)."
     )
     cause: str | None = Field(
         default=None,

@@ -3,6 +3,7 @@ line kept whatever max_lines says (the seed's log tool dropped them), secrets re
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 from pathlib import Path
 
@@ -203,3 +204,43 @@ def test_a_log_past_the_bound_is_summarized_without_its_boot(monkeypatch: pytest
     monkeypatch.setattr(log_summary, "MAX_BOOT_LOG_CHARS", 1 << 10)  # the bound plan --against reads a log to
     summary = summarize(["(EngineCore pid=2) ERROR [core.py:9] died"] * 100, "big.log")
     assert summary.boot is None and summary.counts == {"error": 100}
+
+
+BOOTLOGS = Path(__file__).parents[2] / "fixtures" / "bootlogs"
+# corpus.json's outcome is read by hand from each log's source; two verdicts differ from it, both by what the excerpt
+# holds: the engine that sized its pool, then failed on its KV connector (its notes: 'started here means the KV check
+# passed'), and the refusal whose excerpt ends before its OOM (its notes: 'the OOM itself is not in it')
+VERDICT_NOT_OUTCOME = {
+    "gpu-qwen3-vl-8b-len4096-eager-dev15312": "did not start",
+    "h100-gpt-oss-120b-len5120-triton-v0141": "unknown",
+}
+
+
+@pytest.mark.parametrize("entry", json.loads((BOOTLOGS / "corpus.json").read_text()), ids=lambda e: e["name"])
+def test_the_verdict_agrees_with_the_corpus_outcome(entry: dict[str, str]) -> None:
+    path = BOOTLOGS / f"{entry['name']}.log"
+    boot = summarize(read_log(path), path.name, whole=log_summary.ends_in_newline(path)).boot
+    assert boot is not None
+    expected = {"started": {"started", "KV cache allocated", "unknown"}, "refused": {"did not start"}}
+    if entry["name"] in VERDICT_NOT_OUTCOME:
+        assert boot.outcome == VERDICT_NOT_OUTCOME[entry["name"]]
+    else:
+        assert boot.outcome in expected[entry["outcome"]], verdict_line(boot)
+    if boot.outcome == "KV cache allocated":  # the token or concurrency line that says the pool check passed
+        assert boot.kv_cache_tokens is not None or boot.max_concurrency is not None
+
+
+def test_an_excerpt_that_stops_after_the_kv_cache_lines_says_the_cache_was_allocated() -> None:
+    text = (
+        "(EngineCore pid=1) INFO 12-01 10:00:00 [gpu_worker.py:1] Available KV cache memory: 22.46 GiB\n"
+        "(EngineCore pid=1) INFO 12-01 10:00:00 [kv_cache_utils.py:1] GPU KV cache size: 163,568 tokens\n"
+        "(EngineCore pid=1) INFO 12-01 10:00:00 [kv_cache_utils.py:1] Maximum concurrency for 4,096 tokens per "
+        "request: 39.93x\n"
+    )
+    boot = summarize(text, "excerpt.log").boot
+    assert boot is not None and verdict_line(boot) == (
+        "KV cache allocated, no error logged (the log ends before the engine said it was ready): KV cache 163,568 "
+        "tokens, 22.46 GiB; max concurrency 39.93x at 4,096 tokens"
+    )
+    pool_only = summarize(text.split("\n")[0] + "\n", "excerpt.log").boot  # measured, not yet checked
+    assert pool_only is not None and pool_only.outcome == "unknown"
