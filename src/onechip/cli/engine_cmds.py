@@ -3,6 +3,7 @@ docker; here or over SSH)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +154,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def logs(
         file: Path | None = typer.Argument(
-            None, metavar="FILE", help="A vLLM log to summarize (a boot log from anywhere); implies --summary."
+            None,
+            metavar="FILE",
+            help="A vLLM log to summarize (a boot log from anywhere; - reads it from stdin); implies --summary.",
         ),
         follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new lines."),
         replica: int | None = typer.Option(None, "--replica", min=0, help="Replica K's log (up --replicas N)."),
@@ -174,7 +177,9 @@ def register(app: typer.Typer) -> None:
                 "--follow and --replica print the running engine's log; a summary (FILE, --summary, "
                 "--json) reads a log once: give one or the other"
             )
-        result = api.summarize_logs(SummarizeLogsRequest(path=file, max_lines=max_lines))
+        piped = sys.stdin.buffer if file == Path("-") else None  # `logs -`: a log piped in
+        request = SummarizeLogsRequest(path=None if piped else file, max_lines=max_lines)
+        result = api.summarize_logs(request, piped)
         if as_json:
             typer.echo(result.model_dump_json(indent=2))
         else:

@@ -31,7 +31,7 @@ import io
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, BinaryIO, TextIO
 
 from onechip.errors import ConfigError, redact
 from onechip.paths import open_regular
@@ -157,23 +157,46 @@ def read_lines(handle: TextIO) -> Iterator[str]:
 
 
 def read_log(path: Path) -> Iterator[str]:
-    """The lines of the log file at `path` (read_lines; undecodable bytes past its first block replaced). Raises
-    OSError (paths.open_regular: a FIFO or a device is not read), and ConfigError when the file is not text: its
+    """The lines of the log file at `path` (read_stream). Raises OSError (paths.open_regular: a FIFO or a device is
+    not read), and ConfigError when the file is not text (read_stream)."""
+    with open_regular(path) as raw:
+        yield from read_stream(raw, str(path))
+
+
+def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
+    """The lines of the log read from `raw` (a file, or standard input: read once, never seeked), as read_lines reads
+    them, undecodable bytes past its first block replaced. Raises ConfigError naming `name` when it is not text: its
     first TEXT_PROBE_BYTES hold a NUL byte (grep and git call a file binary so) or bytes that are not UTF-8 (a
     character cut at the block's end is not counted); a binary file read as a log kept nothing and was summarized
     as a quiet one."""
-    with open_regular(path) as raw:
-        block = raw.read(TEXT_PROBE_BYTES)
-        why = "a NUL byte" if b"\0" in block else None
-        try:
-            codecs.getincrementaldecoder("utf-8")().decode(block, final=False)
-        except UnicodeDecodeError:
-            why = why or "bytes that are not UTF-8"
-        if why:
-            raise ConfigError(f"{path}: not a text log ({why} in its first {TEXT_PROBE_BYTES:,} bytes)")
-        raw.seek(0)
-        with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as handle:
-            yield from read_lines(handle)
+    block = raw.read(TEXT_PROBE_BYTES)
+    why = "a NUL byte" if b"\0" in block else None
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(block, final=False)
+    except UnicodeDecodeError:
+        why = why or "bytes that are not UTF-8"
+    if why:
+        raise ConfigError(f"{name}: not a text log ({why} in its first {TEXT_PROBE_BYTES:,} bytes)")
+    stream = io.BufferedReader(_Prefixed(block, raw))
+    with io.TextIOWrapper(stream, encoding="utf-8", errors="replace") as handle:
+        yield from read_lines(handle)
+
+
+class _Prefixed(io.RawIOBase):
+    """`raw` with `head`, the bytes already read from it, put back before what it reads next (a pipe cannot seek
+    back); closing it leaves `raw` open."""
+
+    def __init__(self, head: bytes, raw: BinaryIO) -> None:
+        self.head, self.raw = head, raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.head[: len(buffer)] if self.head else self.raw.read(len(buffer))
+        self.head = self.head[len(data) :] if self.head else b""
+        buffer[: len(data)] = data
+        return len(data)
 
 
 # A boot log read whole (plan --against): the largest text held, 64 Mi characters. The corpus's boot logs are at

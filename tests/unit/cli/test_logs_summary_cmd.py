@@ -3,6 +3,7 @@ summarizes it (api.summarize_logs), its verdict first; bad files refused in one 
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -73,3 +74,13 @@ def test_a_log_past_the_bound_is_summarized_saying_it_has_no_verdict(run, tmp_pa
     log.write_text("INFO 12-01 10:00:00 [loggers.py:1] Engine 000: Avg prompt throughput: 0.0 tokens/s\n" * 200)
     code, out, _ = run("logs", str(log))
     assert code == 0 and out.splitlines()[1].startswith("no verdict: more than ")
+
+
+def test_a_log_piped_in_is_summarized_and_a_binary_one_refused(run, monkeypatch) -> None:
+    # `onechip logs -`: was "-: cannot read: No such file or directory"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(REFUSED.read_bytes())))
+    code, out, _ = run("logs", "-")
+    assert code == 0 and out.splitlines()[0] == "-: 172 lines"
+    assert out.splitlines()[1].startswith("did not start: the KV pool (0.12 GiB) holds less than one --max-model-len")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"\x7fELF\x02\x01\x01\x00" + bytes(64))))
+    assert one_error_line(run, "logs", "-") == "-: not a text log (a NUL byte in its first 8,192 bytes)"
