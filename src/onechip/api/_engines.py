@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from onechip import planner
 from onechip.api._plan import measured_boots_dir, plan_replica, remember_boot
@@ -425,18 +426,23 @@ def logs_tail(request: LogsRequest) -> LogTail:
     return LogTail(lines=list(tail), total_lines=total)
 
 
-def summarize_logs(request: SummarizeLogsRequest) -> LogSummary:
-    """The engine log distilled by rules (vllm.log_summary: boot timeline, memory, warnings, every error
-    line, known traps), from `request.path` or the engine `up` started. With `request.explain`, the running
-    engine's own model is asked to explain the summary (one chat request; its answer is the model's, not a
-    verdict). Raises ConfigError (a path that cannot be read or is not a text log: log_summary.read_log),
-    EngineError (no engine), EndpointError (explain failed).
+def summarize_logs(request: SummarizeLogsRequest, stdin: BinaryIO | None = None) -> LogSummary:
+    """The engine log distilled by rules (vllm.log_summary: the boot's verdict, boot timeline, memory, warnings, every
+    error line, known traps), from `request.path`, from `stdin` (`onechip logs -`; never over MCP, whose stdio is its
+    transport) or the engine `up` started (`onechip logs FILE` / `--summary`, MCP summarize_logs). With
+    `request.explain`, the running engine's own model is asked to explain the summary (one chat request; its answer
+    is the model's, not a verdict). Raises ConfigError (a path that cannot be read or is not a text log:
+    log_summary.read_log), EngineError (no engine), EndpointError (explain failed).
     """
-    if request.path is not None:  # streamed: a log of any size is read once, in bounded memory
-        try:
-            summary = log_summary.summarize(log_summary.read_log(request.path), str(request.path), request.max_lines)
+    if stdin is not None:  # as a file, streamed; its last line is taken as possibly cut (a pipe says nothing more)
+        summary = log_summary.summarize(log_summary.read_stream(stdin, "-"), "-", request.max_lines)
+    elif request.path is not None:  # streamed: a log of any size is read once, in bounded memory
+        path = request.path
+        try:  # the path alone names it: the CLI takes it as `logs FILE`, MCP as `path`
+            whole = log_summary.ends_in_newline(path)
+            summary = log_summary.summarize(log_summary.read_log(path), str(path), request.max_lines, whole)
         except OSError as exc:
-            raise ConfigError(f"--path {request.path}: cannot read: {exc.strerror or exc}") from None
+            raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     else:
         current = engine_state.load()
         source = current.log_path if current is not None else "engine log"

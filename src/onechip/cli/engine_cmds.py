@@ -3,6 +3,8 @@ docker; here or over SSH)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -13,10 +15,14 @@ from onechip.cli.options import options_from
 from onechip.cli.plan_cmd import print_crosscheck, print_serve_command
 from onechip.cli.render import console, live_progress
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
+from onechip.errors import ConfigError
 from onechip.schemas import BootRecord, EngineStatus
+from onechip.schemas.common import plural
 from onechip.schemas.inputs import build_request
+from onechip.schemas.logs import LogSummary, SummarizeLogsRequest
 from onechip.schemas.requests import UpRequest
 from onechip.vllm.bootlog import stage_durations
+from onechip.vllm.log_summary import NO_VERDICT, verdict_line
 
 
 def print_boot(boot: BootRecord) -> None:
@@ -30,6 +36,20 @@ def print_boot(boot: BootRecord) -> None:
             f"at {boot.max_concurrency_context:,} tokens per request"
         )
     console.print(f"log: {boot.log_path}")
+
+
+def print_log_summary(summary: LogSummary) -> None:
+    """The summary as `logs --summary` prints it: the source and the boot's verdict (log_summary.verdict_line, the
+    words MCP summarize_logs says), the traps, then each kept line with its number and kind."""
+    verdict = verdict_line(summary.boot) if summary.boot is not None else NO_VERDICT
+    typer.echo(f"{summary.source}: {plural(summary.total_lines, 'line')}\n{verdict}")
+    for trap in summary.traps:
+        typer.echo(f"trap: {trap}")
+    cut = summary.dropped + summary.dropped_errors
+    if summary.lines:
+        typer.echo(f"kept lines ({cut:,} cut from the middle):" if cut else "kept lines:")
+    for line in summary.lines:
+        typer.echo(f"{line.number:>7} {line.kind:<8} {line.text}")
 
 
 def print_launch(spec: LaunchSpec) -> None:
@@ -133,12 +153,37 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def logs(
+        file: Path | None = typer.Argument(
+            None,
+            metavar="FILE",
+            help="A vLLM log to summarize (a boot log from anywhere; - reads it from stdin); implies --summary.",
+        ),
         follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new lines."),
         replica: int | None = typer.Option(None, "--replica", min=0, help="Replica K's log (up --replicas N)."),
+        summary: bool = typer.Option(
+            False, "--summary", help="The log distilled: the boot's verdict, then the lines that matter."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="The summary as JSON (MCP summarize_logs' result)."),
+        max_lines: int = typer.Option(80, "--max-lines", min=10, max=2000, help="Most non-error lines kept."),
     ) -> None:
-        """Print the log of the engine from `onechip up` (secrets redacted); the router's with replicas."""
-        for line in api.logs(follow, replica):
-            typer.echo(line)
+        """Print the log of the engine from `onechip up` (secrets redacted; the router's with replicas), or summarize
+        it or a log FILE: started or not and why, length, KV cache, concurrency, version, card."""
+        if file is None and not (summary or as_json):
+            for line in api.logs(follow, replica):
+                typer.echo(line)
+            return
+        if follow or replica is not None:
+            raise ConfigError(
+                "--follow and --replica print the running engine's log; a summary (FILE, --summary, "
+                "--json) reads a log once: give one or the other"
+            )
+        piped = sys.stdin.buffer if file == Path("-") else None  # `logs -`: a log piped in
+        request = SummarizeLogsRequest(path=None if piped else file, max_lines=max_lines)
+        result = api.summarize_logs(request, piped)
+        if as_json:
+            typer.echo(result.model_dump_json(indent=2))
+        else:
+            print_log_summary(result)
 
     @app.command()
     def status(json_out: bool = typer.Option(False, "--json", help="Print the status as JSON.")) -> None:

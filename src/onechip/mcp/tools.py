@@ -74,6 +74,7 @@ from onechip.schemas.requests import (
 from onechip.schemas.run import RUN_FILES
 from onechip.schemas.sim import Advice
 from onechip.vllm.flag_table import parse_sets
+from onechip.vllm.log_summary import NO_VERDICT, verdict_line
 
 
 class NoRequest(RequestModel):
@@ -610,7 +611,8 @@ def _prices_summary(t: PriceTable) -> str:
 def _logs_summary(r: LogSummary) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in sorted(r.counts.items())) or "nothing notable"
     traps = f"; traps: {' | '.join(r.traps)}" if r.traps else ""
-    return f"{r.source}: {plural(r.total_lines, 'line')}; kept {counts} ({r.dropped} cut){traps}"
+    verdict = verdict_line(r.boot) if r.boot is not None else NO_VERDICT  # the words `onechip logs FILE` prints
+    return f"{r.source}: {verdict}; {plural(r.total_lines, 'line')}; kept {counts} ({r.dropped} cut){traps}"
 
 
 def _cloud_up_preview(request: CloudUpRequest) -> str:
@@ -732,8 +734,9 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "summarize_logs", "Summarize the engine log",
-        "The engine log distilled by rules: boot timeline, memory lines, warnings, known traps and every "
-        "error line; optionally explained by the served model itself.",
+        "The engine log (or a vLLM log at path) distilled by rules: the boot's verdict (started, or why not; "
+        "length, KV cache, concurrency, version, card), boot timeline, memory lines, warnings, known traps and every "
+        "error line; optionally explained by the served model itself (onechip logs --summary / FILE).",
         SummarizeLogsRequest, LogSummary, lambda r, p: api.summarize_logs(r), _logs_summary, read_only=True,
     ),
     ToolSpec(

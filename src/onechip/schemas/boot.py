@@ -97,7 +97,8 @@ class BootRecord(ResultModel):
         "lines, 'Resolved architecture'), the card's total memory per GPU and the card's name it printed: model, "
         "architecture, max_model_len, tensor_parallel_size, gpu_memory_utilization (a fraction, '0.9'), "
         "total_memory_gib (GiB), device_name ('NVIDIA_H200' as vLLM's kernel config file spells it, an nvidia-smi "
-        "name, a TPU type 'v6e-1').",
+        "name, a TPU type 'v6e-1'), max_model_len_auto (the length was left to vLLM's auto-fit: '-1', 'auto' or "
+        "'Auto-fit', as the log said so).",
     )
     warnings: list[str] = Field(default_factory=list, description="WARNING lines from the boot log.")
     errors: list[str] = Field(default_factory=list, description="ERROR lines / tracebacks from the boot log.")

@@ -1,5 +1,6 @@
 """The engine log as an agent reads it: the request of `logs` and `summarize_logs`, and the distilled
-summary (boot timeline, memory lines, warnings, errors, known traps) that `summarize_logs` returns."""
+summary (the boot's verdict, boot timeline, memory lines, warnings, errors, known traps) that `summarize_logs` and
+`onechip logs FILE` return."""
 
 from __future__ import annotations
 
@@ -51,6 +52,45 @@ class LogLine(ResultModel):
     trap: str | None = Field(default=None, description="For kind 'trap': the known trap and what to change.")
 
 
+BootOutcome = Literal["started", "KV cache allocated", "did not start", "unknown"]
+
+
+class BootVerdict(ResultModel):
+    """What the boot a log holds came to, and what it ran with: the boot-log grammar's reading of it (its last boot:
+    vllm.bootlog.parse_boot_log, the one plan --against reads), nothing parsed apart."""
+
+    outcome: BootOutcome = Field(
+        description="'started' (the engine logged it was ready: 'init engine ... took' or 'Application startup "
+        "complete'), 'KV cache allocated' (no ready line, but the KV cache size or concurrency line, which vLLM "
+        "prints once its start-up check of the pool passed, and no error: an excerpt that stops there), 'did not "
+        "start' (it logged why not: `cause`), 'unknown' (the log ends before any of these)."
+    )
+    cause: str | None = Field(
+        default=None,
+        description="Why the boot did not start, one line with what to change (bootlog.failure_cause); for a started "
+        "engine, the error it logged after.",
+    )
+    model: str | None = Field(default=None, description="The model the log names (its args or engine config).")
+    max_model_len: int | None = Field(
+        default=None, description="The length the engine served or was refused at, tokens (auto-fit's where it fit)."
+    )
+    tensor_parallel_size: int | None = Field(default=None, description="Tensor-parallel size the log names.")
+    kv_cache_tokens: int | None = Field(default=None, description="KV cache size the engine logged, tokens.")
+    kv_cache_gib: float | None = Field(
+        default=None, description="KV cache memory the engine logged, GiB (per GPU; a TPU's 'total_hbm_avail')."
+    )
+    max_concurrency: float | None = Field(
+        default=None, description="The engine's 'Maximum concurrency' at max_concurrency_context tokens, x."
+    )
+    max_concurrency_context: int | None = Field(
+        default=None, description="Tokens per request the concurrency is stated for."
+    )
+    engine_version: str | None = Field(default=None, description="vLLM version the log printed.")
+    device_name: str | None = Field(
+        default=None, description="The card the log names (a kernel config file's, nvidia-smi's, a TPU type)."
+    )
+
+
 class LogSummary(ResultModel):
     """The engine log distilled by rules (onechip.vllm.log_summary); error lines are always all kept."""
 
@@ -65,5 +105,10 @@ class LogSummary(ResultModel):
         "vllm.log_summary.MAX_ERROR_LINES); 0 for any boot log.",
     )
     traps: list[str] = Field(default_factory=list, description="Known traps found, one line each with the fix.")
+    boot: BootVerdict | None = Field(
+        default=None,
+        description="The boot's verdict; None for a log of more than vllm.log_summary.MAX_BOOT_LOG_CHARS characters "
+        "(64 Mi: summarized, its boot not read).",
+    )
     explanation: str | None = Field(default=None, description="The served model's reading (explain=true).")
     explained_by: str | None = Field(default=None, description="Model and URL that wrote the explanation.")

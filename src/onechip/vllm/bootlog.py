@@ -55,6 +55,7 @@ from datetime import datetime, timedelta
 from onechip.errors import redact
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
+from onechip.vllm.flag_table import AUTO_FIT
 
 _STAMP = re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
 _LEVEL = re.compile(r"^(WARNING|ERROR|CRITICAL)\b")  # on the bare_line
@@ -248,6 +249,12 @@ _LOGGED = {
         # reducing max_model_len to %d." (vllm/config/vllm.py _limit_max_model_len_to_draft, 0.33.0 sdist)
         r"|Changing max_model_len from \d+ to (\d+)|reducing max_model_len to (\d+)"
     ),
+    # the length left to vLLM's auto-fit, as the log says so: '--max-model-len auto' (or -1) is -1 in 'non-default args'
+    # (tests/data/vllm_cpu_0.32_smollm2_autofit_boot.log), or on a command line, and the fit's own lines above
+    "max_model_len_auto": re.compile(
+        r"non-default args: \{.*'max_model_len': (-1)\b|(?:^|\s)--max[-_]model[-_]len[= ](auto|-1)\b"
+        r"|\b(Auto-fit) max_model_len: |--max-model-len (auto) reduced max_model_len"
+    ),
     # also the command line a paste or a container prints before the log ('$ vllm serve M --tensor-parallel-size 2',
     # ragflow#11166; SageMaker's 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 ...]',
     # sagemaker-gpt-oss-mxfp4-cloudwatch-csv-failed-v0), and the keyword of the offline engine's Python call or of an
@@ -304,7 +311,9 @@ _LOGGED = {
     # - nvidia-smi's table row '|   0  NVIDIA H200      On  |' pasted beside a log (a name it cut short ends in
     #   '...' and is not read; its first '|' goes with a collector's timestamp before it, as _STAMP_COLUMN reads a log
     #   view's ' | '), nvidia-smi -L's and vLLM collect_env's 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: ...)', a script's
-    #   'GPU device name: NVIDIA GeForce RTX 4090'
+    #   'GPU device name: NVIDIA GeForce RTX 4090', and nvidia-smi's CSV row ('nvidia-smi --query-gpu=index,name,
+    #   driver_version --format=csv' prints '0, NVIDIA GeForce RTX 3090, 580.142': noonghunna/club-3090#96), with or
+    #   without the index before the name, its other fields one word each ('81559 MiB', '350.00 W' with their unit)
     # (tests/fixtures/bootlogs h200x2-qwen3-next-80b-a3b-tp2-v0102, mi300x-gemma4-26b-a4b-len32768-v0311,
     # tpu-v6e1-gemma4-12b-len2048-v0291, tpu-v6e4-tp4-len4096, h200x8-deepseek-r1-tp8-len128000-v073, rtx4090-...)
     # the device the KV token line names where vLLM derives it from the platform (vllm/v1/core/kv_cache_utils.py
@@ -317,6 +326,7 @@ _LOGGED = {
         r"|^(?:\|\s+)?\d+\s+((?:NVIDIA|Tesla|Quadro|AMD)\b[^|]*?[^.|\s])\s+(?:On|Off)\s+\|"
         r"|^(?:GPU models and configuration:\s*)?GPU \d+: (.+?)(?:\s*\(UUID: [^)]*\))?\s*$"
         r"|^GPU device name: (.+?)\s*$|\bTFRT (TPU v\d+\w*(?: lite)?)\s*$"
+        r"|^(?:\d+, )?((?:NVIDIA|Tesla|Quadro|AMD)\b[^,|]*?[^.,|\s])(?:, [\w.:/\[\]-]+(?: (?:MiB|W|%|MHz))?)+\s*$"
     ),
 }
 # A 'non-default args:' line whose dict a paste wrapped onto the lines after it (a transcription hard-wrapped at ~90
@@ -484,7 +494,8 @@ def _without(prefix: re.Pattern[str], line: str) -> str:
 
 def _records(text: str) -> list[str]:
     """The lines of a log `text`, rows a terminal wrapped joined (_unwrapped), a learned collector's prefix removed
-    (_learned_prefix), a JSON log record's (_json_record) as the text lines vLLM prints for it."""
+    (_learned_prefix), a JSON log record's (_json_record) as the text lines vLLM prints for it, an exception's message
+    a paste broke across lines joined (_exception_rows)."""
     out: list[str] = []
     lines = _unwrapped(text.splitlines())
     if learned := _learned_prefix(lines):
@@ -492,6 +503,40 @@ def _records(text: str) -> list[str]:
     for line in lines:
         record = _json_record(_unprefixed(_plain(line))) if "{" in line else None
         out.extend(line.splitlines() if record is None else record.splitlines())
+    return _exception_rows(out)
+
+
+# An exception's message a paste broke across lines at a word ('... (4.38 GiB KV cache is needed, which is' then
+# 'larger than the available KV cache memory (4.00 GiB). ...', vllm#53961; vLLM prints the message on one line): a row
+# that ends inside a sentence (_OPEN_END) is followed by the rest of its message, a line that is no line of its own
+# (no vLLM head, no traceback frame or caret line, no other exception, not blank), at most _EXCEPTION_ROWS rows
+_OPEN_END = re.compile(r"[\w,(]$")
+_EXCEPTION_ROWS = 6
+_NAMES_EXCEPTION = re.compile(r"(?:Error|Exception|Failure): ")
+
+
+def _rest_of_message(line: str, bare: str) -> bool:
+    """Whether `line` (`bare`: its bare_line) may be the rest of a message broken before it: no line of its own."""
+    own = _OWN_LINE.match(bare) or _HEAD.search(line, 0, _HEAD_AFTER) or _EXCEPTION.match(bare)
+    return bool(bare) and not line[:1].isspace() and not own and not bare.startswith("Traceback")
+
+
+def _exception_rows(lines: list[str]) -> list[str]:
+    """`lines` with the rows of an exception's message a paste broke joined back onto its exception line, a space
+    between them (_OPEN_END); other lines unchanged."""
+    out: list[str] = []
+    rows = -1  # rows joined onto out[-1], an exception line; -1: out[-1] is none (or there is none yet)
+    for line in lines:
+        if rows < 0 and not _NAMES_EXCEPTION.search(line):  # bare_line costs; most lines name no exception
+            out.append(line)
+            continue
+        bare = bare_line(line)
+        if 0 <= rows < _EXCEPTION_ROWS and _OPEN_END.search(bare_line(out[-1])) and _rest_of_message(line, bare):
+            out[-1] = f"{out[-1].rstrip()} {bare}"
+            rows += 1
+            continue
+        out.append(line)
+        rows = 0 if _EXCEPTION.match(bare) else -1
     return out
 
 
@@ -1060,7 +1105,8 @@ def crosscheck(plan: Plan, boot: BootRecord, other_card: OtherCard | None = None
     nothing to compare: `compared` and `agrees` are False and the note says so. A boot that failed (the grammar's
     failure_cause) is flagged 'boot-failed' and its cause leads the note, whatever else compares. A log of another
     deployment (_other_deployment; its card by name through `other_card`, which the planner supplies) is flagged
-    'other-deployment'.
+    'other-deployment'; a plan and a log that both left max_model_len to vLLM's auto-fit are one deployment, the
+    lengths each fitted compared as a figure (_compare_fitted_length).
     """
     context = boot.max_concurrency_context or plan.max_model_len
     planned_conc = planned_concurrency(plan, context)
@@ -1068,6 +1114,7 @@ def crosscheck(plan: Plan, boot: BootRecord, other_card: OtherCard | None = None
     reported_pool = int(boot.hbm_gib["avail"] * GIB) if "avail" in boot.hbm_gib else None
     gpu_figure = plan.engine == "vllm-gpu" and (boot.kv_cache_num_blocks is not None or boot.kv_cache_gib is not None)
     compared = any(x is not None for x in (boot.kv_cache_tokens, reported_pool, boot.max_concurrency)) or gpu_figure
+    length = _compare_fitted_length(plan, boot, notes)
     totals = _compare_totals(plan, boot, planned_conc, notes)
     block, flags = _known_lies(plan, boot, notes)
     if not compared:
@@ -1088,9 +1135,27 @@ def crosscheck(plan: Plan, boot: BootRecord, other_card: OtherCard | None = None
         planned_max_concurrency=planned_conc, reported_max_concurrency=boot.max_concurrency,
         planned_kv_pool_bytes=plan.kv_pool_bytes, reported_kv_pool_bytes=reported_pool,
         engine_version=boot.engine_version, flags=flags,
-        agrees=compared and totals and block and not other, compared=compared,
+        agrees=compared and length and totals and block and not other, compared=compared,
         note="; ".join(notes) if notes else "planned and reported agree",
     )  # fmt: skip
+
+
+def _both_auto_fit(plan: Plan, boot: BootRecord) -> bool:
+    """Whether the plan and the boot both left max_model_len to vLLM's auto-fit (the plan's AUTO_FIT note, the log's
+    'max_model_len_auto'): then one deployment, whatever length each fitted."""
+    return "max_model_len_auto" in boot.logged and any(w.code == AUTO_FIT for w in plan.warnings)
+
+
+def _compare_fitted_length(plan: Plan, boot: BootRecord, notes: list[str]) -> bool:
+    """Whether the length an auto-fit plan fitted is the one the auto-fit boot logged (True where either did not
+    fit one, or the log names none); appends what differs to `notes`."""
+    logged = boot.logged.get("max_model_len")
+    if not _both_auto_fit(plan, boot) or logged is None or int(logged) == plan.max_model_len:
+        return True
+    notes.append(
+        f"max_model_len (--max-model-len auto): planned {plan.max_model_len:,}, the engine fitted {int(logged):,}"
+    )
+    return False
 
 
 def _name(model: str) -> str:
@@ -1115,6 +1180,8 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
         arch = f" ({logged['architecture']})" if "architecture" in logged else ""
         differs.append(f"model {model}{arch}, planned {plan.model} ({plan.architecture})")
     for key, planned in (("max_model_len", plan.max_model_len), ("tensor_parallel_size", plan.tensor_parallel_size)):
+        if key == "max_model_len" and _both_auto_fit(plan, boot):
+            continue  # the length is what each fitted, a prediction (_compare_fitted_length), not the deployment's
         if key in logged and int(logged[key]) != planned:
             differs.append(f"{key} {int(logged[key]):,}, planned {planned:,}")
     utilization = float(logged["gpu_memory_utilization"]) if "gpu_memory_utilization" in logged else None

@@ -12,10 +12,15 @@ Each line is kept as one kind, first match wins:
 Non-error lines beyond `max_lines` are cut from the middle of the log (the first and last lines of a
 boot say the most), and the number cut is reported. Text is redacted (onechip.errors.redact).
 
+The summary opens with the boot's verdict (boot_verdict, verdict_line): whether the engine started, why not, and the
+length, KV cache, concurrency, version and card it ran with, as the boot-log grammar reads them (bootlog.read_boot_log,
+the reading of plan --against).
+
 The log is read line by line and only what is kept stays in memory, so a log of any size (an engine that ran for
 weeks, a crash loop) is summarized in bounded memory: a line is read up to MAX_LINE_CHARS (the rest of it is
 skipped, never held), and beyond MAX_ERROR_LINES error lines only the first and last halves are kept (counted in
-`dropped_errors`), which no boot log comes near.
+`dropped_errors`), which no boot log comes near; the text the verdict is read from is held up to MAX_BOOT_LOG_CHARS
+(plan --against's bound), and a longer log is summarized without one.
 """
 
 from __future__ import annotations
@@ -26,12 +31,13 @@ import io
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, BinaryIO, TextIO
 
 from onechip.errors import ConfigError, redact
 from onechip.paths import open_regular
-from onechip.schemas.logs import LineKind, LogLine, LogSummary
-from onechip.vllm.bootlog import V0_BLOCKS, bare_line
+from onechip.schemas import BootRecord
+from onechip.schemas.logs import BootVerdict, LineKind, LogLine, LogSummary
+from onechip.vllm.bootlog import V0_BLOCKS, bare_line, read_boot_log
 
 FP8_ON_TPU = "fp8 KV cache on TPU buys no capacity (word-aligned layout, 1.000x)"
 # Traps of one platform, and what marks a log of it: tpu-inference's 'TPU info: ... | tpu_type=v6e-1 |', the token
@@ -151,23 +157,46 @@ def read_lines(handle: TextIO) -> Iterator[str]:
 
 
 def read_log(path: Path) -> Iterator[str]:
-    """The lines of the log file at `path` (read_lines; undecodable bytes past its first block replaced). Raises
-    OSError (paths.open_regular: a FIFO or a device is not read), and ConfigError when the file is not text: its
+    """The lines of the log file at `path` (read_stream). Raises OSError (paths.open_regular: a FIFO or a device is
+    not read), and ConfigError when the file is not text (read_stream)."""
+    with open_regular(path) as raw:
+        yield from read_stream(raw, str(path))
+
+
+def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
+    """The lines of the log read from `raw` (a file, or standard input: read once, never seeked), as read_lines reads
+    them, undecodable bytes past its first block replaced. Raises ConfigError naming `name` when it is not text: its
     first TEXT_PROBE_BYTES hold a NUL byte (grep and git call a file binary so) or bytes that are not UTF-8 (a
     character cut at the block's end is not counted); a binary file read as a log kept nothing and was summarized
     as a quiet one."""
-    with open_regular(path) as raw:
-        block = raw.read(TEXT_PROBE_BYTES)
-        why = "a NUL byte" if b"\0" in block else None
-        try:
-            codecs.getincrementaldecoder("utf-8")().decode(block, final=False)
-        except UnicodeDecodeError:
-            why = why or "bytes that are not UTF-8"
-        if why:
-            raise ConfigError(f"{path}: not a text log ({why} in its first {TEXT_PROBE_BYTES:,} bytes)")
-        raw.seek(0)
-        with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as handle:
-            yield from read_lines(handle)
+    block = raw.read(TEXT_PROBE_BYTES)
+    why = "a NUL byte" if b"\0" in block else None
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(block, final=False)
+    except UnicodeDecodeError:
+        why = why or "bytes that are not UTF-8"
+    if why:
+        raise ConfigError(f"{name}: not a text log ({why} in its first {TEXT_PROBE_BYTES:,} bytes)")
+    stream = io.BufferedReader(_Prefixed(block, raw))
+    with io.TextIOWrapper(stream, encoding="utf-8", errors="replace") as handle:
+        yield from read_lines(handle)
+
+
+class _Prefixed(io.RawIOBase):
+    """`raw` with `head`, the bytes already read from it, put back before what it reads next (a pipe cannot seek
+    back); closing it leaves `raw` open."""
+
+    def __init__(self, head: bytes, raw: BinaryIO) -> None:
+        self.head, self.raw = head, raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.head[: len(buffer)] if self.head else self.raw.read(len(buffer))
+        self.head = self.head[len(data) :] if self.head else b""
+        buffer[: len(data)] = data
+        return len(data)
 
 
 # A boot log read whole (plan --against): the largest text held, 64 Mi characters. The corpus's boot logs are at
@@ -178,7 +207,7 @@ MAX_BOOT_LOG_CHARS = 64 << 20
 
 def read_log_text(path: Path, what: str) -> str:
     """The text of the log at `path` as read_log reads it (lines of at most MAX_LINE_CHARS, a binary file refused),
-    joined by newlines, with a newline at its end where the file has one (_ends_in_newline). Raises OSError as
+    joined by newlines, with a newline at its end where the file has one (ends_in_newline). Raises OSError as
     read_log does, and ConfigError naming `what` (the option it came by) for a file that is not a text log or holds
     more than MAX_BOOT_LOG_CHARS characters."""
     lines: list[str] = []
@@ -194,10 +223,10 @@ def read_log_text(path: Path, what: str) -> str:
             lines.append(line)
     except ConfigError as exc:  # read_log's lines and this one start with the path: the option goes first
         raise ConfigError(f"{what} {exc}") from None
-    return "\n".join(lines) + ("\n" if lines and _ends_in_newline(path) else "")
+    return "\n".join(lines) + ("\n" if lines and ends_in_newline(path) else "")
 
 
-def _ends_in_newline(path: Path) -> bool:
+def ends_in_newline(path: Path) -> bool:
     """Whether the file at `path` ends in a newline: its last line is whole (one without may be cut short, a log still
     being written: bootlog._CUT_NUMBER)."""
     with open_regular(path) as raw:
@@ -237,16 +266,24 @@ class _Kept:
         return kept, self.others - len(others), self.error_count - len(errors)
 
 
-def summarize(log: str | Iterable[str], source: str, max_lines: int = 80) -> LogSummary:
+def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole: bool = False) -> LogSummary:
     """Distill the log (its text, or its lines as read_log gives them, read once) from `source` into a
-    LogSummary; see the module docstring."""
+    LogSummary; see the module docstring. `whole`: the lines' last one is whole (its file ends in a newline,
+    ends_in_newline), so a figure it ends in is read (a text says so itself); without it, one a log still being
+    written may have cut is not (bootlog._CUT_NUMBER)."""
     kept = _Kept(max_lines)
     traps: list[str] = []
     counts: dict[str, int] = {}
     in_traceback = False
     number = 0
     platforms: set[str] = set()  # the PLATFORM_TRAPS whose platform a line showed
+    held: list[str] | None = []  # the lines the verdict is read from; None past MAX_BOOT_LOG_CHARS
+    size = 0
     for number, raw in enumerate(log.splitlines() if isinstance(log, str) else log, start=1):
+        if held is not None and (size := size + len(raw) + 1) <= MAX_BOOT_LOG_CHARS:
+            held.append(raw)
+        else:
+            held = None
         platforms.update(text for text, mark in PLATFORM_TRAPS.items() if text not in platforms and mark.search(raw))
         kind, trap = classify(raw, in_traceback)
         in_traceback = kind == "error" and (in_traceback or "Traceback" in raw or raw.startswith((" ", "\t")))
@@ -261,8 +298,69 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80) -> Log
         lines = _without_traps(lines, unmet, counts)
         traps = [text for text in traps if text not in unmet]
         counts = {kind: count for kind, count in counts.items() if count}
+    boot = None
+    if held is not None:
+        whole = whole or (isinstance(log, str) and log.endswith(("\n", "\r")))
+        boot = boot_verdict(read_boot_log("\n".join(held) + ("\n" if held and whole else ""), "vllm", source))
     return LogSummary(source=source, total_lines=number, lines=lines, counts=counts, dropped=dropped,
-                      dropped_errors=dropped_errors, traps=traps)  # fmt: skip
+                      dropped_errors=dropped_errors, traps=traps, boot=boot)  # fmt: skip
+
+
+# what a summary says in the verdict's place for a log it did not read the boot of (LogSummary.boot None)
+NO_VERDICT = f"no verdict: more than {MAX_BOOT_LOG_CHARS >> 20} Mi characters, far more than a boot log"
+
+# the events that say the engine came up (bootlog._EVENTS): the engine core's 'init engine (profile, create kv cache,
+# warmup model) took', the API server's 'Application startup complete'
+_READY = frozenset({"engine_ready", "startup_complete"})
+
+
+def boot_verdict(record: BootRecord) -> BootVerdict:
+    """The verdict on a boot the grammar read (`record`, bootlog.parse_boot_log): started (a ready event), did not
+    start (a failure cause and no ready event), KV cache allocated (neither, but its token or concurrency line: vLLM
+    prints them after the start-up check of the pool passed, and many pasted excerpts stop there: 60 of the 165
+    started boots of tests/fixtures/bootlogs) or unknown, with the figures it logged."""
+    started = any(event.name in _READY for event in record.events)
+    allocated = record.kv_cache_tokens is not None or record.max_concurrency is not None
+    logged = record.logged
+    return BootVerdict(
+        outcome="started" if started else "did not start" if record.failure_cause else
+        "KV cache allocated" if allocated else "unknown",
+        cause=record.failure_cause, model=logged.get("model"),
+        max_model_len=int(logged["max_model_len"]) if "max_model_len" in logged else None,
+        tensor_parallel_size=int(logged["tensor_parallel_size"]) if "tensor_parallel_size" in logged else None,
+        kv_cache_tokens=record.kv_cache_tokens, kv_cache_gib=record.kv_cache_gib,
+        max_concurrency=record.max_concurrency, max_concurrency_context=record.max_concurrency_context,
+        engine_version=record.engine_version, device_name=logged.get("device_name"),
+    )  # fmt: skip
+
+
+def verdict_line(verdict: BootVerdict) -> str:
+    """One line an operator reads first: the outcome (with its cause), then the figures the log gave, each left out
+    where it gave none: 'started: max_model_len 2,816; KV cache 2,944 tokens, 0.13 GiB; ...', 'did not start: the KV
+    pool (0.12 GiB) holds less ...; max_model_len 2,944; ...'."""
+    if verdict.outcome == "unknown":
+        said = "no verdict: the log ends before the engine said it was ready or why it did not start"
+    elif verdict.outcome == "KV cache allocated":
+        said = "KV cache allocated, no error logged (the log ends before the engine said it was ready)"
+    elif verdict.outcome == "started":
+        said = "started" + (f" (then logged: {verdict.cause})" if verdict.cause else "")
+    else:
+        said = f"did not start: {verdict.cause}"
+    kv = [f"{verdict.kv_cache_tokens:,} tokens"] if verdict.kv_cache_tokens is not None else []
+    kv += [f"{verdict.kv_cache_gib:.2f} GiB"] if verdict.kv_cache_gib is not None else []
+    figures = [
+        f"max_model_len {verdict.max_model_len:,}" if verdict.max_model_len is not None else None,
+        f"KV cache {', '.join(kv)}" if kv else None,
+        f"max concurrency {verdict.max_concurrency:.2f}x at {verdict.max_concurrency_context:,} tokens"
+        if verdict.max_concurrency is not None and verdict.max_concurrency_context is not None
+        else None,
+        f"tensor parallel {verdict.tensor_parallel_size}" if verdict.tensor_parallel_size else None,
+        f"vLLM {verdict.engine_version}" if verdict.engine_version else None,
+        f"card {verdict.device_name}" if verdict.device_name else None,
+        f"model {verdict.model}" if verdict.model else None,
+    ]
+    given = "; ".join(figure for figure in figures if figure)
+    return f"{said}{'; ' if verdict.cause or verdict.outcome == 'unknown' else ': '}{given}" if given else said
 
 
 def _without_traps(lines: list[LogLine], unmet: frozenset[str], counts: dict[str, int]) -> list[LogLine]:

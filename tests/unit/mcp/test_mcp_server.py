@@ -235,6 +235,21 @@ def test_summarize_logs_reads_a_given_file_and_explain_needs_a_running_engine(tm
     assert refused.content[0].text == "explain needs a running, healthy engine (`onechip up`)"
 
 
+def test_summarize_logs_says_whether_the_boot_started_and_why_not(tmp_path) -> None:
+    # was '...: 172 lines; kept error 9, ...': neither refused nor the length, the words `onechip logs FILE` print
+    log = tmp_path / "refused.log"  # under the folders an MCP call may use
+    log.write_text(
+        (Path(__file__).parents[2] / "data" / "vllm_cpu_0.32_smollm2_nullblock_refused_boot.log").read_text()
+    )
+    summary = call("summarize_logs", {"path": str(log)})
+    assert summary.content[0].text.startswith(
+        f"{log}: did not start: the KV pool (0.12 GiB) holds less than one --max-model-len request: lower "
+        "--max-model-len to at most 2816"
+    )
+    assert "; max_model_len 2,944;" in summary.content[0].text
+    assert summary.structured_content["boot"]["outcome"] == "did not start"
+
+
 def test_cloud_tools_that_bill_or_delete_need_confirm(tmp_path, monkeypatch):
     # nothing is created: without confirm the tool only says what it would do, with the catalog's price
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))

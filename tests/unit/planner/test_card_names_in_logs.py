@@ -43,8 +43,8 @@ def test_no_corpus_log_is_another_card_by_its_own_name() -> None:
             chip = _chip_of(entry)
             assert chip is not None and card_of(name) is not None, entry["name"]
             named[entry["name"]] = (name, other_card(chip, name))
-    # the 24 logs of tests/unit/vllm/test_bootlog_corpus.py NAMES
-    assert len(named) == 24
+    # the 25 logs of tests/unit/vllm/test_bootlog_corpus.py NAMES
+    assert len(named) == 25
     assert {log: another for log, (_, another) in named.items() if another is not None} == {}
 
 
@@ -56,6 +56,8 @@ MISMATCHED = [
     # both 24 GB
     ("rtx4090-cosyvoice2-0.5b-llm-len32768-util040-v090", 1, "NVIDIA GeForce RTX 4090", "rtx3090", "GeForce RTX 4090"),
     ("rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110", 12, "NVIDIA_GeForce_RTX_3090", "rtx4090", "GeForce RTX 3090"),
+    # nvidia-smi's CSV row beside the log ('Tesla T4, 7.5, 15360 MiB, 595.91.07, 3, 16')
+    ("t4-gemma4-e2b-len16384-v0280", 14, "Tesla T4", "l4", "Tesla T4"),
     ("h200x8-deepseek-r1-tp8-len128000-v073", 2, "NVIDIA H200", "h100", "H200 SXM 141 GB"),
     ("mi300x-gemma4-26b-a4b-len32768-v0311", 20, "AMD_Instinct_MI300X", "mi325x", "Radeon Instinct MI300X"),
     # TPU: the generation, whatever the slice
@@ -94,6 +96,15 @@ def test_a_log_naming_the_planned_card_is_not_flagged_by_it(log: str, number: in
     plan = plan_model("google/gemma-4-E2B-it", chip, engine, max_model_len=4096)
     result = crosscheck(plan, read_boot_log(_line(log, number), engine, plan.model), other_card)
     assert "other-deployment" not in result.flags, result.note
+
+
+def test_a_card_named_in_nvidia_smis_csv_is_the_logs_card() -> None:
+    # noonghunna/club-3090#96 pastes 'nvidia-smi --query-gpu=index,name,driver_version --format=csv': the card was
+    # named on no line the grammar read, so a plan of a 24 GB RTX 4090 read an RTX 3090's log as its own
+    plan = plan_model("google/gemma-4-E2B-it", "rtx4090", "vllm-gpu", max_model_len=4096)
+    text = "index, name, driver_version\n0, NVIDIA GeForce RTX 3090, 580.142\n"
+    result = crosscheck(plan, read_boot_log(text, "vllm-gpu", plan.model), other_card)
+    assert "card NVIDIA GeForce RTX 3090 (GeForce RTX 3090), planned rtx4090" in result.note
 
 
 def test_a_name_that_maps_to_no_one_card_says_nothing() -> None:

