@@ -176,7 +176,8 @@ class BenchConfig(RequestModel):
     )
     arrivals: Literal["poisson", "constant"] | None = Field(
         default=None,
-        description="Open-loop inter-arrival times: exponential (poisson, the default with --rate) or constant.",
+        description="Open-loop inter-arrival times (--rate, or each --find-max rate probe): exponential (poisson, the "
+        "default) or constant.",
     )
     seed: Annotated[int, Cli(hidden=True)] = Field(
         default=0, description="Seed of the Poisson arrival times (reproducible schedules)."
@@ -467,7 +468,9 @@ def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:
         if a in present and b in present:
             raise ValueError(f"give {flag_of(model, a)} or {flag_of(model, b)}, not both")
     for field, (needed, message) in NEEDS.items():
-        if field in present and needed not in present:
+        # a rate search chooses each probe's rate (a clients search refuses --arrivals: _check_search)
+        chosen = field == "arrivals" and data.get("find_max") is not None
+        if field in present and needed not in present and not chosen:
             raise ValueError(message)
     check_agent(model, data, present)
     _check_search(model, data, present)
@@ -522,6 +525,8 @@ def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: se
         raise ValueError("--find-max measures its own loads at one context: --calibration does not apply")
     if find == "rate" and data.get("workload") == "agent":
         raise ValueError("--find-max rate is open loop; agent sessions are closed loop: use --find-max clients")
+    if find == "clients" and "arrivals" in present:
+        raise ValueError("--find-max clients searches closed-loop streams: --arrivals shapes open-loop (rate) arrivals")
     if find == "clients" and "rate_per_s" in present:
         raise ValueError("--find-max clients searches closed-loop streams: drop --rate (or use --find-max rate)")
     if find == "clients" and "clients" in present:
