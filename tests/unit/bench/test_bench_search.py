@@ -236,7 +236,7 @@ def test_find_max_rate_counts_the_wait_for_a_late_send(fake_server: FakeVllm, tm
         find_max="rate",
         slo={"ttft_ms": 150.0},
         slo_percentile=100,
-        requests_per_client=4,
+        duration_s=0.6,  # each probe's arrivals over 0.6 s: ~12 at 20 req/s (bench.search.probe_requests: 200)
         warmup_requests=0,
         find_max_limit=320,  # starts at 20 req/s (limit / 16), which misses: the search halves down
     )
