@@ -85,13 +85,14 @@ TIMED_OUT = "TimeoutError: no complete response within the request timeout (--ti
 
 
 def data_session(base_url: str, streams: int, request_timeout_s: float) -> aiohttp.ClientSession:
-    """An aiohttp session for `streams` concurrent streamed requests to `base_url`, each limited to
+    """An aiohttp session for `streams` concurrent streamed requests to `base_url` (0: any number, no pool limit, as
+    an open loop without an in-flight cap needs: a limit would cap it), each limited to
     `request_timeout_s`, sending the server's key (vllm.wire.api_key_from_env) as `Authorization: Bearer ...`
     as WireClient does: a worker process reads it from the environment it inherits, so the key never travels in a
     job."""
     key = api_key_from_env(base_url)
     return aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=streams + 2),
+        connector=aiohttp.TCPConnector(limit=streams + 2 if streams else 0),
         timeout=aiohttp.ClientTimeout(total=request_timeout_s, connect=CONNECT_TIMEOUT_S),
         headers={"Authorization": f"Bearer {key}"} if key else None,
     )

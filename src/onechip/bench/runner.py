@@ -3,8 +3,9 @@
 A cell runs `clients` closed-loop streams (each sends its next request when the last ends): first
 unmeasured warm-up requests (`warmup_requests` each, or for `warmup_s` seconds), then measured ones
 (`requests_per_client` each, or for `duration_s` seconds). With `rate_per_s` the measured requests arrive
-open-loop instead (Poisson or constant), at most `clients` in flight. The streams run in this process or
-split across `workers` client processes (bench.worker); one /tokenize check per repetition fixes the prompt.
+open-loop instead (Poisson or constant), at most `clients` in flight (or `max_in_flight`, 0 for no cap). The
+streams run in this process or split across `workers` client processes (bench.worker); one /tokenize check per
+repetition fixes the prompt.
 Raw samples go to `requests.jsonl` as each request ends (append + flush), so Ctrl-C or a crash keeps
 every finished request; `summary.json` (a `BenchRun`) is rewritten after each cell. With `resume`,
 (cell, rep) groups already complete in requests.jsonl, with no failed request and figures a measurement gives, are
@@ -81,6 +82,7 @@ _RESUME_KEYS = (
     "warmup_s",
     "prefix_reuse",
     "rate_per_s",
+    "max_in_flight",
     "arrivals",
     "seed",
     "workload",
@@ -505,8 +507,9 @@ class _Run:
             over = server_len_wall(self.server_max_len, ctx, cfg.output_tokens)
         if over:  # the server would answer 400 to every request (agent: every session's last): say so before sending
             return cell.model_copy(update={"status": "infeasible", "reason": over})
-        if self.plan is not None:
-            wall = kv_wall(self.plan, longest_prompt(cfg, ctx), clients, cfg.output_tokens)
+        if self.plan is not None:  # an open loop capped apart from its streams (max_in_flight) holds its cap at most
+            held = (cfg.max_in_flight or clients) if cfg.rate_per_s is not None else clients
+            wall = kv_wall(self.plan, longest_prompt(cfg, ctx), held, cfg.output_tokens)
             if wall and not cfg.force:
                 return cell.model_copy(update={"status": "infeasible", "reason": wall})
             if wall:

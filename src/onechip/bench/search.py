@@ -6,9 +6,12 @@ rate whose first load misses halves down instead, at most RATE_HALVINGS times, u
 the gap between the last load that met them and the first that did not is halved until it closes
 (clients: adjacent integers; rate: within RATE_RESOLUTION of each other). Each probe is a one-cell bench
 run (`reps` repetitions) in its own directory under the search's, so every answer can be re-read and
-re-rendered. A probe meets the SLOs when no measured request failed and each SLO metric at
-`slo_percentile` over its measured requests is within its bound (open loop: TTFT and E2E from the intended
-send time, so a schedule the server could not keep up with misses).
+re-rendered. A rate probe is open loop as vllm bench serve's (--request-rate, --num-prompts, --max-concurrency) and
+GuideLLM's poisson/constant rates are: its request count follows its rate (probe_requests, or arrivals over
+--duration-s), never an in-flight cap, and it has none unless --clients N is given (then at most N in flight:
+a client-side limit, its waits counted as late sends). A probe meets the SLOs when no measured request failed and
+each SLO metric at `slo_percentile` over its measured requests is within its bound (open loop: TTFT and E2E from the
+intended send time, so a schedule the server could not keep up with misses).
 
 An interrupted search (Ctrl-C, SIGTERM, the server gone) resumes when the same search is run into the same
 directory again: a probe that finished without a failed request is read back from its directory, not measured
@@ -24,6 +27,7 @@ meeting the SLOs is monotone in load; a noisy miss below the answer would show i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -51,6 +55,16 @@ from onechip.schemas.run import RUN_FILES, SEARCH_FILE
 RATE_START_DIVISOR = 16  # a rate search starts at limit / 16 (4 req/s for the default limit of 64)
 RATE_HALVINGS = 6  # ... and goes down to limit / 1,024 when even the first rate misses
 RATE_RESOLUTION = 1.15  # a rate search stops when the passing and failing rates are within 15%
+# A rate probe's requests per rep (probe_requests), when --duration-s is not given. Arrivals over PROBE_S at the rate: a
+# server 15% over its capacity (the search's resolution) builds 1.5 s of backlog in 10 s, which the last requests
+# wait and the percentile sees; at least PROBE_MIN_REQUESTS, so the p90 is not the slowest request's (p90 of 30
+# interpolates the 27th and 28th); their arrivals lasting PROBE_MAX_S at most (a slow rate sends fewer, at least 1),
+# and PROBE_MAX_REQUESTS at most (a limit of 1e6 req/s would send 10 M): a probe's schedule lasts 30 s at most, 10 s
+# from 3 req/s up to 1,000 req/s, and a search of ~8 probes x 2 reps measures ~3 minutes plus the drain.
+PROBE_S = 10.0
+PROBE_MIN_REQUESTS = 30
+PROBE_MAX_S = 30.0
+PROBE_MAX_REQUESTS = 10_000
 # What a resumed search's saved probes must agree on besides what a resumed grid does (runner.config_difference):
 # how a probe is judged, where the search stops, and whether cells beyond the plan's KV wall are measured.
 SEARCH_KEYS = ("slo", "slo_percentile", "find_max_limit", "force")
@@ -82,6 +96,7 @@ def judge(cell: CellResult, run_dir: Path, slo: dict[str, float], percentile: fl
         output_tok_per_s=cell.output_tok_per_s,
         goodput_per_s=cell.goodput_per_s,
         schedule_slipped=cell.schedule_slipped,
+        requests_sent=len(measured),
         requests_failed=cell.requests_failed,
         first_error=cell.first_error,
     )
@@ -93,6 +108,20 @@ def kv_wall_clients(plan: Plan | None, config: BenchConfig, context_tokens: int)
     if plan is None:
         return None
     return plan.replicas * (plan.kv_tokens // (longest_prompt(config, context_tokens) + config.output_tokens))
+
+
+def probe_requests(rate_per_s: float) -> int:
+    """Measured requests per rep of a rate probe at `rate_per_s` (req/s) without --duration-s: PROBE_S of arrivals, at
+    least PROBE_MIN_REQUESTS, at most PROBE_MAX_S of arrivals (at least 1) and PROBE_MAX_REQUESTS; never the in-flight
+    cap's business (vllm bench serve's --num-prompts is apart from its --max-concurrency too)."""
+    wanted = max(PROBE_MIN_REQUESTS, math.ceil(rate_per_s * PROBE_S))
+    return max(1, min(wanted, math.floor(rate_per_s * PROBE_MAX_S), PROBE_MAX_REQUESTS))
+
+
+def rate_search_cap(config: BenchConfig) -> int | None:
+    """A rate search's requests in flight at most in each probe: the one --clients value when given (set by the
+    caller: BenchConfig.model_fields_set), else None, no cap (the default --clients 1,4 is the grid's, not a cap)."""
+    return config.clients[0] if "clients" in config.model_fields_set else None
 
 
 def _next_loads(kind: str, limit: float) -> tuple[float, Callable[[float, float], float | None]]:
@@ -107,6 +136,7 @@ class _Search:
     def __init__(self, config: BenchConfig, out_dir: Path, plan: Plan | None, on_progress: ProgressFn):
         self.config, self.out_dir, self.plan, self.on_progress = config, out_dir, plan, on_progress
         self.kind = config.find_max or "clients"
+        self.cap = rate_search_cap(config) if self.kind == "rate" else None
         self.context = config.contexts[0]
         self.probes: dict[float, SearchProbe] = {}
         self.cells: list[CellResult] = []
@@ -117,8 +147,10 @@ class _Search:
         update: dict[str, object]
         if self.kind == "clients":
             name, update = f"clients-{int(load)}", {"clients": [int(load)]}
-        else:
-            name, update = f"rate-{load:g}", {"rate_per_s": load, "clients": cfg.clients[:1]}
+        else:  # one stream numbers the requests (one warm-up); the count follows the rate, the cap is apart
+            name, update = f"rate-{load:g}", {"rate_per_s": load, "clients": [1], "max_in_flight": self.cap or 0}
+            if cfg.duration_s is None:
+                update["requests_per_client"] = probe_requests(load)
         return name, cfg.model_copy(update={**update, "contexts": [self.context], "find_max": None})
 
     def check_saved(self) -> None:
@@ -313,6 +345,7 @@ def _result(
         percentile=config.slo_percentile,
         max_clients=int(lo) if s.kind == "clients" else None,
         max_rate_per_s=lo if s.kind == "rate" else None,
+        in_flight_cap=s.cap,
         bound_reason=why,
         kv_wall_clients=kv_wall_clients(plan, config, s.context),
         output_tok_per_s=best.output_tok_per_s if best else None,

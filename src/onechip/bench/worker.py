@@ -13,6 +13,7 @@ samples from local workers line up. A worker on another host would need its cloc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import signal
 import sys
@@ -138,12 +139,13 @@ class _Streams:
         left = dict.fromkeys(self.job.streams, 0)
         for _, stream in arrivals_s:
             left[stream] += 1
-        slots = asyncio.Semaphore(len(self.job.streams))
+        cap = in_flight_cap(self.job)
+        slots = asyncio.Semaphore(cap) if cap else contextlib.nullcontext()
 
         shapes = self.job.request_shapes
 
         async def gated(k: int, stream: int, intended: float) -> None:
-            async with slots:  # a send waiting here for a free slot is late: its slip is recorded
+            async with slots:  # a send waiting here for a free slot (a cap) is late: its slip is recorded
                 shape = shapes[k] if shapes is not None else None
                 sample = await self.request(stream, warmup=False, intended=intended, shape=shape)
             left[stream] -= 1
@@ -168,11 +170,12 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
     one shared by all workers, so that worker processes which started apart measure together), then measured
     requests (a count, or until `duration_s` after the start). Open loop (`arrivals_s`): after the warm-up,
     `gate()` gives the start time the same way and measured requests are sent at their offsets from it, at
-    most len(streams) in flight. The last request of each stream to end carries `last_in_stream`.
+    most in_flight_cap(job) in flight (none: no cap). The last request of each stream to end carries `last_in_stream`.
     Request failures become failed samples; nothing here raises for them.
     """
     t0 = time.perf_counter()
-    async with data_session(job.base_url, len(job.streams), job.request_timeout_s) as http:
+    connections = len(job.streams) if job.arrivals_s is None else in_flight_cap(job)
+    async with data_session(job.base_url, connections, job.request_timeout_s) as http:
         streams = _Streams(job, http, emit, t0)
         if job.arrivals_s is None:
             await asyncio.gather(*(streams.warm_up(i) for i in job.streams))
@@ -181,6 +184,11 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
             await asyncio.gather(*(loop(i) for i in job.streams))
         else:
             await streams.open_loop(job.arrivals_s, gate)
+
+
+def in_flight_cap(job: RepJob) -> int:
+    """Open loop: the requests `job` has in flight at most: its max_in_flight, else one per stream; 0 = no cap."""
+    return len(job.streams) if job.max_in_flight is None else job.max_in_flight
 
 
 def split_streams(clients: int, workers: int) -> list[list[int]]:

@@ -16,7 +16,7 @@ from onechip.cli.options import on_command_line, options_from
 from onechip.cli.render import console, live_progress, print_whole, print_written, titled_table
 from onechip.errors import ConfigError
 from onechip.paths import run_dir
-from onechip.report.search import clients_answer
+from onechip.report.search import clients_answer, probe_load_text
 from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import LATE_SEND_MS, TTFT_CONVENTION, PolicyComparison, SearchResult
 from onechip.schemas.inputs import build_request
@@ -212,7 +212,9 @@ def search_table(result: SearchResult) -> Table:
     """`--find-max`: every probe, in load order, with its verdict and the SLO metrics at the percentile."""
     unit = "clients" if result.kind == "clients" else "req/s"
     table = titled_table(f"SLO search ({_slo_of(result.slo)} at p{result.percentile:g})", title_justify="left")
-    for name in (unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "tok/s steady"):
+    rate = result.kind == "rate"  # a rate probe's request count follows its rate: said per probe
+    names = (unit, *(["requests"] * rate), "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO")
+    for name in (*names, "tok/s steady"):
         table.add_column(name, justify="right")
     for p in sorted(result.probes, key=lambda p: p.load):
         verdict = (
@@ -224,6 +226,7 @@ def search_table(result: SearchResult) -> Table:
         )
         table.add_row(
             f"{p.load:g}",
+            *([f"{p.requests_sent:,}"] * rate),
             verdict
             + (f" ({p.requests_failed} failed)" if p.requests_failed else "")
             + (" [yellow]slipped[/]" if p.schedule_slipped else ""),
@@ -243,6 +246,8 @@ def print_search(result: SearchResult, out: Console) -> None:
     what = clients_answer(result) if result.kind == "clients" else f"{result.max_rate_per_s:g} requests/s"
     at = f", {result.output_tok_per_s:,.1f} output tok/s there (steady window)" if result.output_tok_per_s else ""
     out.print(f"[bold]max load meeting the SLOs: {what}[/]{at}; stopped: {result.bound_reason}")
+    if (probes := probe_load_text(result)) is not None:
+        out.print(f"probes: {probes}")
     for c in result.costs:
         out.print(
             f"  {c.chip} {c.pricing} ({c.region}): ${c.usd_per_mtok:,.3f}/Mtok output, ${c.monthly_usd:,.0f}/month"

@@ -221,8 +221,9 @@ class ToolSpec:
 # is the serve program itself; an ssh `-o ProxyCommand=...` or `LocalCommand=...` runs a local command.
 # Nor the fields onechip sets itself (hidden from the command line too): bench's input_sha256, the digest of its input
 # files a resume compares, replica_urls, the replicas of `up --replicas N` it reads /metrics of (api.bench), and
-# bench_plan, the --plan a run's cells are judged by (kept for its resume).
-NOT_MCP_INPUTS = ("launcher", "ssh_options", "input_sha256", "replica_urls", "bench_plan")
+# bench_plan, the --plan a run's cells are judged by (kept for its resume), and max_in_flight, a --find-max rate
+# probe's in-flight cap (set from `clients`).
+NOT_MCP_INPUTS = ("launcher", "ssh_options", "input_sha256", "replica_urls", "bench_plan", "max_in_flight")
 # `--set` on an MCP call: engine environment variables only under the engine's own prefixes (LD_PRELOAD,
 # PATH or PYTHONPATH would choose what runs), and none of the vLLM flags that load code from a path or a
 # model repository (vllm/engine/arg_utils.py: --trust-remote-code, --worker-cls, --worker-extension-cls,

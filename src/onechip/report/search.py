@@ -21,6 +21,17 @@ def clients_answer(result: SearchResult) -> str:
     return f"{n} agent{s} (client{s})" if result.workload == "agent" else f"{n} client{s}"
 
 
+def probe_load_text(result: SearchResult) -> str | None:
+    """A rate search's probes as the console and the report say them: 'open loop, in flight at most: none (no cap);
+    measured requests per probe: 30 to 640 (...)'; None for a clients search (its load is the streams in flight)."""
+    if result.kind != "rate":
+        return None
+    cap = "none (no cap)" if result.in_flight_cap is None else f"{result.in_flight_cap:,} (--clients)"
+    sent = sorted({p.requests_sent for p in result.probes})
+    count = f"{sent[0]:,}" if len(sent) == 1 else f"{sent[0]:,} to {sent[-1]:,}" if sent else "none"
+    return f"open loop, in flight at most: {cap}; measured requests per probe: {count} (every rep, set by the rate)"
+
+
 def search_markdown(result: SearchResult) -> list[str]:
     """'## SLO search': the answer, why the search stopped, the KV wall, and every probe in load order."""
     slo = ", ".join(f"{k} ≤ {v:g} ms" for k, v in result.slo.items())
@@ -36,6 +47,8 @@ def search_markdown(result: SearchResult) -> list[str]:
         f"(steady window, median over reps). Stopped: {result.bound_reason}.",
         "",
     ]
+    if (probes := probe_load_text(result)) is not None:
+        lines += [f"Probes: {probes}.", ""]
     if result.kv_wall_clients is not None:
         lines += [f"KV wall (plan): {result.kv_wall_clients:,} clients at the longest prompt plus output.", ""]
     if result.costs:
@@ -45,7 +58,9 @@ def search_markdown(result: SearchResult) -> list[str]:
             for c in result.costs
         ]
         lines.append("")
-    header = [unit, "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO", "output tok/s (steady)"]
+    rate = result.kind == "rate"  # a rate probe's request count follows its rate: said per probe
+    header = [unit, *(["requests"] * rate), "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO"]
+    header.append("output tok/s (steady)")
     lines += [
         f"Per probe: each SLO metric's p{result.percentile:g}, ms, over its measured requests of every rep together "
         "(open loop: from the intended send); met SLO: the share of those requests meeting every SLO; output tok/s: "
@@ -55,6 +70,7 @@ def search_markdown(result: SearchResult) -> list[str]:
     rows = [
         [
             f"{p.load:g}",
+            *([f"{p.requests_sent:,}"] * rate),
             ("meets" if p.meets_slo else "misses")
             + ("" if p.status == "ok" else f" ({p.status})")
             + (f" ({p.requests_failed} failed)" if p.requests_failed else ""),

@@ -129,7 +129,11 @@ class BenchConfig(RequestModel):
         list[Annotated[int, Field(ge=1, le=MAX_CLIENTS)]],
         comma_list(int),
         Field(min_length=1),
-    ] = Field(default=[1, 4], description="Closed-loop concurrent streams per cell, comma-separated.")
+    ] = Field(
+        default=[1, 4],
+        description="Closed-loop concurrent streams per cell, comma-separated (with --rate: requests in flight at "
+        "most). With --find-max rate: one value, the requests in flight at most in every probe (default: no cap).",
+    )
     reps: int = Field(default=2, ge=1, le=10_000, description="Repetitions per cell.")
     output_tokens: int = Field(
         default=32, ge=1, le=MAX_TOKENS, description="max_tokens per request (min_tokens too, if accepted)."
@@ -174,9 +178,19 @@ class BenchConfig(RequestModel):
         le=MAX_RATE,
         description="Open loop: arrivals per second, at most `clients` in flight; None = closed loop.",
     )
+    max_in_flight: Annotated[int | None, Cli(hidden=True)] = Field(
+        default=None,
+        ge=0,
+        le=MAX_REQUESTS,
+        description="Open loop: requests in flight at most, apart from `clients` (which then only numbers the streams, "
+        "each with its warm-up); 0 = no cap: every arrival is sent at its time whatever is in flight (vllm bench serve "
+        "without --max-concurrency); None = `clients`. Per client process (`workers`). Set by --find-max rate for "
+        "its probes (one stream, one process).",
+    )
     arrivals: Literal["poisson", "constant"] | None = Field(
         default=None,
-        description="Open-loop inter-arrival times: exponential (poisson, the default with --rate) or constant.",
+        description="Open-loop inter-arrival times (--rate, or each --find-max rate probe): exponential (poisson, the "
+        "default) or constant.",
     )
     seed: Annotated[int, Cli(hidden=True)] = Field(
         default=0, description="Seed of the Poisson arrival times (reproducible schedules)."
@@ -238,7 +252,8 @@ class BenchConfig(RequestModel):
     find_max: Literal["clients", "rate"] | None = Field(
         default=None,
         description="Search the largest load meeting --slo at --slo-percentile: clients (closed loop) or rate "
-        "(open loop, requests/s with --clients in flight at most).",
+        "(open loop, requests/s: each probe sends ~10 s of arrivals, or --duration-s; in flight at most --clients, "
+        "default no cap).",
     )
     slo_percentile: Annotated[float, Field(gt=0, le=100)] = Field(
         default=90.0, description="--find-max: the percentile of each SLO metric that must meet its bound."
@@ -467,7 +482,9 @@ def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:
         if a in present and b in present:
             raise ValueError(f"give {flag_of(model, a)} or {flag_of(model, b)}, not both")
     for field, (needed, message) in NEEDS.items():
-        if field in present and needed not in present:
+        # a rate search chooses each probe's rate (a clients search refuses --arrivals: _check_search)
+        chosen = field == "arrivals" and data.get("find_max") is not None
+        if field in present and needed not in present and not chosen:
             raise ValueError(message)
     check_agent(model, data, present)
     _check_search(model, data, present)
@@ -522,6 +539,8 @@ def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: se
         raise ValueError("--find-max measures its own loads at one context: --calibration does not apply")
     if find == "rate" and data.get("workload") == "agent":
         raise ValueError("--find-max rate is open loop; agent sessions are closed loop: use --find-max clients")
+    if find == "clients" and "arrivals" in present:
+        raise ValueError("--find-max clients searches closed-loop streams: --arrivals shapes open-loop (rate) arrivals")
     if find == "clients" and "rate_per_s" in present:
         raise ValueError("--find-max clients searches closed-loop streams: drop --rate (or use --find-max rate)")
     if find == "clients" and "clients" in present:
@@ -530,6 +549,11 @@ def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: se
         raise ValueError("--find-max rate chooses the rate: drop --rate (--find-max-limit bounds it)")
     if find == "rate" and "clients" in present and _many(data["clients"]):
         raise ValueError("--find-max rate: give one --clients value (requests in flight at most)")
+    if find == "rate" and "requests_per_client" in present:  # a probe's count follows its rate, not its cap
+        raise ValueError(
+            "--find-max rate sends each probe ~10 s of arrivals at its rate (at least 30 requests, at most 30 s): "
+            "--requests-per-client does not apply; --duration-s sets how long each probe's arrivals last"
+        )
     if "contexts" in present and _many(data["contexts"]):
         raise ValueError("--find-max searches one context: give one --contexts value")
 
@@ -659,6 +683,10 @@ class RepJob(StrictModel):
     arrivals_s: list[tuple[float, int]] | None = Field(
         default=None,
         description="Open loop: (send offset s after warm-up, stream) per measured request; None = closed loop.",
+    )
+    max_in_flight: int | None = Field(
+        default=None,
+        description="Open loop: this job's requests in flight at most; 0 = no cap; None = one per stream of the job.",
     )
     workload: Literal["grid", "agent", "trace"] = Field(
         default="grid", description="grid, agent or trace (see BenchConfig)."
@@ -951,6 +979,12 @@ class SearchProbe(ResultModel):
         description="The cell's goodput (requests/s meeting every SLO) in the steady window, median over reps.",
     )
     schedule_slipped: bool = Field(default=False, description="Open loop: the cell's schedule slipped.")
+    requests_sent: int = Field(
+        default=0,
+        ge=0,
+        description="Measured requests the probe sent, every rep together (a rate probe: set by its rate, "
+        "bench.search.probe_requests, or --duration-s; not by its in-flight cap).",
+    )
     requests_failed: int = Field(
         default=0, ge=0, description="Measured requests that failed (each one misses the SLOs, whatever its latency)."
     )
@@ -971,6 +1005,12 @@ class SearchResult(ResultModel):
     )
     max_rate_per_s: float | None = Field(
         default=None, description="rate search: the highest requests/s that met the SLOs; 0 = not even the first."
+    )
+    in_flight_cap: int | None = Field(
+        default=None,
+        ge=1,
+        description="rate search: requests in flight at most in every probe (--clients); None = no cap, every arrival "
+        "sent at its time (a clients search: its load is the streams in flight).",
     )
     bound_reason: str = Field(
         description="Why the search stopped where it did (SLO miss, KV wall, limit; 'interrupted after N probes')."

@@ -128,6 +128,22 @@ def test_contradictory_options_are_one_line_errors(flags: dict[str, object], mes
     assert "\n" not in str(err.value)
 
 
+def test_find_max_rate_takes_constant_arrivals(tmp_path: Path) -> None:
+    # `--find-max rate --arrivals constant` was refused ('--arrivals shapes open-loop arrivals: give --rate too') while
+    # --rate is refused with --find-max rate: a rate search could only send Poisson arrivals
+    from onechip.bench.runner import rep_arrivals
+    from onechip.bench.search import _Search
+
+    typed = {"base_url": "http://127.0.0.1:9", "find_max": "rate", "slo": "ttft_ms=500", "arrivals": "constant"}
+    cfg = build_request(BenchConfig, typed)
+    _, probe = _Search(cfg, tmp_path, None, lambda _: None).probe_config(8.0)
+    assert probe.arrivals == "constant" and probe.rate_per_s == 8.0
+    sends = rep_arrivals(probe, 16, probe.clients[0], 0) or []
+    assert len(sends) > 1 and sends == [k / 8.0 for k in range(len(sends))]  # evenly spaced, 1/8 s apart
+    with pytest.raises(ConfigError, match="--find-max clients searches closed-loop streams: --arrivals"):
+        build_request(BenchConfig, {**typed, "find_max": "clients"})
+
+
 def test_cli_find_max_prints_the_answer_as_json(fake_server: FakeVllm, tmp_path: Path) -> None:
     out = tmp_path / "s"
     args = ["bench", fake_server.url, "--contexts", "16", "--reps", "1", "--output-tokens", "3"]
@@ -220,7 +236,7 @@ def test_find_max_rate_counts_the_wait_for_a_late_send(fake_server: FakeVllm, tm
         find_max="rate",
         slo={"ttft_ms": 150.0},
         slo_percentile=100,
-        requests_per_client=4,
+        duration_s=0.6,  # each probe's arrivals over 0.6 s: ~12 at 20 req/s (bench.search.probe_requests: 200)
         warmup_requests=0,
         find_max_limit=320,  # starts at 20 req/s (limit / 16), which misses: the search halves down
     )

@@ -1,0 +1,170 @@
+"""`bench --find-max rate`: open-loop probes whose request count follows the rate and whose in-flight cap is apart
+(none unless --clients N), against fake servers on 127.0.0.1 of known timings; bounded load (--duration-s)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from fakes.vllm_server import FakeVllm
+from onechip import api
+from onechip.bench.runner import rep_arrivals
+from onechip.bench.search import (
+    PROBE_MAX_REQUESTS,
+    PROBE_MAX_S,
+    PROBE_MIN_REQUESTS,
+    PROBE_S,
+    _Search,
+    probe_requests,
+)
+from onechip.cli.bench_cmd import print_search
+from onechip.errors import ConfigError
+from onechip.schemas.bench import BenchConfig, SearchResult
+from onechip.schemas.inputs import build_request
+
+
+def _peak_in_flight(srv: FakeVllm) -> list[int]:
+    """[the most chat requests the server held at once, queued or generating], updated as they arrive."""
+    peak = [0]
+    held = [0]
+    chat = srv._chat
+
+    async def counted(body, writer):  # type: ignore[no-untyped-def]
+        held[0] += 1
+        peak[0] = max(peak[0], held[0])
+        try:
+            return await chat(body, writer)
+        finally:
+            held[0] -= 1
+
+    srv._chat = counted  # type: ignore[method-assign]
+    return peak
+
+
+def _search(srv: FakeVllm, out: Path, **flags: Any) -> SearchResult:
+    """A rate search as a user types it (build_request: what was given is known), one rep of 16-token prompts, 3
+    tokens out, no warm-up, each probe's arrivals over --duration-s (bounded load)."""
+    typed = {"base_url": srv.url, "contexts": "16", "output_tokens": 3, "reps": 1, "warmup_requests": 0}
+    return api.find_max(build_request(BenchConfig, {**typed, "find_max": "rate", **flags}), out_dir=out)
+
+
+def test_without_clients_a_rate_search_has_no_in_flight_cap(tmp_path: Path) -> None:
+    # a server that serves any number at once, 50 ms to the first token: every rate up to the limit meets 200 ms. The
+    # search ran each probe with 1 request in flight (the first of the default --clients 1,4): at 32 and 64 req/s
+    # the sends queued behind it (50 ms each, 20 req/s at most) and the answer was the schedule the client could keep
+    with FakeVllm(ttft_s=0.05) as srv:
+        peak = _peak_in_flight(srv)
+        result = _search(srv, tmp_path, slo="ttft_ms=200", duration_s=1.0)
+    assert result.max_rate_per_s == 64.0 and "limit" in result.bound_reason, result.bound_reason
+    assert result.in_flight_cap is None
+    assert peak[0] > 1  # more than one at once: at 64 req/s, 50 ms each, ~3 on average
+    probes = {p.load: p for p in result.probes}
+    assert not any(p.schedule_slipped for p in result.probes)
+    assert probes[64.0].requests_sent > 2 * probes[16.0].requests_sent > 0  # the count follows the rate
+    saved = json.loads((tmp_path / "search.json").read_text())
+    assert saved["in_flight_cap"] is None and [p["requests_sent"] for p in saved["probes"]] == [
+        p.requests_sent for p in result.probes
+    ]
+    md = " ".join((tmp_path / "search.md").read_text().split())
+    assert "in flight at most: none (no cap)" in md and "| req/s | requests | verdict |" in md
+    assert f"| 64 | {probes[64.0].requests_sent} | meets |" in md
+    out = Console(record=True, width=250)
+    print_search(result, out)
+    said = out.export_text()
+    assert "in flight at most: none (no cap)" in said and "requests" in said
+
+
+def test_a_rate_search_against_k_slots_of_s_seconds_answers_near_k_over_s(tmp_path: Path) -> None:
+    """A server that serves at most K = 4 at once (a semaphore), each in S = 0.1 s: capacity c = K / S = 40 req/s.
+    Constant arrivals (GuideLLM's 'constant'): below c nothing waits (TTFT ~S); above, by (1 + e) c, the backlog grows
+    e c per second, the last request of a D = 1.5 s probe waits e D, and the p90 ~0.9 e D. SLO TTFT <= X = 200 ms at
+    p90: a probe misses once 0.9 e D > X - S, e > 7.4%. The search stops with its pass and miss within 15%
+    (RATE_RESOLUTION) of each other, so the answer is in [c / 1.15, 1.074 c] = [34.8, 43.0]; asserted in [0.85 c,
+    1.1 c]: the fake's own overhead per request (a few ms) lowers c a little, a busy machine's timer jitter raises the
+    p90. One request in flight (the bug) answered ~1 / S = 10 req/s."""
+    k, s = 4, 0.1
+    with FakeVllm(ttft_s=s, slots=k) as srv:
+        peak = _peak_in_flight(srv)
+        result = _search(srv, tmp_path, slo="ttft_ms=200", duration_s=1.5, arrivals="constant")
+    capacity = k / s
+    assert result.max_rate_per_s is not None and 0.85 * capacity <= result.max_rate_per_s <= 1.1 * capacity, [
+        (p.load, p.at_percentile_ms) for p in result.probes
+    ]
+    missed = [p.load for p in result.probes if not p.meets_slo]
+    assert missed and min(missed) <= result.max_rate_per_s * 1.15  # its neighbour missed
+    assert peak[0] > k  # the client sent past the server's slots: the server's queue, not the client's, held them
+
+
+def test_a_given_clients_caps_the_requests_in_flight(tmp_path: Path) -> None:
+    # --clients 2 with --find-max rate: at most 2 in flight in every probe (vllm bench serve's --max-concurrency);
+    # at 40 req/s, 100 ms each, 4 would be needed: the sends wait for a slot and the schedule slips
+    with FakeVllm(ttft_s=0.1) as srv:
+        peak = _peak_in_flight(srv)
+        result = _search(srv, tmp_path, slo="ttft_ms=10000", duration_s=0.5, clients="2", find_max_limit=40)
+    assert result.in_flight_cap == 2 and peak[0] == 2
+    assert {p.load: p.schedule_slipped for p in result.probes}[40.0]
+    md = " ".join((tmp_path / "search.md").read_text().split())
+    assert "in flight at most: 2 (--clients)" in md
+
+
+def test_a_capped_rate_probe_is_judged_at_its_cap_against_the_plans_kv_pool(tmp_path: Path) -> None:
+    # the probes run one stream (the cap is apart from it): judged at 1 client, a probe of --clients 3 the plan's pool
+    # cannot hold (3 x 12 blocks of 4 > 25) would be measured where it was recorded infeasible, as --clients 3 was
+    from test_bench_runner import plan_with_kv
+
+    with FakeVllm() as srv:
+        cfg = build_request(
+            BenchConfig,
+            {"base_url": srv.url, "contexts": "40", "output_tokens": 5, "find_max": "rate", "slo": "ttft_ms=500"}
+            | {"clients": "3", "find_max_limit": 4, "reps": 1},
+        )
+        result = api.find_max(cfg, out_dir=tmp_path, plan=plan_with_kv(100))
+        sent = [b["messages"][0]["content"] for b in srv.chat_requests]
+    assert set(sent) == {"Hi"}  # each probe's check of the server only: nothing measured
+    assert result.probes and all(p.status == "infeasible" for p in result.probes)
+    assert all((p.reason or "").startswith("3 clients x 12 blocks") for p in result.probes)
+
+
+def test_a_rate_probe_sends_as_many_requests_whatever_its_cap(tmp_path: Path) -> None:
+    # the probe sent clients x requests_per_client: its count was its in-flight cap's (2 requests at --clients 1,
+    # 16 at --clients 8), the same probe measured over 8 times fewer requests with 1 in flight
+    base = {"base_url": "http://127.0.0.1:9", "contexts": "16", "find_max": "rate", "slo": "ttft_ms=500"}
+    counts, caps = set(), []
+    for given in ({}, {"clients": "1"}, {"clients": "8"}):
+        search = _Search(build_request(BenchConfig, {**base, **given}), tmp_path, None, lambda _: None)
+        _, probe = search.probe_config(16.0)
+        counts.add(len(rep_arrivals(probe, 16, probe.clients[0], 0) or []))
+        caps.append(probe.max_in_flight)
+    assert counts == {probe_requests(16.0)} and caps == [0, 1, 8]
+
+
+@pytest.mark.parametrize("rate", [0.001, 0.04, 0.5, 1.0, 2.0, 3.0, 16.0, 64.0, 999.0, 5000.0, 1e6])
+def test_a_rate_probe_is_bounded_in_time_and_count(rate: float) -> None:
+    n = probe_requests(rate)
+    assert 1 <= n <= PROBE_MAX_REQUESTS
+    assert n == 1 or n / rate <= PROBE_MAX_S  # its arrivals last 30 s at most
+    assert n >= min(PROBE_MIN_REQUESTS, int(rate * PROBE_MAX_S), PROBE_MAX_REQUESTS)  # enough for a percentile
+    assert n >= min(rate * PROBE_S, PROBE_MAX_REQUESTS) or n == int(rate * PROBE_MAX_S)  # 10 s of arrivals
+
+
+def test_help_says_clients_caps_a_rate_search_in_flight() -> None:
+    from typer.testing import CliRunner
+
+    from onechip.cli.main import app
+
+    said = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "2000"}).output
+    line = next(x for x in said.splitlines() if "--clients " in x)
+    assert "With --find-max rate: one value, the requests in flight at most in every probe (default: no cap)" in line
+
+
+def test_requests_per_client_is_refused_with_find_max_rate() -> None:
+    with pytest.raises(ConfigError, match="--requests-per-client does not apply") as err:
+        build_request(
+            BenchConfig,
+            {"base_url": "http://127.0.0.1:1", "find_max": "rate", "slo": "ttft_ms=500", "requests_per_client": 5},
+        )
+    assert "\n" not in str(err.value)
