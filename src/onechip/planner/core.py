@@ -1002,7 +1002,17 @@ def _resolve(request: PlanRequest) -> _Resolved:
         layout, alternative = _mxfp4_layouts(rules, acc, request.engine_version, wheel=request.launch == "vllm")
         mxfp4 = (layout, request.tensor_parallel_size) if layout is not None else None
         notes.append(_mxfp4_note(src.tensors, dtype_name, towers, layout, alternative, request.tensor_parallel_size))
-    rocm_mha = acc.kind == "gpu" and acc.manufacturer == "AMD" and not _is_mla(src.text_config)
+    # ROCM_ATTN (the first ROCm backend for a model without MLA, whose preferred block is 16) lists no per-token-head
+    # KV dtype, nor do ROCM_AITER_FA and ROCM_AITER_UNIFIED_ATTN: such a KV falls to TRITON_ATTN, which lists them and
+    # prefers the release's default block (supported_kv_cache_dtypes and get_preferred_block_size of
+    # vllm/v1/attention/backends/{rocm_attn,rocm_aiter_fa,rocm_aiter_unified_attn,triton_attn}.py and
+    # _get_backend_priorities of vllm/platforms/rocm.py, 0.20.0, 0.22.0, 0.25.0, 0.27.1, 0.33.0 and 0.34.0 sdists)
+    rocm_mha = (
+        acc.kind == "gpu"
+        and acc.manufacturer == "AMD"
+        and not _is_mla(src.text_config)
+        and request.kv_cache_dtype not in PER_TOKEN_HEAD_KV_DTYPES
+    )
     mla = _mla_case(acc, request, src.text_config)
     block = rules.block_size_for(max_model_len, request.block_size, request.engine_version, rocm_mha=rocm_mha, mla=mla)
     if request.block_size is not None and block != request.block_size:
