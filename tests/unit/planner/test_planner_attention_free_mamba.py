@@ -115,6 +115,24 @@ def test_prefix_caching_pages_and_older_token_line(tmp_path: Path) -> None:
     assert old.state_slots == 248 and old.kv_tokens_logged == 248 * 2048
 
 
+# vLLM 0.10.x sizes a model whose layers share one spec in _get_kv_cache_config_uniform_type and prints
+# 'GPU KV cache size' as num_blocks x cache_config.block_size (vllm/v1/core/kv_cache_utils.py of the 0.10.0,
+# 0.10.1.1 and 0.10.2 sdists), the 16 CudaPlatform.check_and_update_config sets when no --block-size is given, not
+# the MambaSpec's block of max_model_len (gpu_model_runner.get_kv_cache_spec); 0.11.0 prints num_blocks // groups x
+# the smallest spec block: 689 x 2,048. 8 GiB: 689 pages as above -> 689 x 16 = 11,024 tokens, 689 x 32 with
+# --block-size 32.
+def test_the_0_10_token_line_counts_the_cache_block(tmp_path: Path) -> None:
+    def logged(version: str, **fields: Any) -> int:
+        plan = _plan(tmp_path / f"{version}-{len(fields)}", _mamba_2_8b(), engine_version=version,
+                     enable_prefix_caching=False, kv_cache_memory_bytes=8 * GIB, **fields)  # fmt: skip
+        assert plan.state_slots == 689
+        return int(plan.kv_tokens_logged)
+
+    assert logged("0.10.2") == 689 * 16 == 11_024
+    assert logged("0.10.2", block_size=32) == 689 * 32
+    assert logged("0.11.0") == 689 * 2048
+
+
 def test_plan_text_says_sequences_not_tokens(tmp_path: Path) -> None:
     from rich.console import Console
 
