@@ -133,6 +133,24 @@ def test_the_0_10_token_line_counts_the_cache_block(tmp_path: Path) -> None:
     assert logged("0.11.0") == 689 * 2048
 
 
+# A config that leaves a state field to its transformers class (5.19.0, the table's) is served with the class default,
+# as transformers fills it when vLLM loads the config: MambaConfig conv_kernel 4 and state_size 16
+# (models/mamba/configuration_mamba.py), Mamba2Config n_groups 8, state_size 128 and conv_kernel 4
+# (models/mamba2/configuration_mamba2.py), the values the published configs state, so the states are the ones above:
+# 194,560 B (Mamba1, bf16) and 2,158,592 B (Codestral) a layer -> 689 and 248 pages.
+def test_state_fields_left_out_take_the_class_defaults(tmp_path: Path) -> None:
+    mamba = {k: v for k, v in _mamba_2_8b().items() if k not in ("conv_kernel", "state_size")}
+    plan = _plan(tmp_path / "m", mamba, engine_version="0.34.0", enable_prefix_caching=False,
+                 kv_cache_memory_bytes=8 * GIB)  # fmt: skip
+    assert plan.num_blocks == 8 * GIB // 194_560 // 64 == 689
+    said = {w.code: w.message for w in plan.warnings}["config-class-defaults"]
+    assert "conv_kernel=4" in said and "state_size=16" in said and "MambaConfig" in said
+    codestral = {k: v for k, v in _codestral().items() if k not in ("n_groups", "state_size", "conv_kernel")}
+    plan = _plan(tmp_path / "c", codestral, engine_version="0.34.0", enable_prefix_caching=False,
+                 kv_cache_memory_bytes=32 * GIB)  # fmt: skip
+    assert plan.num_blocks == 32 * GIB // 2_158_592 // 64 == 248
+
+
 def test_plan_text_says_sequences_not_tokens(tmp_path: Path) -> None:
     from rich.console import Console
 
