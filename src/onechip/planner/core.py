@@ -1023,7 +1023,11 @@ def _resolve(request: PlanRequest) -> _Resolved:
         block, note = sparse[1], sparse[2]
         notes.append(note)
     if family in recurrent.ATTENTION_FREE_FAMILIES and acc.kind == "gpu":
-        block = request.block_size or ATTENTION_FREE_BLOCK
+        # no attention backend prefers a block (Platform.update_block_size_for_backend returns before it picks one
+        # when _find_non_ssm_backend(s) finds none), so --block-size or CacheConfig.DEFAULT_BLOCK_SIZE: 16 to 0.33.x,
+        # 64 from 0.34.0 (_apply_block_size_default; vllm/config/cache.py and platforms/interface.py, 0.25.0, 0.33.0
+        # and 0.34.0 sdists), the block_size_choices default; the 'all' mode state pages count in it
+        block = request.block_size or rules.block_size_for(max_model_len, None, request.engine_version)
     gdn_prefill_asked(request)  # a value vLLM refuses, refused for any model (argparse reads it first)
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
@@ -1399,11 +1403,6 @@ class Positions:
 # --max-model-len: 'Assuming the model's maximum length is 2048.' (vllm/config/model.py _get_and_verify_max_len,
 # default_max_len; read in the 0.5.5, 0.10.2, 0.22.0 and 0.34.0 sdists). BLOOM's files state no length at all.
 NO_LENGTH_FIELD_DEFAULT = 2048
-# The block size of an attention-free model (planner.recurrent): no attention backend prefers one
-# (Platform.update_block_size_for_backend returns before it picks a size when _find_non_ssm_backend(s) finds none),
-# so --block-size or CacheConfig.DEFAULT_BLOCK_SIZE (vllm/config/cache.py, 0.25.0 and 0.34.0 sdists); the 'all' mode
-# state pages and the 'align' checkpoints count in it.
-ATTENTION_FREE_BLOCK = 16
 _POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                   "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
 

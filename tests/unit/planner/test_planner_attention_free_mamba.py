@@ -100,7 +100,10 @@ def test_mamba_plan_is_a_count_of_sequences(tmp_path: Path) -> None:
 def test_prefix_caching_pages_and_older_token_line(tmp_path: Path) -> None:
     mamba = _plan(tmp_path, _mamba_2_8b(), engine_version="0.34.0", kv_cache_memory_bytes=8 * GIB)
     assert mamba.memory_budget is not None and mamba.memory_budget.blocks_per_request == 2
-    assert mamba.state_slots == 344 and mamba.block_size == 16
+    # no attention backend picks a block: CacheConfig.DEFAULT_BLOCK_SIZE, 64 from 0.34.0 (16 in the 0.33.0 sdist)
+    assert mamba.state_slots == 344 and mamba.block_size == 64
+    before = _plan(tmp_path / "m33", _mamba_2_8b(), engine_version="0.33.0", kv_cache_memory_bytes=8 * GIB)
+    assert before.state_slots == 344 and before.block_size == 16
     codestral = _plan(tmp_path / "c", _codestral(), engine_version="0.34.0", kv_cache_memory_bytes=32 * GIB)
     assert codestral.num_blocks == 32 * GIB // 2_158_592 // 64 == 248
     assert codestral.state_slots == 82 and codestral.max_concurrency == pytest.approx(248 / 3)
