@@ -369,6 +369,13 @@ class GpuMemoryRule(VersionedRule):
     kv_token_line: Literal["groups", "capacity"] = Field(
         description="'groups': num_blocks // groups x block size; 'capacity': int(concurrency x max_model_len)."
     )
+    uniform_line_cache_block: bool = Field(
+        default=False,
+        description="One KV spec for every layer (_get_kv_cache_config_uniform_type): the token line is num_blocks x "
+        "cache_config.block_size, not x the spec's block (an attention-free model's state spec has block "
+        "max_model_len): vllm/v1/core/kv_cache_utils.py _get_kv_cache_config_uniform_type of the 0.8.5, 0.9.2, "
+        "0.10.0, 0.10.1.1 and 0.10.2 sdists (0.11.0 prints num_blocks // groups x the smallest spec block).",
+    )
     hybrid_groups: bool = Field(description="Hybrid KV allocator: groups of layers share one page size.")
     mla_entry_align_bytes: int | None = Field(
         default=None,

@@ -354,7 +354,7 @@ _MTP_LAYERS = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
 _INTS = ("max_window_layers",)
 # sliding_window: filled only where vLLM reads a window (_default_window), not wherever the class has one.
 WINDOW_FIELD = "sliding_window"
-DEFAULTED_FIELDS = frozenset(_POSITIVE_INTS + _INTS + _NON_NEGATIVE_INTS[1:] + (WINDOW_FIELD,))
+DEFAULTED_FIELDS = frozenset(_POSITIVE_INTS + _INTS + _NON_NEGATIVE_INTS[1:] + (WINDOW_FIELD,) + recurrent.STATE_FIELDS)
 POSITIONS_FIELD = "max_position_embeddings"
 _BOOLS = ("use_sliding_window", "attention_k_eq_v", "tie_word_embeddings")
 _REQUIRED = ("num_hidden_layers", "num_attention_heads")

@@ -1002,7 +1002,17 @@ def _resolve(request: PlanRequest) -> _Resolved:
         layout, alternative = _mxfp4_layouts(rules, acc, request.engine_version, wheel=request.launch == "vllm")
         mxfp4 = (layout, request.tensor_parallel_size) if layout is not None else None
         notes.append(_mxfp4_note(src.tensors, dtype_name, towers, layout, alternative, request.tensor_parallel_size))
-    rocm_mha = acc.kind == "gpu" and acc.manufacturer == "AMD" and not _is_mla(src.text_config)
+    # ROCM_ATTN (the first ROCm backend for a model without MLA, whose preferred block is 16) lists no per-token-head
+    # KV dtype, nor do ROCM_AITER_FA and ROCM_AITER_UNIFIED_ATTN: such a KV falls to TRITON_ATTN, which lists them and
+    # prefers the release's default block (supported_kv_cache_dtypes and get_preferred_block_size of
+    # vllm/v1/attention/backends/{rocm_attn,rocm_aiter_fa,rocm_aiter_unified_attn,triton_attn}.py and
+    # _get_backend_priorities of vllm/platforms/rocm.py, 0.20.0, 0.22.0, 0.25.0, 0.27.1, 0.33.0 and 0.34.0 sdists)
+    rocm_mha = (
+        acc.kind == "gpu"
+        and acc.manufacturer == "AMD"
+        and not _is_mla(src.text_config)
+        and request.kv_cache_dtype not in PER_TOKEN_HEAD_KV_DTYPES
+    )
     mla = _mla_case(acc, request, src.text_config)
     block = rules.block_size_for(max_model_len, request.block_size, request.engine_version, rocm_mha=rocm_mha, mla=mla)
     if request.block_size is not None and block != request.block_size:
@@ -1013,7 +1023,11 @@ def _resolve(request: PlanRequest) -> _Resolved:
         block, note = sparse[1], sparse[2]
         notes.append(note)
     if family in recurrent.ATTENTION_FREE_FAMILIES and acc.kind == "gpu":
-        block = request.block_size or ATTENTION_FREE_BLOCK
+        # no attention backend prefers a block (Platform.update_block_size_for_backend returns before it picks one
+        # when _find_non_ssm_backend(s) finds none), so --block-size or CacheConfig.DEFAULT_BLOCK_SIZE: 16 to 0.33.x,
+        # 64 from 0.34.0 (_apply_block_size_default; vllm/config/cache.py and platforms/interface.py, 0.25.0, 0.33.0
+        # and 0.34.0 sdists), the block_size_choices default; the 'all' mode state pages count in it
+        block = request.block_size or rules.block_size_for(max_model_len, None, request.engine_version)
     gdn_prefill_asked(request)  # a value vLLM refuses, refused for any model (argparse reads it first)
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
@@ -1389,11 +1403,6 @@ class Positions:
 # --max-model-len: 'Assuming the model's maximum length is 2048.' (vllm/config/model.py _get_and_verify_max_len,
 # default_max_len; read in the 0.5.5, 0.10.2, 0.22.0 and 0.34.0 sdists). BLOOM's files state no length at all.
 NO_LENGTH_FIELD_DEFAULT = 2048
-# The block size of an attention-free model (planner.recurrent): no attention backend prefers one
-# (Platform.update_block_size_for_backend returns before it picks a size when _find_non_ssm_backend(s) finds none),
-# so --block-size or CacheConfig.DEFAULT_BLOCK_SIZE (vllm/config/cache.py, 0.25.0 and 0.34.0 sdists); the 'all' mode
-# state pages and the 'align' checkpoints count in it.
-ATTENTION_FREE_BLOCK = 16
 _POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                   "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
 
@@ -2748,6 +2757,16 @@ def _state_cache(r: _Resolved) -> StateCache | None:
                       checkpoint_alignment=rule.gdn_checkpoint_alignment if gdn else 1)  # fmt: skip
 
 
+# The checkpoints' other memory, inside the profile: a Gated DeltaNet layer that exports them also takes a float32
+# buffer of cdiv(max_num_batched_tokens, grid) x (linear_num_value_heads / TP) x linear_value_head_dim x
+# linear_key_head_dim (grid: mamba_block_size, the hybrid block; _checkpoint_buffer_spec) from the worker's shared
+# scratch (current_workspace_manager().get_simultaneous), sized in _warmup_prefill_kernels on the profile run's
+# forward, which runs without attention metadata ('Size the workspace while profiling; it is locked afterwards'),
+# inside gpu_worker.determine_available_memory's memory_profiling: the profiled peak holds it and the KV pool is sized
+# after it, so it takes nothing from the pool (vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py,
+# vllm/v1/worker/workspace.py and gpu_worker.py of the 0.33.0 and 0.34.0 sdists). One scratch serves every layer and
+# the fused-MoE workspace too (moe_workspace_bytes), so it grows the profile only by what it exceeds that by: 2 MiB a
+# grid step at 32 value heads of 128 x 128, tens of MiB at 8,192 batched tokens, not in the activation terms.
 def _gdn_checkpoints(r: _Resolved, rule: HybridStateRule) -> bool:
     """Whether a Gated DeltaNet model's layers export prefill checkpoints in 'align' mode: its prefill runs on
     FlashInfer (_gdn_prefill)."""

@@ -142,7 +142,7 @@ class GpuPool:
         """The 'GPU KV cache size: N tokens' figure as `rule`'s versions print it."""
         if rule.kv_token_line == "capacity":
             return int(self.concurrency(max_model_len) * max_model_len)
-        return self.layout.tokens(self.num_blocks)
+        return self.layout.tokens(self.num_blocks, rule.uniform_line_cache_block)
 
     def record(self, rule: GpuMemoryRule, max_model_len: int) -> GpuMemoryBudget:
         b = self.budget
@@ -636,7 +636,7 @@ def _printed(rule: GpuMemoryRule, layout: KvLayout, blocks: int, per_request: in
     """The token line for `blocks` per GPU as `rule`'s versions print it (planner.kv_groups, step 5)."""
     if rule.kv_token_line == "capacity":
         return int(blocks / per_request * max_model_len)
-    return layout.tokens(blocks)
+    return layout.tokens(blocks, rule.uniform_line_cache_block)
 
 
 def kv_layout_uniform(

@@ -104,6 +104,7 @@ class KvLayout:
     page_bytes: int
     group_size: int
     speculative_blocks: int = 0  # extra state pages per request in 'all' mode (MTP)
+    cache_block_size: int | None = None  # an attention-free layout: cache_config.block_size, not its groups' block
 
     def num_blocks(self, budget_bytes: int) -> int:
         """Blocks per GPU that `budget_bytes` per GPU holds (step 3)."""
@@ -122,8 +123,12 @@ class KvLayout:
                 total += window_blocks(group.kind, group.window, max_num_batched_tokens, context, group.block_size)
         return total
 
-    def tokens(self, num_blocks: int) -> int:
-        """Tokens the pool holds as the 'groups' token line counts them (step 5)."""
+    def tokens(self, num_blocks: int, uniform_at_cache_block: bool = False) -> int:
+        """Tokens the pool holds as the 'groups' token line counts them (step 5); `uniform_at_cache_block` (the
+        rule's uniform_line_cache_block, vLLM 0.8 - 0.10.x): an attention-free layout's one spec prints
+        num_blocks x cache_config.block_size (_get_kv_cache_config_uniform_type), not x its state block."""
+        if uniform_at_cache_block and self.cache_block_size is not None:
+            return num_blocks * self.cache_block_size
         return num_blocks // len(self.groups) * min(g.block_size for g in self.groups)
 
     def capacity(self, num_blocks: int) -> int:
@@ -152,7 +157,11 @@ def _state_only_layout(state_bytes: int, layers: int, block_size: int, states: S
     block = states.max_model_len if states.mode == "none" else block_size
     group = KvGroup(kind=MAMBA, window=None, block_size=block, layers=layers, state_pages=_state_pages(states))
     return KvLayout(
-        groups=[group], page_bytes=state_bytes, group_size=layers, speculative_blocks=states.speculative_blocks
+        groups=[group],
+        page_bytes=state_bytes,
+        group_size=layers,
+        speculative_blocks=states.speculative_blocks,
+        cache_block_size=block_size,
     )
 
 

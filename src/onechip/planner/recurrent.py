@@ -136,6 +136,18 @@ _QWEN35_SSM_FROM_CONFIG = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5
 STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "auto": 0}
 
 
+# The top-level fields state_elements reads a recurrent state's size from. A config that leaves one out is served with
+# its transformers class default (MambaConfig conv_kernel 4 and state_size 16, Mamba2Config n_groups 8 ...), which
+# transformers fills when vLLM loads the config (vllm/transformers_utils/config.py get_config: AutoConfig
+# .from_pretrained): scripts/gen_config_defaults.py reads their defaults into catalog/config_defaults.json too.
+STATE_FIELDS = (
+    "conv_kernel", "state_size", "n_groups", "expand", "num_heads", "ssm_state_size", "mamba_num_heads",
+    "mamba_head_dim", "mamba_d_conv", "mamba_d_state", "mamba_expand", "mamba_n_heads", "mamba_d_head",
+    "mamba_n_groups", "n_mamba_heads", "mamba_ngroups", "linear_num_key_heads", "linear_num_value_heads",
+    "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "conv_L_cache", "conv_dim",
+)  # fmt: skip
+
+
 def _int(text: Mapping[str, Any], name: str, family: str) -> int:
     value = text.get(name)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:

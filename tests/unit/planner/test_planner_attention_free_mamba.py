@@ -100,7 +100,10 @@ def test_mamba_plan_is_a_count_of_sequences(tmp_path: Path) -> None:
 def test_prefix_caching_pages_and_older_token_line(tmp_path: Path) -> None:
     mamba = _plan(tmp_path, _mamba_2_8b(), engine_version="0.34.0", kv_cache_memory_bytes=8 * GIB)
     assert mamba.memory_budget is not None and mamba.memory_budget.blocks_per_request == 2
-    assert mamba.state_slots == 344 and mamba.block_size == 16
+    # no attention backend picks a block: CacheConfig.DEFAULT_BLOCK_SIZE, 64 from 0.34.0 (16 in the 0.33.0 sdist)
+    assert mamba.state_slots == 344 and mamba.block_size == 64
+    before = _plan(tmp_path / "m33", _mamba_2_8b(), engine_version="0.33.0", kv_cache_memory_bytes=8 * GIB)
+    assert before.state_slots == 344 and before.block_size == 16
     codestral = _plan(tmp_path / "c", _codestral(), engine_version="0.34.0", kv_cache_memory_bytes=32 * GIB)
     assert codestral.num_blocks == 32 * GIB // 2_158_592 // 64 == 248
     assert codestral.state_slots == 82 and codestral.max_concurrency == pytest.approx(248 / 3)
@@ -113,6 +116,42 @@ def test_prefix_caching_pages_and_older_token_line(tmp_path: Path) -> None:
     old = _plan(tmp_path / "o", _codestral(), engine_version="0.19.0", enable_prefix_caching=False,
                 kv_cache_memory_bytes=32 * GIB)  # fmt: skip
     assert old.state_slots == 248 and old.kv_tokens_logged == 248 * 2048
+
+
+# vLLM 0.10.x sizes a model whose layers share one spec in _get_kv_cache_config_uniform_type and prints
+# 'GPU KV cache size' as num_blocks x cache_config.block_size (vllm/v1/core/kv_cache_utils.py of the 0.10.0,
+# 0.10.1.1 and 0.10.2 sdists), the 16 CudaPlatform.check_and_update_config sets when no --block-size is given, not
+# the MambaSpec's block of max_model_len (gpu_model_runner.get_kv_cache_spec); 0.11.0 prints num_blocks // groups x
+# the smallest spec block: 689 x 2,048. 8 GiB: 689 pages as above -> 689 x 16 = 11,024 tokens, 689 x 32 with
+# --block-size 32.
+def test_the_0_10_token_line_counts_the_cache_block(tmp_path: Path) -> None:
+    def logged(version: str, **fields: Any) -> int:
+        plan = _plan(tmp_path / f"{version}-{len(fields)}", _mamba_2_8b(), engine_version=version,
+                     enable_prefix_caching=False, kv_cache_memory_bytes=8 * GIB, **fields)  # fmt: skip
+        assert plan.state_slots == 689
+        return int(plan.kv_tokens_logged)
+
+    assert logged("0.10.2") == 689 * 16 == 11_024
+    assert logged("0.10.2", block_size=32) == 689 * 32
+    assert logged("0.11.0") == 689 * 2048
+
+
+# A config that leaves a state field to its transformers class (5.19.0, the table's) is served with the class default,
+# as transformers fills it when vLLM loads the config: MambaConfig conv_kernel 4 and state_size 16
+# (models/mamba/configuration_mamba.py), Mamba2Config n_groups 8, state_size 128 and conv_kernel 4
+# (models/mamba2/configuration_mamba2.py), the values the published configs state, so the states are the ones above:
+# 194,560 B (Mamba1, bf16) and 2,158,592 B (Codestral) a layer -> 689 and 248 pages.
+def test_state_fields_left_out_take_the_class_defaults(tmp_path: Path) -> None:
+    mamba = {k: v for k, v in _mamba_2_8b().items() if k not in ("conv_kernel", "state_size")}
+    plan = _plan(tmp_path / "m", mamba, engine_version="0.34.0", enable_prefix_caching=False,
+                 kv_cache_memory_bytes=8 * GIB)  # fmt: skip
+    assert plan.num_blocks == 8 * GIB // 194_560 // 64 == 689
+    said = {w.code: w.message for w in plan.warnings}["config-class-defaults"]
+    assert "conv_kernel=4" in said and "state_size=16" in said and "MambaConfig" in said
+    codestral = {k: v for k, v in _codestral().items() if k not in ("n_groups", "state_size", "conv_kernel")}
+    plan = _plan(tmp_path / "c", codestral, engine_version="0.34.0", enable_prefix_caching=False,
+                 kv_cache_memory_bytes=32 * GIB)  # fmt: skip
+    assert plan.num_blocks == 32 * GIB // 2_158_592 // 64 == 248
 
 
 def test_plan_text_says_sequences_not_tokens(tmp_path: Path) -> None:

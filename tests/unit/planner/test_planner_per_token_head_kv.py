@@ -74,3 +74,21 @@ def test_fp8_per_token_head_on_an_a100_is_refused_as_the_triton_backend_refuses_
     assert "\n" not in str(e.value) and "--kv-cache-dtype auto" in str(e.value)
     plain = plan_model(str(path), "a100-80gb", "vllm-gpu", engine_version="0.34.0", kv_cache_dtype="fp8")
     assert "fp8-kv-flashinfer" in {w.code for w in plain.warnings}
+
+
+# A per-token-head KV on an AMD card: ROCm's first backend for a model without MLA, ROCM_ATTN, lists no per-token-head
+# dtype in supported_kv_cache_dtypes (nor do ROCM_AITER_FA and ROCM_AITER_UNIFIED_ATTN); TRITON_ATTN, last in
+# vllm/platforms/rocm.py _get_backend_priorities, lists both, so vLLM serves it there on every ROCm card (no check in
+# TritonAttentionImpl refuses it off CUDA). TRITON_ATTN declares [MultipleOf(16)] and so takes 0.34.0's
+# DEFAULT_BLOCK_SIZE of 64 (get_preferred_block_size), where ROCM_ATTN's get_preferred_block_size returns 16; before
+# 0.34.0 the default is 16 either way (vllm/config/cache.py, 0.20.0 - 0.33.0 sdists).
+@pytest.mark.parametrize("chip", ["mi210", "mi250x", "mi300x", "mi355x", "rx7900xtx"])
+@pytest.mark.parametrize("kv", sorted(rules.PER_TOKEN_HEAD_KV_DTYPES))
+def test_a_per_token_head_kv_on_rocm_takes_the_triton_backends_block(chip: str, kv: str, tmp_path: Path) -> None:
+    from factories import smollm2_checkpoint
+    from onechip.planner import plan_model
+
+    path = smollm2_checkpoint(tmp_path / "m")
+    assert plan_model(str(path), chip, "vllm-gpu", engine_version="0.34.0", kv_cache_dtype=kv).block_size == 64
+    assert plan_model(str(path), chip, "vllm-gpu", engine_version="0.34.0", kv_cache_dtype="fp8").block_size == 16
+    assert plan_model(str(path), chip, "vllm-gpu", engine_version="0.33.0", kv_cache_dtype=kv).block_size == 16
