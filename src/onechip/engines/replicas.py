@@ -407,7 +407,10 @@ def start(
 
     _boot_all([router], 120.0, on_progress, router_launched, also_stop=engines, forget=forget_booting)
     state = ReplicaSetState(launch=launch, replicas=[e.state() for e in engines], router=router.state())
-    save(state)
+    try:
+        save(state)
+    except OSError as exc:  # a full disk: the set serves, on record as booting (router_launched)
+        raise engine_state.serving_despite(exc, router.base_url) from None
     return state, boots
 
 
