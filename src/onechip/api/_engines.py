@@ -376,6 +376,9 @@ def status() -> EngineStatus:
         result.router, result.replicas = replicas.replica_statuses(saved)
         again = f"`onechip up --replicas {len(saved.launch.replicas)}`"
         notes = []
+        if saved.left_by_down:  # what a `down` that could not reach some replicas' host kept: those alone
+            return result.model_copy(update={"running": any(r.alive for r in result.replicas),
+                                             "note": saved.left_by_down})  # fmt: skip
         if saved.booting:  # recorded by an `up` that has not seen it ready (replicas.start): maybe killed
             live = sum(r.alive for r in result.replicas) + result.router.alive
             result.running = result.running or live > 0
@@ -409,7 +412,11 @@ def recorded() -> bool:
 def down(on_progress: ProgressFn = no_progress) -> EngineStatus:
     """Stop the engine `up` started (its process group, container, tunnel); idempotent. With replicas:
     every replica, then the router. `on_progress` hears an engine that outlasts SIGTERM (up to 20 s to SIGKILL)."""
-    notes = replicas.down(on_progress=on_progress)
+    try:
+        notes = replicas.down(on_progress=on_progress)
+    except replicas.NotAllStopped:  # replicas on a host it could not reach stay on record: the router stops anyway
+        engine_state.down(on_progress=on_progress)
+        raise
     result = engine_state.down(on_progress=on_progress)
     if notes:
         router = [f"router: {result.note}"] if result.state is not None else []  # none recorded: said by notes
