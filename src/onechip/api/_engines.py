@@ -148,11 +148,14 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     engine_dir = onechip_home() / "engine"
     running = prepared.engine(engine_dir / "engine.log", request.timeout_s)
     boot = _start(running, engine_dir, the_plan, prepared.token, request.timeout_s, on_progress)
-    if request.hf_token_file is not None:  # `logs`, in another process, then redacts that file's token too
-        engine_state.note_token_file(request.hf_token_file)
     cross = bootlog.crosscheck(the_plan, boot, other_card)
-    cross.not_stored = remember_boot(the_plan, cross)
-    write_text_atomic(engine_dir / "crosscheck.json", cross.model_dump_json(indent=2))
+    try:
+        if request.hf_token_file is not None:  # `logs`, in another process, then redacts that file's token too
+            engine_state.note_token_file(request.hf_token_file)
+        cross.not_stored = remember_boot(the_plan, cross)
+        write_text_atomic(engine_dir / "crosscheck.json", cross.model_dump_json(indent=2))
+    except OSError as exc:  # a full disk: the engine serves, on record
+        raise engine_state.serving_despite(exc, running.base_url) from None
     return UpResult(
         dry_run=False, launch=prepared.spec, boot=boot, crosscheck=cross, plan=the_plan, replanned_with=replanned
     )
@@ -345,15 +348,23 @@ def _boot(engine: Engine, timeout_s: float, on_progress: ProgressFn) -> BootReco
 def _record_up(
     engine: Engine, boot: BootRecord, engine_dir: Path, the_plan: Plan | None, token: launch.Secret | None
 ) -> BootRecord:
-    """Write boot.json (and plan.json) and the state file `status`/`logs`/`down` read."""
+    """Write boot.json (and plan.json) and the state file `status`/`logs`/`down` read. A write that fails (a full
+    disk) leaves the ready engine running and on record, without boot.json when that one failed (or on the booting
+    record save_booting left, when engine.json's write failed too), and raises EngineError saying so
+    (state.serving_despite)."""
     boot_path = engine_dir / "boot.json"
     text = boot.model_dump_json(indent=2)
-    write_text_atomic(boot_path, token.scrub(text) if token else text)
-    if the_plan is not None:
-        write_text_atomic(engine_dir / "plan.json", the_plan.model_dump_json(indent=2))
     state = engine.state()
-    state.boot_path = str(boot_path)
-    engine_state.save(state)
+    try:
+        try:
+            write_text_atomic(boot_path, token.scrub(text) if token else text)
+            if the_plan is not None:
+                write_text_atomic(engine_dir / "plan.json", the_plan.model_dump_json(indent=2))
+            state.boot_path = str(boot_path)
+        finally:
+            engine_state.save(state)
+    except OSError as exc:
+        raise engine_state.serving_despite(exc, state.base_url) from None
     return boot
 
 
@@ -366,6 +377,9 @@ def status() -> EngineStatus:
         result.router, result.replicas = replicas.replica_statuses(saved)
         again = f"`onechip up --replicas {len(saved.launch.replicas)}`"
         notes = []
+        if saved.left_by_down:  # what a `down` that could not reach some replicas' host kept: those alone
+            return result.model_copy(update={"running": any(r.alive for r in result.replicas),
+                                             "note": saved.left_by_down})  # fmt: skip
         if saved.booting:  # recorded by an `up` that has not seen it ready (replicas.start): maybe killed
             live = sum(r.alive for r in result.replicas) + result.router.alive
             result.running = result.running or live > 0
@@ -399,7 +413,11 @@ def recorded() -> bool:
 def down(on_progress: ProgressFn = no_progress) -> EngineStatus:
     """Stop the engine `up` started (its process group, container, tunnel); idempotent. With replicas:
     every replica, then the router. `on_progress` hears an engine that outlasts SIGTERM (up to 20 s to SIGKILL)."""
-    notes = replicas.down(on_progress=on_progress)
+    try:
+        notes = replicas.down(on_progress=on_progress)
+    except replicas.NotAllStopped:  # replicas on a host it could not reach stay on record: the router stops anyway
+        engine_state.down(on_progress=on_progress)
+        raise
     result = engine_state.down(on_progress=on_progress)
     if notes:
         router = [f"router: {result.note}"] if result.state is not None else []  # none recorded: said by notes

@@ -223,6 +223,13 @@ def remove_rpc_dir(folder: str | None) -> None:
         return
 
 
+# What a local engine's process runs first: it waits for the word `start` sends once `up` has recorded its pid, then
+# execs the serve command (same pid and start time, stdin /dev/null). An `up` SIGKILLed between the launch and that
+# record (the write of engine.json, fsynced) left an engine serving on no record: `status` said 'no engine', `down`
+# stopped nothing (2 of 3 `up`s killed as engine.log appeared). Now its pipe closes first and the engine never starts.
+_GATE = ["/bin/sh", "-c", 'read -r word && [ "$word" = go ] && exec "$@" < /dev/null', "onechip-engine"]
+
+
 class LocalVllmEngine:
     """A serve command (`argv`, e.g. a ServeCommand's) run as a managed process. Implements engines.base.Engine.
 
@@ -294,8 +301,8 @@ class LocalVllmEngine:
             self._started_wall = datetime.now(UTC)
             self._started_mono = time.monotonic()
             self.process = subprocess.Popen(  # noqa: S603 - argv list, no shell
-                self.command(),
-                stdin=subprocess.DEVNULL,
+                [*_GATE, *self.command()],
+                stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
@@ -304,8 +311,16 @@ class LocalVllmEngine:
             )
         self.pid = self.process.pid
         self._pid_started = start_ticks(self.pid)  # with the pid, what tells this process from a later one of that pid
-        self.on_launched()
-        uncap_child(self.pid)  # under a capped MCP server, the engine still gets this machine's memory
+        assert self.process.stdin is not None
+        try:
+            uncap_child(self.pid)  # under a capped MCP server, the engine still gets this machine's memory
+            self.on_launched()  # `up` records it (state.save_booting) before the serve program may run (_GATE)
+            with contextlib.suppress(BrokenPipeError):  # a gate killed meanwhile: wait_ready says how it ended
+                self.process.stdin.write(b"go\n")
+                self.process.stdin.flush()
+        finally:
+            with contextlib.suppress(BrokenPipeError):  # without the word (a raise, or this process died): no engine
+                self.process.stdin.close()
 
     def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord:
         """Poll /health until 200. Raises EngineBootError if the process exits or `timeout_s` passes."""

@@ -10,6 +10,8 @@ On the host (`~/.onechip/`):
     engine/engine.log   the engine's stdout+stderr (process mode; docker mode reads `docker logs`)
     engine/engine.pid   'PID START_TICKS' of the process group serve.sh leads (process mode), written as it starts:
                         what `status` / `down` ask when an `up` was killed before the pid came back to it
+    engine/ipc/         vLLM's zmq IPC sockets (VLLM_RPC_BASE_PATH, 0700; process mode, unless the user set that
+                        variable): `down` removes the sockets and the folder, where they piled up in the host's /tmp
     replica-K/          the same three files of replica K of `up --replicas N` (ServeTarget.remote_dir): N engines
                         on one host each keep their own
 Process mode runs serve.sh under `setsid`: its pid is the process-group id `down` signals (TERM, then KILL).
@@ -130,14 +132,40 @@ def _q(path: str) -> str:
 
 
 def serve_script(spec: LaunchSpec) -> str:
-    """The contents of serve.sh: token file sourced (when one was given), engine env exported, exec."""
+    """The contents of serve.sh: token file sourced (when one was given), engine env exported, the zmq IPC socket
+    folder (_ipc_lines), exec."""
     lines = ["#!/bin/bash", "# written by onechip up; holds no secret"]
     if spec.token_path:
         lines += ["set -a", f". {_q(spec.token_path)}", "set +a"]
     for key, value in spec.env.items():
         lines.append(f"export {key}={shell_join([value])}")
+    if RPC_VAR not in spec.env:  # one the user set with --set is kept
+        lines += _ipc_lines(f"{engine_dir(spec)}/ipc")
     lines.append(f"exec {shell_join(spec.serve_argv)}")
     return "\n".join(lines) + "\n"
+
+
+RPC_VAR = "VLLM_RPC_BASE_PATH"
+
+
+def _ipc_lines(folder: str) -> list[str]:
+    """serve.sh lines that give vLLM's zmq IPC sockets `folder` (0700, its stale sockets removed), unless the host's
+    environment already sets VLLM_RPC_BASE_PATH. vLLM binds them as ipc://$VLLM_RPC_BASE_PATH/<uuid4>, default the
+    host's /tmp (vllm/envs.py, vllm/utils/network_utils.py get_open_zmq_ipc_path, 0.32), and a killed engine never
+    unlinks them (local.rpc_dir, the same for a local engine). A folder whose socket paths would pass unix(7)'s 107
+    bytes (or that cannot be made) leaves the variable unset (vLLM's /tmp), as a socket there could not be bound."""
+    return [
+        f'if [ -z "${{{RPC_VAR}:-}}" ] && d={_q(folder)} && [ $(( ${{#d}} + 37 )) -le 107 ] && mkdir -p "$d" '
+        '&& chmod 700 "$d"; then',
+        "  " + _rm_sockets('"$d"'),
+        f'  export {RPC_VAR}="$d"',
+        "fi",
+    ]
+
+
+def _rm_sockets(folder: str) -> str:
+    """Shell that removes the sockets in `folder` (a shell word), and nothing else."""
+    return f'for s in {folder}/*; do [ -S "$s" ] && rm -f "$s"; done; true'
 
 
 def engine_dir(spec: LaunchSpec) -> str:
@@ -148,6 +176,11 @@ def engine_dir(spec: LaunchSpec) -> str:
 def pid_path(state: EngineState) -> str:
     """engine.pid of the recorded engine: beside its log on the host (REMOTE_PID for a record without one)."""
     return f"{state.remote_log.rsplit('/', 1)[0]}/engine.pid" if state.remote_log else REMOTE_PID
+
+
+def ipc_path(state: EngineState) -> str | None:
+    """The zmq IPC socket folder serve.sh gave the recorded process-mode engine (beside its log), None for docker."""
+    return f"{state.remote_log.rsplit('/', 1)[0]}/ipc" if state.remote_log else None
 
 
 def start_command(spec: LaunchSpec) -> str:
@@ -237,11 +270,17 @@ def stop_command(state: EngineState, grace_s: float = 20.0) -> str:
     if state.remote_pid is None:
         pg, ours = "-- -$p", _pid_from_file(state)
     steps = int(grace_s * 10)
-    return (
+    stop = (
         f"{ours + ' || exit 0; ' if ours else ''}kill -TERM {pg} 2>/dev/null || exit 0; "
         f"for i in $(seq 1 {steps}); do kill -0 {pg} 2>/dev/null || exit 0; sleep 0.1; done; "
         f"kill -KILL {pg} 2>/dev/null; sleep 1; ! kill -0 {pg} 2>/dev/null"
     )
+    folder = ipc_path(state)
+    if folder is None:
+        return stop
+    # once the group is gone, its IPC sockets (serve.sh's folder): only sockets, then the folder if empty
+    d = _q(folder)
+    return f"( {stop} ) || exit 1; {_rm_sockets(d)}; rmdir {d} 2>/dev/null; true"
 
 
 def tunnel_argv(shell: Shell, local_port: int, remote_port: int) -> list[str]:

@@ -73,10 +73,16 @@ class ReplicaSetState(ResultModel):
         description="Each replica as status/logs/down find it, in order; while the set boots, those launched so far."
     )
     router: EngineState | None = Field(default=None, description="The router process; None until it is launched.")
+    left_by_down: str | None = Field(default=None, description=(
+        "Set by a `down` that could not stop some replicas (their host unreachable): what it said. Only those remain "
+        "in `replicas` (and `launch.replicas`); the router and every other replica are stopped."
+    ))  # fmt: skip
 
     @property
     def booting(self) -> bool:
         """Whether `up` recorded the set before seeing it ready (start: a killed `up` leaves it to status/down)."""
+        if self.left_by_down:
+            return False
         return self.router is None or self.router.booting or any(r.booting for r in self.replicas)
 
 
@@ -407,7 +413,10 @@ def start(
 
     _boot_all([router], 120.0, on_progress, router_launched, also_stop=engines, forget=forget_booting)
     state = ReplicaSetState(launch=launch, replicas=[e.state() for e in engines], router=router.state())
-    save(state)
+    try:
+        save(state)
+    except OSError as exc:  # a full disk: the set serves, on record as booting (router_launched)
+        raise engine_state.serving_despite(exc, router.base_url) from None
     return state, boots
 
 
@@ -430,6 +439,8 @@ def refuse_booting(state: ReplicaSetState) -> None:
     lock while it runs, so one found under the lock was left by an `up` that is gone (killed mid-boot). Adopting it
     (revive) would take replicas that may never have answered for a ready set, and a router never started for one
     that runs."""
+    if state.left_by_down:
+        raise EngineError(state.left_by_down)
     if not state.booting:
         return
     members = [m for m in [*state.replicas, *([state.router] if state.router is not None else [])] if _alive(m)[0]]
@@ -627,9 +638,15 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
     if state is None:
         return []
     notes: list[str] = []
+    left: list[int] = []  # replicas whose host could not be reached: kept on record, the rest stopped all the same
     for k, replica in enumerate(state.replicas):
         if replica.mode != "process":
-            remote.stop_host_engine(remote.shell_for(replica), replica, grace_s)
+            try:
+                remote.stop_host_engine(remote.shell_for(replica), replica, grace_s)
+            except EngineError as exc:
+                left.append(k)
+                notes.append(f"replica {k} on {replica.host or 'this machine'}: not stopped ({exc})")
+                continue
             remote.stop_tunnel(replica)
             notes.append(f"replica {k}: stopped on {replica.host or 'this machine'}")
         elif engine_state.engine_alive(replica):  # never a pid the kernel has given to another process since
@@ -638,12 +655,34 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
         else:
             notes.append(f"replica {k}: was already gone")
         remove_rpc_dir(replica.ipc_dir)
-    if state.router is None:  # an `up` killed while the replicas booted: engine.json has no router to stop
+    if state.router is None and not state.left_by_down:  # an `up` killed while the replicas booted: no router
         notes.append("router: never started")
-    if kept := engine_state.keep_last(last_path(), state.model_dump_json(indent=2)):
+    # the whole set's record, for `logs --replica K`: not the replicas a `down` kept, which took that record before
+    if not state.left_by_down and (kept := engine_state.keep_last(last_path(), state.model_dump_json(indent=2))):
         notes.append(f"replicas: {kept}")
+    if left:
+        raise _keep_unstopped(state, left, notes)
     state_path().unlink(missing_ok=True)
     return notes
+
+
+class NotAllStopped(EngineError):
+    """`down` stopped every replica it reached; those on a host it could not reach stay on record (the message)."""
+
+
+def _keep_unstopped(state: ReplicaSetState, left: list[int], notes: list[str]) -> NotAllStopped:
+    """Keep only replicas `left` (indices) of `state` on record, the rest stopped (`notes`), and say so in one line
+    with how to retry: a `down` that failed at the first unreachable host kept the whole record and left every other
+    replica and the router running."""
+    said = "; ".join(notes[k] for k in left)  # one note per replica, in order
+    hosts = sorted({state.replicas[k].host or "this machine" for k in left})
+    line = (
+        f"{said}; kept on record, with the router and every other replica stopped: run `onechip down` again once "
+        f"{', '.join(hosts)} answer{'s' if len(hosts) == 1 else ''}"
+    )
+    launch = state.launch.model_copy(update={"replicas": [state.launch.replicas[k] for k in left]})
+    save(ReplicaSetState(launch=launch, replicas=[state.replicas[k] for k in left], left_by_down=line))
+    return NotAllStopped(line)
 
 
 def replica_state(index: int) -> EngineState:

@@ -70,6 +70,16 @@ def save_booting(engine: Engine) -> None:
     save(state)
 
 
+def serving_despite(exc: OSError, url: str) -> EngineError:
+    """The one line of an `up` whose engine serves at `url` and is on record (its booting record at least, which
+    `status` and `down` read), but a write after it was ready failed (`exc`: a full disk): 'PATH: No space left on
+    device' alone read as if nothing ran, and the engine served on unmentioned."""
+    return EngineError(
+        f"{os_error_line(exc)}; the engine is serving at {url} all the same, and on record: `onechip status` shows "
+        "it, `onechip down` stops it"
+    )
+
+
 class _Record(Protocol):
     """A saved record that may still be booting: EngineState, replicas.ReplicaSetState."""
 

@@ -5,7 +5,9 @@ vLLM; a fake Hugging Face token must reach its environment and appear nowhere el
 from __future__ import annotations
 
 import os
+import re
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -234,6 +236,8 @@ def test_dry_run_shows_commands_not_the_token(home, args, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "commands:" in result.output and TOKEN not in result.output
     assert "HF_TOKEN environment variable" in result.output
+    # the serve.sh a process on a host runs gives vLLM's IPC sockets its own folder, and the dry run says so
+    assert ('export VLLM_RPC_BASE_PATH="$d"' in result.output) == ("root@127.0.0.1" in args), result.output
     json_out = CliRunner().invoke(app, ["up", *args, "--dry-run", "--json"])
     assert json_out.exit_code == 0 and TOKEN not in json_out.output
     assert not (home / "onechip" / "engine.json").exists()  # nothing ran
@@ -540,3 +544,68 @@ def test_an_up_killed_while_its_ssh_tunnel_opens_leaves_the_tunnel_on_record(hom
     finally:
         engine.stop()
         tunnel.communicate()  # its stderr pipe closed
+
+
+@pytest.fixture
+def short_home(monkeypatch):
+    """A host $HOME whose ~/.onechip/engine/ipc/<uuid4> fits a socket's 107 bytes (pytest's tmp_path is too deep),
+    and an empty temporary directory that must stay empty; removed after."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="oc-", dir="/tmp"))
+    for name in ("h", "t", "o"):
+        (root / name).mkdir()
+    monkeypatch.setenv("HOME", str(root / "h"))
+    monkeypatch.setenv("TMPDIR", str(root / "t"))
+    monkeypatch.setenv("ONECHIP_HOME", str(root / "o"))
+    monkeypatch.delenv("VLLM_RPC_BASE_PATH", raising=False)
+    yield root
+    shutil.rmtree(root)
+
+
+def test_a_host_engines_ipc_sockets_go_in_its_own_folder_that_down_removes(short_home):
+    """Before: serve.sh left VLLM_RPC_BASE_PATH unset, so vLLM bound its zmq sockets as /tmp/<uuid4> on the host, and a
+    stopped or killed engine left them there for good. Now they go in ~/.onechip/engine/ipc (0700), and `down` (over
+    the shell, from the record alone) removes the sockets and the folder, and nothing else."""
+    spec = _spec(port=free_port(), launcher=[sys.executable, str(FAKE), "--fake-ipc"])
+    engine = remote.HostEngine(spec, remote.Shell(None), short_home / "o" / "engine.log")
+    folder = short_home / "h" / ".onechip" / "engine" / "ipc"
+    folder.mkdir(parents=True)
+    with socket.socket(socket.AF_UNIX) as stale:  # a killed engine's, from before: removed at the start
+        stale.bind(str(folder / "0528dc1a-013c-49c8-a054-39a6ed803c27"))
+    engine.start()
+    try:
+        engine.wait_ready(30)
+        sock = Path(re.search(r"ipc=(\S+)", (short_home / "o" / "engine.log").read_text()).group(1))
+        assert sock.parent == folder and stat.S_ISSOCK(sock.stat().st_mode)
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and [p.name for p in folder.iterdir()] == [sock.name]
+        engine_state_module.save(engine.state())
+        engine._stop_mirror()
+        assert engine_state_module.down().note.startswith("stopped process group")
+    finally:
+        engine.stop()
+    assert not folder.exists()
+    assert list((short_home / "t").iterdir()) == []  # nothing in the host's temporary directory
+
+
+def test_down_removes_only_sockets_from_a_host_engines_ipc_folder(short_home):
+    folder = short_home / "h" / ".onechip" / "replica-1" / "ipc"
+    folder.mkdir(parents=True)
+    (folder / "keep.txt").write_text("mine")
+    with socket.socket(socket.AF_UNIX) as left:
+        left.bind(str(folder / "s"))
+    state = engine_state(mode="remote-process", remote_pid=2**22 + 5, remote_log="~/.onechip/replica-1/engine.log")
+    remote.stop_host_engine(remote.Shell(None), state, grace_s=1)
+    assert [p.name for p in folder.iterdir()] == ["keep.txt"]
+
+
+def test_a_vllm_rpc_base_path_the_user_set_is_kept():
+    """--set VLLM_RPC_BASE_PATH=... is exported as given, and no folder of onechip's is set after it; one set in the
+    host's own environment is kept by the script's test (the first test runs it)."""
+    plan = _plan()
+    command = flags.serve_command(plan, ServeTarget(kind="vllm", host="u@h", sets=["VLLM_RPC_BASE_PATH=/srv/ipc"]))
+    script = remote.serve_script(launch.LaunchSpec(command=command))
+    assert "export VLLM_RPC_BASE_PATH=/srv/ipc" in script and "ipc" not in script.replace("/srv/ipc", "")
+    default = remote.serve_script(_spec(host="u@h"))
+    assert 'd="$HOME"/.onechip/engine/ipc' in default and 'export VLLM_RPC_BASE_PATH="$d"' in default

@@ -22,6 +22,7 @@ from fakes import vllm_server
 from onechip import api
 from onechip.bench.runner import load_samples
 from onechip.engines import remote, replicas, router
+from onechip.engines import state as engine_state_store
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
 from onechip.procs import start_ticks
@@ -592,3 +593,41 @@ def test_up_again_with_other_options_is_refused_naming_the_first_difference(tmp_
         assert same is not None and [r.pid for r in api.status().replicas] == before  # as given: kept as it runs
     finally:
         api.down()
+
+
+def test_down_with_a_replica_on_an_unreachable_host_stops_the_rest_and_keeps_only_that_one(tmp_path, monkeypatch):
+    """Before: the first replica whose host ssh could not reach raised out of `down`, so every later replica and the
+    router ran on, and the whole record stayed. Now `down` stops the router and every replica it reaches, keeps only
+    the unreachable one on record, and says so in one line with how to retry."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    launch_set = api.up(UpRequest(replicas=2, dry_run=True)).replica_set
+    assert launch_set is not None
+    closed = free_port()  # nothing listens: ssh is refused at once, as by a host that is down
+    away = engine_state(engine="vllm@ssh", mode="remote-process", host="u@127.0.0.1", ssh_options=[f"Port={closed}"],
+                        remote_pid=4242, remote_log="~/.onechip/replica-0/engine.log")  # fmt: skip
+    procs = [subprocess.Popen(["sleep", "60"], start_new_session=True) for _ in range(2)]
+    try:
+        here, router_state = (engine_state(pid=p.pid, pid_started=start_ticks(p.pid)) for p in procs)
+        replicas.save(replicas.ReplicaSetState(launch=launch_set, replicas=[away, here], router=router_state))
+        with pytest.raises(EngineError) as failed:
+            api.down()
+        line = str(failed.value)
+        assert line.startswith("replica 0 on u@127.0.0.1: not stopped (ssh u@127.0.0.1: ") and "\n" not in line, line
+        assert line.endswith("run `onechip down` again once u@127.0.0.1 answers"), line
+        for proc in procs:  # replica 1 and the router: stopped all the same
+            assert proc.wait(timeout=10) is not None
+        kept = replicas.load()
+        assert kept is not None and kept.replicas == [away] and kept.router is None and kept.left_by_down == line
+        assert [r.port for r in kept.launch.replicas] == [launch_set.replicas[0].port]
+        assert engine_state_store.load() is None  # the router's record went with it
+        assert api.status().note == line
+        with pytest.raises(EngineError, match="run `onechip down` again"):
+            api.up(UpRequest(replicas=2))  # refused: nothing adopts what is left
+        monkeypatch.setattr(remote, "stop_host_engine", lambda *a, **k: None)  # the host answers again
+        assert api.down().note == "replica 0: stopped on u@127.0.0.1"
+        assert replicas.load() is None
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()

@@ -207,3 +207,36 @@ def test_an_up_whose_container_name_is_taken_never_removes_that_container(
     calls = Path(f"{docker}.calls").read_text().splitlines()
     assert not [c for c in calls if c.startswith(("rm", "stop"))], calls
     assert not (home / "engine.json").exists()
+
+
+def test_an_up_killed_between_the_launch_and_the_record_leaves_no_engine_running(tmp_path: Path) -> None:
+    """SIGKILL lands after the engine's process exists but before `up` has recorded it (on_launched: engine.json,
+    fsynced). Before: the engine, detached from `up`, served on with nothing on record (`status`: 'no engine', `down`
+    stopped nothing; 2 of 3 `up`s SIGKILLed as engine.log appeared). Now the process waits for `up`'s word, given
+    only once the record is saved, and without it never runs the serve program."""
+    port, pid_file = free_port(), tmp_path / "pid"
+    script = f"""
+import os, signal, sys
+from pathlib import Path
+from onechip.engines.local import LocalVllmEngine
+engine = LocalVllmEngine(Path({str(tmp_path / "engine.log")!r}), "m", Path({str(tmp_path / "engine.log")!r}),
+                         argv=[sys.executable, {str(FAKE)!r}, "--port", "{port}"], port={port}, tie_to_parent=False)
+def killed() -> None:
+    Path({str(pid_file)!r}).write_text(str(engine.pid))
+    os.kill(os.getpid(), signal.SIGKILL)
+engine.on_launched = killed
+engine.start()
+"""
+    src = Path(__file__).parents[3] / "src"
+    up = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(src)}, timeout=60)
+    assert up.returncode == -signal.SIGKILL
+    pid = int(pid_file.read_text())
+    try:
+        deadline = time.monotonic() + 10
+        while group_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not group_alive(pid)
+        assert "APIServer" not in (tmp_path / "engine.log").read_text()  # the serve program never ran
+    finally:
+        if group_alive(pid):
+            os.killpg(pid, signal.SIGKILL)
