@@ -219,10 +219,10 @@ def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progr
     for st in found:  # the first time a recorded resource is seen ended is kept: its $ so far stops there
         if _key(st.resource) in stamped and stamped[_key(st.resource)] != st.resource.ended_at:
             cloud_records.save(st.resource)
-    if any(st.resource.external_ip for st in found):
-        on_host = _engines_on_hosts()
+    if any(st.resource.external_ip or st.resource.last_external_ip for st in found):
+        on_host = _engines_on_hosts()  # those started on one preempted since too: its address is its last one
         for st in found:
-            st.engines = on_host.get(st.resource.external_ip or "", [])
+            st.engines = on_host.get(st.resource.external_ip or st.resource.last_external_ip or "", [])
     filtered = bool(request.zones or request.name) and not found
     elsewhere = _recorded(CloudNameRequest(project=request.project), saved.resources) if filtered else []
     return CloudStatuses(resources=found, elsewhere=elsewhere)
@@ -287,7 +287,8 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
     else:
         clients = {project: _tpu(project, on_progress) for project in dict.fromkeys(r.project for r in targets)}
         chosen = [(clients[r.project], r) for r in targets]
-    _stop_engines_on({r.external_ip for _, r in chosen if r.external_ip}, on_progress)
+    # the last address each had: a preempted TPU shows none, and the engines started on it still run their tunnels
+    _stop_engines_on({ip for _, r in chosen if (ip := r.external_ip or r.last_external_ip)}, on_progress)
     by_project: dict[str, tuple[TpuApi, list[CloudResource]]] = {}
     for tpu, resource in chosen:
         by_project.setdefault(tpu.project, (tpu, []))[1].append(resource)

@@ -144,6 +144,13 @@ def external_ip(node: Json) -> str | None:
     return None
 
 
+def see_ip(resource: CloudResource, ip: str | None) -> None:
+    """Set the node's current external IP (None: it has none now), keeping the last one it had in
+    last_external_ip: `cloud down` stops the engines started there, though the address is no longer the node's."""
+    resource.last_external_ip = ip or resource.external_ip or resource.last_external_ip
+    resource.external_ip = ip
+
+
 def state_of(kind: str, item: Json) -> str:
     """The API's state name of a queued resource ({"state": {"state": ...}}) or a node ({"state": ...})."""
     state = item.get("state")
@@ -249,7 +256,7 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
             time.sleep(api.poll_s)
             continue
         if node is not None and state == "READY":
-            resource.external_ip = external_ip(node)
+            see_ip(resource, external_ip(node))
             resource.granted_at = resource.granted_at or now_iso()
             records.save(resource)
             if not unhealthy:
@@ -701,17 +708,16 @@ def _fetch(api: TpuApi, resource: CloudResource) -> Json | None:
     may be another VM's now."""
     item = fetch(api, resource.kind, resource.zone, _ident(resource))
     if item is None:
-        resource.external_ip = None
+        see_ip(resource, None)
         return None
     resource.state = state_of(resource.kind, item)
     node = item if resource.kind == "node" else None
     if resource.kind == "queued-resource" and resource.state == "ACTIVE":
         node = fetch(api, "node", resource.zone, resource.node_id)
     resource.health = str(node.get("health") or "") if node is not None else ""
-    if node is None:
-        resource.external_ip = None
-    else:
-        resource.external_ip = external_ip(node) or resource.external_ip
+    # a node not READY (preempted, stopped) has no address of its own, whatever endpoint its record still shows
+    see_ip(resource, external_ip(node) if node is not None and state_of("node", node) == "READY" else None)
+    if node is not None:
         if resource.granted_at is None and phase(resource.kind, resource.state) == "ready":
             resource.granted_at = granted_from(resource, node)
     return item
