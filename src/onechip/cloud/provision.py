@@ -286,11 +286,12 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
 
     while True:
         try:
+            what = f"delete of {resource.kind} {resource.name} in {resource.zone}"
             if resource.kind == "queued-resource":
                 operation = api.delete_queued_resource(resource.zone, resource.name)
-                api.wait_operation(operation, "v2alpha1", limit_s, waiting)
+                api.wait_operation(operation, "v2alpha1", limit_s, waiting, what)
             else:
-                api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", limit_s, waiting)
+                api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", limit_s, waiting, what)
         except CloudError as exc:
             if time.monotonic() - started > limit_s:
                 raise
@@ -423,8 +424,8 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
         on_progress(ProgressEvent("cloud", f"{resource.name}: the create's first try made it; waiting on it"))
         return
     try:
-        api.wait_operation(operation, version, request.timeout_s,
-                           lambda s: _tick(on_progress, resource, "CREATING", s, None))  # fmt: skip
+        api.wait_operation(operation, version, request.timeout_s, lambda s: _tick(on_progress, resource, "CREATING", s,
+                           None), f"create of {resource.kind} {resource.name} in {resource.zone}")  # fmt: skip
     except CloudError as exc:
         if exc.reason in FAILOVER:
             _clean_up(api, resource, exc, on_progress)

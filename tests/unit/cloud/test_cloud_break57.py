@@ -8,6 +8,7 @@ import pytest
 from onechip import api
 from onechip.api import _cloud
 from onechip.cloud import provision, records
+from onechip.errors import CloudError
 from onechip.schemas.cloud import CloudNameRequest, CloudUpRequest
 
 P = "proj-1"
@@ -49,3 +50,26 @@ def test_a_node_that_stopped_shows_no_ip_and_down_still_stops_the_engines_at_its
     monkeypatch.setattr(_cloud, "_stop_engines_on", lambda addresses, on_progress: stopped.append(addresses))
     api.cloud_down(CloudNameRequest(project=P))
     assert stopped == [{fast.external_ip}] and not fast.nodes  # the engines started there are stopped first
+
+
+@pytest.mark.parametrize("provisioning", ["spot", "flex-start"])
+def test_a_create_operations_error_names_the_resource_and_its_zone(fast, monkeypatch, provisioning):
+    # was: 'projects/proj-1/locations/us-west4-a/operations/operation-1: An internal error ...': which TPU, and
+    # where, was left to the user to guess; the operation's id is kept, after them
+    real = fast._operation  # noqa: SLF001
+
+    def failing(parent, done_at, error=None):
+        creating = fast.requests[-1][0] == "POST"
+        return real(parent, done_at, error or ({"code": 13, "message": "An internal error."} if creating else None))
+
+    monkeypatch.setattr(fast, "_operation", failing)
+    limit = {"max_hours": 1.0} if provisioning == "spot" else {}
+    with pytest.raises(CloudError) as info:
+        up(zones=[OK], provisioning=provisioning, **limit)
+    kind = "node" if provisioning == "spot" else "queued-resource"
+    said = str(info.value)
+    assert said.startswith(f"create of {kind} onechip-v5e-1 in {OK} (operation operation-1): An internal error."), said
+    assert "projects/" not in said.split(";")[0] and "\n" not in said
+    monkeypatch.setattr(fast, "_operation", real)
+    api.cloud_down(CloudNameRequest(project=P))
+    assert not fast.nodes and not fast.queued and records.load_all() == []
