@@ -503,6 +503,16 @@ def zones_for(request: CloudUpRequest | CloudProbeRequest) -> list[str]:
     return zones
 
 
+def checked_zones(api: TpuApi, request: CloudUpRequest | CloudProbeRequest) -> list[str]:
+    """`zones_for(request)`, each checked to be a zone of the API (TpuApi.check_zone: a read) before anything is
+    created: a typo in the last of --zone good,typo was found only at its create, after TPUs were created (billed)
+    and deleted in the zones before it. Raises CloudError naming the zone the API has not."""
+    zones = zones_for(request)
+    for zone in zones:
+        api.check_zone(zone)
+    return zones
+
+
 def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Member = None) -> CloudUpResult:
     """Get `request.chip` with `request.provisioning`, trying each zone in order; a stockout, quota,
     unsupported-model, expired, failed or ended attempt moves on to the next zone (after deleting what it
@@ -512,7 +522,7 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
     what may exist), Interrupted (Ctrl-C: what exists and the delete command), ConfigError. `member`: (set
     name, index) when this TPU is one of a `cloud up --replicas N` set (up_set)."""
     name = request.name or f"onechip-{request.chip}"
-    zones = zones_for(request)
+    zones = checked_zones(api, request)
     limit_s = request.max_run_duration_s if request.provisioning == "flex-start" else (
         request.max_hours * 3600 if request.max_hours else None)  # fmt: skip
     existing = claim_name(api, request, name, zones, on_progress)
@@ -666,7 +676,7 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
     the queued resource's first states within `request.wait_s` ('queued' = still waiting: quota is not
     capacity, and a request without quota waits just the same). Each answer is recorded for `cloud zones`."""
     out = []
-    for zone in zones_for(request):
+    for zone in checked_zones(api, request):
         up_request = CloudUpRequest.model_validate(
             {"chip": request.chip, "project": api.project, "zones": [zone], "provisioning": request.provisioning,
              "valid_until_s": request.wait_s, "no_limit": request.provisioning != "flex-start", "timeout_s": 600.0}

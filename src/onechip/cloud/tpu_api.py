@@ -454,6 +454,11 @@ class TpuApi:
     def list_nodes(self, zone: str) -> list[Json]:
         return self._list(f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", "nodes")
 
+    def check_zone(self, zone: str) -> None:
+        """Raise CloudError (`unknown_zone`'s line) when the API has no zone `zone`: one page of one node of its list
+        (a read, billed nothing), whose NOT_FOUND can only be the zone's. Other failures raise as `call`."""
+        self.call("GET", f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", params={"pageSize": 1})
+
     # --- queued resources (v2alpha1): flex-start
 
     def create_queued_resource(self, zone: str, qr_id: str, body: Json) -> Json | None:

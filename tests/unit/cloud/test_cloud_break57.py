@@ -73,3 +73,18 @@ def test_a_create_operations_error_names_the_resource_and_its_zone(fast, monkeyp
     monkeypatch.setattr(fast, "_operation", real)
     api.cloud_down(CloudNameRequest(project=P))
     assert not fast.nodes and not fast.queued and records.load_all() == []
+
+
+@pytest.mark.parametrize("command", ["up", "probe"])
+def test_a_zone_the_api_has_not_is_refused_before_anything_is_created(fast, run, command):
+    # was: `cloud up --zone good,typo` (a good zone that stocks out) and `cloud probe --zone good,typo` created a TPU
+    # in the good zone, billed, deleted it, and only then met the typo's 404 at its create
+    fast.only_zones = True
+    fast.zones[OK].spot = "stockout"
+    limit = ("--max-hours", "1") if command == "up" else ()
+    rc, out, err = run("cloud", command, "--project", P, "--zone", f"{OK},us-west4-z", "--provisioning", "spot",
+                       *limit, "--yes")  # fmt: skip
+    lines = [line for line in err.splitlines() if line.startswith("error")]
+    assert rc == 7 and len(lines) == 1 and "zone 'us-west4-z' is not a Cloud TPU zone of project" in lines[0], err
+    assert not [p for m, p, _ in fast.requests if m in ("POST", "DELETE")]  # nothing created (nor deleted)
+    assert records.load_all() == []
