@@ -180,6 +180,7 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
         r = st.resource
         usd = f"${st.usd_so_far:.2f}" if st.usd_so_far is not None else "$?"
         state = (r.state or "no state") if st.exists else "gone"
+        state += f" (node {r.node_state})" if st.exists and r.node_state not in ("", "READY") else ""
         ends = ""
         if st.deadline:
             ends = (

@@ -726,6 +726,7 @@ def _fetch(api: TpuApi, resource: CloudResource) -> Json | None:
     if resource.kind == "queued-resource" and resource.state == "ACTIVE":
         node = fetch(api, "node", resource.zone, resource.node_id)
     resource.health = str(node.get("health") or "") if node is not None else ""
+    resource.node_state = state_of("node", node) if node is not None and node is not item else ""
     # a node not READY (preempted, stopped) has no address of its own, whatever endpoint its record still shows
     see_ip(resource, external_ip(node) if node is not None and state_of("node", node) == "READY" else None)
     if node is not None:
@@ -755,7 +756,7 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     exists = _fetch(api, resource) is not None
     if not exists:  # its last state (READY) and health were the API's word on a TPU it no longer has (`--json`)
         resource.state, resource.health = GONE, ""
-    ended = exists and phase(resource.kind, resource.state) == "ended"  # not running: it does not bill as one
+    ended = exists and (phase(resource.kind, resource.state) == "ended" or node_ended(resource))  # bills as no run
     if exists and not ended:
         resource.ended_at = None  # a stopped on-demand node can be started again
     elif resource.ended_at is None:  # ended, or gone (deleted elsewhere): the API has nothing left to bill
@@ -826,13 +827,23 @@ QR_NOT_RUNNING = {
 }
 
 
+def node_ended(resource: CloudResource) -> bool:
+    """Is `resource` a queued resource the API still shows ACTIVE (or another state that is not ended) whose node
+    ended (preempted, stopped)? Its TPU does not run: `status` said 'ACTIVE', with no warning and a billing deadline,
+    for a spot queued resource whose node was PREEMPTED."""
+    return (resource.kind == "queued-resource" and phase(resource.kind, resource.state) != "ended"
+            and bool(resource.node_state) and phase("node", resource.node_state) == "ended")  # fmt: skip
+
+
 def ended_line(resource: CloudResource, run_end: datetime | None = None, now: datetime | None = None) -> str:
     """The warning for a resource in an ended state: what the state means, whether it bills, what to do; for a
     flex-start run granted at a known time, whether its max run duration had run out (`run_end`, by `now`). A
     SUSPENDED queued resource said only 'it will not run again': not that its chips no longer bill, nor whether its
     max run duration had ended it."""
-    table = NOT_RUNNING if resource.kind == "node" else QR_NOT_RUNNING
-    meaning = table.get(resource.state)
+    of_node = resource.kind == "node" or node_ended(resource)  # an ACTIVE queued resource's node preempted: as a node
+    table = NOT_RUNNING if of_node else QR_NOT_RUNNING
+    meaning = table.get(resource.node_state if node_ended(resource) else resource.state)
+    state = f"{resource.state}, its node {resource.node_state}" if node_ended(resource) else resource.state
     if meaning and run_end and resource.state.startswith("SUSPEND"):
         at = run_end.isoformat(timespec="seconds")
         ran_out = now is not None and now >= run_end
@@ -841,8 +852,8 @@ def ended_line(resource: CloudResource, run_end: datetime | None = None, now: da
         )
     what = f"{meaning}; it does not run and will not run again" if meaning else "it will not run again"
     bills = (", and its chips no longer bill (a disk or static address it holds does until it is deleted)"
-             if resource.kind == "node" else ", and nothing of it bills")  # fmt: skip
-    return (f"{resource.state}: {what}{bills if meaning else ''}; delete it: {delete_command(resource)}, and run "
+             if of_node else ", and nothing of it bills")  # fmt: skip
+    return (f"{state}: {what}{bills if meaning else ''}; delete it: {delete_command(resource)}, and run "
             f"`onechip cloud up` again for a new one")  # fmt: skip
 
 

@@ -291,6 +291,11 @@ class CloudResource(ResultModel):
         description="Its node's health as last seen (Node.health: HEALTHY, TIMEOUT, UNHEALTHY_MAINTENANCE, "
         "UNHEALTHY_TENSORFLOW); '' when the API gave none.",
     )
+    node_state: str = Field(
+        default="",
+        description="A queued resource's node's state as last seen while the queued resource was ACTIVE (READY, "
+        "PREEMPTED, ...); '' otherwise. An ACTIVE queued resource whose node was preempted or stopped does not run.",
+    )
     external_ip: str | None = Field(
         default=None,
         description="The node's external IP while it is READY; None once it is not (preempted, stopped, gone): the "

@@ -88,3 +88,26 @@ def test_a_zone_the_api_has_not_is_refused_before_anything_is_created(fast, run,
     assert rc == 7 and len(lines) == 1 and "zone 'us-west4-z' is not a Cloud TPU zone of project" in lines[0], err
     assert not [p for m, p, _ in fast.requests if m in ("POST", "DELETE")]  # nothing created (nor deleted)
     assert records.load_all() == []
+
+
+def test_an_active_queued_resource_whose_node_was_preempted_is_said_not_to_run(fast, run):
+    # was: `cloud status` of a queued resource still ACTIVE whose node the cloud preempted said 'ACTIVE', no warning,
+    # 'billing ends <its run's end>' and $ growing, as for a TPU that runs
+    record = up(zones=[OK], provisioning="flex-start").resource
+    fast.nodes[f"projects/{P}/locations/{OK}/nodes/{record.node_id}"]["state"] = "PREEMPTED"
+    (st,) = api.cloud_status(CloudNameRequest(project=P))
+    assert st.exists and st.resource.state == "ACTIVE" and st.resource.node_state == "PREEMPTED"
+    assert st.deadline is None and st.resource.ended_at is not None and st.resource.external_ip is None
+    assert st.warnings == [
+        "ACTIVE, its node PREEMPTED: the cloud took its chips back (spot capacity); it does not run and will not run "
+        "again, and its chips no longer bill (a disk or static address it holds does until it is deleted); delete it: "
+        f"{provision.delete_command(record)}, and run `onechip cloud up` again for a new one"
+    ]
+    rc, out, err = run("cloud", "status", "--project", P)
+    assert (
+        rc == 0
+        and f"onechip-v5e-1 (queued-resource) in {OK}: ACTIVE (node PREEMPTED), flex-start, no IP"
+        in " ".join(out.split())
+    ), out
+    api.cloud_down(CloudNameRequest(project=P))
+    assert not fast.nodes and not fast.queued and records.load_all() == []
