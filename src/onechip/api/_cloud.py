@@ -269,8 +269,20 @@ def _address(host: str | None) -> str:
 def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudResource]:
     """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone (or every
     zone onechip used); only ever what carries onechip's label; each API retry told through `on_progress`.
-    Nothing is deleted."""
-    return [r for _, r in _targets(request, on_progress)]
+    Nothing is deleted. Raises ConfigError when --name matches nothing while onechip has other resources recorded (a
+    typo, or the wrong --zone / --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on;
+    a name whose record cannot be read is not refused (it is looked for with --zone)."""
+    saved = cloud_records.read_all()
+    found = [r for _, r in _targets(request, on_progress, saved)]
+    if not found and request.name and request.name not in {bad.name for bad in saved.unreadable}:
+        others = _recorded(CloudNameRequest(project=request.project), saved.resources)
+        if others:
+            names = ", ".join(f"{r.name} ({r.zone}, project {r.project})" for r in others[:5])
+            more = f" and {len(others) - 5} more" if len(others) > 5 else ""
+            where = f" in {','.join(request.zones)}" if request.zones else ""
+            raise ConfigError(f"--name {request.name}: nothing of onechip's is named so{where}; nothing deleted; it "
+                              f"has {len(others)}: {names}{more} (`onechip cloud status`)")  # fmt: skip
+    return found
 
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,

@@ -837,7 +837,8 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "cloud_down", "Delete TPUs",
         "Delete the TPUs onechip created (labelled only). Destructive: without confirm, lists the targets; the "
-        "call with confirm: true and those targets deletes them and nothing found since; with nothing to delete it "
+        "call with confirm: true and those targets deletes them and nothing found since (a target not found now, or "
+        "a name that matches nothing while others exist, is refused: nothing deleted); with nothing to delete it "
         "says so, no confirm needed.",
         CloudDownToolRequest, CloudDownResult, _cloud_down, _cloud_down_summary,
         destructive=True, idempotent=True, open_world=True, gate=_cloud_down_gated, preview=_cloud_down_preview,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from factories import one_error_line
 from onechip import api
 from onechip.api import _cloud
 from onechip.cloud import provision, records
@@ -111,3 +112,17 @@ def test_an_active_queued_resource_whose_node_was_preempted_is_said_not_to_run(f
     ), out
     api.cloud_down(CloudNameRequest(project=P))
     assert not fast.nodes and not fast.queued and records.load_all() == []
+
+
+def test_down_of_a_name_that_matches_nothing_names_it_and_those_that_exist(fast, run):
+    # was: `cloud down --name typo --yes` printed 'nothing to delete: no resource onechip created matches' and exited
+    # 0 while the TPU meant stayed up, billing; over MCP the preview said 'would delete nothing'
+    up(zones=[OK], provisioning="spot", max_hours=1.0, name="mine")
+    line = one_error_line(run, "cloud", "down", "--project", P, "--name", "mnie", "--yes")
+    assert line == (f"--name mnie: nothing of onechip's is named so; nothing deleted; it has 1: mine ({OK}, project "
+                    f"{P}) (`onechip cloud status`)")  # fmt: skip
+    assert [r.name for r in records.load_all()] == ["mine"] and len(fast.nodes) == 1
+    rc, out, err = run("cloud", "down", "--project", P, "--name", "mine", "--yes")
+    assert rc == 0 and f"deleted node mine ({OK})" in out, err
+    rc, out, err = run("cloud", "down", "--project", P, "--name", "mine", "--yes")  # run twice: nothing is left
+    assert rc == 0 and "nothing to delete" in out, err
