@@ -44,10 +44,20 @@ def home_store(name: str, formerly: str) -> Path:
 
 
 def new_run_dir(root: Path) -> Path:
-    """Create and return `root/<UTC timestamp>-<4 hex>`, e.g. runs/20261129T095200Z-a3f1."""
+    """Create and return `root/<UTC timestamp>-<4 hex>`, e.g. runs/20261129T095200Z-a3f1. Raises ConfigError naming
+    the full path and --out (MCP: out_dir) when it cannot be made (a working folder that cannot be written, or that
+    was removed): 'runs: No such file or directory' named neither the folder nor the way to choose another."""
     run_id = f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
     path = root / run_id
-    path.mkdir(parents=True, exist_ok=False)
+    try:
+        path.mkdir(parents=True, exist_ok=False)
+    except OSError as exc:
+        try:
+            where = str(path.absolute())
+        except OSError:  # the working folder itself is gone (os.getcwd fails)
+            where = f"{path} in a working folder that no longer exists"
+        raise ConfigError(f"cannot make the run directory {where} ({exc.strerror or type(exc).__name__}); choose "
+                          "another with --out, or run from a folder that can be written") from None  # fmt: skip
     return path
 
 

@@ -219,10 +219,10 @@ def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progr
     for st in found:  # the first time a recorded resource is seen ended is kept: its $ so far stops there
         if _key(st.resource) in stamped and stamped[_key(st.resource)] != st.resource.ended_at:
             cloud_records.save(st.resource)
-    if any(st.resource.external_ip for st in found):
-        on_host = _engines_on_hosts()
+    if any(st.resource.external_ip or st.resource.last_external_ip for st in found):
+        on_host = _engines_on_hosts()  # those started on one preempted since too: its address is its last one
         for st in found:
-            st.engines = on_host.get(st.resource.external_ip or "", [])
+            st.engines = on_host.get(st.resource.external_ip or st.resource.last_external_ip or "", [])
     filtered = bool(request.zones or request.name) and not found
     elsewhere = _recorded(CloudNameRequest(project=request.project), saved.resources) if filtered else []
     return CloudStatuses(resources=found, elsewhere=elsewhere)
@@ -269,8 +269,20 @@ def _address(host: str | None) -> str:
 def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudResource]:
     """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone (or every
     zone onechip used); only ever what carries onechip's label; each API retry told through `on_progress`.
-    Nothing is deleted."""
-    return [r for _, r in _targets(request, on_progress)]
+    Nothing is deleted. Raises ConfigError when --name matches nothing while onechip has other resources recorded (a
+    typo, or the wrong --zone / --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on;
+    a name whose record cannot be read is not refused (it is looked for with --zone)."""
+    saved = cloud_records.read_all()
+    found = [r for _, r in _targets(request, on_progress, saved)]
+    if not found and request.name and request.name not in {bad.name for bad in saved.unreadable}:
+        others = _recorded(CloudNameRequest(project=request.project), saved.resources)
+        if others:
+            names = ", ".join(f"{r.name} ({r.zone}, project {r.project})" for r in others[:5])
+            more = f" and {len(others) - 5} more" if len(others) > 5 else ""
+            where = f" in {','.join(request.zones)}" if request.zones else ""
+            raise ConfigError(f"--name {request.name}: nothing of onechip's is named so{where}; nothing deleted; it "
+                              f"has {len(others)}: {names}{more} (`onechip cloud status`)")  # fmt: skip
+    return found
 
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
@@ -287,7 +299,8 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
     else:
         clients = {project: _tpu(project, on_progress) for project in dict.fromkeys(r.project for r in targets)}
         chosen = [(clients[r.project], r) for r in targets]
-    _stop_engines_on({r.external_ip for _, r in chosen if r.external_ip}, on_progress)
+    # the last address each had: a preempted TPU shows none, and the engines started on it still run their tunnels
+    _stop_engines_on({ip for _, r in chosen if (ip := r.external_ip or r.last_external_ip)}, on_progress)
     by_project: dict[str, tuple[TpuApi, list[CloudResource]]] = {}
     for tpu, resource in chosen:
         by_project.setdefault(tpu.project, (tpu, []))[1].append(resource)

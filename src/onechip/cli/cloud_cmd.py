@@ -33,7 +33,8 @@ from onechip.schemas.inputs import build_request
 # points here)
 EXIT_CODES = (
     "Exit codes: 0 done (status also when a TPU is gone or ended: its warning says so); 1 the prompt was declined; "
-    "2 bad input (a flag, a zone not shaped like one, spot or on-demand without --max-hours, no --yes off a terminal); "
+    "2 bad input (a flag, a zone not shaped like one, spot or on-demand without --max-hours, no --yes off a terminal, "
+    "a down --name that matches nothing while onechip has other resources: it names them); "
     "3 google-auth is not installed; 5 an engine of --model did not start (the TPUs stay up: the line gives the "
     "command that deletes them); 7 the cloud API refused or failed (a zone it has not, stockout or quota in every "
     "zone, credentials, an outage past its deadline, a delete that failed: the line names what may still exist and "
@@ -180,6 +181,7 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
         r = st.resource
         usd = f"${st.usd_so_far:.2f}" if st.usd_so_far is not None else "$?"
         state = (r.state or "no state") if st.exists else "gone"
+        state += f" (node {r.node_state})" if st.exists and r.node_state not in ("", "READY") else ""
         ends = ""
         if st.deadline:
             ends = (

@@ -144,6 +144,13 @@ def external_ip(node: Json) -> str | None:
     return None
 
 
+def see_ip(resource: CloudResource, ip: str | None) -> None:
+    """Set the node's current external IP (None: it has none now), keeping the last one it had in
+    last_external_ip: `cloud down` stops the engines started there, though the address is no longer the node's."""
+    resource.last_external_ip = ip or resource.external_ip or resource.last_external_ip
+    resource.external_ip = ip
+
+
 def state_of(kind: str, item: Json) -> str:
     """The API's state name of a queued resource ({"state": {"state": ...}}) or a node ({"state": ...})."""
     state = item.get("state")
@@ -249,7 +256,7 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
             time.sleep(api.poll_s)
             continue
         if node is not None and state == "READY":
-            resource.external_ip = external_ip(node)
+            see_ip(resource, external_ip(node))
             resource.granted_at = resource.granted_at or now_iso()
             records.save(resource)
             if not unhealthy:
@@ -279,11 +286,12 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
 
     while True:
         try:
+            what = f"delete of {resource.kind} {resource.name} in {resource.zone}"
             if resource.kind == "queued-resource":
                 operation = api.delete_queued_resource(resource.zone, resource.name)
-                api.wait_operation(operation, "v2alpha1", limit_s, waiting)
+                api.wait_operation(operation, "v2alpha1", limit_s, waiting, what)
             else:
-                api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", limit_s, waiting)
+                api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", limit_s, waiting, what)
         except CloudError as exc:
             if time.monotonic() - started > limit_s:
                 raise
@@ -416,8 +424,8 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
         on_progress(ProgressEvent("cloud", f"{resource.name}: the create's first try made it; waiting on it"))
         return
     try:
-        api.wait_operation(operation, version, request.timeout_s,
-                           lambda s: _tick(on_progress, resource, "CREATING", s, None))  # fmt: skip
+        api.wait_operation(operation, version, request.timeout_s, lambda s: _tick(on_progress, resource, "CREATING", s,
+                           None), f"create of {resource.kind} {resource.name} in {resource.zone}")  # fmt: skip
     except CloudError as exc:
         if exc.reason in FAILOVER:
             _clean_up(api, resource, exc, on_progress)
@@ -495,6 +503,16 @@ def zones_for(request: CloudUpRequest | CloudProbeRequest) -> list[str]:
     return zones
 
 
+def checked_zones(api: TpuApi, request: CloudUpRequest | CloudProbeRequest) -> list[str]:
+    """`zones_for(request)`, each checked to be a zone of the API (TpuApi.check_zone: a read) before anything is
+    created: a typo in the last of --zone good,typo was found only at its create, after TPUs were created (billed)
+    and deleted in the zones before it. Raises CloudError naming the zone the API has not."""
+    zones = zones_for(request)
+    for zone in zones:
+        api.check_zone(zone)
+    return zones
+
+
 def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Member = None) -> CloudUpResult:
     """Get `request.chip` with `request.provisioning`, trying each zone in order; a stockout, quota,
     unsupported-model, expired, failed or ended attempt moves on to the next zone (after deleting what it
@@ -504,7 +522,7 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
     what may exist), Interrupted (Ctrl-C: what exists and the delete command), ConfigError. `member`: (set
     name, index) when this TPU is one of a `cloud up --replicas N` set (up_set)."""
     name = request.name or f"onechip-{request.chip}"
-    zones = zones_for(request)
+    zones = checked_zones(api, request)
     limit_s = request.max_run_duration_s if request.provisioning == "flex-start" else (
         request.max_hours * 3600 if request.max_hours else None)  # fmt: skip
     existing = claim_name(api, request, name, zones, on_progress)
@@ -658,7 +676,7 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
     the queued resource's first states within `request.wait_s` ('queued' = still waiting: quota is not
     capacity, and a request without quota waits just the same). Each answer is recorded for `cloud zones`."""
     out = []
-    for zone in zones_for(request):
+    for zone in checked_zones(api, request):
         up_request = CloudUpRequest.model_validate(
             {"chip": request.chip, "project": api.project, "zones": [zone], "provisioning": request.provisioning,
              "valid_until_s": request.wait_s, "no_limit": request.provisioning != "flex-start", "timeout_s": 600.0}
@@ -701,17 +719,17 @@ def _fetch(api: TpuApi, resource: CloudResource) -> Json | None:
     may be another VM's now."""
     item = fetch(api, resource.kind, resource.zone, _ident(resource))
     if item is None:
-        resource.external_ip = None
+        see_ip(resource, None)
         return None
     resource.state = state_of(resource.kind, item)
     node = item if resource.kind == "node" else None
     if resource.kind == "queued-resource" and resource.state == "ACTIVE":
         node = fetch(api, "node", resource.zone, resource.node_id)
     resource.health = str(node.get("health") or "") if node is not None else ""
-    if node is None:
-        resource.external_ip = None
-    else:
-        resource.external_ip = external_ip(node) or resource.external_ip
+    resource.node_state = state_of("node", node) if node is not None and node is not item else ""
+    # a node not READY (preempted, stopped) has no address of its own, whatever endpoint its record still shows
+    see_ip(resource, external_ip(node) if node is not None and state_of("node", node) == "READY" else None)
+    if node is not None:
         if resource.granted_at is None and phase(resource.kind, resource.state) == "ready":
             resource.granted_at = granted_from(resource, node)
     return item
@@ -738,7 +756,7 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     exists = _fetch(api, resource) is not None
     if not exists:  # its last state (READY) and health were the API's word on a TPU it no longer has (`--json`)
         resource.state, resource.health = GONE, ""
-    ended = exists and phase(resource.kind, resource.state) == "ended"  # not running: it does not bill as one
+    ended = exists and (phase(resource.kind, resource.state) == "ended" or node_ended(resource))  # bills as no run
     if exists and not ended:
         resource.ended_at = None  # a stopped on-demand node can be started again
     elif resource.ended_at is None:  # ended, or gone (deleted elsewhere): the API has nothing left to bill
@@ -809,13 +827,23 @@ QR_NOT_RUNNING = {
 }
 
 
+def node_ended(resource: CloudResource) -> bool:
+    """Is `resource` a queued resource the API still shows ACTIVE (or another state that is not ended) whose node
+    ended (preempted, stopped)? Its TPU does not run: `status` said 'ACTIVE', with no warning and a billing deadline,
+    for a spot queued resource whose node was PREEMPTED."""
+    return (resource.kind == "queued-resource" and phase(resource.kind, resource.state) != "ended"
+            and bool(resource.node_state) and phase("node", resource.node_state) == "ended")  # fmt: skip
+
+
 def ended_line(resource: CloudResource, run_end: datetime | None = None, now: datetime | None = None) -> str:
     """The warning for a resource in an ended state: what the state means, whether it bills, what to do; for a
     flex-start run granted at a known time, whether its max run duration had run out (`run_end`, by `now`). A
     SUSPENDED queued resource said only 'it will not run again': not that its chips no longer bill, nor whether its
     max run duration had ended it."""
-    table = NOT_RUNNING if resource.kind == "node" else QR_NOT_RUNNING
-    meaning = table.get(resource.state)
+    of_node = resource.kind == "node" or node_ended(resource)  # an ACTIVE queued resource's node preempted: as a node
+    table = NOT_RUNNING if of_node else QR_NOT_RUNNING
+    meaning = table.get(resource.node_state if node_ended(resource) else resource.state)
+    state = f"{resource.state}, its node {resource.node_state}" if node_ended(resource) else resource.state
     if meaning and run_end and resource.state.startswith("SUSPEND"):
         at = run_end.isoformat(timespec="seconds")
         ran_out = now is not None and now >= run_end
@@ -824,8 +852,8 @@ def ended_line(resource: CloudResource, run_end: datetime | None = None, now: da
         )
     what = f"{meaning}; it does not run and will not run again" if meaning else "it will not run again"
     bills = (", and its chips no longer bill (a disk or static address it holds does until it is deleted)"
-             if resource.kind == "node" else ", and nothing of it bills")  # fmt: skip
-    return (f"{resource.state}: {what}{bills if meaning else ''}; delete it: {delete_command(resource)}, and run "
+             if of_node else ", and nothing of it bills")  # fmt: skip
+    return (f"{state}: {what}{bills if meaning else ''}; delete it: {delete_command(resource)}, and run "
             f"`onechip cloud up` again for a new one")  # fmt: skip
 
 

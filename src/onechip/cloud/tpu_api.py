@@ -454,6 +454,11 @@ class TpuApi:
     def list_nodes(self, zone: str) -> list[Json]:
         return self._list(f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", "nodes")
 
+    def check_zone(self, zone: str) -> None:
+        """Raise CloudError (`unknown_zone`'s line) when the API has no zone `zone`: one page of one node of its list
+        (a read, billed nothing), whose NOT_FOUND can only be the zone's. Other failures raise as `call`."""
+        self.call("GET", f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", params={"pageSize": 1})
+
     # --- queued resources (v2alpha1): flex-start
 
     def create_queued_resource(self, zone: str, qr_id: str, body: Json) -> Json | None:
@@ -481,23 +486,27 @@ class TpuApi:
     # --- operations
 
     def wait_operation(self, operation: Json, version: str, timeout_s: float,
-                       on_tick: Callable[[float], None] | None = None) -> Json:  # fmt: skip
+                       on_tick: Callable[[float], None] | None = None, what: str = "") -> Json:  # fmt: skip
         """Poll a long-running operation of API `version` ('v2' or 'v2alpha1': the operation's name does not
         say) until done, through outages (`through_outages`) within `timeout_s`; return its `response`. Raises
-        CloudError from its `error` (e.g. code 8 stockout) or when it is not done within `timeout_s`."""
+        CloudError from its `error` (e.g. code 8 stockout) or when it is not done within `timeout_s`, naming `what`
+        it does ('create of node N in ZONE') before the operation's id (an error named 'operations/operation-1' alone:
+        not which TPU, nor where)."""
         started = time.monotonic()
         url = f"{self.tpu_url}/{version}/{operation['name']}"
+        short = str(operation.get("name", "")).rsplit("/", 1)[-1] or "operation"
+        where = f"{what} (operation {short})" if what else str(operation.get("name", "operation"))
         while not operation.get("done"):
             elapsed = time.monotonic() - started
             if elapsed > timeout_s:
-                raise CloudError(f"operation {operation.get('name')} not done after {timeout_s:.0f} s")
+                raise CloudError(f"{where}: not done after {timeout_s:.0f} s")
             if on_tick is not None:
                 on_tick(elapsed)
             time.sleep(self.poll_s)
             answer = self.through_outages(lambda: self.call("GET", url), started + timeout_s, self.on_retry)
             operation = _operation(answer, self.tpu_url)
         if isinstance(operation.get("error"), dict):
-            raise refusals.from_status(dict(operation["error"]), str(operation.get("name", "operation")))
+            raise refusals.from_status(dict(operation["error"]), where)
         return dict(operation.get("response") or {})
 
     # --- Secret Manager

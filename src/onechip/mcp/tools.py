@@ -654,16 +654,19 @@ def _target_key(resource: CloudResource) -> str:
 
 def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> CloudDownResult:
     """api.cloud_down of the targets the preview listed and this call gives back (its `targets`, as the CLI passes
-    what it listed and the user confirmed): a labelled TPU found since is not deleted, and a target gone since is
-    said in `kept`. Raises ConfigError when there is something to delete and no targets are given."""
+    what it listed and the user confirmed): a labelled TPU found since is not deleted. Raises ConfigError when there is
+    something to delete and no targets are given, or when a target given is not found now (a typo, or gone since the
+    preview: it named 'x' as kept and deleted the rest), before anything is deleted."""
     found = {_target_key(r): r for r in api.cloud_down_targets(request, on_progress)}
     if found and not request.targets:
         raise ConfigError("cloud_down deletes only what its preview listed: give targets as the preview wrote them "
                           "(call cloud_down without confirm to see them)")  # fmt: skip
     given = list(dict.fromkeys(request.targets))
-    result = api.cloud_down(request, on_progress, [found[t] for t in given if t in found])
-    result.kept += [f"{t}: not found now; nothing deleted" for t in given if t not in found]
-    return result
+    if unknown := [t for t in given if t not in found]:  # a typo must not let the others go, nor read as done
+        now = ", ".join(found) or "none"
+        raise ConfigError(f"cloud_down: no such target {', '.join(unknown)} (a typo, or gone since the preview); "
+                          f"nothing deleted; the targets now: {now}")  # fmt: skip
+    return api.cloud_down(request, on_progress, [found[t] for t in given])
 
 
 def _cloud_probe_preview(request: CloudProbeRequest) -> str:
@@ -838,7 +841,8 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "cloud_down", "Delete TPUs",
         "Delete the TPUs onechip created (labelled only). Destructive: without confirm, lists the targets; the "
-        "call with confirm: true and those targets deletes them and nothing found since; with nothing to delete it "
+        "call with confirm: true and those targets deletes them and nothing found since (a target not found now, or "
+        "a name that matches nothing while others exist, is refused: nothing deleted); with nothing to delete it "
         "says so, no confirm needed.",
         CloudDownToolRequest, CloudDownResult, _cloud_down, _cloud_down_summary,
         destructive=True, idempotent=True, open_world=True, gate=_cloud_down_gated, preview=_cloud_down_preview,

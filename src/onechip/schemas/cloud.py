@@ -291,7 +291,21 @@ class CloudResource(ResultModel):
         description="Its node's health as last seen (Node.health: HEALTHY, TIMEOUT, UNHEALTHY_MAINTENANCE, "
         "UNHEALTHY_TENSORFLOW); '' when the API gave none.",
     )
-    external_ip: str | None = Field(default=None, description="The node's external IP once READY.")
+    node_state: str = Field(
+        default="",
+        description="A queued resource's node's state as last seen while the queued resource was ACTIVE (READY, "
+        "PREEMPTED, ...); '' otherwise. An ACTIVE queued resource whose node was preempted or stopped does not run.",
+    )
+    external_ip: str | None = Field(
+        default=None,
+        description="The node's external IP while it is READY; None once it is not (preempted, stopped, gone): the "
+        "address is released then and may be another VM's.",
+    )
+    last_external_ip: str | None = Field(
+        default=None,
+        description="The last external IP its node had while READY, kept after it stopped, was preempted or is gone: "
+        "where onechip started engines, which `cloud down` stops; not a current address.",
+    )
     ssh_user: str | None = Field(default=None, description="User whose key was put in the node's ssh-keys.")
     replica_set: str | None = Field(default=None, description="`cloud up --replicas N`: the set's name (--name).")
     replica_index: int | None = Field(default=None, description="`cloud up --replicas N`: its index in the set.")

@@ -143,3 +143,21 @@ def test_an_engine_version_written_as_a_tag_is_the_release(run):
     code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--engine-version", "v0.19.0", "--json")
     assert code == 0, err
     assert json.loads(out)["engine_version"] == "0.19.0"
+
+
+def test_simulate_in_a_working_folder_that_is_gone_names_it_and_out(run, tmp_path: Path, monkeypatch):
+    # was exit 1, 'error: runs: No such file or directory': simulate (bench, demo) without --out makes runs/<id>/ in
+    # the working folder, here removed after the shell entered it; neither the folder nor --out was named
+    code, plan_json, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4", "--json")
+    assert code == 0, err
+    (tmp_path / "plan.json").write_text(plan_json, encoding="utf-8")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    line = one_error_line(run, "simulate", "--plan", str(tmp_path / "plan.json"), "--reps", "1")
+    assert (
+        line.startswith("cannot make the run directory runs/") and "in a working folder that no longer exists" in line
+    )
+    assert line.endswith("(No such file or directory); choose another with --out, or run from a folder that can be "
+                         "written"), line  # fmt: skip

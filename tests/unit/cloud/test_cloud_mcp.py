@@ -62,7 +62,8 @@ def test_an_endpoint_that_is_not_the_api_is_one_line_over_mcp(fast):
 def test_cloud_down_deletes_only_what_its_preview_listed(fast):
     """The confirmed `cloud_down` looked its targets up again after the preview, so a labelled TPU that appeared in
     between was deleted though the preview never named it (the CLI deletes what it listed and was confirmed).
-    Now the preview names its targets and the confirmed call deletes only the ones it is given back."""
+    Now the preview names its targets and the confirmed call deletes only the ones it is given back; a target it
+    does not find (targets: ["x"]) refuses the call before anything is deleted, where it read 'deleted 0, kept 1'."""
 
     async def go():
         async with Client(build_server()) as client:
@@ -71,8 +72,16 @@ def test_cloud_down_deletes_only_what_its_preview_listed(fast):
             fast.put("node", OK, "appeared-one", "READY")  # labelled created-by=onechip, after the preview
             bare = await client.call_tool("cloud_down", {"project": P, "confirm": True})
             targets = json.loads(preview.content[0].text.split("targets: ", 1)[1].split("]", 1)[0] + "]")
-            gone = f"{P}/{OK}/node/never-made"  # a target not found at the confirming call: said, nothing deleted
-            down = await client.call_tool("cloud_down", {"project": P, "targets": [*targets, gone], "confirm": True})
+            # a target not found at the confirming call (a typo, or one gone since): the call is refused whole
+            gone = f"{P}/{OK}/node/never-made"
+            typo = await client.call_tool("cloud_down", {"project": P, "targets": [*targets, gone], "confirm": True})
+            assert typo.is_error and "\n" not in typo.content[0].text, typo.content[0].text
+            assert typo.content[0].text == (
+                f"cloud_down: no such target {gone} (a typo, or gone since the preview); "
+                f"nothing deleted; the targets now: {targets[0]}"
+            )
+            assert len(fast.nodes) == 2 and len(records.load_all()) == 1  # nothing deleted
+            down = await client.call_tool("cloud_down", {"project": P, "targets": targets, "confirm": True})
             return up, preview, bare, down
 
     up, preview, bare, down = anyio.run(go)
@@ -83,7 +92,7 @@ def test_cloud_down_deletes_only_what_its_preview_listed(fast):
     assert bare.is_error and "give targets" in bare.content[0].text and "\n" not in bare.content[0].text
     assert not down.is_error, down.content[0].text
     assert down.structured_content["deleted"] == ["node first (us-west4-a)"]
-    assert down.structured_content["kept"] == [f"{P}/{OK}/node/never-made: not found now; nothing deleted"]
+    assert down.structured_content["kept"] == []
     assert list(fast.nodes) == [f"projects/{P}/locations/{OK}/nodes/appeared-one"]
 
 

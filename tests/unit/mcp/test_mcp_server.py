@@ -514,6 +514,21 @@ def test_simulate_without_out_dir_writes_a_new_run_each_call(tmp_path, monkeypat
     assert sorted((tmp_path / "runs").iterdir()) == runs
 
 
+def test_simulate_from_a_folder_that_cannot_hold_runs_names_the_path_and_out_dir(tmp_path, monkeypatch):
+    """simulate (and bench) without out_dir in a working folder where runs/ cannot be made (not writable, removed, a
+    file named runs) said only 'runs: No such file or directory' (or 'Not a directory'): neither the full path nor
+    the argument that chooses another."""
+    monkeypatch.chdir(tmp_path)
+    plan = api.plan(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1"))
+    (tmp_path / "plan.json").write_text(plan.model_dump_json())
+    (tmp_path / "runs").write_text("a file where the runs folder goes")
+    failed = call("simulate", {"plan": "plan.json", "contexts": [128], "clients": [1], "reps": 1})
+    said = failed.content[0].text
+    assert failed.is_error and "\n" not in said, said
+    assert said.startswith(f"cannot make the run directory {tmp_path}/runs/") and "(Not a directory)" in said, said
+    assert said.endswith("choose another with out_dir, or run from a folder that can be written"), said
+
+
 def test_cost_of_a_predicted_run_says_its_cells_are_predicted(tmp_path, monkeypatch):
     """`cost` of a run written by `simulate` summed it up as 'N measured cells priced' (the CLI titles its table
     'per predicted cell': CostReport.predicted)."""
