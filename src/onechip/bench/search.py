@@ -89,9 +89,12 @@ def judge(cell: CellResult, run_dir: Path, slo: dict[str, float], percentile: fl
 
 def kv_wall_clients(plan: Plan | None, config: BenchConfig, context_tokens: int) -> int | None:
     """Clients the plan's KV pool holds when every one has its longest prompt plus output in cache (times N for a
-    plan of one of N replicas, clients spread evenly: runner.kv_wall)."""
+    plan of one of N replicas, clients spread evenly: runner.kv_wall); an attention-free model's (Plan.state_slots)
+    holds that many, whatever their length."""
     if plan is None:
         return None
+    if plan.state_slots is not None:
+        return plan.replicas * plan.state_slots
     return plan.replicas * (plan.kv_tokens // (longest_prompt(config, context_tokens) + config.output_tokens))
 
 
