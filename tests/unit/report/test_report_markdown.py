@@ -95,6 +95,10 @@ def test_guidance_applies_no_kv_rule_to_an_attention_free_model(tmp_path: Path) 
     )
     # the rule left 8,192 x 16 = 131,072 out (long documents: 1,024 x 64); no rule, the longest measured is the pick
     assert _table_row(md, "## Workload guidance", "long documents")[1] == "8,192 ctx × 16 clients"
+    # the memory table gave its state pages x block size as 'KV pool tokens'
+    assert "| KV pool tokens |" not in md
+    row = _table_row(md, "## Memory budget", "sequences the state cache holds (attention-free: no KV tokens)")
+    assert row[1] == "2,845"
 
 
 def test_checks_and_boot(seed_run: Path) -> None:
