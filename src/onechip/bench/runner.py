@@ -175,18 +175,23 @@ def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -
     answers 400), or `clients` such requests need more KV blocks than the plan's pool holds (the planner's
     blocks per request: block rounding, and sliding windows where the engine windows them); else None. A plan of
     one of N replicas (`plan --replicas N`, benched through its router) holds ceil(clients / N) of them per replica:
-    clients spread evenly, as round_robin spreads them (a policy that gathers them can meet the wall sooner)."""
+    clients spread evenly, as round_robin spreads them (a policy that gathers them can meet the wall sooner). An
+    attention-free model's plan (Plan.state_slots: Mamba) holds that many sequences of any length, not KV blocks."""
     tokens = context_tokens + output_tokens
     if tokens > plan.max_model_len:
         return (
             f"{context_tokens:,} context + {output_tokens:,} output = {tokens:,} tokens "
             f"> max_model_len {plan.max_model_len:,} (plan)"
         )
-    per_request = blocks_for(plan, tokens)
     held = -(-clients // plan.replicas)
+    spread = f"{clients} clients over {plan.replicas} replicas: {held}" if plan.replicas > 1 else f"{clients} clients"
+    if plan.state_slots is not None:
+        if held <= plan.state_slots:
+            return None
+        return f"{spread} > {plan.state_slots:,} sequences the recurrent state cache holds, of any length (plan)"
+    per_request = blocks_for(plan, tokens)
     if held * per_request <= plan.num_blocks:
         return None
-    spread = f"{clients} clients over {plan.replicas} replicas: {held}" if plan.replicas > 1 else f"{clients} clients"
     return (
         f"{spread} x {per_request:,} blocks ({context_tokens:,} context + {output_tokens:,} output, "
         f"blocks of {plan.block_size}) = {held * per_request:,} blocks > KV pool {plan.num_blocks:,} blocks (plan)"

@@ -46,14 +46,14 @@ from onechip.bench.runner import (
 from onechip.errors import ConfigError, Interrupted, OnechipError
 from onechip.paths import exclusive, kind_of, write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
-from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult
+from onechip.schemas.bench import MIN_RATE, BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult
 from onechip.schemas.common import plural
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES, SEARCH_FILE
 
 RATE_START_DIVISOR = 16  # a rate search starts at limit / 16 (4 req/s for the default limit of 64)
-RATE_HALVINGS = 6  # ... and goes down to limit / 1,024 when even the first rate misses
+RATE_HALVINGS = 6  # ... and goes down to limit / 1,024 (not below MIN_RATE) when even the first rate misses
 RATE_RESOLUTION = 1.15  # a rate search stops when the passing and failing rates are within 15%
 # A rate probe's requests per rep (probe_requests), when --duration-s is not given. Arrivals over PROBE_S at the rate: a
 # server 15% over its capacity (the search's resolution) builds 1.5 s of backlog in 10 s, which the last requests
@@ -104,9 +104,12 @@ def judge(cell: CellResult, run_dir: Path, slo: dict[str, float], percentile: fl
 
 def kv_wall_clients(plan: Plan | None, config: BenchConfig, context_tokens: int) -> int | None:
     """Clients the plan's KV pool holds when every one has its longest prompt plus output in cache (times N for a
-    plan of one of N replicas, clients spread evenly: runner.kv_wall)."""
+    plan of one of N replicas, clients spread evenly: runner.kv_wall); an attention-free model's (Plan.state_slots)
+    holds that many, whatever their length."""
     if plan is None:
         return None
+    if plan.state_slots is not None:
+        return plan.replicas * plan.state_slots
     return plan.replicas * (plan.kv_tokens // (longest_prompt(config, context_tokens) + config.output_tokens))
 
 
@@ -125,11 +128,14 @@ def rate_search_cap(config: BenchConfig) -> int | None:
 
 
 def _next_loads(kind: str, limit: float) -> tuple[float, Callable[[float, float], float | None]]:
-    """The first load, and the bisection step (lo, hi) -> next load, None when the gap is closed."""
+    """The first load, and the bisection step (lo, hi) -> next load, None when the gap is closed. A rate starts no
+    lower than MIN_RATE (--rate's floor) and bisects at the geometric mean to 3 significant digits, strictly between
+    lo and hi (rounded to 3 decimals, 0.004 - 0.005 req/s gave 0.004 again: the search measured nothing and never
+    ended)."""
     if kind == "clients":
         return 1, lambda lo, hi: None if hi - lo <= 1 else float((int(lo) + int(hi)) // 2)
-    first = limit / RATE_START_DIVISOR
-    return first, lambda lo, hi: None if hi <= lo * RATE_RESOLUTION else round((lo * hi) ** 0.5, 3)
+    first = max(limit / RATE_START_DIVISOR, MIN_RATE)
+    return first, lambda lo, hi: None if hi <= lo * RATE_RESOLUTION else float(f"{(lo * hi) ** 0.5:.3g}")
 
 
 class _Search:
@@ -218,7 +224,9 @@ class _Search:
             return lo, None, f"met the SLOs up to the limit (--find-max-limit {limit:g})"
         if lo == 0 and self.kind == "rate":  # even the first rate missed: halve down to one that meets them
             for _ in range(RATE_HALVINGS):
-                load = round(hi / 2, 6)
+                if hi <= MIN_RATE:  # as slow as --rate goes
+                    break
+                load = max(round(hi / 2, 6), MIN_RATE)
                 if self.probe(load).meets_slo:
                     lo = load
                     break

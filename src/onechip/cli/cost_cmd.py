@@ -9,7 +9,7 @@ from rich.console import Console
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import print_whole, titled_table
+from onechip.cli.render import new_console, print_whole, titled_table
 from onechip.schemas.common import figures
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
@@ -29,7 +29,7 @@ def cost(
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
-    _render(result, Console())
+    _render(result, new_console())
 
 
 def _render(result: CostReport, console: Console) -> None:

@@ -17,11 +17,11 @@ from typing import Any
 
 import click
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from onechip import __version__
 from onechip.cli.commands import LazyGroup
+from onechip.cli.render import new_console
 from onechip.errors import Interrupted, OnechipError, internal_error_line, one_line, os_error_line
 
 app = typer.Typer(
@@ -32,7 +32,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True)
+err_console = new_console(stderr=True)
 DEBUG_ENV = "ONECHIP_DEBUG"  # set: an unexpected exception (a bug) shows its traceback instead of one line
 
 

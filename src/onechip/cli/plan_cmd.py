@@ -14,7 +14,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import print_whole
+from onechip.cli.render import new_console, print_whole
 from onechip.schemas import CrossCheck, LayerKV, Plan, ServeCommand
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
@@ -233,4 +233,4 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(plan.model_dump_json(indent=2))
         else:
-            render(plan, Console())
+            render(plan, new_console())

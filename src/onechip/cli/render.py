@@ -17,7 +17,21 @@ from rich.table import Table
 
 from onechip.progress import ProgressEvent, ProgressFn
 
-console = Console()
+UNKNOWN_WIDTH = 80  # columns: rich's own for a terminal that reports no size (rich.console.Console.size, 'width or 80')
+
+
+def new_console(*, stderr: bool = False) -> Console:
+    """A rich Console on stdout (or stderr), reading the terminal's width as rich does, except COLUMNS=0 (a script's
+    `COLUMNS=$(tput cols)` where the terminal reports no size, as under `docker exec` before it is sized): rich took
+    it as 0 columns and printed no text at all, so `plan` showed no budget, command or verdict and a refused input
+    exited 2 without its error line; it is read as unknown (UNKNOWN_WIDTH)."""
+    made = Console(stderr=stderr)
+    if made.width < 1:
+        made.width = UNKNOWN_WIDTH
+    return made
+
+
+console = new_console()
 
 
 def print_written(where: str, as_json: bool) -> None:

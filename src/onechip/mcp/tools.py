@@ -533,12 +533,20 @@ def _down_preview(request: NoRequest) -> str:
 
 
 def _plan_summary(p: Plan) -> str:
-    head = f"{p.model} on {p.chip} ({p.engine}, {p.dtype}): {p.verdict}"
-    return (
-        f"{head}; weights {p.weights_bytes / GIB:.2f} GiB, KV {p.kv_bytes_per_token:,} B/token, "
-        f"{p.kv_tokens:,} KV tokens = {p.max_concurrency:.2f}x at {p.max_model_len:,} tokens per request"
-        + _crosscheck_words(p.crosscheck)
-    )
+    """The plan's verdict, weights and capacity: KV tokens and concurrency, or, for an attention-free model (Mamba:
+    Plan.state_slots), the sequences its state cache holds, as plan's console says (its kv_tokens hold no token)."""
+    head = f"{p.model} on {p.chip} ({p.engine}, {p.dtype}): {p.verdict}; weights {p.weights_bytes / GIB:.2f} GiB, "
+    if p.state_slots is not None:
+        capacity = (
+            f"recurrent state cache for {p.state_slots:,} concurrent sequences of any length up to "
+            f"{p.max_model_len:,} tokens (attention-free: no KV tokens)"
+        )
+    else:
+        capacity = (
+            f"KV {p.kv_bytes_per_token:,} B/token, {p.kv_tokens:,} KV tokens = {p.max_concurrency:.2f}x at "
+            f"{p.max_model_len:,} tokens per request"
+        )
+    return head + capacity + _crosscheck_words(p.crosscheck)
 
 
 def _crosscheck_words(cc: CrossCheck | None) -> str:

@@ -202,10 +202,8 @@ def workload_guidance(run: RunFiles) -> list[str]:
             "",
         ]
     else:
-        lines += [
-            "No KV pool size in this run (no plan or boot record): the clients × context rule is not applied.",
-            "",
-        ]
+        why = origin or "no plan or boot record"
+        lines += [f"No KV pool size in this run ({why}): the clients × context rule is not applied.", ""]
     suggestions = guidance(cells, kv)
     if not suggestions:
         return lines + ["No measured cell qualifies."]

@@ -162,7 +162,14 @@ def serve_flags(plan: Plan | None) -> tuple[list[ServeFlag], FlagSource]:
 
 def kv_pool_tokens(plan: Plan | None, boot: BootRecord | None, crosscheck: CrossCheck | None) -> tuple[int | None, str]:
     """KV pool tokens for the workload rule and where they came from: the engine's reported figure
-    when there is one (it is what the engine actually allocated), else the plan's."""
+    when there is one (it is what the engine actually allocated), else the plan's. None and why for an
+    attention-free model's plan (Plan.state_slots: Mamba): it caches no KV tokens, and the engine's token line is
+    its state slots x a length."""
+    if plan is not None and plan.state_slots is not None:
+        return None, (
+            f"the model is attention-free: its state cache holds {plan.state_slots:,} sequences of any length (plan), "
+            "not KV tokens"
+        )
     for value, origin in (
         (boot.kv_cache_tokens if boot else None, "reported by the engine at boot"),
         (crosscheck.reported_kv_tokens if crosscheck else None, "reported by the engine at boot"),

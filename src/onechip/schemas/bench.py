@@ -96,6 +96,7 @@ MAX_TURNS = 1000  # turns per agent session (a coding agent's longest sessions a
 MAX_THINK_S = 3600.0  # an hour between an answer and the next turn
 MAX_REQUESTS = 10_000_000  # measured requests in one cell, all repetitions: weeks of work at 10 requests/s
 MAX_RATE = 1_000_000.0  # arrivals per second (open loop)
+MIN_RATE = 0.001  # arrivals per second: one request in 1,000 s, the slowest open loop (--rate, a rate search's probes)
 
 
 def slo_bounds(value: dict[str, float]) -> dict[str, float]:
@@ -174,7 +175,7 @@ class BenchConfig(RequestModel):
     )
     rate_per_s: Annotated[float | None, Cli("--rate")] = Field(
         default=None,
-        ge=0.001,
+        ge=MIN_RATE,
         le=MAX_RATE,
         description="Open loop: arrivals per second, at most `clients` in flight; None = closed loop.",
     )
@@ -339,6 +340,10 @@ class BenchConfig(RequestModel):
         cell sends at most MAX_REQUESTS, a clients search stops at MAX_CLIENTS."""
         if self.find_max == "clients" and self.find_max_limit > MAX_CLIENTS:
             raise ValueError(f"--find-max-limit {self.find_max_limit:g}: at most {MAX_CLIENTS:,} clients")
+        if self.find_max == "rate" and self.find_max_limit < MIN_RATE:
+            raise ValueError(
+                f"--find-max-limit {self.find_max_limit:g}: a rate search probes at least {MIN_RATE:g} req/s"
+            )
         per_turn = self.user_tokens + self.call_tokens + self.result_tokens + self.output_tokens
         if self.workload == "agent" and max(self.contexts) + self.turns * per_turn > MAX_TOKENS:
             raise ValueError(

@@ -102,12 +102,16 @@ class CellPrediction:
 def engine_of(plan: Plan) -> SchedulerLimits:
     """The scheduler limits of `plan`: its KV blocks and block size, the engine's token budget, its --max-num-seqs
     (DEFAULT_MAX_NUM_SEQS when the plan sets none), and whether its vLLM admits a request only when its whole
-    prompt fits (FULL_PROMPT_ADMISSION_FROM; the newest rules when the plan names no version). Raises ConfigError
-    for a version that is not a release number."""
+    prompt fits (FULL_PROMPT_ADMISSION_FROM; the newest rules when the plan names no version). An attention-free
+    model's plan (Plan.state_slots: Mamba) holds one recurrent state per sequence of any length: a block of
+    max_model_len tokens per slot, as vLLM sizes its state page with prefix caching off (planner.recurrent); read
+    as KV blocks, its state pages x block size made a token pool that preempted sequences the cache holds. Raises
+    ConfigError for a version that is not a release number."""
     full = plan.engine_version is None or version_key(plan.engine_version) >= version_key(FULL_PROMPT_ADMISSION_FROM)
+    slots = plan.state_slots
     return SchedulerLimits(
-        num_blocks=plan.num_blocks,
-        block_size=plan.block_size,
+        num_blocks=plan.num_blocks if slots is None else slots,
+        block_size=plan.block_size if slots is None else plan.max_model_len,
         budget_tokens=budget_tokens(plan),
         max_num_seqs=seqs.value if (seqs := plan.serve.max_num_seqs) is not None else DEFAULT_MAX_NUM_SEQS,
         full_prompt_admission=full,
@@ -223,7 +227,9 @@ def simulate_agent_cell(
         return cell
     per_stream = config.model_copy(update={"requests_per_client": shape.turns * shape.sessions_per_client})
     for seed in range(seeds):
-        routed = routing.route(shape, replicas, policy, engine.num_blocks, engine.block_size, seed)
+        # the prefix cache over the plan's own pages: an attention-free model caches states in its state pages, not
+        # in the sequence slots engine_of gives the scheduler
+        routed = routing.route(shape, replicas, policy, plan.num_blocks, plan.block_size, seed)
         samples: list[RequestSample] = []
         for streams in _split(clients, replicas):
             hook = routed.shapes(streams)

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from factories import embedded_plan
+from factories import embedded_plan, sized_checkpoint
 from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm, count_body, sse_event
 from onechip.bench import run_grid
 from onechip.bench.runner import _Run, load_samples
 from onechip.errors import ConfigError, EndpointError, Interrupted
 from onechip.progress import ProgressEvent
 from onechip.schemas.bench import BenchConfig, BenchRun
-from onechip.schemas.common import SCHEMA_VERSION
+from onechip.schemas.common import GIB, SCHEMA_VERSION
 from onechip.schemas.plan import Plan
 
 
@@ -390,6 +390,30 @@ def test_a_replica_plans_kv_wall_holds_its_share_of_the_clients() -> None:
     assert wall is not None and wall.startswith("6 clients over 2 replicas: 3 x 9 blocks") and "27 blocks" in wall
     config = BenchConfig(base_url="http://127.0.0.1:9", output_tokens=5)
     assert kv_wall_clients(two, config, 28) == 2 * kv_wall_clients(one, config, 28)
+
+
+def test_a_mamba_plans_wall_is_the_sequences_its_state_cache_holds(tmp_path: Path) -> None:
+    """An attention-free model's plan (Plan.state_slots) caches one recurrent state per sequence, whatever its
+    length: `bench --plan` of one failed before any request ('attention-free model: one recurrent-state spec is
+    modelled', planner.fit.blocks_for), and --find-max's KV wall divided the state pages x block size by the
+    prompt, as if they were KV tokens."""
+    from onechip.bench.runner import kv_wall
+    from onechip.bench.search import kv_wall_clients
+    from onechip.planner import plan_model
+
+    config = json.loads((Path(__file__).parents[2] / "data" / "tiny_mamba_config.json").read_text(encoding="utf-8"))
+    path = sized_checkpoint(tmp_path / "mamba", config, GIB)
+    plan = plan_model(str(path), "h100", "vllm-gpu", dtype="bfloat16", multimodal=False)
+    slots = plan.state_slots
+    assert slots and plan.max_model_len == 2048  # the config states no length: vLLM's assumed 2,048
+    assert kv_wall(plan, 2000, slots, 48) is None  # every slot full at the longest request
+    assert kv_wall(plan, 2001, 1, 48) == "2,001 context + 48 output = 2,049 tokens > max_model_len 2,048 (plan)"
+    wall = kv_wall(plan, 16, slots + 1, 4)
+    assert wall == f"{slots + 1} clients > {slots:,} sequences the recurrent state cache holds, of any length (plan)"
+    two = plan.model_copy(update={"replicas": 2})
+    assert kv_wall(two, 16, slots + 1, 4) is None
+    bench = BenchConfig(base_url="http://127.0.0.1:9", output_tokens=48)
+    assert kv_wall_clients(plan, bench, 2000) == slots and kv_wall_clients(two, bench, 16) == 2 * slots
 
 
 def test_resume_refuses_another_grid_or_server(fake_server: FakeVllm, tmp_path: Path) -> None:

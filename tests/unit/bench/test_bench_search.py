@@ -342,3 +342,42 @@ def test_why_a_search_stopped_names_its_loads_in_their_unit(kind: str, meets, sa
 
     search.probe = verdict  # type: ignore[method-assign]
     assert search.search()[2] == said
+
+
+@pytest.mark.parametrize(
+    ("limit", "knee", "expected"),
+    [
+        # 0.005 misses, 0.0025 meets, then 0.00354, 0.00421 (miss), 0.00386: within 15%. Bisected to 3 decimals,
+        # 0.0025 - 0.005 gave 0.004, then 0.004 - 0.005 gave 0.004 again: the search measured nothing and never ended
+        (0.08, 0.004, (0.00386, 0.00421)),
+        # 0.00125 misses; halved down no lower than 0.001, then sqrt(0.001 x 0.00125) = 0.00112 (3 digits) misses
+        (0.02, 0.001, (0.001, 0.00112)),
+        # limit / 16 = 6.25e-05 req/s was probed (a request every 4.4 hours), below --rate's floor of 0.001
+        (0.001, 0.0, (0.0, 0.001)),
+    ],
+)
+def test_a_slow_rate_search_ends_and_probes_no_rate_below_the_floor(limit, knee, expected, tmp_path: Path) -> None:
+    from onechip.bench.search import _Search
+    from onechip.schemas.bench import MIN_RATE, SearchProbe
+
+    cfg = BenchConfig(
+        base_url="http://127.0.0.1:9", contexts=[16], clients=[1], find_max="rate", slo={"ttft_ms": 100.0},
+        find_max_limit=limit,
+    )  # fmt: skip
+    search = _Search(cfg, tmp_path, None, lambda _: None)
+    asked: list[float] = []
+
+    def verdict(load: float) -> SearchProbe:  # the verdicts, no server: the search's path only
+        asked.append(load)
+        assert len(asked) < 50, f"the search does not end: {asked[-6:]}"
+        return search.probes.setdefault(load, SearchProbe(load=load, run_dir="", status="ok", meets_slo=load <= knee))
+
+    search.probe = verdict  # type: ignore[method-assign]
+    lo, hi, _ = search.search()
+    assert (lo, hi) == expected
+    assert min(asked) >= MIN_RATE, asked
+
+
+def test_a_rate_search_below_the_rate_floor_is_refused() -> None:
+    with pytest.raises(ValueError, match="--find-max-limit 0.0005: a rate search probes at least 0.001 req/s"):
+        BenchConfig(base_url="http://127.0.0.1:9", clients=[1], find_max="rate", find_max_limit=0.0005)

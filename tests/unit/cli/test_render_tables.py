@@ -3,6 +3,10 @@ mid-phrase", e.g. `checks: SmolLM2-135M-Instruct at http://127.0.0.1:40325` over
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 from rich.console import Console
 from rich.table import Table
 
@@ -43,3 +47,20 @@ def test_a_table_wider_than_the_terminal_keeps_every_word_whole(run, offline_hom
     assert "…" not in out and "sliding" in out and "B/token" in out, out
     code, out, err = run("prices")
     assert code == 0 and "…" not in out, out
+
+
+def test_columns_0_is_read_as_an_unknown_width_not_as_no_room(run, offline_home, monkeypatch) -> None:
+    """COLUMNS=0 (`COLUMNS=$(tput cols)` where the terminal reports no size, as under `docker exec` before it is
+    sized): rich took it as 0 columns and printed no text, so plan showed its tables alone (no budget, command or
+    verdict) and a refused input exited 2 with no error line. The error console is made at import: a fresh process."""
+    monkeypatch.setenv("COLUMNS", "0")
+    monkeypatch.setenv("NO_COLOR", "1")
+    code, out, err = run("plan", "SmolLM2-135M-Instruct", "--chip", "l4")
+    assert code == 0, err
+    assert "verdict: fits" in out and "\ncommand:\n" in out, out
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    refused = subprocess.run(
+        [sys.executable, "-m", "onechip", "plan", "SmolLM2-135M-Instruct", "--chip", "nochip"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert refused.returncode == 2 and refused.stderr.startswith("error: unknown chip 'nochip' (--chip)"), refused

@@ -16,6 +16,7 @@ import jsonschema
 import pytest
 from mcp import Client
 
+from factories import sized_checkpoint
 from fakes.vllm_server import FakeVllm, Reply
 from onechip import api
 from onechip.api import _demo, _engines
@@ -27,6 +28,7 @@ from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS
 from onechip.planner import chips
 from onechip.procs import start_ticks
 from onechip.schemas import EngineState, EngineStatus
+from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CostRequest, PlanRequest
 
@@ -432,6 +434,19 @@ def test_a_plans_warnings_name_the_tools_arguments_not_the_cli_flags():
     assert "pin it with kv_cache_memory_bytes after one boot" in warnings["unified-memory-pool"]
     assert "(no engine_version:" in warnings["engine-version"]
     assert not any("--" in m for m in warnings.values()), warnings
+
+
+def test_a_mamba_plans_summary_gives_the_sequences_its_state_cache_holds_not_kv_tokens(tmp_path):
+    # an attention-free model caches no KV: its summary said 'KV 0 B/token, 91,040 KV tokens = 2845.00x at 2,048
+    # tokens per request' (num_blocks x block_size of state pages), where plan's console says sequences of any length
+    config = json.loads((Path(__file__).parents[2] / "data" / "tiny_mamba_config.json").read_text(encoding="utf-8"))
+    got = call("plan", {"model": str(sized_checkpoint(tmp_path / "mamba", config, GIB)), "chip": "h100"})
+    assert not got.is_error, got.content[0].text
+    plan = got.structured_content
+    assert plan["state_slots"] and plan["kv_tokens"] > plan["state_slots"]
+    summary = got.content[0].text
+    assert f"state cache for {plan['state_slots']:,} concurrent sequences of any length up to 2,048 tokens" in summary
+    assert "KV tokens =" not in summary and "B/token" not in summary, summary
 
 
 def test_ups_summary_says_what_differs_from_the_plan():

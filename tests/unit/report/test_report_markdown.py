@@ -80,6 +80,27 @@ def test_guidance_excludes_cells_over_the_rule(tmp_path: Path) -> None:
     assert _table_row(md, "## Workload guidance", "long documents")[1] == "1,024 ctx × 64 clients"
 
 
+def test_guidance_applies_no_kv_rule_to_an_attention_free_model(tmp_path: Path) -> None:
+    # a Mamba plan's kv_tokens are its state pages x block size and the engine's token line its slots x a length:
+    # the report ruled 'keep clients x context under 78% of the KV pool' on them and left cells out of the guidance
+    files = seed_files()
+    files["plan.json"]["state_slots"] = 2845
+    files["boot.json"]["kv_cache_tokens"] = 100_000  # as test_guidance_excludes_cells_over_the_rule: 78,000 ruled
+    files["crosscheck.json"]["reported_kv_tokens"] = 100_000
+    md = render_markdown(write_run(tmp_path / "mamba", files))
+    assert "Rule of thumb" not in md
+    assert (
+        "No KV pool size in this run (the model is attention-free: its state cache holds 2,845 sequences of any "
+        "length (plan), not KV tokens): the clients × context rule is not applied." in md
+    )
+    # the rule left 8,192 x 16 = 131,072 out (long documents: 1,024 x 64); no rule, the longest measured is the pick
+    assert _table_row(md, "## Workload guidance", "long documents")[1] == "8,192 ctx × 16 clients"
+    # the memory table gave its state pages x block size as 'KV pool tokens'
+    assert "| KV pool tokens |" not in md
+    row = _table_row(md, "## Memory budget", "sequences the state cache holds (attention-free: no KV tokens)")
+    assert row[1] == "2,845"
+
+
 def test_checks_and_boot(seed_run: Path) -> None:
     md = render_markdown(seed_run)
     assert _table_row(md, "## Capability checks", "tool_calling")[1:3] == ["**partial**", "1/2"]
