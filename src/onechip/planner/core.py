@@ -2754,7 +2754,8 @@ def _state_cache(r: _Resolved) -> StateCache | None:
                       user_block_aligns=rule.user_block_aligns,
                       block_within_batch=check is not None and check.covers(version),
                       checkpoint_blocks=checkpoint_blocks,
-                      checkpoint_alignment=rule.gdn_checkpoint_alignment if gdn else 1)  # fmt: skip
+                      checkpoint_alignment=rule.gdn_checkpoint_alignment if gdn else 1,
+                      checkpoint_buffer=gdn)  # fmt: skip
 
 
 # The checkpoints' other memory, inside the profile: a Gated DeltaNet layer that exports them also takes a float32
@@ -2763,10 +2764,11 @@ def _state_cache(r: _Resolved) -> StateCache | None:
 # scratch (current_workspace_manager().get_simultaneous), sized in _warmup_prefill_kernels on the profile run's
 # forward, which runs without attention metadata ('Size the workspace while profiling; it is locked afterwards'),
 # inside gpu_worker.determine_available_memory's memory_profiling: the profiled peak holds it and the KV pool is sized
-# after it, so it takes nothing from the pool (vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py,
-# vllm/v1/worker/workspace.py and gpu_worker.py of the 0.33.0 and 0.34.0 sdists). One scratch serves every layer and
-# the fused-MoE workspace too (moe_workspace_bytes), so it grows the profile only by what it exceeds that by: 2 MiB a
-# grid step at 32 value heads of 128 x 128, tens of MiB at 8,192 batched tokens, not in the activation terms.
+# after it (vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py, vllm/v1/worker/workspace.py and
+# gpu_worker.py of the 0.33.0 and 0.34.0 sdists). One scratch serves every layer and the fused-MoE workspace too
+# (moe_workspace_bytes), so it grows the profile only by what it exceeds that by: 2 MiB a grid step at 32 value heads
+# of 128 x 128, tens of MiB at 8,192 batched tokens. StateCache.checkpoint_buffer carries it to the activation term
+# (planner.gpu_memory.gdn_checkpoint_buffer_bytes, activation_bytes scratch_bytes).
 def _gdn_checkpoints(r: _Resolved, rule: HybridStateRule) -> bool:
     """Whether a Gated DeltaNet model's layers export prefill checkpoints in 'align' mode: its prefill runs on
     FlashInfer (_gdn_prefill)."""
