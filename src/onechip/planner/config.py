@@ -877,6 +877,14 @@ def _per_layer_values(text: dict[str, Any], names: tuple[tuple[str, str], ...], 
 
 def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family in recurrent.ATTENTION_FREE_FAMILIES:  # no attention layer: no head_dim or KV heads to derive
+        expand, hidden = text.get("expand"), text.get("hidden_size")
+        derived = family in recurrent.MAMBA1_ONLY_FAMILIES and "intermediate_size" not in text
+        if derived and _is_int(expand) and isinstance(expand, int) and isinstance(hidden, int):
+            # MambaConfig / FalconMambaConfig.__post_init__ (transformers 5.19 configuration_mamba.py,
+            # configuration_falcon_mamba.py): intermediate_size = int(expand x hidden_size), over expand's class
+            # default 2 where the file leaves it out (_class_defaults); a file's own intermediate_size (null too) is
+            # kept. vLLM's mamba.py reads config.intermediate_size for the layer and its state (mamba1_state_shape)
+            text["intermediate_size"] = expand * hidden
         return
     if family in MLA_FAMILIES:
         for name in ("kv_lora_rank", "qk_rope_head_dim"):

@@ -1149,10 +1149,10 @@ def _tpu_runner_verdict(
 
 def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     """plan_model's body, on a validated request: resolve, budget, then the Plan."""
-    r, b = _gdn_budget(_resolve(request), calibration_dir)
+    r, b = _rdna_block_budget(_resolve(request), calibration_dir)
     if auto_max_model_len(request.sets):
         fitted = _auto_fit(r, b)
-        r, b = (fitted, b) if fitted.max_model_len == r.max_model_len else _gdn_budget(fitted, calibration_dir)
+        r, b = (fitted, b) if fitted.max_model_len == r.max_model_len else _rdna_block_budget(fitted, calibration_dir)
     warnings = _warnings(
         acc=r.acc, rules=r.rules, geometry=r.geometry, kv_cache_dtype=r.request.kv_cache_dtype,
         tensor_parallel_size=request.tensor_parallel_size, outside_cap=b.outside,
@@ -2754,7 +2754,8 @@ def _state_cache(r: _Resolved) -> StateCache | None:
                       user_block_aligns=rule.user_block_aligns,
                       block_within_batch=check is not None and check.covers(version),
                       checkpoint_blocks=checkpoint_blocks,
-                      checkpoint_alignment=rule.gdn_checkpoint_alignment if gdn else 1)  # fmt: skip
+                      checkpoint_alignment=rule.gdn_checkpoint_alignment if gdn else 1,
+                      checkpoint_buffer=gdn)  # fmt: skip
 
 
 # The checkpoints' other memory, inside the profile: a Gated DeltaNet layer that exports them also takes a float32
@@ -2763,10 +2764,11 @@ def _state_cache(r: _Resolved) -> StateCache | None:
 # scratch (current_workspace_manager().get_simultaneous), sized in _warmup_prefill_kernels on the profile run's
 # forward, which runs without attention metadata ('Size the workspace while profiling; it is locked afterwards'),
 # inside gpu_worker.determine_available_memory's memory_profiling: the profiled peak holds it and the KV pool is sized
-# after it, so it takes nothing from the pool (vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py,
-# vllm/v1/worker/workspace.py and gpu_worker.py of the 0.33.0 and 0.34.0 sdists). One scratch serves every layer and
-# the fused-MoE workspace too (moe_workspace_bytes), so it grows the profile only by what it exceeds that by: 2 MiB a
-# grid step at 32 value heads of 128 x 128, tens of MiB at 8,192 batched tokens, not in the activation terms.
+# after it (vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py, vllm/v1/worker/workspace.py and
+# gpu_worker.py of the 0.33.0 and 0.34.0 sdists). One scratch serves every layer and the fused-MoE workspace too
+# (moe_workspace_bytes), so it grows the profile only by what it exceeds that by: 2 MiB a grid step at 32 value heads
+# of 128 x 128, tens of MiB at 8,192 batched tokens. StateCache.checkpoint_buffer carries it to the activation term
+# (planner.gpu_memory.gdn_checkpoint_buffer_bytes, activation_bytes scratch_bytes).
 def _gdn_checkpoints(r: _Resolved, rule: HybridStateRule) -> bool:
     """Whether a Gated DeltaNet model's layers export prefill checkpoints in 'align' mode: its prefill runs on
     FlashInfer (_gdn_prefill)."""
@@ -2855,6 +2857,58 @@ def _gdn_budget(r: _Resolved, calibration_dir: Path | None) -> tuple[_Resolved, 
         "kv_tokens_range spans both; --set gdn-prefill-backend=triton pins Triton (no checkpoint pages) on any runtime",
         source="vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py _resolve_gdn_prefill_backend, "
         "vllm/engine/arg_utils.py --gdn-prefill-backend (vllm 0.33.0 and 0.34.0 sdists)",
+    )
+    return replace(picked, notes=[*picked.notes, warning]), b
+
+
+RDNA_BLOCK_CODE = "rocm-attention-backend-by-gfx"
+
+
+def _rdna_block_budget(r: _Resolved, calibration_dir: Path | None) -> tuple[_Resolved, _Budget]:
+    """_gdn_budget, where the release's first attention backend on this AMD card depends on its gfx id, which the GPU
+    database does not give (engines.json block_size_choices rocm_triton_first_architectures: vLLM 0.34.0 puts
+    TRITON_ATTN, which takes the release's default block, ahead of ROCM_ATTN, which keeps 16, on gfx1100 and gfx1201
+    only): both blocks are planned, the one with fewer KV tokens kept, kv_tokens_range widened to span both and a plan
+    warning giving each block's figures and the --block-size that pins one."""
+    r = replace(r, notes=[n for n in r.notes if n.code != RDNA_BLOCK_CODE])
+    request, rules, acc = r.request, r.rules, r.acc
+    version = request.engine_version or rules.release or rules.version
+    choice = next((c for c in rules.block_size_choices if c.covers(version)), None)
+    if (
+        choice is None
+        or choice.default is None
+        or acc.kind != "gpu"
+        or acc.architecture not in choice.rocm_triton_first_architectures
+        or request.block_size is not None
+        or request.kv_cache_dtype == "fp8_e5m2"  # Attention refuses it with TRITON_ATTN's fp8 query: ROCM_ATTN
+        or r.block != choice.rocm_default
+        or not any(layer.bytes_per_token for layer in r.geometry.layers)  # attention-free: no backend picks it
+    ):
+        return _gdn_budget(r, calibration_dir)
+    n = r.max_model_len
+    outcomes = []
+    for backend, block in (("ROCM_ATTN", choice.rocm_default), ("TRITON_ATTN", choice.default)):
+        assumed, b = _gdn_budget(replace(r, block=block), calibration_dir)
+        logged = _logged_tokens(b.gpu, rules, request, acc, r.src.config, b.conc, n, b.tokens)
+        outcomes.append((logged, backend, block, assumed, b))
+    said = {
+        backend: f"{block}-token blocks, {logged:,} KV tokens, max concurrency {b.conc(n):.2f}"
+        for logged, backend, block, _, b in outcomes
+    }
+    logged, backend, block, picked, b = min(outcomes, key=lambda o: o[0])
+    if b.gpu is not None:
+        ranges = [o[4].gpu.tokens_range for o in outcomes if o[4].gpu is not None]
+        b = replace(b, gpu=replace(b.gpu, tokens_range=(min(lo for lo, _ in ranges), max(hi for _, hi in ranges))))
+    warning = PlanWarning(
+        code=RDNA_BLOCK_CODE,
+        message=f"vLLM {choice.versions} serves this model on an {acc.architecture} card through TRITON_ATTN on "
+        f"gfx1100 (Radeon RX 7900 XTX / XT / GRE, PRO W7900 / W7800) and gfx1201 (RX 9070 / 9070 XT / GRE) "
+        f"({said['TRITON_ATTN']}), through ROCM_ATTN on the architecture's other parts ({said['ROCM_ATTN']}); the "
+        f"catalog does not give this card's gfx id, so it is planned as {backend}, the fewer KV tokens, and "
+        f"kv_tokens_range spans both; --block-size {block} pins this plan's block on either",
+        source="vllm/platforms/rocm.py RocmPlatform.get_valid_backends (on_gfx1201 / on_gfx1100), "
+        "vllm/v1/attention/backends/rocm_attn.py get_preferred_block_size (vllm 0.34.0 sdist); llvm/docs/"
+        "AMDGPUUsage.rst processor table",
     )
     return replace(picked, notes=[*picked.notes, warning]), b
 

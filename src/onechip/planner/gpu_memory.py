@@ -24,10 +24,11 @@ profile_run): the larger of
     model-dtype logits, twice with a logit soft cap or TP > 1), no fp32 copy and no top-k/top-p; from 0.33.0 a
     second pass with warm-up sampling parameters holds an fp32 copy of them and, on FlashInfer, two more
     (v2_param_pass_bytes);
-plus the fused-MoE workspace for MoE models (moe_workspace_bytes) and `activation_base_bytes` (where the rule
-gives it, torch's cuBLAS workspace for the card instead: cublas_workspace_rule). Before 0.14.0
-vLLM's fused MoE allocates its caches per call (engines.json `fused_moe_buffers`, moe_call_bytes): then a MoE
-layer's forward (its hidden tensors and one call's caches) is a third candidate for the peak, beside the forward
+plus the fused-MoE workspace for MoE models (moe_workspace_bytes; the worker's one scratch, which a Gated DeltaNet
+model's prefill-checkpoint buffer shares from 0.33.0, the larger of the two held: gdn_checkpoint_buffer_bytes) and
+`activation_base_bytes` (where the rule gives it, torch's cuBLAS workspace for the card instead: cublas_workspace_rule).
+Before 0.14.0 vLLM's fused MoE allocates its caches per call (engines.json `fused_moe_buffers`, moe_call_bytes): then
+a MoE layer's forward (its hidden tensors and one call's caches) is a third candidate for the peak, beside the forward
 and the sampler, and nothing is added to the sampler's. --cpu-offload-gb layers copied onto the GPU for their
 forward (the V0 engine; V1 before 0.8.3) add the largest to the forward they run in. A weight-only quantized MoE
 checkpoint that vLLM runs on Marlin (compressed-tensors WNA16) has its buffers by engines.json `marlin_moe_buffers`
@@ -160,6 +161,29 @@ def moe_workspace_bytes(
         return 0
     topk, n, hidden = shape
     return int(tokens * topk * (max(n / 2, hidden) + max(n, hidden)) * dtype_bytes)
+
+
+# The alignment every view of the worker's shared scratch starts and ends on (vllm/v1/worker/workspace.py
+# _VIEW_ALIGNMENT, 0.33.0 and 0.34.0 sdists: get_simultaneous rounds each view up to it).
+SCRATCH_VIEW_ALIGNMENT = 256
+
+
+def gdn_checkpoint_buffer_bytes(text: Mapping[str, Any], *, tensor_parallel_size: int, tokens: int, grid: int) -> int:
+    """The float32 buffer a Gated DeltaNet layer that exports prefill checkpoints ('align' mode, FlashInfer prefill,
+    vLLM 0.33.0 on) takes from the worker's shared scratch while the profile runs, bytes per GPU:
+    cdiv(max_num_batched_tokens, grid) x linear_num_value_heads / TP x linear_value_head_dim x linear_key_head_dim x 4,
+    rounded up to the scratch's 256-byte views; grid: the prefix-cache grid, mamba_block_size (the hybrid block).
+    vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py _checkpoint_buffer_spec, sized by
+    current_workspace_manager().get_simultaneous in _warmup_prefill_kernels on the profile run's forward ('Size the
+    workspace while profiling; it is locked afterwards'); vllm/model_executor/layers/mamba/abstract.py
+    get_mamba_prefill_checkpoint_grid (mamba_block_size unless --prefix-match-unit is set, not modelled);
+    vllm/v1/worker/workspace.py: one scratch per worker, grown to the largest request, shared by every layer and the
+    fused-MoE workspace (moe_workspace_bytes), so the profile holds the larger of the two (activation_bytes
+    scratch_bytes). Read in the 0.33.0 and 0.34.0 sdists."""
+    heads = _int_field(text, "linear_num_value_heads") // tensor_parallel_size
+    head = _int_field(text, "linear_value_head_dim") * _int_field(text, "linear_key_head_dim")
+    elements = cdiv(tokens, grid) * heads * head
+    return cdiv(elements * 4, SCRATCH_VIEW_ALIGNMENT) * SCRATCH_VIEW_ALIGNMENT
 
 
 @dataclass(frozen=True)
@@ -1054,6 +1078,7 @@ def activation_bytes(
     marlin: MarlinMoe | None = None,
     quantized_on_triton: bool = False,
     sampler_buffer_bytes: int = 0,
+    scratch_bytes: int = 0,
 ) -> int:
     """Activation peak of vLLM's profiling run per GPU, bytes (formula in the module docstring).
     sampler=False: a pipeline stage before the last, which runs no sampler warm-up (gpu_model_runner
@@ -1068,7 +1093,9 @@ def activation_bytes(
     marlin: the checkpoint's MoE runs on Marlin (moe_rule is then engines.json `marlin_moe_buffers`'s).
     quantized_on_triton: a w8a8 checkpoint's MoE runs on the Triton experts (quantized_moe_on_triton), whose
     persistent workspace is then planned (moe_workspace_bytes). sampler_buffer_bytes: what the sampler's kernel
-    keeps beside its per-element tensors at the warm-up's peak (triton_topk_sampler_rule)."""
+    keeps beside its per-element tensors at the warm-up's peak (triton_topk_sampler_rule). scratch_bytes: another
+    request the profile makes of the worker's shared scratch and keeps (gdn_checkpoint_buffer_bytes): the scratch is
+    the larger of it and the fused-MoE workspace, held through the sampler's warm-up as that workspace is."""
     hidden = _int_field(text, "hidden_size")
     vocab = _int_field(text, "vocab_size")
     copies = rule.forward_hidden_copies
@@ -1100,7 +1127,7 @@ def activation_bytes(
         if moe_rule.shared_output_held and has_shared_experts(text):
             copies += 1
         moe_forward = max_num_batched_tokens * copies * hidden * dtype_bytes + calls + moe_copy if calls else 0
-        return int(max(forward + dense_copy, moe_forward, sampler_peak)) + rule.activation_base_bytes
+        return int(max(forward + dense_copy, moe_forward, sampler_peak)) + scratch_bytes + rule.activation_base_bytes
     moe = moe_workspace_bytes(
         text,
         dtype_bytes=dtype_bytes,
@@ -1109,7 +1136,8 @@ def activation_bytes(
         marlin=marlin,
         quantized_on_triton=quantized_on_triton,
     )
-    return int(max(forward + max(dense_copy, moe_copy), sampler_peak)) + moe + rule.activation_base_bytes
+    scratch = max(moe, scratch_bytes)  # one shared scratch, grown to the largest request (workspace.py)
+    return int(max(forward + max(dense_copy, moe_copy), sampler_peak)) + scratch + rule.activation_base_bytes
 
 
 def forward_bytes(

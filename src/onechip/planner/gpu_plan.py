@@ -44,6 +44,7 @@ from onechip.planner.gpu_memory import (
     fa3_accumulator_bytes,
     flashinfer_workspace_bytes,
     forward_bytes,
+    gdn_checkpoint_buffer_bytes,
     gpu_budget,
     graph_sizes,
     hip_graph_count,
@@ -493,11 +494,23 @@ def _stage_pool(
             rule, compute_capability=compute_capability, sm_count=sm_count, dtype_bytes=dtype_bytes, rows=seqs,
             vocab=int(text.get("vocab_size") or 0),
         )  # fmt: skip
+    # V0 has no hybrid allocator: one block table for all layers, sized by their summed bytes
+    if states is not None and not rule.hybrid_groups:
+        raise ConfigError(f"vLLM {rule.versions}: no hybrid KV-cache manager, so no recurrent-state model is planned")
+    layout = (
+        kv_layout(stage.geometry, block_size, tp, states, group_size_max_ratio)
+        if rule.hybrid_groups
+        else kv_layout_uniform(stage.geometry, block_size, tp, rule.mla_entry_align_bytes, int(dtype_bytes))
+    )
+    scratch = 0
+    grids = [g.block_size for g in layout.groups if g.kind == MAMBA]
+    if states is not None and states.checkpoint_buffer and grids:  # this stage holds GDN layers that export them
+        scratch = gdn_checkpoint_buffer_bytes(text, tensor_parallel_size=tp, tokens=batch, grid=grids[0])
     act = activation_bytes(
         rule, text, dtype_bytes=dtype_bytes, tensor_parallel_size=tp, max_num_seqs=seqs,
         max_num_batched_tokens=batch, sampler=stage.last, sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab,
         moe_rule=moe_rule, offload_layer_bytes=copied, marlin=marlin, quantized_on_triton=quantized_on_triton,
-        sampler_buffer_bytes=topk_buffer,
+        sampler_buffer_bytes=topk_buffer, scratch_bytes=scratch,
     ) + encoder  # fmt: skip
     act = max(act, tower_peak)  # profile_run's torch peak: the tower's forward, or the text forward + what it keeps
     cold = 0
@@ -571,14 +584,6 @@ def _stage_pool(
             budget, kv_low_bytes=pool, kv_high_bytes=pool, dominant_uncertainty="none (--kv-cache-memory sets the pool)"
         )
     geometry = stage.geometry
-    # V0 has no hybrid allocator: one block table for all layers, sized by their summed bytes
-    if states is not None and not rule.hybrid_groups:
-        raise ConfigError(f"vLLM {rule.versions}: no hybrid KV-cache manager, so no recurrent-state model is planned")
-    layout = (
-        kv_layout(geometry, block_size, tp, states, group_size_max_ratio)
-        if rule.hybrid_groups
-        else kv_layout_uniform(geometry, block_size, tp, rule.mla_entry_align_bytes, int(dtype_bytes))
-    )
     block = max(g.block_size for g in layout.groups)
     if states is not None and states.mode == "align" and states.block_within_batch and block > batch:
         raise ConfigError(

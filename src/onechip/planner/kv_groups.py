@@ -82,6 +82,7 @@ class StateCache:
     block_within_batch: bool = False  # 'align' mode asserts block size <= max_num_batched_tokens (0.17.0 - 0.26.x)
     checkpoint_blocks: int = 0  # MambaSpec.num_prefill_checkpoint_blocks: more pages per request in 'align' mode
     checkpoint_alignment: int = 1  # 'align' mode: the block is also a multiple of the layers' checkpoint alignment
+    checkpoint_buffer: bool = False  # GDN layers size a checkpoint buffer in the profile (gdn_checkpoint_buffer_bytes)
 
 
 def hybrid_block_size(attention_bytes_per_token: int, state_bytes: int, block_size: int, cache: StateCache) -> int:

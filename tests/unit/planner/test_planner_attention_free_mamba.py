@@ -200,3 +200,29 @@ def test_tiny_mamba_cpu_boots(
     assert round(plan.max_concurrency, 2) == float(found[2]) == slots
     cross = crosscheck(plan, read_boot_log(log, "embedded-vllm-cpu", str(model)))
     assert cross.agrees, cross.note
+
+
+# A Mamba1 config without intermediate_size: transformers' MambaConfig / FalconMambaConfig.__post_init__ (5.19,
+# src/transformers/models/mamba/configuration_mamba.py, falcon_mamba/configuration_falcon_mamba.py) sets
+# intermediate_size = int(expand x hidden_size), expand's class default 2 where the file has none, and vLLM's
+# mamba.py reads that derived value (mamba1_state_shape). mamba-2.8b without it: 2 x 2,560 = 5,120, the published
+# figure, so the same 194,560 B a layer and 689 sequences in 8 GiB; FalconMamba-7B without it (and without its
+# expand 16): 2 x 4,096 = 8,192, 311,296 B a layer: 8 GiB // 311,296 // 64 = 431. expand 3 over mamba-2.8b's 2,560:
+# 7,680 x (3 + 16) x 2 = 291,840 B, 8 GiB // 291,840 // 64 = 459.
+@pytest.mark.parametrize(
+    ("config", "drop", "page", "slots"),
+    [
+        (_mamba_2_8b, ("intermediate_size",), 194_560, 689),
+        (_mamba_2_8b, ("intermediate_size", "expand"), 194_560, 689),
+        (_falcon_mamba_7b, ("intermediate_size", "expand"), 311_296, 431),
+    ],
+)
+def test_mamba1_intermediate_size_derived_as_transformers_does(
+    tmp_path: Path, config: Any, drop: tuple[str, ...], page: int, slots: int
+) -> None:
+    text = {k: v for k, v in config().items() if k not in drop}
+    plan = _plan(tmp_path, text, engine_version="0.34.0", enable_prefix_caching=False, kv_cache_memory_bytes=8 * GIB)
+    assert plan.num_blocks == 8 * GIB // page // 64 == slots and plan.state_slots == slots
+    wider = _plan(tmp_path / "e", {**text, "expand": 3}, engine_version="0.34.0", enable_prefix_caching=False,
+                  kv_cache_memory_bytes=8 * GIB)  # fmt: skip
+    assert wider.state_slots == 8 * GIB // (text["hidden_size"] * 3 * 19 * 2) // 64

@@ -130,3 +130,63 @@ def test_a_gdn_prefill_backend_vllm_refuses_is_refused(tmp_path: Path, value: st
 
 def test_a_gdn_prefill_backend_vllm_takes_is_planned(tmp_path: Path) -> None:
     assert _plan(_path(tmp_path), "b200", "0.34.0", sets=["gdn-prefill-backend=hip"]).fits
+
+
+def _qwen35_27b(tmp_path: Path) -> Path:
+    config = json.loads((BOOTLOGS / "configs" / "Qwen--Qwen3.5-27B.json").read_text(encoding="utf-8"))
+    return sized_checkpoint(tmp_path / "q35", config, 52 * GIB)
+
+
+def _activation(path: Path, chip: str, tp: int, batch: int, **kwargs: Any) -> int:
+    plan = plan_model(str(path), chip, "vllm-gpu", engine_version="0.34.0", tensor_parallel_size=tp,
+                      max_model_len=32768, max_num_batched_tokens=batch, multimodal=False, **kwargs)  # fmt: skip
+    assert plan.memory_budget is not None
+    return plan.memory_budget.activation_peak_bytes
+
+
+# The checkpoints' buffer in the profile (vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py
+# _checkpoint_buffer_spec, sized by current_workspace_manager().get_simultaneous in _warmup_prefill_kernels on the
+# profile run's forward; vllm/v1/worker/workspace.py rounds a view up to 256 B; 0.33.0 and 0.34.0 sdists): float32,
+# cdiv(max_num_batched_tokens, mamba_block_size) x linear_num_value_heads / TP x linear_value_head_dim x
+# linear_key_head_dim. Qwen3.5-27B (dense; 48 value heads, 16 key heads, 128 x 128, kernel 4, float32 SSM state by its
+# mamba_ssm_dtype): state (16 x 128 x 2 + 48 x 128) x 3 x 2 + 48 x 128 x 128 x 4 = 3,207,168 B, 4 KV heads x 256 x 2 x
+# 2 = 4,096 attention B/token, block 64 x cdiv(3,207,168, 64 x 4,096) = 832 on an H200 (FlashInfer prefill, 64-token
+# checkpoint alignment). 8,192 batched tokens: cdiv(8,192, 832) = 10 grid steps x 48 x 128 x 128 x 4 = 30 MiB more
+# than the same plan without prefix caching ('none' mode: no checkpoints); TP 2 halves the heads; 2,048 tokens: 3
+# steps. A dense model has no fused-MoE workspace, so the buffer is all the scratch holds.
+@pytest.mark.parametrize(("tp", "batch"), [(1, 8192), (2, 8192), (1, 2048)])
+def test_gdn_checkpoint_buffer_is_in_the_profile(tmp_path: Path, tp: int, batch: int) -> None:
+    path = _qwen35_27b(tmp_path)
+    state = (16 * 128 * 2 + 48 * 128) * 3 * 2 + 48 * 128 * 128 * 4
+    block = 64 * cdiv(state, 64 * 4096)
+    assert (state, block) == (3_207_168, 832)
+    buffer = cdiv(batch, block) * (48 // tp) * 128 * 128 * 4
+    align = _activation(path, "h200", tp, batch)
+    assert align - _activation(path, "h200", tp, batch, enable_prefix_caching=False) == buffer
+    # Triton prefill (pinned, or an A100's): no checkpoints, no buffer
+    assert _activation(path, "h200", tp, batch, sets=["gdn-prefill-backend=triton"]) == align - buffer
+    a100 = _activation(path, "a100-80gb", tp, batch)
+    assert a100 == _activation(path, "a100-80gb", tp, batch, enable_prefix_caching=False)
+
+
+# Qwen3-Next-80B (MoE) shares the scratch with its fused-MoE workspace, 8,192 x 10 experts x (2,048 + 2,048) x 2 B =
+# 640 MiB at TP 2 (planner.gpu_memory.moe_workspace_bytes), far above its checkpoint buffer (cdiv(8,192, 576) = 15 x 16
+# x 128 x 128 x 4 = 15 MiB): the scratch, and the profile, stay the workspace's. Where a buffer is the larger
+# request, the scratch is the buffer (activation_bytes takes the larger of the two, not their sum).
+def test_gdn_checkpoint_buffer_shares_the_moe_workspace(tmp_path: Path) -> None:
+    from onechip.planner.gpu_memory import activation_bytes, moe_workspace_bytes, select_rule
+    from onechip.planner.rules import engine_rules
+
+    path = _path(tmp_path)
+    align = _activation(path, "h200", 2, 8192)
+    assert align == _activation(path, "h200", 2, 8192, sets=["gdn-prefill-backend=triton"])
+    text = json.loads((BOOTLOGS / corpus_entry(NEXT)["config_file"]).read_text(encoding="utf-8"))
+    rule = select_rule(engine_rules("vllm-gpu").memory_rules, "0.34.0")
+    moe = moe_workspace_bytes(text, dtype_bytes=2, tensor_parallel_size=2, tokens=8192)
+    assert moe == 8192 * 10 * (2048 + 2048) * 2
+
+    def act(scratch: int) -> int:
+        return activation_bytes(rule, text, dtype_bytes=2, tensor_parallel_size=2, max_num_seqs=256,
+                                max_num_batched_tokens=8192, scratch_bytes=scratch)  # fmt: skip
+
+    assert act(15 * 2**20) == act(0) and act(moe + GIB) == act(0) + GIB

@@ -90,5 +90,8 @@ def test_a_per_token_head_kv_on_rocm_takes_the_triton_backends_block(chip: str, 
 
     path = smollm2_checkpoint(tmp_path / "m")
     assert plan_model(str(path), chip, "vllm-gpu", engine_version="0.34.0", kv_cache_dtype=kv).block_size == 64
-    assert plan_model(str(path), chip, "vllm-gpu", engine_version="0.34.0", kv_cache_dtype="fp8").block_size == 16
+    # fp8 keeps ROCM_ATTN's 16 on CDNA; on RDNA 3 / 4 0.34.0 prefers TRITON_ATTN by gfx id, planned at the fewer
+    # KV tokens of both (test_planner_rdna_attention_backend)
+    fp8 = plan_model(str(path), chip, "vllm-gpu", engine_version="0.34.0", kv_cache_dtype="fp8").block_size
+    assert fp8 == (64 if chip == "rx7900xtx" else 16)
     assert plan_model(str(path), chip, "vllm-gpu", engine_version="0.33.0", kv_cache_dtype=kv).block_size == 16
