@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from factories import sized_checkpoint
+from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.recurrent import layer_roles, state_bytes
 from onechip.schemas.common import GIB
@@ -200,3 +201,12 @@ def test_tiny_mamba_cpu_boots(
     assert round(plan.max_concurrency, 2) == float(found[2]) == slots
     cross = crosscheck(plan, read_boot_log(log, "embedded-vllm-cpu", str(model)))
     assert cross.agrees, cross.note
+
+
+def test_a_release_before_the_recurrent_rules_refuses_a_mamba_without_calling_it_a_hybrid(tmp_path: Path) -> None:
+    # the refusal said 'hybrid attention + recurrent-state models are planned from vLLM 0.10.2 on' of a model with no
+    # attention layer at all
+    with pytest.raises(ConfigError) as refused:
+        _plan(tmp_path, _mamba_2_8b(), engine_version="0.9.2")
+    said = str(refused.value)
+    assert "0.10.2 on" in said and "recurrent" in said and "hybrid attention +" not in said, said
