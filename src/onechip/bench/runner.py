@@ -526,7 +526,7 @@ class _Run:
         sampler.start()
         try:
             for rep in range(cfg.reps):
-                label = f"context {ctx:,} x {clients} clients, rep {rep + 1}/{cfg.reps}"
+                label = f"context {ctx:,} {_load_said(cfg, clients)}, rep {rep + 1}/{cfg.reps}"
                 if (ctx, clients, rep) in done:
                     by_rep[rep] = done[(ctx, clients, rep)]
                     self.on_progress(ProgressEvent("bench", f"{label}: resumed from requests.jsonl"))
@@ -704,7 +704,7 @@ class _Run:
                         if note and not any(n.startswith(note.split(":")[0] + ":") for n in self.run.notes):
                             self.run.notes.append(note)  # once per context, not once per cell
                         self.save()
-                        self.on_progress(ProgressEvent("bench", _cell_line(cell)))
+                        self.on_progress(ProgressEvent("bench", _cell_line(cell, cfg)))
                 finally:
                     await self.pool.close()
             if builder.method == "estimate":
@@ -726,8 +726,17 @@ def _prompt_note(cell: CellResult) -> str | None:
     return note
 
 
-def _cell_line(cell: CellResult) -> str:
-    head = f"context {cell.context_tokens:,} x {cell.clients} clients: {cell.status}"
+def _load_said(cfg: BenchConfig, clients: int) -> str:
+    """A cell's load as its progress lines say it: 'x N clients', or for an open loop whose cap is apart from its
+    streams (max_in_flight: a --find-max rate probe, one stream numbering its requests) its rate and cap."""
+    if cfg.rate_per_s is None or cfg.max_in_flight is None:
+        return f"x {clients} clients"
+    cap = f"at most {cfg.max_in_flight:,} in flight" if cfg.max_in_flight else "no in-flight cap"
+    return f"at {cfg.rate_per_s:g} req/s ({cap})"
+
+
+def _cell_line(cell: CellResult, cfg: BenchConfig) -> str:
+    head = f"context {cell.context_tokens:,} {_load_said(cfg, cell.clients)}: {cell.status}"
     if cell.status != "ok":
         return f"{head} ({cell.reason})"
     return f"{head}, {cell.output_tok_per_s or 0:,.1f} tok/s, median TTFT {cell.ttft_ms.median or 0:,.1f} ms"

@@ -40,8 +40,8 @@ EXIT_CODES = (
     "zone, credentials, an outage past its deadline, a delete that failed: the line names what may still exist and "
     "how to delete it); "
     "8 another onechip holds the engine state; 130 interrupted (Ctrl-C), 143 stopped by SIGTERM (both name what may "
-    "still exist). With --json, stdout holds the JSON alone (progress and errors go to stderr); on an error it is "
-    "empty."
+    "still exist). With --json, stdout holds the JSON alone (progress and errors go to stderr); on an error it holds "
+    '{"error": the line, "exit_code": N}.'
 )
 cloud_app = typer.Typer(
     name="cloud", help="Get a Cloud TPU: probe, zones, up (flex-start, spot, on-demand), status, down.",

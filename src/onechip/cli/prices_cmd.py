@@ -21,7 +21,8 @@ EXIT_CODES = (
     "chip or region with no price, an API key a header cannot carry, a key file that cannot be read); 3 google-auth "
     "is not installed (and no API key); 7 the Cloud Billing Catalog refused or failed (credentials, an outage past "
     "its deadline, the whole read past $ONECHIP_BILLING_DEADLINE_S, an answer that is not the catalog's): nothing "
-    "is stored and the last read still prices. With --json, stdout holds the JSON alone; on an error it is empty."
+    "is stored and the last read still prices. With --json, stdout holds the JSON alone; on an error it holds "
+    '{"error": the line, "exit_code": N}.'
 )
 prices_app = typer.Typer(
     help="The prices cost, advise and cloud up use: date, source, staleness; `refresh` reads the catalog.",

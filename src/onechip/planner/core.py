@@ -2949,8 +2949,8 @@ def _hybrid_rule(rules: list[HybridStateRule], version: str | None, family: str,
     first = min((rule.min_version or "0" for rule in rules), key=version_key, default=None)
     if first is None or (version is not None and version_key(version) < version_key(first)):
         raise ConfigError(
-            f"vLLM {version}: hybrid attention + recurrent-state models are planned from vLLM {first or '?'} on "
-            "(engines.json hybrid_rules)"
+            f"vLLM {version}: models with a recurrent state (hybrid or attention-free) are planned from vLLM "
+            f"{first or '?'} on (engines.json hybrid_rules)"
         )
     rule = select_rule(rules, version)
     read = [v for r in rules for v in r.kda_versions]

@@ -168,3 +168,22 @@ def test_requests_per_client_is_refused_with_find_max_rate() -> None:
             {"base_url": "http://127.0.0.1:1", "find_max": "rate", "slo": "ttft_ms=500", "requests_per_client": 5},
         )
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("clients", "said"), [(None, "no in-flight cap"), ("2", "at most 2 in flight")])
+def test_a_rate_probe_s_progress_says_its_rate_and_cap_not_one_client(
+    tmp_path: Path, clients: str | None, said: str
+) -> None:
+    # each probe runs one stream that numbers its requests (the cap is apart from it), and its progress lines said
+    # 'context 16 x 1 clients, rep 1/1: ...' under a search whose help, search.md and console say no cap (or --clients'
+    # cap): a user watching it read one request at a time
+    lines: list[str] = []
+    flags = {"find_max_limit": 2} | ({"clients": clients} if clients else {})
+    with FakeVllm(ttft_s=0.0) as srv:
+        typed = {"base_url": srv.url, "contexts": "16", "output_tokens": 3, "reps": 1, "warmup_requests": 0}
+        search = {"find_max": "rate", "slo": "ttft_ms=10000", "duration_s": 0.3, **flags}
+        request = build_request(BenchConfig, {**typed, **search})
+        api.find_max(request, lambda event: lines.append(event.message), out_dir=tmp_path)
+    cells = [line for line in lines if line.startswith("context 16")]
+    assert cells and not any("clients" in line for line in cells), cells
+    assert any(line.startswith(f"context 16 at 2 req/s ({said})") for line in cells), cells

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from factories import sized_checkpoint
+from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.recurrent import layer_roles, state_bytes
 from onechip.schemas.common import GIB
@@ -226,3 +227,12 @@ def test_mamba1_intermediate_size_derived_as_transformers_does(
     wider = _plan(tmp_path / "e", {**text, "expand": 3}, engine_version="0.34.0", enable_prefix_caching=False,
                   kv_cache_memory_bytes=8 * GIB)  # fmt: skip
     assert wider.state_slots == 8 * GIB // (text["hidden_size"] * 3 * 19 * 2) // 64
+
+
+def test_a_release_before_the_recurrent_rules_refuses_a_mamba_without_calling_it_a_hybrid(tmp_path: Path) -> None:
+    # the refusal said 'hybrid attention + recurrent-state models are planned from vLLM 0.10.2 on' of a model with no
+    # attention layer at all
+    with pytest.raises(ConfigError) as refused:
+        _plan(tmp_path, _mamba_2_8b(), engine_version="0.9.2")
+    said = str(refused.value)
+    assert "0.10.2 on" in said and "recurrent" in said and "hybrid attention +" not in said, said
