@@ -27,7 +27,6 @@ meeting the SLOs is monotone in load; a noisy miss below the answer would show i
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,7 +45,7 @@ from onechip.bench.runner import (
 from onechip.errors import ConfigError, Interrupted, OnechipError
 from onechip.paths import exclusive, kind_of, write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
-from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult
+from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult, probe_requests
 from onechip.schemas.common import plural
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
@@ -55,16 +54,6 @@ from onechip.schemas.run import RUN_FILES, SEARCH_FILE
 RATE_START_DIVISOR = 16  # a rate search starts at limit / 16 (4 req/s for the default limit of 64)
 RATE_HALVINGS = 6  # ... and goes down to limit / 1,024 when even the first rate misses
 RATE_RESOLUTION = 1.15  # a rate search stops when the passing and failing rates are within 15%
-# A rate probe's requests per rep (probe_requests), when --duration-s is not given. Arrivals over PROBE_S at the rate: a
-# server 15% over its capacity (the search's resolution) builds 1.5 s of backlog in 10 s, which the last requests
-# wait and the percentile sees; at least PROBE_MIN_REQUESTS, so the p90 is not the slowest request's (p90 of 30
-# interpolates the 27th and 28th); their arrivals lasting PROBE_MAX_S at most (a slow rate sends fewer, at least 1),
-# and PROBE_MAX_REQUESTS at most (a limit of 1e6 req/s would send 10 M): a probe's schedule lasts 30 s at most, 10 s
-# from 3 req/s up to 1,000 req/s, and a search of ~8 probes x 2 reps measures ~3 minutes plus the drain.
-PROBE_S = 10.0
-PROBE_MIN_REQUESTS = 30
-PROBE_MAX_S = 30.0
-PROBE_MAX_REQUESTS = 10_000
 # What a resumed search's saved probes must agree on besides what a resumed grid does (runner.config_difference):
 # how a probe is judged, where the search stops, and whether cells beyond the plan's KV wall are measured.
 SEARCH_KEYS = ("slo", "slo_percentile", "find_max_limit", "force")
@@ -108,14 +97,6 @@ def kv_wall_clients(plan: Plan | None, config: BenchConfig, context_tokens: int)
     if plan is None:
         return None
     return plan.replicas * (plan.kv_tokens // (longest_prompt(config, context_tokens) + config.output_tokens))
-
-
-def probe_requests(rate_per_s: float) -> int:
-    """Measured requests per rep of a rate probe at `rate_per_s` (req/s) without --duration-s: PROBE_S of arrivals, at
-    least PROBE_MIN_REQUESTS, at most PROBE_MAX_S of arrivals (at least 1) and PROBE_MAX_REQUESTS; never the in-flight
-    cap's business (vllm bench serve's --num-prompts is apart from its --max-concurrency too)."""
-    wanted = max(PROBE_MIN_REQUESTS, math.ceil(rate_per_s * PROBE_S))
-    return max(1, min(wanted, math.floor(rate_per_s * PROBE_MAX_S), PROBE_MAX_REQUESTS))
 
 
 def rate_search_cap(config: BenchConfig) -> int | None:

@@ -63,6 +63,18 @@ from onechip.schemas.sim import Prediction
 LATE_SEND_MS = 50.0  # open loop: a send this much behind its intended time is late (timer jitter stays below)
 SLIPPED_SHARE = 0.05  # open loop: a cell with this share of late sends is marked schedule_slipped
 
+# A --find-max rate probe's measured requests per rep (probe_requests), when --duration-s is not given; here, below
+# bench.search, so that the refusal of --requests-per-client states them too. Arrivals over PROBE_S at the rate: a
+# server 15% over its capacity (the search's resolution) builds 1.5 s of backlog in 10 s, which the last requests
+# wait and the percentile sees; at least PROBE_MIN_REQUESTS, so the p90 is not the slowest request's (p90 of 30
+# interpolates the 27th and 28th); their arrivals lasting PROBE_MAX_S at most (a slow rate sends fewer, at least 1),
+# and PROBE_MAX_REQUESTS at most (a limit of 1e6 req/s would send 10 M): a probe's schedule lasts 30 s at most, 10 s
+# from 3 req/s up to 1,000 req/s, and a search of ~8 probes x 2 reps measures ~3 minutes plus the drain.
+PROBE_S = 10.0
+PROBE_MIN_REQUESTS = 30
+PROBE_MAX_S = 30.0
+PROBE_MAX_REQUESTS = 10_000
+
 TTFT_CONVENTION = (
     "TTFT ends at the first chunk carrying a generated token: content (an empty-content chunk without the role too: "
     "a token that decoded to no text), reasoning or a tool call; never the role-only opening chunk (vllm bench "
@@ -105,6 +117,14 @@ def slo_bounds(value: dict[str, float]) -> dict[str, float]:
     if bad:
         raise ValueError(f"{', '.join(bad)} must be positive, finite milliseconds")
     return value
+
+
+def probe_requests(rate_per_s: float) -> int:
+    """Measured requests per rep of a rate probe at `rate_per_s` (req/s) without --duration-s: PROBE_S of arrivals, at
+    least PROBE_MIN_REQUESTS, at most PROBE_MAX_S of arrivals (at least 1) and PROBE_MAX_REQUESTS; never the in-flight
+    cap's business (vllm bench serve's --num-prompts is apart from its --max-concurrency too)."""
+    wanted = max(PROBE_MIN_REQUESTS, math.ceil(rate_per_s * PROBE_S))
+    return max(1, min(wanted, math.floor(rate_per_s * PROBE_MAX_S), PROBE_MAX_REQUESTS))
 
 
 class BenchConfig(RequestModel):
@@ -551,8 +571,9 @@ def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: se
         raise ValueError("--find-max rate: give one --clients value (requests in flight at most)")
     if find == "rate" and "requests_per_client" in present:  # a probe's count follows its rate, not its cap
         raise ValueError(
-            "--find-max rate sends each probe ~10 s of arrivals at its rate (at least 30 requests, at most 30 s): "
-            "--requests-per-client does not apply; --duration-s sets how long each probe's arrivals last"
+            f"--find-max rate sends each probe ~{PROBE_S:g} s of arrivals at its rate (at least {PROBE_MIN_REQUESTS} "
+            f"requests, at most {PROBE_MAX_S:g} s): --requests-per-client does not apply; --duration-s sets how long "
+            "each probe's arrivals last"
         )
     if "contexts" in present and _many(data["contexts"]):
         raise ValueError("--find-max searches one context: give one --contexts value")

@@ -13,17 +13,19 @@ from rich.console import Console
 from fakes.vllm_server import FakeVllm
 from onechip import api
 from onechip.bench.runner import rep_arrivals
-from onechip.bench.search import (
+from onechip.bench.search import _Search
+from onechip.cli.bench_cmd import print_search
+from onechip.errors import ConfigError
+from onechip.schemas import bench as bench_schema
+from onechip.schemas.bench import (
     PROBE_MAX_REQUESTS,
     PROBE_MAX_S,
     PROBE_MIN_REQUESTS,
     PROBE_S,
-    _Search,
+    BenchConfig,
+    SearchResult,
     probe_requests,
 )
-from onechip.cli.bench_cmd import print_search
-from onechip.errors import ConfigError
-from onechip.schemas.bench import BenchConfig, SearchResult
 from onechip.schemas.inputs import build_request
 
 
@@ -168,3 +170,14 @@ def test_requests_per_client_is_refused_with_find_max_rate() -> None:
             {"base_url": "http://127.0.0.1:1", "find_max": "rate", "slo": "ttft_ms=500", "requests_per_client": 5},
         )
     assert "\n" not in str(err.value)
+
+
+def test_the_requests_per_client_refusal_states_the_search_constants(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the refusal said '~10 s ... at least 30 requests, at most 30 s' as literal text: a change of the constants that
+    # size a probe (schemas.bench, read by bench.search.probe_requests too) left it saying the old ones
+    monkeypatch.setattr(bench_schema, "PROBE_S", 12.0)
+    monkeypatch.setattr(bench_schema, "PROBE_MIN_REQUESTS", 40)
+    monkeypatch.setattr(bench_schema, "PROBE_MAX_S", 45.0)
+    typed = {"base_url": "http://127.0.0.1:1", "find_max": "rate", "slo": "ttft_ms=500", "requests_per_client": 5}
+    with pytest.raises(ConfigError, match=r"~12 s of arrivals at its rate \(at least 40 requests, at most 45 s\)"):
+        build_request(BenchConfig, typed)
