@@ -245,6 +245,20 @@ def _finished(saved: BenchRun, probe_cfg: BenchConfig) -> bool:
     return done and config_difference(saved.config, probe_cfg) is None
 
 
+def read_search(out_dir: Path) -> SearchResult:
+    """`out_dir`/search.json. A rate search's saved before in_flight_cap existed has none: its probes ran with their
+    --clients value in flight at most (no max_in_flight then), which each probe's saved config tells; when every
+    probe's does, the same value is its cap, else it stays unset (the report says 'not recorded', not 'none')."""
+    result = SearchResult.model_validate_json((out_dir / SEARCH_FILE).read_text(encoding="utf-8"))
+    if result.kind != "rate" or "in_flight_cap" in result.model_fields_set:
+        return result
+    configs = [saved_config(d) for d in _probe_dirs(out_dir)]
+    caps = {c.clients[0] if c.max_in_flight is None else c.max_in_flight or None for c in configs if c is not None}
+    if not configs or None in configs or len(caps) != 1:
+        return result
+    return result.model_copy(update={"in_flight_cap": caps.pop()})
+
+
 def probe_line(p: SearchProbe, percentile: float) -> str:
     """'meets' / 'misses' and each SLO metric at the percentile, one line."""
     values = ", ".join(
@@ -337,4 +351,4 @@ def _result(
     )
 
 
-__all__ = ["SEARCH_FILE", "find_max", "judge", "probe_line"]
+__all__ = ["SEARCH_FILE", "find_max", "judge", "probe_line", "read_search"]

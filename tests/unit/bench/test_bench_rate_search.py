@@ -181,3 +181,31 @@ def test_the_requests_per_client_refusal_states_the_search_constants(monkeypatch
     typed = {"base_url": "http://127.0.0.1:1", "find_max": "rate", "slo": "ttft_ms=500", "requests_per_client": 5}
     with pytest.raises(ConfigError, match=r"~12 s of arrivals at its rate \(at least 40 requests, at most 45 s\)"):
         build_request(BenchConfig, typed)
+
+
+def _as_before_in_flight_cap(out: Path, clients: int | None) -> None:
+    """Make the search in `out` as a search.json and probes saved before in_flight_cap were: no in_flight_cap key,
+    each probe's config without max_in_flight and with `clients` (None: the probes' summaries lost)."""
+    saved = json.loads((out / "search.json").read_text())
+    del saved["in_flight_cap"]
+    (out / "search.json").write_text(json.dumps(saved))
+    for summary in out.glob("rate-*/summary.json"):
+        run = json.loads(summary.read_text())
+        run["config"].pop("max_in_flight")
+        run["config"]["clients"] = [clients or 1]
+        summary.write_text(json.dumps(run)) if clients else summary.unlink()
+
+
+@pytest.mark.parametrize(("clients", "said"), [(1, "in flight at most: 1 (--clients)"), (None, "not recorded")])
+def test_an_old_search_json_says_its_true_cap_or_not_recorded(tmp_path: Path, clients: int | None, said: str) -> None:
+    # a search.json from before in_flight_cap re-rendered said 'in flight at most: none (no cap)', though its probes
+    # ran with their --clients value in flight at most (1 by default): its probes' saved configs tell the cap; without
+    # them it is not recorded
+    from onechip.bench.search import read_search
+    from onechip.report.search import search_markdown
+
+    with FakeVllm() as srv:
+        _search(srv, tmp_path, slo="ttft_ms=10000", duration_s=0.3, find_max_limit=2)
+    _as_before_in_flight_cap(tmp_path, clients)
+    md = " ".join(search_markdown(read_search(tmp_path)))
+    assert said in md and "none (no cap)" not in md
