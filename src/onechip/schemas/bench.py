@@ -151,15 +151,20 @@ class BenchConfig(RequestModel):
         Field(min_length=1),
     ] = Field(
         default=[1, 4],
-        description="Closed-loop concurrent streams per cell, comma-separated (with --rate: requests in flight at "
-        "most). With --find-max rate: one value, the requests in flight at most in every probe (default: no cap).",
+        description="Closed-loop concurrent streams per cell, comma-separated. With --rate or --find-max rate: one "
+        "value, the requests in flight at most (vllm bench serve's --max-concurrency; default: no cap).",
     )
     reps: int = Field(default=2, ge=1, le=10_000, description="Repetitions per cell.")
     output_tokens: int = Field(
         default=32, ge=1, le=MAX_TOKENS, description="max_tokens per request (min_tokens too, if accepted)."
     )
     requests_per_client: int = Field(
-        default=2, ge=1, le=1_000_000, description="Measured requests each stream sends per rep (unless duration_s)."
+        default=2,
+        ge=1,
+        le=1_000_000,
+        description="Measured requests each stream sends per rep (unless duration_s). With --rate: the measured "
+        f"requests per rep, all together (vllm bench serve's --num-prompts; default ~{PROBE_S:g} s of arrivals, at "
+        f"least {PROBE_MIN_REQUESTS}, at most {PROBE_MAX_S:g} s).",
     )
     duration_s: Annotated[float | None, Cli("--duration-s")] = Field(
         default=None,
@@ -196,7 +201,8 @@ class BenchConfig(RequestModel):
         default=None,
         ge=0.001,
         le=MAX_RATE,
-        description="Open loop: arrivals per second, at most `clients` in flight; None = closed loop.",
+        description="Open loop (vllm bench serve's --request-rate): arrivals per second, one cell per context, in "
+        "flight at most --clients when given (else no cap); None = closed loop.",
     )
     max_in_flight: Annotated[int | None, Cli(hidden=True)] = Field(
         default=None,
@@ -205,7 +211,7 @@ class BenchConfig(RequestModel):
         description="Open loop: requests in flight at most, apart from `clients` (which then only numbers the streams, "
         "each with its warm-up); 0 = no cap: every arrival is sent at its time whatever is in flight (vllm bench serve "
         "without --max-concurrency); None = `clients`. Per client process (`workers`). Set by --find-max rate for "
-        "its probes (one stream, one process).",
+        "its probes and by a --rate run (bench.runner.open_loop: one stream, one process).",
     )
     arrivals: Literal["poisson", "constant"] | None = Field(
         default=None,
@@ -352,6 +358,40 @@ class BenchConfig(RequestModel):
         if self.calibration and len(self.contexts) == 3:
             return [(ctx, n) for ctx, n in cells if ctx != self.contexts[-1] or n == 1]
         return cells
+
+    def load_text(self, clients: int) -> str:
+        """A cell's load as the progress lines, the console and the report say it: 'N clients' closed loop; open loop
+        (--rate, a --find-max rate probe) '20 req/s, at most 4 in flight' or '20 req/s, no in-flight cap' (a run from
+        before max_in_flight: at most its `clients`)."""
+        if self.rate_per_s is None:
+            return f"{clients} clients"
+        cap = clients if self.max_in_flight is None else self.max_in_flight
+        return f"{self.rate_per_s:g} req/s, " + (f"at most {cap:,} in flight" if cap else "no in-flight cap")
+
+    def cell_text(self, context: int, clients: int) -> str:
+        """'context 16 x 4 clients' closed loop, 'context 16 at 20 req/s, no in-flight cap' open loop (load_text)."""
+        return f"context {context:,} {'x' if self.rate_per_s is None else 'at'} {self.load_text(clients)}"
+
+    def open_loop_text(self) -> str | None:
+        """A --rate run's schedule, as the console and report say it: 'open loop at 20 req/s (poisson arrivals), in
+        flight at most: none (no cap); 200 measured requests per rep'; None closed loop (a trace replay too)."""
+        if self.rate_per_s is None:
+            return None
+        cap = (
+            "each cell's clients (a run from before --rate was open loop)"
+            if self.max_in_flight is None
+            else f"{self.max_in_flight:,} (--clients)"
+            if self.max_in_flight
+            else "none (no cap)"
+        )
+        per = "" if self.max_in_flight is not None else " per client"
+        count = (
+            f"arrivals over {self.duration_s:g} s per rep"
+            if self.duration_s is not None
+            else f"{self.requests_per_client:,} measured requests{per} per rep"
+        )
+        arrivals = self.arrivals or "poisson"
+        return f"open loop at {self.rate_per_s:g} req/s ({arrivals} arrivals), in flight at most: {cap}; {count}"
 
     @model_validator(mode="after")
     def _bounded(self) -> BenchConfig:
@@ -507,6 +547,7 @@ def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:
         if field in present and needed not in present and not chosen:
             raise ValueError(message)
     check_agent(model, data, present)
+    _check_rate(model, data, present)
     _check_search(model, data, present)
     _check_trace(model, data, present)
 
@@ -539,6 +580,19 @@ def check_agent(model: type[BaseModel], data: Mapping[str, Any], present: set[st
         for field in ("rate_per_s", "duration_s", "warmup_s", "requests_per_client"):
             if field in present:
                 raise ValueError(f"--workload agent runs whole sessions: {flag_of(model, field)} does not apply")
+
+
+def _check_rate(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
+    """A plain --rate run is one open-loop cell per context (bench.runner.open_loop): --clients is its in-flight cap,
+    one value; --calibration's closed-loop cells at 1 and N clients are not what it measures."""
+    if "rate_per_s" not in present or data.get("find_max") is not None:
+        return
+    if "calibration" in present:
+        raise ValueError("--calibration measures closed-loop cells at 1 and N clients: drop --rate")
+    if "clients" in present and _many(data["clients"]):
+        raise ValueError("--rate: give one --clients value (the requests in flight at most; leave it out for no cap)")
+    if "workers" in present and data["workers"] not in (1, "1"):  # its one stream runs in one process
+        raise ValueError("--rate sends every arrival from one process (vllm bench serve's): --workers does not apply")
 
 
 def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:

@@ -160,7 +160,8 @@ def test_help_says_clients_caps_a_rate_search_in_flight() -> None:
 
     said = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "2000"}).output
     line = next(x for x in said.splitlines() if "--clients " in x)
-    assert "With --find-max rate: one value, the requests in flight at most in every probe (default: no cap)" in line
+    assert "With --rate or --find-max rate: one value, the requests in flight at most" in line
+    assert "default: no cap" in line
 
 
 def test_requests_per_client_is_refused_with_find_max_rate() -> None:
