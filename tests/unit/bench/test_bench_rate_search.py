@@ -16,6 +16,7 @@ from onechip.bench.runner import rep_arrivals
 from onechip.bench.search import _Search
 from onechip.cli.bench_cmd import print_search
 from onechip.errors import ConfigError
+from onechip.progress import ProgressEvent
 from onechip.schemas import bench as bench_schema
 from onechip.schemas.bench import (
     PROBE_MAX_REQUESTS,
@@ -210,3 +211,15 @@ def test_an_old_search_json_says_its_true_cap_or_not_recorded(tmp_path: Path, cl
     _as_before_in_flight_cap(tmp_path, clients)
     md = " ".join(search_markdown(read_search(tmp_path)))
     assert said in md and "none (no cap)" not in md
+
+
+def test_a_rate_probes_progress_lines_say_its_rate_and_cap(tmp_path: Path) -> None:
+    # they said 'context 16 x 1 clients, rep 1/1' for a probe of 2 req/s with no in-flight cap (its one stream)
+    events: list[ProgressEvent] = []
+    with FakeVllm() as srv:
+        typed = {"base_url": srv.url, "contexts": "16", "output_tokens": 3, "reps": 1, "warmup_requests": 0}
+        flags = {"find_max": "rate", "slo": "ttft_ms=10000", "find_max_limit": 2, "duration_s": 0.3, "clients": "3"}
+        api.find_max(build_request(BenchConfig, {**typed, **flags}), events.append, out_dir=tmp_path)
+    lines = [e.message for e in events]
+    assert "context 16 at 2 req/s, at most 3 in flight, rep 1/1: starting" in lines, lines
+    assert not any("x 1 clients" in line for line in lines)
