@@ -110,7 +110,7 @@ def find_max(
     except (KeyboardInterrupt, OnechipError) as exc:  # the partial search.json it wrote (stopped by Ctrl-C or an
         partial = Path(out_dir) / SEARCH_FILE  # error mid-search), rendered as a finished one is
         if not isinstance(exc, BusyError | ConfigError) and partial.is_file():
-            write_search_report(SearchResult.model_validate_json(partial.read_text(encoding="utf-8")), Path(out_dir))
+            write_search_report(bench_layer.read_search(Path(out_dir)), Path(out_dir))
         raise
     if config.chip is not None and result.output_tok_per_s:
         result.costs = cost_layer.cost_lines(config.chip, result.output_tok_per_s, config.pricing)

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from onechip.bench.runner import run_grid, saved_config
-    from onechip.bench.search import find_max
+    from onechip.bench.search import find_max, read_search
 
-__all__ = ["find_max", "run_grid", "saved_config"]
-_HOME = {"run_grid": "runner", "saved_config": "runner", "find_max": "search"}
+__all__ = ["find_max", "read_search", "run_grid", "saved_config"]
+_HOME = {"run_grid": "runner", "saved_config": "runner", "find_max": "search", "read_search": "search"}
 
 
 def __getattr__(name: str) -> Any:

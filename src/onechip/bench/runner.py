@@ -3,7 +3,8 @@
 A cell runs `clients` closed-loop streams (each sends its next request when the last ends): first
 unmeasured warm-up requests (`warmup_requests` each, or for `warmup_s` seconds), then measured ones
 (`requests_per_client` each, or for `duration_s` seconds). With `rate_per_s` the measured requests arrive
-open-loop instead (Poisson or constant), at most `clients` in flight (or `max_in_flight`, 0 for no cap). The
+open-loop instead (Poisson or constant), at most `max_in_flight` in flight (0: no cap; a run saved before it: at most
+`clients`): a --rate run is vllm bench serve's --request-rate, one stream per context (open_loop). The
 streams run in this process or split across `workers` client processes (bench.worker); one /tokenize check per
 repetition fixes the prompt.
 Raw samples go to `requests.jsonl` as each request ends (append + flush), so Ctrl-C or a crash keeps
@@ -60,6 +61,7 @@ from onechip.schemas.bench import (
     RepJob,
     RequestSample,
     StreamOutcome,
+    probe_requests,
 )
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
@@ -244,6 +246,23 @@ def arrival_offsets(
         out.append(at)
         at = len(out) / rate_per_s if arrivals == "constant" else at + rng.expovariate(rate_per_s)
     return out
+
+
+def open_loop(config: BenchConfig) -> BenchConfig:
+    """A --rate run as vllm bench serve's --request-rate / --num-prompts / --max-concurrency: one cell per context, one
+    stream numbering its requests (one warm-up), in flight at most the one --clients value given (else 0, no cap: the
+    default --clients 1,4 is the closed-loop grid's), and its measured requests per rep --requests-per-client when
+    given, arrivals over --duration-s, else probe_requests(rate) (~10 s of arrivals). `config` as it is when closed
+    loop, a --find-max search, or already open loop (max_in_flight set: a search's probe, a resumed run)."""
+    if config.rate_per_s is None or config.find_max is not None or config.max_in_flight is not None:
+        return config
+    given = config.model_fields_set
+    if "clients" in given and len(config.clients) > 1:
+        raise ConfigError("--rate: give one --clients value (the requests in flight at most; leave it out for no cap)")
+    update: dict[str, object] = {"clients": [1], "max_in_flight": config.clients[0] if "clients" in given else 0}
+    if config.duration_s is None and "requests_per_client" not in given:
+        update["requests_per_client"] = probe_requests(config.rate_per_s)
+    return config.model_copy(update=update)
 
 
 def saved_config(out_dir: Path) -> BenchConfig | None:
@@ -526,7 +545,7 @@ class _Run:
         sampler.start()
         try:
             for rep in range(cfg.reps):
-                label = f"context {ctx:,} {_load_said(cfg, clients)}, rep {rep + 1}/{cfg.reps}"
+                label = f"{cfg.cell_text(ctx, clients)}, rep {rep + 1}/{cfg.reps}"
                 if (ctx, clients, rep) in done:
                     by_rep[rep] = done[(ctx, clients, rep)]
                     self.on_progress(ProgressEvent("bench", f"{label}: resumed from requests.jsonl"))
@@ -611,6 +630,11 @@ class _Run:
                 f"cannot resume {self.out_dir}: it is a predicted run (onechip simulate), not a bench run"
             )
         if old is not None:
+            if old.rate_per_s is not None and old.max_in_flight is None and old.find_max is None:
+                raise ConfigError(
+                    f"cannot resume {self.out_dir}: it was measured before --rate was open loop (clients x "
+                    "requests_per_client requests per cell, at most --clients in flight); start a new --out"
+                )
             if differs := config_difference(old, cfg):
                 raise ConfigError(f"cannot resume {self.out_dir}: {differs}")
             self._check_inputs(old)
@@ -726,17 +750,8 @@ def _prompt_note(cell: CellResult) -> str | None:
     return note
 
 
-def _load_said(cfg: BenchConfig, clients: int) -> str:
-    """A cell's load as its progress lines say it: 'x N clients', or for an open loop whose cap is apart from its
-    streams (max_in_flight: a --find-max rate probe, one stream numbering its requests) its rate and cap."""
-    if cfg.rate_per_s is None or cfg.max_in_flight is None:
-        return f"x {clients} clients"
-    cap = f"at most {cfg.max_in_flight:,} in flight" if cfg.max_in_flight else "no in-flight cap"
-    return f"at {cfg.rate_per_s:g} req/s ({cap})"
-
-
-def _cell_line(cell: CellResult, cfg: BenchConfig) -> str:
-    head = f"context {cell.context_tokens:,} {_load_said(cfg, cell.clients)}: {cell.status}"
+def _cell_line(cell: CellResult, config: BenchConfig) -> str:
+    head = f"{config.cell_text(cell.context_tokens, cell.clients)}: {cell.status}"
     if cell.status != "ok":
         return f"{head} ({cell.reason})"
     return f"{head}, {cell.output_tok_per_s or 0:,.1f} tok/s, median TTFT {cell.ttft_ms.median or 0:,.1f} ms"
@@ -791,6 +806,8 @@ def run_grid(
                 f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out"
             )
     resume_hint = resume_hint or f"resume it (--resume {out_dir})"
+    if not (resume and config.max_in_flight is None and saved_config(out_dir) is not None):
+        config = open_loop(config)  # a resume keeps its saved config's; one saved before max_in_flight is refused
     created = create_run_dir(out_dir)
     run = _Run(config, out_dir, plan, on_progress)
     try:

@@ -27,7 +27,6 @@ meeting the SLOs is monotone in load; a noisy miss below the answer would show i
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,7 +45,15 @@ from onechip.bench.runner import (
 from onechip.errors import ConfigError, Interrupted, OnechipError
 from onechip.paths import exclusive, kind_of, write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
-from onechip.schemas.bench import MIN_RATE, BenchConfig, BenchRun, CellResult, SearchProbe, SearchResult
+from onechip.schemas.bench import (
+    MIN_RATE,
+    BenchConfig,
+    BenchRun,
+    CellResult,
+    SearchProbe,
+    SearchResult,
+    probe_requests,
+)
 from onechip.schemas.common import plural
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
@@ -55,16 +62,6 @@ from onechip.schemas.run import RUN_FILES, SEARCH_FILE
 RATE_START_DIVISOR = 16  # a rate search starts at limit / 16 (4 req/s for the default limit of 64)
 RATE_HALVINGS = 6  # ... and goes down to limit / 1,024 (not below MIN_RATE) when even the first rate misses
 RATE_RESOLUTION = 1.15  # a rate search stops when the passing and failing rates are within 15%
-# A rate probe's requests per rep (probe_requests), when --duration-s is not given. Arrivals over PROBE_S at the rate: a
-# server 15% over its capacity (the search's resolution) builds 1.5 s of backlog in 10 s, which the last requests
-# wait and the percentile sees; at least PROBE_MIN_REQUESTS, so the p90 is not the slowest request's (p90 of 30
-# interpolates the 27th and 28th); their arrivals lasting PROBE_MAX_S at most (a slow rate sends fewer, at least 1),
-# and PROBE_MAX_REQUESTS at most (a limit of 1e6 req/s would send 10 M): a probe's schedule lasts 30 s at most, 10 s
-# from 3 req/s up to 1,000 req/s, and a search of ~8 probes x 2 reps measures ~3 minutes plus the drain.
-PROBE_S = 10.0
-PROBE_MIN_REQUESTS = 30
-PROBE_MAX_S = 30.0
-PROBE_MAX_REQUESTS = 10_000
 # What a resumed search's saved probes must agree on besides what a resumed grid does (runner.config_difference):
 # how a probe is judged, where the search stops, and whether cells beyond the plan's KV wall are measured.
 SEARCH_KEYS = ("slo", "slo_percentile", "find_max_limit", "force")
@@ -111,14 +108,6 @@ def kv_wall_clients(plan: Plan | None, config: BenchConfig, context_tokens: int)
     if plan.state_slots is not None:
         return plan.replicas * plan.state_slots
     return plan.replicas * (plan.kv_tokens // (longest_prompt(config, context_tokens) + config.output_tokens))
-
-
-def probe_requests(rate_per_s: float) -> int:
-    """Measured requests per rep of a rate probe at `rate_per_s` (req/s) without --duration-s: PROBE_S of arrivals, at
-    least PROBE_MIN_REQUESTS, at most PROBE_MAX_S of arrivals (at least 1) and PROBE_MAX_REQUESTS; never the in-flight
-    cap's business (vllm bench serve's --num-prompts is apart from its --max-concurrency too)."""
-    wanted = max(PROBE_MIN_REQUESTS, math.ceil(rate_per_s * PROBE_S))
-    return max(1, min(wanted, math.floor(rate_per_s * PROBE_MAX_S), PROBE_MAX_REQUESTS))
 
 
 def rate_search_cap(config: BenchConfig) -> int | None:
@@ -272,6 +261,20 @@ def _finished(saved: BenchRun, probe_cfg: BenchConfig) -> bool:
     return done and config_difference(saved.config, probe_cfg) is None
 
 
+def read_search(out_dir: Path) -> SearchResult:
+    """`out_dir`/search.json. A rate search's saved before in_flight_cap existed has none: its probes ran with their
+    --clients value in flight at most (no max_in_flight then), which each probe's saved config tells; when every
+    probe's does, the same value is its cap, else it stays unset (the report says 'not recorded', not 'none')."""
+    result = SearchResult.model_validate_json((out_dir / SEARCH_FILE).read_text(encoding="utf-8"))
+    if result.kind != "rate" or "in_flight_cap" in result.model_fields_set:
+        return result
+    configs = [saved_config(d) for d in _probe_dirs(out_dir)]
+    caps = {c.clients[0] if c.max_in_flight is None else c.max_in_flight or None for c in configs if c is not None}
+    if not configs or None in configs or len(caps) != 1:
+        return result
+    return result.model_copy(update={"in_flight_cap": caps.pop()})
+
+
 def probe_line(p: SearchProbe, percentile: float) -> str:
     """'meets' / 'misses' and each SLO metric at the percentile, one line."""
     values = ", ".join(
@@ -364,4 +367,4 @@ def _result(
     )
 
 
-__all__ = ["SEARCH_FILE", "find_max", "judge", "probe_line"]
+__all__ = ["SEARCH_FILE", "find_max", "judge", "probe_line", "read_search"]

@@ -37,8 +37,9 @@ def _grid(run: BenchRun, title: str, value: str, fmt: str) -> Table:
     clients = sorted({c.clients for c in run.cells})
     table = titled_table(title, title_justify="left")
     table.add_column("context", justify="right")
-    for n in clients:
-        table.add_column(f"{n} client{'' if n == 1 else 's'}", justify="right")
+    for n in clients:  # open loop: the rate and the in-flight cap (a --rate run's one stream is no client)
+        name = f"{n} client{'' if n == 1 else 's'}" if run.config.rate_per_s is None else run.config.load_text(n)
+        table.add_column(name, justify="right")
     for ctx in sorted({c.context_tokens for c in run.cells}):
         row = [f"{ctx:,}"]
         for n in clients:
@@ -100,6 +101,8 @@ def print_run(run: BenchRun, out: Console) -> None:
             )
     for table in turn_tables(run) + replica_tables(run):
         print_whole(table, out)
+    if (schedule := run.config.open_loop_text()) is not None:
+        out.print(schedule)
     for line in slip_lines(run):
         out.print(line)
     for note in run.notes:
@@ -193,12 +196,12 @@ def slip_lines(run: BenchRun) -> list[str]:
     """Open loop: a warning per cell whose schedule slipped (the server could not keep up)."""
     out = []
     rate = run.config.rate_per_s
-    schedule = f"at {rate:g} req/s" if rate is not None else "replaying the trace"
+    schedule = "" if rate is not None else " replaying the trace"  # a rate is in cell_text
     for c in run.cells:
         if not c.schedule_slipped:
             continue
         out.append(
-            f"[red]schedule slipped[/] {c.context_tokens:,} x {c.clients} {schedule}: "
+            f"[red]schedule slipped[/] {run.config.cell_text(c.context_tokens, c.clients)}{schedule}: "
             f"{c.late_share or 0:.0%} of requests sent >{LATE_SEND_MS:g} ms late (slip p50 "
             f"{_num(c.slip_ms.median, '{:,.0f}')} ms, p99 {_num(c.slip_ms.p99, '{:,.0f}')} ms); the server "
             f"served {_num(c.request_rate_per_s, '{:.2f}')} req/s. TTFT from the intended send: p50 "

@@ -42,6 +42,7 @@ from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
 from onechip.errors import ConfigError, EndpointError, RemoteCodeRefused
 from onechip.paths import onechip_home, run_dir
 from onechip.progress import ProgressFn
+from onechip.report.search import probe_load_text
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, CrossCheck, EngineStatus, Plan, RunManifest
 from onechip.schemas.bench import SearchResult
 from onechip.schemas.cloud import (
@@ -422,9 +423,11 @@ def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
 
 
 def _search_summary(r: WrittenSearch) -> str:
-    answer = f"{r.max_clients} clients" if r.kind == "clients" else f"{r.max_rate_per_s} requests/s"
-    return (
-        f"{r.run_dir}: {answer} meet {r.slo} at p{r.percentile:g} ({plural(len(r.probes), 'probe')}; {r.bound_reason})"
+    answer = f"{r.max_clients} clients" if r.kind == "clients" else f"{r.max_rate_per_s:g} requests/s"
+    load = probe_load_text(r)  # a rate search: its in-flight cap (or none) and requests per probe, as the CLI says
+    how = f"{load}; " if load is not None else ""
+    return f"{r.run_dir}: {answer} meet {r.slo} at p{r.percentile:g} ({how}{plural(len(r.probes), 'probe')}; " + (
+        f"{r.bound_reason})"
     )
 
 

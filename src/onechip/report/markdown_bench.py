@@ -105,15 +105,17 @@ def grids(bench: BenchRun | None) -> list[str]:
         )
         lines += [f"**Predicted, not measured** (`onechip simulate`, {origin}; reps are simulation seeds). "
                   f"{tables.md_text(bench.prediction.note)}", ""]  # fmt: skip
+    schedule = config.open_loop_text()
+    columns = "concurrent clients are columns" if schedule is None else f"{tables.md_text(schedule)}"
     lines += [
-        f"Contexts are rows, concurrent clients are columns. Output {num(config.output_tokens, 0)} "
+        f"Contexts are rows; {columns}. Output {num(config.output_tokens, 0)} "
         f"tokens per request, {num(config.reps, 0)} reps per cell; values are medians over reps.",
         "",
         WINDOW_NOTE,
         "",
     ]
     for title, render in GRIDS:
-        header, rows = grid_rows(cells, render)
+        header, rows = grid_rows(cells, render, None if schedule is None else config.load_text)
         lines += [f"### {title}", "", *md_table(header, rows), ""]
     said = _unmeasured(cells)
     not_run = _not_run(bench)
@@ -143,9 +145,10 @@ def _slipped(bench: BenchRun) -> list[str]:
         "",
         f"Open-loop schedule slipped (the server could not keep up with {schedule}):",
     ] + [
-        f"- {c.context_tokens:,} ctx × {c.clients} clients: {num((c.late_share or 0) * 100, 0)}% of requests sent "
-        f"late, slip p50 {num(c.slip_ms.median, 0)} ms, p99 {num(c.slip_ms.p99, 0)} ms; TTFT from the intended "
-        f"send p50 {num(c.ttft_from_intended_ms.median, 0)} ms vs {num(c.ttft_ms.median, 0)} ms from the actual send"
+        f"- {c.context_tokens:,} ctx × {bench.config.load_text(c.clients)}: {num((c.late_share or 0) * 100, 0)}% of "
+        f"requests sent late, slip p50 {num(c.slip_ms.median, 0)} ms, p99 {num(c.slip_ms.p99, 0)} ms; TTFT from "
+        f"the intended send p50 {num(c.ttft_from_intended_ms.median, 0)} ms vs {num(c.ttft_ms.median, 0)} ms from "
+        "the actual send"
         for c in slipped
     ]
 

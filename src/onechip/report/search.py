@@ -23,10 +23,14 @@ def clients_answer(result: SearchResult) -> str:
 
 def probe_load_text(result: SearchResult) -> str | None:
     """A rate search's probes as the console and the report say them: 'open loop, in flight at most: none (no cap);
-    measured requests per probe: 30 to 640 (...)'; None for a clients search (its load is the streams in flight)."""
+    measured requests per probe: 30 to 640 (...)'; 'not recorded' for a search.json saved before in_flight_cap was
+    (bench.search.read_search fills it from the probes' configs when they tell); None for a clients search."""
     if result.kind != "rate":
         return None
-    cap = "none (no cap)" if result.in_flight_cap is None else f"{result.in_flight_cap:,} (--clients)"
+    if "in_flight_cap" not in result.model_fields_set:  # a search.json from before in_flight_cap (bench.search)
+        cap = "not recorded"
+    else:
+        cap = "none (no cap)" if result.in_flight_cap is None else f"{result.in_flight_cap:,} (--clients)"
     sent = sorted({p.requests_sent for p in result.probes})
     count = f"{sent[0]:,}" if len(sent) == 1 else f"{sent[0]:,} to {sent[-1]:,}" if sent else "none"
     return f"open loop, in flight at most: {cap}; measured requests per probe: {count} (every rep, set by the rate)"

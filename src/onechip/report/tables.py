@@ -127,11 +127,17 @@ def cell_at(cells: Sequence[CellResult], context: int, clients: int) -> CellResu
     return next((c for c in cells if c.context_tokens == context and c.clients == clients), None)
 
 
-def grid_rows(cells: Sequence[CellResult], value: Callable[[CellResult], str]) -> tuple[list[str], list[list[str]]]:
+def grid_rows(
+    cells: Sequence[CellResult], value: Callable[[CellResult], str], column: Callable[[int], str] | None = None
+) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a context x clients grid. `value(cell)` renders an 'ok' cell; infeasible and
-    failed cells read 'infeasible' / 'failed', absent ones '—'."""
+    failed cells read 'infeasible' / 'failed', absent ones '—'. `column(clients)` names a column (open loop:
+    BenchConfig.load_text, the rate and the in-flight cap); None: the clients."""
     contexts, clients = grid_axes(cells)
-    header = ["context \\ clients"] + [str(n) for n in clients]
+    if column is not None:
+        header = ["context \\ load"] + [column(n) for n in clients]
+    else:
+        header = ["context \\ clients"] + [str(n) for n in clients]
     rows = []
     for ctx in contexts:
         row = [f"{ctx:,}"]

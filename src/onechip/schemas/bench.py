@@ -63,6 +63,18 @@ from onechip.schemas.sim import Prediction
 LATE_SEND_MS = 50.0  # open loop: a send this much behind its intended time is late (timer jitter stays below)
 SLIPPED_SHARE = 0.05  # open loop: a cell with this share of late sends is marked schedule_slipped
 
+# A --find-max rate probe's measured requests per rep (probe_requests), when --duration-s is not given; here, below
+# bench.search, so that the refusal of --requests-per-client states them too. Arrivals over PROBE_S at the rate: a
+# server 15% over its capacity (the search's resolution) builds 1.5 s of backlog in 10 s, which the last requests
+# wait and the percentile sees; at least PROBE_MIN_REQUESTS, so the p90 is not the slowest request's (p90 of 30
+# interpolates the 27th and 28th); their arrivals lasting PROBE_MAX_S at most (a slow rate sends fewer, at least 1),
+# and PROBE_MAX_REQUESTS at most (a limit of 1e6 req/s would send 10 M): a probe's schedule lasts 30 s at most, 10 s
+# from 3 req/s up to 1,000 req/s, and a search of ~8 probes x 2 reps measures ~3 minutes plus the drain.
+PROBE_S = 10.0
+PROBE_MIN_REQUESTS = 30
+PROBE_MAX_S = 30.0
+PROBE_MAX_REQUESTS = 10_000
+
 TTFT_CONVENTION = (
     "TTFT ends at the first chunk carrying a generated token: content (an empty-content chunk without the role too: "
     "a token that decoded to no text), reasoning or a tool call; never the role-only opening chunk (vllm bench "
@@ -108,6 +120,14 @@ def slo_bounds(value: dict[str, float]) -> dict[str, float]:
     return value
 
 
+def probe_requests(rate_per_s: float) -> int:
+    """Measured requests per rep of a rate probe at `rate_per_s` (req/s) without --duration-s: PROBE_S of arrivals, at
+    least PROBE_MIN_REQUESTS, at most PROBE_MAX_S of arrivals (at least 1) and PROBE_MAX_REQUESTS; never the in-flight
+    cap's business (vllm bench serve's --num-prompts is apart from its --max-concurrency too)."""
+    wanted = max(PROBE_MIN_REQUESTS, math.ceil(rate_per_s * PROBE_S))
+    return max(1, min(wanted, math.floor(rate_per_s * PROBE_MAX_S), PROBE_MAX_REQUESTS))
+
+
 class BenchConfig(RequestModel):
     """The request of `onechip bench`: one context x clients grid against one server."""
 
@@ -132,15 +152,20 @@ class BenchConfig(RequestModel):
         Field(min_length=1),
     ] = Field(
         default=[1, 4],
-        description="Closed-loop concurrent streams per cell, comma-separated (with --rate: requests in flight at "
-        "most). With --find-max rate: one value, the requests in flight at most in every probe (default: no cap).",
+        description="Closed-loop concurrent streams per cell, comma-separated. With --rate or --find-max rate: one "
+        "value, the requests in flight at most (vllm bench serve's --max-concurrency; default: no cap).",
     )
     reps: int = Field(default=2, ge=1, le=10_000, description="Repetitions per cell.")
     output_tokens: int = Field(
         default=32, ge=1, le=MAX_TOKENS, description="max_tokens per request (min_tokens too, if accepted)."
     )
     requests_per_client: int = Field(
-        default=2, ge=1, le=1_000_000, description="Measured requests each stream sends per rep (unless duration_s)."
+        default=2,
+        ge=1,
+        le=1_000_000,
+        description="Measured requests each stream sends per rep (unless duration_s). With --rate: the measured "
+        f"requests per rep, all together (vllm bench serve's --num-prompts; default ~{PROBE_S:g} s of arrivals, at "
+        f"least {PROBE_MIN_REQUESTS}, at most {PROBE_MAX_S:g} s).",
     )
     duration_s: Annotated[float | None, Cli("--duration-s")] = Field(
         default=None,
@@ -177,7 +202,8 @@ class BenchConfig(RequestModel):
         default=None,
         ge=MIN_RATE,
         le=MAX_RATE,
-        description="Open loop: arrivals per second, at most `clients` in flight; None = closed loop.",
+        description="Open loop (vllm bench serve's --request-rate): arrivals per second, one cell per context, in "
+        "flight at most --clients when given (else no cap); None = closed loop.",
     )
     max_in_flight: Annotated[int | None, Cli(hidden=True)] = Field(
         default=None,
@@ -186,7 +212,7 @@ class BenchConfig(RequestModel):
         description="Open loop: requests in flight at most, apart from `clients` (which then only numbers the streams, "
         "each with its warm-up); 0 = no cap: every arrival is sent at its time whatever is in flight (vllm bench serve "
         "without --max-concurrency); None = `clients`. Per client process (`workers`). Set by --find-max rate for "
-        "its probes (one stream, one process).",
+        "its probes and by a --rate run (bench.runner.open_loop: one stream, one process).",
     )
     arrivals: Literal["poisson", "constant"] | None = Field(
         default=None,
@@ -333,6 +359,40 @@ class BenchConfig(RequestModel):
         if self.calibration and len(self.contexts) == 3:
             return [(ctx, n) for ctx, n in cells if ctx != self.contexts[-1] or n == 1]
         return cells
+
+    def load_text(self, clients: int) -> str:
+        """A cell's load as the progress lines, the console and the report say it: 'N clients' closed loop; open loop
+        (--rate, a --find-max rate probe) '20 req/s, at most 4 in flight' or '20 req/s, no in-flight cap' (a run from
+        before max_in_flight: at most its `clients`)."""
+        if self.rate_per_s is None:
+            return f"{clients} clients"
+        cap = clients if self.max_in_flight is None else self.max_in_flight
+        return f"{self.rate_per_s:g} req/s, " + (f"at most {cap:,} in flight" if cap else "no in-flight cap")
+
+    def cell_text(self, context: int, clients: int) -> str:
+        """'context 16 x 4 clients' closed loop, 'context 16 at 20 req/s, no in-flight cap' open loop (load_text)."""
+        return f"context {context:,} {'x' if self.rate_per_s is None else 'at'} {self.load_text(clients)}"
+
+    def open_loop_text(self) -> str | None:
+        """A --rate run's schedule, as the console and report say it: 'open loop at 20 req/s (poisson arrivals), in
+        flight at most: none (no cap); 200 measured requests per rep'; None closed loop (a trace replay too)."""
+        if self.rate_per_s is None:
+            return None
+        cap = (
+            "each cell's clients (a run from before --rate was open loop)"
+            if self.max_in_flight is None
+            else f"{self.max_in_flight:,} (--clients)"
+            if self.max_in_flight
+            else "none (no cap)"
+        )
+        per = "" if self.max_in_flight is not None else " per client"
+        count = (
+            f"arrivals over {self.duration_s:g} s per rep"
+            if self.duration_s is not None
+            else f"{self.requests_per_client:,} measured requests{per} per rep"
+        )
+        arrivals = self.arrivals or "poisson"
+        return f"open loop at {self.rate_per_s:g} req/s ({arrivals} arrivals), in flight at most: {cap}; {count}"
 
     @model_validator(mode="after")
     def _bounded(self) -> BenchConfig:
@@ -492,6 +552,7 @@ def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:
         if field in present and needed not in present and not chosen:
             raise ValueError(message)
     check_agent(model, data, present)
+    _check_rate(model, data, present)
     _check_search(model, data, present)
     _check_trace(model, data, present)
 
@@ -526,6 +587,19 @@ def check_agent(model: type[BaseModel], data: Mapping[str, Any], present: set[st
                 raise ValueError(f"--workload agent runs whole sessions: {flag_of(model, field)} does not apply")
 
 
+def _check_rate(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
+    """A plain --rate run is one open-loop cell per context (bench.runner.open_loop): --clients is its in-flight cap,
+    one value; --calibration's closed-loop cells at 1 and N clients are not what it measures."""
+    if "rate_per_s" not in present or data.get("find_max") is not None:
+        return
+    if "calibration" in present:
+        raise ValueError("--calibration measures closed-loop cells at 1 and N clients: drop --rate")
+    if "clients" in present and _many(data["clients"]):
+        raise ValueError("--rate: give one --clients value (the requests in flight at most; leave it out for no cap)")
+    if "workers" in present and data["workers"] not in (1, "1"):  # its one stream runs in one process
+        raise ValueError("--rate sends every arrival from one process (vllm bench serve's): --workers does not apply")
+
+
 def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
     find = data.get("find_max")
     if find is None:
@@ -556,8 +630,9 @@ def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: se
         raise ValueError("--find-max rate: give one --clients value (requests in flight at most)")
     if find == "rate" and "requests_per_client" in present:  # a probe's count follows its rate, not its cap
         raise ValueError(
-            "--find-max rate sends each probe ~10 s of arrivals at its rate (at least 30 requests, at most 30 s): "
-            "--requests-per-client does not apply; --duration-s sets how long each probe's arrivals last"
+            f"--find-max rate sends each probe ~{PROBE_S:g} s of arrivals at its rate (at least {PROBE_MIN_REQUESTS} "
+            f"requests, at most {PROBE_MAX_S:g} s): --requests-per-client does not apply; --duration-s sets how long "
+            "each probe's arrivals last"
         )
     if "contexts" in present and _many(data["contexts"]):
         raise ValueError("--find-max searches one context: give one --contexts value")

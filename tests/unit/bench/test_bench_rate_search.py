@@ -13,17 +13,20 @@ from rich.console import Console
 from fakes.vllm_server import FakeVllm
 from onechip import api
 from onechip.bench.runner import rep_arrivals
-from onechip.bench.search import (
+from onechip.bench.search import _Search
+from onechip.cli.bench_cmd import print_search
+from onechip.errors import ConfigError
+from onechip.progress import ProgressEvent
+from onechip.schemas import bench as bench_schema
+from onechip.schemas.bench import (
     PROBE_MAX_REQUESTS,
     PROBE_MAX_S,
     PROBE_MIN_REQUESTS,
     PROBE_S,
-    _Search,
+    BenchConfig,
+    SearchResult,
     probe_requests,
 )
-from onechip.cli.bench_cmd import print_search
-from onechip.errors import ConfigError
-from onechip.schemas.bench import BenchConfig, SearchResult
 from onechip.schemas.inputs import build_request
 
 
@@ -158,7 +161,8 @@ def test_help_says_clients_caps_a_rate_search_in_flight() -> None:
 
     said = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "2000"}).output
     line = next(x for x in said.splitlines() if "--clients " in x)
-    assert "With --find-max rate: one value, the requests in flight at most in every probe (default: no cap)" in line
+    assert "With --rate or --find-max rate: one value, the requests in flight at most" in line
+    assert "default: no cap" in line
 
 
 def test_requests_per_client_is_refused_with_find_max_rate() -> None:
@@ -170,20 +174,52 @@ def test_requests_per_client_is_refused_with_find_max_rate() -> None:
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize(("clients", "said"), [(None, "no in-flight cap"), ("2", "at most 2 in flight")])
-def test_a_rate_probe_s_progress_says_its_rate_and_cap_not_one_client(
-    tmp_path: Path, clients: str | None, said: str
-) -> None:
-    # each probe runs one stream that numbers its requests (the cap is apart from it), and its progress lines said
-    # 'context 16 x 1 clients, rep 1/1: ...' under a search whose help, search.md and console say no cap (or --clients'
-    # cap): a user watching it read one request at a time
-    lines: list[str] = []
-    flags = {"find_max_limit": 2} | ({"clients": clients} if clients else {})
-    with FakeVllm(ttft_s=0.0) as srv:
+def test_the_requests_per_client_refusal_states_the_search_constants(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the refusal said '~10 s ... at least 30 requests, at most 30 s' as literal text: a change of the constants that
+    # size a probe (schemas.bench, read by bench.search.probe_requests too) left it saying the old ones
+    monkeypatch.setattr(bench_schema, "PROBE_S", 12.0)
+    monkeypatch.setattr(bench_schema, "PROBE_MIN_REQUESTS", 40)
+    monkeypatch.setattr(bench_schema, "PROBE_MAX_S", 45.0)
+    typed = {"base_url": "http://127.0.0.1:1", "find_max": "rate", "slo": "ttft_ms=500", "requests_per_client": 5}
+    with pytest.raises(ConfigError, match=r"~12 s of arrivals at its rate \(at least 40 requests, at most 45 s\)"):
+        build_request(BenchConfig, typed)
+
+
+def _as_before_in_flight_cap(out: Path, clients: int | None) -> None:
+    """Make the search in `out` as a search.json and probes saved before in_flight_cap were: no in_flight_cap key,
+    each probe's config without max_in_flight and with `clients` (None: the probes' summaries lost)."""
+    saved = json.loads((out / "search.json").read_text())
+    del saved["in_flight_cap"]
+    (out / "search.json").write_text(json.dumps(saved))
+    for summary in out.glob("rate-*/summary.json"):
+        run = json.loads(summary.read_text())
+        run["config"].pop("max_in_flight")
+        run["config"]["clients"] = [clients or 1]
+        summary.write_text(json.dumps(run)) if clients else summary.unlink()
+
+
+@pytest.mark.parametrize(("clients", "said"), [(1, "in flight at most: 1 (--clients)"), (None, "not recorded")])
+def test_an_old_search_json_says_its_true_cap_or_not_recorded(tmp_path: Path, clients: int | None, said: str) -> None:
+    # a search.json from before in_flight_cap re-rendered said 'in flight at most: none (no cap)', though its probes
+    # ran with their --clients value in flight at most (1 by default): its probes' saved configs tell the cap; without
+    # them it is not recorded
+    from onechip.bench.search import read_search
+    from onechip.report.search import search_markdown
+
+    with FakeVllm() as srv:
+        _search(srv, tmp_path, slo="ttft_ms=10000", duration_s=0.3, find_max_limit=2)
+    _as_before_in_flight_cap(tmp_path, clients)
+    md = " ".join(search_markdown(read_search(tmp_path)))
+    assert said in md and "none (no cap)" not in md
+
+
+def test_a_rate_probes_progress_lines_say_its_rate_and_cap(tmp_path: Path) -> None:
+    # they said 'context 16 x 1 clients, rep 1/1' for a probe of 2 req/s with no in-flight cap (its one stream)
+    events: list[ProgressEvent] = []
+    with FakeVllm() as srv:
         typed = {"base_url": srv.url, "contexts": "16", "output_tokens": 3, "reps": 1, "warmup_requests": 0}
-        search = {"find_max": "rate", "slo": "ttft_ms=10000", "duration_s": 0.3, **flags}
-        request = build_request(BenchConfig, {**typed, **search})
-        api.find_max(request, lambda event: lines.append(event.message), out_dir=tmp_path)
-    cells = [line for line in lines if line.startswith("context 16")]
-    assert cells and not any("clients" in line for line in cells), cells
-    assert any(line.startswith(f"context 16 at 2 req/s ({said})") for line in cells), cells
+        flags = {"find_max": "rate", "slo": "ttft_ms=10000", "find_max_limit": 2, "duration_s": 0.3, "clients": "3"}
+        api.find_max(build_request(BenchConfig, {**typed, **flags}), events.append, out_dir=tmp_path)
+    lines = [e.message for e in events]
+    assert "context 16 at 2 req/s, at most 3 in flight, rep 1/1: starting" in lines, lines
+    assert not any("x 1 clients" in line for line in lines)

@@ -294,14 +294,15 @@ def test_arrival_schedules() -> None:
 
 
 def test_open_loop_sends_at_the_requested_rate(fake_server: FakeVllm, tmp_path: Path) -> None:
-    # constant 20/s: 8 measured requests sent 50 ms apart, each ~15 ms long, so never more than 4 in flight
+    # constant 20/s: 8 measured requests (vllm bench serve's --num-prompts) sent 50 ms apart, each ~15 ms long, at
+    # most 4 in flight
     fake_server.ttft_s, fake_server.itl_s = 0.010, 0.001
     cfg = config(
         fake_server,
         contexts=[16],
         clients=[4],
         reps=1,
-        requests_per_client=2,
+        requests_per_client=8,
         rate_per_s=20.0,
         arrivals="constant",
     )

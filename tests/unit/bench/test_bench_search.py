@@ -259,7 +259,7 @@ def test_the_console_says_the_schedule_slipped_and_shows_agent_turns(tmp_path: P
         r = CliRunner().invoke(app, slip, env={"COLUMNS": "250"})
         assert r.exit_code == 0, r.output
         run = BenchRun.model_validate_json((tmp_path / "slip" / "summary.json").read_text())
-        assert "schedule slipped 16 x 1 at 40 req/s" in r.output
+        assert "schedule slipped context 16 at 40 req/s, at most 1 in flight" in r.output
         assert f"p99 {run.cells[0].slip_ms.p99:,.0f} ms" in r.output
         agent = ["bench", *common, "--workload", "agent", "--contexts", "40", "--clients", "1", "--turns", "2"]
         r = CliRunner().invoke(app, [*agent, "--out", str(tmp_path / "agent")], env={"COLUMNS": "250"})

@@ -190,9 +190,11 @@ def test_ctrl_c_with_workers_keeps_requests_and_leaves_no_worker(fake_server: Fa
 
 
 def test_open_loop_workers_share_one_schedule(fake_server: FakeVllm, tmp_path: Path) -> None:
-    # constant 20/s over 4 streams on 2 workers: the 8 measured sends, merged, are still 50 ms apart
+    # constant 20/s over 4 streams on 2 workers: the 8 measured sends, merged, are still 50 ms apart (max_in_flight
+    # set: the runner's own open-loop form, which bench.runner.open_loop leaves as it is; a typed --rate is one stream)
     fake_server.ttft_s, fake_server.itl_s = 0.010, 0.001
     cfg = config(fake_server, contexts=[16], clients=[4], reps=1, rate_per_s=20.0, arrivals="constant", workers=2)
+    cfg = cfg.model_copy(update={"max_in_flight": 4})
     run_grid(cfg, tmp_path)
     sends = sorted(s.t_send for s in load_samples(tmp_path / "requests.jsonl") if not s.warmup)
     assert len(sends) == 8

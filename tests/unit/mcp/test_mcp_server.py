@@ -670,6 +670,20 @@ def test_a_bench_summary_says_a_cells_failed_requests_are_not_counted(tmp_path, 
     assert "TTFT" in result.content[0].text and " (1 of 3 requests failed, not counted)" in result.content[0].text
 
 
+@pytest.mark.parametrize(("clients", "cap"), [({}, "none (no cap)"), ({"clients": [2]}, "2 (clients)")])
+def test_a_rate_search_summary_says_its_in_flight_cap(tmp_path, clients, cap):
+    # the line said '64.0 requests/s meet {...} at p90 (N probes; ...)': whether the probes had 2 in flight at most or
+    # no cap, which its structured in_flight_cap carries and the CLI prints, it did not say
+    with FakeVllm() as srv:
+        args = {"base_url": srv.url, "contexts": [16], "reps": 1, "output_tokens": 3, "warmup_requests": 0}
+        args |= {"find_max": "rate", "slo": {"ttft_ms": 10_000}, "find_max_limit": 2, "duration_s": 0.3, **clients}
+        result = call("find_max", {**args, "out_dir": str(tmp_path / "s")})
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content["in_flight_cap"] == (clients or {"clients": [None]})["clients"][0]
+    text = result.content[0].text
+    assert text.startswith(f"{tmp_path / 's'}: 2 requests/s meet ") and f"in flight at most: {cap};" in text
+
+
 def test_the_simulate_and_cost_summaries_say_which_tok_per_s_they_give(tmp_path):
     """simulate's summary line read '4 cells: 128x4 951.4 tok/s' and cost's on a run 'v5e-1: 1 prices, cheapest spot
     $0.320/Mtok': neither said the tok/s is the steady window's (bench prints two definitions), that simulate's cells
