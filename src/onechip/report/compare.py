@@ -20,11 +20,13 @@ from onechip.report.rundir import RunFiles, read_run
 from onechip.report.tables import (
     cell_at,
     cells_of,
+    first,
     flag_words,
     md_escape,
     md_table,
     num,
     serve_flags,
+    state_slots,
     unfinished_cells,
 )
 from onechip.schemas import CellResult
@@ -50,13 +52,17 @@ def _setup(run: RunFiles) -> dict[str, str]:
     engine = (boot.engine if boot else None) or (plan.engine if plan else None)
     version = (boot.engine_version if boot else None) or _server(run).engine_version
     kv_tokens = boot.kv_cache_tokens if boot and boot.kv_cache_tokens is not None else None
+    slots = state_slots(plan, boot, run.crosscheck)  # attention-free (Mamba): no KV tokens, sequences
+    kv_pool = num(kv_tokens if kv_tokens is not None else plan.kv_tokens if plan else None, 0)
+    if slots is not None:
+        kv_pool = f"none: attention-free, {num(first(slots[1], slots[0]), 0)} sequences of any length"
     values = {
         "model": _model(run),
         "chip": (run.manifest.chip if run.manifest else None) or (plan.chip if plan else None),
         "engine": " ".join(str(v) for v in (engine, version) if v),
         "dtype": plan.dtype if plan else None,
         "KV cache dtype": plan.kv_cache_dtype if plan else None,
-        "KV pool tokens": num(kv_tokens if kv_tokens is not None else plan.kv_tokens if plan else None, 0),
+        "KV pool tokens": kv_pool,
         "serve flags": " ".join(flag_words(serve_flags(plan)[0])),
     }
     return {k: "—" if v in (None, "") else str(v) for k, v in values.items()}

@@ -26,6 +26,7 @@ from onechip.report.tables import (
     md_text,
     num,
     serve_flags,
+    state_slots,
     unfinished_cells,
 )
 from onechip.schemas import BootRecord, CheckReport, CheckResult, CrossCheck, Plan
@@ -167,11 +168,12 @@ def _memory_rows(plan: Plan | None, boot: BootRecord | None, cross: CrossCheck |
             num(reported_conc, 2),
         ),
     ]
-    if p is not None and p.state_slots is not None:  # attention-free (Mamba): its pool counts sequences, not tokens
+    slots = state_slots(p, boot, cross)
+    if slots is not None:  # attention-free (Mamba): its pool counts sequences, not tokens
         rows[-2] = (
             "sequences the state cache holds (attention-free: no KV tokens)",
-            num(p.state_slots, 0),
-            num(reported_conc, 0),  # the engine's concurrency: its state slots, whatever the length
+            num(slots[0], 0),
+            num(slots[1], 0),
         )
     return [r for r in rows if r[1] != "—" or r[2] != "—"]
 

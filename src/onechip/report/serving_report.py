@@ -19,7 +19,7 @@ from onechip import catalog
 from onechip.errors import ConfigError, MissingDependencyError
 from onechip.report.markdown_bench import WINDOW_NOTE
 from onechip.report.rundir import RunFiles
-from onechip.report.tables import cells_of, first, flag_words, serve_flags
+from onechip.report.tables import cells_of, first, flag_words, serve_flags, state_slots
 from onechip.schemas import BenchRun, CellResult, CostLine, CostReport, Dist, Plan
 from onechip.schemas.bench import BenchServer
 from onechip.schemas.common import GIB
@@ -155,14 +155,19 @@ def _throughput(bench: BenchRun | None) -> Throughput:
 
 def _memory(run: RunFiles) -> Memory:
     plan, boot, cross = run.plan, run.boot, run.crosscheck
+    slots = state_slots(plan, boot, cross)  # attention-free (Mamba): sequences, and no KV tokens to give
+    planned_kv = None if slots else first(plan and plan.kv_tokens, cross and cross.planned_kv_tokens)
+    reported_kv = None if slots else first(boot and boot.kv_cache_tokens, cross and cross.reported_kv_tokens)
     return Memory(
         weights_gib_planned=plan.weights_bytes / GIB if plan else None,
         weights_gib_reported=boot.weights_gib if boot else None,
         kv_bytes_per_token=plan.kv_bytes_per_token if plan else None,
         block_size=plan.block_size if plan else None,
         gpu_memory_utilization=plan.utilization if plan else None,
-        kv_pool_tokens_planned=first(plan and plan.kv_tokens, cross and cross.planned_kv_tokens),
-        kv_pool_tokens_reported=first(boot and boot.kv_cache_tokens, cross and cross.reported_kv_tokens),
+        kv_pool_tokens_planned=planned_kv,
+        kv_pool_tokens_reported=reported_kv,
+        state_slots_planned=slots[0] if slots else None,
+        state_slots_reported=slots[1] if slots else None,
         plan_agrees=cross.agrees if cross else None,
     )
 

@@ -166,6 +166,16 @@ def serve_flags(plan: Plan | None) -> tuple[list[ServeFlag], FlagSource]:
     return planned, "plan" if planned else "none"
 
 
+def state_slots(plan: Plan | None, boot: BootRecord | None, cross: CrossCheck | None) -> tuple[int, int | None] | None:
+    """An attention-free model's pool (Plan.state_slots: Mamba): the sequences of any length its state cache holds,
+    planned and as the engine reported them (its max concurrency, one slot per sequence whatever the length; None when
+    it reported none). None for any other plan, whose pool is KV tokens."""
+    if plan is None or plan.state_slots is None:
+        return None
+    reported = first(boot and boot.max_concurrency, cross and cross.reported_max_concurrency)
+    return plan.state_slots, None if reported is None else round(reported)
+
+
 def kv_pool_tokens(plan: Plan | None, boot: BootRecord | None, crosscheck: CrossCheck | None) -> tuple[int | None, str]:
     """KV pool tokens for the workload rule and where they came from: the engine's reported figure
     when there is one (it is what the engine actually allocated), else the plan's. None and why for an

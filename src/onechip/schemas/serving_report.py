@@ -1,5 +1,6 @@
-"""The serving-report document (schema_version 1.2, issue 6; 1.2 adds each cell's whole-run tok/s and both request
-rates beside the steady window's, and the workload's tok/s definitions): one JSON file a reader can compare across
+"""The serving-report document (schema_version 1.3, issue 6; 1.2 adds each cell's whole-run tok/s and both request
+rates beside the steady window's, and the workload's tok/s definitions; 1.3 an attention-free model's state slots in
+memory, where its KV pool tokens are null): one JSON file a reader can compare across
 tools and runs. Sections: run, hardware (host, pricing), model, software (serve args), throughput
 (workload, sweep[]), capabilities[], memory, startup, cost (per_m_output_tokens[]).
 
@@ -15,8 +16,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SERVING_REPORT_VERSION: Final = "1.2"
-SCHEMA_ID = "https://onechip.dev/schemas/serving-report-1.2.json"
+SERVING_REPORT_VERSION: Final = "1.3"
+SCHEMA_ID = "https://onechip.dev/schemas/serving-report-1.3.json"
 
 Verdict = Literal["pass", "partial", "fail", "blocked", "not_tested"]
 
@@ -176,8 +177,22 @@ class Memory(_Doc):
     kv_bytes_per_token: int | None = Field(default=None, description="Planned KV bytes per token.")
     block_size: int | None = Field(default=None, description="KV block size, tokens.")
     gpu_memory_utilization: float | None = Field(default=None, description="gpu_memory_utilization.")
-    kv_pool_tokens_planned: int | None = Field(default=None, description="Planned KV pool, tokens.")
-    kv_pool_tokens_reported: int | None = Field(default=None, description="KV pool the engine logged, tokens.")
+    kv_pool_tokens_planned: int | None = Field(
+        default=None, description="Planned KV pool, tokens; null for an attention-free model (state_slots_planned)."
+    )
+    kv_pool_tokens_reported: int | None = Field(
+        default=None, description="KV pool the engine logged, tokens; null for an attention-free model."
+    )
+    state_slots_planned: int | None = Field(
+        default=None,
+        description="An attention-free model's (Mamba) planned state cache, in sequences of any length up to "
+        "max_model_len; it holds no KV tokens. Null for a model with attention.",
+    )
+    state_slots_reported: int | None = Field(
+        default=None,
+        description="The sequences an attention-free model's state cache holds as the engine logged them (its "
+        "maximum concurrency), sequences.",
+    )
     plan_agrees: bool | None = Field(default=None, description="The cross-check's verdict, when one ran.")
 
 
@@ -222,7 +237,7 @@ class ServingReport(_Doc):
 
     model_config = ConfigDict(extra="forbid", title="serving-report", json_schema_extra={"$id": SCHEMA_ID})
 
-    schema_version: Literal["1.2"] = Field(description="Layout version of this document.")
+    schema_version: Literal["1.3"] = Field(description="Layout version of this document.")
     run: RunInfo
     hardware: Hardware
     model: ModelInfo

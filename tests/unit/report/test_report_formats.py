@@ -67,7 +67,7 @@ def test_json_dump_holds_every_file(seed_run: Path) -> None:
 def test_serving_report_export_validates_and_carries_the_seed_values(seed_run: Path) -> None:
     (path,) = write_report(seed_run, "serving-report")
     doc = json.loads(path.read_text(encoding="utf-8"))
-    assert doc["schema_version"] == "1.2"
+    assert doc["schema_version"] == "1.3"
     cell = next(s for s in doc["throughput"]["sweep"] if s["concurrency"] == 64 and s["input_len"] == 128)
     assert cell["output_tok_per_s"] == 1496.5 and cell["output_len"] == 128
     assert set(cell["ttft_ms"]) == {"mean", "median", "p90", "p99"}
@@ -114,7 +114,7 @@ def test_serving_report_schema_rejects_a_bad_document(seed_run: Path) -> None:
     del bad["cost"]
     with pytest.raises(ConfigError, match="'cost' is a required property"):
         validate(bad)
-    assert SCHEMA["properties"]["schema_version"]["const"] == "1.2"
+    assert SCHEMA["properties"]["schema_version"]["const"] == "1.3"
 
 
 def test_serving_report_of_an_empty_run_is_still_valid(tmp_path: Path) -> None:
@@ -238,3 +238,35 @@ def test_compare_with_a_run_of_a_long_name_writes_a_file_the_os_takes(seed_run: 
     assert all(p.is_file() and len(p.name.encode()) <= 200 for p in written)
     assert len({p.name for p in written}) == len(names)  # cut alike, told apart by the hash
     assert written[0].name.startswith("compare-rrrr") and written[1].name.startswith("compare-éééé")
+
+
+def _mamba_run(tmp_path: Path) -> Path:
+    """The seed run as an attention-free model's (Mamba: Plan.state_slots 2,845): its plan's kv_tokens are its state
+    pages x block size and the engine's token line its slots x a length, neither tokens it holds."""
+    files = seed_files()
+    files["run.json"]["run_id"] = "mamba"
+    files["plan.json"]["state_slots"] = 2845
+    files["plan.json"]["kv_tokens"] = 91_040
+    files["boot.json"]["kv_cache_tokens"] = 5_826_560
+    files["boot.json"]["max_concurrency"] = 2845.0
+    files["crosscheck.json"]["reported_max_concurrency"] = 2845.0
+    return write_run(tmp_path / "mamba", files)
+
+
+def test_serving_report_of_an_attention_free_model_gives_its_sequences_not_kv_tokens(tmp_path: Path) -> None:
+    # the export said kv_pool_tokens_planned 91,040 and _reported 5,826,560: a token pool the model does not have
+    (path,) = write_report(_mamba_run(tmp_path), "serving-report")
+    memory = json.loads(path.read_text(encoding="utf-8"))["memory"]
+    assert memory["kv_pool_tokens_planned"] is None and memory["kv_pool_tokens_reported"] is None
+    assert memory["state_slots_planned"] == memory["state_slots_reported"] == 2845
+
+
+def test_compare_gives_an_attention_free_model_no_kv_pool_tokens(seed_run: Path, tmp_path: Path) -> None:
+    # the row read 'KV pool tokens | 321,344 | 5,826,560 | differs', the Mamba's slots x a length as its pool
+    md = render_compare(seed_run, _mamba_run(tmp_path))
+    assert _row(md, "KV pool tokens", "321,344") == [
+        "KV pool tokens",
+        "321,344",
+        "none: attention-free, 2,845 sequences of any length",
+        "differs",
+    ]

@@ -32,7 +32,7 @@ def test_schema_is_generated_from_the_model() -> None:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         **ServingReport.model_json_schema(mode="serialization"),
     }
-    assert SCHEMA["$id"] == "https://onechip.dev/schemas/serving-report-1.2.json"
+    assert SCHEMA["$id"] == "https://onechip.dev/schemas/serving-report-1.3.json"
     assert SCHEMA["required"] == [
         "schema_version", "run", "hardware", "model", "software", "throughput", "capabilities", "memory",
         "startup", "cost",
