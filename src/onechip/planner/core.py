@@ -800,13 +800,32 @@ _ARCHITECTURES_SOURCE = (
 TPU_GDN_SINCE = "0.18.0"
 
 
+def _recurrent_model(family: str) -> str:
+    """What a model of a recurrent `family` is, for a refusal: attention-free (Mamba: every layer a state) or hybrid."""
+    if family in recurrent.ATTENTION_FREE_FAMILIES:
+        return f"an attention-free model ({family}: a recurrent state in every layer, no attention)"
+    return f"a hybrid attention + recurrent-state model ({family})"
+
+
+def _recurrent_layer(family: str) -> str:
+    """The recurrent layer a model of `family` needs, as a refusal names it (recurrent's family sets)."""
+    if family in recurrent.SHORT_CONV_FAMILIES:
+        return "short-convolution layer (LFM2's ShortConv)"
+    if family in recurrent.KDA_FAMILIES:
+        return "Kimi delta attention (KDA) layer"
+    if family in recurrent.LIGHTNING_FAMILIES:
+        return "lightning attention layer"
+    return "Mamba mixer"
+
+
 def _tpu_hybrid_refusal(family: str) -> str:
     """Why vllm-tpu is not planned for a hybrid of `family` (TPU_GDN_SINCE): the engine lacks the layer, or it serves
     it with a state pool the planner does not model."""
     if family not in recurrent.GDN_FAMILIES:
         return (
-            f"model config ({family}): tpu-inference has no Mamba mixer (its only recurrent layer is the gated delta "
-            "net of Qwen3-Next / Qwen3.5, tpu_inference/layers/common/gdn_attention.py), so vllm-tpu cannot serve it"
+            f"model config ({family}): tpu-inference has no {_recurrent_layer(family)} (its only recurrent layer is "
+            "the gated delta net of Qwen3-Next / Qwen3.5, tpu_inference/layers/common/gdn_attention.py), so vllm-tpu "
+            "cannot serve it"
         )
     return (
         f"model config ({family}): tpu-inference serves it from {TPU_GDN_SINCE} (vLLM's torch class with its gated "
@@ -923,8 +942,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
             raise ConfigError(_tpu_hybrid_refusal(family))
         if not rules.hybrid_rules or request.pipeline_parallel_size > 1:
             raise ConfigError(
-                f"model config ({family}): a hybrid attention + recurrent-state model is planned for vLLM on GPUs "
-                "and CPUs without pipeline parallelism only"
+                f"model config: {_recurrent_model(family)} is planned for vLLM on GPUs and CPUs without pipeline "
+                "parallelism only"
             )
         architectures = [str(a) for a in src.config.data.get("architectures") or []]
         hybrid = _hybrid_rule(rules.hybrid_rules, request.engine_version, family, spec)
@@ -2949,8 +2968,8 @@ def _hybrid_rule(rules: list[HybridStateRule], version: str | None, family: str,
     first = min((rule.min_version or "0" for rule in rules), key=version_key, default=None)
     if first is None or (version is not None and version_key(version) < version_key(first)):
         raise ConfigError(
-            f"vLLM {version}: models with a recurrent state (hybrid or attention-free) are planned from vLLM "
-            f"{first or '?'} on (engines.json hybrid_rules)"
+            f"vLLM {version}: {_recurrent_model(family)} is planned from vLLM {first or '?'} on "
+            "(engines.json hybrid_rules)"
         )
     rule = select_rule(rules, version)
     read = [v for r in rules for v in r.kda_versions]

@@ -142,6 +142,17 @@ def test_the_0_10_token_line_counts_the_cache_block(tmp_path: Path) -> None:
 # (models/mamba/configuration_mamba.py), Mamba2Config n_groups 8, state_size 128 and conv_kernel 4
 # (models/mamba2/configuration_mamba2.py), the values the published configs state, so the states are the ones above:
 # 194,560 B (Mamba1, bf16) and 2,158,592 B (Codestral) a layer -> 689 and 248 pages.
+def test_an_older_vllm_or_pipeline_parallelism_is_refused_as_attention_free_not_hybrid(tmp_path: Path) -> None:
+    # both said 'hybrid attention + recurrent-state models ...' of a model with no attention layer at all
+    with pytest.raises(ConfigError, match=r"vLLM 0\.9\.0: an attention-free model \(mamba: a recurrent state in every "
+                       r"layer, no attention\) is planned from vLLM 0\.10\.2 on") as old:  # fmt: skip
+        _plan(tmp_path / "old", _mamba_2_8b(), engine_version="0.9.0")
+    with pytest.raises(ConfigError, match="an attention-free model .* is planned for vLLM on GPUs") as pp:
+        _plan(tmp_path / "pp", _falcon_mamba_7b(), engine_version="0.34.0", pipeline_parallel_size=2)
+    for err in (old, pp):
+        assert "hybrid attention" not in str(err.value) and "\n" not in str(err.value)
+
+
 def test_state_fields_left_out_take_the_class_defaults(tmp_path: Path) -> None:
     mamba = {k: v for k, v in _mamba_2_8b().items() if k not in ("conv_kernel", "state_size")}
     plan = _plan(tmp_path / "m", mamba, engine_version="0.34.0", enable_prefix_caching=False,

@@ -139,3 +139,12 @@ def test_lfm2_moe_without_layer_types_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="'layer_types' must give 'full_attention' or 'conv'") as caught:
         plan_model(str(path), "h100", "vllm-gpu", engine_version="0.34.0", max_model_len=8192, multimodal=False)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("text", [_lfm2(), _lfm2_moe()], ids=["lfm2", "lfm2_moe"])
+def test_lfm2_on_a_tpu_is_refused_for_its_short_convolutions(tmp_path: Path, text: dict[str, Any]) -> None:
+    # it said 'tpu-inference has no Mamba mixer', a layer LFM2 does not have
+    path = sized_checkpoint(tmp_path / "m", text, 4 * GIB)
+    with pytest.raises(ConfigError, match="tpu-inference has no short-convolution layer") as caught:
+        plan_model(str(path), "v6e-8", "vllm-tpu", max_model_len=4096, multimodal=False)
+    assert "Mamba" not in str(caught.value) and "\n" not in str(caught.value)
