@@ -434,11 +434,12 @@ def logs(follow: bool = False, replica: int | None = None) -> Iterator[str]:
 
 
 def logs_tail(request: LogsRequest) -> LogTail:
-    """The last `request.lines` lines of the engine log (redacted), and how many lines it has. Raises
-    EngineError when no engine was started or its log is gone."""
+    """The last `request.lines` lines of the engine log (redacted; `request.replica` K: that replica's, as `logs`
+    reads it), and how many lines it has. Raises EngineError when no engine (or no such replica) was started or its
+    log is gone."""
     tail: collections.deque[str] = collections.deque(maxlen=request.lines)
     total = 0
-    for line in engine_state.log_lines(False):
+    for line in logs(False, request.replica):
         tail.append(line)
         total += 1
     return LogTail(lines=list(tail), total_lines=total)

@@ -691,5 +691,5 @@ def replica_state(index: int) -> EngineState:
     if state is None:
         raise EngineError("no replicas started by `onechip up --replicas N`")
     if not 0 <= index < len(state.replicas):
-        raise EngineError(f"--replica {index}: the set has replicas 0-{len(state.replicas) - 1}")
+        raise EngineError(f"replica {index}: the set has replicas 0-{len(state.replicas) - 1}")
     return state.replicas[index]

@@ -742,7 +742,8 @@ TOOLS: list[ToolSpec] = [
         NoRequest, EngineStatus, lambda r, p: api.status(), _status_line, read_only=True, idempotent=True,
     ),
     ToolSpec(
-        "logs", "Engine log tail", "The last lines of the engine log from `up`, secrets redacted (onechip logs).",
+        "logs", "Engine log tail", "The last lines of the engine log from `up` (or of replica K of `up --replicas N`), "
+        "secrets redacted (onechip logs [--replica K]).",
         LogsRequest, LogTail, lambda r, p: api.logs_tail(r),
         lambda t: f"{len(t.lines)} of {plural(t.total_lines, 'line')}",
         read_only=True, idempotent=True,

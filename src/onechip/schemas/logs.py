@@ -16,9 +16,15 @@ LineKind = Literal["timeline", "memory", "warning", "error", "trap"]
 
 
 class LogsRequest(RequestModel):
-    """The request of `logs`: the last lines of the engine log `up` started (redacted)."""
+    """The request of `logs`: the last lines of the engine log `up` started (redacted), or of one of its replicas."""
 
     lines: int = Field(default=200, ge=1, le=5000, description="How many of the last log lines to return.")
+    replica: int | None = Field(
+        default=None,
+        ge=0,
+        description="Replica K's log, 0-based, of a set `up --replicas N` started (default: the engine's, with "
+        "replicas the router's).",
+    )
 
 
 class LogTail(ResultModel):

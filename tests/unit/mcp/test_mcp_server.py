@@ -703,3 +703,26 @@ def test_the_simulate_and_cost_summaries_say_which_tok_per_s_they_give(tmp_path)
     )
     # the plural was fixed: '1 prices', '1 predicted cells priced', '1 warnings' (the prediction's warning)
     assert result.content[0].text.endswith("; 1 predicted cell priced; 1 warning"), result.content[0].text
+
+
+def test_logs_takes_a_replica_as_the_cli_does(tmp_path):
+    # `onechip logs --replica K` printed replica K's log; the MCP logs tool had no replica argument, so an agent
+    # could read only the router's log of an `up --replicas N` set, never the replica that failed
+    from factories import engine_state as saved_engine
+    from onechip.engines import replicas
+    from onechip.schemas.requests import UpRequest
+
+    launch = api.up(UpRequest(replicas=2, dry_run=True)).replica_set
+    assert launch is not None
+    logs = {name: tmp_path / f"{name}.log" for name in ("r0", "r1", "router")}
+    for name, path in logs.items():
+        path.write_text(f"{name} line 1\n{name} line 2\n", encoding="utf-8")
+    members = [saved_engine(log_path=str(logs[name])) for name in ("r0", "r1", "router")]
+    replicas.save(replicas.ReplicaSetState(launch=launch, replicas=members[:2], router=members[2]))
+    engine_state.save(members[2])  # engine.json is the router's
+    result = call("logs", {"replica": 1, "lines": 1})
+    assert not result.is_error and result.structured_content == {"lines": ["r1 line 2"], "total_lines": 2}
+    assert call("logs", {"lines": 1}).structured_content["lines"] == ["router line 2"]
+    wrong = call("logs", {"replica": 2})
+    assert wrong.is_error and "replica 2: the set has replicas 0-1" in wrong.content[0].text
+    assert "--replica" not in wrong.content[0].text  # the CLI's flag, not this tool's argument
