@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import typer
 from rich.markup import escape
@@ -124,6 +124,19 @@ def print_up(result: UpResult) -> None:
         print_crosscheck(result.crosscheck, "plan vs boot log", console)
 
 
+def _piped_stdin() -> BinaryIO:
+    """The byte stream `onechip logs -` reads: stdin, when a log is piped in. Raises ConfigError when stdin is
+    closed (no stream to read) or a terminal (it would wait, silent, for a paste ended by Ctrl-D)."""
+    stdin = sys.stdin
+    why = "closed" if stdin is None else "a terminal" if stdin.isatty() else None
+    if stdin is None or why is not None:
+        raise ConfigError(
+            f"-: nothing piped in (standard input is {why}): pipe a log in (`kubectl logs POD | onechip logs -`) "
+            "or give the log's FILE"
+        )
+    return stdin.buffer
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     @options_from(UpRequest)
@@ -177,7 +190,7 @@ def register(app: typer.Typer) -> None:
                 "--follow and --replica print the running engine's log; a summary (FILE, --summary, "
                 "--json) reads a log once: give one or the other"
             )
-        piped = sys.stdin.buffer if file == Path("-") else None  # `logs -`: a log piped in
+        piped = _piped_stdin() if file == Path("-") else None  # `logs -`: a log piped in
         request = SummarizeLogsRequest(path=None if piped else file, max_lines=max_lines)
         result = api.summarize_logs(request, piped)
         if as_json:

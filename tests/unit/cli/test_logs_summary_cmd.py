@@ -84,3 +84,20 @@ def test_a_log_piped_in_is_summarized_and_a_binary_one_refused(run, monkeypatch)
     assert out.splitlines()[1].startswith("did not start: the KV pool (0.12 GiB) holds less than one --max-model-len")
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"\x7fELF\x02\x01\x01\x00" + bytes(64))))
     assert one_error_line(run, "logs", "-") == "-: not a text log (a NUL byte in its first 8,192 bytes)"
+
+
+class _Terminal(io.TextIOWrapper):
+    """A stdin that is a terminal: `onechip logs -` typed with nothing piped in."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_logs_dash_with_nothing_piped_in_is_one_line(run, monkeypatch) -> None:
+    # closed stdin (`onechip logs - <&-`, a service with no stdin) said 'internal error (AttributeError: 'NoneType'
+    # object has no attribute 'buffer'); please report it', and at a terminal it waited, silent, for a paste
+    monkeypatch.setattr("sys.stdin", None)
+    assert one_error_line(run, "logs", "-").startswith("-: nothing piped in (standard input is closed): pipe a log in")
+    monkeypatch.setattr("sys.stdin", _Terminal(io.BytesIO(REFUSED.read_bytes())))
+    said = one_error_line(run, "logs", "-")
+    assert said.startswith("-: nothing piped in (standard input is a terminal): pipe a log in") and "FILE" in said
