@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
@@ -300,6 +301,42 @@ def _exited(which: str) -> EngineError:
     return EngineError(f"the engine ({which}) exited; its last lines are above (`onechip down` clears its record)")
 
 
+def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
+    """The log of an engine on an SSH host or in a container (remote.logs_command, which merges the log's own stderr),
+    redacted. What ssh itself says goes apart: when ssh fails (exit 255: the host did not answer, or refused the
+    login), that is an EngineError naming the host, never a line of the engine's log; any other failure's words are
+    the log's last lines, as the shell said them. Raises EngineError also when ssh (or bash) is not installed."""
+    shell = remote.shell_for(state)
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: nothing blocks while stdout is read
+        try:
+            proc = subprocess.Popen(  # noqa: S603
+                shell.argv(remote.logs_command(state, follow)),
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                stdin=subprocess.DEVNULL,
+            )
+        except FileNotFoundError as exc:
+            raise EngineError(f"cannot run {exc.filename}: not installed") from None
+        with proc:
+            assert proc.stdout is not None
+            try:
+                for raw in proc.stdout:
+                    yield redact(raw.decode(errors="replace").rstrip("\n"))
+            finally:
+                if proc.poll() is None:
+                    proc.terminate()
+        if proc.returncode == 0 or proc.returncode < 0:  # done, or ended by us (a follow interrupted)
+            return
+        errors.seek(0)
+        said = [redact(line) for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
+    if proc.returncode == 255 and state.host:  # ssh's own exit status: no log was read
+        raise EngineError(
+            f"cannot read the engine log on {state.host}: {shell.where()}: {(said or ['exit code 255'])[-1][:300]}; "
+            f"run `onechip logs` again once {state.host} answers"
+        )
+    yield from said
+
+
 def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterator[str]:
     """The engine log of the engine `up` started (or of `state`: one replica), line by line, secrets
     redacted; with `follow`, keep reading until interrupted or the engine exits. After `down`, the log of the engine
@@ -312,20 +349,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
         raise EngineError("no engine started by `onechip up`")
     _remember_token(state)
     if state.mode != "process":
-        argv = remote.shell_for(state).argv(remote.logs_command(state, follow))
-        with subprocess.Popen(  # noqa: S603
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        ) as proc:
-            assert proc.stdout is not None
-            try:
-                for raw in proc.stdout:
-                    yield redact(raw.decode(errors="replace").rstrip("\n"))
-            finally:
-                if proc.poll() is None:
-                    proc.terminate()
+        yield from _host_log_lines(state, follow)
         if follow and not _host_alive(state)[0]:
             where = f" on {state.host}" if state.host else ""
             raise _exited(

@@ -1,0 +1,24 @@
+"""`onechip logs` of an engine `up` started on an SSH host that does not answer: a one-line error, never ssh's own
+complaint printed (or summarized) as the engine's log."""
+
+from __future__ import annotations
+
+import pytest
+
+from factories import engine_state, one_error_line
+from onechip.engines import state as engine_state_store
+from onechip.engines.local import free_port
+
+
+@pytest.mark.parametrize("argv", [("logs",), ("logs", "--summary"), ("logs", "--follow")])
+def test_logs_of_an_engine_on_an_unreachable_host_is_one_error_line(run, tmp_path, monkeypatch, argv) -> None:
+    # was 'ssh: connect to host 127.0.0.1 port N: Connection refused' printed as the log, exit 0; --summary read
+    # it as a 1-line log of the local log_path: '/nonexistent/engine.log: 1 line / no verdict', exit 0
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    closed = free_port()  # nothing listens: ssh is refused at once, as by a host that is down
+    engine_state_store.save(engine_state(engine="vllm@ssh", mode="remote-process", host="u@127.0.0.1",
+                                         ssh_options=[f"Port={closed}"], remote_pid=4242,
+                                         remote_log="~/.onechip/engine/engine.log"))  # fmt: skip
+    line = one_error_line(run, *argv, code=5)
+    assert line.startswith("cannot read the engine log on u@127.0.0.1: ssh u@127.0.0.1: "), line
+    assert "Connection refused" in line and line.endswith("run `onechip logs` again once u@127.0.0.1 answers")
