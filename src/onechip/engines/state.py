@@ -263,10 +263,16 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
     if state is None:
         return EngineStatus(running=False, note="no engine was running")
     if state.mode != "process":
-        remote.stop_host_engine(remote.shell_for(state), state, grace_s)
+        where = state.host or "this machine"
+        try:
+            remote.stop_host_engine(remote.shell_for(state), state, grace_s)
+        except EngineError as exc:  # the record stays: it is all that finds the engine once the host answers
+            raise EngineError(
+                f"engine on {where}: not stopped ({exc}); it stays on record: run `onechip down` again once {where} "
+                "answers"
+            ) from None
         remote.stop_tunnel(state)
         state_path().unlink(missing_ok=True)
-        where = state.host or "this machine"
         what = (
             f"process group {state.remote_pid}"
             if state.remote_pid is not None

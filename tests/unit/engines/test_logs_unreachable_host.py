@@ -1,5 +1,5 @@
-"""`onechip logs` of an engine `up` started on an SSH host that does not answer: a one-line error, never ssh's own
-complaint printed (or summarized) as the engine's log."""
+"""`onechip logs` and `down` of an engine `up` started on an SSH host that does not answer: a one-line error naming
+the host and how to retry, never ssh's own complaint printed (or summarized) as the engine's log."""
 
 from __future__ import annotations
 
@@ -22,3 +22,17 @@ def test_logs_of_an_engine_on_an_unreachable_host_is_one_error_line(run, tmp_pat
     line = one_error_line(run, *argv, code=5)
     assert line.startswith("cannot read the engine log on u@127.0.0.1: ssh u@127.0.0.1: "), line
     assert "Connection refused" in line and line.endswith("run `onechip logs` again once u@127.0.0.1 answers")
+
+
+def test_down_of_an_engine_on_an_unreachable_host_says_it_is_kept_and_how_to_retry(run, tmp_path, monkeypatch) -> None:
+    # was 'ssh u@127.0.0.1: ssh: connect to host ...: Connection refused' alone: neither that the engine may still run
+    # on record nor what to do, where `down` of a replica on such a host says both (replicas.down)
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    closed = free_port()
+    away = engine_state(engine="vllm@ssh", mode="remote-process", host="u@127.0.0.1", ssh_options=[f"Port={closed}"],
+                        remote_pid=4242, remote_log="~/.onechip/engine/engine.log")  # fmt: skip
+    engine_state_store.save(away)
+    line = one_error_line(run, "down", code=5)
+    assert line.startswith("engine on u@127.0.0.1: not stopped (ssh u@127.0.0.1: "), line
+    assert line.endswith("it stays on record: run `onechip down` again once u@127.0.0.1 answers"), line
+    assert engine_state_store.load() == away
