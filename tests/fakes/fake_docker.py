@@ -15,6 +15,7 @@ Environment: FAKE_DOCKER_STATE (state directory, default /tmp/fake-docker), FAKE
 replayed, default the seed's v5e-1 Gemma 4 E2B boot, tests/fixtures/bootlogs/tpu-v5e1-gemma4-e2b-seed.log),
 FAKE_DOCKER_VERSION (the vLLM version the server reports, default the seed's 0.26.1rc1.dev125+ga7a204cc6),
 FAKE_DOCKER_BOOT_DELAY_S (seconds before the server starts, default 3).
+N may also be the container id `run` printed (STATE/ID.id holds its name), as docker takes either.
 Install it on a PATH as an executable named `docker` that execs this file with a Python interpreter.
 """
 
@@ -34,6 +35,14 @@ SEED_VERSION = "0.26.1rc1.dev125+ga7a204cc6"
 STATE = Path(os.environ.get("FAKE_DOCKER_STATE", "/tmp/fake-docker"))
 WITH_VALUE = {"--name", "-v", "--volume", "-e", "--env", "--env-file", "--shm-size", "--entrypoint", "--gpus",
               "-p", "--ipc", "--net", "--network"}  # fmt: skip
+
+
+def _name(ref: str) -> str:
+    """The container `ref` names: an id `run` printed (docker takes either), else the name itself."""
+    try:
+        return (STATE / f"{ref}.id").read_text()
+    except OSError:
+        return ref
 
 
 def _pid(name: str) -> int | None:
@@ -99,12 +108,14 @@ def run(args: list[str]) -> int:
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )  # fmt: skip
     (STATE / f"{name}.pid").write_text(str(proc.pid))
-    print(f"{proc.pid:064x}")
+    container_id = f"{proc.pid:064x}"
+    (STATE / f"{container_id}.id").write_text(name)
+    print(container_id)
     return 0
 
 
 def logs(args: list[str]) -> int:
-    name = args[-1]
+    name = _name(args[-1])
     path = STATE / f"{name}.log"
     if not path.exists():
         print(f"Error response from daemon: No such container: {name}", file=sys.stderr)
@@ -116,7 +127,7 @@ def logs(args: list[str]) -> int:
 
 
 def stop(args: list[str]) -> int:
-    name = args[-1]
+    name = _name(args[-1])
     pid = _pid(name)
     if pid is not None and _alive(name):
         os.killpg(pid, signal.SIGTERM)
@@ -135,7 +146,7 @@ def inspect(args: list[str]) -> int:
     if args and args[0] == "image":
         print(os.environ.get("FAKE_DOCKER_VERSION", SEED_VERSION))
         return 0
-    name = args[-1]
+    name = _name(args[-1])
     if _pid(name) is None:
         print(f"Error: No such object: {name}", file=sys.stderr)
         return 1
