@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fakes.tpu_api import FakeTpuApi, Zone
+from onechip.cloud import provision
 
 TOKEN = "hf_FAKEcloudTokenabcdefghij0123456789"
 
@@ -26,3 +27,15 @@ def fake_api(monkeypatch, tmp_path):
         monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
         monkeypatch.setenv("HOME", str(tmp_path))  # no gcloud key of the real user is read
         yield api
+
+
+@pytest.fixture
+def fast(fake_api, monkeypatch):
+    """The fake at its quickest (test_cloud_failures and test_cloud_mcp keep
+    their own `fast`: the first with a foreign node, the second with the default timeouts)."""
+    fake_api.create_s = fake_api.wait_s = fake_api.provisioning_s = 0.02
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
+    monkeypatch.setenv("ONECHIP_CLOUD_TIMEOUT_S", "10")
+    monkeypatch.setattr(provision, "QUEUE_GRACE_S", 0.2)
+    monkeypatch.setattr(provision, "CREATE_GRACE_S", 0.5)
+    return fake_api

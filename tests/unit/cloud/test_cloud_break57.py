@@ -16,17 +16,6 @@ P = "proj-1"
 OK = "us-west4-a"
 
 
-@pytest.fixture
-def fast(fake_api, monkeypatch):
-    """The fake at its quickest (as test_cloud_failures' `fast`, without its foreign node)."""
-    fake_api.create_s = fake_api.wait_s = fake_api.provisioning_s = 0.02
-    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "0.01")
-    monkeypatch.setenv("ONECHIP_CLOUD_TIMEOUT_S", "10")
-    monkeypatch.setattr(provision, "QUEUE_GRACE_S", 0.2)
-    monkeypatch.setattr(provision, "CREATE_GRACE_S", 0.5)
-    return fake_api
-
-
 def up(**kw):
     return api.cloud_up(CloudUpRequest.model_validate({"project": P, "valid_until_s": "1s", "timeout_s": 5.0, **kw}))
 
