@@ -229,16 +229,20 @@ def smollm2_full_checkpoint(directory: Path) -> Path:
     return directory
 
 
-def gpt_oss_checkpoint(directory: Path, config: dict[str, Any] | None = None) -> Path:
-    """A header-only gpt-oss checkpoint (MXFP4 experts) in `directory`, laid out as benchmarks/planner_accuracy.py
-    gpt_oss_layout plans the corpus; `config`: its config.json (default: the published gpt-oss-20b's)."""
-    import sys
-
+def planner_accuracy_module() -> Any:
+    """benchmarks/planner_accuracy.py as a module (benchmarks/ is no package: put on sys.path for the import only)."""
     sys.path.insert(0, str(BOOTLOGS.parents[2] / "benchmarks"))
     try:
         import planner_accuracy
     finally:
         sys.path.pop(0)
+    return planner_accuracy
+
+
+def gpt_oss_checkpoint(directory: Path, config: dict[str, Any] | None = None) -> Path:
+    """A header-only gpt-oss checkpoint (MXFP4 experts) in `directory`, laid out as benchmarks/planner_accuracy.py
+    gpt_oss_layout plans the corpus; `config`: its config.json (default: the published gpt-oss-20b's)."""
+    planner_accuracy = planner_accuracy_module()
     if config is None:
         config = json.loads((BOOTLOGS / "configs" / "openai--gpt-oss-20b.json").read_text(encoding="utf-8"))
     planner_accuracy.write_layout(directory, config, planner_accuracy.gpt_oss_layout(config))

@@ -3,31 +3,16 @@ listed with its reason in the whole-budget tables and scored given its logged po
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
-from typing import Any
+
+from factories import corpus_entry, planner_accuracy_module
 
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 SHARED_BOX = "gb10-qwen25-1.5b-util004-len4096-eager-v0201dev"  # a DGX Spark shared with a ComfyUI session
 
 
-def _benchmark() -> Any:
-    sys.path.insert(0, str(BOOTLOGS.parents[2] / "benchmarks"))
-    try:
-        import planner_accuracy
-    finally:
-        sys.path.pop(0)
-    return planner_accuracy
-
-
-def _entry(name: str) -> dict[str, Any]:
-    corpus = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
-    return next(e for e in corpus if e["name"] == name)
-
-
 def test_a_budget_unscored_boot_is_listed_with_its_reason_and_scored_given_its_pool(tmp_path: Path) -> None:
-    bench, entry = _benchmark(), _entry(SHARED_BOX)
+    bench, entry = planner_accuracy_module(), corpus_entry(SHARED_BOX)
     for out_of_sample in (False, True):
         row = bench.budget_row(entry, tmp_path / str(out_of_sample), out_of_sample=out_of_sample)
         assert row["skip"] == f"whole budget not scored: {entry['budget_unscored']}"
@@ -37,6 +22,6 @@ def test_a_budget_unscored_boot_is_listed_with_its_reason_and_scored_given_its_p
 
 
 def test_a_boot_without_the_field_is_predicted_as_before(tmp_path: Path) -> None:
-    bench, entry = _benchmark(), _entry("h100-llama31-8b-tp1-v0190")
+    bench, entry = planner_accuracy_module(), corpus_entry("h100-llama31-8b-tp1-v0190")
     row = bench.budget_row(entry, tmp_path / "row")
     assert "skip" not in row and row["predicted"] == bench.predict(entry, tmp_path / "again")["predicted"]

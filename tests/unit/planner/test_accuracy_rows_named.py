@@ -5,22 +5,14 @@ rows."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from factories import planner_accuracy_module
+
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
-
-
-def _benchmark() -> Any:
-    sys.path.insert(0, str(BOOTLOGS.parents[2] / "benchmarks"))
-    try:
-        import planner_accuracy
-    finally:
-        sys.path.pop(0)
-    return planner_accuracy
 
 
 def _kv_row(name: str, planned_gib: float, logged_gib: float, cause: str | None) -> dict[str, Any]:
@@ -42,14 +34,14 @@ def test_a_kv_memory_row_over_two_percent_is_named_with_its_cause(capsys: pytest
         _kv_row("off-by-nine", 1.87, 1.71, "the card's total"),  # +9.36%
         _kv_row("within", 1.72, 1.71, None),  # +0.58%: not listed
     ]
-    _benchmark().table(rows, "t")
+    planner_accuracy_module().table(rows, "t")
     over = capsys.readouterr().out.split("rows over 2%", 1)[1]
     assert "off-by-nine (+9.36%*): the card's total" in over
     assert "within" not in over
 
 
 def test_every_out_of_sample_row_over_two_percent_has_a_cause(tmp_path: Path) -> None:
-    bench = _benchmark()
+    bench = planner_accuracy_module()
     corpus = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
     missing = []
     for entry in corpus:
