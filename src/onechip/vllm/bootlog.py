@@ -48,6 +48,7 @@ import calendar
 import collections
 import html
 import json
+import math
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -192,7 +193,10 @@ _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request:
 # report of a container the kernel killed at its memory limit (_OOM_KILLED)
 _FAILURE = re.compile(
     r"(Traceback \(most recent call last\)|^[\w.]*(?:Error|Exception|Failure): .+"
-    r"|is larger than the maximum number of tokens that can be stored in KV cache|^Killed$)"
+    r"|is larger than the maximum number of tokens that can be stored in KV cache|^Killed$"
+    # vLLM's start-up checks' messages, which a note quotes without their 'ValueError: ' (_CAUSES reads them;
+    # l40s-qwen25-coder-14b-util060-free-memory-refused, l40sx3-qwen25-coder-14b-tp3-heads-refused)
+    r"|on startup is less than desired [GC]PU memory utilization|must be divisible by tensor parallel size)"
 )
 # Kubernetes' termination reason 'OOMKilled' (kubectl describe: 'Reason: OOMKilled', exit code 137 = 128 + SIGKILL),
 # Docker's State.OOMKilled, and a platform's sentence around the container log ('exceeded its 8Gi memory limit and was
@@ -599,8 +603,34 @@ def _learned_prefix(lines: list[str]) -> re.Pattern[str] | None:
     return re.compile(f"^(?:{'|'.join(common)})") if common else None
 
 
-# Known boot failures: (pattern, one-line cause). The first that matches wins.
-_CAUSES = [
+def _free_memory_cause(match: re.Match[str]) -> str:
+    """The verdict of vLLM's free-memory check at start (vllm/v1/worker/utils.py request_memory, 0.11 - 0.34; the CPU
+    worker's on a NUMA node): it raises where free < ceil(total x utilization), so the highest utilization the memory
+    free at start covers is free / total, rounded down to the flag's two decimals."""
+    free, total, kind, utilization, requested = match.groups()
+    where = "device" if kind == "G" else "node"
+    highest = math.floor(float(free) / float(total) * 100) / 100
+    return (
+        f"{free} of {total} GiB free at start, less than --gpu-memory-utilization {utilization} asks ({requested} "
+        f"GiB): other processes hold memory on the {where} (another engine, or one not yet gone): free it, or lower "
+        f"--gpu-memory-utilization to at most {highest:g}"
+    )
+
+
+def _heads_cause(match: re.Match[str]) -> str:
+    """The verdict of vLLM's head-count check (vllm/config/model.py verify_with_parallel_config): the tensor-parallel
+    sizes that pass are the divisors of the model's attention heads."""
+    heads, size = int(match.group(1)), match.group(2)
+    sizes = [str(n) for n in range(1, heads + 1) if heads % n == 0]
+    listed = f"{', '.join(sizes[:-1])} or {sizes[-1]}" if len(sizes) > 1 else sizes[0]
+    return (
+        f"--tensor-parallel-size {size} does not divide the model's {heads} attention heads: use {listed} (more GPUs "
+        "than a divisor can serve with --pipeline-parallel-size)"
+    )
+
+
+# Known boot failures: (pattern, one-line cause, or a function of the match giving it). The first that matches wins.
+_CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (
         re.compile(r"Chunked MM input disabled but max_tokens_per_mm_item \((\d+)\)"),
         "max-num-batched-tokens is below one multimodal item ({0} tokens) with --disable-chunked-mm-input: "
@@ -611,6 +641,21 @@ _CAUSES = [
         "the engine's CLI rejected the value '{0}' before starting (--kv-cache-dtype int8 is not in its enum)",
     ),
     (re.compile(r"Address already in use"), "the engine port is in use on its host; pick another --port"),
+    # the start-up checks before anything loads: the memory free at start against the utilization's share of the
+    # total ('Free memory on device cuda:0 (48.48/178.35 GiB) on startup is less than desired GPU memory utilization
+    # (0.7, 124.85 GiB)', b200-qwen3-4b-instruct-2507-util070-free-memory-refused-v0191; the CPU worker's 'Available
+    # memory on node 0 (...)' and 'CPU memory utilization'), and the attention heads against the TP size
+    (
+        re.compile(
+            r"(?:Free|Available) memory on (?:device|node)[^(]*\(([\d.]+)/([\d.]+) GiB\) on startup is less than "
+            r"desired ([GC])PU memory utilization \(([\d.]+), ([\d.]+) GiB\)"
+        ),
+        _free_memory_cause,
+    ),
+    (
+        re.compile(r"Total number of attention heads \((\d+)\) must be divisible by tensor parallel size \((\d+)\)"),
+        _heads_cause,
+    ),
     # the length check of the model config (vllm/config ModelConfig _get_and_verify_max_len: 'User-specified
     # max_model_len (8192) is greater than the derived max_model_len (max_position_embeddings=2048.0 or
     # model_max_length=None in model's config.json)', in a pydantic ValidationError: h100-phi2-len8192-refused-v0190)
@@ -716,7 +761,7 @@ def failure_cause(text: str) -> str | None:
     for pattern, cause in _CAUSES:
         for line in bare:
             if match := pattern.search(line):
-                return cause.format(*match.groups())
+                return cause(match) if callable(cause) else cause.format(*match.groups())
     exceptions = [m.group(1) for line in bare if (m := _EXCEPTION.match(line))]
     if exceptions:
         causes = [e for e in exceptions if not _WRAPPER.search(e)] or exceptions

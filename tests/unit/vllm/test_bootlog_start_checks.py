@@ -1,0 +1,75 @@
+"""vLLM's start-up checks that refuse a deployment before anything loads, read as a verdict that says what to change
+(vllm/bootlog.failure_cause), from the real lines users pasted (tests/fixtures/bootlogs, corpus.json names each
+source): the free-memory check of vllm/v1/worker/utils.py request_memory and the head-count check of
+vllm/config/model.py verify_with_parallel_config (both read in the 0.33.0 sdist)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from onechip.vllm.bootlog import failure_cause, read_boot_log
+from onechip.vllm.log_summary import boot_verdict
+
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+
+
+def _log(name: str) -> str:
+    return (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+
+
+# request_memory raises where free < ceil(total x utilization), so the highest utilization the card's free memory at
+# start still covers is free / total, rounded down to the flag's two decimals: 48.48 / 178.35 = 0.2718 -> 0.27,
+# 41.24 / 178.35 = 0.2312 -> 0.23, 16.17 / 44.39 = 0.3643 -> 0.36 (each pair as the line prints it)
+@pytest.mark.parametrize(
+    ("name", "said", "highest"),
+    [
+        # a Markdown code block, the line hard-wrapped after 'is less' (a verl note on 8x B200)
+        (
+            "b200-qwen3-4b-instruct-2507-util070-free-memory-refused-v0191",
+            "48.48 of 178.35 GiB free at start, less than --gpu-memory-utilization 0.7 asks (124.85 GiB)",
+            "0.27",
+        ),
+        # a Markdown quote of inline code, wrapped inside it: the closing backtick is no part of the figures
+        (
+            "b200-gemma4-31b-util093-free-memory-refused",
+            "41.24 of 178.35 GiB free at start, less than --gpu-memory-utilization 0.93 asks (165.87 GiB)",
+            "0.23",
+        ),
+        # the message alone in inline code, without 'ValueError:' (a training note on L40S cards)
+        (
+            "l40s-qwen25-coder-14b-util060-free-memory-refused",
+            "16.17 of 44.39 GiB free at start, less than --gpu-memory-utilization 0.6 asks (26.64 GiB)",
+            "0.36",
+        ),
+    ],
+)
+def test_the_free_memory_check_says_the_utilization_that_passes(name: str, said: str, highest: str) -> None:
+    cause = failure_cause(_log(name))
+    assert cause is not None and said in cause
+    assert f"at most {highest}" in cause
+    assert "`" not in cause
+    assert boot_verdict(read_boot_log(_log(name), "vllm", "m")).outcome == "did not start"
+
+
+def test_the_head_count_check_names_the_sizes_that_divide() -> None:
+    # 'Total number of attention heads (40) must be divisible by tensor parallel size (3)' (3x L40S, Qwen2.5-Coder-14B):
+    # the TP sizes that pass are the divisors of the 40 heads
+    name = "l40sx3-qwen25-coder-14b-tp3-heads-refused"
+    cause = failure_cause(_log(name))
+    assert cause is not None
+    assert "--tensor-parallel-size 3 does not divide the model's 40 attention heads" in cause
+    assert "1, 2, 4, 5, 8, 10, 20 or 40" in cause
+    assert boot_verdict(read_boot_log(_log(name), "vllm", "m")).outcome == "did not start"
+
+
+def test_the_checks_read_behind_vllms_own_head() -> None:
+    # as vLLM's EngineCore logs the exception under its traceback ('ERROR ... [core.py:N] ValueError: ...')
+    line = (
+        "(EngineCore_DP0 pid=1) ERROR 07-10 10:00:00 [core.py:708] ValueError: Free memory on device cuda:0 "
+        "(7.19/44.39 GiB) on startup is less than desired GPU memory utilization (0.82, 36.4 GiB). Decrease GPU memory "
+        "utilization or reduce GPU memory used by other processes."
+    )
+    cause = failure_cause(line)
+    assert cause is not None and "at most 0.16" in cause  # 7.19 / 44.39 = 0.162
