@@ -466,8 +466,12 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
     """Make `name` free in every zone `up` may create it in: a resource of that name (or its flex-start node
     id) that onechip did not create is refused (ConfigError, one line); one of ours that ended or failed is
     deleted (said on the console); one being deleted is waited out. Returns one of ours still alive (waiting
-    or ready, of the kind asked for): `up` resumes it instead of creating a second."""
+    or ready, of the kind asked for): `up` resumes it instead of creating a second. One of ours alive that is not
+    what `request` asks for (another chip or pricing model, by the API's own copy; or a node, not the queued
+    resource's, under a flex-start name's node id) is refused (ConfigError, `_not_asked`): it was reused as the TPU
+    asked for, or deleted as 'ended', running."""
     kind = "queued-resource" if request.provisioning == "flex-start" else "node"
+    wanted = offers.tpu_type(request.chip)[0]
     alive = None
     for zone in zones:
         ids = [(kind, name)] + ([("node", f"{name}-node")] if kind == "queued-resource" else [])
@@ -481,15 +485,30 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
                 raise ConfigError(f"{zone} already has a TPU {item_kind} named {ident} that onechip did not "
                                   "create; give another --name")  # fmt: skip
             state = state_of(item_kind, item)
-            found = _recorded(api, item_kind, zone, ident) or _from_api(api, zone, item, item_kind)
-            if item_kind == kind and phase(kind, state) in ("waiting", "ready"):
+            seen = _from_api(api, zone, item, item_kind)  # the API's word on its chip and pricing model
+            found = _recorded(api, item_kind, zone, ident) or seen
+            live = phase(item_kind, state) in ("waiting", "ready")
+            if live and (item_kind != kind or (seen.accelerator_type or wanted, seen.provisioning) !=
+                         (wanted, request.provisioning)):  # fmt: skip
+                raise ConfigError(_not_asked(found, seen, state, wanted, request.provisioning))
+            if live:
                 alive = alive or found
-            else:  # ours, ended (or a flex-start node left without its queued resource)
+            else:  # ours, ended (a flex-start node id's node too: one left without its queued resource)
                 on_progress(ProgressEvent("cloud", f"deleting {item_kind} {ident} in {zone} ({state or 'no state'}): "
                                           "it ended, so its name can be used again"))  # fmt: skip
                 delete(api, found, on_progress)
             break  # a queued resource found (alive or deleted with its node): its node id is settled too
     return alive
+
+
+def _not_asked(found: CloudResource, seen: CloudResource, state: str, wanted: str, provisioning: str) -> str:
+    """The one line refusing `found`, onechip's live TPU under the name `up` would use, that is not the `wanted`
+    accelerator type with `provisioning` (`seen`: the API's copy of it), or a node under a flex-start node id."""
+    what = f"{seen.accelerator_type or 'a TPU'} {seen.provisioning}, not the {wanted} {provisioning} asked for"
+    if found.kind == "node" and provisioning == "flex-start":
+        what = f"a flex-start {found.name.removesuffix('-node')} would take that node id"
+    return (f"{found.zone} already has onechip's {found.kind} {found.name} ({state or 'no state'}): {what}; give "
+            f"another --name, or delete it first: {delete_command(found)}")  # fmt: skip
 
 
 def zones_for(request: CloudUpRequest | CloudProbeRequest) -> list[str]:
