@@ -466,7 +466,8 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
     """Make `name` free in every zone `up` may create it in: a resource of that name (or its flex-start node
     id) that onechip did not create is refused (ConfigError, one line); one of ours that ended or failed is
     deleted (said on the console); one being deleted is waited out. Returns one of ours still alive (waiting
-    or ready, of the kind asked for): `up` resumes it instead of creating a second. One of ours alive that is not
+    or ready, of the kind asked for): `up` resumes it instead of creating a second; Ctrl-C while one that ended is
+    deleted raises Interrupted naming it (recorded first, so `cloud down` finds it). One of ours alive that is not
     what `request` asks for (another chip or pricing model, by the API's own copy; or a node, not the queued
     resource's, under a flex-start name's node id) is refused (ConfigError, `_not_asked`): it was reused as the TPU
     asked for, or deleted as 'ended', running."""
@@ -496,7 +497,12 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
             else:  # ours, ended (a flex-start node id's node too: one left without its queued resource)
                 on_progress(ProgressEvent("cloud", f"deleting {item_kind} {ident} in {zone} ({state or 'no state'}): "
                                           "it ended, so its name can be used again"))  # fmt: skip
-                delete(api, found, on_progress)
+                found.state = state
+                records.save(found)  # recorded while it is deleted: Ctrl-C in the wait must not leave it untracked
+                try:
+                    delete(api, found, on_progress)
+                except KeyboardInterrupt:
+                    raise Interrupted(interrupted_message(found)) from None
             break  # a queued resource found (alive or deleted with its node): its node id is settled too
     return alive
 

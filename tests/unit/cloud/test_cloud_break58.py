@@ -1,5 +1,6 @@
 """Break pass 58 on `onechip cloud`, against the loopback fake TPU API: a live TPU of ours under the name `up` is
-asked for is reused only when it is the chip and pricing model asked for, and never deleted as 'ended'."""
+asked for is reused only when it is the chip and pricing model asked for, and never deleted as 'ended'; Ctrl-C while
+`up` deletes an ended one leaves it recorded."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from factories import one_error_line
 from onechip import api
-from onechip.cloud import records
+from onechip.cloud import provision, records
 from onechip.schemas.cloud import CloudNameRequest
 
 P = "proj-1"
@@ -49,3 +50,29 @@ def test_up_of_a_flex_start_name_never_deletes_a_live_node_named_as_its_node(fas
     assert f"{OK} already has onechip's node x-node (READY)" in line and "give another --name" in line, line
     assert not [m for m, _, _ in fast.requests if m == "DELETE"] and len(fast.nodes) == 1
     assert [r.name for r in records.load_all()] == ["x-node"]
+
+
+def test_ctrl_c_while_up_deletes_an_ended_tpu_of_ours_leaves_it_recorded_and_named(fast, run, monkeypatch):
+    # was: `cloud up` over onechip's STOPPED node of that name not recorded here (a lost record; its disk still bills)
+    # deletes it first; Ctrl-C in that delete's wait printed 'interrupted' alone and left it unrecorded, so `cloud
+    # down` (no --zone) said 'nothing to delete' while it stayed
+    fast.put("node", OK, "mine", "STOPPED", spot=True)
+    fast.delete_s = 30.0  # the delete's operation runs on while we wait
+    real_sleep = provision.time.sleep
+
+    def sleep(seconds):
+        if any(m == "DELETE" for m, _, _ in fast.requests):
+            raise KeyboardInterrupt  # Ctrl-C while the delete is waited on
+        real_sleep(seconds)
+
+    monkeypatch.setattr(provision.time, "sleep", sleep)
+    line = one_error_line(run, "cloud", "up", "--project", P, "--zone", OK, *SPOT, "--name", "mine", "--yes", code=130)
+    assert line.startswith(f"interrupted: node mine exists in {OK} (last state STOPPED") and (
+        f"onechip cloud down --name mine --zone {OK} --project {P} --yes" in line
+    ), line
+    assert [(r.name, r.state) for r in records.load_all()] == [("mine", "STOPPED")]
+    monkeypatch.setattr(provision.time, "sleep", real_sleep)
+    fast.delete_s = 0.0
+    rc, out, err = run("cloud", "down", "--project", P, "--yes")  # no --zone: it is recorded now
+    assert rc == 0 and f"deleted node mine ({OK})" in out, err
+    assert not fast.nodes and records.load_all() == []
