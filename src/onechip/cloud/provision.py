@@ -29,6 +29,7 @@ from onechip.paths import NotRegularFileError, TooLargeError, read_regular
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
     MAX_HOURS,
+    NOT_RECORDED,
     Attempt,
     CloudDownResult,
     CloudNameRequest,
@@ -812,6 +813,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     if exists and not ended and resource.health not in HEALTHY:
         warnings.append(f"{resource.health}: the API reports its node unhealthy (Node.health), so what runs on it may "
                         f"fail; wait for the API to repair it, or delete it: {delete_command(resource)}")  # fmt: skip
+    if not resource.recorded:
+        warnings.append(NOT_RECORDED)
     if not exists:
         warnings.append(f"gone: the API no longer has it (deleted outside onechip, or by the cloud), so it bills no "
                         f"more; `onechip cloud down --name {resource.name} --yes` drops its record")  # fmt: skip
@@ -914,6 +917,7 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
         provisioning=provisioning, created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
         max_run_duration_s=run_duration_s(item) if provisioning == "flex-start" else None,
         usd_per_hour=quote.usd_per_hour if quote else None, price_source=quote.price_source if quote else "",
+        recorded=False,
     )  # fmt: skip
 
 
@@ -954,7 +958,7 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
     for zone, kind, name in lost or []:
         item = fetch(api, kind, zone, name) if (zone, kind, name) not in known else None
         if item is not None and labelled(item):
-            chosen.append(_from_api(api, zone, item, kind))
+            chosen.append(_from_api(api, zone, item, kind).model_copy(update={"recorded": True}))  # its file, damaged
             known.add((zone, chosen[-1].kind, name))
     for zone in dict.fromkeys([*zones, *(r.zone for r in chosen)]):
         found = [_from_api(api, zone, qr, "queued-resource") for qr in api.list_queued_resources(zone) if labelled(qr)]

@@ -1,6 +1,6 @@
 """Break pass 58 on `onechip cloud`, against the loopback fake TPU API: a live TPU of ours under the name `up` is
 asked for is reused only when it is the chip and pricing model asked for, and never deleted as 'ended'; Ctrl-C while
-`up` deletes an ended one leaves it recorded."""
+`up` deletes an ended one leaves it recorded; a labelled TPU not in the records is said to be so."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from factories import one_error_line
 from onechip import api
 from onechip.cloud import provision, records
-from onechip.schemas.cloud import CloudNameRequest
+from onechip.mcp import tools
+from onechip.schemas.cloud import NOT_RECORDED, CloudNameRequest
 
 P = "proj-1"
 OK = "us-west4-a"
@@ -76,3 +77,32 @@ def test_ctrl_c_while_up_deletes_an_ended_tpu_of_ours_leaves_it_recorded_and_nam
     rc, out, err = run("cloud", "down", "--project", P, "--yes")  # no --zone: it is recorded now
     assert rc == 0 and f"deleted node mine ({OK})" in out, err
     assert not fast.nodes and records.load_all() == []
+
+
+def test_a_labelled_tpu_not_in_the_records_is_said_so_before_down_deletes_it(fast, run):
+    # was: a TPU labelled created-by=onechip that this onechip did not record (another checkout's, another user's in
+    # the project, a lost record) was listed by `cloud down --zone Z` and `cloud status --zone Z` as any of its own,
+    # nothing saying it was found by its label alone, and then deleted; without --zone it is never taken
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, *SPOT, "--name", "mine", "--yes")
+    assert rc == 0, err
+    fast.put("node", OK, "theirs", "READY", spot=True)  # labelled, not recorded here
+    said = {st.resource.name: st.warnings for st in api.cloud_status(CloudNameRequest(project=P, zones=[OK]))}
+    assert NOT_RECORDED in said["theirs"] and NOT_RECORDED not in said["mine"], said
+    rc, out, err = run("cloud", "status", "--project", P, "--zone", OK)
+    assert rc == 0 and out.count("not in this onechip's records") == 1, out
+    (mine, theirs) = sorted(api.cloud_down_targets(CloudNameRequest(project=P, zones=[OK])), key=lambda r: r.name)
+    assert (mine.recorded, theirs.recorded) == (True, False)
+    rc, out, err = run("cloud", "down", "--project", P, "--yes")  # no --zone: the recorded one alone
+    assert rc == 0 and "node mine in" in out and "theirs" not in out, out
+    fast.put("node", OK, "mine", "READY", spot=True)  # its record gone with the delete: found by its label too
+    preview = tools._cloud_down_preview(tools.CloudDownToolRequest(project=P, zones=[OK]))  # what MCP's agent reads
+    assert preview.count(f"({OK}; {NOT_RECORDED})") == 2, preview
+    rc, out, err = run("cloud", "down", "--project", P, "--zone", OK, "--yes")
+    listed = sorted(line for line in out.splitlines() if line.startswith("  node "))
+    assert listed == [
+        f"  node mine in {OK} (spot, project {P}; not in this onechip's records: found by its created-by=onechip "
+        "label, so perhaps another checkout's or another user's)",
+        f"  node theirs in {OK} (spot, project {P}; not in this onechip's records: found by its created-by=onechip "
+        "label, so perhaps another checkout's or another user's)",
+    ], out
+    assert rc == 0 and not fast.nodes
