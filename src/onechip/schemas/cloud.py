@@ -55,7 +55,7 @@ _NAME = re.compile(r"[a-z](?:[a-z0-9-]{0,56}[a-z0-9])?")
 def _shaped(pattern: re.Pattern[str], what: str, example: str) -> AfterValidator:
     def check(value: str) -> str:
         if not pattern.fullmatch(value):
-            raise ValueError(f"{value[:80]!r} is not a {what} (like {example})")
+            raise ValueError(f"not a {what} (like {example})")  # schemas.inputs.describe adds the value: (got ...)
         return value
 
     return AfterValidator(check)

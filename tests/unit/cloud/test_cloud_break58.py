@@ -106,3 +106,22 @@ def test_a_labelled_tpu_not_in_the_records_is_said_so_before_down_deletes_it(fas
         "label, so perhaps another checkout's or another user's)",
     ], out
     assert rc == 0 and not fast.nodes
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (("--name", ""), "Invalid value for '--name': name: not a TPU resource name (like onechip-v5e-1: lowercase "
+         "letters, digits, hyphens, at most 58) (got '')"),
+        (("--zone", "bogus-zone-9"), "Invalid value for '--zone': zones.0: not a zone (like us-west4-a) (got "
+         "'bogus-zone-9')"),
+        (("--project", "P"), "Invalid value for '--project': project: not a Google Cloud project id (like "
+         "my-project-123) (got 'P')"),
+    ],
+)  # fmt: skip
+def test_a_name_zone_or_project_not_shaped_as_the_apis_is_said_once(fast, run, argv, said):
+    # was: "Invalid value for '--name': name: '' is not a TPU resource name (like ...) (got '')": the value twice, the
+    # validator quoting it and schemas.inputs.describe adding '(got ...)' as it does for every flag
+    assert one_error_line(run, "cloud", "down", *argv, "--yes") == said
+    assert fast.requests == []
+
