@@ -569,7 +569,9 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
                 raise _may_exist(exc, existing) from None
             _clean_up(api, existing, exc, on_progress)  # it ended while resumed: create anew below
         else:
-            quote = offers.quote(existing.chip, existing.provisioning, existing.zone, limit_s)
+            # its own limit (the API's runDuration, the record's --max-hours), not the one asked this time: what ends
+            # its run, and what `status` warns by
+            quote = offers.quote(existing.chip, existing.provisioning, existing.zone, limit_of(existing))
             return CloudUpResult(resource=existing, reused=True, quote=quote,
                                  delete_command=delete_command(existing))  # fmt: skip
     attempts: list[Attempt] = []
@@ -772,6 +774,13 @@ def granted_from(resource: CloudResource, node: Json) -> str | None:
     return resource.created_at if resource.kind == "node" else None
 
 
+def limit_of(resource: CloudResource) -> float | None:
+    """Seconds `resource` runs under: its flex-start max run duration, else its --max-hours; None when it has no limit.
+    At most MAX_HOURS (a record from before that bound: no overflow)."""
+    limit_s = resource.max_run_duration_s or (resource.max_hours * 3600 if resource.max_hours else None)
+    return min(limit_s, MAX_HOURS * 3600) if limit_s else None
+
+
 def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) -> CloudStatus:
     """State, zone, external IP, model, elapsed time and $ so far (billed time from READY to now, or to when
     onechip first saw it ended or gone (resource.ended_at, stamped here: the API gives no time a node stopped or was
@@ -791,8 +800,7 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     billed_from = _when(resource.granted_at, now) if resource.granted_at else None
     billed_to = min(now, _when(resource.ended_at, now)) if resource.ended_at else now
     billed_s = max(0.0, (billed_to - billed_from).total_seconds()) if billed_from else 0.0
-    limit_s = resource.max_run_duration_s or (resource.max_hours * 3600 if resource.max_hours else None)
-    limit_s = min(limit_s, MAX_HOURS * 3600) if limit_s else None  # a record from before the bound: no overflow
+    limit_s = limit_of(resource)
     flex = resource.provisioning == "flex-start"
     if flex and limit_s:
         billed_s = min(billed_s, limit_s)

@@ -4,6 +4,8 @@ asked for is reused only when it is the chip and pricing model asked for, and ne
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from factories import one_error_line
@@ -125,3 +127,21 @@ def test_a_name_zone_or_project_not_shaped_as_the_apis_is_said_once(fast, run, a
     assert one_error_line(run, "cloud", "down", *argv, "--yes") == said
     assert fast.requests == []
 
+
+@pytest.mark.parametrize(
+    ("first", "again", "limit_s"),
+    [
+        (("--max-run-duration", "1h"), ("--max-run-duration", "4h"), 3600.0),  # the queued resource's runDuration
+        ((*SPOT[:2], "--max-hours", "1"), (*SPOT[:2], "--max-hours", "3"), 3600.0),  # the record's, status warns by
+    ],
+)
+def test_a_reused_tpu_is_quoted_with_its_own_limit_not_the_one_asked_again(fast, run, first, again, limit_s):
+    # was: `cloud up --max-run-duration 4h` over onechip's queued resource made with 1h said 'reused' and 'billing
+    # stops on its own at <granted + 4 h>', three hours after the API ends its run (and --max-hours 3 over a spot
+    # node kept at 1 said '--max-hours ends at' 2 h after `cloud status` warns)
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, *first, "--name", "mine", "--yes", "--json")
+    assert rc == 0, err
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, *again, "--name", "mine", "--yes", "--json")
+    result = json.loads(out)
+    assert rc == 0 and result["reused"] and result["quote"]["limit_s"] == limit_s, out
+    api.cloud_down(CloudNameRequest(project=P))
