@@ -158,7 +158,8 @@ def _targets(
 ) -> list[tuple[TpuApi, CloudResource]]:
     """Each resource status/down look at (provision.targets), with the client of its project (each retry of
     its calls told through `on_progress`, as `cloud up` tells them): recorded ones, and every labelled one the
-    API lists in --zone or in every zone onechip used, across pages. The record files are read once (`saved`:
+    API lists in --zone, across pages (one not recorded here is CloudResource.recorded False: the label says an
+    onechip made it, not this one; without --zone none is taken). The record files are read once (`saved`:
     the caller's read of them; None: read here)."""
     saved = cloud_records.read_all() if saved is None else saved
     recorded = _recorded(request, saved.resources)
@@ -202,9 +203,9 @@ def _unreadable(request: CloudNameRequest, unreadable: list[cloud_records.Unread
 
 def cloud_status(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudStatus]:
     """State, zone, external IP, provisioning model, elapsed time and $ so far of what onechip created
-    (recorded, and labelled ones found in the zones it used), warning when --max-hours has passed or a
-    resource ended; each API retry told through `on_progress`. Raises CloudError (API unreachable, or not the
-    TPU API)."""
+    (recorded, and labelled ones found in --zone, each of those warned as not recorded here), warning when
+    --max-hours has passed or a resource ended; each API retry told through `on_progress`. Raises CloudError (API
+    unreachable, or not the TPU API)."""
     return cloud_statuses(request, on_progress).resources
 
 
@@ -267,8 +268,9 @@ def _address(host: str | None) -> str:
 
 
 def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudResource]:
-    """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone (or every
-    zone onechip used); only ever what carries onechip's label; each API retry told through `on_progress`.
+    """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone (those
+    `recorded` False: perhaps another checkout's or user's, which the CLI and MCP listings say); only ever what
+    carries onechip's label; each API retry told through `on_progress`.
     Nothing is deleted. Raises ConfigError when --name matches nothing while onechip has other resources recorded (a
     typo, or the wrong --zone / --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on;
     a name whose record cannot be read is not refused (it is looked for with --zone)."""

@@ -18,6 +18,7 @@ from onechip.cli.render import console, print_whole, titled_table
 from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent, ProgressFn
 from onechip.schemas.cloud import (
+    NOT_RECORDED,
     CloudDownResult,
     CloudNameRequest,
     CloudProbeRequest,
@@ -226,7 +227,8 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
             typer.echo(CloudDownResult().model_dump_json(indent=2))
         return
     for t in targets:
-        typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project})", err=as_json)
+        found = "" if t.recorded else f"; {NOT_RECORDED}"
+        typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project}{found})", err=as_json)
     confirm(f"delete these {len(targets)}", yes)
     result = api.cloud_down(request, progress, targets)  # what was listed and confirmed, not looked up again
     if as_json:

@@ -29,6 +29,7 @@ from onechip.paths import NotRegularFileError, TooLargeError, read_regular
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
     MAX_HOURS,
+    NOT_RECORDED,
     Attempt,
     CloudDownResult,
     CloudNameRequest,
@@ -466,8 +467,13 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
     """Make `name` free in every zone `up` may create it in: a resource of that name (or its flex-start node
     id) that onechip did not create is refused (ConfigError, one line); one of ours that ended or failed is
     deleted (said on the console); one being deleted is waited out. Returns one of ours still alive (waiting
-    or ready, of the kind asked for): `up` resumes it instead of creating a second."""
+    or ready, of the kind asked for): `up` resumes it instead of creating a second; Ctrl-C while one that ended is
+    deleted raises Interrupted naming it (recorded first, so `cloud down` finds it). One of ours alive that is not
+    what `request` asks for (another chip or pricing model, by the API's own copy; or a node, not the queued
+    resource's, under a flex-start name's node id) is refused (ConfigError, `_not_asked`): it was reused as the TPU
+    asked for, or deleted as 'ended', running."""
     kind = "queued-resource" if request.provisioning == "flex-start" else "node"
+    wanted = offers.tpu_type(request.chip)[0]
     alive = None
     for zone in zones:
         ids = [(kind, name)] + ([("node", f"{name}-node")] if kind == "queued-resource" else [])
@@ -481,15 +487,35 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
                 raise ConfigError(f"{zone} already has a TPU {item_kind} named {ident} that onechip did not "
                                   "create; give another --name")  # fmt: skip
             state = state_of(item_kind, item)
-            found = _recorded(api, item_kind, zone, ident) or _from_api(api, zone, item, item_kind)
-            if item_kind == kind and phase(kind, state) in ("waiting", "ready"):
+            seen = _from_api(api, zone, item, item_kind)  # the API's word on its chip and pricing model
+            found = _recorded(api, item_kind, zone, ident) or seen
+            live = phase(item_kind, state) in ("waiting", "ready")
+            if live and (item_kind != kind or (seen.accelerator_type or wanted, seen.provisioning) !=
+                         (wanted, request.provisioning)):  # fmt: skip
+                raise ConfigError(_not_asked(found, seen, state, wanted, request.provisioning))
+            if live:
                 alive = alive or found
-            else:  # ours, ended (or a flex-start node left without its queued resource)
+            else:  # ours, ended (a flex-start node id's node too: one left without its queued resource)
                 on_progress(ProgressEvent("cloud", f"deleting {item_kind} {ident} in {zone} ({state or 'no state'}): "
                                           "it ended, so its name can be used again"))  # fmt: skip
-                delete(api, found, on_progress)
+                found.state = state
+                records.save(found)  # recorded while it is deleted: Ctrl-C in the wait must not leave it untracked
+                try:
+                    delete(api, found, on_progress)
+                except KeyboardInterrupt:
+                    raise Interrupted(interrupted_message(found)) from None
             break  # a queued resource found (alive or deleted with its node): its node id is settled too
     return alive
+
+
+def _not_asked(found: CloudResource, seen: CloudResource, state: str, wanted: str, provisioning: str) -> str:
+    """The one line refusing `found`, onechip's live TPU under the name `up` would use, that is not the `wanted`
+    accelerator type with `provisioning` (`seen`: the API's copy of it), or a node under a flex-start node id."""
+    what = f"{seen.accelerator_type or 'a TPU'} {seen.provisioning}, not the {wanted} {provisioning} asked for"
+    if found.kind == "node" and provisioning == "flex-start":
+        what = f"a flex-start {found.name.removesuffix('-node')} would take that node id"
+    return (f"{found.zone} already has onechip's {found.kind} {found.name} ({state or 'no state'}): {what}; give "
+            f"another --name, or delete it first: {delete_command(found)}")  # fmt: skip
 
 
 def zones_for(request: CloudUpRequest | CloudProbeRequest) -> list[str]:
@@ -543,7 +569,9 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
                 raise _may_exist(exc, existing) from None
             _clean_up(api, existing, exc, on_progress)  # it ended while resumed: create anew below
         else:
-            quote = offers.quote(existing.chip, existing.provisioning, existing.zone, limit_s)
+            # its own limit (the API's runDuration, the record's --max-hours), not the one asked this time: what ends
+            # its run, and what `status` warns by
+            quote = offers.quote(existing.chip, existing.provisioning, existing.zone, limit_of(existing))
             return CloudUpResult(resource=existing, reused=True, quote=quote,
                                  delete_command=delete_command(existing))  # fmt: skip
     attempts: list[Attempt] = []
@@ -746,6 +774,13 @@ def granted_from(resource: CloudResource, node: Json) -> str | None:
     return resource.created_at if resource.kind == "node" else None
 
 
+def limit_of(resource: CloudResource) -> float | None:
+    """Seconds `resource` runs under: its flex-start max run duration, else its --max-hours; None when it has no limit.
+    At most MAX_HOURS (a record from before that bound: no overflow)."""
+    limit_s = resource.max_run_duration_s or (resource.max_hours * 3600 if resource.max_hours else None)
+    return min(limit_s, MAX_HOURS * 3600) if limit_s else None
+
+
 def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) -> CloudStatus:
     """State, zone, external IP, model, elapsed time and $ so far (billed time from READY to now, or to when
     onechip first saw it ended or gone (resource.ended_at, stamped here: the API gives no time a node stopped or was
@@ -765,8 +800,7 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     billed_from = _when(resource.granted_at, now) if resource.granted_at else None
     billed_to = min(now, _when(resource.ended_at, now)) if resource.ended_at else now
     billed_s = max(0.0, (billed_to - billed_from).total_seconds()) if billed_from else 0.0
-    limit_s = resource.max_run_duration_s or (resource.max_hours * 3600 if resource.max_hours else None)
-    limit_s = min(limit_s, MAX_HOURS * 3600) if limit_s else None  # a record from before the bound: no overflow
+    limit_s = limit_of(resource)
     flex = resource.provisioning == "flex-start"
     if flex and limit_s:
         billed_s = min(billed_s, limit_s)
@@ -787,6 +821,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     if exists and not ended and resource.health not in HEALTHY:
         warnings.append(f"{resource.health}: the API reports its node unhealthy (Node.health), so what runs on it may "
                         f"fail; wait for the API to repair it, or delete it: {delete_command(resource)}")  # fmt: skip
+    if not resource.recorded:
+        warnings.append(NOT_RECORDED)
     if not exists:
         warnings.append(f"gone: the API no longer has it (deleted outside onechip, or by the cloud), so it bills no "
                         f"more; `onechip cloud down --name {resource.name} --yes` drops its record")  # fmt: skip
@@ -889,6 +925,7 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
         provisioning=provisioning, created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
         max_run_duration_s=run_duration_s(item) if provisioning == "flex-start" else None,
         usd_per_hour=quote.usd_per_hour if quote else None, price_source=quote.price_source if quote else "",
+        recorded=False,
     )  # fmt: skip
 
 
@@ -929,7 +966,7 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
     for zone, kind, name in lost or []:
         item = fetch(api, kind, zone, name) if (zone, kind, name) not in known else None
         if item is not None and labelled(item):
-            chosen.append(_from_api(api, zone, item, kind))
+            chosen.append(_from_api(api, zone, item, kind).model_copy(update={"recorded": True}))  # its file, damaged
             known.add((zone, chosen[-1].kind, name))
     for zone in dict.fromkeys([*zones, *(r.zone for r in chosen)]):
         found = [_from_api(api, zone, qr, "queued-resource") for qr in api.list_queued_resources(zone) if labelled(qr)]

@@ -56,8 +56,9 @@ def _legacy(resource: CloudResource) -> Path | None:
 
 
 def save(resource: CloudResource) -> Path:
-    """Record `resource` (before its create is sent) and the zone it is in."""
+    """Record `resource` (before its create is sent) and the zone it is in; it is `recorded` from then on."""
     path = _path(resource)
+    resource.recorded = True
     path.parent.mkdir(parents=True, exist_ok=True)
     use_zone(resource.project, resource.zone)
     written = write_text_atomic(path, resource.model_dump_json(indent=2))

@@ -46,6 +46,7 @@ from onechip.report.search import probe_load_text
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, CrossCheck, EngineStatus, Plan, RunManifest
 from onechip.schemas.bench import SearchResult
 from onechip.schemas.cloud import (
+    NOT_RECORDED,
     Attempt,
     CloudDownResult,
     CloudNameRequest,
@@ -654,7 +655,7 @@ def _cloud_down_preview(request: CloudDownToolRequest) -> str:
     targets = api.cloud_down_targets(request)
     if not targets:
         return "would delete nothing (no labelled resource found)"
-    names = ", ".join(f"{r.kind} {r.name} ({r.zone})" for r in targets)
+    names = ", ".join(f"{r.kind} {r.name} ({r.zone}{'' if r.recorded else '; ' + NOT_RECORDED})" for r in targets)
     return f"would delete {names}; to delete them give targets: {json.dumps([_target_key(r) for r in targets])}"
 
 

@@ -55,7 +55,7 @@ _NAME = re.compile(r"[a-z](?:[a-z0-9-]{0,56}[a-z0-9])?")
 def _shaped(pattern: re.Pattern[str], what: str, example: str) -> AfterValidator:
     def check(value: str) -> str:
         if not pattern.fullmatch(value):
-            raise ValueError(f"{value[:80]!r} is not a {what} (like {example})")
+            raise ValueError(f"not a {what} (like {example})")  # schemas.inputs.describe adds the value: (got ...)
         return value
 
     return AfterValidator(check)
@@ -222,7 +222,9 @@ class CloudNameRequest(RequestModel):
     name: ResourceName | None = Field(default=None, description="Resource name (default: every one onechip created).")
     project: ProjectId | None = Field(default=None, description="Google Cloud project (default: the recorded one).")
     zones: Annotated[list[ZoneName], comma_list(str), Cli("--zone")] = Field(
-        default_factory=list, description="Zones to look in, comma-separated (default: every zone onechip used)."
+        default_factory=list,
+        description="Zones to look in, comma-separated; there, TPUs labelled created-by=onechip that are not in this "
+        "onechip's records are taken too (default: the recorded ones alone, in their zones).",
     )
 
 
@@ -257,6 +259,14 @@ class Attempt(ResultModel):
     message: str = Field(default="", description="The API's message, one line.")
     elapsed_s: float = Field(default=0.0, description="Seconds the attempt took.")
     checked_at: str = Field(default="", description="ISO time of the answer.")
+
+
+# What is said of a TPU found by its label in the API (status / down --zone) that this onechip did not record: the
+# label says an onechip created it, not that this one did (two checkouts, two users of one project), so it is said
+NOT_RECORDED = (
+    "not in this onechip's records: found by its created-by=onechip label, so perhaps another checkout's or another "
+    "user's"
+)
 
 
 class CloudResource(ResultModel):
@@ -309,6 +319,11 @@ class CloudResource(ResultModel):
     ssh_user: str | None = Field(default=None, description="User whose key was put in the node's ssh-keys.")
     replica_set: str | None = Field(default=None, description="`cloud up --replicas N`: the set's name (--name).")
     replica_index: int | None = Field(default=None, description="`cloud up --replicas N`: its index in the set.")
+    recorded: bool = Field(
+        default=True,
+        description="In this onechip's records (its home); False for one found by its created-by=onechip label alone "
+        "(status / down --zone): another checkout's, another user's in the project, or one whose record was lost.",
+    )
 
 
 class CloudUpResult(ResultModel):
