@@ -15,7 +15,7 @@ from onechip import __version__, planner, sim
 from onechip import cost as cost_layer
 from onechip import report as report_layer
 from onechip.bench import stats as bench_stats
-from onechip.bench.runner import this_client
+from onechip.bench.runner import open_loop, this_client
 from onechip.errors import ConfigError
 from onechip.paths import exclusive, run_dir, write_text_atomic
 from onechip.planner.chips import LOCAL_WHERE
@@ -180,6 +180,7 @@ def predicted_run(request: SimulateRequest, on_progress: ProgressFn = no_progres
                                              "model": the_plan.model, **fields})  # fmt: skip
     except ValidationError as exc:
         raise ConfigError(describe(SimulateRequest, exc)) from None
+    config = open_loop(config, request.model_fields_set)  # --rate: the schedule `bench --rate` sends (issue 22)
     refuse_unfinishable(the_plan, config, request.replicas)  # before a calibration is fitted and stored
     calibration = calibration_for(the_plan, request.calibrate, on_progress)
     terms = calibration.terms if calibration else priors.measured_priors(the_plan)

@@ -13,7 +13,7 @@ from onechip.errors import ConfigError
 from onechip.planner.geometry import cdiv
 from onechip.schemas import BenchConfig, Plan
 from onechip.schemas.sim import StepTerms
-from onechip.sim.predict import engine_of, engine_share
+from onechip.sim.predict import engine_of, engine_shares
 from onechip.sim.scheduler import MAX_STEPS, SchedulerLimits
 from onechip.sim.steptime import Batch, step_model
 
@@ -64,7 +64,7 @@ def work(
         cell_steps = min_steps(plan, config, context, clients, replicas, terms)[0] if plan else per_stream
         if cell_steps:
             tokens += seeds * clients * requests_per_stream(config) * config.output_tokens
-            steps += seeds * min(replicas, clients) * cell_steps
+            steps += seeds * len(engine_shares(config, clients, replicas)) * cell_steps
     return tokens, steps
 
 
@@ -82,13 +82,16 @@ def min_steps(
     out = config.output_tokens
     if context + out > plan.max_model_len or cdiv(context + out, engine.block_size) > engine.num_blocks:
         return 0, ""
-    streams = cdiv(clients, replicas)
-    requests = streams * requests_per_stream(config)
-    running = min(streams, engine.max_num_seqs)
-    which = "streams" if streams <= engine.max_num_seqs else "max_num_seqs"
+    streams, share = _busiest(config, clients, replicas)
+    requests = streams * requests_per_stream(share)
+    # closed loop, each stream has one request in flight; open loop, the in-flight cap (0: none) holds them
+    at_once = streams if share.rate_per_s is None else share.in_flight_cap(streams) or engine.max_num_seqs
+    running = min(at_once, engine.max_num_seqs)
+    which = (
+        ("streams" if share.rate_per_s is None else "in flight") if at_once <= engine.max_num_seqs else "max_num_seqs"
+    )
     steps, why = cdiv(requests * out, running), f"at most {running:,} run at once ({which})"
     if config.rate_per_s is not None and terms is not None:
-        share = engine_share(config, streams, clients)  # the busiest engine's streams and arrivals
         mean, request_s = open_loop_running(plan, engine, terms, share, context, running)
         if mean < running:
             steps = math.ceil(requests * out / mean)
@@ -103,6 +106,12 @@ def min_steps(
         if pool_steps > steps:
             steps, why = pool_steps, f"its KV pool of {pool_tokens:,} tokens holds fewer than {running:,} at once"
     return steps, why
+
+
+def _busiest(config: BenchConfig, clients: int, replicas: int) -> tuple[int, BenchConfig]:
+    """The streams and config of the engine with the most work in a cell (sim.predict.engine_shares: the first)."""
+    streams, share = engine_shares(config, clients, replicas)[0]
+    return len(streams), share
 
 
 def open_loop_running(
@@ -124,7 +133,7 @@ def open_loop_running(
     the step at the mean running count takes the mean step time (step times are close to affine in the sequences
     once the host's per-sequence work sets them, and a prefill charged to every step overstates them), and that
     no request is preempted (beyond the KV wall, where min_steps' KV-pool bound holds). `config` is one engine's
-    (sim.predict.engine_share: its share of a replicated cell's rate)."""
+    (sim.predict.engine_shares: its share of a replicated cell's rate)."""
     out, budget, rate = config.output_tokens, engine.budget_tokens, config.rate_per_s or 0.0
     pool_tokens, model = engine.num_blocks * engine.block_size, step_model(plan, terms)
     running = most
@@ -147,9 +156,11 @@ def step_limit_reason(
     steps, why = min_steps(plan, config, context, clients, replicas, terms)
     if steps <= MAX_STEPS:
         return None
-    requests = cdiv(clients, replicas) * requests_per_stream(config)
+    streams, share = _busiest(config, clients, replicas)
+    requests = streams * requests_per_stream(share)
+    load = f"x {clients:,} clients" if config.rate_per_s is None else f"at {config.load_text(clients)}"
     return (
-        f"{context:,} tokens x {clients:,} clients: {requests:,} requests x {config.output_tokens:,} output tokens "
+        f"{context:,} tokens {load}: {requests:,} requests x {config.output_tokens:,} output tokens "
         f"take at least {steps:,} engine steps (one token per running request a step; {why}); the simulator "
         f"stops at {MAX_STEPS:,}"
     )

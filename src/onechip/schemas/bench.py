@@ -366,8 +366,14 @@ class BenchConfig(RequestModel):
         before max_in_flight: at most its `clients`)."""
         if self.rate_per_s is None:
             return f"{clients} clients"
-        cap = clients if self.max_in_flight is None else self.max_in_flight
+        cap = self.in_flight_cap(clients)
         return f"{self.rate_per_s:g} req/s, " + (f"at most {cap:,} in flight" if cap else "no in-flight cap")
+
+    def in_flight_cap(self, clients: int) -> int:
+        """Open loop: the requests a cell of `clients` streams has in flight at most, 0 = no cap: max_in_flight, or
+        the cell's `clients` for a run saved before it (bench.worker.in_flight_cap holds a client process to it; the
+        simulator, sim.scheduler, holds a simulated cell to it)."""
+        return clients if self.max_in_flight is None else self.max_in_flight
 
     def cell_text(self, context: int, clients: int) -> str:
         """'context 16 x 4 clients' closed loop, 'context 16 at 20 req/s, no in-flight cap' open loop (load_text)."""

@@ -24,7 +24,16 @@ from pydantic import (
 
 from onechip.errors import os_error_line
 from onechip.paths import kind_of
-from onechip.schemas.bench import MAX_CLIENTS, MAX_TOKENS, BenchConfig, check_agent, slo_bounds
+from onechip.schemas.bench import (
+    MAX_CLIENTS,
+    MAX_TOKENS,
+    PROBE_MAX_S,
+    PROBE_MIN_REQUESTS,
+    PROBE_S,
+    BenchConfig,
+    check_agent,
+    slo_bounds,
+)
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import MAX_BOOT_S, MIN_BOOT_S, HostDemoOptions
 from onechip.schemas.common import CommandWord, ModelName, Name, Region, image_reference, server_url, shell_line
@@ -631,17 +640,24 @@ class SimulateRequest(RequestModel):
         list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]], comma_list(TokenCount), Field(min_length=1)
     ] = Field(default=[128, 1024], description=f"Prompt lengths in tokens, comma-separated; {TOKEN_FORMS}.")
     clients: Annotated[list[Annotated[int, Field(ge=1, le=MAX_CLIENTS)]], comma_list(int), Field(min_length=1)] = Field(
-        default=[1, 4], description="Closed-loop concurrent streams per cell, comma-separated."
+        default=[1, 4], description=BENCH["clients"].description
     )
     output_tokens: int = Field(default=32, ge=1, le=MAX_TOKENS, description="Output tokens per request.")
     reps: int = Field(default=5, ge=1, le=10_000, description="Simulations per cell (random client start phases).")
-    requests_per_client: int = Field(default=2, ge=1, le=1_000_000, description="Measured requests each stream sends.")
+    requests_per_client: int = Field(
+        default=2,
+        ge=1,
+        le=1_000_000,
+        description="Measured requests each stream sends. With --rate: the measured requests per seed, all together "
+        f"(as bench's; default ~{PROBE_S:g} s of arrivals, at least {PROBE_MIN_REQUESTS}, at most {PROBE_MAX_S:g} s).",
+    )
     warmup_requests: int = Field(default=1, ge=0, le=1_000_000, description="Unmeasured requests per stream first.")
     rate_per_s: Annotated[float | None, Cli("--rate")] = Field(
         default=None,
         ge=0.001,
         le=1_000_000,
-        description="Open loop: arrivals per second (Poisson); None = closed loop.",
+        description="Open loop, as bench's --rate (Poisson arrivals): arrivals per second, one cell per context, in "
+        "flight at most --clients when given (else no cap); None = closed loop.",
     )
     workload: Literal["grid", "agent"] = Field(
         default="grid", description="grid: independent requests; agent: sessions as bench's agent workload."

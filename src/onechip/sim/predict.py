@@ -134,8 +134,8 @@ def simulate_cell(
     """One cell of `config` on `replicas` engines of `plan` with `terms`, seeds 0 .. seeds-1 (stream starts and
     `jitter`, the seeded variation of each request's API-server time: CellSimulation). The agent workload goes
     through its sessions' routing (simulate_agent_cell); grid prompts are unique, so any policy spreads them
-    alike: engine k serves streams k, k + replicas, ... (round robin's share), and in open loop the same share
-    of the arrivals (rate_per_s x its streams / clients: the deployment's rate, not each engine's). `client`:
+    alike: engine k serves streams k, k + replicas, ... (round robin's share), and in open loop every n-th arrival
+    (engine_shares: the deployment's rate, not each engine's). `client`:
     another client's run of the cell replayed (sim.protocol: its pool of requests, stream starts and cached prompt
     tokens; one engine), in place of `config`'s per-stream requests and `start_spread_s`. Raises ValueError for a
     client replayed on several replicas."""
@@ -155,8 +155,7 @@ def simulate_cell(
     pool = client.num_prompts if client else None
     for seed in range(seeds):
         samples: list[RequestSample] = []
-        for streams in _split(clients, replicas):
-            share = engine_share(config, len(streams), clients)
+        for streams, share in engine_shares(config, clients, replicas):
             sim = CellSimulation(share, engine, model, context, len(streams), seed, spread, jitter, shapes, pool)
             try:
                 samples += _renumbered(sim.run(), streams)
@@ -169,12 +168,36 @@ def simulate_cell(
     return cell
 
 
-def engine_share(config: BenchConfig, streams: int, clients: int) -> BenchConfig:
-    """`config` as one engine serving `streams` of a cell's `clients` sees it: in open loop, that share of the
-    arrival rate (the router hands each engine its streams' requests); closed loop, `config` itself."""
-    if config.rate_per_s is None or streams == clients:
-        return config
-    return config.model_copy(update={"rate_per_s": config.rate_per_s * streams / clients})
+def engine_shares(config: BenchConfig, clients: int, replicas: int) -> list[tuple[list[int], BenchConfig]]:
+    """A cell of `config` at `clients` split over `replicas` engines: per engine used, the cell's streams it runs
+    and `config` as it sees it. Closed loop: engine k runs streams k, k + replicas, ... of `config`. Open loop on one
+    engine: the cell as it is. Open loop over several: the router hands the arrivals round robin (grid prompts are
+    unique, so every policy spreads them alike), so engine k gets every n-th arrival (rate / n, its share of
+    clients x requests_per_client), and the in-flight cap (BenchConfig.in_flight_cap) is split as evenly as it
+    goes, one stream each; n = the replicas, at most the cap (an engine with no share of it would get nothing in
+    flight). A global cap split per engine is an approximation: vllm bench serve's one semaphore lets a slow
+    engine hold more of it."""
+    if config.rate_per_s is None:
+        return [(streams, config) for streams in _split(clients, replicas)]
+    cap = config.in_flight_cap(clients)
+    n = min(replicas, cap) if cap else replicas
+    if n == 1:
+        return [(list(range(clients)), config)]
+    total = clients * config.requests_per_client
+    return [
+        (
+            [0],
+            config.model_copy(
+                update={
+                    "rate_per_s": config.rate_per_s / n,
+                    "requests_per_client": len(range(k, total, n)),
+                    "max_in_flight": len(range(k, cap, n)),
+                }
+            ),
+        )
+        for k in range(n)
+        if k < total or config.duration_s is not None  # a count: an engine past the last arrival gets none
+    ]
 
 
 def _split(clients: int, replicas: int) -> list[list[int]]:
@@ -258,7 +281,7 @@ def simulate_grid(
     cells = config.grid_cells()
     out = []
     for i, (ctx, n) in enumerate(cells):
-        on_progress(ProgressEvent("simulate", f"{ctx:,} tokens x {n} clients", done=i, total=len(cells)))
+        on_progress(ProgressEvent("simulate", config.cell_text(ctx, n), done=i, total=len(cells)))
         out.append(simulate_cell(plan, terms, config, ctx, n, seeds, start_spread_s, jitter, replicas, policy))
     on_progress(ProgressEvent("simulate", "grid simulated", done=len(cells), total=len(cells)))
     return out

@@ -46,16 +46,17 @@ token pace grows with the batch faster than the engine step does.
 Clients follow BenchConfig, or replay another client (`num_prompts`, sim.protocol: vllm bench serve's pool of
 requests behind a semaphore, every slot taking the next request when its last one ends): closed loop (each stream
 sends its next request when the last ends: warm-up requests, then measured ones) or open loop (seeded Poisson or
-constant arrivals, at most `clients` in flight). Closed-loop streams all start at t = 0 by default, as `onechip
-bench` starts them (`simulate` draws their phases instead: sim.predict.START_SPREAD_S); they then stay in step
-(a request's peers finish together and send together: the embedded engine's runs show it, e.g. at 128
-tokens x 4 clients one request is prefilled alone and the other three together, every time). For a client
-that staggers its streams, `start_spread_s` draws each start uniformly over that many seconds (seeded;
-None = over one request's duration). With `jitter`, each request's API-server time is drawn (seeded)
-uniformly from 0.5 to 1.5 x request_overhead_s rather than taken as that mean: streams that finish together
-then reach the scheduler at different times, the waves dissolve as they do in measured runs, and the seeds
-(the reps) differ. The shape is chosen, not fitted (an exponential, the M/M/1 assumption, was tried: on the
-seed's grid it moved more queueing into TTFT still). A seed reproduces a run exactly.
+constant arrivals from 0 s, at most BenchConfig.in_flight_cap in flight: --clients, or none, as bench sends them; no
+warm-up: bench's waits for its warm-up to end before the first arrival, so the engine is idle then, as here).
+Closed-loop streams all start at t = 0 by default, as `onechip bench` starts them (`simulate` draws their phases
+instead: sim.predict.START_SPREAD_S); they then stay in step (a request's peers finish together and send together:
+the embedded engine's runs show it, e.g. at 128 tokens x 4 clients one request is prefilled alone and the other
+three together, every time). For a client that staggers its streams, `start_spread_s` draws each start uniformly
+over that many seconds (seeded; None = over one request's duration). With `jitter`, each request's API-server time
+is drawn (seeded) uniformly from 0.5 to 1.5 x request_overhead_s rather than taken as that mean: streams that finish
+together then reach the scheduler at different times, the waves dissolve as they do in measured runs, and the seeds
+(the reps) differ. The shape is chosen, not fitted (an exponential, the M/M/1 assumption, was tried: on the seed's
+grid it moved more queueing into TTFT still). A seed reproduces a run exactly.
 """
 
 from __future__ import annotations
@@ -270,21 +271,22 @@ class CellSimulation:
         self._release_open_loop(0.0)
 
     def _open_loop_schedule(self) -> None:
-        """Intended send times of the measured requests (no warm-up in open loop), seeded: exponential gaps
-        (Poisson) unless `arrivals` is 'constant', as bench sends them (bench.runner.rep_arrivals)."""
+        """Intended send times of the measured requests (no warm-up in open loop), seeded, as bench sends them
+        (bench.runner.rep_arrivals and arrival_offsets): clients x requests_per_client of them, or all before
+        duration_s; the first at 0 s, then exponential gaps (Poisson) unless `arrivals` is 'constant' (k / rate)."""
         cfg, t = self.config, 0.0
         total = None if cfg.duration_s else self.clients * cfg.requests_per_client
         rate = cfg.rate_per_s or 1.0
-        while True:
-            t += 1.0 / rate if cfg.arrivals == "constant" else self.rng.expovariate(rate)
-            if (total is not None and len(self.arrivals) >= total) or (cfg.duration_s and t > cfg.duration_s):
-                return
+        while (total is None or len(self.arrivals) < total) and (cfg.duration_s is None or t < cfg.duration_s):
             self.arrivals.append((t, len(self.arrivals) % self.clients))
+            t = len(self.arrivals) / rate if cfg.arrivals == "constant" else t + self.rng.expovariate(rate)
 
     def _release_open_loop(self, now: float) -> None:
-        """Send the next intended arrivals while fewer than `clients` are in flight (a late send keeps its
-        intended time as t_send, as bench reports latency from it)."""
-        while self.arrivals and self.in_flight < self.clients:
+        """Send the next intended arrivals while fewer than the config's in-flight cap are in flight
+        (BenchConfig.in_flight_cap: --clients, or none; a late send keeps its intended time as t_send, as bench
+        reports latency from it)."""
+        cap = self.config.in_flight_cap(self.clients)
+        while self.arrivals and (not cap or self.in_flight < cap):
             t_intended, stream = self.arrivals.popleft()
             seq = self.sent.get(stream, 0)
             self.sent[stream] = seq + 1

@@ -115,10 +115,11 @@ def test_mcp_simulate_and_advise_refuse_the_same_as_a_tool_error(plan_file, tmp_
 
 
 # Open loop at 0.01 arrivals/s on the seed's plan: a request of 128 + 400 tokens runs a few seconds, so the next
-# arrives ~100 s later, mostly to an idle engine, and 64 clients x 100 requests x 400 tokens take about a step a
-# token. Counted by `clients` running at once, as in closed loop, this was 40,000 steps and passed; it then ran
-# until the simulator's MAX_STEPS (20 s on the 2-core dev machine, 2026-12-03) and ended 'did not finish'.
-LOW_RATE = ["--contexts", "128", "--clients", "64", "--requests-per-client", "100", "--output-tokens", "400",
+# arrives ~100 s later, mostly to an idle engine, and 6,400 requests x 400 tokens take about a step a token.
+# Counted by the in-flight cap (--clients 64) running at once, as in closed loop, this was 40,000 steps and passed;
+# it then ran until the simulator's MAX_STEPS (20 s on the 2-core dev machine, 2026-12-03) and ended 'did not
+# finish'. (--requests-per-client with --rate is the measured requests of the one cell, as bench's.)
+LOW_RATE = ["--contexts", "128", "--clients", "64", "--requests-per-client", "6400", "--output-tokens", "400",
             "--rate", "0.01"]  # fmt: skip
 ONE_AT_A_TIME_STEPS = 64 * 100 * 400  # each request alone: one engine step a token (sim.scheduler)
 
@@ -129,7 +130,7 @@ def _steps_said(err: str) -> int:
 
 def test_open_loop_at_a_low_rate_counts_the_requests_that_run_at_once(run, plan_file, tmp_path):
     err = _refused(run, "simulate", "--plan", str(plan_file), *LOW_RATE, "--reps", "1", "--out", str(tmp_path / "p"))
-    assert "128 tokens x 64 clients: 6,400 requests x 400 output tokens take at least" in err
+    assert "128 tokens at 0.01 req/s, at most 64 in flight: 6,400 requests x 400 output tokens take at least" in err
     # about one at a time: more steps than the simulator allows, never more than one request at a time takes
     assert MAX_STEPS < _steps_said(err) <= ONE_AT_A_TIME_STEPS
     assert "0.01 arrivals/s" in err and "run at once" in err and f"the simulator stops at {MAX_STEPS:,}" in err
@@ -138,9 +139,9 @@ def test_open_loop_at_a_low_rate_counts_the_requests_that_run_at_once(run, plan_
 
 
 def test_api_simulate_refuses_a_low_open_loop_rate_before_simulating(plan_file, tmp_path):
-    request = SimulateRequest(plan=plan_file, contexts=[128], clients=[64], requests_per_client=20,
+    request = SimulateRequest(plan=plan_file, contexts=[128], clients=[64], requests_per_client=1280,
                               output_tokens=400, rate_per_s=0.01, reps=5, out_dir=tmp_path / "p")  # fmt: skip
-    # 5 seeds x 64 x 20 x 400 = 2,560,000 tokens, about a step each; counted with 64 at once it passed and ran
+    # 5 seeds x 1,280 x 400 = 2,560,000 tokens, about a step each; counted with 64 at once it passed and ran
     # 55 s (2-core dev machine, 2026-12-03)
     with pytest.raises(ConfigError, match=r"^this would simulate at least [\d,]+ engine steps .* a higher --rate$"):
         api.simulate(request)
@@ -185,5 +186,5 @@ def test_a_high_open_loop_rate_is_not_refused(plan_file):
     config = BenchConfig(base_url="http://x", contexts=[128], clients=[64], requests_per_client=100,
                          output_tokens=400, rate_per_s=100.0, reps=1)  # fmt: skip
     terms = priors.measured_priors(plan)
-    assert _sim_bounds.min_steps(plan, config, 128, 64, terms=terms) == (40_000, "at most 64 run at once (streams)")
+    assert _sim_bounds.min_steps(plan, config, 128, 64, terms=terms) == (40_000, "at most 64 run at once (in flight)")
     _sim_bounds.refuse_unfinishable(plan, config, 1, terms)

@@ -118,6 +118,22 @@ def test_simulate_calibrates_stores_and_reuses(run, tmp_path, cpu_plan):
     assert "Predicted vs measured" in text and "MAPE output tok/s" in text
 
 
+def test_a_closed_loop_calibration_predicts_a_rate_run(run, tmp_path, cpu_plan):
+    """`bench --calibration` measures closed-loop cells; `simulate --rate` on its fit predicts bench --rate's one
+    open-loop cell (no cap, probe_requests(2) = 30 requests: schemas.bench.PROBE_MIN_REQUESTS)."""
+    cal_dir = _measured_dir(tmp_path / "cal", cpu_plan)
+    (tmp_path / "plan.json").write_text(cpu_plan.model_dump_json())
+    flags = ["--rate", "2", "--contexts", "256", "--output-tokens", "8", "--reps", "2", "--out", str(tmp_path / "p")]
+    code, _, err = run("simulate", "--plan", str(tmp_path / "plan.json"), "--calibrate", str(cal_dir), *flags)
+    assert code == 0, err
+    predicted = BenchRun.model_validate_json((tmp_path / "p" / "summary.json").read_text())
+    assert predicted.prediction is not None and predicted.prediction.calibration is not None
+    (cell,) = predicted.cells
+    assert (cell.context_tokens, cell.clients, cell.status) == (256, 1, "ok")
+    assert [r.requests_ok for r in cell.reps] == [30, 30]
+    assert predicted.config.load_text(cell.clients) == "2 req/s, no in-flight cap"
+
+
 def test_simulate_bad_input_is_one_line(run, tmp_path, cpu_plan):
     code, out, _ = run("plan", *SEED_PLAN)
     (tmp_path / "seed.json").write_text(out)

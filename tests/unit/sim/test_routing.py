@@ -217,6 +217,19 @@ def test_open_loop_replicas_share_the_deployments_arrival_rate():
         assert 15 < sum(spans) / 3 < 25, (replicas, spans)
 
 
+def test_a_bench_rate_cell_is_spread_over_every_replica():
+    """`bench --rate` is one stream, no in-flight cap (bench.runner.open_loop): its arrivals reach every replica
+    through the router. Split by streams, the one stream put all 40 on engine 0 and the second engine idled, so two
+    replicas predicted what one does. Round robin over two: 20 arrivals at 10/s each, every one sent."""
+    plan = embedded_plan()
+    config = BenchConfig(base_url="http://sim", contexts=[128], clients=[1], output_tokens=8, rate_per_s=20.0,
+                         requests_per_client=40, warmup_requests=0, max_in_flight=0)  # fmt: skip
+    one, two = (simulate_cell(plan, TERMS, config, 128, 1, 1, replicas=r).samples_by_seed[0] for r in (1, 2))
+    assert len(one) == len(two) == 40
+    tpot = {n: statistics.median((s.t_last - s.t_first) / 7 for s in ss) for n, ss in (("one", one), ("two", two))}
+    assert tpot["two"] < tpot["one"]  # each engine batches half the arrivals
+
+
 def test_one_engine_grid_cells_are_unchanged_by_the_replica_split():
     plan = embedded_plan()
     config = BenchConfig(base_url="http://sim", contexts=[128], clients=[4], output_tokens=8)

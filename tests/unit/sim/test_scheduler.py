@@ -164,7 +164,8 @@ def test_open_loop_sends_on_schedule():
     engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
     cfg = config(rate_per_s=10.0, arrivals="constant", requests_per_client=3, warmup_requests=0)
     samples = CellSimulation(cfg, engine, flat(), context=64, clients=2, seed=0).run()
-    assert sorted(round(s.t_send, 6) for s in samples) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    # k / rate from 0 s, as bench.runner.arrival_offsets sends them
+    assert sorted(round(s.t_send, 6) for s in samples) == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
 
 
 def test_open_loop_without_an_arrivals_shape_is_poisson_as_bench_sends():
@@ -252,18 +253,18 @@ def test_async_scheduling_takes_a_request_arriving_mid_step_one_step_later():
     step k+1 while step k runs, so a request reaching the engine during step k joins step k+2, not k+1; an idle
     engine takes a request as it comes."""
     engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
-    # two requests sent 3 ms apart (at 3 and 6 ms), each 2 ms through the API server
+    # two requests sent 3 ms apart (at 0 and 3 ms), each 2 ms through the API server
     cfg = config(warmup_requests=0, requests_per_client=1, rate_per_s=1 / 0.003, arrivals="constant")
 
     def ttfts(overlap: bool) -> list[float]:
         model = StepModel(flat().terms, overlap_host=overlap)
         return sorted(s.t_first - s.t_send for s in CellSimulation(cfg, engine, model, 64, 2, seed=0).run())
 
-    # the first reaches an idle engine at 5 ms and is prefilled at once (5-15 ms); the second reaches it at 8 ms,
-    # during that step: a synchronous engine takes it into the step at 15 ms (first token at 25 ms), an async one
-    # had scheduled that step at 5 ms, so it joins the step at 25 ms (first token at 35 ms)
-    assert ttfts(False) == pytest.approx([OVERHEAD_S + STEP_S, 0.025 - 0.006])
-    assert ttfts(True) == pytest.approx([OVERHEAD_S + STEP_S, 0.035 - 0.006])
+    # the first reaches an idle engine at 2 ms and is prefilled at once (2-12 ms); the second reaches it at 5 ms,
+    # during that step: a synchronous engine takes it into the step at 12 ms (first token at 22 ms), an async one
+    # had scheduled that step at 2 ms, so it joins the step at 22 ms (first token at 32 ms)
+    assert ttfts(False) == pytest.approx([OVERHEAD_S + STEP_S, 0.022 - 0.003])
+    assert ttfts(True) == pytest.approx([OVERHEAD_S + STEP_S, 0.032 - 0.003])
 
 
 def test_a_wave_admitted_together_pays_the_admission_cost_in_one_step_every_wave():
@@ -305,3 +306,36 @@ def test_a_mamba_plan_runs_every_sequence_its_state_cache_holds(tmp_path):
                                context=1024, clients=256, seed=0)  # fmt: skip
     as_tokens.run()
     assert as_tokens.preemptions > 0  # what the sim did with the plan read as KV blocks
+
+
+def _most_generating(samples) -> int:
+    """The most requests generating at once (first token to last): never more than were in flight, since a request
+    is in flight from its send, before its first token, to its last."""
+    edges = sorted([(s.t_first, 1) for s in samples] + [(s.t_done, -1) for s in samples])
+    most = now = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
+
+
+@pytest.mark.parametrize(("max_in_flight", "most"), [(0, 20), (3, 3)])
+def test_open_loop_in_flight_cap_is_max_in_flight_as_bench_holds_it(max_in_flight, most):
+    """A --rate run is one stream whose arrivals bench sends at most max_in_flight at a time, 0 = no cap
+    (bench.worker.in_flight_cap, vllm bench serve without --max-concurrency). 20 arrivals 1 ms apart, each request
+    8 steps of 10 ms: with no cap all 20 generate together; the simulator capped them at the one stream's 1."""
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
+    cfg = config(rate_per_s=1000.0, arrivals="constant", requests_per_client=20, warmup_requests=0,
+                 max_in_flight=max_in_flight)  # fmt: skip
+    samples = CellSimulation(cfg, engine, flat(), context=64, clients=1, seed=0).run()
+    assert len(samples) == 20  # clients x requests_per_client, bench.runner.rep_arrivals
+    assert _most_generating(samples) == most
+
+
+def test_open_loop_first_arrival_is_at_the_start_as_bench_sends_it():
+    """bench.runner.arrival_offsets puts the first arrival at 0 s, then k / rate (constant); the simulator began
+    one gap later (0.1, 0.2, ... at 10/s)."""
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
+    cfg = config(rate_per_s=10.0, arrivals="constant", requests_per_client=3, warmup_requests=0, max_in_flight=0)
+    samples = CellSimulation(cfg, engine, flat(), context=64, clients=1, seed=0).run()
+    assert sorted(round(s.t_send, 6) for s in samples) == [0.0, 0.1, 0.2]
