@@ -178,6 +178,16 @@ DIVIDING_FAMILIES = frozenset(
         # hybrid Mamba2 + shared attention (planner.recurrent): attention_head_dim 2 x hidden_size // heads, set by
         # Zamba2Config.__post_init__ whatever the file says, over num_attention_heads (no grouping)
         "zamba2",
+        # Apertus, Nemotron (Minitron) and Phi-3.5-MoE: vLLM's own classes (vllm/model_executor/models/apertus.py
+        # ApertusAttention, nemotron.py NemotronAttention: getattr(config, 'head_dim', None), else hidden_size // heads;
+        # phimoe.py PhiMoEAttention: head_dim None -> hidden_size // heads) over num_key_value_heads, a layer's window
+        # from layer_types (apertus.py) or the model-level sliding_window (attention.py cache_config.sliding_window),
+        # as geometry.layer_kinds reads them; 0.32.0 and 0.33.0 sdists
+        "apertus",
+        "nemotron",
+        "phimoe",
+        # OLMoE: OlmoeAttention's head_dim is hidden_size // heads whatever the config says (olmoe.py, 0.33.0)
+        "olmoe",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -896,8 +906,8 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family == "zamba2" and text.get("hidden_size"):  # Zamba2Attention: every head, 2 x hidden // heads each
         text["head_dim"] = 2 * text["hidden_size"] // text["num_attention_heads"]
         text["num_key_value_heads"] = text["num_attention_heads"]
-    # Lfm2Attention and Lfm2MoeAttention: hidden_size // heads whatever the file says
-    if family in ("lfm2", "lfm2_moe") and text.get("hidden_size"):
+    # Lfm2Attention, Lfm2MoeAttention and OlmoeAttention: hidden_size // heads whatever the file says
+    if family in ("lfm2", "lfm2_moe", "olmoe") and text.get("hidden_size"):
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:
