@@ -188,6 +188,10 @@ DIVIDING_FAMILIES = frozenset(
         "phimoe",
         # OLMoE: OlmoeAttention's head_dim is hidden_size // heads whatever the config says (olmoe.py, 0.33.0)
         "olmoe",
+        # Arcee Trinity (AfmoeForCausalLM): AfmoeAttention takes head_dim or hidden_size // heads over
+        # num_key_value_heads, config.sliding_window on the layers layer_types slides (afmoe.py, 0.32.0 / 0.33.0);
+        # layer_types left out are AfmoeConfig's (_derive_layer_types)
+        "afmoe",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -696,7 +700,7 @@ def _no_rope_layers(text: Mapping[str, Any], n: int, where: str) -> list[int]:
 
 def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
     """`layer_types` for a config that leaves them to its class (Gemma 2/3 configs that predate the field: rule in the
-    module docstring; transformers 5.19's Cohere2, GraniteSwa, Olmo3, Exaone4, SmolLM3 and Llama 4 classes)."""
+    module docstring; transformers 5.19's Cohere2, Afmoe, GraniteSwa, Olmo3, Exaone4, SmolLM3 and Llama 4 classes)."""
     if text.get("layer_types") is not None:
         return
     n = text["num_hidden_layers"]
@@ -715,6 +719,11 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
         pattern = text.get("sliding_window_pattern", 4)
         if pattern is None:  # stated null: kwargs.pop gives None, and the class fails on '(i + 1) % None'
             raise _fail(where, "sliding_window_pattern", "must be a positive integer, got None (no 'layer_types')")
+        text["layer_types"] = _full_every(n, pattern)
+    elif family == "afmoe":  # transformers 5.19 AfmoeConfig.__post_init__: full every global_attn_every_n_layers-th
+        pattern = text.get("global_attn_every_n_layers", 4)
+        if not _is_int(pattern) or pattern <= 0:  # null: the class fails on '(i + 1) % None'
+            raise _fail(where, "global_attn_every_n_layers", f"must be a positive integer, got {pattern!r}")
         text["layer_types"] = _full_every(n, pattern)
     elif family in ("granite_swa", "granitemoe_swa"):  # transformers 5.19 GraniteSwaConfig / GraniteMoeSwaConfig
         text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]

@@ -620,3 +620,26 @@ def test_glm4_moe_lite_is_planned_as_mla(tmp_path: Path) -> None:
     names = ["model.embed_tokens.weight", "model.layers.0.self_attn.kv_a_proj_with_mqa.weight", "lm_head.weight"]
     plan = plan_model(str(one_element_checkpoint(tmp_path / "glm47", GLM47_FLASH, names)), "h100", "vllm-gpu")
     assert plan.kv_bytes_per_token == 47 * 576 * 2
+
+
+# arcee-ai/Trinity-Nano-Preview's config.json (as a Trinity inference repo's test quotes it, search-index file id
+# 52090868887): no layer_types, global_attn_every_n_layers 4, sliding_window 2048, head_dim 128, GQA 8 / 2
+TRINITY_NANO = {"architectures": ["AfmoeForCausalLM"], "model_type": "afmoe", "global_attn_every_n_layers": 4,
+                "head_dim": 128, "hidden_size": 1024, "intermediate_size": 3072, "max_position_embeddings": 131072,
+                "moe_intermediate_size": 256, "num_attention_heads": 8, "num_dense_layers": 2, "num_experts": 128,
+                "num_experts_per_tok": 8, "num_hidden_layers": 56, "num_key_value_heads": 2, "num_shared_experts": 1,
+                "sliding_window": 2048, "vocab_size": 200192, "dtype": "bfloat16"}  # fmt: skip
+
+
+def test_afmoe_is_planned_with_its_class_derived_layer_types() -> None:
+    # was refused as an unmodelled model type. vLLM 0.32.0 / 0.33.0 afmoe.py AfmoeAttention: head_dim (config.head_dim)
+    # over config.num_key_value_heads, config.sliding_window on the layers config.layer_types slides; transformers 5.19
+    # AfmoeConfig.__post_init__ derives layer_types as 'sliding_attention' unless (i + 1) % global_attn_every_n_layers
+    # == 0: 14 full layers of 56 (3, 7, ..., 55), 42 sliding
+    layers = _layers(TRINITY_NANO)
+    full = [i for i, layer in enumerate(layers) if layer[0] == "full"]
+    assert full == list(range(3, 56, 4))
+    assert {layer[1:] for layer in layers} == {(2, 128, 2 * 2 * 128 * 2)}
+    assert [layer[0] for layer in _layers({**TRINITY_NANO, "global_attn_every_n_layers": 2})][:4] == [
+        "sliding", "full", "sliding", "full"
+    ]  # fmt: skip
