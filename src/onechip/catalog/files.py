@@ -203,6 +203,15 @@ class SlidingWindowExtraRule(VersionedRule):
     source: str = Field(description="The engine source read, with file and versions.")
 
 
+class PlatformQuantizationRule(VersionRange):
+    """The quantization methods one platform of a GPU engine serves, for one range of releases (engines.json
+    `rocm_quantization`): vLLM's Platform.supported_quantization of that platform; Platform.verify_quantization refuses
+    any other method at start. Releases outside every range are not checked."""
+
+    methods: list[str] = Field(description="The methods the platform lists (quant_method / --quantization names).")
+    source: str = Field(description="Where the list was read, with file and releases.")
+
+
 class TextOnlyClassesRule(VersionRange):
     """The model classes whose own __init__ skips the towers when every modality's --limit-mm-per-prompt is 0, for one
     range of releases before vLLM made it every class's (engines.json `text_only_drops_towers_classes`); any other
@@ -1468,6 +1477,11 @@ class EngineEntry(StrictModel):
     v2_runner_rules: list[V2RunnerRule] = Field(
         default_factory=list,
         description="Which models run vLLM's V2 model runner by default, by version (not covered: the V1 runner).",
+    )
+    rocm_quantization: list[PlatformQuantizationRule] = Field(
+        default_factory=list,
+        description="The quantization methods vLLM serves on an AMD card (ROCm), by version (not covered: not "
+        "checked).",
     )
     rocm_rules: list[RocmRule] = Field(
         default_factory=list,

