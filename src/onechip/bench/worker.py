@@ -87,6 +87,7 @@ class _Streams:
             output_tokens,
             extras=job.extras,
             continuous_usage=job.continuous_usage,
+            include_usage=job.include_usage,
         )
         o = await stream_chat(self.http, job.base_url, body)
         return RequestSample.of(job, o, stream=stream, seq=seq, warmup=warmup, t_intended=intended, **at)
