@@ -40,3 +40,28 @@ def test_a_server_refusing_stream_options_is_measured_without_them(tmp_path: Pat
     measured_bodies = [b for b in bodies if "Request" in str(b["messages"])]
     assert len(measured_bodies) == 6 and not any("stream_options" in b for b in measured_bodies)
     assert any(n.startswith("server rejected stream_options") for n in run.notes)
+
+
+def test_counting_a_usage_less_answer_does_not_hold_its_streams_next_request(tmp_path: Path) -> None:
+    """A server that sends no usage has each answer's text counted by its /tokenize, here 100 ms late (a busy API
+    server): each closed-loop stream still sends its next request when the last answer ends, so the cell's
+    requests/s is the server's, clients / E2E (2 / ~0.1 s: TTFT 50 ms + 5 gaps of 10 ms), where waiting for the
+    count made it clients / (E2E + 100 ms), half of it."""
+    server = {"ttft_s": 0.05, "itl_s": 0.01, "usage": "never", "tokenize_s": 0.1}
+    with FakeVllm(**server) as srv:  # type: ignore[arg-type]
+        config = BenchConfig(
+            base_url=srv.url, contexts=[16], clients=[2], reps=1, output_tokens=6, requests_per_client=4,
+            warmup_requests=0,
+        )  # fmt: skip
+        run = api.bench(config, out_dir=tmp_path)
+    measured = [s for s in load_samples(tmp_path / "requests.jsonl") if not s.warmup]
+    cell = run.cells[0]
+    assert cell.requests_ok == 8 and {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {
+        (6, "tokenize")
+    }
+    for stream in (0, 1):
+        mine = sorted((s for s in measured if s.stream == stream), key=lambda s: s.seq)
+        idle_s = [b.t_send - (a.t_done or 0.0) for a, b in zip(mine, mine[1:], strict=False)]
+        assert max(idle_s) < 0.05, idle_s  # never the 100 ms /tokenize
+    e2e_s = (cell.e2e_ms.mean or 0.0) / 1000
+    assert cell.request_rate_per_s is not None and cell.request_rate_per_s > 0.8 * 2 / e2e_s
