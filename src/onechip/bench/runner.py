@@ -155,7 +155,7 @@ _COUNTED = {  # the run's note when the server sends no usage (bench.client coun
 
 
 # What the probe request asks, (vLLM's min_tokens + ignore_eos, continuous usage, stream_options at all), tried in
-# order until the server takes one (a 400 refuses it): vLLM takes the first; an OpenAI-compatible server without
+# order until the server takes one (REFUSED_BODY): vLLM takes the first; an OpenAI-compatible server without
 # vLLM's extras the third; one that predates stream_options (or a proxy checking an older OpenAI schema) the last two,
 # its output then counted as a server's that sends no usage (bench.client)
 PROBE_LADDER = (
@@ -165,6 +165,9 @@ PROBE_LADDER = (
     (True, False, False),
     (False, False, False),
 )
+# The statuses of a body refused (the next rung of PROBE_LADDER is tried), not of the endpoint: 400, as vLLM answers
+# an unknown or invalid field, and 422, FastAPI's answer to a body its request model refuses (RequestValidationError)
+REFUSED_BODY = (400, 422)
 PROBE_ATTEMPTS = 3  # a probe failing transiently (_transient) is sent again, this many times in all...
 PROBE_BACKOFF_S = 0.2  # ...after 0.2 s, then 0.4 s: the probe measures nothing, a server's hiccup must not end the run
 
@@ -408,7 +411,7 @@ class _Run:
         return model, version
 
     async def probe_extras(self, model: str, notes: list[str]) -> None:
-        """One tiny request with vLLM's extras; drop those the server rejects with a 400 (and say so in `notes`),
+        """One tiny request with vLLM's extras; drop those the server rejects (REFUSED_BODY; say so in `notes`),
         down PROBE_LADDER: without any stream_options the output is counted as a usage-less server's is."""
         base = self.config.base_url
         for extras, continuous, usage in PROBE_LADDER:
@@ -437,7 +440,7 @@ class _Run:
                 if out.completion_tokens_from != "usage":
                     notes.append(_COUNTED[out.completion_tokens_from])
                 return
-            if out.http_status != 400:
+            if out.http_status not in REFUSED_BODY:
                 raise EndpointError(f"probe request to {self.config.base_url} failed: {out.error}")
         raise EndpointError(f"probe request to {self.config.base_url} failed: {out.error}")
 

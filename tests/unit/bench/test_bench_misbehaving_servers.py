@@ -65,3 +65,23 @@ def test_counting_a_usage_less_answer_does_not_hold_its_streams_next_request(tmp
         assert max(idle_s) < 0.05, idle_s  # never the 100 ms /tokenize
     e2e_s = (cell.e2e_ms.mean or 0.0) / 1000
     assert cell.request_rate_per_s is not None and cell.request_rate_per_s > 0.8 * 2 / e2e_s
+
+
+def test_a_server_refusing_vllms_extras_with_422_is_measured_without_them(tmp_path: Path) -> None:
+    """A FastAPI server that validates the body against its own model answers 422 Unprocessable Entity to fields it
+    does not know (FastAPI's RequestValidationError handler), where vLLM answers 400: either refuses the body, not the
+    endpoint, so the probe goes on without min_tokens/ignore_eos; it used to end the run at the probe ('HTTP 422')."""
+
+    def refuse_extras(body: dict[str, Any]) -> Reply | None:
+        return Reply(status=422, error="min_tokens: extra fields not permitted") if "min_tokens" in body else None
+
+    with FakeVllm(replies=refuse_extras) as srv:
+        config = BenchConfig(
+            base_url=srv.url, contexts=[16], clients=[1], reps=1, output_tokens=6, requests_per_client=2,
+            warmup_requests=0,
+        )  # fmt: skip
+        run = api.bench(config, out_dir=tmp_path)
+        bodies = list(srv.chat_requests)
+    assert run.cells[0].status == "ok" and run.cells[0].requests_ok == 2
+    assert not any("min_tokens" in b for b in bodies if "Request" in str(b["messages"]))
+    assert any(n.startswith("server rejected min_tokens/ignore_eos") for n in run.notes)
