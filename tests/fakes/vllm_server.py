@@ -36,8 +36,9 @@ stream, for streamed requests in `ignore_stream`. Error bodies are OpenAI-shaped
 
 Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s`; with `slots` only that many
 streams generate at once and the others queue, their wait part of TTFT (`admitted` records when each got a
-slot). `stop_after` ends generated streams early (finish "stop"; else "length" at max_tokens); `extra_tokens` sends
-that many more than max_tokens (a server that does not honour it);
+slot); `tokenize_s` delays the answer to a /tokenize of generated text (a plain `prompt`). `stop_after` ends
+generated streams early (finish "stop"; else "length" at max_tokens); `extra_tokens` sends that many more than
+max_tokens (a server that does not honour it);
 `empty_chunks` sends chunk k with content "" (its tokens still counted, as a detokenizer holding text back);
 `finish_chunk` sends finish_reason in its own empty-delta chunk right after the last content chunk.
 
@@ -189,6 +190,7 @@ class FakeVllm:
     resets: bool = False  # a dropped connection (cut, a wire script's None) is reset (RST), not closed (FIN)
     reject_extras: bool = False
     has_tokenize: bool = True
+    tokenize_s: float = 0.0  # seconds /tokenize of a plain `prompt` (the output counted) takes: a busy API server
     # vllm serve --api-key: routes under /v1 answer 401 {"error": "Unauthorized"} without `Authorization: Bearer <key>`
     # (vllm/entrypoints/openai/api_server.py's AuthenticationMiddleware; /health, /tokenize, /metrics stay open)
     api_key: str | None = None
@@ -342,6 +344,8 @@ class FakeVllm:
             self._send(writer, 200, self._metrics().encode(), "text/plain; version=0.0.4")
         elif method == "POST" and path == "/tokenize" and self.has_tokenize:
             self.tokenize_calls += 1
+            if "prompt" in body:
+                await asyncio.sleep(self.tokenize_s)
             count = count_body(body)
             self._send(writer, 200, {"count": count, "max_model_len": self.max_model_len, "tokens": [0] * count})
         elif method == "POST" and path == "/v1/completions":

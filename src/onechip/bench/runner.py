@@ -155,6 +155,20 @@ _COUNTED = {  # the run's note when the server sends no usage (bench.client coun
 }
 
 
+# What the probe request asks, (vLLM's min_tokens + ignore_eos, continuous usage, stream_options at all), tried in
+# order until the server takes one (REFUSED_BODY): vLLM takes the first; an OpenAI-compatible server without
+# vLLM's extras the third; one that predates stream_options (or a proxy checking an older OpenAI schema) the last two,
+# its output then counted as a server's that sends no usage (bench.client)
+PROBE_LADDER = (
+    (True, True, True),
+    (False, True, True),
+    (False, False, True),
+    (True, False, False),
+    (False, False, False),
+)
+# The statuses of a body refused (the next rung of PROBE_LADDER is tried), not of the endpoint: 400, as vLLM answers
+# an unknown or invalid field, and 422, FastAPI's answer to a body its request model refuses (RequestValidationError)
+REFUSED_BODY = (400, 422)
 PROBE_ATTEMPTS = 3  # a probe failing transiently (_transient) is sent again, this many times in all...
 PROBE_BACKOFF_S = 0.2  # ...after 0.2 s, then 0.4 s: the probe measures nothing, a server's hiccup must not end the run
 
@@ -380,6 +394,7 @@ class _Run:
         self.summary_path = out_dir / RUN_FILES["bench"]
         self.extras = True
         self.continuous_usage = True
+        self.include_usage = True
         self.nonce = uuid.uuid4().hex[:8]
         self.run: BenchRun | None = None
         self.saved: BenchRun | None = None  # the run being resumed, as its summary.json last saved it
@@ -399,10 +414,11 @@ class _Run:
         return model, version
 
     async def probe_extras(self, model: str, notes: list[str]) -> None:
-        """One tiny request with vLLM's extras; drop those the server rejects (and say so in `notes`)."""
+        """One tiny request with vLLM's extras; drop those the server rejects (REFUSED_BODY; say so in `notes`),
+        down PROBE_LADDER: without any stream_options the output is counted as a usage-less server's is."""
         base = self.config.base_url
-        for extras, continuous in ((True, True), (False, True), (False, False)):
-            body = bench_chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous)
+        for extras, continuous, usage in PROBE_LADDER:
+            body = bench_chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous, include_usage=usage)
             async with data_session(base, 1, self.config.request_timeout_s) as http:
                 for attempt in range(PROBE_ATTEMPTS):
                     out = await stream_chat(http, base, body)
@@ -410,20 +426,24 @@ class _Run:
                         break
                     await asyncio.sleep(PROBE_BACKOFF_S * (attempt + 1))
             if out.error is None:
-                self.extras, self.continuous_usage = extras, continuous
+                self.extras, self.continuous_usage, self.include_usage = extras, continuous, usage
                 if not extras:
                     notes.append(
                         "server rejected min_tokens/ignore_eos: output length is max_tokens only; "
                         "requests may end early"
                     )
-                if not continuous:
+                if not usage:
+                    notes.append(
+                        "server rejected stream_options: usage was not asked for; ITL is split per chunk, not per token"
+                    )
+                elif not continuous:
                     notes.append("server rejected continuous_usage_stats: ITL is split per chunk, not per token")
                 elif not out.chunk_tokens:
                     notes.append("server sent no per-chunk usage: ITL is split per chunk, not per token")
                 if out.completion_tokens_from != "usage":
                     notes.append(_COUNTED[out.completion_tokens_from])
                 return
-            if out.http_status != 400:
+            if out.http_status not in REFUSED_BODY:
                 raise EndpointError(f"probe request to {self.config.base_url} failed: {out.error}")
         raise EndpointError(f"probe request to {self.config.base_url} failed: {out.error}")
 
@@ -454,6 +474,7 @@ class _Run:
                 prompt_tokens_target=counted,
                 extras=self.extras,
                 continuous_usage=self.continuous_usage,
+                include_usage=self.include_usage,
                 arrivals_s=None if arrivals is None else [a for a in arrivals if a[1] in streams],
                 system_words=system_words,
                 request_shapes=None

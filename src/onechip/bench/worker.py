@@ -25,7 +25,7 @@ from typing import IO, Any
 import aiohttp
 
 from onechip.bench import agent
-from onechip.bench.client import data_session, stream_chat
+from onechip.bench.client import Count, data_session, stream_chat_timed
 from onechip.bench.prompts import build_content
 from onechip.errors import OnechipError, redact
 from onechip.procs import die_with_parent
@@ -63,6 +63,8 @@ class _Streams:
     def __init__(self, job: RepJob, http: aiohttp.ClientSession, emit: Emit, t0: float):
         self.job, self.http, self.emit, self.t0 = job, http, emit, t0
         self.seqs = dict.fromkeys(job.streams, 0)
+        self.counting: set[asyncio.Task[None]] = set()  # answers without usage being counted (see finish)
+        self.emitting: dict[int, asyncio.Task[None]] = {}  # by stream: the task emitting its latest sample
 
     async def request(
         self,
@@ -72,9 +74,10 @@ class _Streams:
         messages: list[Any] | None = None,
         shape: tuple[int, int, int] | None = None,
         **at: int,
-    ) -> RequestSample:
+    ) -> tuple[RequestSample, Count | None]:
         """One request of `stream` (its next seq): the grid's prompt, or `messages` (agent; `at`: session,
-        turn), or a trace entry's `shape` (filler words, output tokens, counted prompt tokens)."""
+        turn), or a trace entry's `shape` (filler words, output tokens, counted prompt tokens). Returns when the
+        answer ended, with the Count of an answer without usage (client.stream_chat_timed), for `finish`."""
         job, seq = self.job, self.seqs[stream]
         self.seqs[stream] += 1
         output_tokens = job.output_tokens if shape is None else shape[1]
@@ -87,9 +90,36 @@ class _Streams:
             output_tokens,
             extras=job.extras,
             continuous_usage=job.continuous_usage,
+            include_usage=job.include_usage,
         )
-        o = await stream_chat(self.http, job.base_url, body)
-        return RequestSample.of(job, o, stream=stream, seq=seq, warmup=warmup, t_intended=intended, **at)
+        o, count = await stream_chat_timed(self.http, job.base_url, body)
+        return RequestSample.of(job, o, stream=stream, seq=seq, warmup=warmup, t_intended=intended, **at), count
+
+    def finish(self, sample: RequestSample, count: Count | None) -> None:
+        """Emit `sample`; one whose output must be counted (`count`) once counted, in a task, while its stream goes
+        on (`counted` waits for the last of them). A stream's samples are emitted in the order its answers ended, so
+        its `last_in_stream` sample is never stored before an earlier one (a resume trusts it to end the stream)."""
+        before = self.emitting.get(sample.stream)
+        if count is None and (before is None or before.done()):
+            self.emit(sample)
+            return
+
+        async def emit_in_order() -> None:
+            out = None if count is None else await count()
+            if before is not None:
+                await before
+            if out is not None:
+                sample.completion_tokens = out.completion_tokens
+                sample.completion_tokens_from = out.completion_tokens_from
+            self.emit(sample)
+
+        task = self.emitting[sample.stream] = asyncio.create_task(emit_in_order())
+        self.counting.add(task)
+        task.add_done_callback(self.counting.discard)
+
+    async def counted(self) -> None:
+        """Wait until every answer being counted is counted and emitted."""
+        await asyncio.gather(*self.counting)
 
     def warming(self, n: int) -> bool:
         if self.job.warmup_s is not None:
@@ -99,7 +129,7 @@ class _Streams:
     async def warm_up(self, stream: int) -> None:
         n = 0
         while self.warming(n):
-            self.emit(await self.request(stream, warmup=True))
+            self.finish(*await self.request(stream, warmup=True))
             n += 1
 
     async def closed_loop(self, stream: int) -> None:
@@ -107,14 +137,14 @@ class _Streams:
         job = self.job
         start, n = time.perf_counter(), 0
         while True:
-            sample = await self.request(stream, warmup=False)
+            sample, count = await self.request(stream, warmup=False)
             n += 1
             if job.duration_s is not None:
                 more = time.perf_counter() < start + job.duration_s
             else:
                 more = n < job.requests_per_client
             sample.last_in_stream = not more
-            self.emit(sample)
+            self.finish(sample, count)
             if not more:
                 return
 
@@ -127,9 +157,11 @@ class _Streams:
             history = [agent.system_prompt(job.prompt_tag, job.system_words)]
             for turn in range(job.turns):
                 history.append(user_message(agent.user_text(stream, session, turn, job.user_tokens))[0])
-                sample = await self.request(stream, False, None, list(history), session=session, turn=turn)
+                sample, count = await self.request(stream, False, None, list(history), session=session, turn=turn)
                 sample.last_in_stream = session == job.sessions_per_client - 1 and turn == job.turns - 1
-                self.emit(sample)  # a failed turn does not end the session: the history is replayed, not answered
+                self.finish(
+                    sample, count
+                )  # a failed turn does not end the session: the history is replayed, not answered
                 history += agent.turn_history(stream, session, turn, job.call_tokens, job.result_tokens)
                 if job.think_time_s and turn < job.turns - 1:
                     await asyncio.sleep(job.think_time_s)
@@ -147,10 +179,10 @@ class _Streams:
         async def gated(k: int, stream: int, intended: float) -> None:
             async with slots:  # a send waiting here for a free slot (a cap) is late: its slip is recorded
                 shape = shapes[k] if shapes is not None else None
-                sample = await self.request(stream, warmup=False, intended=intended, shape=shape)
+                sample, count = await self.request(stream, warmup=False, intended=intended, shape=shape)
             left[stream] -= 1
             sample.last_in_stream = left[stream] == 0
-            self.emit(sample)
+            self.finish(sample, count)
 
         start = await gate()
         tasks: list[asyncio.Task[None]] = []
@@ -184,6 +216,7 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
             await asyncio.gather(*(loop(i) for i in job.streams))
         else:
             await streams.open_loop(job.arrivals_s, gate)
+        await streams.counted()
 
 
 def in_flight_cap(job: RepJob) -> int:

@@ -133,6 +133,9 @@ def _sweep_cell(c: CellResult, output_len: int | None) -> SweepCell:
         ttft_ms=_dist(c.ttft_ms),
         tpot_ms=_dist(c.tpot_ms),
         itl_ms=_dist(c.itl_ms),
+        e2e_ms=_dist(c.e2e_ms),
+        requests_sent=c.requests_sent,
+        requests_failed=c.requests_failed,
     )
 
 

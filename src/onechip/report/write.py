@@ -3,7 +3,7 @@
 md              report.md            the Markdown report
 html            report.html          the same, self-contained, with matplotlib plots
 json            report.json          every run file as loaded into its model, in one document
-serving-report  serving-report.json  the serving-report 1.1 layout, validated by its JSON Schema
+serving-report  serving-report.json  the serving-report layout (schemas.serving_report), validated by its JSON Schema
 """
 
 from __future__ import annotations

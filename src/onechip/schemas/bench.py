@@ -761,6 +761,9 @@ class RepJob(StrictModel):
     output_tokens: int = Field(description="max_tokens (and min_tokens with extras).")
     extras: bool = Field(description="Send vLLM's min_tokens + ignore_eos.")
     continuous_usage: bool = Field(description="Ask for usage on every chunk.")
+    include_usage: bool = Field(
+        default=True, description="Send stream_options to ask for usage; False: the server refuses them."
+    )
     request_timeout_s: float = Field(description="Per-request timeout, seconds.")
     warmup_requests: int = Field(description="Warm-up requests per stream (when warmup_s is None).")
     warmup_s: float | None = Field(description="Warm-up seconds per stream from the job's start.")

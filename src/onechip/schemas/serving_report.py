@@ -1,8 +1,8 @@
-"""The serving-report document (schema_version 1.3, issue 6; 1.2 adds each cell's whole-run tok/s and both request
+"""The serving-report document (schema_version 1.4, issue 6; 1.2 adds each cell's whole-run tok/s and both request
 rates beside the steady window's, and the workload's tok/s definitions; 1.3 an attention-free model's state slots in
-memory, where its KV pool tokens are null): one JSON file a reader can compare across
-tools and runs. Sections: run, hardware (host, pricing), model, software (serve args), throughput
-(workload, sweep[]), capabilities[], memory, startup, cost (per_m_output_tokens[]).
+memory, where its KV pool tokens are null; 1.4 each cell's measured requests sent and failed, and its E2E latency):
+one JSON file a reader can compare across tools and runs. Sections: run, hardware (host, pricing), model, software
+(serve args), throughput (workload, sweep[]), capabilities[], memory, startup, cost (per_m_output_tokens[]).
 
 This model is the only definition of the layout: its JSON Schema (`serving_report_schema()`, draft
 2020-12) is generated from it, never written by hand. Every model forbids unknown fields, so the
@@ -16,8 +16,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SERVING_REPORT_VERSION: Final = "1.3"
-SCHEMA_ID = "https://onechip.dev/schemas/serving-report-1.3.json"
+SERVING_REPORT_VERSION: Final = "1.4"
+SCHEMA_ID = "https://onechip.dev/schemas/serving-report-1.4.json"
 
 Verdict = Literal["pass", "partial", "fail", "blocked", "not_tested"]
 
@@ -123,7 +123,8 @@ class DistInfo(_Doc):
 
 
 class SweepCell(_Doc):
-    """One context x concurrency cell of the sweep: status, output tok/s and its CV, TTFT, TPOT and ITL."""
+    """One context x concurrency cell of the sweep: status, output tok/s and its CV, TTFT, TPOT, ITL and E2E, and the
+    measured requests sent and failed (the figures are over those that succeeded)."""
 
     concurrency: int = Field(ge=1, description="Concurrent client streams.")
     input_len: int = Field(ge=0, description="Prompt tokens.")
@@ -152,6 +153,15 @@ class SweepCell(_Doc):
     ttft_ms: DistInfo = Field(description="Time to first token, ms.")
     tpot_ms: DistInfo = Field(description="Time per output token, ms.")
     itl_ms: DistInfo = Field(description="Inter-token latency, ms.")
+    e2e_ms: DistInfo | None = Field(
+        default=None, description="End-to-end latency to the last token, ms (vllm bench serve's E2EL)."
+    )
+    requests_sent: int | None = Field(
+        default=None, ge=0, description="Measured requests sent, all reps (null: a run that did not record it)."
+    )
+    requests_failed: int = Field(
+        default=0, ge=0, description="Measured requests that failed, all reps: in no figure of the cell."
+    )
 
 
 class Throughput(_Doc):
@@ -237,7 +247,7 @@ class ServingReport(_Doc):
 
     model_config = ConfigDict(extra="forbid", title="serving-report", json_schema_extra={"$id": SCHEMA_ID})
 
-    schema_version: Literal["1.3"] = Field(description="Layout version of this document.")
+    schema_version: Literal["1.4"] = Field(description="Layout version of this document.")
     run: RunInfo
     hardware: Hardware
     model: ModelInfo

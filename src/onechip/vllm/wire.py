@@ -103,12 +103,20 @@ def replayed_tool_call(call_id: str, name: str, arguments: Json) -> list[Json]:
 
 
 def bench_chat_body(
-    model: str, content: str | list[Json], output_tokens: int, *, extras: bool, continuous_usage: bool
+    model: str,
+    content: str | list[Json],
+    output_tokens: int,
+    *,
+    extras: bool,
+    continuous_usage: bool,
+    include_usage: bool = True,
 ) -> Json:
     """A streamed chat-completions body asking for exactly `output_tokens` tokens where the server allows.
 
     `content` is one user message's text, or the whole message list (agent sessions). `extras` adds vLLM's
-    min_tokens + ignore_eos; `continuous_usage` asks for usage on every chunk.
+    min_tokens + ignore_eos; `include_usage` asks for the final usage chunk (OpenAI's `stream_options`), and
+    `continuous_usage` for usage on every chunk too; without `include_usage` no `stream_options` is sent at all
+    (a server that predates it refuses the field).
     """
     body: Json = {
         "model": model,
@@ -116,10 +124,11 @@ def bench_chat_body(
         "max_tokens": output_tokens,
         "temperature": 0.0,
         "stream": True,
-        "stream_options": {"include_usage": True},
     }
-    if continuous_usage:
-        body["stream_options"]["continuous_usage_stats"] = True
+    if include_usage:
+        body["stream_options"] = {"include_usage": True}
+        if continuous_usage:
+            body["stream_options"]["continuous_usage_stats"] = True
     if extras:
         body["min_tokens"] = output_tokens
         body["ignore_eos"] = True

@@ -67,7 +67,7 @@ def test_json_dump_holds_every_file(seed_run: Path) -> None:
 def test_serving_report_export_validates_and_carries_the_seed_values(seed_run: Path) -> None:
     (path,) = write_report(seed_run, "serving-report")
     doc = json.loads(path.read_text(encoding="utf-8"))
-    assert doc["schema_version"] == "1.3"
+    assert doc["schema_version"] == "1.4"
     cell = next(s for s in doc["throughput"]["sweep"] if s["concurrency"] == 64 and s["input_len"] == 128)
     assert cell["output_tok_per_s"] == 1496.5 and cell["output_len"] == 128
     assert set(cell["ttft_ms"]) == {"mean", "median", "p90", "p99"}
@@ -114,7 +114,7 @@ def test_serving_report_schema_rejects_a_bad_document(seed_run: Path) -> None:
     del bad["cost"]
     with pytest.raises(ConfigError, match="'cost' is a required property"):
         validate(bad)
-    assert SCHEMA["properties"]["schema_version"]["const"] == "1.3"
+    assert SCHEMA["properties"]["schema_version"]["const"] == "1.4"
 
 
 def test_serving_report_of_an_empty_run_is_still_valid(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def test_schema_is_generated_from_the_model() -> None:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         **ServingReport.model_json_schema(mode="serialization"),
     }
-    assert SCHEMA["$id"] == "https://onechip.dev/schemas/serving-report-1.3.json"
+    assert SCHEMA["$id"] == "https://onechip.dev/schemas/serving-report-1.4.json"
     assert SCHEMA["required"] == [
         "schema_version", "run", "hardware", "model", "software", "throughput", "capabilities", "memory",
         "startup", "cost",
@@ -117,6 +117,19 @@ def test_a_cell_without_throughput_is_null_with_a_reason(tmp_path: Path) -> None
         "64 x 8,192 tokens exceeds the 321,344-token KV pool",
         "connection reset",
     ]
+
+
+def test_a_cell_with_failed_requests_says_how_many_and_its_e2e(tmp_path: Path) -> None:
+    """A cell where 4 of 20 measured requests failed (HTTP 500s: their figures are over the 16 that answered) says
+    so in the sweep, with its E2E latency beside TTFT and TPOT: the export left out both, so a reader of
+    serving-report.json saw a clean cell."""
+    files = seed_files()
+    cell = files["summary.json"]["cells"][0]
+    e2e = {"n": 16, "mean": 241.5, "median": 241.0, "p90": 244.0, "p99": 246.0}  # TTFT 100 ms + 7 x 20 ms ITL
+    cell.update(requests_sent=20, requests_ok=16, requests_failed=4, first_error="HTTP 500: boom", e2e_ms=e2e)
+    sweep = _serving_report(tmp_path, files)["throughput"]["sweep"][0]
+    assert (sweep["requests_sent"], sweep["requests_failed"]) == (20, 4)
+    assert sweep["e2e_ms"] == {k: e2e[k] for k in ("mean", "median", "p90", "p99")}
 
 
 def _serve_command() -> dict[str, Any]:
