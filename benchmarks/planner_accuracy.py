@@ -67,6 +67,8 @@ from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PlanRequest
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
+# predict()'s skip for a log the corpus holds no model config for: the planner was not given it (not a refusal)
+NO_CONFIG = "no config"
 # Logs the GPU memory rules' fitted terms were fitted on (engines.json memory_rules sources), or where another
 # row's deployment input was read: scored, but not evidence for those terms.
 FITTED_ON = {
@@ -678,7 +680,7 @@ def predict(
     if entry.get("config_file") is None and entry["name"] in STAND_IN:
         row["stand_in"] = " [geometry from the log's cache shape]"
     elif entry.get("config_file") is None:
-        row["skip"] = "no config"
+        row["skip"] = NO_CONFIG
         return row
     elif chip is None and "CUDA" in entry["engine"] and entry["logged"].get("total_gpu_memory_gib"):
         # the card is not named, but the log prints the memory the runtime sees on it ('Free memory on device (free/

@@ -30,6 +30,8 @@ Figures scored, each against the log: KV memory per GPU ('Available KV cache mem
 line), KV tokens given the log's own KV memory (each planner's token arithmetic alone), and the fit verdict.
 A fixture whose budget rests on an input no planner is given (corpus.json budget_unscored: a co-tenant's memory on a
 shared unified-memory box) is compared on the tokens given its logged pool only, and listed with that reason.
+A fixture whose model has no config.json in the corpus is given to no planner: its onechip cell says 'no config' (not
+'refused': it was never planned), it is left out of the 'planned' counts, and the report names it apart.
 In-sample rows are scored apart: for onechip the logs planner_accuracy.FITTED_ON names; for llm-d-planner its
 own accuracy sweep (the H100 vLLM 0.19.0 logs from llm-d-incubation/llm-d-planner, which its
 vllm_memory_constants.json was calibrated on). A planner that is not installed is said and skipped.
@@ -134,6 +136,12 @@ def case_verdict(case: Case, result: Result) -> bool | None:
 def planned(result: Result) -> bool:
     """Gave a verdict (a refusal quoting the engine's own error counts: planner_accuracy scores it)."""
     return result.fits is not None
+
+
+def no_config(result: Result) -> bool:
+    """onechip was not given the log: the corpus holds no config.json of its model (planner_accuracy.NO_CONFIG),
+    so it neither planned nor refused it; left out of its counts, as the peers' 'not fed' logs are not theirs."""
+    return result.refused == corpus.NO_CONFIG
 
 
 def render_markdown(header: list[str], rows: list[list[str]]) -> str:
@@ -453,6 +461,8 @@ NOT_FED = ("not installed", "no card memory or checkpoint to give it")
 
 def cell(case: Case, result: Result) -> str:
     if not planned(result):
+        if no_config(result):
+            return corpus.NO_CONFIG
         return "refused" if result.refused not in NOT_FED else "not fed"
     err = figure_errors(case, result)
     parts = [f"{err[f]:+.1%}" if err[f] is not None else "-" for f in FIGURES]
@@ -484,24 +494,29 @@ def print_report(cases: list[Case], installed: dict[str, bool]) -> None:
             if not installed[planner_name]:
                 table.append([planner_name, "not installed"] + ["-"] * (len(FIGURES) + 1))
                 continue
-            picked = [c for c in cases if keep(c, planner_name)]
+            kept = [c for c in cases if keep(c, planner_name)]
+            picked = [c for c in kept if not no_config(c.results[planner_name])]
+            unconfigured = f" ({len(kept) - len(picked)} with no config left out)" if len(kept) > len(picked) else ""
             results = [(c, c.results[planner_name]) for c in picked]
             covered = sum(planned(r) for _, r in results)
             errs = {f: [e for c, r in results if (e := figure_errors(c, r)[f]) is not None] for f in FIGURES}
             verdicts = [v for c, r in results if (v := case_verdict(c, r)) is not None]
             table.append(
-                [planner_name, f"{covered} of {len(picked)}"]
+                [planner_name, f"{covered} of {len(picked)}{unconfigured}"]
                 + [summary(errs[f]) for f in FIGURES]
                 + [f"{sum(verdicts)} of {len(verdicts)}"]
             )
         print(render_markdown(["planner", "planned", *(FIGURE_TITLES[f] for f in FIGURES), "fit right"], table))
     covered = ", ".join(f"{p} {sum(planned(c.results[p]) for c in cases)}" for p in PLANNERS if installed[p])
     print(f"\nPlanned, of all {len(cases)} GPU logs: {covered}")
+    unconfigured = [c.name for c in cases if no_config(c.results["onechip"])]
+    print(f"\nNot given to any planner, the corpus holding no config.json of the model ({len(unconfigured)}):")
+    print(f"  {', '.join(unconfigured) or 'none'}")
     print("\nWhy each planner gave no plan ('not fed': no weights figure or card to give it, or not installed):")
     for planner_name in PLANNERS:
         for case in cases:
             result = case.results[planner_name]
-            if not planned(result) and result.refused not in NOT_FED:
+            if not planned(result) and result.refused not in NOT_FED and not no_config(result):
                 print(f"  {planner_name}, {case.name}: {(result.refused or '')[:140]}")
     print_gaps(cases, installed)
 
