@@ -144,6 +144,20 @@ def test_a_log_with_no_config_says_so_and_is_left_out_of_onechips_count(capsys: 
     pvp.print_report([case, refused], {"onechip": True, "llm-d-planner": True, "hf-mem": True})
     out = capsys.readouterr().out
     # held out: onechip planned 0 of the 1 log it was given; the no-config log is named apart, not counted
-    assert "| onechip | 0 of 1 (1 with no config left out) |" in out
+    assert "| onechip | 0 of 1 (1 with no config or weights left out) |" in out
     assert "onechip, no-config:" not in out  # not among onechip's reasons for giving no plan
     assert "onechip, refused-one: refused: max_model_len exceeds positions" in out
+
+
+def test_a_log_with_no_weights_figure_says_so_and_is_left_out_of_onechips_count(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # planner_accuracy.predict's skip where neither checkpoint bytes nor the log's loaded weights are known, with the
+    # entry's known_error after it (as h100x4-qwen3-235b-a22b-fp8-tp4's row reads): no weights given, nothing refused
+    case = _no_config_case()
+    case.results["onechip"] = pvp.Result(refused=f"{planner_accuracy.NO_WEIGHTS}; +1.14% given the logged pool")
+    assert pvp.cell(case, case.results["onechip"]) == "no weights figure"
+    pvp.print_report([case], {"onechip": True, "llm-d-planner": True, "hf-mem": True})
+    out = capsys.readouterr().out
+    assert "| onechip | 0 of 0 (1 with no config or weights left out) |" in out
+    assert "onechip, no-config:" not in out
