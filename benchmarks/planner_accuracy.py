@@ -67,6 +67,10 @@ from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PlanRequest
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
+# predict()'s skips for a log the planner was not given (not refusals): the corpus holds no model config for it, or
+# (with the log's weights) neither the checkpoint's bytes nor the log's loaded weights
+NO_CONFIG = "no config"
+NO_WEIGHTS = "no weights figure"
 # Logs the GPU memory rules' fitted terms were fitted on (engines.json memory_rules sources), or where another
 # row's deployment input was read: scored, but not evidence for those terms.
 FITTED_ON = {
@@ -678,7 +682,7 @@ def predict(
     if entry.get("config_file") is None and entry["name"] in STAND_IN:
         row["stand_in"] = " [geometry from the log's cache shape]"
     elif entry.get("config_file") is None:
-        row["skip"] = "no config"
+        row["skip"] = NO_CONFIG
         return row
     elif chip is None and "CUDA" in entry["engine"] and entry["logged"].get("total_gpu_memory_gib"):
         # the card is not named, but the log prints the memory the runtime sees on it ('Free memory on device (free/
@@ -731,7 +735,7 @@ def predict(
             row["skip"] = f"refused: {exc}"
         return row
     if how == "none" and not given_pool:  # with the log's pool, weights size nothing that is scored
-        row["skip"] = "no checkpoint bytes (out of sample needs them)" if out_of_sample else "no weights figure"
+        row["skip"] = "no checkpoint bytes (out of sample needs them)" if out_of_sample else NO_WEIGHTS
         if entry.get("known_error"):  # a boot the planner does not model says why (corpus.json known_error)
             row["skip"] += f"; {entry['known_error']}"
         return row

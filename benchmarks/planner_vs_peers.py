@@ -30,6 +30,9 @@ Figures scored, each against the log: KV memory per GPU ('Available KV cache mem
 line), KV tokens given the log's own KV memory (each planner's token arithmetic alone), and the fit verdict.
 A fixture whose budget rests on an input no planner is given (corpus.json budget_unscored: a co-tenant's memory on a
 shared unified-memory box) is compared on the tokens given its logged pool only, and listed with that reason.
+A fixture whose model has no config.json in the corpus, or that has no weights figure (no checkpoint bytes, no loaded
+weights in the log), is not given to onechip: its cell says 'no config' or 'no weights figure' (not 'refused': it was
+never planned), it is left out of onechip's 'planned' counts, and the report names it apart.
 In-sample rows are scored apart: for onechip the logs planner_accuracy.FITTED_ON names; for llm-d-planner its
 own accuracy sweep (the H100 vLLM 0.19.0 logs from llm-d-incubation/llm-d-planner, which its
 vllm_memory_constants.json was calibrated on). A planner that is not installed is said and skipped.
@@ -134,6 +137,13 @@ def case_verdict(case: Case, result: Result) -> bool | None:
 def planned(result: Result) -> bool:
     """Gave a verdict (a refusal quoting the engine's own error counts: planner_accuracy scores it)."""
     return result.fits is not None
+
+
+def not_given(result: Result) -> str | None:
+    """What onechip was not given for the log, where it was not: the corpus holds no config.json of its model
+    (planner_accuracy.NO_CONFIG) or no weights figure (NO_WEIGHTS; the entry's known_error may follow it), so it neither
+    planned nor refused it; left out of its counts, as the peers' 'not fed' logs are not theirs. None otherwise."""
+    return next((r for r in (corpus.NO_CONFIG, corpus.NO_WEIGHTS) if (result.refused or "").startswith(r)), None)
 
 
 def render_markdown(header: list[str], rows: list[list[str]]) -> str:
@@ -453,6 +463,8 @@ NOT_FED = ("not installed", "no card memory or checkpoint to give it")
 
 def cell(case: Case, result: Result) -> str:
     if not planned(result):
+        if reason := not_given(result):
+            return reason
         return "refused" if result.refused not in NOT_FED else "not fed"
     err = figure_errors(case, result)
     parts = [f"{err[f]:+.1%}" if err[f] is not None else "-" for f in FIGURES]
@@ -484,24 +496,30 @@ def print_report(cases: list[Case], installed: dict[str, bool]) -> None:
             if not installed[planner_name]:
                 table.append([planner_name, "not installed"] + ["-"] * (len(FIGURES) + 1))
                 continue
-            picked = [c for c in cases if keep(c, planner_name)]
+            kept = [c for c in cases if keep(c, planner_name)]
+            picked = [c for c in kept if not not_given(c.results[planner_name])]
+            left = len(kept) - len(picked)
+            unconfigured = f" ({left} with no config or weights left out)" if left else ""
             results = [(c, c.results[planner_name]) for c in picked]
             covered = sum(planned(r) for _, r in results)
             errs = {f: [e for c, r in results if (e := figure_errors(c, r)[f]) is not None] for f in FIGURES}
             verdicts = [v for c, r in results if (v := case_verdict(c, r)) is not None]
             table.append(
-                [planner_name, f"{covered} of {len(picked)}"]
+                [planner_name, f"{covered} of {len(picked)}{unconfigured}"]
                 + [summary(errs[f]) for f in FIGURES]
                 + [f"{sum(verdicts)} of {len(verdicts)}"]
             )
         print(render_markdown(["planner", "planned", *(FIGURE_TITLES[f] for f in FIGURES), "fit right"], table))
     covered = ", ".join(f"{p} {sum(planned(c.results[p]) for c in cases)}" for p in PLANNERS if installed[p])
     print(f"\nPlanned, of all {len(cases)} GPU logs: {covered}")
+    for reason in (corpus.NO_CONFIG, corpus.NO_WEIGHTS):
+        names = [c.name for c in cases if not_given(c.results["onechip"]) == reason]
+        print(f"\nNot given to onechip, '{reason}' in the corpus ({len(names)}): {', '.join(names) or 'none'}")
     print("\nWhy each planner gave no plan ('not fed': no weights figure or card to give it, or not installed):")
     for planner_name in PLANNERS:
         for case in cases:
             result = case.results[planner_name]
-            if not planned(result) and result.refused not in NOT_FED:
+            if not planned(result) and result.refused not in NOT_FED and not not_given(result):
                 print(f"  {planner_name}, {case.name}: {(result.refused or '')[:140]}")
     print_gaps(cases, installed)
 

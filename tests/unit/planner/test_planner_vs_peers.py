@@ -115,3 +115,49 @@ def test_a_boot_whose_budget_rests_on_an_unknowable_input_is_compared_given_its_
     # the same figures on a boot whose budget is known: llm-d-planner's -100% is closer, and said so
     pvp.print_gaps([_shared_box_case(None)], installed)
     assert "shared-box: KV memory per GPU, llm-d-planner -100.00% vs onechip +108.93%" in capsys.readouterr().out
+
+
+def _no_config_case() -> Any:
+    """A log the corpus holds no model config for (planner_accuracy.predict skips it: 'no config'): onechip was never
+    given it, so it did not refuse it; the peers were fed nothing either (peer_inputs needs the config)."""
+    case = pvp.Case(
+        name="no-config",
+        outcome="started",
+        weights="-",
+        logged_kv_gib=3.0,
+        logged_tokens=40_000,
+        in_sample={},
+        budget_unscored=None,
+    )
+    case.results["onechip"] = pvp.Result(refused=planner_accuracy.NO_CONFIG)
+    case.results["llm-d-planner"] = pvp.Result(refused=pvp.NOT_FED[1])
+    case.results["hf-mem"] = pvp.Result(refused=pvp.NOT_FED[1])
+    return case
+
+
+def test_a_log_with_no_config_says_so_and_is_left_out_of_onechips_count(capsys: pytest.CaptureFixture[str]) -> None:
+    case = _no_config_case()
+    assert pvp.cell(case, case.results["onechip"]) == "no config"  # not 'refused': onechip never planned it
+    refused = pvp.Case(**{**case.__dict__, "name": "refused-one", "results": {}})
+    refused.results = {**case.results, "onechip": pvp.Result(refused="refused: max_model_len exceeds positions")}
+    assert pvp.cell(refused, refused.results["onechip"]) == "refused"
+    pvp.print_report([case, refused], {"onechip": True, "llm-d-planner": True, "hf-mem": True})
+    out = capsys.readouterr().out
+    # held out: onechip planned 0 of the 1 log it was given; the no-config log is named apart, not counted
+    assert "| onechip | 0 of 1 (1 with no config or weights left out) |" in out
+    assert "onechip, no-config:" not in out  # not among onechip's reasons for giving no plan
+    assert "onechip, refused-one: refused: max_model_len exceeds positions" in out
+
+
+def test_a_log_with_no_weights_figure_says_so_and_is_left_out_of_onechips_count(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # planner_accuracy.predict's skip where neither checkpoint bytes nor the log's loaded weights are known, with the
+    # entry's known_error after it (as h100x4-qwen3-235b-a22b-fp8-tp4's row reads): no weights given, nothing refused
+    case = _no_config_case()
+    case.results["onechip"] = pvp.Result(refused=f"{planner_accuracy.NO_WEIGHTS}; +1.14% given the logged pool")
+    assert pvp.cell(case, case.results["onechip"]) == "no weights figure"
+    pvp.print_report([case], {"onechip": True, "llm-d-planner": True, "hf-mem": True})
+    out = capsys.readouterr().out
+    assert "| onechip | 0 of 0 (1 with no config or weights left out) |" in out
+    assert "onechip, no-config:" not in out
