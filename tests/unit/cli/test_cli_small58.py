@@ -1,4 +1,5 @@
-"""CLI rough edges a user hits (helper small58a): an unknown --slo key refused at parse time."""
+"""CLI rough edges a user hits (helper small58a): an unknown --slo key refused at parse time, signed seconds never
+'+-0 s'."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import pytest
 
 from factories import one_error_line
 from onechip.bench import stats
+from onechip.cli.engine_cmds import print_up
+from onechip.engines.launch import UpResult
+from onechip.report.tables import num
+from onechip.schemas import BootRecord
 from onechip.schemas.bench import SLO_KEYS
+from onechip.schemas.boot import BootEvent
 
 
 @pytest.mark.parametrize("extra", [(), ("--find-max", "clients")])
@@ -21,3 +27,22 @@ def test_an_unknown_slo_key_is_refused_before_the_search_or_grid_starts(run, ext
 
 def test_the_slo_keys_the_schema_takes_are_the_metrics_bench_computes() -> None:
     assert set(SLO_KEYS) == set(stats.SLO_METRICS)
+
+
+def test_the_up_timeline_signs_each_step_once(run, capsys) -> None:
+    # stage_durations: 5.0, then 4.8 - 5.0 = -0.2 (a line stamped before the one above it, as two processes log), then
+    # 7.0 - 4.8 = 2.2; each printed to whole seconds with its sign: -0.2 rounds to 0 ('+0 s', not '+-0 s')
+    boot = BootRecord(
+        engine="vllm",
+        model="m",
+        events=[BootEvent(name="a", t_s=5.0), BootEvent(name="b", t_s=4.8), BootEvent(name="c", t_s=7.0),
+                BootEvent(name="d", t_s=5.0)],
+    )  # fmt: skip
+    print_up(UpResult(dry_run=False, boot=boot))
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("timeline: "))
+    assert line == "timeline: a +5 s, b +0 s, c +2 s, d -2 s"
+
+
+def test_a_number_that_rounds_to_zero_has_no_sign() -> None:
+    # the boot timeline's Δ (s) column of report.md: -0.04 s at one decimal is 0.0, not '-0.0'
+    assert (num(-0.04), num(-0.06), num(0.0)) == ("0.0", "-0.1", "0.0")
