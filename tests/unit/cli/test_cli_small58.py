@@ -1,7 +1,13 @@
 """CLI rough edges a user hits (helper small58a): an unknown --slo key refused at parse time, signed seconds never
-'+-0 s'."""
+'+-0 s', a closed pipe on stdout is a quiet exit 141, an unusable COLUMNS does not garble --help, and a --launcher
+whose #! interpreter is missing is named before the launch."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +19,8 @@ from onechip.report.tables import num
 from onechip.schemas import BootRecord
 from onechip.schemas.bench import SLO_KEYS
 from onechip.schemas.boot import BootEvent
+
+SRC = Path(__file__).resolve().parents[3] / "src"
 
 
 @pytest.mark.parametrize("extra", [(), ("--find-max", "clients")])
@@ -46,3 +54,27 @@ def test_the_up_timeline_signs_each_step_once(run, capsys) -> None:
 def test_a_number_that_rounds_to_zero_has_no_sign() -> None:
     # the boot timeline's Δ (s) column of report.md: -0.04 s at one decimal is 0.0, not '-0.0'
     assert (num(-0.04), num(-0.06), num(0.0)) == ("0.0", "-0.1", "0.0")
+
+
+def _onechip(*argv: str, env: dict[str, str] | None = None, **kwargs) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, "PYTHONPATH": str(SRC), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "onechip", *argv], env=environ, stderr=subprocess.PIPE, text=True, timeout=120, **kwargs
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("--version",), ("--help",), ("plan", "google/gemma-4-E2B-it", "--chip", "v5e-1"),
+     ("plan", "google/gemma-4-E2B-it", "--chip", "v5e-1", "--json")],
+)  # fmt: skip
+def test_a_closed_pipe_on_stdout_is_a_quiet_exit_141(argv, tmp_path) -> None:
+    # `onechip plan ... | head -1`: the reader gone, click and rich each exited 1 (a failure a pipefail script cannot
+    # tell from a real one); the shell's status of a writer its reader left (SIGPIPE, 13): 128 + 13 = 141, silent
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the first write
+    try:
+        done = _onechip(*argv, env={"ONECHIP_HOME": str(tmp_path)}, stdout=write)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")
