@@ -23,6 +23,7 @@ from typing import Any
 
 import click
 import typer
+import typer.rich_utils
 from rich.markup import escape
 
 from onechip import __version__
@@ -188,6 +189,10 @@ def _main(args: list[str], argv: list[str] | None) -> None:
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGHUP, _terminate)  # a closed terminal: as SIGTERM, never a sudden death mid-`up`
     command = typer.main.get_command(app)
+    # --help is laid out at the width of the rest of onechip's output (render.new_console: COLUMNS=0 or 5 read as
+    # unknown or the narrowest), unless typer's own TERMINAL_WIDTH sets it; typer's console took COLUMNS as it came
+    help_width = typer.rich_utils.MAX_WIDTH
+    typer.rich_utils.MAX_WIDTH = help_width or new_console().width
     try:
         rc = command.main(args=argv, prog_name="onechip", standalone_mode=False)
     except OnechipError as exc:
@@ -207,6 +212,8 @@ def _main(args: list[str], argv: list[str] | None) -> None:
             raise
         _error(internal_error_line(exc))
         sys.exit(1)
+    finally:
+        typer.rich_utils.MAX_WIDTH = help_width
     if rc == Interrupted.exit_code:  # typer >= 0.29 turns KeyboardInterrupt into Exit(130) and returns it here
         _interrupted(args)
     sys.exit(rc if isinstance(rc, int) else 0)

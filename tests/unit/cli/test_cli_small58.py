@@ -5,6 +5,7 @@ whose #! interpreter is missing is named before the launch."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,17 @@ def test_a_closed_pipe_on_stdout_is_a_quiet_exit_141(argv, tmp_path) -> None:
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+@pytest.mark.parametrize("columns", ["0", "1", "5", "20"])
+@pytest.mark.parametrize("argv", [("--help",), ("bench", "--help")])
+def test_help_under_an_unusable_columns_is_laid_out_readably(argv, columns) -> None:
+    # COLUMNS=0 printed one blank line, COLUMNS=5 'Usa / ge:' five letters a line; help is laid out at least
+    # render.MIN_WIDTH wide (click's own help floor, 50 columns), an unknown width (0) at rich's 80
+    done = _onechip(*argv, env={"COLUMNS": columns}, stdout=subprocess.PIPE)
+    assert done.returncode == 0 and done.stderr == ""
+    assert "Usage: onechip" in done.stdout
+    words = " ".join(re.sub("[│╭╮╰╯─]", " ", done.stdout).split())  # the text, the panels' frames and wrapping gone
+    assert "--help <bool> Show this message and exit." in words or "--help Show this message and exit." in words
+    width = max(len(line) for line in done.stdout.splitlines())
+    assert width == (80 if columns == "0" else 50)
