@@ -16,6 +16,7 @@ from factories import one_error_line
 from onechip.bench import stats
 from onechip.cli.engine_cmds import print_up
 from onechip.engines.launch import UpResult
+from onechip.procs import missing_interpreter
 from onechip.report.tables import num
 from onechip.schemas import BootRecord
 from onechip.schemas.bench import SLO_KEYS
@@ -93,3 +94,35 @@ def test_help_under_an_unusable_columns_is_laid_out_readably(argv, columns) -> N
     assert "--help <bool> Show this message and exit." in words or "--help Show this message and exit." in words
     width = max(len(line) for line in done.stdout.splitlines())
     assert width == (80 if columns == "0" else 50)
+
+
+def test_a_launcher_whose_interpreter_is_missing_is_named(run, tmp_path, monkeypatch) -> None:
+    # a `vllm` script left by a removed venv: it exists and is executable, but exec fails on its #! line, and `up`
+    # said 'engine exited with code 127 during boot: ... exec: .../vllm: not found' (execve(2): ENOENT for a missing
+    # script interpreter), naming the script that is there, not the interpreter that is not
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    script = tmp_path / "vllm"
+    script.write_text("#!/nonexistent/venv/bin/python3\nprint('never')\n")
+    script.chmod(0o755)
+    line = one_error_line(
+        run, "up", "--engine", "vllm", "--model", "HuggingFaceTB/SmolLM2-135M-Instruct", "--chip", "cpu",
+        "--launcher", f"{script} serve",
+    )  # fmt: skip
+    assert line == (
+        f"--launcher {script}: its interpreter /nonexistent/venv/bin/python3 (its #! line) does not exist "
+        "or is not executable"
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "missing"),
+    [("#!/nonexistent/bin/python3 -u", "/nonexistent/bin/python3"),
+     ("#!/usr/bin/env no-such-python-58", "no-such-python-58"),
+     ("#!/usr/bin/env python3", None), (f"#!{sys.executable}", None), ("print('no #! line')", None)],
+)  # fmt: skip
+def test_missing_interpreter_reads_the_hash_bang_line(tmp_path, line, missing) -> None:
+    # execve(2) runs a script through the interpreter its '#!' line names (env: the NAME it looks up on PATH)
+    script = tmp_path / "serve"
+    script.write_text(line + "\n")
+    assert missing_interpreter(str(script)) == missing
