@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import shutil
 import signal
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -17,6 +18,25 @@ def die_with_parent(sig: int = signal.SIGTERM) -> None:
     its children with it.
     """
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, sig)
+
+
+def missing_interpreter(program: str) -> str | None:
+    """The interpreter on `program`'s '#!' line (a script's path) when it is not an executable file, else None; a
+    `#!/usr/bin/env NAME` line's NAME when it is not on PATH. exec fails on such a script with ENOENT as if the script
+    itself were missing (execve(2): 'the file pathname or a script or ELF interpreter does not exist'), so the shell
+    says 'PROGRAM: not found' of a file that is there: a `vllm` script whose venv was moved or deleted."""
+    try:
+        with open(program, "rb") as script:
+            first = script.readline(256)
+    except OSError:
+        return None  # not a readable file: exec's own error says what it is
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    if not words:
+        return None
+    interpreter = words[0]
+    if os.path.basename(interpreter) == "env" and len(words) > 1 and not words[1].startswith("-"):
+        return None if shutil.which(words[1]) else words[1]
+    return None if os.path.isfile(interpreter) and os.access(interpreter, os.X_OK) else interpreter
 
 
 def _stat_fields(pid: int | str) -> list[bytes] | None:

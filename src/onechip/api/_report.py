@@ -5,15 +5,19 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from onechip import bench as bench_layer
 from onechip import cost as cost_layer
 from onechip import planner
 from onechip import report as report_layer
 from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
+from onechip.report.search import SEARCH_FORMATS, write_search_report
 from onechip.schemas import RUN_FILES
 from onechip.schemas.cost import CostReport
 from onechip.schemas.requests import CostRequest, ReportRequest
-from onechip.schemas.run import POLICIES_FILE
+from onechip.schemas.run import POLICIES_FILE, SEARCH_FILE
 
 
 def cost(request: CostRequest) -> CostReport:
@@ -84,13 +88,46 @@ def report(request: ReportRequest) -> list[Path]:
 
     Raises ConfigError (after writing) when a run file is damaged (truncated, not JSON, wrong shape): the
     report renders what could be read, but a report of a damaged run must not look like a good one. A
-    damaged `compare` run is refused before anything is written."""
+    damaged `compare` run is refused before anything is written.
+
+    A directory `bench --find-max` wrote (search.json) is re-rendered as its search: search.md and search.html
+    (_report_search)."""
+    if (Path(request.run_dir) / SEARCH_FILE).is_file():
+        return _report_search(request)
     if request.compare is not None:  # the other run is judged as `report` judges this one, before writing
         _refuse_damaged(report_layer.read_run(request.compare).problems, f"--compare {request.compare}: ", "")
     written = report_layer.write_report(request.run_dir, request.formats, compare=request.compare)
     shown = f"; the report in {written[0].parent} shows what could be read"
     _refuse_damaged(report_layer.read_run(request.run_dir).problems, "", shown)
     return written
+
+
+def _report_search(request: ReportRequest) -> list[Path]:
+    """Re-render the --find-max search in `request.run_dir` from its search.json as find_max renders it (search.md,
+    search.html: report.search.SEARCH_FORMATS). Raises ConfigError for another format or a --compare (a search is no
+    run: its probes are) and for a search.json that cannot be read as one, naming the first field that fails."""
+    where = Path(request.run_dir)
+    formats = report_layer.parse_formats(request.formats)
+    others = [fmt for fmt in formats if fmt not in SEARCH_FORMATS]
+    if others:
+        raise ConfigError(
+            f"{where} holds a --find-max search: its report is {' or '.join(SEARCH_FORMATS)} (search.json is its "
+            f"data), not {', '.join(others)}"
+        )
+    if request.compare is not None:
+        raise ConfigError(
+            f"{where} holds a --find-max search; --compare compares two runs, such as its probes' ({where}/<probe>)"
+        )
+    try:
+        result = bench_layer.read_search(where)
+    except ValidationError as exc:  # bad JSON too (model_validate_json)
+        errors = exc.errors()
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        first = f"{'.'.join(str(part) for part in errors[0]['loc']) or '(root)'}: {errors[0]['msg']}{more}"
+        raise ConfigError(f"{where / SEARCH_FILE} is not a search bench --find-max wrote: {first}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where / SEARCH_FILE} is not a search bench --find-max wrote: {exc}") from None
+    return write_search_report(result, where, formats)
 
 
 def _refuse_damaged(problems: list[str], prefix: str, suffix: str) -> None:

@@ -34,6 +34,23 @@ def _module_group(module: str) -> typer.core.TyperGroup:
     return group
 
 
+def _flags_take_no_value(params: list[Any]) -> list[Any]:
+    """`params`, each flag's metavar set to '' so --help shows none: typer 0.29 printed '--help <bool>', 'status --json
+    <bool>' as if a flag took a value (`--json true` is refused). options_from does so for the options it makes."""
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+def _no_flag_values(command: Any, ctx: Any) -> Any:
+    """`command` and every command under it (cloud's, deploy's), their flags and --help taking no value shown."""
+    _flags_take_no_value([*command.params, command.get_help_option(ctx)])
+    for sub in getattr(command, "commands", {}).values():
+        _no_flag_values(sub, ctx)
+    return command
+
+
 class LazyGroup(typer.core.TyperGroup):
     """A typer group whose subcommands are imported by name when click asks for one."""
 
@@ -43,4 +60,8 @@ class LazyGroup(typer.core.TyperGroup):
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         module = COMMANDS.get(cmd_name)
-        return None if module is None else _module_group(module).get_command(ctx, cmd_name)
+        command = None if module is None else _module_group(module).get_command(ctx, cmd_name)
+        return None if command is None else _no_flag_values(command, ctx)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_take_no_value(super().get_params(ctx))  # onechip's own --version and --help

@@ -119,7 +119,9 @@ def print_up(result: UpResult) -> None:
         console.print(f"HBM (GiB): {hbm}", highlight=False)
     stages = stage_durations(boot)
     if stages:
-        console.print("timeline: " + ", ".join(f"{name} +{s:.0f} s" for name, s in stages), highlight=False)
+        # signed by the format ('z': a step that rounds to 0 is '+0', not '-0'), so a line stamped before the one above
+        # it (two processes logging) is '-2 s', never '+-2 s'
+        console.print("timeline: " + ", ".join(f"{name} {s:+z.0f} s" for name, s in stages), highlight=False)
     if result.crosscheck is not None:
         print_crosscheck(result.crosscheck, "plan vs boot log", console)
 

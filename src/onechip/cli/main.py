@@ -5,6 +5,12 @@ Every OnechipError becomes one line on stderr and its exit code; a file-system e
 the path and the OS's reason, exit 1; anything else (a bug) one line naming it, exit 1. A stop by signal exits
 128 + its number, the shell's convention: Ctrl-C (SIGINT) 130, SIGTERM 143, SIGHUP (a closed terminal) 129; all take
 the same path, so what was measured is kept and a bench resumes alike. Never a traceback (unless ONECHIP_DEBUG is set).
+
+A reader that closed the pipe onechip writes to (`onechip plan ... | head -1`) ends the command quietly, exit 141: the
+status the shell gives a writer its reader left (128 + SIGPIPE, 13), as `cat`, `git log` or `seq` get it, so a script
+under `set -o pipefail` can tell a cut-short output from a whole one (click and rich exited 1, a failure's status).
+SIGPIPE itself stays ignored, Python's default: its default action would kill onechip at a write to any closed socket,
+mid-bench or mid-`up`, skipping the finally-blocks that stop engines (the Python docs' note on SIGPIPE).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 
 import click
 import typer
+import typer.rich_utils
 from rich.markup import escape
 
 from onechip import __version__
@@ -88,11 +95,62 @@ class _Watched:
         return getattr(self.stream, name)
 
 
+class _ReaderGone(BaseException):
+    """The reader of stdout or stderr closed its pipe: a stop, as a signal is, that no `except Exception` takes for an
+    error to report and that click and rich do not turn into exit 1 (they catch BrokenPipeError, an OSError)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(fd)
+        self.fd = fd  # the file descriptor whose reader left
+
+
+class _Piped:
+    """stdout or stderr as a command writes it: a BrokenPipeError of a write or flush is _ReaderGone."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self.stream.write(text))
+        except BrokenPipeError:
+            raise _ReaderGone(self.stream.fileno()) from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise _ReaderGone(self.stream.fileno()) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+SIGPIPE_EXIT = 128 + int(signal.SIGPIPE)  # 141: the shell's status of a writer its reader left
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the command line `argv` (default sys.argv[1:]). With --json, a command that fails before it printed its
     JSON prints {"error": its line, "exit_code": N} on stdout too, so stdout is JSON on every exit (it was empty: a
     caller parsing it got a decode error, not the reason); one that printed its JSON and then exits non-zero (check's
-    10, status's 1) adds nothing."""
+    10, status's 1) adds nothing. A reader that closed stdout's or stderr's pipe ends it quietly, exit SIGPIPE_EXIT."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Piped(sys.stdout), _Piped(sys.stderr)
+    try:
+        _json_or_plain(argv)
+    except _ReaderGone as gone:
+        # what is still buffered for that pipe goes nowhere: flushed at exit to the closed pipe, Python would print
+        # 'Exception ignored ... BrokenPipeError' and exit 120
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, gone.fd)
+        os.close(devnull)
+        sys.exit(SIGPIPE_EXIT)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _json_or_plain(argv: list[str] | None) -> None:
+    """main without its pipe guard."""
     args = sys.argv[1:] if argv is None else argv
     if "--json" not in args:
         _main(args, argv)
@@ -131,6 +189,10 @@ def _main(args: list[str], argv: list[str] | None) -> None:
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGHUP, _terminate)  # a closed terminal: as SIGTERM, never a sudden death mid-`up`
     command = typer.main.get_command(app)
+    # --help is laid out at the width of the rest of onechip's output (render.new_console: COLUMNS=0 or 5 read as
+    # unknown or the narrowest), unless typer's own TERMINAL_WIDTH sets it; typer's console took COLUMNS as it came
+    help_width = typer.rich_utils.MAX_WIDTH
+    typer.rich_utils.MAX_WIDTH = help_width or new_console().width
     try:
         rc = command.main(args=argv, prog_name="onechip", standalone_mode=False)
     except OnechipError as exc:
@@ -150,6 +212,8 @@ def _main(args: list[str], argv: list[str] | None) -> None:
             raise
         _error(internal_error_line(exc))
         sys.exit(1)
+    finally:
+        typer.rich_utils.MAX_WIDTH = help_width
     if rc == Interrupted.exit_code:  # typer >= 0.29 turns KeyboardInterrupt into Exit(130) and returns it here
         _interrupted(args)
     sys.exit(rc if isinstance(rc, int) else 0)

@@ -18,16 +18,17 @@ from rich.table import Table
 from onechip.progress import ProgressEvent, ProgressFn
 
 UNKNOWN_WIDTH = 80  # columns: rich's own for a terminal that reports no size (rich.console.Console.size, 'width or 80')
+MIN_WIDTH = 50  # columns: the narrowest click lays its own help out in (click.formatting.HelpFormatter, 'max(..., 50)')
 
 
 def new_console(*, stderr: bool = False) -> Console:
     """A rich Console on stdout (or stderr), reading the terminal's width as rich does, except COLUMNS=0 (a script's
     `COLUMNS=$(tput cols)` where the terminal reports no size, as under `docker exec` before it is sized): rich took
     it as 0 columns and printed no text at all, so `plan` showed no budget, command or verdict and a refused input
-    exited 2 without its error line; it is read as unknown (UNKNOWN_WIDTH)."""
+    exited 2 without its error line; it is read as unknown (UNKNOWN_WIDTH). A width under MIN_WIDTH (COLUMNS=5) is
+    MIN_WIDTH: rich cut every word to that many letters a line ('Usa', 'ge:'); the terminal wraps the longer lines."""
     made = Console(stderr=stderr)
-    if made.width < 1:
-        made.width = UNKNOWN_WIDTH
+    made.width = UNKNOWN_WIDTH if made.width < 1 else max(made.width, MIN_WIDTH)
     return made
 
 

@@ -18,6 +18,6 @@ def register(app: typer.Typer) -> None:
 
 @options_from(ReportRequest)
 def report(**fields: Any) -> None:
-    """Render a saved run as a report beside its files."""
+    """Render a saved run (or a --find-max search) as a report beside its files."""
     for path in api.report(build_request(ReportRequest, fields)):
         typer.echo(str(path))

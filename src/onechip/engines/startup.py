@@ -28,6 +28,7 @@ from onechip.engines.launch import LaunchSpec, LocalServeEngine, Secret, read_hf
 from onechip.engines.local import free_port, port_is_free, preferred_port
 from onechip.engines.model_store import bundled_served_name
 from onechip.errors import ConfigError
+from onechip.procs import missing_interpreter
 from onechip.schemas import Plan, ServeTarget
 from onechip.vllm import flags
 
@@ -119,12 +120,19 @@ class Prepared:
     def engine(self, log_path: Path, timeout_s: float = 600.0) -> LocalServeEngine | remote.HostEngine:
         """The engine to start (not started): a HostEngine for docker or SSH, else a LocalServeEngine. Raises
         ConfigError (bad input, before anything starts) when a local serving program is not on this machine: it
-        failed at the launch as 'error: PROGRAM: No such file or directory', exit 1, naming no option."""
+        failed at the launch as 'error: PROGRAM: No such file or directory', exit 1, naming no option; or when its #!
+        interpreter is not (procs.missing_interpreter: 'engine exited with code 127 during boot: ... PROGRAM: not
+        found', exit 5, naming the script that is there)."""
         if self.on_host:
             return remote.HostEngine(self.spec, self.shell, log_path, self.token, timeout_s)
         program = self.spec.serve_argv[0]
-        if shutil.which(program) is None:
+        found = shutil.which(program)
+        if found is None:
             raise ConfigError(f"--launcher {program}: no such program on PATH (or not an executable file)")
+        if (interpreter := missing_interpreter(found)) is not None:
+            raise ConfigError(
+                f"--launcher {program}: its interpreter {interpreter} (its #! line) does not exist or is not executable"
+            )
         return LocalServeEngine(self.spec, log_path, self.token)
 
 

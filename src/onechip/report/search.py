@@ -4,6 +4,7 @@ written beside search.json. Pure rendering from a SearchResult, plus the write.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from onechip.paths import write_text_atomic
@@ -87,16 +88,27 @@ def search_markdown(result: SearchResult) -> list[str]:
     return lines + md_table(header, rows)
 
 
-def write_search_report(result: SearchResult, out_dir: Path) -> list[Path]:
-    """search.md and search.html (with the attainment-vs-load plot) into `out_dir`; the paths written."""
+SEARCH_FORMATS = {"md": "search.md", "html": "search.html"}  # a search's report formats and their files
+
+
+def write_search_report(
+    result: SearchResult, out_dir: Path, formats: Sequence[str] = tuple(SEARCH_FORMATS)
+) -> list[Path]:
+    """search.md and search.html (with the attainment-vs-load plot) into `out_dir`, those of `formats` (SEARCH_FORMATS)
+    asked for; the paths written."""
     markdown = "\n".join(["# onechip SLO search", "", *search_markdown(result)]) + "\n"
+    written = []
+    for fmt in formats:
+        text = markdown if fmt == "md" else _search_page(result, markdown)
+        written.append(write_text_atomic(Path(out_dir) / SEARCH_FORMATS[fmt], text))
+    return written
+
+
+def _search_page(result: SearchResult, markdown: str) -> str:
+    """search.html: `markdown` as a self-contained page, the attainment plot under its heading."""
     figure = _img(plots.attainment_png(result), "SLO attainment vs load, the answer marked")
     body = markdown_to_html(markdown, {"SLO search": figure})
-    page = (
+    return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>onechip SLO search</title>'
         f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n"
     )
-    paths = [Path(out_dir) / "search.md", Path(out_dir) / "search.html"]
-    write_text_atomic(paths[0], markdown)
-    write_text_atomic(paths[1], page)
-    return paths

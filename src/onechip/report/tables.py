@@ -16,10 +16,11 @@ KV_RULE_FRACTION = 0.78  # seed article: "keep clients x context < 250,000 token
 
 
 def num(value: Any, digits: int = 1, unit: str = "") -> str:
-    """A number with thousands separators and `digits` decimals; '—' for None or non-numbers."""
+    """A number with thousands separators and `digits` decimals ('0.0', not '-0.0', for one that rounds to 0: format's
+    'z'); '—' for None or non-numbers."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return "—" if value is None else str(value)
-    text = f"{value:,.{digits}f}" if isinstance(value, float) or digits else f"{value:,}"
+    text = f"{value:z,.{digits}f}" if isinstance(value, float) or digits else f"{value:,}"
     return f"{text}{unit}"
 
 

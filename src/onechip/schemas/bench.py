@@ -111,6 +111,10 @@ MAX_RATE = 1_000_000.0  # arrivals per second (open loop)
 MIN_RATE = 0.001  # arrivals per second: one request in 1,000 s, the slowest open loop (--rate, a rate search's probes)
 
 
+# The metrics a bench --slo bounds, ms: those bench.stats.SLO_METRICS computes per request (a test keeps the two equal)
+SLO_KEYS = ("e2e_ms", "tpot_ms", "ttft_ms")
+
+
 def slo_bounds(value: dict[str, float]) -> dict[str, float]:
     """`value` (SLO key -> bound, ms) when every bound is positive and finite; raises ValueError naming the rest
     (bench's and advise's --slo)."""
@@ -339,7 +343,11 @@ class BenchConfig(RequestModel):
     @classmethod
     def _slo_bounds(cls, value: dict[str, float]) -> dict[str, float]:
         """An SLO bound no request can meet is refused before any request: it measured a whole grid at goodput 0,
-        and --find-max searched for a load that cannot exist."""
+        and --find-max searched for a load that cannot exist. So is a key bench does not compute (SLO_KEYS): it was
+        refused by run_grid, once a --find-max search had begun."""
+        unknown = sorted(set(value) - set(SLO_KEYS))
+        if unknown:
+            raise ValueError(f"unknown SLO key(s) {unknown}; use {', '.join(SLO_KEYS)}")
         return slo_bounds(value)
 
     @model_validator(mode="after")

@@ -585,7 +585,9 @@ class PricesRequest(RequestModel):
 class ReportRequest(RequestModel):
     """The request of `onechip report`: which saved run, in which formats, against which other run."""
 
-    run_dir: Annotated[Path, Cli("run", argument=True)] = Field(description="Run directory, e.g. runs/<run-id>.")
+    run_dir: Annotated[Path, Cli("run", argument=True)] = Field(
+        description="Run directory, e.g. runs/<run-id>; or a --find-max search's (search.md, search.html)."
+    )
     formats: Annotated[list[str], comma_list(str), Cli("--format")] = Field(
         default=["md"], min_length=1, description="Comma list: md, html, json, serving-report."
     )

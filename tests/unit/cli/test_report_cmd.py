@@ -4,12 +4,16 @@ directory and the files it looked for (it used to write an empty report and exit
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
+from factories import one_error_line
 from onechip.errors import ConfigError
 from onechip.report.rundir import JSON_KINDS
-from onechip.schemas.run import RUN_FILES
+from onechip.report.search import search_markdown
+from onechip.schemas.bench import SearchProbe, SearchResult
+from onechip.schemas.run import RUN_FILES, SEARCH_FILE
 
 
 def test_empty_directory_is_a_one_line_config_error(run, tmp_path) -> None:
@@ -95,14 +99,60 @@ def test_compare_against_an_empty_directory_is_an_error(run, tmp_path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kept", "said"),
-    [("policies.json", "a policy comparison keeps one run per policy: {}/<policy>"),
-     ("search.json", "a find-max search keeps one run per probe: {}/<probe> (the search's report: search.md)")],
-)  # fmt: skip
+    ("kept", "said"), [("policies.json", "a policy comparison keeps one run per policy: {}/<policy>")]
+)
 def test_a_directory_of_runs_is_named_for_what_it_is(run, tmp_path, kept, said) -> None:
-    # was 'pass a run directory such as runs/<run-id>/' for the directory `--router-policies` or `--find-max` wrote
-    # (found by helper break3)
+    # was 'pass a run directory such as runs/<run-id>/' for the directory `--router-policies` wrote (found by helper
+    # break3); the directory `--find-max` writes is rendered as the search it holds (below)
     (tmp_path / kept).write_text("{}")
     code, _, err = run("report", str(tmp_path))
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert err.strip().endswith(said.format(tmp_path))
+
+
+def _saved_search(directory: Path) -> SearchResult:
+    """A clients search as bench --find-max saves it: search.json, its answer 4 clients (probe 8 missed)."""
+    result = SearchResult(
+        kind="clients", context_tokens=128, workload="grid", slo={"ttft_ms": 500.0}, percentile=90.0,
+        bound_reason="8 clients missed the SLO", max_clients=4,
+        probes=[
+            SearchProbe(load=4, run_dir="clients-4", status="ok", meets_slo=True, at_percentile_ms={"ttft_ms": 310.0}),
+            SearchProbe(load=8, run_dir="clients-8", status="ok", meets_slo=False, at_percentile_ms={"ttft_ms": 900.0}),
+        ],
+    )  # fmt: skip
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / SEARCH_FILE).write_text(result.model_dump_json(indent=2))
+    return result
+
+
+@pytest.mark.parametrize(
+    ("formats", "written"), [((), ["search.md"]), (("--format", "md,html"), ["search.md", "search.html"])]
+)
+def test_report_re_renders_a_saved_search(run, tmp_path, formats, written) -> None:
+    # measure once, render many: `report DIR` refused the directory `bench --find-max` wrote ('holds no run files'),
+    # so a search's report could only be had by measuring again; it renders search.json as find_max renders it
+    result = _saved_search(tmp_path / "search")
+    code, out, err = run("report", str(tmp_path / "search"), *formats)
+    assert code == 0, err
+    assert out.splitlines() == [str(tmp_path / "search" / name) for name in written]
+    markdown = (tmp_path / "search" / "search.md").read_text()
+    assert markdown == "\n".join(["# onechip SLO search", "", *search_markdown(result)]) + "\n"
+    assert "**4 clients**" in markdown  # the answer search.json holds
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [(("--format", "json"), "holds a --find-max search: its report is md or html (search.json is its data), not json"),
+     (("--compare", "."), "holds a --find-max search; --compare compares two runs, such as its probes' ({}/<probe>)")],
+)  # fmt: skip
+def test_report_of_a_search_refuses_what_a_search_has_not(run, tmp_path, argv, said) -> None:
+    _saved_search(tmp_path / "search")
+    line = one_error_line(run, "report", str(tmp_path / "search"), *argv)
+    assert line == f"{tmp_path / 'search'} {said.format(tmp_path / 'search')}"
+
+
+def test_report_of_a_damaged_search_is_one_line_naming_it(run, tmp_path) -> None:
+    (tmp_path / SEARCH_FILE).write_text("{}")
+    line = one_error_line(run, "report", str(tmp_path))
+    assert line.startswith(f"{tmp_path / SEARCH_FILE} is not a search bench --find-max wrote: ")
+    assert "kind: Field required" in line  # the first field search.json lacks (SearchResult)
