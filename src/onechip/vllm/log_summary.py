@@ -380,11 +380,15 @@ def _without_traps(lines: list[LogLine], unmet: frozenset[str], counts: dict[str
 
 
 def explain_prompt(summary: LogSummary) -> str:
-    """The chat prompt asking a model to explain `summary`: the kept lines, then the question."""
+    """The chat prompt asking a model to explain `summary`: the boot's verdict the grammar read (verdict_line; the
+    prompt gave only the lines, and a small served model guessed whether the engine started and its KV cache size
+    from them), the known traps, the kept lines, then the question."""
+    verdict = verdict_line(summary.boot) if summary.boot is not None else NO_VERDICT
     body = "\n".join(f"{line.number}: [{line.kind}] {line.text}" for line in summary.lines[-60:])
     found = "\n".join(f"- {t}" for t in summary.traps) or "- none"
     return (
-        "These lines come from the log of the vLLM server you are running on. Known traps found:\n"
+        "These lines come from the log of the vLLM server you are running on.\n"
+        f"Verdict read from the log: {verdict}\nKnown traps found:\n"
         f"{found}\n\nLog lines:\n{body}\n\n"
         "In three sentences: did the server start correctly, what is its KV cache size, and what should the "
         "operator change, if anything?"

@@ -244,3 +244,14 @@ def test_an_excerpt_that_stops_after_the_kv_cache_lines_says_the_cache_was_alloc
     )
     pool_only = summarize(text.split("\n")[0] + "\n", "excerpt.log").boot  # measured, not yet checked
     assert pool_only is not None and pool_only.outcome == "unknown"
+
+
+def test_the_explain_prompt_gives_the_model_the_verdict_the_summary_read() -> None:
+    # the prompt gave the model the kept lines and the traps only, and asked it whether the server started and its KV
+    # cache size: what the grammar had already read (verdict_line), left for a 135M model to guess from 60 lines
+    summary = summarize((DATA / "vllm_cpu_0.32_smollm2_autofit_boot.log").read_text(), "autofit.log")
+    assert summary.boot is not None
+    prompt = log_summary.explain_prompt(summary)
+    assert f"Verdict read from the log: {verdict_line(summary.boot)}\n" in prompt
+    past_bound = summary.model_copy(update={"boot": None})  # a log too long to read the boot of says so
+    assert f"Verdict read from the log: {log_summary.NO_VERDICT}\n" in log_summary.explain_prompt(past_bound)
