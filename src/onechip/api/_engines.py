@@ -463,8 +463,7 @@ def summarize_logs(request: SummarizeLogsRequest, stdin: BinaryIO | None = None)
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     else:
-        current = engine_state.load()
-        source = current.log_path if current is not None else "engine log"
+        source = engine_state.log_source()
         summary = log_summary.summarize(engine_state.log_lines(False), source, request.max_lines)
     if request.explain:
         engine = engine_state.status()
