@@ -434,15 +434,18 @@ def logs(follow: bool = False, replica: int | None = None) -> Iterator[str]:
 
 
 def logs_tail(request: LogsRequest) -> LogTail:
-    """The last `request.lines` lines of the engine log (redacted; `request.replica` K: that replica's, as `logs`
-    reads it), and how many lines it has. Raises EngineError when no engine (or no such replica) was started or its
-    log is gone."""
-    tail: collections.deque[str] = collections.deque(maxlen=request.lines)
+    """The last `request.lines` lines of the engine log, or the page of that many from line `request.offset` (0-based;
+    redacted; `request.replica` K: that replica's, as `logs` reads it), where it starts, and how many lines the log
+    has. The log is read once and only the page is held. Raises EngineError when no engine (or no such replica) was
+    started or its log is gone."""
+    page: collections.deque[str] = collections.deque(maxlen=request.lines if request.offset is None else None)
     total = 0
     for line in logs(False, request.replica):
-        tail.append(line)
+        if request.offset is None or request.offset <= total < request.offset + request.lines:
+            page.append(line)
         total += 1
-    return LogTail(lines=list(tail), total_lines=total)
+    first = total - len(page) if request.offset is None else min(request.offset, total)
+    return LogTail(lines=list(page), total_lines=total, first_line=first)
 
 
 def summarize_logs(request: SummarizeLogsRequest, stdin: BinaryIO | None = None) -> LogSummary:
@@ -463,8 +466,7 @@ def summarize_logs(request: SummarizeLogsRequest, stdin: BinaryIO | None = None)
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     else:
-        current = engine_state.load()
-        source = current.log_path if current is not None else "engine log"
+        source = engine_state.log_source()
         summary = log_summary.summarize(engine_state.log_lines(False), source, request.max_lines)
     if request.explain:
         engine = engine_state.status()

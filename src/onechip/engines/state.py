@@ -343,6 +343,21 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
     yield from said
 
 
+def log_source(state: EngineState | None = None) -> str:
+    """Where log_lines reads the log of the engine `up` started (or of `state`) from, as a summary names it: the local
+    file, 'HOST:PATH' of an engine over SSH (the host's file `tail` reads: remote.logs_command; log_path is only the
+    local mirror), 'container NAME[ on HOST]' of a docker engine. After `down`, the engine it stopped. Raises
+    EngineError as log_lines does when no engine was started."""
+    state = state or load() or _last_stopped()
+    if state is None:
+        raise EngineError("no engine started by `onechip up`")
+    if state.mode == "docker":
+        return f"container {state.container_id or state.container}" + (f" on {state.host}" if state.host else "")
+    if state.mode != "process":
+        return f"{state.host}:{state.remote_log or remote.REMOTE_LOG}" if state.host else state.remote_log or ""
+    return state.log_path
+
+
 def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterator[str]:
     """The engine log of the engine `up` started (or of `state`: one replica), line by line, secrets
     redacted; with `follow`, keep reading until interrupted or the engine exits. After `down`, the log of the engine

@@ -621,6 +621,15 @@ def _prices_summary(t: PriceTable) -> str:
     return f"{read}; {plural(len(t.prices), 'price')} ({stale} stale), {len(t.missing)} with no SKU{billed}"
 
 
+def _logs_page(t: LogTail) -> str:
+    """'lines A-B of N lines', 1-based as an editor numbers them, and the next page's offset where the log goes on."""
+    if not t.lines:
+        return f"no lines from offset {t.first_line:,} of {plural(t.total_lines, 'line')}"
+    last = t.first_line + len(t.lines)
+    more = f"; next page: offset {last}" if last < t.total_lines else ""
+    return f"lines {t.first_line + 1:,}-{last:,} of {plural(t.total_lines, 'line')}{more}"
+
+
 def _logs_summary(r: LogSummary) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in sorted(r.counts.items())) or "nothing notable"
     traps = f"; traps: {' | '.join(r.traps)}" if r.traps else ""
@@ -744,9 +753,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "logs", "Engine log tail", "The last lines of the engine log from `up` (or of replica K of `up --replicas N`), "
-        "secrets redacted (onechip logs [--replica K]).",
-        LogsRequest, LogTail, lambda r, p: api.logs_tail(r),
-        lambda t: f"{len(t.lines)} of {plural(t.total_lines, 'line')}",
+        "or a page of them from line `offset` on, secrets redacted (onechip logs [--replica K]).",
+        LogsRequest, LogTail, lambda r, p: api.logs_tail(r), _logs_page,
         read_only=True, idempotent=True,
     ),
     ToolSpec(

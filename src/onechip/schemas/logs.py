@@ -18,7 +18,15 @@ LineKind = Literal["timeline", "memory", "warning", "error", "trap"]
 class LogsRequest(RequestModel):
     """The request of `logs`: the last lines of the engine log `up` started (redacted), or of one of its replicas."""
 
-    lines: int = Field(default=200, ge=1, le=5000, description="How many of the last log lines to return.")
+    lines: int = Field(
+        default=200, ge=1, le=5000, description="How many lines to return: the last ones, or a page from `offset`."
+    )
+    offset: int | None = Field(
+        default=None,
+        ge=0,
+        description="0-based number of the first line to return, a page of `lines` lines from it (the next page: "
+        "first_line + the lines returned; total_lines says where the log ends). Default: the last `lines` lines.",
+    )
     replica: int | None = Field(
         default=None,
         ge=0,
@@ -32,6 +40,9 @@ class LogTail(ResultModel):
 
     lines: list[str] = Field(default_factory=list, description="Log lines, oldest first, secrets replaced by ***.")
     total_lines: int = Field(default=0, description="Lines in the whole log.")
+    first_line: int = Field(
+        default=0, description="0-based number of the first line returned (the `offset` of this page)."
+    )
 
 
 class SummarizeLogsRequest(RequestModel):

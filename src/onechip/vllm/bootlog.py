@@ -52,6 +52,7 @@ import math
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Literal
 
 from onechip.errors import redact
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
@@ -1025,6 +1026,33 @@ def _last_boot(lines: list[str]) -> int:
             boot_seen, engine_started = True, engine_started or not banner
         said = said or any(pattern.search(bare) for _, pattern in _EVENTS)
     return first
+
+
+# What a server logs while it runs, on the bare_line: its INFO, DEBUG and WARNING lines (vLLM's stats line 'INFO 12-04
+# 21:57:46 [loggers.py:257] Engine 000: Avg prompt throughput: ...', uvicorn's access line 'INFO:     127.0.0.1:50712 -
+# "POST /v1/chat/completions HTTP/1.1" 200 OK'); of those, what can still change its boot's reading: a boot start (a
+# restart, read from its own line on: _last_boot), a failure (failure_cause) or an event's line (_EVENTS)
+_ROUTINE = re.compile(r"^(?:INFO|DEBUG|WARNING)\b")
+_AFTER_READY = re.compile("|".join(
+    [f"(?:{_BOOT_START.pattern})", f"(?:{_FAILURE.pattern})", f"(?i:{_OOM_KILLED.pattern})",
+     *(f"(?:{pattern.pattern})" for _, pattern in _EVENTS)]
+))  # fmt: skip
+
+
+def boot_edge(bare: str) -> Literal["ready", "start"] | None:
+    """'ready' where `bare` (a bare_line) says a boot came up (_BOOT_READY: the engine core's 'init engine (profile,
+    create kv cache, warmup model) took', the API server's 'Application startup complete'), 'start' where it starts
+    one (_BOOT_START: the API server's version line, the engine's 'Initializing a V1 LLM engine'), else None."""
+    return "ready" if _BOOT_READY.search(bare) else "start" if _BOOT_START.search(bare) else None
+
+
+def read_after_ready(bare: str) -> bool:
+    """Whether `bare` (a bare_line), logged after its boot came up (boot_edge), is a line parse_boot_log may still read
+    something from: one with no INFO, DEBUG or WARNING level (an ERROR line, a traceback's frame, a crash's 'Killed',
+    the nvidia-smi and versions tables a paste appends after the boot: t4-gemma4-e2b-len16384-v0280 names its card and
+    version there), or a boot start, failure or event (_AFTER_READY). The rest is what the server logged while it ran,
+    millions of lines in an engine that served for weeks, which _last_boot counts to no boot."""
+    return not _ROUTINE.match(bare) or bool(_AFTER_READY.search(bare))
 
 
 def read_boot_log(text: str, engine: str, model: str) -> BootRecord:

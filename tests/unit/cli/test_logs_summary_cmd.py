@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from factories import engine_state, one_error_line
 from onechip import api
@@ -49,6 +52,39 @@ def test_the_running_engines_log_is_printed_or_summarized(run, tmp_path: Path) -
     assert code == 0 and out == REFUSED.read_text()  # as before: the log itself, line by line
     code, out, _ = run("logs", "--summary")
     assert code == 0 and out.splitlines()[1].startswith("did not start: the KV pool (0.12 GiB)")
+
+
+@pytest.mark.parametrize(
+    ("record", "source"),
+    [
+        (
+            {
+                "mode": "remote-process",
+                "host": "u@gpu1",
+                "remote_pid": 4242,
+                "remote_log": "~/.onechip/engine/engine.log",
+            },
+            "u@gpu1:~/.onechip/engine/engine.log",
+        ),  # fmt: skip
+        ({"mode": "docker", "host": "u@gpu1", "container": "onechip-vllm"}, "container onechip-vllm on u@gpu1"),
+        ({"mode": "docker", "container": "onechip-vllm"}, "container onechip-vllm"),
+    ],
+)
+def test_the_summary_of_an_engine_on_a_host_names_the_log_it_read(run, tmp_path, monkeypatch, record, source) -> None:
+    # was '/nonexistent/engine.log: 172 lines', the local mirror's path (state.log_path), where the lines summarized
+    # were read by ssh / docker from the host (state._host_log_lines: remote.logs_command)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for program in ("ssh", "docker"):  # each prints the engine's log, as `tail` / `docker logs` on the host would
+        (bin_dir / program).write_text(f"#!/bin/sh\ncat {REFUSED}\n")
+        (bin_dir / program).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    engine_state_store.save(engine_state(engine="vllm@ssh" if "host" in record else "vllm-docker", **record))
+    code, out, _ = run("logs", "--summary")
+    verdict = run("logs", str(REFUSED))[1].splitlines()[1]  # the same log's verdict, read from its file
+    # 169 lines: ssh's and docker's output is split at newlines only, where a file read here also splits at the 35
+    # lone carriage returns of its progress bars (172 lines, `logs FILE`); `wc -l` counts 169
+    assert code == 0 and out.splitlines()[:2] == [f"{source}: 169 lines", verdict]
 
 
 def test_bad_files_are_one_line_errors(run, tmp_path: Path) -> None:

@@ -207,7 +207,11 @@ def test_logs_and_summarize_logs_read_the_engine_log(tmp_path):
     text = "INFO start\n(EngineCore pid=1) ERROR 12-01 00:00:00 [core.py:1] boom: hf_" + "a1" * 10 + "\n"
     _fake_state(tmp_path, text)
     tail = call("logs", {"lines": 1})
-    assert tail.structured_content == {"lines": [tail.structured_content["lines"][0]], "total_lines": 2}
+    assert tail.structured_content == {
+        "lines": [tail.structured_content["lines"][0]],
+        "total_lines": 2,
+        "first_line": 1,
+    }
     assert "hf_a1" not in json.dumps(tail.structured_content)
     summary = call("summarize_logs", {})
     assert [line["kind"] for line in summary.structured_content["lines"]] == ["error"]
@@ -224,6 +228,24 @@ def test_a_huge_engine_log_line_is_read_and_returned_cut(tmp_path):
     tail = call("logs", {"lines": 5}).structured_content
     assert tail["total_lines"] == 3 and tail["lines"][-1] == "INFO ready", tail["total_lines"]
     assert max(map(len, tail["lines"])) == MAX_LINE_CHARS
+
+
+def test_logs_pages_through_a_log_longer_than_one_call_returns(tmp_path):
+    # was the last `lines` lines only (at most LogsRequest's 5,000): the start of a longer log, the boot an agent
+    # debugs, could not be read over MCP at all; `offset` is the 0-based line a page starts at, as total_lines counts
+    _fake_state(tmp_path, "".join(f"INFO line {n}\n" for n in range(1, 7_001)))
+    first = call("logs", {"offset": 0, "lines": 3})
+    assert first.structured_content == {"lines": ["INFO line 1", "INFO line 2", "INFO line 3"], "total_lines": 7_000,
+                                        "first_line": 0}  # fmt: skip
+    assert first.content[0].text == "lines 1-3 of 7,000 lines; next page: offset 3"
+    after = call("logs", {"offset": 6_999, "lines": 3}).structured_content
+    assert after == {"lines": ["INFO line 7000"], "total_lines": 7_000, "first_line": 6_999}
+    tail = call("logs", {"lines": 2})  # no offset: the last lines, as before, saying where they start
+    assert tail.structured_content == {"lines": ["INFO line 6999", "INFO line 7000"], "total_lines": 7_000,
+                                       "first_line": 6_998}  # fmt: skip
+    assert tail.content[0].text == "lines 6,999-7,000 of 7,000 lines"
+    past = call("logs", {"offset": 7_000}).structured_content
+    assert past == {"lines": [], "total_lines": 7_000, "first_line": 7_000}
 
 
 def test_summarize_logs_reads_a_given_file_and_explain_needs_a_running_engine(tmp_path):
@@ -721,7 +743,8 @@ def test_logs_takes_a_replica_as_the_cli_does(tmp_path):
     replicas.save(replicas.ReplicaSetState(launch=launch, replicas=members[:2], router=members[2]))
     engine_state.save(members[2])  # engine.json is the router's
     result = call("logs", {"replica": 1, "lines": 1})
-    assert not result.is_error and result.structured_content == {"lines": ["r1 line 2"], "total_lines": 2}
+    assert not result.is_error and result.structured_content == {"lines": ["r1 line 2"], "total_lines": 2,
+                                                         "first_line": 1}  # fmt: skip
     assert call("logs", {"lines": 1}).structured_content["lines"] == ["router line 2"]
     wrong = call("logs", {"replica": 2})
     assert wrong.is_error and "replica 2: the set has replicas 0-1" in wrong.content[0].text

@@ -244,3 +244,52 @@ def test_an_excerpt_that_stops_after_the_kv_cache_lines_says_the_cache_was_alloc
     )
     pool_only = summarize(text.split("\n")[0] + "\n", "excerpt.log").boot  # measured, not yet checked
     assert pool_only is not None and pool_only.outcome == "unknown"
+
+
+def test_the_explain_prompt_gives_the_model_the_verdict_the_summary_read() -> None:
+    # the prompt gave the model the kept lines and the traps only, and asked it whether the server started and its KV
+    # cache size: what the grammar had already read (verdict_line), left for a 135M model to guess from 60 lines
+    summary = summarize((DATA / "vllm_cpu_0.32_smollm2_autofit_boot.log").read_text(), "autofit.log")
+    assert summary.boot is not None
+    prompt = log_summary.explain_prompt(summary)
+    assert f"Verdict read from the log: {verdict_line(summary.boot)}\n" in prompt
+    past_bound = summary.model_copy(update={"boot": None})  # a log too long to read the boot of says so
+    assert f"Verdict read from the log: {log_summary.NO_VERDICT}\n" in log_summary.explain_prompt(past_bound)
+
+
+# What a server logs while it runs: vLLM's periodic stats line (vllm/v1/metrics/loggers.py LoggingStatLogger.log) and
+# uvicorn's access line; an engine that served for weeks logs millions of them after its boot
+SERVING = [
+    "(APIServer pid=7636) INFO 12-04 21:57:46 [loggers.py:257] Engine 000: Avg prompt throughput: 12.3 tokens/s, Avg "
+    "generation throughput: 100.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.1%, Prefix cache "
+    "hit rate: 0.0%",
+    '(APIServer pid=7636) INFO:     127.0.0.1:50712 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+]
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        [],  # the boot, then the shutdown the log ends with
+        [
+            "(APIServer pid=7636) ERROR 12-04 21:58:01 [core_client.py:1] EngineDeadError: EngineCore encountered an "
+            "issue. See stack trace (above) for the root cause."
+        ],  # fmt: skip
+        (DATA / "vllm_cpu_0.32_smollm2_nullblock_refused_boot.log").read_text().splitlines(),  # a restart, refused
+    ],
+    ids=["shutdown", "error-while-serving", "restart"],
+)
+def test_a_boot_then_hours_of_serving_is_read_once_without_the_serving_lines(monkeypatch, after: list[str]) -> None:
+    # a 200,000-line log took 56 s (`logs big.log --summary`): 43 s of them the grammar reading again every line the
+    # summary had read and held (up to MAX_BOOT_LOG_CHARS), the boot's 100 lines and the server's 199,900 stats lines;
+    # a boot that came up is read from its lines, then what can change its reading: errors, events, a restart
+    boot = (DATA / "vllm_cpu_0.32_smollm2_autofit_boot.log").read_text().splitlines()
+    ready = next(i for i, line in enumerate(boot) if "Application startup complete" in line) + 1
+    served = [*boot[:ready], *SERVING * 5_000, *boot[ready:], *after]
+    read: list[str] = []
+    grammar = log_summary.read_boot_log
+    monkeypatch.setattr(log_summary, "read_boot_log", lambda text, *a: read.append(text) or grammar(text, *a))
+    summary = summarize(served, "served.log", whole=True)
+    assert summary.total_lines == len(served) and "Avg prompt throughput" not in read[0]
+    quiet = summarize([*boot, *after], "served.log", whole=True)  # the same log had the server logged nothing
+    assert summary.boot == quiet.boot is not None
