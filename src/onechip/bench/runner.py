@@ -588,10 +588,8 @@ class _Run:
             cell.server_metrics_delta = reduce_metrics(before, after, sampler.samples)
         for k, url in enumerate(cfg.replica_urls):
             cell.replicas.append(replica_served(k, url, replicas_before[k], await asyncio.to_thread(scrape_url, url)))
-        measured = [s for rep in by_rep.values() for s in rep if not s.warmup]
-        cell.requests_sent, cell.requests_ok = len(measured), sum(1 for s in measured if s.status == "ok")
         assert self.run is not None
-        if any(s.stalled for s in measured) and _STALLED not in self.run.notes:
+        if any(s.stalled for rep in by_rep.values() for s in rep if not s.warmup) and _STALLED not in self.run.notes:
             self.run.notes.append(_STALLED)
         for how in sorted({s.completion_tokens_from for s in measured if s.status == "ok"} - {"usage"}):
             if _COUNTED[how] not in self.run.notes:  # the probe had usage, these requests none: say so all the same
