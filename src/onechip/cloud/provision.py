@@ -329,12 +329,15 @@ def _on_its_way_out(api: TpuApi, resource: CloudResource) -> bool:
 
 def _clean_up(api: TpuApi, resource: CloudResource, failure: CloudError, on_progress: ProgressFn) -> None:
     """Delete what a failed attempt left (said on the console). Raises CloudError naming what may still
-    exist and its delete command when that delete fails (then `up` stops: nothing is left behind untold)."""
+    exist and its delete command when that delete fails (then `up` stops: nothing is left behind untold), and
+    Interrupted naming the same on Ctrl-C (a create's leftovers, and a resumed TPU that ended, alike)."""
     on_progress(ProgressEvent("cloud", f"{resource.zone}: {failure.reason}; deleting {resource.kind} {resource.name}"))
     try:
         delete(api, resource, on_progress)
     except CloudError as exc:
         raise _may_exist(failure, resource, f"and it could not be deleted ({exc})") from None
+    except KeyboardInterrupt:
+        raise Interrupted(interrupted_message(resource)) from None
 
 
 def may_exist_clause(resource: CloudResource) -> str:

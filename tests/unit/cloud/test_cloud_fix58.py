@@ -1,0 +1,43 @@
+"""Follow-ups of break pass 58 on `onechip cloud`, against the loopback fake TPU API: Ctrl-C while `up` deletes a
+resumed TPU that ended names it."""
+
+from __future__ import annotations
+
+from factories import one_error_line
+from onechip.cloud import provision, records
+from onechip.errors import CloudError
+
+P = "proj-1"
+OK = "us-west4-a"
+SPOT = ("--provisioning", "spot", "--max-hours", "1")
+
+
+def test_ctrl_c_while_up_deletes_a_resumed_tpu_that_ended_names_it(fast, run, monkeypatch):
+    # was: `cloud up` resumed onechip's live node of that name; it ended in the wait (a spot preemption), so `up`
+    # deleted it to create anew, and Ctrl-C in that delete printed 'interrupted' alone (exit 130), where every other
+    # interrupt of `up` names the TPU and the command that deletes it (provision.interrupted_message)
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, *SPOT, "--name", "mine", "--yes")
+    assert rc == 0, err
+    real_wait = provision.wait_node_ready
+
+    def ended(api, resource, *args, **kwargs):
+        resource.state = "PREEMPTED"
+        raise CloudError(f"node {resource.name} was preempted", reason="ended")
+
+    monkeypatch.setattr(provision, "wait_node_ready", ended)
+    fast.delete_s = 30.0  # the delete's operation runs on while we wait
+    real_sleep = provision.time.sleep
+
+    def sleep(seconds):
+        if any(m == "DELETE" for m, _, _ in fast.requests):
+            raise KeyboardInterrupt  # Ctrl-C while the delete is waited on
+        real_sleep(seconds)
+
+    monkeypatch.setattr(provision.time, "sleep", sleep)
+    line = one_error_line(run, "cloud", "up", "--project", P, "--zone", OK, *SPOT, "--name", "mine", "--yes", code=130)
+    assert line.startswith(f"interrupted: node mine exists in {OK} (last state PREEMPTED") and (
+        f"onechip cloud down --name mine --zone {OK} --project {P} --yes" in line
+    ), line
+    assert [r.name for r in records.load_all()] == ["mine"]  # still recorded: `cloud down` finds it
+    monkeypatch.setattr(provision, "wait_node_ready", real_wait)
+
