@@ -307,9 +307,11 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
     for tpu, resource in chosen:
         by_project.setdefault(tpu.project, (tpu, []))[1].append(resource)
     failures: list[CloudError] = []
-    for tpu, resources in by_project.values():
+    groups = list(by_project.values())
+    for k, (tpu, resources) in enumerate(groups):
+        later = [r for _, rest in groups[k + 1 :] for r in rest]  # named on Ctrl-C, with what was deleted before
         try:  # a project whose deletes fail does not keep the next one's TPUs billing
-            done = provision.down(tpu, resources, on_progress)
+            done = provision.down(tpu, resources, on_progress, later, result.deleted)
         except CloudError as exc:
             failures.append(exc)
             continue

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -992,12 +993,15 @@ def recorded_targets(project: str, request: CloudNameRequest, recorded: list[Clo
             and (not request.zones or r.zone in request.zones) and r.project == project]  # fmt: skip
 
 
-def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn) -> CloudDownResult:
+def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn, later: Sequence[CloudResource] = (),
+         before: Sequence[str] = ()) -> CloudDownResult:  # fmt: skip
     """Delete each of `chosen` (from `targets`) after checking onechip's label on the API's copy. A queued
     resource in PROVISIONING cannot be deleted (seed): it is waited out (up to 10 min), then deleted. A
     record whose resource is gone, or is not onechip's, is dropped. One that cannot be deleted does not stop
     the others: CloudError afterwards names what was deleted and each that may still exist with the command
-    that deletes it (and stays recorded); Ctrl-C raises Interrupted saying the same."""
+    that deletes it (and stays recorded); Ctrl-C raises Interrupted saying the same, with `later` (the TPUs of the
+    projects a `cloud down` reaches after this one) among what may exist and `before` (what it deleted in the
+    projects before) among what was deleted."""
     result = CloudDownResult()
     failed: list[tuple[CloudResource, CloudError]] = []
     for resource in chosen:
@@ -1023,7 +1027,8 @@ def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn) -> C
             failed.append((resource, exc))
             continue
         except KeyboardInterrupt:
-            raise Interrupted("interrupted: " + _left_line(chosen[chosen.index(resource) :], result)) from None
+            done = CloudDownResult(deleted=[*before, *result.deleted])
+            raise Interrupted("interrupted: " + _left_line([*chosen[chosen.index(resource) :], *later], done)) from None
         result.deleted.append(what)
     if failed:
         first = failed[0][1]

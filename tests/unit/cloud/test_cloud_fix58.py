@@ -1,5 +1,5 @@
 """Follow-ups of break pass 58 on `onechip cloud`, against the loopback fake TPU API: Ctrl-C while `up` deletes a
-resumed TPU that ended names it."""
+resumed TPU that ended names it; Ctrl-C in `cloud down` across projects names every TPU left."""
 
 from __future__ import annotations
 
@@ -40,4 +40,26 @@ def test_ctrl_c_while_up_deletes_a_resumed_tpu_that_ended_names_it(fast, run, mo
     ), line
     assert [r.name for r in records.load_all()] == ["mine"]  # still recorded: `cloud down` finds it
     monkeypatch.setattr(provision, "wait_node_ready", real_wait)
+
+
+def test_ctrl_c_in_down_across_projects_names_every_tpu_left(fast, run, monkeypatch):
+    # was: `cloud down` over TPUs recorded in two projects deletes project by project; Ctrl-C in the first project's
+    # delete named that project's TPUs alone ('1 may still exist: node a ...'), so the second project's TPU, never
+    # reached, billed on untold
+    for project, name in (("proj-1", "a"), ("proj-2", "b")):
+        rc, out, err = run("cloud", "up", "--project", project, "--zone", OK, *SPOT, "--name", name, "--yes")
+        assert rc == 0, err
+    fast.delete_s = 30.0
+    real_sleep = provision.time.sleep
+
+    def sleep(seconds):
+        if any(m == "DELETE" for m, _, _ in fast.requests):
+            raise KeyboardInterrupt  # Ctrl-C while the first delete is waited on
+        real_sleep(seconds)
+
+    monkeypatch.setattr(provision.time, "sleep", sleep)
+    line = one_error_line(run, "cloud", "down", "--yes", code=130)
+    assert "2 may still exist" in line, line
+    for project, name in (("proj-1", "a"), ("proj-2", "b")):
+        assert f"onechip cloud down --name {name} --zone {OK} --project {project} --yes" in line, line
 
