@@ -276,10 +276,10 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
            limit_s: float = DELETE_WAIT_S) -> None:  # fmt: skip
     """Delete a queued resource with its node (force), or a node, and wait until the API no longer has it;
     then forget the record (only then: a delete that answered 'not found' while a GET still finds it is
-    sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed): it is
-    waited out, and one already DELETING is waited for, up to `limit_s`, whatever the API answers its delete
-    (_on_its_way_out). Raises CloudError when the API refuses or keeps failing. The wait is said through
-    `on_progress` (a delete takes minutes)."""
+    sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed), nor any resource
+    the API answers so (said with its state, _not_deletable_yet): it is waited out, and one already DELETING is
+    waited for, up to `limit_s`, whatever the API answers its delete (_on_its_way_out). Raises CloudError when the
+    API refuses or keeps failing. The wait is said through `on_progress` (a delete takes minutes)."""
     started = time.monotonic()
 
     def waiting(elapsed_s: float) -> None:
@@ -298,7 +298,7 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
             if time.monotonic() - started > limit_s:
                 raise
             if exc.reason == "precondition":
-                on_progress(ProgressEvent("cloud", f"{resource.name} is PROVISIONING: cannot be deleted yet; waiting"))
+                on_progress(ProgressEvent("cloud", _not_deletable_yet(api, resource, exc)))
             elif exc.reason != "not-found" and not _on_its_way_out(api, resource):
                 raise
         while (item := poll(api, resource.kind, resource.zone, _ident(resource), started + limit_s,
@@ -314,6 +314,19 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
         else:
             records.forget(resource)
             return
+
+
+def _not_deletable_yet(api: TpuApi, resource: CloudResource, refusal: CloudError) -> str:
+    """The progress line of a delete the API refused as FAILED_PRECONDITION ('not in a state required for the
+    operation', google.rpc.Code): the state the API shows it in now (a queued resource PROVISIONING, the seed's case,
+    or SUSPENDING; a node in transition), or, unreadable, the API's own words."""
+    try:
+        item = fetch(api, resource.kind, resource.zone, _ident(resource))
+    except CloudError:
+        item = None
+    state = state_of(resource.kind, item) if item is not None else ""
+    said = f"{resource.kind} {resource.name} is {state}" if state else f"{resource.kind} {resource.name}"
+    return f"{said}: the API refuses its delete for now ({refusal}); waiting"
 
 
 def _on_its_way_out(api: TpuApi, resource: CloudResource) -> bool:

@@ -1,9 +1,13 @@
 """Follow-ups of break pass 58 on `onechip cloud`, against the loopback fake TPU API: Ctrl-C while `up` deletes a
-resumed TPU that ended names it; Ctrl-C in `cloud down` across projects names every TPU left."""
+resumed TPU that ended names it; Ctrl-C in `cloud down` across projects names every TPU left; a delete the API refuses
+(FAILED_PRECONDITION) is worded from the resource's own state."""
 
 from __future__ import annotations
 
+import pytest
+
 from factories import one_error_line
+from fakes.tpu_api import Fault
 from onechip.cloud import provision, records
 from onechip.errors import CloudError
 
@@ -63,3 +67,16 @@ def test_ctrl_c_in_down_across_projects_names_every_tpu_left(fast, run, monkeypa
     for project, name in (("proj-1", "a"), ("proj-2", "b")):
         assert f"onechip cloud down --name {name} --zone {OK} --project {project} --yes" in line, line
 
+
+@pytest.mark.parametrize(("kind", "name", "state"), [("node", "mine", "READY"), ("queued-resource", "q", "SUSPENDING")])
+def test_a_delete_refused_as_failed_precondition_is_said_from_the_resources_own_state(fast, run, kind, name, state):
+    # was: any FAILED_PRECONDITION to a delete (the API's 'not in a state required for the operation') was said as
+    # '<name> is PROVISIONING: cannot be deleted yet; waiting', for a node too, and for a queued resource SUSPENDING
+    fast.put(kind, OK, name, state, spot=kind == "node")
+    # google.rpc.Code FAILED_PRECONDITION maps to HTTP 400 (cloud.google.com/apis/design/errors), as the fake sends it
+    fast.faults.append(Fault("DELETE", rf"/{'nodes' if kind == 'node' else 'queuedResources'}/{name}", "precondition"))
+    rc, out, err = run("cloud", "down", "--project", P, "--zone", OK, "--yes")
+    assert rc == 0, err
+    assert "PROVISIONING" not in err, err
+    assert f"{kind} {name} is {state}: the API refuses its delete for now" in err, err
+    assert not fast.nodes and not fast.queued
