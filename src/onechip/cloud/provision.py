@@ -40,6 +40,7 @@ from onechip.schemas.cloud import (
     CloudUpRequest,
     CloudUpResult,
     Provisioning,
+    Quote,
     ZoneOffer,
     api_duration,
     parse_duration,
@@ -507,8 +508,7 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
             seen = _from_api(api, zone, item, item_kind)  # the API's word on its chip and pricing model
             found = _recorded(api, item_kind, zone, ident) or seen
             live = phase(item_kind, state) in ("waiting", "ready")
-            if live and (item_kind != kind or (seen.accelerator_type or wanted, seen.provisioning) !=
-                         (wanted, request.provisioning)):  # fmt: skip
+            if live and not _as_asked(request, kind, item_kind, seen):
                 raise ConfigError(_not_asked(found, seen, state, wanted, request.provisioning))
             if live:
                 alive = alive or found
@@ -523,6 +523,41 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
                     raise Interrupted(interrupted_message(found)) from None
             break  # a queued resource found (alive or deleted with its node): its node id is settled too
     return alive
+
+
+def _as_asked(request: CloudUpRequest, kind: str, item_kind: str, seen: CloudResource) -> bool:
+    """Whether `seen` (the API's copy of onechip's TPU of `item_kind` under the name `up` uses) is what `request`
+    asks for: the `kind` asked (a queued resource for flex-start, else a node), its chip and pricing model."""
+    wanted = offers.tpu_type(request.chip)[0]
+    return item_kind == kind and (seen.accelerator_type or wanted, seen.provisioning) == (wanted, request.provisioning)
+
+
+def tpu_name(request: CloudUpRequest) -> str:
+    """The name `up` gives the TPU of `request`: --name, else onechip-CHIP."""
+    return request.name or f"onechip-{request.chip}"
+
+
+def reusable(api: TpuApi, request: CloudUpRequest) -> CloudResource | None:
+    """The live TPU of onechip's that `up(request)` will resume under its name (tpu_name) rather than create one
+    (claim_name's rule, read only: nothing is deleted or refused here): the first of its zones (zones_for) holding
+    one labelled, waiting or ready, of the kind, chip and pricing model asked for; its record when there is one.
+    None: `up` creates one (or refuses what it finds, claim_name saying why). Raises CloudError when the API cannot
+    be read, ConfigError when no zone is known."""
+    kind, name = "queued-resource" if request.provisioning == "flex-start" else "node", tpu_name(request)
+    for zone in zones_for(request):
+        item = fetch(api, kind, zone, name)
+        if item is None or (labelled(item) and phase(kind, state_of(kind, item)) not in ("waiting", "ready")):
+            continue  # none, or one of ours that ended: `up` deletes it and goes on
+        if not labelled(item) or not _as_asked(request, kind, kind, seen := _from_api(api, zone, item, kind)):
+            return None  # not onechip's, or not what is asked for: claim_name refuses it
+        return _recorded(api, kind, zone, name) or seen
+    return None
+
+
+def reuse_quote(existing: CloudResource) -> Quote:
+    """The quote of onechip's TPU `existing` that `up` resumes: its own chip, pricing model, zone and limit (the API's
+    runDuration, its record's --max-hours: what ends its run, and what `status` warns by), not those asked this time."""
+    return offers.quote(existing.chip, existing.provisioning, existing.zone, limit_of(existing))
 
 
 def _not_asked(found: CloudResource, seen: CloudResource, state: str, wanted: str, provisioning: str) -> str:
@@ -564,7 +599,7 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
     Raises CloudError (every zone refused: each reason listed; or a failure that is not the zone's, naming
     what may exist), Interrupted (Ctrl-C: what exists and the delete command), ConfigError. `member`: (set
     name, index) when this TPU is one of a `cloud up --replicas N` set (up_set)."""
-    name = request.name or f"onechip-{request.chip}"
+    name = tpu_name(request)
     zones = checked_zones(api, request)
     limit_s = request.max_run_duration_s if request.provisioning == "flex-start" else (
         request.max_hours * 3600 if request.max_hours else None)  # fmt: skip
@@ -586,10 +621,7 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
                 raise _may_exist(exc, existing) from None
             _clean_up(api, existing, exc, on_progress)  # it ended while resumed: create anew below
         else:
-            # its own limit (the API's runDuration, the record's --max-hours), not the one asked this time: what ends
-            # its run, and what `status` warns by
-            quote = offers.quote(existing.chip, existing.provisioning, existing.zone, limit_of(existing))
-            return CloudUpResult(resource=existing, reused=True, quote=quote,
+            return CloudUpResult(resource=existing, reused=True, quote=reuse_quote(existing),
                                  delete_command=delete_command(existing))  # fmt: skip
     attempts: list[Attempt] = []
     for zone in zones:

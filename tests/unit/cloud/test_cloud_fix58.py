@@ -1,6 +1,6 @@
 """Follow-ups of break pass 58 on `onechip cloud`, against the loopback fake TPU API: Ctrl-C while `up` deletes a
 resumed TPU that ended names it; Ctrl-C in `cloud down` across projects names every TPU left; a delete the API refuses
-(FAILED_PRECONDITION) is worded from the resource's own state."""
+(FAILED_PRECONDITION) is worded from the resource's own state; `up`'s confirmation says which TPU it will reuse."""
 
 from __future__ import annotations
 
@@ -80,3 +80,18 @@ def test_a_delete_refused_as_failed_precondition_is_said_from_the_resources_own_
     assert "PROVISIONING" not in err, err
     assert f"{kind} {name} is {state}: the API refuses its delete for now" in err, err
     assert not fast.nodes and not fast.queued
+
+
+def test_up_says_it_will_reuse_a_live_tpu_of_ours_and_quotes_that_tpu(fast, run):
+    # was: `cloud up` over onechip's live TPU of the name asked for printed 'will create v5e-1 spot: ...; limit 3 h'
+    # and asked to 'create v5e-1 (spot)', then 'reused node mine': nothing was created, and the limit quoted was the
+    # one asked this time, not the one that TPU runs under (its record's --max-hours 1, what `cloud status` warns by)
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, *SPOT, "--name", "mine", "--yes")
+    assert rc == 0 and "will create v5e-1 spot" in out, err
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--provisioning", "spot", "--max-hours", "3",
+                       "--name", "mine", "--yes")  # fmt: skip
+    assert rc == 0, err
+    said = next(line for line in out.splitlines() if line.startswith("will "))
+    assert said.startswith("will reuse mine (onechip's live TPU of that name; nothing is created): v5e-1 spot"), said
+    assert "limit 1 h" in said and "limit 3 h" not in said, said  # its own --max-hours, as the result quotes it
+    assert "reused node mine" in out and [m for m, _, _ in fast.requests if m == "POST"][1:] == []
