@@ -48,6 +48,9 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "bare-429"   HTTP 429 with no body, and a Retry-After of `retry_after_s` seconds (a front end's refusal; no effect)
     "rate-limit-403" HTTP 403 with the older JSON APIs' rate-limit body: errors[].reason rateLimitExceeded, domain
                  usageLimits (Compute Engine's 'Rate Limit Exceeded'; no effect)
+    "precondition" HTTP 400 FAILED_PRECONDITION (google.rpc.Code's HTTP mapping, cloud.google.com/apis/design/errors:
+                 'the system is not in a state required for the operation'; what the API answers a delete of a
+                 resource in a state it cannot delete from, a node's included; no effect)
     "echo-auth"  HTTP 400 INVALID_ARGUMENT whose message quotes the request's Authorization header (a proxy that
                  echoes what it was sent; no effect): what a secret must never get through to the user
 A queued resource's create answers a `requestId` it has seen with that request's operation and makes nothing
@@ -167,6 +170,8 @@ class FakeTpuApi:
                         status, answer = _error(500, "INTERNAL", INTERNAL)
                     elif fault == "retry-after":
                         status, answer = _error(503, "UNAVAILABLE", "The service is currently unavailable.")
+                    elif fault == "precondition":
+                        status, answer = _error(400, "FAILED_PRECONDITION", "injected: not in a state for this request")
                     elif fault == "echo-auth":
                         said = self.headers.get("Authorization") or "none"
                         status, answer = _error(400, "INVALID_ARGUMENT", f"cannot use the credentials {said}")

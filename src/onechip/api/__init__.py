@@ -9,7 +9,8 @@ Each job lives in a module of its own; this package only names them.
     recorded() -> bool (an engine `up` started is on record)
     demo_cloud_request(DemoRequest) -> CloudUpRequest (the TPU `demo --cloud gcp` asks for)
     cloud_up(CloudUpRequest, on_progress) -> CloudUpResult   cloud_probe / cloud_zones / cloud_status(es) /
-    cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote / cloud_target: getting a TPU (onechip.cloud)
+    cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote / cloud_up_quote / cloud_target: getting a TPU
+    (onechip.cloud)
     simulate(SimulateRequest, on_progress) -> BenchRun (predicted)
     simulate_policies(SimulateRequest, on_progress) -> PolicyComparison (one predicted run per --router-policies)
     advise(AdviseRequest, on_progress) -> Advice
@@ -30,6 +31,7 @@ from onechip.api._cloud import (
     cloud_statuses,
     cloud_target,
     cloud_up,
+    cloud_up_quote,
     cloud_zones,
 )
 from onechip.api._demo import demo
@@ -45,7 +47,8 @@ from onechip.api._report import cost, report
 __all__ = [
     "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for", "check", "cloud_down",
     "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status", "cloud_statuses", "cloud_target", "cloud_up",
-    "cloud_zones", "compare_policies", "cost", "demo", "demo_cloud_request", "deploy_k8s", "down", "find_max", "logs",
-    "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh", "recorded",
-    "remember_boot", "report", "saved_bench_config", "simulate", "simulate_policies", "status", "summarize_logs", "up",
+    "cloud_up_quote", "cloud_zones", "compare_policies", "cost", "demo", "demo_cloud_request", "deploy_k8s", "down",
+    "find_max", "logs", "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh",
+    "recorded", "remember_boot", "report", "saved_bench_config", "simulate", "simulate_policies", "status",
+    "summarize_logs", "up",
 ]  # fmt: skip

@@ -72,6 +72,22 @@ def cloud_quote(request: CloudUpRequest) -> Quote:
     return offers.quote(request.chip, request.provisioning, zone, limit, tpus)
 
 
+def cloud_up_quote(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> Quote:
+    """What `cloud_up(request)` will do, priced, for the question a shell asks before it: cloud_quote (a create), or,
+    when it will resume onechip's live TPU of the name asked for (provision.reusable; one TPU, not a set), that
+    TPU's own quote (provision.reuse_quote, as the result quotes it) with `reused` naming it. Reads the API (each
+    retry told through `on_progress`). Raises ConfigError as cloud_quote, CloudError when the API cannot be read,
+    MissingDependencyError (google-auth)."""
+    quote = cloud_quote(request)
+    if quote.tpus > 1:
+        return quote
+    request = cloud_target(request)
+    existing = provision.reusable(_tpu(request.project, on_progress), request)
+    if existing is None:
+        return quote
+    return provision.reuse_quote(existing).model_copy(update={"reused": existing.name})
+
+
 def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> CloudUpResult:
     """Get a TPU: flex-start queued resource (default), spot or on-demand node, zones tried in order; see
     onechip.cloud.provision.up. With --replicas N on a one-chip TPU, N of them (provision.up_set: a set that
@@ -307,9 +323,11 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
     for tpu, resource in chosen:
         by_project.setdefault(tpu.project, (tpu, []))[1].append(resource)
     failures: list[CloudError] = []
-    for tpu, resources in by_project.values():
+    groups = list(by_project.values())
+    for k, (tpu, resources) in enumerate(groups):
+        later = [r for _, rest in groups[k + 1 :] for r in rest]  # named on Ctrl-C, with what was deleted before
         try:  # a project whose deletes fail does not keep the next one's TPUs billing
-            done = provision.down(tpu, resources, on_progress)
+            done = provision.down(tpu, resources, on_progress, later, result.deleted)
         except CloudError as exc:
             failures.append(exc)
             continue

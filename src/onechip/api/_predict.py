@@ -171,16 +171,17 @@ def predicted_run(request: SimulateRequest, on_progress: ProgressFn = no_progres
     the_plan = _read_plan(request.plan)
     the_plan.refuse_other_replicas(request.replicas, f"--plan {request.plan}")
     _refuse_pipeline_parallel(the_plan)
-    fields = request.model_dump(include={"contexts", "clients", "output_tokens", "reps", "requests_per_client",
-                                         "warmup_requests", "rate_per_s", "workload", *AGENT_ONLY})  # fmt: skip
-    if request.workload != "agent":
-        fields = {k: v for k, v in fields.items() if k not in AGENT_ONLY}
+    # the fields given, as bench's config holds what was typed (its bound and open_loop read which were: a --rate
+    # run's count is --requests-per-client only when given); reps always, simulate's default being its own
+    given = {"contexts", "clients", "output_tokens", "requests_per_client", "warmup_requests", "rate_per_s",
+             "workload", *(AGENT_ONLY if request.workload == "agent" else ())} & request.model_fields_set  # fmt: skip
+    fields = request.model_dump(include={"reps", *given})
     try:
         config = BenchConfig.model_validate({"base_url": predicted_url(the_plan.chip),
                                              "model": the_plan.model, **fields})  # fmt: skip
     except ValidationError as exc:
         raise ConfigError(describe(SimulateRequest, exc)) from None
-    config = open_loop(config, request.model_fields_set)  # --rate: the schedule `bench --rate` sends (issue 22)
+    config = open_loop(config)  # --rate: the schedule `bench --rate` sends (issue 22)
     refuse_unfinishable(the_plan, config, request.replicas)  # before a calibration is fitted and stored
     calibration = calibration_for(the_plan, request.calibrate, on_progress)
     terms = calibration.terms if calibration else priors.measured_priors(the_plan)

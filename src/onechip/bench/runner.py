@@ -37,7 +37,6 @@ import statistics
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import IO
 
@@ -62,7 +61,6 @@ from onechip.schemas.bench import (
     RepJob,
     RequestSample,
     StreamOutcome,
-    probe_requests,
 )
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
@@ -263,22 +261,22 @@ def arrival_offsets(
     return out
 
 
-def open_loop(config: BenchConfig, given: AbstractSet[str] | None = None) -> BenchConfig:
+def open_loop(config: BenchConfig) -> BenchConfig:
     """A --rate run as vllm bench serve's --request-rate / --num-prompts / --max-concurrency: one cell per context, one
     stream numbering its requests (one warm-up), in flight at most the one --clients value given (else 0, no cap: the
     default --clients 1,4 is the closed-loop grid's), and its measured requests per rep --requests-per-client when
-    given, arrivals over --duration-s, else probe_requests(rate) (~10 s of arrivals). `config` as it is when closed
-    loop, a --find-max search, or already open loop (max_in_flight set: a search's probe, a resumed run). `given`:
-    the fields the user gave (default: `config`'s own fields set; `simulate` passes its request's, as it builds the
-    config from every field). Raises ConfigError for several --clients values."""
+    given, arrivals over --duration-s, else probe_requests(rate) (~10 s of arrivals): BenchConfig.rate_requests, the
+    count its bound checked. `config` as it is when closed loop, a --find-max search, or already open loop
+    (max_in_flight set: a search's probe, a resumed run). What the user gave is `config`'s fields set (`simulate`
+    builds its config from its request's given fields too). Raises ConfigError for several --clients values."""
     if config.rate_per_s is None or config.find_max is not None or config.max_in_flight is not None:
         return config
-    given = config.model_fields_set if given is None else given
+    given = config.model_fields_set
     if "clients" in given and len(config.clients) > 1:
         raise ConfigError("--rate: give one --clients value (the requests in flight at most; leave it out for no cap)")
     update: dict[str, object] = {"clients": [1], "max_in_flight": config.clients[0] if "clients" in given else 0}
-    if config.duration_s is None and "requests_per_client" not in given:
-        update["requests_per_client"] = probe_requests(config.rate_per_s)
+    if config.duration_s is None:
+        update["requests_per_client"] = config.rate_requests(config.rate_per_s)
     return config.model_copy(update=update)
 
 
@@ -609,10 +607,8 @@ class _Run:
             cell.server_metrics_delta = reduce_metrics(before, after, sampler.samples)
         for k, url in enumerate(cfg.replica_urls):
             cell.replicas.append(replica_served(k, url, replicas_before[k], await asyncio.to_thread(scrape_url, url)))
-        measured = [s for rep in by_rep.values() for s in rep if not s.warmup]
-        cell.requests_sent, cell.requests_ok = len(measured), sum(1 for s in measured if s.status == "ok")
         assert self.run is not None
-        if any(s.stalled for s in measured) and _STALLED not in self.run.notes:
+        if any(s.stalled for rep in by_rep.values() for s in rep if not s.warmup) and _STALLED not in self.run.notes:
             self.run.notes.append(_STALLED)
         for how in sorted({s.completion_tokens_from for s in measured if s.status == "ok"} - {"usage"}):
             if _COUNTED[how] not in self.run.notes:  # the probe had usage, these requests none: say so all the same

@@ -52,7 +52,6 @@ from onechip.schemas.bench import (
     CellResult,
     SearchProbe,
     SearchResult,
-    probe_requests,
 )
 from onechip.schemas.common import plural
 from onechip.schemas.inputs import flag_of
@@ -145,7 +144,7 @@ class _Search:
         else:  # one stream numbers the requests (one warm-up); the count follows the rate, the cap is apart
             name, update = f"rate-{load:g}", {"rate_per_s": load, "clients": [1], "max_in_flight": self.cap or 0}
             if cfg.duration_s is None:
-                update["requests_per_client"] = probe_requests(load)
+                update["requests_per_client"] = cfg.rate_requests(load)
         return name, cfg.model_copy(update={**update, "contexts": [self.context], "find_max": None})
 
     def check_saved(self) -> None:

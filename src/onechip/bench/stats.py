@@ -250,7 +250,8 @@ def summarize_cell(
 
     `output_tokens` is the requested length (max_tokens); requests with fewer completion tokens count as ended
     early, those whose usage reports more as over max_tokens.
-    `slo` (ms upper bounds by SLO_METRICS name) adds goodput.
+    `slo` (ms upper bounds by SLO_METRICS name) adds goodput. requests_sent / requests_ok count the measured
+    requests of every rep (bench's cells and simulate's predicted ones alike: policy comparisons read them).
     """
     reps = [rep_result(r, samples_by_rep[r], slo, open_loop) for r in sorted(samples_by_rep)]
     goodputs = [r.goodput_per_s for r in reps if r.goodput_per_s is not None]
@@ -267,6 +268,8 @@ def summarize_cell(
     return cell.model_copy(
         update={
             "reps": reps,
+            "requests_sent": len(measured),
+            "requests_ok": len(ok),
             "output_tok_per_s": statistics.median(rates) if rates else None,
             "cv_output_tok_per_s": cv(rates),
             "per_stream_tok_per_s": statistics.median(stream_rates) if stream_rates else None,

@@ -121,10 +121,15 @@ def up(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     """Get a TPU: flex-start queued resource (default; stops billing itself), spot or on-demand node; with
     --replicas N, N of them (or one slice) and, with --model, an engine on each behind vllm-router here."""
     request = build_request(CloudUpRequest, fields)
-    quote = api.cloud_quote(request)
-    typer.echo("will create " + quote_line(quote), err=as_json)  # stdout stays JSON
-    confirm(f"create {quote.tpus} x {request.chip} ({request.provisioning})" if quote.tpus > 1 else
-            f"create {request.chip} ({request.provisioning})", yes)  # fmt: skip
+    quote = api.cloud_up_quote(request, state_lines())
+    if quote.reused:  # nothing is created: the question names the TPU resumed, quoted as it runs
+        said = f"will reuse {quote.reused} (onechip's live TPU of that name; nothing is created): "
+        typer.echo(said + quote_line(quote), err=as_json)  # stdout stays JSON
+        confirm(f"reuse {quote.reused} ({quote.chip} {quote.provisioning})", yes)
+    else:
+        typer.echo("will create " + quote_line(quote), err=as_json)  # stdout stays JSON
+        confirm(f"create {quote.tpus} x {request.chip} ({request.provisioning})" if quote.tpus > 1 else
+                f"create {request.chip} ({request.provisioning})", yes)  # fmt: skip
     result = api.cloud_up(request, state_lines())
     if as_json:
         typer.echo(result.model_dump_json(indent=2))

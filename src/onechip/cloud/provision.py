@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -39,6 +40,7 @@ from onechip.schemas.cloud import (
     CloudUpRequest,
     CloudUpResult,
     Provisioning,
+    Quote,
     ZoneOffer,
     api_duration,
     parse_duration,
@@ -275,10 +277,10 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
            limit_s: float = DELETE_WAIT_S) -> None:  # fmt: skip
     """Delete a queued resource with its node (force), or a node, and wait until the API no longer has it;
     then forget the record (only then: a delete that answered 'not found' while a GET still finds it is
-    sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed): it is
-    waited out, and one already DELETING is waited for, up to `limit_s`, whatever the API answers its delete
-    (_on_its_way_out). Raises CloudError when the API refuses or keeps failing. The wait is said through
-    `on_progress` (a delete takes minutes)."""
+    sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed), nor any resource
+    the API answers so (said with its state, _not_deletable_yet): it is waited out, and one already DELETING is
+    waited for, up to `limit_s`, whatever the API answers its delete (_on_its_way_out). Raises CloudError when the
+    API refuses or keeps failing. The wait is said through `on_progress` (a delete takes minutes)."""
     started = time.monotonic()
 
     def waiting(elapsed_s: float) -> None:
@@ -297,7 +299,7 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
             if time.monotonic() - started > limit_s:
                 raise
             if exc.reason == "precondition":
-                on_progress(ProgressEvent("cloud", f"{resource.name} is PROVISIONING: cannot be deleted yet; waiting"))
+                on_progress(ProgressEvent("cloud", _not_deletable_yet(api, resource, exc)))
             elif exc.reason != "not-found" and not _on_its_way_out(api, resource):
                 raise
         while (item := poll(api, resource.kind, resource.zone, _ident(resource), started + limit_s,
@@ -315,6 +317,19 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
             return
 
 
+def _not_deletable_yet(api: TpuApi, resource: CloudResource, refusal: CloudError) -> str:
+    """The progress line of a delete the API refused as FAILED_PRECONDITION ('not in a state required for the
+    operation', google.rpc.Code): the state the API shows it in now (a queued resource PROVISIONING, the seed's case,
+    or SUSPENDING; a node in transition), or, unreadable, the API's own words."""
+    try:
+        item = fetch(api, resource.kind, resource.zone, _ident(resource))
+    except CloudError:
+        item = None
+    state = state_of(resource.kind, item) if item is not None else ""
+    said = f"{resource.kind} {resource.name} is {state}" if state else f"{resource.kind} {resource.name}"
+    return f"{said}: the API refuses its delete for now ({refusal}); waiting"
+
+
 def _on_its_way_out(api: TpuApi, resource: CloudResource) -> bool:
     """Whether the API shows `resource` DELETING, or has it no more: a delete refused then (Google's APIs answer a
     request that conflicts with an operation in progress ABORTED, HTTP 409: cloud.google.com/apis/design/errors;
@@ -329,12 +344,15 @@ def _on_its_way_out(api: TpuApi, resource: CloudResource) -> bool:
 
 def _clean_up(api: TpuApi, resource: CloudResource, failure: CloudError, on_progress: ProgressFn) -> None:
     """Delete what a failed attempt left (said on the console). Raises CloudError naming what may still
-    exist and its delete command when that delete fails (then `up` stops: nothing is left behind untold)."""
+    exist and its delete command when that delete fails (then `up` stops: nothing is left behind untold), and
+    Interrupted naming the same on Ctrl-C (a create's leftovers, and a resumed TPU that ended, alike)."""
     on_progress(ProgressEvent("cloud", f"{resource.zone}: {failure.reason}; deleting {resource.kind} {resource.name}"))
     try:
         delete(api, resource, on_progress)
     except CloudError as exc:
         raise _may_exist(failure, resource, f"and it could not be deleted ({exc})") from None
+    except KeyboardInterrupt:
+        raise Interrupted(interrupted_message(resource)) from None
 
 
 def may_exist_clause(resource: CloudResource) -> str:
@@ -490,8 +508,7 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
             seen = _from_api(api, zone, item, item_kind)  # the API's word on its chip and pricing model
             found = _recorded(api, item_kind, zone, ident) or seen
             live = phase(item_kind, state) in ("waiting", "ready")
-            if live and (item_kind != kind or (seen.accelerator_type or wanted, seen.provisioning) !=
-                         (wanted, request.provisioning)):  # fmt: skip
+            if live and not _as_asked(request, kind, item_kind, seen):
                 raise ConfigError(_not_asked(found, seen, state, wanted, request.provisioning))
             if live:
                 alive = alive or found
@@ -506,6 +523,41 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
                     raise Interrupted(interrupted_message(found)) from None
             break  # a queued resource found (alive or deleted with its node): its node id is settled too
     return alive
+
+
+def _as_asked(request: CloudUpRequest, kind: str, item_kind: str, seen: CloudResource) -> bool:
+    """Whether `seen` (the API's copy of onechip's TPU of `item_kind` under the name `up` uses) is what `request`
+    asks for: the `kind` asked (a queued resource for flex-start, else a node), its chip and pricing model."""
+    wanted = offers.tpu_type(request.chip)[0]
+    return item_kind == kind and (seen.accelerator_type or wanted, seen.provisioning) == (wanted, request.provisioning)
+
+
+def tpu_name(request: CloudUpRequest) -> str:
+    """The name `up` gives the TPU of `request`: --name, else onechip-CHIP."""
+    return request.name or f"onechip-{request.chip}"
+
+
+def reusable(api: TpuApi, request: CloudUpRequest) -> CloudResource | None:
+    """The live TPU of onechip's that `up(request)` will resume under its name (tpu_name) rather than create one
+    (claim_name's rule, read only: nothing is deleted or refused here): the first of its zones (zones_for) holding
+    one labelled, waiting or ready, of the kind, chip and pricing model asked for; its record when there is one.
+    None: `up` creates one (or refuses what it finds, claim_name saying why). Raises CloudError when the API cannot
+    be read, ConfigError when no zone is known."""
+    kind, name = "queued-resource" if request.provisioning == "flex-start" else "node", tpu_name(request)
+    for zone in zones_for(request):
+        item = fetch(api, kind, zone, name)
+        if item is None or (labelled(item) and phase(kind, state_of(kind, item)) not in ("waiting", "ready")):
+            continue  # none, or one of ours that ended: `up` deletes it and goes on
+        if not labelled(item) or not _as_asked(request, kind, kind, seen := _from_api(api, zone, item, kind)):
+            return None  # not onechip's, or not what is asked for: claim_name refuses it
+        return _recorded(api, kind, zone, name) or seen
+    return None
+
+
+def reuse_quote(existing: CloudResource) -> Quote:
+    """The quote of onechip's TPU `existing` that `up` resumes: its own chip, pricing model, zone and limit (the API's
+    runDuration, its record's --max-hours: what ends its run, and what `status` warns by), not those asked this time."""
+    return offers.quote(existing.chip, existing.provisioning, existing.zone, limit_of(existing))
 
 
 def _not_asked(found: CloudResource, seen: CloudResource, state: str, wanted: str, provisioning: str) -> str:
@@ -547,7 +599,7 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
     Raises CloudError (every zone refused: each reason listed; or a failure that is not the zone's, naming
     what may exist), Interrupted (Ctrl-C: what exists and the delete command), ConfigError. `member`: (set
     name, index) when this TPU is one of a `cloud up --replicas N` set (up_set)."""
-    name = request.name or f"onechip-{request.chip}"
+    name = tpu_name(request)
     zones = checked_zones(api, request)
     limit_s = request.max_run_duration_s if request.provisioning == "flex-start" else (
         request.max_hours * 3600 if request.max_hours else None)  # fmt: skip
@@ -569,10 +621,7 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
                 raise _may_exist(exc, existing) from None
             _clean_up(api, existing, exc, on_progress)  # it ended while resumed: create anew below
         else:
-            # its own limit (the API's runDuration, the record's --max-hours), not the one asked this time: what ends
-            # its run, and what `status` warns by
-            quote = offers.quote(existing.chip, existing.provisioning, existing.zone, limit_of(existing))
-            return CloudUpResult(resource=existing, reused=True, quote=quote,
+            return CloudUpResult(resource=existing, reused=True, quote=reuse_quote(existing),
                                  delete_command=delete_command(existing))  # fmt: skip
     attempts: list[Attempt] = []
     for zone in zones:
@@ -989,12 +1038,15 @@ def recorded_targets(project: str, request: CloudNameRequest, recorded: list[Clo
             and (not request.zones or r.zone in request.zones) and r.project == project]  # fmt: skip
 
 
-def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn) -> CloudDownResult:
+def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn, later: Sequence[CloudResource] = (),
+         before: Sequence[str] = ()) -> CloudDownResult:  # fmt: skip
     """Delete each of `chosen` (from `targets`) after checking onechip's label on the API's copy. A queued
     resource in PROVISIONING cannot be deleted (seed): it is waited out (up to 10 min), then deleted. A
     record whose resource is gone, or is not onechip's, is dropped. One that cannot be deleted does not stop
     the others: CloudError afterwards names what was deleted and each that may still exist with the command
-    that deletes it (and stays recorded); Ctrl-C raises Interrupted saying the same."""
+    that deletes it (and stays recorded); Ctrl-C raises Interrupted saying the same, with `later` (the TPUs of the
+    projects a `cloud down` reaches after this one) among what may exist and `before` (what it deleted in the
+    projects before) among what was deleted."""
     result = CloudDownResult()
     failed: list[tuple[CloudResource, CloudError]] = []
     for resource in chosen:
@@ -1020,7 +1072,8 @@ def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn) -> C
             failed.append((resource, exc))
             continue
         except KeyboardInterrupt:
-            raise Interrupted("interrupted: " + _left_line(chosen[chosen.index(resource) :], result)) from None
+            done = CloudDownResult(deleted=[*before, *result.deleted])
+            raise Interrupted("interrupted: " + _left_line([*chosen[chosen.index(resource) :], *later], done)) from None
         result.deleted.append(what)
     if failed:
         first = failed[0][1]

@@ -411,7 +411,8 @@ class BenchConfig(RequestModel):
     @model_validator(mode="after")
     def _bounded(self) -> BenchConfig:
         """The whole job within bounds before any work: an agent session's last prompt fits MAX_TOKENS, a
-        cell sends at most MAX_REQUESTS, a clients search stops at MAX_CLIENTS."""
+        cell sends at most MAX_REQUESTS (counted as it will be sent: _cell_requests), a clients search stops at
+        MAX_CLIENTS."""
         if self.find_max == "clients" and self.find_max_limit > MAX_CLIENTS:
             raise ValueError(f"--find-max-limit {self.find_max_limit:g}: at most {MAX_CLIENTS:,} clients")
         if self.find_max == "rate" and self.find_max_limit < MIN_RATE:
@@ -424,13 +425,42 @@ class BenchConfig(RequestModel):
                 f"an agent session grows to {max(self.contexts) + self.turns * per_turn:,} tokens "
                 f"(--contexts + --turns x per-turn tokens); at most {MAX_TOKENS:,}"
             )
-        per_stream = self.sessions_per_client * self.turns if self.workload == "agent" else self.requests_per_client
-        requests = self.reps * max(self.clients) * per_stream
-        if self.duration_s is None and self.workload != "trace" and requests > MAX_REQUESTS:
-            raise ValueError(
-                f"a cell would send {requests:,} requests (reps x clients x per stream); at most {MAX_REQUESTS:,}"
-            )
+        sent = self._cell_requests()
+        if sent is not None and sent[0] > MAX_REQUESTS:
+            raise ValueError(f"a cell would send {sent[0]:,} requests ({sent[1]}); at most {MAX_REQUESTS:,}")
         return self
+
+    def rate_requests(self, rate_per_s: float) -> int:
+        """Measured requests one rep of an open-loop cell at `rate_per_s` (req/s) sends, one stream numbering them, as
+        bench.runner.open_loop shapes a --rate run and bench.search a --find-max rate probe: the arrivals over
+        duration_s (rate x duration_s rounded up, the mean count of bench.runner.arrival_offsets), else
+        requests_per_client when given (vllm bench serve's --num-prompts; a search's probes take no such flag),
+        else probe_requests(rate) (~PROBE_S of arrivals)."""
+        if self.duration_s is not None:
+            return math.ceil(rate_per_s * self.duration_s)
+        if self.find_max is None and "requests_per_client" in self.model_fields_set:
+            return self.requests_per_client
+        return probe_requests(rate_per_s)
+
+    def _cell_requests(self) -> tuple[int, str] | None:
+        """(the measured requests the largest cell of this run sends, all reps; how they are counted), as the run
+        will send them; None when only time bounds them (closed loop with duration_s) or a trace file sets them.
+        Open loop (--rate): one stream of rate_requests a rep (open_loop sets clients to 1, --clients being the
+        in-flight cap); a --find-max search: its largest probe (find_max_limit req/s, probe_requests growing with
+        the rate; or find_max_limit clients); closed loop: the most clients x each stream's requests."""
+        if self.workload == "trace":
+            return None
+        if self.find_max == "rate":
+            return self.reps * self.rate_requests(self.find_max_limit), "reps x the largest rate probe's requests"
+        if self.rate_per_s is not None:
+            # reshaped by open_loop (max_in_flight set) the streams are 1; only a config built by hand numbers more
+            streams = 1 if self.max_in_flight is None or self.duration_s is not None else max(self.clients)
+            return self.reps * streams * self.rate_requests(self.rate_per_s), "reps x measured requests per rep"
+        if self.duration_s is not None:
+            return None
+        streams = int(self.find_max_limit) if self.find_max == "clients" else max(self.clients)
+        per_stream = self.sessions_per_client * self.turns if self.workload == "agent" else self.requests_per_client
+        return self.reps * streams * per_stream, "reps x clients x per stream"
 
     @model_validator(mode="before")
     @classmethod

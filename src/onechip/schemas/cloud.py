@@ -247,6 +247,11 @@ class Quote(ResultModel):
     stops_itself: bool = Field(description="Billing ends on its own (flex-start's max run duration).")
     limit_s: float | None = Field(default=None, description="Run limit: max run duration or --max-hours, seconds.")
     note: str = Field(default="", description="What stops the billing, in words.")
+    reused: str | None = Field(
+        default=None,
+        description="The name of onechip's live TPU that `cloud up` will resume rather than create one (this quote "
+        "is then that TPU's own: its zone, pricing model and limit); None: one is created.",
+    )
 
 
 class Attempt(ResultModel):

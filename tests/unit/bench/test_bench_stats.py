@@ -166,6 +166,20 @@ def test_summarize_cell_medians_failures_and_early_ends() -> None:
     assert cell.prompt_tokens_actual.median == 8
 
 
+def test_summarize_cell_counts_the_measured_requests_sent_and_ok() -> None:
+    """requests_sent / requests_ok are filled where the statistics are (simulate's cells are summarized here too,
+    and policy comparisons and the replica table read them): warm-ups are not counted, failures are sent not ok."""
+    warm = sample(warmup=True, t_first=0.05, t_last=0.06, t_done=0.06, completion_tokens=2)
+    ok = sample(seq=1, t_first=0.1, t_last=0.2, t_done=0.2, completion_tokens=11, chunk_times=[0.1, 0.2])
+    bad = sample(seq=2, t_send=0.35, t_done=0.4, status="failed", error="HTTP 500")
+    again = sample(rep=1, seq=1, t_first=0.1, t_last=0.2, t_done=0.2, completion_tokens=11, chunk_times=[0.1, 0.2])
+    cell = stats.summarize_cell(
+        CellResult(context_tokens=8, clients=1, status="ok"), {0: [warm, ok, bad], 1: [again]}, 11
+    )
+    # measured: ok, bad (rep 0) and again (rep 1); the warm-up is none of them
+    assert (cell.requests_sent, cell.requests_ok, cell.requests_failed) == (3, 2, 1)
+
+
 def test_goodput_counts_requests_meeting_every_slo_in_the_window() -> None:
     # one stream, three measured requests back to back over [0, 3] s; TTFTs 100, 600, 200 ms
     samples = [

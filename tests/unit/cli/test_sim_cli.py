@@ -85,6 +85,15 @@ def test_simulate_from_roofline_priors_says_so(run, tmp_path):
     assert (tmp_path / "pred" / "plan.json").is_file() and not (tmp_path / "pred" / "requests.jsonl").exists()
 
 
+def test_predicted_cells_count_the_requests_they_simulated(cpu_plan):
+    """A predicted cell carries requests_sent / requests_ok as bench's do (policy comparisons and the replica table
+    read them): every measured request of every seed, none failed (the simulator loses none)."""
+    config = BenchConfig(base_url="http://predicted", contexts=[64], clients=[1, 4], requests_per_client=3)
+    cells = api.predicted_cells(cpu_plan, TRUE, config, seeds=2)
+    # seeds x clients x requests_per_client (warm-ups excluded, as bench counts them)
+    assert [(c.requests_sent, c.requests_ok) for c in cells] == [(2 * 1 * 3, 2 * 1 * 3), (2 * 4 * 3, 2 * 4 * 3)]
+
+
 def test_simulate_calibrates_stores_and_reuses(run, tmp_path, cpu_plan):
     cal_dir = _measured_dir(tmp_path / "cal", cpu_plan)
     (tmp_path / "plan.json").write_text(cpu_plan.model_dump_json())

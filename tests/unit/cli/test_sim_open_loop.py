@@ -9,6 +9,7 @@ import pytest
 from onechip import api
 from onechip.api import _sim_bounds
 from onechip.bench.runner import open_loop
+from onechip.errors import ConfigError
 from onechip.schemas import BenchConfig, Plan
 from onechip.schemas.bench import probe_requests
 from onechip.schemas.inputs import build_request
@@ -95,3 +96,16 @@ def test_the_open_loop_bound_counts_an_uncapped_stream_as_many_in_flight(plan_fi
     assert (config.clients, config.max_in_flight, config.requests_per_client) == ([1], 0, probe_requests(30.0))
     bound = _sim_bounds.min_steps(plan, config, 128, 1, terms=terms)[0]
     assert bound <= min(_engine_steps(plan, terms, config, seed) for seed in range(2))
+
+
+def test_simulate_bounds_a_rate_runs_requests_as_bench_does(plan_file, tmp_path):
+    # was: simulate built its BenchConfig from every field, so the bound (schemas.bench MAX_REQUESTS) counted its
+    # default --requests-per-client 2 over --clients 1,4 where open_loop then sends probe_requests(1,000) = 10,000 a
+    # rep, 1,001 reps; bench refused the same flags as 10,010,000 requests
+    typed = {"rate_per_s": "1000", "reps": "1001"}
+    with pytest.raises(ConfigError) as bench_said:
+        _bench_config(**typed)
+    with pytest.raises(ConfigError) as simulate_said:
+        _simulated(plan_file, tmp_path, **typed)
+    said = f"would send {1001 * probe_requests(1000.0):,} requests"
+    assert said in str(bench_said.value) and said in str(simulate_said.value), (bench_said.value, simulate_said.value)
