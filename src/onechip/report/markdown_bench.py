@@ -194,10 +194,20 @@ def _share(x: float | None) -> str:
 def workload_guidance(run: RunFiles) -> list[str]:
     """The '## Workload guidance' section (empty without bench cells): the seed article's 78% rule on
     the run's KV pool (reported by the engine when it did, else planned) and the picks of
-    `tables.guidance`."""
+    `tables.guidance`. Both pick a number of clients, which a closed-loop grid measures: an open-loop run (--rate, one
+    stream numbering its requests per context) has none to pick, and the section says so."""
     cells = cells_of(run.bench)
     if not cells:
         return []
+    if run.bench is not None and run.bench.config.rate_per_s is not None:
+        load = run.bench.config.load_text(cells[0].clients)
+        return [
+            "## Workload guidance",
+            "",
+            f"This run is open loop ({load}): it measures a request rate, not a number of clients. The clients × "
+            "context rule and the picks per workload read a closed-loop grid (`onechip bench URL --clients 1,4,8`); "
+            "`onechip bench URL --find-max rate --slo ...` finds the highest rate that meets an SLO.",
+        ]
     kv, origin = kv_pool_tokens(run.plan, run.boot, run.crosscheck)
     lines = ["## Workload guidance", ""]
     if kv:

@@ -126,3 +126,18 @@ def test_a_rate_runs_failed_requests_are_said_of_its_rate_not_of_one_client(tmp_
     md = " ".join(" ".join(grids(run)).split())
     assert "- 16 ctx at 40 req/s, no in-flight cap: 2 failed" in md, md
     assert "× 1 clients" not in md
+
+
+def test_a_rate_runs_report_picks_no_number_of_clients(tmp_path: Path) -> None:
+    # report.md's workload guidance (tables.guidance: the seed article's clients x context rule, the most clients whose
+    # per-stream tok/s holds half of one client's) picked '16 ctx × 1 clients' of a --rate run, whose one cell per
+    # context is one stream numbering requests sent without an in-flight cap: its own one-client baseline, 1 client
+    # in the rule; an open loop measures a rate, and the guidance says it reads a closed-loop grid
+    from onechip.report import read_run
+    from onechip.report.markdown_bench import workload_guidance
+
+    with FakeVllm(ttft_s=0.05) as srv:
+        api.bench(_typed(srv, rate_per_s=40, duration_s=0.5), out_dir=tmp_path)
+    text = " ".join(workload_guidance(read_run(tmp_path)))
+    assert "## Workload guidance" in text and "× 1 clients" not in text and "| interactive agents |" not in text
+    assert "open loop (40 req/s, no in-flight cap)" in text
