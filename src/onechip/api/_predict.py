@@ -439,8 +439,9 @@ def simulate_unserved(run: BenchRun, out_dir: Path, *, policies: Sequence[str] |
     under, where = ("", out_dir / RUN_FILES["bench"])
     if policies:
         under, where = (f" under {' or '.join(policies)}", out_dir / "<policy>" / RUN_FILES["bench"])
+    load = f"x {c.clients} clients" if run.config.rate_per_s is None else f"at {run.config.load_text(c.clients)}"
     return (
-        f"no cell of the grid is feasible{under} ({c.context_tokens:,} tokens x {c.clients} clients: {c.reason}); "
+        f"no cell of the grid is feasible{under} ({c.context_tokens:,} tokens {load}: {c.reason}); "
         f"the predicted run{'s are' if policies else ' is'} in {where}"
     )
 

@@ -81,22 +81,23 @@ def print_run(run: BenchRun, out: Console) -> None:
     for table in bench_tables(run):
         print_whole(table, out)
     for cell in run.cells:
+        label = run.config.cell_label(cell.context_tokens, cell.clients)
         if cell.reason:
-            out.print(f"[yellow]{cell.context_tokens:,} x {cell.clients}[/]: {cell.reason}")
+            out.print(f"[yellow]{label}[/]: {cell.reason}")
         if cell.status == "ok" and cell.requests_failed:
             measured = cell.requests_failed + sum(r.requests_ok for r in cell.reps)
             out.print(
-                f"[red]{cell.context_tokens:,} x {cell.clients}[/]: {cell.requests_failed} of {measured} measured "
+                f"[red]{label}[/]: {cell.requests_failed} of {measured} measured "
                 f"requests failed (their tokens are not counted); first: {cell.first_error}"
             )
         if cell.requests_ended_early:
             out.print(
-                f"[yellow]{cell.context_tokens:,} x {cell.clients}[/]: {cell.requests_ended_early} "
+                f"[yellow]{label}[/]: {cell.requests_ended_early} "
                 "requests ended before --output-tokens (server stopped early)"
             )
         if cell.requests_over_max_tokens:
             out.print(
-                f"[red]{cell.context_tokens:,} x {cell.clients}[/]: {cell.requests_over_max_tokens} "
+                f"[red]{label}[/]: {cell.requests_over_max_tokens} "
                 "requests got more tokens than max_tokens (server usage; the server did not honour it)"
             )
     for table in turn_tables(run) + replica_tables(run):

@@ -11,7 +11,7 @@ from onechip.report import tables
 from onechip.report.rundir import RunFiles
 from onechip.report.tables import KV_RULE_FRACTION, cells_of, grid_rows, guidance, kv_pool_tokens, md_table, num
 from onechip.schemas import BenchRun, CellResult
-from onechip.schemas.bench import TTFT_CONVENTION
+from onechip.schemas.bench import TTFT_CONVENTION, BenchConfig
 
 
 def _aggregate(c: CellResult) -> str:
@@ -37,28 +37,29 @@ GRIDS: tuple[tuple[str, Callable[[CellResult], str]], ...] = (
 )
 
 
-def _unmeasured(cells: list[CellResult]) -> list[str]:
+def _unmeasured(config: BenchConfig, cells: list[CellResult]) -> list[str]:
     """Bullets for infeasible and failed cells, for ok cells that lost requests, and for ok cells whose server
     ended requests early or sent more than max_tokens."""
     lines: list[str] = []
+
+    def name(c: CellResult) -> str:
+        return config.cell_label(c.context_tokens, c.clients, report=True)
+
     notes = [c for c in cells if c.status != "ok"]
     if notes:
         lines += ["Cells not measured:"] + [
-            f"- {c.context_tokens:,} ctx × {c.clients} clients: **{c.status}** — "
-            + tables.md_text(c.reason or "no reason recorded")
-            for c in notes
+            f"- {name(c)}: **{c.status}** — " + tables.md_text(c.reason or "no reason recorded") for c in notes
         ]
     partial = [c for c in cells if c.status == "ok" and c.requests_failed]
     if partial:
         lines += ["", "Cells with failed requests (their tokens are not counted):"] + [
-            f"- {c.context_tokens:,} ctx × {c.clients} clients: {c.requests_failed} "
-            f"failed; first: {tables.md_text(c.first_error or 'no error recorded')}"
+            f"- {name(c)}: {c.requests_failed} failed; first: {tables.md_text(c.first_error or 'no error recorded')}"
             for c in partial
         ]
     lengths = [c for c in cells if c.status == "ok" and (c.requests_ended_early or c.requests_over_max_tokens)]
     if lengths:
         lines += ["", "Cells whose output length was not the one asked for:"] + [
-            f"- {c.context_tokens:,} ctx × {c.clients} clients: "
+            f"- {name(c)}: "
             + "; ".join(
                 text
                 for n, text in (
@@ -82,7 +83,7 @@ def _not_run(bench: BenchRun) -> list[str]:
         return []
     return [f"Cells of the grid with no result ({len(missing)} of {len(bench.config.grid_cells())}: the bench "
             "stopped before them, or is still running; `onechip bench URL --resume RUN_DIR` measures them):"] + [
-        f"- {ctx:,} ctx × {clients} clients" for ctx, clients in missing
+        f"- {bench.config.cell_label(ctx, clients, report=True)}" for ctx, clients in missing
     ]  # fmt: skip
 
 
@@ -117,7 +118,7 @@ def grids(bench: BenchRun | None) -> list[str]:
     for title, render in GRIDS:
         header, rows = grid_rows(cells, render, None if schedule is None else config.load_text)
         lines += [f"### {title}", "", *md_table(header, rows), ""]
-    said = _unmeasured(cells)
+    said = _unmeasured(config, cells)
     not_run = _not_run(bench)
     tail = said + ([""] if said and not_run else []) + not_run + _slipped(bench)
     return lines + tail + ([""] if tail else []) + _how_measured(bench) + agent_turns(cells)
@@ -145,7 +146,8 @@ def _slipped(bench: BenchRun) -> list[str]:
         "",
         f"Open-loop schedule slipped (the server could not keep up with {schedule}):",
     ] + [
-        f"- {c.context_tokens:,} ctx × {bench.config.load_text(c.clients)}: {num((c.late_share or 0) * 100, 0)}% of "
+        f"- {bench.config.cell_label(c.context_tokens, c.clients, report=True)}: "
+        f"{num((c.late_share or 0) * 100, 0)}% of "
         f"requests sent late, slip p50 {num(c.slip_ms.median, 0)} ms, p99 {num(c.slip_ms.p99, 0)} ms; TTFT from "
         f"the intended send p50 {num(c.ttft_from_intended_ms.median, 0)} ms vs {num(c.ttft_ms.median, 0)} ms from "
         "the actual send"
@@ -192,10 +194,20 @@ def _share(x: float | None) -> str:
 def workload_guidance(run: RunFiles) -> list[str]:
     """The '## Workload guidance' section (empty without bench cells): the seed article's 78% rule on
     the run's KV pool (reported by the engine when it did, else planned) and the picks of
-    `tables.guidance`."""
+    `tables.guidance`. Both pick a number of clients, which a closed-loop grid measures: an open-loop run (--rate, one
+    stream numbering its requests per context) has none to pick, and the section says so."""
     cells = cells_of(run.bench)
     if not cells:
         return []
+    if run.bench is not None and run.bench.config.rate_per_s is not None:
+        load = run.bench.config.load_text(cells[0].clients)
+        return [
+            "## Workload guidance",
+            "",
+            f"This run is open loop ({load}): it measures a request rate, not a number of clients. The clients × "
+            "context rule and the picks per workload read a closed-loop grid (`onechip bench URL --clients 1,4,8`); "
+            "`onechip bench URL --find-max rate --slo ...` finds the highest rate that meets an SLO.",
+        ]
     kv, origin = kv_pool_tokens(run.plan, run.boot, run.crosscheck)
     lines = ["## Workload guidance", ""]
     if kv:

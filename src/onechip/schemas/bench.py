@@ -387,6 +387,15 @@ class BenchConfig(RequestModel):
         """'context 16 x 4 clients' closed loop, 'context 16 at 20 req/s, no in-flight cap' open loop (load_text)."""
         return f"context {context:,} {'x' if self.rate_per_s is None else 'at'} {self.load_text(clients)}"
 
+    def cell_label(self, context: int, clients: int, report: bool = False) -> str:
+        """A cell as a line about it names it: closed loop '16 x 4' (`report`: report.md's '16 ctx × 4 clients'), open
+        loop '16 at 40 req/s, no in-flight cap' ('16 ctx at ...'), whose one stream (clients 1) only numbers its
+        requests (load_text)."""
+        at = f"{context:,} ctx" if report else f"{context:,}"
+        if self.rate_per_s is None:
+            return f"{at} × {clients} clients" if report else f"{at} x {clients}"
+        return f"{at} at {self.load_text(clients)}"
+
     def open_loop_text(self) -> str | None:
         """A --rate run's schedule, as the console and report say it: 'open loop at 20 req/s (poisson arrivals), in
         flight at most: none (no cap); 200 measured requests per rep'; None closed loop (a trace replay too)."""

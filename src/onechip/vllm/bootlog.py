@@ -76,20 +76,21 @@ _VERSION = [
     # vllm#34076): PEP 427 name-version-pythontag-..., the version up to the python tag
     re.compile(r"\bvllm-(\d+\.\d+\.\d+[^-\s]*)-(?:cp|py)\d"),
 ]
-_WEIGHT_LOAD = re.compile(r"Loading weights took ([\d.]+) seconds")
+_WEIGHT_LOAD = re.compile(r"Loading weights took (\d+(?:\.\d+)?) seconds")
 # V0 prints GiB figures with a 'GB' label ('Loading model weights took %.4f GB' divides by 2**30,
 # vllm/worker/model_runner.py, and V1 0.7's gpu_model_runner.py), the XPU runner of 0.8 - 0.9 with a 'GiB' one ('Loading
 # model weights took %.4f GiB', vllm/worker/xpu_model_runner.py of the 0.8.5 and 0.9.2 sdists), and its profiler table
 # 'model weights take 14.96GiB'
 _WEIGHTS_GIB = re.compile(
-    r"Model loading took ([\d.]+) GiB|Checkpoint size: ([\d.]+) GiB|Loading model weights took ([\d.]+) Gi?B"
-    r"|model weights take\s+([\d.]+)\s*GiB"
+    r"Model loading took (\d+(?:\.\d+)?) GiB|Checkpoint size: (\d+(?:\.\d+)?) GiB"
+    r"|Loading model weights took (\d+(?:\.\d+)?) Gi?B"
+    r"|model weights take\s+(\d+(?:\.\d+)?)\s*GiB"
 )
 # The closing memory line of 0.19+ states the weights again, 'Actual usage is 8.28 GiB for weight, 1.02 GiB for peak
 # activation, ...' (vllm/v1/worker/gpu_worker.py: the model runner's model_memory_usage, the figure 'Model loading took'
 # prints; the 0.19.0, 0.20.0 and 0.26.0 sdists): read where the loading line is not (a paste that keeps only the
 # closing line, a10-gemma4-12b-qat-len16384-util080-sleepmode-excerpt)
-_CLOSING_WEIGHTS_GIB = re.compile(r"Actual usage is (-?[\d.]+) GiB for weight\b")
+_CLOSING_WEIGHTS_GIB = re.compile(r"Actual usage is (-?\d+(?:\.\d+)?) GiB for weight\b")
 _KV_TOKENS = re.compile(
     r"\b(?:CPU|GPU|TPU|XPU)? ?KV cache size: ([\d,]+) tokens"
     # the V0 and V1 refusal when the pool holds less than one max-length request
@@ -98,13 +99,13 @@ _KV_TOKENS = re.compile(
 # The pool in GiB as other lines print it; 'Available KV cache memory' and the closing 'Current kv cache memory in use'
 # are read by _RANK_POOL below (one figure per rank, the smallest kept)
 _KV_GIB = re.compile(
-    r"available_kv_cache_memory\s+([\d.]+)\s*GiB"
-    r"|the rest of the memory reserved for KV Cache is (-?[\d.]+)\s*GiB|\bkv_cache_size=([\d.]+)\s*GiB"
-    r"|larger than the available KV cache memory \(([\d.]+) GiB\)"  # V1's refusal of one max-length request
+    r"available_kv_cache_memory\s+(\d+(?:\.\d+)?)\s*GiB"
+    r"|the rest of the memory reserved for KV Cache is (-?\d+(?:\.\d+)?)\s*GiB|\bkv_cache_size=(\d+(?:\.\d+)?)\s*GiB"
+    r"|larger than the available KV cache memory \((\d+(?:\.\d+)?) GiB\)"  # V1's refusal of one max-length request
     # --kv-cache-memory-bytes skips profiling and prints only this (vllm/v1/worker/gpu_worker.py 0.26 - 0.34:
     # 'Initial free memory 31.16 GiB, reserved 4.25 GiB memory for KV Cache as specified by kv_cache_memory_bytes
     # config', b70-len100000-refused-xpu)
-    r"|reserved ([\d.]+) GiB memory for KV Cache"
+    r"|reserved (\d+(?:\.\d+)?) GiB memory for KV Cache"
 )
 # V0 executor_base.py prints "# %s blocks" with the platform's device name: "# CUDA blocks" (the 0.7.2 L40 fixture),
 # "# cuda blocks" (the 0.9.0 RTX 4090 fixture), "# rocm blocks" on ROCm
@@ -112,7 +113,7 @@ _KV_GIB = re.compile(
 # cache is needed, ... (Y GiB). Based on the available memory, the estimated maximum model length is M.',
 # vllm/v1/core/kv_cache_utils.py 0.10 - 0.33, kv_cache_planning.py 0.34); 'KV cach' so a paste hard-wrapped inside
 # 'cache' still reads (b70-len100000-refused-xpu), no '(' as a paste may lose it at a line break (gb10x2-minimax-...)
-_KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
+_KV_NEEDED = re.compile(r"(\d+(?:\.\d+)?) GiB KV cach")
 # Each rank of a TP / PP engine prints its own pool before the cache is sized (gpu_worker.py 'Available KV cache
 # memory'), and they can differ (Worker_TP0 2.94 GiB, Worker_TP1 2.90 GiB:
 # gpu2-qwen3-next-80b-a3b-thinking-fp8-mtp2-tp2-len131072-v0110-html); the engine gives every rank the fewest blocks of
@@ -138,8 +139,10 @@ _KV_NEEDED = re.compile(r"([\d.]+) GiB KV cach")
 # available_kv_cache_memory_bytes): vllm/v1/worker/gpu_worker.py and V0's vllm/worker/worker.py of the 0.10.2 sdist; GiB
 # from 0.11.0), read as GiB to 2 decimals, as the 'Available' line of the same figure prints it
 _RANK_POOL = re.compile(
-    r"Available KV cache memory: (-?[\d.]+) GiB|Current kv cache memory in use is (?:([\d.]+) GiB|(\d+) bytes)"
-    r"|KV cache memory reduced to ([\d.]+) GiB|\b(?:Explicitly|Auto) set \(([\d.]+)/[\d.]+\) GiB for KV cache"
+    r"Available KV cache memory: (-?\d+(?:\.\d+)?) GiB"
+    r"|Current kv cache memory in use is (?:(\d+(?:\.\d+)?) GiB|(\d+) bytes)"
+    r"|KV cache memory reduced to (\d+(?:\.\d+)?) GiB"
+    r"|\b(?:Explicitly|Auto) set \((\d+(?:\.\d+)?)/[\d.]+\) GiB for KV cache"
 )
 _POOL_ROUND_END = re.compile(
     r"KV cache size: [\d,]+ tokens|Initializing (?:a V[01]|an) LLM engine|vLLM API server version"
@@ -151,7 +154,7 @@ _POOL_ROUND_END = re.compile(
 # the requested %s GiB. ...' (blocks x bytes per block); the engine takes the fewest blocks of any rank
 # (finalize_extensible_kv_cache), prints the token line from them, and each rank then prints 'Extended KV cache to %d
 # blocks (%.2f GiB).' (the committed pages, padded to the driver's granule: its GiB is not the pool)
-_COMMITTED_POOL = re.compile(r"KV cache blocks \((-?[\d.]+) GiB\) fit within the requested")
+_COMMITTED_POOL = re.compile(r"KV cache blocks \((-?\d+(?:\.\d+)?) GiB\) fit within the requested")
 # Where a boot starts: the API server's banner ('vLLM API server version X' to 0.17, V0 and V1; the logo's
 # '█  version X' line of 0.18+, or 'vLLM server version X, serving model M' where the logo is off or a JSON formatter
 # writes the logs: vllm/entrypoints/common/startup.py log_version_and_model of the 0.34.0 sdist) or the engine's start
@@ -182,11 +185,11 @@ _GPU_BLOCKS = re.compile(rf"num_gpu_blocks is: (\d+)|{V0_BLOCKS}(\d+)|\bExtended
 # l4-gemma4-e2b-w4a16-len8192-v0300); and what the capture took ('Graph capturing finished in 6 secs, took 0.28 GiB'
 # there: the last one, as the V2 runner prints its profiling capture's first, 0.48 GiB in the same log)
 _CUDA_GRAPH_ESTIMATE = re.compile(
-    r"Estimated CUDA graph memory: ([\d.]+) GiB total"
-    r"|CUDA graph pool memory: [\d.]+ GiB \(actual\), ([\d.]+) GiB \(estimated\)"
+    r"Estimated CUDA graph memory: (\d+(?:\.\d+)?) GiB total"
+    r"|CUDA graph pool memory: [\d.]+ GiB \(actual\), (\d+(?:\.\d+)?) GiB \(estimated\)"
 )
-_CUDA_GRAPH_CAPTURE = re.compile(r"Graph capturing finished in [\d.]+ secs?, took (-?[\d.]+) GiB")
-_CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
+_CUDA_GRAPH_CAPTURE = re.compile(r"Graph capturing finished in [\d.]+ secs?, took (-?\d+(?:\.\d+)?) GiB")
+_CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: (\d+(?:\.\d+)?)x")
 # on the bare_line: a traceback, an exception (dotted names too: 'pydantic_core._pydantic_core.ValidationError'),
 # V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0), the shell's
 # report of a process ended by SIGKILL, the host's out-of-memory killer's signal ('Killed', bash's strsignal text;
@@ -207,7 +210,7 @@ _OOM_KILLED = re.compile(r"\bOOM-?killed\b(?![\"']?\s*[:=]\s*[\"']?(?:false|0)\b
 # tpu-inference's worker prints the line before it checks the pool, so a refused boot prints a negative avail
 # ('total_hbm_avail_gb=-0.71GiB', then 'ValueError: total_hbm_used_gb=...GiB exceeds total_hbm_limit_cap_gb=...GiB':
 # tpu_inference/worker/tpu_worker_jax.py of the 0.11.1 sdist, worker/tpu_worker.py of 0.32.0)
-_MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=(-?[\d.]+)\s*GiB")
+_MEMSTAT = re.compile(r"total_hbm_(limit|limit_cap|used|avail)_gb=(-?\d+(?:\.\d+)?)\s*GiB")
 # Its 'Init kv-cache' line (tpu_inference/runner/kv_cache_manager.py) names the page shape, blocks and dtype of the
 # attention layers: 'Init kv-cache | num_total_layers=%d | num_blocks=[...] | regular_attn_layers=%d |
 # regular_attn_shape=(num_blocks, (256, 1, 2, 256)) | ... | regular_attn_dtype=bfloat16 | hbm=...Gb' (0.18.0 - 0.32.0
@@ -301,9 +304,9 @@ _LOGGED = {
     # 'memory snapshot: ... total_memory=79.19GiB', torch's OOM 'GPU 0 has a total capacity of 79.19 GiB' (all but the
     # refusal in tests/fixtures/bootlogs)
     "total_memory_gib": re.compile(
-        r"total_gpu_memory(?: \(|=|\s+)([\d.]+)\s*GiB"
-        r"|(?:Free memory|Externally held weights) on device[^(]*\([\d.]+/([\d.]+) GiB\)"
-        r"|memory snapshot: .*\btotal_memory=([\d.]+)\s*GiB|has a total capacity of ([\d.]+) GiB"
+        r"total_gpu_memory(?: \(|=|\s+)(\d+(?:\.\d+)?)\s*GiB"
+        r"|(?:Free memory|Externally held weights) on device[^(]*\([\d.]+/(\d+(?:\.\d+)?) GiB\)"
+        r"|memory snapshot: .*\btotal_memory=(\d+(?:\.\d+)?)\s*GiB|has a total capacity of (\d+(?:\.\d+)?) GiB"
     ),
     # the card by name, as the runtime or a tool beside the log prints it (_other_deployment maps it to a chip):
     # - the fused-MoE / block-FP8 kernel config file vLLM looks up ('Using configuration from .../E=512,N=256,
@@ -354,8 +357,8 @@ _KV_DEVICE_ENGINES = {"CPU": "vllm-cpu", "TPU": "vllm-tpu", "XPU": "vllm-gpu"}
 # total GPU memory: %.2f MB, model load takes %.2f MB, free gpu memory is %.2f MB.', total / 1024**2:
 # vllm/v1/worker/xpu_worker.py of the 0.9.2, 0.11.0, 0.13.0 and 0.14.1 sdists; 0.16+ runs the CUDA worker's lines):
 # logged as GiB
-_XPU_TOTAL_MIB = re.compile(r"Before memory profiling run, total GPU memory: ([\d.]+) MB\b")
-_COMPILE = re.compile(r"\(compilation: ([\d.]+) s\)|torch\.compile takes ([\d.]+) s in total")
+_XPU_TOTAL_MIB = re.compile(r"Before memory profiling run, total GPU memory: (\d+(?:\.\d+)?) MB\b")
+_COMPILE = re.compile(r"\(compilation: (\d+(?:\.\d+)?) s\)|torch\.compile takes (\d+(?:\.\d+)?) s in total")
 _PROGRAM_ALLOC = re.compile(r"RuntimeProgramAllocationFailure: Attempting to reserve ([\d.]+\w?)")
 _PROGRAM_FREE = re.compile(r"There are ([\d.]+\w?) free")
 _EXCEPTION = re.compile(r"^(?:ERROR [^\]]*\] )?([\w.]*(?:Error|Exception|Failure): .+)")
@@ -604,30 +607,39 @@ def _learned_prefix(lines: list[str]) -> re.Pattern[str] | None:
     return re.compile(f"^(?:{'|'.join(common)})") if common else None
 
 
+# The head counts whose divisors a head-count verdict lists: far above any model's (DeepSeek-V3 and Llama-3.1-405B: 128)
+# and 1,024 trial divisions at most; a larger count is no config's (a mangled paste) and its divisors are not listed
+MAX_LISTED_HEADS = 1 << 20
+
+
 def _free_memory_cause(match: re.Match[str]) -> str:
     """The verdict of vLLM's free-memory check at start (vllm/v1/worker/utils.py request_memory, 0.11 - 0.34; the CPU
     worker's on a NUMA node): it raises where free < ceil(total x utilization), so the highest utilization the memory
-    free at start covers is free / total, rounded down to the flag's two decimals."""
+    free at start covers is free / total, rounded down to the flag's two decimals.
+    A total of 0 GiB (a mangled paste; no card reports it) leaves no utilization to give."""
     free, total, kind, utilization, requested = match.groups()
     where = "device" if kind == "G" else "node"
-    highest = math.floor(float(free) / float(total) * 100) / 100
+    lower = "lower --gpu-memory-utilization"
+    if float(total) > 0:
+        lower += f" to at most {math.floor(float(free) / float(total) * 100) / 100:g}"
     return (
         f"{free} of {total} GiB free at start, less than --gpu-memory-utilization {utilization} asks ({requested} "
-        f"GiB): other processes hold memory on the {where} (another engine, or one not yet gone): free it, or lower "
-        f"--gpu-memory-utilization to at most {highest:g}"
+        f"GiB): other processes hold memory on the {where} (another engine, or one not yet gone): free it, or {lower}"
     )
 
 
 def _heads_cause(match: re.Match[str]) -> str:
     """The verdict of vLLM's head-count check (vllm/config/model.py verify_with_parallel_config): the tensor-parallel
-    sizes that pass are the divisors of the model's attention heads."""
+    sizes that pass are the divisors of the model's attention heads, listed up to MAX_LISTED_HEADS heads (found by
+    trial up to the square root)."""
     heads, size = int(match.group(1)), match.group(2)
-    sizes = [str(n) for n in range(1, heads + 1) if heads % n == 0]
+    said = f"--tensor-parallel-size {size} does not divide the model's {heads} attention heads"
+    if not 0 < heads <= MAX_LISTED_HEADS:  # no divisor to list (0), or not a model's count (a mangled paste)
+        return f"{said}: use a tensor-parallel size that divides {heads}"
+    small = [n for n in range(1, math.isqrt(heads) + 1) if heads % n == 0]
+    sizes = [str(n) for n in sorted(set(small + [heads // n for n in small]))]
     listed = f"{', '.join(sizes[:-1])} or {sizes[-1]}" if len(sizes) > 1 else sizes[0]
-    return (
-        f"--tensor-parallel-size {size} does not divide the model's {heads} attention heads: use {listed} (more GPUs "
-        "than a divisor can serve with --pipeline-parallel-size)"
-    )
+    return f"{said}: use {listed} (more GPUs than a divisor can serve with --pipeline-parallel-size)"
 
 
 # Known boot failures: (pattern, one-line cause, or a function of the match giving it). The first that matches wins.
@@ -648,8 +660,8 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     # memory on node 0 (...)' and 'CPU memory utilization'), and the attention heads against the TP size
     (
         re.compile(
-            r"(?:Free|Available) memory on (?:device|node)[^(]*\(([\d.]+)/([\d.]+) GiB\) on startup is less than "
-            r"desired ([GC])PU memory utilization \(([\d.]+), ([\d.]+) GiB\)"
+            r"(?:Free|Available) memory on (?:device|node)[^(]*\((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) GiB\) on startup "
+            r"is less than desired ([GC])PU memory utilization \((\d+(?:\.\d+)?), (\d+(?:\.\d+)?) GiB\)"
         ),
         _free_memory_cause,
     ),
@@ -671,13 +683,14 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     # pool of nothing
     (
         re.compile(
-            r"larger than the available KV cache memory \((-?[\d.]+) GiB\).*?estimated maximum model length is (\d+)"
+            r"larger than the available KV cache memory \((-?\d+(?:\.\d+)?) GiB\)"
+            r".*?estimated maximum model length is (\d+)"
         ),
         "the KV pool ({0} GiB) holds less than one --max-model-len request: lower --max-model-len to at most {1} (the "
         "engine's estimate of what fits) or raise --gpu-memory-utilization",
     ),
     (
-        re.compile(r"larger than the available KV cache memory \((-?[\d.]+) GiB\)"),
+        re.compile(r"larger than the available KV cache memory \((-?\d+(?:\.\d+)?) GiB\)"),
         "the KV pool ({0} GiB) holds less than one --max-model-len request: lower --max-model-len or raise "
         "--gpu-memory-utilization",
     ),

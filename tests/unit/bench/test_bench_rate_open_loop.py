@@ -108,3 +108,36 @@ def test_a_run_saved_with_the_old_rate_semantics_refuses_to_resume(tmp_path: Pat
     assert r.exit_code != 0 and str(r.exception).startswith(f"cannot resume {tmp_path}: it was measured before --rate")
     assert "\n" not in str(r.exception) and (tmp_path / "requests.jsonl").read_bytes() == before
     assert BenchRun.model_validate_json(summary.read_text()).config.max_in_flight is None  # left as it was
+
+
+def test_a_rate_runs_failed_requests_are_said_of_its_rate_not_of_one_client(tmp_path: Path) -> None:
+    # the console's per-cell lines and report.md's bullets named the cell '16 x 1' / '16 ctx × 1 clients', the
+    # one stream that numbers an open loop's requests, under a run with no in-flight cap (the grids above them say
+    # '40 req/s, no in-flight cap'); requests 3 and 5 fail (the fake's numbering, 1-based)
+    with FakeVllm(ttft_s=0.05, fail_status={3: 500, 5: 500}) as srv:
+        run = api.bench(_typed(srv, rate_per_s=40, duration_s=0.5), out_dir=tmp_path)
+    (cell,) = run.cells
+    assert cell.requests_failed == 2
+    out = Console(record=True, width=250)
+    print_run(run, out)
+    text = out.export_text()
+    assert "16 at 40 req/s, no in-flight cap: 2 of 20 measured requests failed" in text, text
+    assert "16 x 1" not in text
+    md = " ".join(" ".join(grids(run)).split())
+    assert "- 16 ctx at 40 req/s, no in-flight cap: 2 failed" in md, md
+    assert "× 1 clients" not in md
+
+
+def test_a_rate_runs_report_picks_no_number_of_clients(tmp_path: Path) -> None:
+    # report.md's workload guidance (tables.guidance: the seed article's clients x context rule, the most clients whose
+    # per-stream tok/s holds half of one client's) picked '16 ctx × 1 clients' of a --rate run, whose one cell per
+    # context is one stream numbering requests sent without an in-flight cap: its own one-client baseline, 1 client
+    # in the rule; an open loop measures a rate, and the guidance says it reads a closed-loop grid
+    from onechip.report import read_run
+    from onechip.report.markdown_bench import workload_guidance
+
+    with FakeVllm(ttft_s=0.05) as srv:
+        api.bench(_typed(srv, rate_per_s=40, duration_s=0.5), out_dir=tmp_path)
+    text = " ".join(workload_guidance(read_run(tmp_path)))
+    assert "## Workload guidance" in text and "× 1 clients" not in text and "| interactive agents |" not in text
+    assert "open loop (40 req/s, no in-flight cap)" in text

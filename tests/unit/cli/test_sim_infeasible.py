@@ -84,3 +84,13 @@ def test_policies_with_no_feasible_cell_are_written_and_exit_2(run, plan_file, t
         cells = json.loads((out / policy / "summary.json").read_text())["cells"]
         assert [c["status"] for c in cells] == ["infeasible"]
     assert (out / "policies.json").is_file()
+
+
+def test_an_open_loop_grid_with_no_feasible_cell_says_its_rate(run, plan_file, tmp_path):
+    # simulate --rate: the one cell per context is one stream numbering its requests, not '1 clients' (the line said
+    # '100,000 tokens x 1 clients' under a run with no in-flight cap)
+    out = tmp_path / "p"
+    code, _, err = run("simulate", "--plan", str(plan_file), "--contexts", "100000", "--rate", "2", "--out", str(out))
+    assert code == 2
+    said = f"no cell of the grid is feasible (100,000 tokens at 2 req/s, no in-flight cap: {BEYOND}); "
+    assert err.strip().splitlines()[-1].startswith(f"error: {said}"), err

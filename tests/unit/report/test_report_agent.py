@@ -33,4 +33,4 @@ def test_a_slipped_schedule_is_reported(tmp_path: Path) -> None:
         )  # fmt: skip
         run = run_grid(cfg, tmp_path)
     text = "\n".join(grids(run))
-    assert "Open-loop schedule slipped" in text and "16 ctx × 40 req/s, at most 1 in flight" in text
+    assert "Open-loop schedule slipped" in text and "16 ctx at 40 req/s, at most 1 in flight" in text

@@ -73,3 +73,57 @@ def test_the_checks_read_behind_vllms_own_head() -> None:
     )
     cause = failure_cause(line)
     assert cause is not None and "at most 0.16" in cause  # 7.19 / 44.39 = 0.162
+
+
+def _raise_timeout(signum: int, frame: object) -> None:
+    raise TimeoutError("the verdict took more than 5 s")
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        # a total of 0 GiB (a mangled paste, or a device that reports none): no utilization passes, nothing to divide
+        (
+            "ValueError: Free memory on device (0.0/0.0 GiB) on startup is less than desired GPU memory utilization "
+            "(0.9, 0.0 GiB).",
+            "0.0 of 0.0 GiB free at start",
+        ),
+        # a figure cut to its dot ('(./44.39 GiB)': a paste that lost the digits) is no number
+        (
+            "ValueError: Free memory on device (./44.39 GiB) on startup is less than desired GPU memory utilization "
+            "(0.9, 40.0 GiB).",
+            None,
+        ),
+    ],
+)
+def test_the_free_memory_check_of_figures_it_cannot_divide_is_a_verdict_not_a_crash(line: str, said: str | None):
+    cause = failure_cause(line)  # a ZeroDivisionError / ValueError (float('.')) before: 'internal error', exit 1
+    if said is None:
+        assert cause is None or "at most" not in cause
+    else:
+        assert cause is not None and said in cause and "at most" not in cause
+
+
+def test_the_head_count_check_of_zero_heads_is_a_verdict_not_a_crash() -> None:
+    # 0 heads has no divisor to list (an IndexError before: 'internal error', exit 1)
+    cause = failure_cause(
+        "ValueError: Total number of attention heads (0) must be divisible by tensor parallel size (4)."
+    )
+    assert cause is not None and "--tensor-parallel-size 4 does not divide the model's 0 attention heads" in cause
+
+
+def test_the_head_count_check_of_a_huge_count_answers_at_once() -> None:
+    # the divisors were found by trying every number up to the count: 10**18 heads (no model's; a mangled paste)
+    # never answered. SIGALRM bounds the test itself at 5 s.
+    import signal
+
+    old = signal.signal(signal.SIGALRM, _raise_timeout)
+    signal.alarm(5)
+    try:
+        cause = failure_cause(
+            f"ValueError: Total number of attention heads ({10**18}) must be divisible by tensor parallel size (7)."
+        )
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert cause is not None and f"does not divide the model's {10**18} attention heads" in cause
