@@ -75,7 +75,7 @@ def register(app: typer.Typer) -> None:
 
 def print_kept(request: DemoRequest) -> None:
     """After `demo --cloud gcp --keep`: what is still billing, and the command that deletes it."""
-    name = request.name or f"onechip-{request.chip}"
+    name = api.tpu_name(api.demo_cloud_request(request))
     for st in api.cloud_status(CloudNameRequest(name=name)):
         r = st.resource
         console.print(f"[yellow]kept[/] {r.kind} {r.name} ({r.zone}, {r.provisioning}), billing; delete it: "

@@ -484,7 +484,7 @@ def _demo_preview(request: DemoRequest) -> str:
         return f"would start {request.engine} serving {request.model} on {request.host or 'this machine'}, run {stages}"
     tpu = _cloud_up_preview(api.demo_cloud_request(request)).removeprefix("would ")
     if request.again:
-        tpu = f"reuse the running TPU {request.name or f'onechip-{request.chip}'} of an earlier demo"
+        tpu = f"reuse the running TPU {api.tpu_name(api.demo_cloud_request(request))} of an earlier demo"
     kept = "keep it" if request.keep else "delete it"
     return f"would {tpu}, serve {request.model} on it, run {stages}, then {kept}"
 
