@@ -71,6 +71,11 @@ ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
 # (with the log's weights) neither the checkpoint's bytes nor the log's loaded weights
 NO_CONFIG = "no config"
 NO_WEIGHTS = "no weights figure"
+# predict()'s skip for a log that names no card (corpus.json `hardware` names a vendor's GPU, no model: 'NVIDIA GPU x 1
+# (not named ...)') and prints no total memory: missing input, not a refusal. A card named that the catalog lacks is
+# 'chip not in catalog', a gap.
+NO_CARD = "no card"
+UNNAMED_CARD = re.compile(r"(?:\d+ |one )?(?:NVIDIA |AMD )?GPUs?\b")
 # Logs the GPU memory rules' fitted terms were fitted on (engines.json memory_rules sources), or where another
 # row's deployment input was read: scored, but not evidence for those terms.
 FITTED_ON = {
@@ -139,6 +144,12 @@ def chip_of(entry: dict[str, Any]) -> str | None:
         return accelerator(name).resolved_as and name
     except ConfigError:
         return None
+
+
+def names_no_card(entry: dict[str, Any]) -> bool:
+    """The fixture's hardware names no card, only a vendor's GPU ('NVIDIA GPU x 1 (...)', 'one GPU'): the part
+    chip_of resolves (before ' x ' and '(') is that generic word (UNNAMED_CARD)."""
+    return UNNAMED_CARD.match(entry["hardware"].split("(")[0].split(" x ")[0].strip()) is not None
 
 
 def engine_of(entry: dict[str, Any]) -> tuple[str, str | None]:
@@ -706,7 +717,7 @@ def predict(
         row["skip"] = "Ascend NPU not named in the log: the whole budget needs its memory (given-pool table only)"
         return row
     elif chip is None:
-        row["skip"] = architecture_refusal(entry) or "chip not in catalog"
+        row["skip"] = architecture_refusal(entry) or (NO_CARD if names_no_card(entry) else "chip not in catalog")
         return row
     engine, version = engine_of(entry)
     fields = request_of(entry, chip, engine, version)

@@ -31,8 +31,9 @@ line), KV tokens given the log's own KV memory (each planner's token arithmetic 
 A fixture whose budget rests on an input no planner is given (corpus.json budget_unscored: a co-tenant's memory on a
 shared unified-memory box) is compared on the tokens given its logged pool only, and listed with that reason.
 A fixture whose model has no config.json in the corpus, or that has no weights figure (no checkpoint bytes, no loaded
-weights in the log), is not given to onechip: its cell says 'no config' or 'no weights figure' (not 'refused': it was
-never planned), it is left out of onechip's 'planned' counts, and the report names it apart.
+weights in the log), or whose log names no card (and prints no total memory), is not given to onechip: its cell says
+'no config', 'no weights figure' or 'no card' (not 'refused': it was never planned), it is left out of onechip's
+'planned' counts, and the report names it apart. A card named that the catalog lacks stays 'refused' (a gap).
 In-sample rows are scored apart: for onechip the logs planner_accuracy.FITTED_ON names; for llm-d-planner its
 own accuracy sweep (the H100 vLLM 0.19.0 logs from llm-d-incubation/llm-d-planner, which its
 vllm_memory_constants.json was calibrated on). A planner that is not installed is said and skipped.
@@ -139,11 +140,17 @@ def planned(result: Result) -> bool:
     return result.fits is not None
 
 
+NOT_GIVEN = (corpus.NO_CONFIG, corpus.NO_WEIGHTS, corpus.NO_CARD)
+
+
 def not_given(result: Result) -> str | None:
     """What onechip was not given for the log, where it was not: the corpus holds no config.json of its model
-    (planner_accuracy.NO_CONFIG) or no weights figure (NO_WEIGHTS; the entry's known_error may follow it), so it neither
-    planned nor refused it; left out of its counts, as the peers' 'not fed' logs are not theirs. None otherwise."""
-    return next((r for r in (corpus.NO_CONFIG, corpus.NO_WEIGHTS) if (result.refused or "").startswith(r)), None)
+    (planner_accuracy.NO_CONFIG) or no weights figure (NO_WEIGHTS; the entry's known_error may follow it), or the log
+    names no card (NO_CARD), so it neither planned nor refused it; left out of its counts, as the peers' 'not fed' logs
+    are not theirs. None otherwise. A card the catalog lacks is no such input: 'chip not in catalog' stays a refusal."""
+    # the reason whole, before any '; <known_error>': a peer's 'no card memory or checkpoint ...' (NOT_FED) is not one
+    said = (result.refused or "").split(";")[0]
+    return said if said in NOT_GIVEN else None
 
 
 def render_markdown(header: list[str], rows: list[list[str]]) -> str:
@@ -499,7 +506,7 @@ def print_report(cases: list[Case], installed: dict[str, bool]) -> None:
             kept = [c for c in cases if keep(c, planner_name)]
             picked = [c for c in kept if not not_given(c.results[planner_name])]
             left = len(kept) - len(picked)
-            unconfigured = f" ({left} with no config or weights left out)" if left else ""
+            unconfigured = f" ({left} with no config, weights or card left out)" if left else ""
             results = [(c, c.results[planner_name]) for c in picked]
             covered = sum(planned(r) for _, r in results)
             errs = {f: [e for c, r in results if (e := figure_errors(c, r)[f]) is not None] for f in FIGURES}
@@ -512,9 +519,10 @@ def print_report(cases: list[Case], installed: dict[str, bool]) -> None:
         print(render_markdown(["planner", "planned", *(FIGURE_TITLES[f] for f in FIGURES), "fit right"], table))
     covered = ", ".join(f"{p} {sum(planned(c.results[p]) for c in cases)}" for p in PLANNERS if installed[p])
     print(f"\nPlanned, of all {len(cases)} GPU logs: {covered}")
-    for reason in (corpus.NO_CONFIG, corpus.NO_WEIGHTS):
+    for reason in NOT_GIVEN:
         names = [c.name for c in cases if not_given(c.results["onechip"]) == reason]
-        print(f"\nNot given to onechip, '{reason}' in the corpus ({len(names)}): {', '.join(names) or 'none'}")
+        where = "the log" if reason == corpus.NO_CARD else "the corpus"
+        print(f"\nNot given to onechip, '{reason}' in {where} ({len(names)}): {', '.join(names) or 'none'}")
     print("\nWhy each planner gave no plan ('not fed': no weights figure or card to give it, or not installed):")
     for planner_name in PLANNERS:
         for case in cases:

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "onechip" / "catalog" / "config_defaults.json"
 sys.path.insert(0, str(ROOT / "src"))
 
-from onechip.planner.config import DEFAULTED_FIELDS, MODELLED  # noqa: E402
+from onechip.planner.config import DEFAULTED_FIELDS, MODELLED, NESTED_FIELDS  # noqa: E402
 
 # Wrappers whose text model is one of the modelled types (vision-language and multimodal configs).
 WRAPPERS = (
@@ -68,6 +68,19 @@ def _tie_word_embeddings(cls: type) -> bool | None:
         return None
     field = next((f for f in dataclasses.fields(cls) if f.name == "tie_word_embeddings"), None)
     return field.default if field is not None and isinstance(field.default, bool) else None
+
+
+def _sub_config_defaults(cls: type) -> dict[str, dict[str, int]]:
+    """The dataclass field defaults of the nested fields the planner reads (NESTED_FIELDS), from the class's
+    sub-config classes (DbrxConfig.sub_configs: attn_config DbrxAttentionConfig, ffn_config DbrxFFNConfig)."""
+    out: dict[str, dict[str, int]] = {}
+    for part, sub in getattr(cls, "sub_configs", {}).items():
+        wanted = {own for (name, own) in NESTED_FIELDS if name == part}
+        if wanted and dataclasses.is_dataclass(sub):
+            found = {f.name: f.default for f in dataclasses.fields(sub) if f.name in wanted and type(f.default) is int}
+            if found:
+                out[part] = found
+    return out
 
 
 def _refuses_indivisible_hidden_size(cls: type) -> bool:
@@ -121,6 +134,8 @@ def build() -> dict[str, Any]:
         entry["window_needs_flag"] = _window_needs_flag(cls)
         if _aliases(cls):
             entry["aliases"] = _aliases(cls)
+        if _sub_config_defaults(cls):
+            entry["sub_config_defaults"] = _sub_config_defaults(cls)
         if _tie_word_embeddings(cls) is not None:
             entry["tie_word_embeddings"] = _tie_word_embeddings(cls)
         text_cls = getattr(cls, "sub_configs", {}).get("text_config")

@@ -8,6 +8,7 @@ Each job lives in a module of its own; this package only names them.
     demo(DemoRequest, on_progress) -> RunManifest  status() / down() -> EngineStatus; logs() -> lines
     recorded() -> bool (an engine `up` started is on record)
     demo_cloud_request(DemoRequest) -> CloudUpRequest (the TPU `demo --cloud gcp` asks for)
+    tpu_name(CloudUpRequest) -> str (the name `cloud up` gives its TPU: --name, else onechip-CHIP)
     cloud_up(CloudUpRequest, on_progress) -> CloudUpResult   cloud_probe / cloud_zones / cloud_status(es) /
     cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote / cloud_up_quote / cloud_target: getting a TPU
     (onechip.cloud)
@@ -43,6 +44,7 @@ from onechip.api._policies import simulate_policies
 from onechip.api._predict import advise, advise_unserved, calibration_for, predicted_cells, simulate
 from onechip.api._prices import prices, prices_refresh
 from onechip.api._report import cost, report
+from onechip.cloud.provision import tpu_name
 
 __all__ = [
     "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for", "check", "cloud_down",
@@ -50,5 +52,5 @@ __all__ = [
     "cloud_up_quote", "cloud_zones", "compare_policies", "cost", "demo", "demo_cloud_request", "deploy_k8s", "down",
     "find_max", "logs", "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh",
     "recorded", "remember_boot", "report", "saved_bench_config", "simulate", "simulate_policies", "status",
-    "summarize_logs", "up",
+    "summarize_logs", "tpu_name", "up",
 ]  # fmt: skip

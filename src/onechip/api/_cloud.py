@@ -54,7 +54,7 @@ def _tpus(request: CloudUpRequest) -> int:
     if request.replicas == 1:
         return 1
     if accelerator(request.chip).chips == 1:
-        provision.set_names(request.name or f"onechip-{request.chip}", request.replicas)
+        provision.set_names(provision.tpu_name(request), request.replicas)
         return request.replicas
     replicas.replica_share(request.chip, "vllm-docker", request.replicas, 1)
     return 1

@@ -50,7 +50,7 @@ def _demo_host(request: DemoRequest, on_progress: ProgressFn) -> tuple[str | Non
         return request.host, options, None
     up_request = demo_cloud_request(request)
     if request.again:
-        name = request.name or f"onechip-{request.chip}"
+        name = provision.tpu_name(up_request)
         if not any(r.name == name for r in cloud_records.load_all()):
             raise ConfigError(f"--again: no running TPU {name} recorded; run the demo without --again first")
     if not request.ssh_key and not request.ssh_options:
@@ -215,7 +215,7 @@ def _provisioned(request: DemoRequest, since: str) -> CloudResource | None:
     None when the demo provisions nothing or created nothing."""
     if not request.cloud:
         return None
-    name = request.name or f"onechip-{request.chip}"
+    name = provision.tpu_name(demo_cloud_request(request))
     found = [r for r in cloud_records.load_all() if r.name == name and r.created_at >= since
              and (not request.zones or r.zone in request.zones)]  # fmt: skip
     return max(found, key=lambda r: r.created_at) if found else None

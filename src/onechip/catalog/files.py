@@ -2000,6 +2000,11 @@ class ConfigClassEntry(StrictModel):
         description="The class default of tie_word_embeddings (GPT2Config: true), served for a file that leaves it "
         "out (None: the class has no such field).",
     )
+    sub_config_defaults: dict[str, dict[str, int]] | None = Field(
+        default=None,
+        description="Sub-config -> field -> its class default, for the nested fields the planner reads "
+        "(planner.config.NESTED_FIELDS: DbrxConfig's attn_config / ffn_config, DbrxAttentionConfig / DbrxFFNConfig).",
+    )
 
 
 class ConfigDefaultsFile(_File):

@@ -85,6 +85,21 @@ def quote_line(quote: Quote) -> str:
     return f"{what} {quote.provisioning}: {price}{where}{limit}; {quote.note}"
 
 
+def ask_up(request: CloudUpRequest, yes: bool, to_stderr: bool, purpose: str = "") -> None:
+    """Say what `cloud up` of `request` will do, priced (api.cloud_up_quote: it reads the API), and ask first
+    (`purpose`, e.g. ' for the demo', ends the question): 'will reuse NAME' when it resumes onechip's live TPU of
+    that name (nothing is created; that TPU's own quote), else 'will create'. Exits as `confirm` on a no."""
+    quote = api.cloud_up_quote(request, state_lines())
+    if quote.reused:  # nothing is created: the question names the TPU resumed, quoted as it runs
+        said = f"will reuse {quote.reused} (onechip's live TPU of that name; nothing is created): "
+        typer.echo(said + quote_line(quote), err=to_stderr)
+        confirm(f"reuse {quote.reused} ({quote.chip} {quote.provisioning}){purpose}", yes)
+    else:
+        typer.echo("will create " + quote_line(quote), err=to_stderr)
+        confirm(f"create {quote.tpus} x {request.chip} ({request.provisioning}){purpose}" if quote.tpus > 1 else
+                f"create {request.chip} ({request.provisioning}){purpose}", yes)  # fmt: skip
+
+
 def print_up(result: CloudUpResult) -> None:
     for attempt in result.attempts:
         mark = "[green]granted[/]" if attempt.outcome == "available" else f"[yellow]{attempt.outcome}[/]"
@@ -121,15 +136,7 @@ def up(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     """Get a TPU: flex-start queued resource (default; stops billing itself), spot or on-demand node; with
     --replicas N, N of them (or one slice) and, with --model, an engine on each behind vllm-router here."""
     request = build_request(CloudUpRequest, fields)
-    quote = api.cloud_up_quote(request, state_lines())
-    if quote.reused:  # nothing is created: the question names the TPU resumed, quoted as it runs
-        said = f"will reuse {quote.reused} (onechip's live TPU of that name; nothing is created): "
-        typer.echo(said + quote_line(quote), err=as_json)  # stdout stays JSON
-        confirm(f"reuse {quote.reused} ({quote.chip} {quote.provisioning})", yes)
-    else:
-        typer.echo("will create " + quote_line(quote), err=as_json)  # stdout stays JSON
-        confirm(f"create {quote.tpus} x {request.chip} ({request.provisioning})" if quote.tpus > 1 else
-                f"create {request.chip} ({request.provisioning})", yes)  # fmt: skip
+    ask_up(request, yes, as_json)  # stdout stays JSON
     result = api.cloud_up(request, state_lines())
     if as_json:
         typer.echo(result.model_dump_json(indent=2))

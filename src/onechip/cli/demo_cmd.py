@@ -11,7 +11,7 @@ import typer
 from onechip import api
 from onechip.cli.bench_cmd import bench_tables
 from onechip.cli.check_cmd import check_tables
-from onechip.cli.cloud_cmd import YES, confirm, quote_line
+from onechip.cli.cloud_cmd import YES, ask_up
 from onechip.cli.engine_cmds import print_boot
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, print_whole, titled_table
@@ -57,9 +57,9 @@ def register(app: typer.Typer) -> None:
         """The whole job end to end: up, plan, check, benchmark, price, report, down (embedded engine by
         default; --engine vllm|vllm-docker --host on your host; --cloud gcp on a TPU it gets and deletes)."""
         request = build_request(DemoRequest, fields)
-        if request.cloud and not request.again:  # a TPU is created and billed: asked first, as `cloud up` asks
-            typer.echo("will create " + quote_line(api.cloud_quote(api.demo_cloud_request(request))), err=True)
-            confirm(f"create {request.chip} ({request.provisioning}) for the demo", yes)
+        # a TPU is created (or onechip's live one resumed) and billed: asked first, as `cloud up` asks
+        if request.cloud and not request.again:
+            ask_up(api.demo_cloud_request(request), yes, to_stderr=True, purpose=" for the demo")
         with live_progress() as on_progress:
             manifest = api.demo(request, on_progress, on_stage_done=_render_stage)
         table = titled_table("stage timings (s)")
@@ -75,7 +75,7 @@ def register(app: typer.Typer) -> None:
 
 def print_kept(request: DemoRequest) -> None:
     """After `demo --cloud gcp --keep`: what is still billing, and the command that deletes it."""
-    name = request.name or f"onechip-{request.chip}"
+    name = api.tpu_name(api.demo_cloud_request(request))
     for st in api.cloud_status(CloudNameRequest(name=name)):
         r = st.resource
         console.print(f"[yellow]kept[/] {r.kind} {r.name} ({r.zone}, {r.provisioning}), billing; delete it: "

@@ -533,8 +533,11 @@ def _as_asked(request: CloudUpRequest, kind: str, item_kind: str, seen: CloudRes
 
 
 def tpu_name(request: CloudUpRequest) -> str:
-    """The name `up` gives the TPU of `request`: --name, else onechip-CHIP."""
-    return request.name or f"onechip-{request.chip}"
+    """The name `up` gives the TPU of `request` (of a set, the set's name): --name, else onechip-CHIP with CHIP as
+    onechip's key however it was named (offers.chip_key: 'v5litepod-1' -> onechip-v5e-1, as `up` sees it after
+    api.cloud_target). The one rule: a demo looking for the TPU it got, a preview naming it, use it too. Raises
+    ConfigError for a chip that is no Cloud TPU onechip knows."""
+    return request.name or f"onechip-{offers.chip_key(request.chip)}"
 
 
 def reusable(api: TpuApi, request: CloudUpRequest) -> CloudResource | None:
@@ -691,7 +694,7 @@ def up_set(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn) -> Clo
     bills for replicas nobody asked for) and the error says so in one line, keeping its type (CloudError,
     ConfigError). Ctrl-C raises Interrupted naming every TPU of the set recorded here and the one command
     that deletes them all (`cloud down --name NAME`)."""
-    name = request.name or f"onechip-{request.chip}"
+    name = tpu_name(request)
     names = set_names(name, request.replicas)
     got: list[CloudUpResult] = []
     try:

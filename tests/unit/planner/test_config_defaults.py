@@ -193,3 +193,18 @@ def test_a_class_default_the_checkpoint_agrees_with_is_planned(tmp_path: Path) -
     plan = plan_model(str(_headers(tmp_path / "m", config, _qwen_layers(32))), "h100", max_model_len=8192)
     (warning,) = [w for w in plan.warnings if w.code == "config-class-defaults"]
     assert "num_hidden_layers=32" in warning.message
+
+
+def test_dbrx_sub_config_defaults_come_from_the_table_as_transformers_classes_give_them() -> None:
+    # was: planner/config.py typed DbrxAttentionConfig's / DbrxFFNConfig's defaults by hand (kv_n_heads 1,
+    # moe_num_experts 4, moe_top_k 1, ffn_hidden_size 3584); they are generated into config_defaults.json
+    entry = catalog.config_defaults().model_types["dbrx"]
+    assert entry.sub_config_defaults is not None
+    transformers = pytest.importorskip("transformers")
+    subs = transformers.DbrxConfig.sub_configs  # the classes DbrxConfig loads attn_config and ffn_config with
+    attn, ffn = subs["attn_config"](), subs["ffn_config"]()
+    assert entry.sub_config_defaults == {
+        "attn_config": {"kv_n_heads": attn.kv_n_heads},
+        "ffn_config": {"ffn_hidden_size": ffn.ffn_hidden_size, "moe_num_experts": ffn.moe_num_experts,
+                       "moe_top_k": ffn.moe_top_k},
+    }  # fmt: skip

@@ -62,11 +62,11 @@ def test_an_unnamed_card_is_planned_at_the_logs_total(tmp_path: Path) -> None:
 
 def test_a_named_or_totalless_card_keeps_its_old_path(tmp_path: Path) -> None:
     # the rule takes only a CUDA log whose card is not named: a card with a name resolves by it, and a log without a
-    # total stays unplanned on the whole budget
+    # total stays unplanned on the whole budget, said as the input it lacks ('no card', not a catalog gap)
     accuracy = _accuracy()
     entry = corpus_entry(QWEN35_35B_TP4)
     no_total = {**entry, "logged": {k: v for k, v in entry["logged"].items() if k != "total_gpu_memory_gib"}}
-    assert accuracy.predict(no_total, tmp_path)["skip"] == "chip not in catalog"
+    assert accuracy.predict(no_total, tmp_path)["skip"] == accuracy.NO_CARD
 
 
 CODER_PP2 = "rtx5070ti-rtx5090d-qwen3-coder-30b-a3b-fp8-pp2-len262144-refused-v0152dev"
