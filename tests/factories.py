@@ -42,6 +42,9 @@ from onechip.planner import plan_model
 from onechip.planner.rules import engine_rules
 from onechip.schemas import BootRecord, EngineState, Plan
 from onechip.schemas.common import GIB
+from onechip.sim.predict import engine_of
+from onechip.sim.scheduler import CellSimulation
+from onechip.sim.steptime import step_model
 
 # SmolLM2-135M-Instruct's published config.json geometry (HuggingFaceTB/SmolLM2-135M-Instruct; the same values
 # are in the converted checkpoint the embedded engine serves, DESIGN.md "embedded default").
@@ -362,3 +365,22 @@ def kimi_linear_config() -> dict[str, Any]:
         "qk_rope_head_dim": 64, "rope_theta": 10000.0, "v_head_dim": 128, "vocab_size": 163840,
         "tie_word_embeddings": False,
     }  # fmt: skip
+
+
+def simulated_engine_steps(plan: Plan, terms: Any, config: Any, seed: int) -> int:
+    """The engine steps the simulator runs for `config`'s one cell (a BenchConfig of one context and one clients
+    value) with step terms `terms`, seed `seed`: each step emits tokens or prefills a chunk (CellSimulation._finish_step
+    counted)."""
+    (context,), (clients,) = config.contexts, config.clients
+    sim = CellSimulation(config, engine_of(plan), step_model(plan, terms), context, clients, seed)
+    steps = 0
+    finish = sim._finish_step
+
+    def counted(scheduled: Any, now: float) -> None:
+        nonlocal steps
+        steps += 1
+        finish(scheduled, now)
+
+    sim._finish_step = counted  # type: ignore[method-assign]
+    sim.run()
+    return steps

@@ -10,6 +10,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from factories import simulated_engine_steps
 from onechip import api
 from onechip.api import _predict, _sim_bounds
 from onechip.errors import ConfigError
@@ -17,9 +18,7 @@ from onechip.mcp.server import build_server
 from onechip.schemas import BenchConfig, Plan
 from onechip.schemas.requests import SimulateRequest
 from onechip.sim import priors
-from onechip.sim.predict import engine_of
-from onechip.sim.scheduler import MAX_STEPS, CellSimulation
-from onechip.sim.steptime import step_model
+from onechip.sim.scheduler import MAX_STEPS
 
 
 @pytest.fixture(autouse=True)
@@ -148,23 +147,6 @@ def test_api_simulate_refuses_a_low_open_loop_rate_before_simulating(plan_file, 
     assert not (tmp_path / "p").exists()
 
 
-def _engine_steps(plan, terms, config: BenchConfig, seed: int) -> int:
-    """The engine steps the simulator runs for the config's one cell (each emits tokens or prefills a chunk)."""
-    (context,), (clients,) = config.contexts, config.clients
-    sim = CellSimulation(config, engine_of(plan), step_model(plan, terms), context, clients, seed)
-    steps = 0
-    finish = sim._finish_step
-
-    def counted(scheduled, now):
-        nonlocal steps
-        steps += 1
-        finish(scheduled, now)
-
-    sim._finish_step = counted  # type: ignore[method-assign]
-    sim.run()
-    return steps
-
-
 @pytest.mark.parametrize("rate", [0.01, 0.3, 3.0, 300.0])
 def test_the_open_loop_bound_never_exceeds_the_steps_the_simulator_runs(plan_file, rate):
     """The refusal is a true 'too much': at every rate the bound is at most the steps simulated (Poisson
@@ -174,7 +156,7 @@ def test_the_open_loop_bound_never_exceeds_the_steps_the_simulator_runs(plan_fil
     config = BenchConfig(base_url="http://x", contexts=[128], clients=[16], requests_per_client=4,
                          output_tokens=200, rate_per_s=rate, arrivals="poisson")  # fmt: skip
     bound = _sim_bounds.min_steps(plan, config, 128, 16, terms=terms)[0]
-    simulated = [_engine_steps(plan, terms, config, seed) for seed in range(3)]
+    simulated = [simulated_engine_steps(plan, terms, config, seed) for seed in range(3)]
     assert bound <= min(simulated)
     if rate == 0.01:
         assert bound >= 0.95 * max(simulated), (bound, simulated)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from factories import simulated_engine_steps
 from onechip import api
 from onechip.api import _sim_bounds
 from onechip.bench.runner import open_loop
@@ -15,9 +16,6 @@ from onechip.schemas.bench import probe_requests
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import SimulateRequest
 from onechip.sim import priors
-from onechip.sim.predict import engine_of
-from onechip.sim.scheduler import CellSimulation
-from onechip.sim.steptime import step_model
 
 
 @pytest.fixture(autouse=True)
@@ -68,23 +66,6 @@ def test_simulate_rate_refuses_several_clients_as_bench_does(run, plan_file, tmp
     assert "--rate: give one --clients value" in err
 
 
-def _engine_steps(plan: Plan, terms, config: BenchConfig, seed: int) -> int:
-    """The engine steps the simulator runs for the config's one cell."""
-    (context,), (clients,) = config.contexts, config.clients
-    sim = CellSimulation(config, engine_of(plan), step_model(plan, terms), context, clients, seed)
-    steps = 0
-    finish = sim._finish_step
-
-    def counted(scheduled, now):
-        nonlocal steps
-        steps += 1
-        finish(scheduled, now)
-
-    sim._finish_step = counted  # type: ignore[method-assign]
-    sim.run()
-    return steps
-
-
 def test_the_open_loop_bound_counts_an_uncapped_stream_as_many_in_flight(plan_file):
     """A bench --rate cell is one stream with no in-flight cap: the bound on its steps counted the one stream as
     one request at a time (300 requests x 200 tokens = 60,000 steps) and so could refuse a call the simulator
@@ -95,7 +76,7 @@ def test_the_open_loop_bound_counts_an_uncapped_stream_as_many_in_flight(plan_fi
                                                    "rate_per_s": "30"}))  # fmt: skip
     assert (config.clients, config.max_in_flight, config.requests_per_client) == ([1], 0, probe_requests(30.0))
     bound = _sim_bounds.min_steps(plan, config, 128, 1, terms=terms)[0]
-    assert bound <= min(_engine_steps(plan, terms, config, seed) for seed in range(2))
+    assert bound <= min(simulated_engine_steps(plan, terms, config, seed) for seed in range(2))
 
 
 def test_simulate_bounds_a_rate_runs_requests_as_bench_does(plan_file, tmp_path):
