@@ -39,3 +39,23 @@ def fast(fake_api, monkeypatch):
     monkeypatch.setattr(provision, "QUEUE_GRACE_S", 0.2)
     monkeypatch.setattr(provision, "CREATE_GRACE_S", 0.5)
     return fake_api
+
+
+@pytest.fixture
+def ctrl_c_in_delete(fast, monkeypatch):
+    """Call it to arm a Ctrl-C while a delete is waited on: the fake's delete operation runs on (30 s) and the first
+    sleep after a DELETE was sent raises KeyboardInterrupt. The call returns the real sleep, to put back."""
+
+    def arm():
+        fast.delete_s = 30.0  # the delete's operation runs on while we wait
+        real_sleep = provision.time.sleep
+
+        def sleep(seconds):
+            if any(m == "DELETE" for m, _, _ in fast.requests):
+                raise KeyboardInterrupt  # Ctrl-C while the delete is waited on
+            real_sleep(seconds)
+
+        monkeypatch.setattr(provision.time, "sleep", sleep)
+        return real_sleep
+
+    return arm

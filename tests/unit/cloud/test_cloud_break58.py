@@ -55,20 +55,14 @@ def test_up_of_a_flex_start_name_never_deletes_a_live_node_named_as_its_node(fas
     assert [r.name for r in records.load_all()] == ["x-node"]
 
 
-def test_ctrl_c_while_up_deletes_an_ended_tpu_of_ours_leaves_it_recorded_and_named(fast, run, monkeypatch):
+def test_ctrl_c_while_up_deletes_an_ended_tpu_of_ours_leaves_it_recorded_and_named(
+    fast, run, monkeypatch, ctrl_c_in_delete
+):
     # was: `cloud up` over onechip's STOPPED node of that name not recorded here (a lost record; its disk still bills)
     # deletes it first; Ctrl-C in that delete's wait printed 'interrupted' alone and left it unrecorded, so `cloud
     # down` (no --zone) said 'nothing to delete' while it stayed
     fast.put("node", OK, "mine", "STOPPED", spot=True)
-    fast.delete_s = 30.0  # the delete's operation runs on while we wait
-    real_sleep = provision.time.sleep
-
-    def sleep(seconds):
-        if any(m == "DELETE" for m, _, _ in fast.requests):
-            raise KeyboardInterrupt  # Ctrl-C while the delete is waited on
-        real_sleep(seconds)
-
-    monkeypatch.setattr(provision.time, "sleep", sleep)
+    real_sleep = ctrl_c_in_delete()
     line = one_error_line(run, "cloud", "up", "--project", P, "--zone", OK, *SPOT, "--name", "mine", "--yes", code=130)
     assert line.startswith(f"interrupted: node mine exists in {OK} (last state STOPPED") and (
         f"onechip cloud down --name mine --zone {OK} --project {P} --yes" in line

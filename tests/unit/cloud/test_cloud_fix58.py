@@ -16,7 +16,7 @@ OK = "us-west4-a"
 SPOT = ("--provisioning", "spot", "--max-hours", "1")
 
 
-def test_ctrl_c_while_up_deletes_a_resumed_tpu_that_ended_names_it(fast, run, monkeypatch):
+def test_ctrl_c_while_up_deletes_a_resumed_tpu_that_ended_names_it(fast, run, monkeypatch, ctrl_c_in_delete):
     # was: `cloud up` resumed onechip's live node of that name; it ended in the wait (a spot preemption), so `up`
     # deleted it to create anew, and Ctrl-C in that delete printed 'interrupted' alone (exit 130), where every other
     # interrupt of `up` names the TPU and the command that deletes it (provision.interrupted_message)
@@ -29,15 +29,7 @@ def test_ctrl_c_while_up_deletes_a_resumed_tpu_that_ended_names_it(fast, run, mo
         raise CloudError(f"node {resource.name} was preempted", reason="ended")
 
     monkeypatch.setattr(provision, "wait_node_ready", ended)
-    fast.delete_s = 30.0  # the delete's operation runs on while we wait
-    real_sleep = provision.time.sleep
-
-    def sleep(seconds):
-        if any(m == "DELETE" for m, _, _ in fast.requests):
-            raise KeyboardInterrupt  # Ctrl-C while the delete is waited on
-        real_sleep(seconds)
-
-    monkeypatch.setattr(provision.time, "sleep", sleep)
+    ctrl_c_in_delete()
     line = one_error_line(run, "cloud", "up", "--project", P, "--zone", OK, *SPOT, "--name", "mine", "--yes", code=130)
     assert line.startswith(f"interrupted: node mine exists in {OK} (last state PREEMPTED") and (
         f"onechip cloud down --name mine --zone {OK} --project {P} --yes" in line
@@ -46,22 +38,14 @@ def test_ctrl_c_while_up_deletes_a_resumed_tpu_that_ended_names_it(fast, run, mo
     monkeypatch.setattr(provision, "wait_node_ready", real_wait)
 
 
-def test_ctrl_c_in_down_across_projects_names_every_tpu_left(fast, run, monkeypatch):
+def test_ctrl_c_in_down_across_projects_names_every_tpu_left(fast, run, ctrl_c_in_delete):
     # was: `cloud down` over TPUs recorded in two projects deletes project by project; Ctrl-C in the first project's
     # delete named that project's TPUs alone ('1 may still exist: node a ...'), so the second project's TPU, never
     # reached, billed on untold
     for project, name in (("proj-1", "a"), ("proj-2", "b")):
         rc, out, err = run("cloud", "up", "--project", project, "--zone", OK, *SPOT, "--name", name, "--yes")
         assert rc == 0, err
-    fast.delete_s = 30.0
-    real_sleep = provision.time.sleep
-
-    def sleep(seconds):
-        if any(m == "DELETE" for m, _, _ in fast.requests):
-            raise KeyboardInterrupt  # Ctrl-C while the first delete is waited on
-        real_sleep(seconds)
-
-    monkeypatch.setattr(provision.time, "sleep", sleep)
+    ctrl_c_in_delete()
     line = one_error_line(run, "cloud", "down", "--yes", code=130)
     assert "2 may still exist" in line, line
     for project, name in (("proj-1", "a"), ("proj-2", "b")):
