@@ -763,12 +763,12 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
         if not _is_int(pattern) or pattern <= 0:  # null: the class fails on '(i + 1) % None'
             raise _fail(where, "global_attn_every_n_layers", f"must be a positive integer, got {pattern!r}")
         text["layer_types"] = _full_every(n, pattern)
-    elif family in ("granite_swa", "granitemoe_swa"):  # transformers 5.19 GraniteSwaConfig / GraniteMoeSwaConfig
+    elif family in ("granite_swa", "granitemoe_swa", "cwm"):
+        # transformers 5.19 GraniteSwaConfig / GraniteMoeSwaConfig, CwmConfig.__post_init__: full where i % 4 == 0,
+        # sliding elsewhere
         text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]
     elif family == "vaultgemma":  # transformers 5.19 VaultGemmaConfig.__post_init__: sliding where (i + 1) % 2
         text["layer_types"] = _full_every(n, 2)
-    elif family == "cwm":  # transformers 5.19 CwmConfig.__post_init__: full where i % 4 == 0, sliding elsewhere
-        text["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(n)]
     elif family == "olmo3":  # transformers 5.19 Olmo3Config.__post_init__: full every 4th layer
         text["layer_types"] = _full_every(n, 4)
     elif family == "exaone4":  # transformers 5.19 Exaone4Config.__post_init__ (sliding_window null: every layer full;
