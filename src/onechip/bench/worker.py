@@ -159,9 +159,8 @@ class _Streams:
                 history.append(user_message(agent.user_text(stream, session, turn, job.user_tokens))[0])
                 sample, count = await self.request(stream, False, None, list(history), session=session, turn=turn)
                 sample.last_in_stream = session == job.sessions_per_client - 1 and turn == job.turns - 1
-                self.finish(
-                    sample, count
-                )  # a failed turn does not end the session: the history is replayed, not answered
+                # a failed turn does not end the session: the history is replayed, not answered
+                self.finish(sample, count)
                 history += agent.turn_history(stream, session, turn, job.call_tokens, job.result_tokens)
                 if job.think_time_s and turn < job.turns - 1:
                     await asyncio.sleep(job.think_time_s)
