@@ -122,6 +122,12 @@ DIVIDING_FAMILIES = frozenset(
         "internlm3",
         "cohere",
         "cohere2",
+        # Cohere2-MoE (Cohere2MoeForCausalLM: vllm/model_executor/models/cohere2_moe.py Cohere2MoeAttention, 0.32.0
+        # wheel, 0.33.0 and 0.34.0 sdists): getattr(config, 'head_dim', hidden_size // heads) over
+        # num_key_value_heads (which Cohere2MoeConfig sets to the query heads when null), a window
+        # (config.sliding_window + 1: engines.json sliding_window_extra) on the layers layer_types slides; left-out
+        # layer_types are derived (_derive_layer_types)
+        "cohere2_moe",
         "minicpm",
         "orion",
         "stablelm",
@@ -758,6 +764,21 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
         if pattern is None:  # stated null: kwargs.pop gives None, and the class fails on '(i + 1) % None'
             raise _fail(where, "sliding_window_pattern", "must be a positive integer, got None (no 'layer_types')")
         text["layer_types"] = _full_every(n, pattern)
+    elif family == "cohere2_moe":
+        # transformers 5.19 Cohere2MoeConfig.__post_init__: the first first_k_dense_replace layers (a kwarg, default 0)
+        # slide unless (i + 1) % prefix_dense_sliding_window_pattern == 0 (default 1: all full), the layers after them
+        # unless (i + 1) % sliding_window_pattern == 0 (default 4), counted from the first of them
+        first = text.get("first_k_dense_replace", 0)
+        if not _is_int(first) or not 0 <= first <= n:
+            raise _fail(where, "first_k_dense_replace", f"must be an integer from 0 to {n}, got {first!r}")
+        patterns = {name: text.get(name, default) for name, default in
+                    (("prefix_dense_sliding_window_pattern", 1), ("sliding_window_pattern", 4))}  # fmt: skip
+        for name, pattern in patterns.items():
+            if not _is_int(pattern) or pattern <= 0:  # null: the class fails on '(i + 1) % None'
+                raise _fail(where, name, f"must be a positive integer, got {pattern!r} (no 'layer_types')")
+        text["layer_types"] = _full_every(first, patterns["prefix_dense_sliding_window_pattern"]) + _full_every(
+            n - first, patterns["sliding_window_pattern"]
+        )
     elif family == "afmoe":  # transformers 5.19 AfmoeConfig.__post_init__: full every global_attn_every_n_layers-th
         pattern = text.get("global_attn_every_n_layers", 4)
         if not _is_int(pattern) or pattern <= 0:  # null: the class fails on '(i + 1) % None'
