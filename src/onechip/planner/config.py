@@ -1037,17 +1037,13 @@ def _minicpm3_fields(text: dict[str, Any], where: str) -> None:
     """MiniCPM3's cache as vLLM 0.32.0 allocates it (vllm/model_executor/models/minicpm3.py MiniCPM3Attention):
     Attention(num_local_heads, qk_head_dim, num_kv_heads=num_local_heads) with qk_head_dim = qk_nope_head_dim +
     qk_rope_head_dim, K and V both that wide (V zero-padded to it); the file's head_dim and num_key_value_heads are not
-    read. Its kv_lora_rank is a projection width only: minicpm3 is not in vLLM's
-    ModelArchConfigConvertorBase.is_deepseek_mla (transformers_utils/model_arch_config_convertor.py), so no MLA
-    backend or latent cache serves it, and the planner, which reads kv_lora_rank as that flag (core, geometry), drops
-    it here."""
+    read. Its kv_lora_rank is a projection width only (read_config drops it: minicpm3 is not an MLA type)."""
     for name in ("qk_nope_head_dim", "qk_rope_head_dim"):
         value = text.get(name)
         if not (_is_int(value) and isinstance(value, int) and value > 0):
             raise _fail(where, name, f"must be a positive integer, got {value!r}; MiniCPM3's head size needs it")
     text["head_dim"] = text["qk_nope_head_dim"] + text["qk_rope_head_dim"]
     text["num_key_value_heads"] = text["num_attention_heads"]
-    text.pop("kv_lora_rank", None)
 
 
 def _gpt_bigcode_fields(text: dict[str, Any], where: str) -> None:
@@ -1360,6 +1356,12 @@ def read_config(data: Any, where: str) -> ModelConfig:
     _check_hidden_divides(text, entry, family, where, named)
     if family == "gpt_bigcode":
         _gpt_bigcode_fields(text, where)
+    if family not in MLA_FAMILIES:
+        # vLLM serves a latent cache only where ModelArchConfigConvertorBase.is_deepseek_mla lists the model type and
+        # kv_lora_rank is set (vllm/transformers_utils/model_arch_config_convertor.py, 0.32.0 wheel and 0.34.0 sdist);
+        # elsewhere the field is a projection width (MiniCPM3) or unread (a stray one in a Llama file), and the planner,
+        # which reads kv_lora_rank as that flag (core, geometry), drops it
+        text.pop("kv_lora_rank", None)
     _apply_family_rules(text, family, where)
     _default_window(text, entry, applied)
     _check_per_layer_windows(text, family, where)

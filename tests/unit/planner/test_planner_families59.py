@@ -177,6 +177,21 @@ def test_exaone_moe_per_layer_windows_other_than_its_window_are_refused() -> Non
         config_from_dict({**EXAONE_MOE, "sliding_windows": [4, 128, 4, None]}, "config.json")
 
 
+def test_kv_lora_rank_is_the_mla_flag_only_for_the_types_vllm_serves_with_mla() -> None:
+    # vllm/transformers_utils/model_arch_config_convertor.py is_deepseek_mla (0.34.0 sdist, lines 294-328): MLA where
+    # the model type is one it lists (deepseek_v2/v3/v32, kimi_k2, kimi_linear, glm4_moe_lite, glm_moe_dsa,
+    # longcat_flash, ...) and kv_lora_rank is set; any other type with the field is served by its own attention
+    # (Llama: llama.py LlamaAttention, 2 x 8 KV heads x 128 x 2 B a layer), where the planner sized a 512 + 64 latent
+    llama = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+             "num_hidden_layers": 2, "num_attention_heads": 32, "num_key_value_heads": 8, "kv_lora_rank": 512,
+             "qk_rope_head_dim": 64}  # fmt: skip
+    assert _layers(llama) == [("full", 8, 128, 4096)] * 2
+    deepseek = {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
+                "num_hidden_layers": 2, "num_attention_heads": 16, "kv_lora_rank": 512,
+                "qk_rope_head_dim": 64}  # fmt: skip
+    assert [(kind, dim, b) for kind, _, dim, b in _layers(deepseek)] == [("full", 576, 576 * 2)] * 2
+
+
 # inclusionAI/Ling-lite-1.5's config.json, field for field as a public loader's parse test reproduces it
 # (search-index file id 58554451241, LING_LITE_CONFIG): BailingMoeForCausalLM, a remote BailingMoeConfig
 LING_LITE = {"architectures": ["BailingMoeForCausalLM"], "attention_dropout": 0.0,
