@@ -699,6 +699,13 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "the KV pool ({0} tokens) holds less than one --max-model-len request: lower --max-model-len or raise "
         "--gpu-memory-utilization",
     ),
+    (  # the V1 refusal cut before its figures (the stored vllm#53961 paste ends at 'which is larger t'): its opening
+        # words name the check, which _check_enough_kv_cache_memory raises only for a pool short of one request (some
+        # releases print "the models's": vllm#25350)
+        re.compile(r"To serve at least one request with the models?'s max seq len \((\d+)\)"),
+        "the KV pool holds less than one --max-model-len request ({0} tokens; the paste is cut before the pool's "
+        "figure): lower --max-model-len or raise --gpu-memory-utilization",
+    ),
     (  # the error itself, or the pool it follows from when a paste stops before it: V0 prints a pool of 0 blocks
         # and its negative 'reserved for KV Cache' (vllm/worker/worker.py; raise_if_cache_size_invalid raises on
         # num_gpu_blocks <= 0: rtx4060-qwen25-7b-util070-len4096-refused-v0), V1 a negative 'Available KV cache
