@@ -436,3 +436,14 @@ def test_a_pool_refusal_cut_before_its_figures_is_still_the_pool_refusal() -> No
         "figure): lower --max-model-len or raise --gpu-memory-utilization"
     )
     assert record.kv_cache_needed_gib == 23.32  # the figure the second line prints before the cut
+
+
+def test_a_paste_cut_at_the_tracebacks_first_line_names_no_frame() -> None:
+    # vllm#49878 as the stored excerpt holds it: 'EngineCore failed to start.' then 'Traceback (most recent call
+    # last):', cut there; the cause named that header as the 'last frame'
+    record = _read("gemma4-kv-memory-bytes-49gib-failed-v026")
+    assert record.failure_cause == (
+        "the log ends inside a traceback, before its exception: EngineCore failed to start. (cut before its first "
+        "frame)"
+    )
+    assert record.kv_cache_gib == 49.0  # 'reserved 49.0 GiB memory for KV Cache as specified by kv_cache_memory_bytes'
