@@ -699,6 +699,13 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "the KV pool ({0} tokens) holds less than one --max-model-len request: lower --max-model-len or raise "
         "--gpu-memory-utilization",
     ),
+    (  # the V1 refusal cut before its figures (the stored vllm#53961 paste ends at 'which is larger t'): its opening
+        # words name the check, which _check_enough_kv_cache_memory raises only for a pool short of one request (some
+        # releases print "the models's": vllm#25350)
+        re.compile(r"To serve at least one request with the models?'s max seq len \((\d+)\)"),
+        "the KV pool holds less than one --max-model-len request ({0} tokens; the paste is cut before the pool's "
+        "figure): lower --max-model-len or raise --gpu-memory-utilization",
+    ),
     (  # the error itself, or the pool it follows from when a paste stops before it: V0 prints a pool of 0 blocks
         # and its negative 'reserved for KV Cache' (vllm/worker/worker.py; raise_if_cache_size_invalid raises on
         # num_gpu_blocks <= 0: rtx4060-qwen25-7b-util070-len4096-refused-v0), V1 a negative 'Available KV cache
@@ -791,15 +798,16 @@ def _cut_traceback(bare: list[str]) -> str | None:
     """The cause of a log that ends inside the traceback vLLM logs at ERROR level, before its exception line (a paste
     cut short: a10x4-qwen3-30b-a3b-tp4-len8192-v085 ends at 'self.model_runner.capture_model()' under 'WorkerProc hit
     an exception.', h100-gpt-oss-120b-util095-refused-v011 under 'EngineCore failed to start.'): the first ERROR line's
-    text and the last frame's. None when the log goes on past its ERROR lines (an ERROR a started engine logs and
-    survives is no failure)."""
+    text and the last frame's, or that the paste is cut before the first frame. None when the log goes on past its
+    ERROR lines (an ERROR a started engine logs and survives is no failure)."""
     lines = [line for line in bare if line]
     texts = [m.group(1) for line in lines if (m := _ERROR_TEXT.match(line))]
     if not texts or not _ERROR_TEXT.match(lines[-1]) or not any("Traceback" in text for text in texts):
         return None
-    return redact(
-        f"the log ends inside a traceback, before its exception: {texts[0]} (last frame: {texts[-1].strip()})"
-    )[:300]
+    last = texts[-1].strip()
+    # a paste cut at the traceback's own first line holds no frame (gemma4-kv-memory-bytes-49gib-failed-v026)
+    where = "cut before its first frame" if last.startswith("Traceback") else f"last frame: {last}"
+    return redact(f"the log ends inside a traceback, before its exception: {texts[0]} ({where})")[:300]
 
 
 def stage_durations(record: BootRecord) -> list[tuple[str, float]]:

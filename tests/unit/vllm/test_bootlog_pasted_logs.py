@@ -425,3 +425,25 @@ def test_a_non_default_args_dict_a_paste_wrapped_names_the_deployment() -> None:
     # a dict a paste cut before it closes is read no further than _ARGS_LINES lines: a later line is not taken for it
     cut = "INFO [api_utils.py:272] non-default args:\n  {'model_tag': 'a/b',\n" + "INFO x\n" * 12 + "'model': 'c/d'}\n"
     assert "model" not in read_boot_log(cut, "vllm", "m").logged
+
+
+def test_a_pool_refusal_cut_before_its_figures_is_still_the_pool_refusal() -> None:
+    # vllm#53961 as the stored excerpt holds it: the refusal broken after '(1048576),' and cut at 'which is larger t',
+    # before the pool's figure; was the raw 'ValueError: To serve at least one request ... (1048576),' as the cause
+    record = _read("mi300xx8-deepseek-v4-pro-tp8-len1048576-refused-rocm")
+    assert record.failure_cause == (
+        "the KV pool holds less than one --max-model-len request (1048576 tokens; the paste is cut before the pool's "
+        "figure): lower --max-model-len or raise --gpu-memory-utilization"
+    )
+    assert record.kv_cache_needed_gib == 23.32  # the figure the second line prints before the cut
+
+
+def test_a_paste_cut_at_the_tracebacks_first_line_names_no_frame() -> None:
+    # vllm#49878 as the stored excerpt holds it: 'EngineCore failed to start.' then 'Traceback (most recent call
+    # last):', cut there; the cause named that header as the 'last frame'
+    record = _read("gemma4-kv-memory-bytes-49gib-failed-v026")
+    assert record.failure_cause == (
+        "the log ends inside a traceback, before its exception: EngineCore failed to start. (cut before its first "
+        "frame)"
+    )
+    assert record.kv_cache_gib == 49.0  # 'reserved 49.0 GiB memory for KV Cache as specified by kv_cache_memory_bytes'
