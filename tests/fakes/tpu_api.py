@@ -51,6 +51,9 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "precondition" HTTP 400 FAILED_PRECONDITION (google.rpc.Code's HTTP mapping, cloud.google.com/apis/design/errors:
                  'the system is not in a state required for the operation'; what the API answers a delete of a
                  resource in a state it cannot delete from, a node's included; no effect)
+    "retry-info" HTTP 429 RESOURCE_EXHAUSTED, a rate limit (ErrorInfo RATE_LIMIT_EXCEEDED) whose google.rpc.RetryInfo
+                 detail asks for `retry_after_s` seconds (retryDelay, a google.protobuf.Duration: '2s'), and no
+                 Retry-After header (no effect)
     "echo-auth"  HTTP 400 INVALID_ARGUMENT whose message quotes the request's Authorization header (a proxy that
                  echoes what it was sent; no effect): what a secret must never get through to the user
 A queued resource's create answers a `requestId` it has seen with that request's operation and makes nothing
@@ -197,6 +200,14 @@ class FakeTpuApi:
                                 "domain": "googleapis.com",
                             }
                         ]
+                    elif fault == "retry-info":
+                        status, answer = _error(429, "RESOURCE_EXHAUSTED", RATE_LIMIT)
+                        delay = f"{fake.retry_after_s}s"  # google.protobuf.Duration in JSON
+                        answer["error"]["details"] = [
+                            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED",
+                             "domain": "googleapis.com"},
+                            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay},
+                        ]  # fmt: skip
                     else:
                         status, answer = fake.handle(self.command, self.path, body)
                 data = json.dumps(answer).encode()
