@@ -67,7 +67,7 @@ import httpx
 
 from onechip.cloud import refusals
 from onechip.cloud.auth import ENDPOINT_ENV, REAUTH, Credentials, endpoint_override
-from onechip.errors import CloudError, ConfigError, remember_secret
+from onechip.errors import CloudError, ConfigError, redact, remember_secret
 from onechip.retry_after import retry_after_s
 
 TPU_URL = "https://tpu.googleapis.com"
@@ -428,7 +428,10 @@ class TpuApi:
         return True
 
     def _list(self, url: str, key: str) -> list[Json]:
-        """Every item of a list call, page after page (`nextPageToken`)."""
+        """Every item of a list call, page after page (`nextPageToken`). Raises CloudError 'transient' for a page
+        whose `unreachable` names locations (ListNodesResponse, ListQueuedResourcesResponse: 'Locations that could not
+        be reached'; AIP-217, google.aip.dev/217: a partial list answers 200 and says what it left out): read as
+        complete, it was empty, and `cloud down --zone Z` said 'nothing to delete' while a TPU there billed on."""
         items: list[Json] = []
         token = ""
         seen: set[str] = set()
@@ -438,6 +441,11 @@ class TpuApi:
             if not isinstance(found, list) or not all(isinstance(i, dict) and isinstance(i.get("name"), str)
                                                       for i in found):  # fmt: skip
                 raise not_the_api(self.tpu_url, f"its {key} list is not a list of named resources")
+            if unreachable := page.get("unreachable"):
+                missed = ", ".join(map(str, unreachable)) if isinstance(unreachable, list) else str(unreachable)
+                raise CloudError(f"GET {url.split('/projects/', 1)[-1]}: the API could not reach {redact(missed)} "
+                                 "(the answer's unreachable), so the list is incomplete; run it again later",
+                                 reason="transient")  # fmt: skip
             items += found
             token = str(page.get("nextPageToken") or "")
             if not token:

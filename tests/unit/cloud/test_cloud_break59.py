@@ -40,3 +40,23 @@ def test_a_retry_info_retry_delay_is_waited_before_the_request_is_sent_again(fas
         tpu.list_nodes(OK)
     assert [m for m, _, _ in fast.requests].count(method) == 2  # refused once, then sent again
     assert pauses and pauses[0] >= 3.0, pauses  # the 3 s RetryInfo asked for, not the 0.01 s backoff
+
+
+@pytest.mark.parametrize("kind", ["node", "queued-resource"])
+def test_a_list_that_could_not_reach_its_zone_is_never_read_as_empty(fast, run, kind):
+    # ListNodesResponse / ListQueuedResourcesResponse.unreachable: 'Locations that could not be reached' (TPU API v2,
+    # v2alpha1; AIP-217: a partial list answers 200 and names what it could not reach). Before: the field was not read,
+    # so `cloud down --zone Z` over a labelled TPU the API could not list said 'nothing to delete' (exit 0) while it
+    # billed on, and `cloud status --zone Z` listed nothing
+    fast.put(kind, OK, "theirs", "ACTIVE" if kind == "queued-resource" else "READY")  # labelled, not recorded here
+    fast.unreachable.add(OK)
+    for argv in (["status", "--project", P, "--zone", OK], ["down", "--project", P, "--zone", OK, "--yes"]):
+        rc, out, err = run("cloud", *argv)
+        said = [line for line in err.splitlines() if line.startswith("error:")]
+        assert rc == 7 and len(said) == 1, (argv, rc, out, err)
+        assert f"could not reach projects/{P}/locations/{OK}" in said[0] and "incomplete" in said[0], said
+        assert "nothing to delete" not in out, out
+    assert fast.nodes and (kind == "node" or fast.queued)  # nothing was deleted
+    fast.unreachable.clear()  # the zone answers again: the TPU is found by its label and deleted
+    rc, out, err = run("cloud", "down", "--project", P, "--zone", OK, "--yes")
+    assert rc == 0 and "theirs" in out and not fast.nodes and not fast.queued, (out, err)
