@@ -398,7 +398,10 @@ class TpuApi:
         the API answer the same request once (AIP-155, google.aip.dev/155). After an unanswered try, ALREADY_EXISTS
         says the first try landed (even while a read of `ident` does not show it yet); another refusal (a quota the
         first try now uses) is checked by reading `ident`: there, the first try landed. Returns the operation, or
-        None when it landed so (the caller reads the resource). Raises as `call`."""
+        None when it landed so (the caller reads the resource). Raises as `call`. Retries spent on refusals that made
+        nothing (a rate limit, a token not got) after an unanswered try say nothing of whether it landed, so `ident` is
+        read then too (the rate limit stood, and the record of a TPU that landed and billed was dropped as 'refused:
+        nothing was made'); that read failing raises 'transient', as a create without an answer does."""
         unanswered = False
 
         def once(end_s: float) -> Json | None:
@@ -414,7 +417,19 @@ class TpuApi:
         def again(exc: CloudError) -> bool:
             return exc.reason in ("transient", "rate-limit", "unsent")
 
-        made = retrying(once, again, base_s=self.poll_s, on_retry=self.on_retry, deadline_s=self.deadline_s)
+        try:
+            made = retrying(once, again, base_s=self.poll_s, on_retry=self.on_retry, deadline_s=self.deadline_s)
+        except CloudError as exc:
+            if not unanswered or exc.reason not in ("rate-limit", "unsent"):
+                raise  # nothing went unanswered; or the caller reads it (transient), or `once` did (a refusal)
+            try:
+                landed = self._exists(f"{url}/{ident}")
+            except CloudError as lookup:
+                said = f"{exc}; an earlier try went unanswered, and whether it made {ident} cannot be read ({lookup})"
+                raise CloudError(said, reason="transient", code=exc.code, status=exc.status) from None
+            if not landed:
+                raise
+            made = None
         return None if made is None else _operation(made, self.tpu_url)
 
     def _exists(self, url: str) -> bool:

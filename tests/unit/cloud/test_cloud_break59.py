@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fakes.tpu_api import Fault
-from onechip.cloud import tpu_api
+from onechip.cloud import records, tpu_api
 from onechip.cloud.tpu_api import TpuApi
 
 P = "proj-1"
@@ -60,3 +60,31 @@ def test_a_list_that_could_not_reach_its_zone_is_never_read_as_empty(fast, run, 
     fast.unreachable.clear()  # the zone answers again: the TPU is found by its label and deleted
     rc, out, err = run("cloud", "down", "--project", P, "--zone", OK, "--yes")
     assert rc == 0 and "theirs" in out and not fast.nodes and not fast.queued, (out, err)
+
+
+@pytest.mark.parametrize("then", ["rate-limit", "retry-info"])
+def test_a_create_rate_limited_to_its_deadline_after_a_try_without_an_answer_reads_whether_that_try_landed(
+    fast, run, then
+):
+    # The first try landed but its answer was lost (500 after the backend acted), and every retry was refused as a
+    # rate limit (no effect) until the retries ran out. A rate limit to a retry says nothing of the first try, as a
+    # quota or stockout to it does not (tpu_api._create reads the node then): before, the rate limit stood, the record
+    # was dropped ('refused: nothing was made') and the node billed with nothing saying so, `cloud down` finding
+    # nothing. Now the node is read: there, it is ours and waited on until READY
+    fast.retry_after_s = 0  # RetryInfo '0s': sent again at once
+    fast.faults += [Fault("POST", r"/nodes\?", "lost-500"), Fault("POST", r"/nodes\?", then, times=10**6)]
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--provisioning", "spot", "--no-limit", "--yes")
+    assert len(fast.nodes) == 1  # the first try's node, billing
+    assert rc == 0 and "READY" in out, (out, err)
+    assert [r.node_id for r in records.load_all()] == ["onechip-v5e-1"]
+    rc, out, err = run("cloud", "down", "--project", P, "--yes")
+    assert rc == 0 and not fast.nodes, (out, err)
+
+
+def test_a_create_rate_limited_to_its_deadline_after_a_try_that_made_nothing_leaves_nothing_recorded(fast, run):
+    # the same, the first try's 500 having made nothing: the node is read, not there, and the rate limit stands
+    fast.faults += [Fault("POST", r"/nodes\?", 500), Fault("POST", r"/nodes\?", "rate-limit", times=10**6)]
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--provisioning", "spot", "--no-limit", "--yes")
+    said = [line for line in err.splitlines() if line.startswith("error:")]
+    assert rc == 7 and len(said) == 1 and "Quota exceeded for quota metric 'Create requests'" in said[0], err
+    assert not fast.nodes and records.load_all() == []
