@@ -116,7 +116,8 @@ class CloudError(OnechipError):
     'rate-limit' (a 429 that limits requests per minute, not chips: retried first),
     'bad-endpoint' (the answer is not the API's: HTML, not JSON, wrong shape), 'other'. `code` is the gRPC
     code (8 = RESOURCE_EXHAUSTED), `status` its name; the message is the API's own, one line. `retry_after_s`:
-    the seconds a transient answer's Retry-After header asked to wait, when it gave one."""
+    the seconds the answer asked to wait before the request is sent again (its Retry-After header, or the RetryInfo
+    retryDelay of Google's error body: cloud.tpu_api.asked_wait_s), when it gave one."""
 
     exit_code = 7
 

@@ -51,15 +51,20 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "precondition" HTTP 400 FAILED_PRECONDITION (google.rpc.Code's HTTP mapping, cloud.google.com/apis/design/errors:
                  'the system is not in a state required for the operation'; what the API answers a delete of a
                  resource in a state it cannot delete from, a node's included; no effect)
+    "retry-info" HTTP 429 RESOURCE_EXHAUSTED, a rate limit (ErrorInfo RATE_LIMIT_EXCEEDED) whose google.rpc.RetryInfo
+                 detail asks for `retry_after_s` seconds (retryDelay, a google.protobuf.Duration: '2s'), and no
+                 Retry-After header (no effect)
     "echo-auth"  HTTP 400 INVALID_ARGUMENT whose message quotes the request's Authorization header (a proxy that
                  echoes what it was sent; no effect): what a secret must never get through to the user
 A queued resource's create answers a `requestId` it has seen with that request's operation and makes nothing
 (AIP-155: the same request is executed once), unless `honour_request_id` is False (then the queuedResourceId alone
 answers a repeat ALREADY_EXISTS, as AIP-133 says of any create with a taken id). A delete takes `delete_s` (0: at
 once): the resource shows DELETING until its operation is done, then is gone, as the real API's are. Lists answer
-`page_size` items a page (0: all) with `nextPageToken`. Every request is kept in `requests` (method, path with
-query, body text) and its Authorization header in `authorizations`, so a test can assert what was sent (e.g. that no
-create body holds the HF token, and a token only ever travels in the header).
+`page_size` items a page (0: all) with `nextPageToken`; a zone in `unreachable` lists nothing and names its location in
+the answer's `unreachable` (ListNodesResponse / ListQueuedResourcesResponse: 'Locations that could not be reached';
+AIP-217: a list that could not reach part of what it lists says so there, HTTP 200). Every request is kept in
+`requests` (method, path with query, body text) and its Authorization header in `authorizations`, so a test can
+assert what was sent (e.g. that no create body holds the HF token, and a token only ever travels in the header).
 Time is real, so tests use fractions of a second.
 """
 
@@ -141,6 +146,7 @@ class FakeTpuApi:
     faults: list[Fault] = field(default_factory=list)
     honour_request_id: bool = True
     only_zones: bool = False  # a location not in `zones` answers 404 NOT_FOUND, as the API answers a zone it has not
+    unreachable: set[str] = field(default_factory=set)  # zones whose lists answer 200 with them in `unreachable`
     request_ids: dict[str, dict[str, Any]] = field(default_factory=dict)  # requestId -> the operation it answered
     requests: list[tuple[str, str, str]] = field(default_factory=list)
     authorizations: list[str] = field(default_factory=list)  # each request's Authorization header ('' when none)
@@ -197,6 +203,14 @@ class FakeTpuApi:
                                 "domain": "googleapis.com",
                             }
                         ]
+                    elif fault == "retry-info":
+                        status, answer = _error(429, "RESOURCE_EXHAUSTED", RATE_LIMIT)
+                        delay = f"{fake.retry_after_s}s"  # google.protobuf.Duration in JSON
+                        answer["error"]["details"] = [
+                            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED",
+                             "domain": "googleapis.com"},
+                            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay},
+                        ]  # fmt: skip
                     else:
                         status, answer = fake.handle(self.command, self.path, body)
                 data = json.dumps(answer).encode()
@@ -338,6 +352,8 @@ class FakeTpuApi:
                raw_query: dict[str, str]):  # fmt: skip
         key = f"{parent}/nodes/{ident}"
         if method == "GET" and listing:
+            if zone in self.unreachable:
+                return 200, {"nodes": [], "unreachable": [parent]}
             found = [self._node_view(n) for k, n in self.nodes.items() if k.startswith(parent + "/")]
             return 200, self._page("nodes", found, raw_query)
         if method == "GET":
@@ -383,6 +399,8 @@ class FakeTpuApi:
                 raw_query: dict[str, str]):  # fmt: skip
         key = f"{parent}/queuedResources/{ident}"
         if method == "GET" and listing:
+            if zone in self.unreachable:
+                return 200, {"queuedResources": [], "unreachable": [parent]}
             found = [self._public(q) for k, q in self.queued.items() if k.startswith(parent + "/")]
             return 200, self._page("queuedResources", found, raw_query)
         if method == "GET":

@@ -30,6 +30,8 @@ An error with no code of its own (a Compute Engine operation's {"errors": [{"cod
 
 from __future__ import annotations
 
+import re
+
 from onechip.errors import CloudError, redact
 
 GRPC_CODES = {
@@ -171,3 +173,17 @@ def _rate_limited(details: object, message: str, reasons: set[str] | frozenset[s
     text = message.lower()
     per = ("per minute", "per 100 seconds", "per second")  # Service Control's request-rate limits, old and new
     return ("quota metric" in text or "quota group" in text) and any(p in text for p in per)
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d{1,9})?)s")  # google.protobuf.Duration in JSON: '3s', '0.5s', '1.000000001s'
+
+
+def retry_delay_s(error: object) -> float | None:
+    """Seconds a google.rpc.Status's RetryInfo detail asks to wait before the same request is sent again (its
+    retryDelay: 'Clients should wait at least this long between retrying the same request', googleapis
+    google/rpc/error_details.proto), the longest when several; None when it gives none or none that reads."""
+    details = error.get("details") if isinstance(error, dict) else None
+    delays = [
+        _DURATION.fullmatch(str(d.get("retryDelay", "")).strip()) for d in _detail(details, "google.rpc.RetryInfo")
+    ]
+    return max((float(m.group(1)) for m in delays if m), default=None)

@@ -19,8 +19,9 @@ Every call goes through `TpuApi.call`, which classifies what failed by where and
                   nothing was sent, and seconds of backoff do not mend it, so it is not retried (it was retried
                   for ~3 min 20 s before)
     transient     no answer (timeout, connection), HTTP 5xx, or 429 on a read or a delete (the API's read
-                  rate limit): retried with exponential backoff (at least the answer's Retry-After), each retry
-                  told through `on_retry`, all within one deadline per call (ONECHIP_CLOUD_DEADLINE_S, 30 s:
+                  rate limit): retried with exponential backoff (at least the wait the answer asks for:
+                  `asked_wait_s`, its Retry-After or RetryInfo), each retry told through `on_retry`, all within
+                  one deadline per call (ONECHIP_CLOUD_DEADLINE_S, 30 s:
                   each try waits at most what is left, and a pause that would pass it is not taken; a dead
                   endpoint was retried for 3 min 16 s, one that never answers for 10 min). A create is retried
                   too: it names its resource (nodeId, queuedResourceId), so a retry cannot make a second one
@@ -66,7 +67,7 @@ import httpx
 
 from onechip.cloud import refusals
 from onechip.cloud.auth import ENDPOINT_ENV, REAUTH, Credentials, endpoint_override
-from onechip.errors import CloudError, ConfigError, remember_secret
+from onechip.errors import CloudError, ConfigError, redact, remember_secret
 from onechip.retry_after import retry_after_s
 
 TPU_URL = "https://tpu.googleapis.com"
@@ -153,7 +154,7 @@ def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, en
     """One request, read whole by monotonic time `end_s`: each wait (connect: CONNECT_S at most, each read:
     `timeout_s`) is at most what is left, and a body still arriving at `end_s` is cut off (a server that trickles
     bytes). The one place a failed exchange becomes a CloudError: 'offline' (the host did not resolve),
-    'transient' (no answer in time, HTTP 5xx, a 429 on anything but a POST: `retry_after_s` set from its header),
+    'transient' (no answer in time, HTTP 5xx, a 429 on anything but a POST: `retry_after_s` as `asked_wait_s`),
     'rate-limit' (a POST's 429 without Google's error body: the rate was refused, so nothing was made; as its
     Retry-After). Other answers, errors included, are returned."""
     left_s = max(end_s - time.monotonic(), 0.001)
@@ -173,22 +174,31 @@ def send(http: httpx.Client, method: str, url: str, *, where: str, base: str, en
     code = answer.status_code
     if code >= 500 or (code == 429 and method != "POST"):
         error = CloudError(f"{where}: HTTP {code} from {base}", reason="transient", code=code)
-        error.retry_after_s = retry_after_s(answer.headers)
+        error.retry_after_s = asked_wait_s(answer)
         raise error
-    if code == 429 and not _google_error(answer.text):  # a bare 429 (a front end's page, no body): nothing was made
+    if code == 429 and _google_error(answer.text) is None:  # a bare 429 (a front end's page, no body): nothing made
         error = CloudError(f"{where}: HTTP 429 (too many requests) from {base}", reason="rate-limit", code=code)
-        error.retry_after_s = retry_after_s(answer.headers)
+        error.retry_after_s = asked_wait_s(answer)
         raise error
     return answer
 
 
-def _google_error(text: str) -> bool:
-    """Is `text` Google's error body ({"error": {...}}, which cloud.refusals reads)?"""
+def _google_error(text: str) -> Json | None:
+    """The `error` object of Google's error body ({"error": {...}}, which cloud.refusals reads), else None."""
     try:
         data = json.loads(text)
     except ValueError:
-        return False
-    return isinstance(data, dict) and isinstance(data.get("error"), dict)
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    return error if isinstance(error, dict) else None
+
+
+def asked_wait_s(answer: Answer) -> float | None:
+    """Seconds an error answer asks to wait before the request is sent again: the longer of its Retry-After header
+    (RFC 9110) and its Google error body's RetryInfo retryDelay (refusals.retry_delay_s: how Google's APIs say it,
+    often with no header), None when it asks for neither."""
+    asked = (retry_after_s(answer.headers), refusals.retry_delay_s(_google_error(answer.text)))
+    return max((s for s in asked if s is not None), default=None)
 
 
 def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *, base_s: float,
@@ -282,7 +292,7 @@ def through_outages(read: Callable[[], T], end_s: float, pause_s: float, on_outa
             try:
                 value = read()
             except CloudError as exc:
-                wait_s = max(pause_s, exc.retry_after_s or 0.0)  # at least what the API asked for (Retry-After)
+                wait_s = max(pause_s, exc.retry_after_s or 0.0)  # at least what the API asked for (asked_wait_s)
                 if exc.reason not in OUTAGE or time.monotonic() + wait_s >= end_s:
                     raise
                 if outage.failed(exc, f"polling on (the wait's deadline is {end_s - time.monotonic():.0f} s away)"):
@@ -388,7 +398,10 @@ class TpuApi:
         the API answer the same request once (AIP-155, google.aip.dev/155). After an unanswered try, ALREADY_EXISTS
         says the first try landed (even while a read of `ident` does not show it yet); another refusal (a quota the
         first try now uses) is checked by reading `ident`: there, the first try landed. Returns the operation, or
-        None when it landed so (the caller reads the resource). Raises as `call`."""
+        None when it landed so (the caller reads the resource). Raises as `call`. Retries spent on refusals that made
+        nothing (a rate limit, a token not got) after an unanswered try say nothing of whether it landed, so `ident` is
+        read then too (the rate limit stood, and the record of a TPU that landed and billed was dropped as 'refused:
+        nothing was made'); that read failing raises 'transient', as a create without an answer does."""
         unanswered = False
 
         def once(end_s: float) -> Json | None:
@@ -404,7 +417,19 @@ class TpuApi:
         def again(exc: CloudError) -> bool:
             return exc.reason in ("transient", "rate-limit", "unsent")
 
-        made = retrying(once, again, base_s=self.poll_s, on_retry=self.on_retry, deadline_s=self.deadline_s)
+        try:
+            made = retrying(once, again, base_s=self.poll_s, on_retry=self.on_retry, deadline_s=self.deadline_s)
+        except CloudError as exc:
+            if not unanswered or exc.reason not in ("rate-limit", "unsent"):
+                raise  # nothing went unanswered; or the caller reads it (transient), or `once` did (a refusal)
+            try:
+                landed = self._exists(f"{url}/{ident}")
+            except CloudError as lookup:
+                said = f"{exc}; an earlier try went unanswered, and whether it made {ident} cannot be read ({lookup})"
+                raise CloudError(said, reason="transient", code=exc.code, status=exc.status) from None
+            if not landed:
+                raise
+            made = None
         return None if made is None else _operation(made, self.tpu_url)
 
     def _exists(self, url: str) -> bool:
@@ -418,7 +443,10 @@ class TpuApi:
         return True
 
     def _list(self, url: str, key: str) -> list[Json]:
-        """Every item of a list call, page after page (`nextPageToken`)."""
+        """Every item of a list call, page after page (`nextPageToken`). Raises CloudError 'transient' for a page
+        whose `unreachable` names locations (ListNodesResponse, ListQueuedResourcesResponse: 'Locations that could not
+        be reached'; AIP-217, google.aip.dev/217: a partial list answers 200 and says what it left out): read as
+        complete, it was empty, and `cloud down --zone Z` said 'nothing to delete' while a TPU there billed on."""
         items: list[Json] = []
         token = ""
         seen: set[str] = set()
@@ -428,6 +456,11 @@ class TpuApi:
             if not isinstance(found, list) or not all(isinstance(i, dict) and isinstance(i.get("name"), str)
                                                       for i in found):  # fmt: skip
                 raise not_the_api(self.tpu_url, f"its {key} list is not a list of named resources")
+            if unreachable := page.get("unreachable"):
+                missed = ", ".join(map(str, unreachable)) if isinstance(unreachable, list) else str(unreachable)
+                raise CloudError(f"GET {url.split('/projects/', 1)[-1]}: the API could not reach {redact(missed)} "
+                                 "(the answer's unreachable), so the list is incomplete; run it again later",
+                                 reason="transient")  # fmt: skip
             items += found
             token = str(page.get("nextPageToken") or "")
             if not token:
@@ -559,7 +592,7 @@ def answer_json(answer: Answer, where: str, base: str, api: tuple[str, str] = TP
         if not isinstance(data.get("error"), dict):
             raise not_the_api(base, f"{where} answered HTTP {code} without Google's error body", api)
         refusal = refusals.from_http(code, data, where)
-        refusal.retry_after_s = retry_after_s(answer.headers)  # a rate limit's is waited before it is sent again
+        refusal.retry_after_s = asked_wait_s(answer)  # a rate limit's is waited before it is sent again
         raise refusal
     return data
 
