@@ -35,6 +35,8 @@ Conventions (DESIGN.md "Measuring right"):
   (`vllm.wire.is_event_stream`), its body read only to say what it said, at most `vllm.wire.SAID_BYTES` for
   `vllm.wire.SAID_S`: a server trickling an endless one holds no request till the timeout), a stream cut before any of
   the three, or no complete answer within the request timeout.
+  A request whose connection dropped before any answer came is sent once more, on a new connection (`_post`: a
+  keep-alive connection the server closed as the request went out); what that second try gets is the request's.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
