@@ -3,6 +3,7 @@
     silent()    accepts every connection and never sends a byte (a hung proxy, a half-dead server)
     trickle()   answers HTTP 200 headers, then one byte of a JSON body every `every_s`, never ending
     refused()   a URL on 127.0.0.1 where nothing listens (the port was bound, then closed): connection refused
+    hangup(n)   reads each request, then closes the connection without a byte of answer; n[0] counts them
 
 Each yields its base URL (http://127.0.0.1:PORT); only 127.0.0.1 is ever used.
 """
@@ -61,6 +62,18 @@ def trickle(every_s: float = 0.1) -> contextlib.AbstractContextManager[str]:
             while True:
                 time.sleep(every_s)
                 conn.sendall(b" ")
+
+    return _serving(handle)
+
+
+def hangup(served: list[int]) -> contextlib.AbstractContextManager[str]:
+    """Read the request, close the connection unanswered (a server that crashes on it); `served[0]` counts them."""
+
+    def handle(conn: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            conn.recv(65536)
+            served[0] += 1
+            conn.close()
 
     return _serving(handle)
 

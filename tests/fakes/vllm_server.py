@@ -32,7 +32,8 @@ ignore_eos when `reject_extras`; any status and message from a scripted `Reply(s
 generated stream, from `fail_status` (request number -> 500, 429, ...); a stall of `stall_s` (past the client's
 timeout) before chunk `cut_after_chunks` for requests in `stall_requests`; a whole JSON chat completion, not a
 stream, for streamed requests in `ignore_stream`. Error bodies are OpenAI-shaped
-(`{"error": {...}}`) or, with error_shape="flat", older vLLM's `{"object": "error", "message": ...}`.
+(`{"error": {...}}`) or, with error_shape="flat", older vLLM's `{"object": "error", "message": ...}`. With
+`drop_reused` a connection's second chat request is dropped unanswered (a keep-alive timeout racing the client).
 
 Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s`; with `slots` only that many
 streams generate at once and the others queue, their wait part of TTFT (`admitted` records when each got a
@@ -188,6 +189,10 @@ class FakeVllm:
     wire_ctype: str | None = "text/event-stream"  # header): a body that trickles in any shape, an error or not
     wire_plain: bool = False  # the wire script answers non-streamed chat requests too
     resets: bool = False  # a dropped connection (cut, a wire script's None) is reset (RST), not closed (FIN)
+    # a chat request on a connection that already answered one is dropped unanswered (closed, FIN, never counted):
+    # uvicorn closing a keep-alive connection whose idle timeout (vLLM's VLLM_HTTP_TIMEOUT_KEEP_ALIVE, 5 s) fired as
+    # the client's next request came, the race every reused connection runs
+    drop_reused: bool = False
     reject_extras: bool = False
     has_tokenize: bool = True
     tokenize_s: float = 0.0  # seconds /tokenize of a plain `prompt` (the output counted) takes: a busy API server
@@ -283,6 +288,7 @@ class FakeVllm:
             self._writers.discard(writer)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        answered = 0  # chat requests this connection answered (drop_reused)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -299,6 +305,10 @@ class FakeVllm:
                 ):
                     self._send(writer, 401, {"error": "Unauthorized"})
                     continue
+                if route == "/v1/chat/completions":
+                    if self.drop_reused and answered:
+                        return
+                    answered += 1
                 if not await self._route(method, route, body, writer):
                     return
         except (asyncio.IncompleteReadError, ConnectionError):

@@ -21,7 +21,14 @@ Each job lives in a module of its own; this package only names them.
 Progress goes through `on_progress` (onechip.progress); every error is an OnechipError (onechip.errors).
 """
 
-from onechip.api._bench import bench, bench_unmeasured, compare_policies, find_max, saved_bench_config
+from onechip.api._bench import (
+    bench,
+    bench_unmeasured,
+    compare_policies,
+    find_max,
+    nothing_to_resume,
+    saved_bench_config,
+)
 from onechip.api._checks import check
 from onechip.api._cloud import (
     cloud_down,
@@ -50,7 +57,7 @@ __all__ = [
     "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for", "check", "cloud_down",
     "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status", "cloud_statuses", "cloud_target", "cloud_up",
     "cloud_up_quote", "cloud_zones", "compare_policies", "cost", "demo", "demo_cloud_request", "deploy_k8s", "down",
-    "find_max", "logs", "logs_tail", "measured_boots_dir", "plan", "predicted_cells", "prices", "prices_refresh",
-    "recorded", "remember_boot", "report", "saved_bench_config", "simulate", "simulate_policies", "status",
-    "summarize_logs", "tpu_name", "up",
+    "find_max", "logs", "logs_tail", "measured_boots_dir", "nothing_to_resume", "plan", "predicted_cells", "prices",
+    "prices_refresh", "recorded", "remember_boot", "report", "saved_bench_config", "simulate", "simulate_policies",
+    "status", "summarize_logs", "tpu_name", "up",
 ]  # fmt: skip

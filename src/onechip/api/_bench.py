@@ -119,6 +119,14 @@ def find_max(
     return result
 
 
+def nothing_to_resume(run_dir: Path) -> str:
+    """Why `bench --resume run_dir` has no run to continue (saved_bench_config found none): a --find-max search's
+    directory (SEARCH_FILE) resumes when the same search runs into it again; any other holds no summary.json."""
+    if (Path(run_dir) / SEARCH_FILE).is_file():
+        return f"{run_dir} holds a --find-max search: run the same search into it again (--out {run_dir}) to resume it"
+    return f"nothing to resume in {run_dir}: no summary.json (give the server URL to start a run there)"
+
+
 def saved_bench_config(run_dir: Path) -> BenchConfig | None:
     """The BenchConfig a bench run in `run_dir` was started with (None if it saved none); what `--resume`
     continues. Raises ConfigError when its summary.json is unreadable."""

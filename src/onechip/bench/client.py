@@ -35,6 +35,8 @@ Conventions (DESIGN.md "Measuring right"):
   (`vllm.wire.is_event_stream`), its body read only to say what it said, at most `vllm.wire.SAID_BYTES` for
   `vllm.wire.SAID_S`: a server trickling an endless one holds no request till the timeout), a stream cut before any of
   the three, or no complete answer within the request timeout.
+  A request whose connection dropped before any answer came is sent once more, on a new connection (`_post`: a
+  keep-alive connection the server closed as the request went out); what that second try gets is the request's.
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -47,9 +49,10 @@ payloads and the parsing (SSE, chunks, error bodies, what counts as generated) a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +86,8 @@ PROBE_EVERY = 16  # while they are, every 16th is drained again: one whose body 
 # calculate TTFT", vllm/benchmarks/lib/endpoint_request_func.py, read in the 0.33.0 and 0.34.0 sdists)
 NO_TOKEN = "the answer carried no generated token: no TTFT to time"
 TIMED_OUT = "TimeoutError: no complete response within the request timeout (--timeout-s)"
+# the connection dropped before any answer came (not one that could not be opened: aiohttp's ClientConnectorError)
+UNANSWERED = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientConnectionResetError)
 
 
 def data_session(base_url: str, streams: int, request_timeout_s: float) -> aiohttp.ClientSession:
@@ -195,6 +200,39 @@ class _Timing:
     def uncounted(self) -> bool:
         """A whole answer from a server that sent no usage at all: its tokens must be counted."""
         return self.out.error is None and self.usage is None
+
+
+@contextlib.asynccontextmanager
+async def _post(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> AsyncIterator[aiohttp.ClientResponse]:
+    """The answer to `body` POSTed to `url` on `http`; sent once more, on a new connection of its own, when the
+    connection dropped before any answer came (UNANSWERED): a server closes an idle keep-alive connection at its
+    timeout (uvicorn's, vLLM's VLLM_HTTP_TIMEOUT_KEEP_ALIVE: 5 s) whatever the client is doing, so a request sent
+    on a reused one as it closes was never read (RFC 9112 section 9.3.1: such a request may be sent again; aiohttp
+    does so only for idempotent methods). Against a server closing connections at 5 s, an agent thinking 5 s lost
+    turns to 'ServerDisconnectedError', counted as the server's failures. The second try keeps what is left of
+    the session's total timeout; whatever it raises is the request's."""
+    start = time.perf_counter()
+    try:
+        first: aiohttp.ClientResponse | None = await http.post(url, json=body)
+    except aiohttp.ClientConnectorError:
+        raise
+    except UNANSWERED:
+        if http.closed:  # the run is ending (Ctrl-C): the session's close dropped it
+            raise
+        first = None
+    if first is not None:
+        async with first:
+            yield first
+        return
+    total = http.timeout.total
+    if total is not None and (total := total - (time.perf_counter() - start)) <= 0:
+        raise TimeoutError
+    timeout = aiohttp.ClientTimeout(total=total, connect=http.timeout.connect)
+    async with (
+        aiohttp.ClientSession(timeout=timeout, headers=http.headers) as fresh,
+        fresh.post(url, json=body) as resp,
+    ):
+        yield resp
 
 
 def _opening(choice: dict[str, Any]) -> bool:
@@ -355,7 +393,7 @@ async def stream_chat_timed(
     timing = _Timing(out)
     url = f"{base_url}/v1/chat/completions"
     try:
-        async with http.post(url, json=body) as resp:
+        async with _post(http, url, body) as resp:
             out.http_status = resp.status
             if resp.status != 200:
                 out.error = error_message(resp.status, await _said(resp))

@@ -310,6 +310,8 @@ def register(app: typer.Typer) -> None:
         if saved is not None:  # the saved run decides; flags given now must agree (the runner checks)
             config = BenchConfig.resumed(saved, {k: v for k, v in fields.items() if k in given})
         elif fields.get("base_url") is None:
+            if resume is not None:
+                raise ConfigError(api.nothing_to_resume(resume))
             raise ConfigError("bench needs the server URL (or --resume DIR of a run that saved its summary)")
         else:
             config = build_request(BenchConfig, fields)

@@ -21,7 +21,7 @@ from onechip.report.markdown_bench import WINDOW_NOTE
 from onechip.report.rundir import RunFiles
 from onechip.report.tables import cells_of, first, flag_words, serve_flags, state_slots
 from onechip.schemas import BenchRun, CellResult, CostLine, CostReport, Dist, Plan
-from onechip.schemas.bench import BenchServer
+from onechip.schemas.bench import BenchClient, BenchServer
 from onechip.schemas.common import GIB
 from onechip.schemas.serving_report import (
     SERVING_REPORT_VERSION,
@@ -77,12 +77,17 @@ def _accelerators(run: RunFiles) -> tuple[int | None, str]:
 
 def _hardware(run: RunFiles, lines: list[CostLine]) -> Hardware:
     m = run.manifest
+    client = run.bench.client if run.bench else BenchClient()  # `bench` writes no run.json: its summary names it
     count, source = _accelerators(run)
     return Hardware(
         accelerator=first(m and m.chip, run.plan and run.plan.chip),
         accelerator_count=count,
         accelerator_count_source=source,
-        host=HostInfo(name=m.host, python=m.python, cpus=m.cpus) if m else HostInfo(),
+        host=HostInfo(
+            name=first(m and m.host, client.host),
+            python=first(m and m.python, client.python),
+            cpus=first(m and m.cpus, client.cpus),
+        ),
         pricing=[
             PriceInfo(
                 model=c.pricing,

@@ -133,6 +133,24 @@ def test_resume_of_a_summary_that_is_a_broken_symlink_says_it_is_unreadable(tmp_
     assert r.exit_code != 0 and f"cannot resume {run_dir}: summary.json is unreadable (" in str(r.exception)
 
 
+def test_resume_of_a_directory_without_a_run_says_what_it_holds(tmp_path: Path) -> None:
+    """An interrupted --find-max search says to run the same search into its directory again; `bench --resume` of
+    that directory (search.json, no summary.json) and of an empty one asked for the server URL 'or --resume DIR of a
+    run that saved its summary', which is what was given. Each now says why there is nothing to resume."""
+    search = tmp_path / "search"
+    search.mkdir()
+    (search / "search.json").write_text("{}")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for run_dir, message in (
+        (search, f"{search} holds a --find-max search: run the same search into it again (--out {search})"),
+        (empty, f"nothing to resume in {empty}: no summary.json (give the server URL to start a run there)"),
+        (tmp_path / "gone", f"nothing to resume in {tmp_path / 'gone'}: no summary.json"),
+    ):
+        r = CliRunner().invoke(app(), ["bench", "--resume", str(run_dir)])
+        assert r.exit_code != 0 and message in str(r.exception), r.exception
+
+
 def test_failures_are_shown_and_an_all_failed_grid_exits_non_zero(fake_server: FakeVllm, tmp_path: Path) -> None:
     fake_server.cut_requests = {3}  # probe 1, warm-up 2, then the first of 3 measured requests is cut
     some = ["bench", fake_server.url, "--contexts", "16", "--clients", "1", "--reps", "1", "--output-tokens", "4"]

@@ -13,6 +13,7 @@ import time
 import aiohttp
 import pytest
 
+from fakes import dead_endpoints
 from fakes.vllm_server import FakeVllm, WireWrite
 from onechip.bench.client import StreamOutcome, stream_chat
 from onechip.errors import EndpointError
@@ -150,3 +151,19 @@ def test_a_plain_chat_answer_trickled_past_the_timeout_times_out() -> None:
             c.chat(wire.chat_body("fake-model", [], 4))
         took = time.perf_counter() - t0
     assert str(err.value) == f"{srv.url}/v1/chat/completions: no answer within 1.5 s (ReadTimeout)" and took < 3.5
+
+
+def test_a_server_that_hangs_up_on_every_request_fails_it_after_one_more_try() -> None:
+    """A connection dropped before any answer is sent once more on a new connection (client._post: a keep-alive
+    close racing the request), once only: a server that drops every request (read, then closed unanswered) fails it
+    with what the second try got, having seen it twice."""
+    served = [0]
+    with dead_endpoints.hangup(served) as url:
+
+        async def go() -> StreamOutcome:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT_S)) as http:
+                return await stream_chat(http, url, bench_chat_body("m", "hi", 4, extras=True, continuous_usage=True))
+
+        out = asyncio.run(go())
+    assert out.error == "ServerDisconnectedError: Server disconnected" and out.http_status is None
+    assert served[0] == 2

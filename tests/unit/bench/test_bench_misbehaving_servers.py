@@ -85,3 +85,21 @@ def test_a_server_refusing_vllms_extras_with_422_is_measured_without_them(tmp_pa
     assert run.cells[0].status == "ok" and run.cells[0].requests_ok == 2
     assert not any("min_tokens" in b for b in bodies if "Request" in str(b["messages"]))
     assert any(n.startswith("server rejected min_tokens/ignore_eos") for n in run.notes)
+
+
+def test_a_request_lost_to_a_keep_alive_close_is_sent_again_on_a_new_connection(tmp_path: Path) -> None:
+    """A server that closes a reused connection as the next request arrives (uvicorn's keep-alive timeout, vLLM's
+    VLLM_HTTP_TIMEOUT_KEEP_ALIVE 5 s, against an agent thinking 5 s or an open loop at 0.2 req/s) never saw that
+    request: it is sent again once on a new connection (RFC 9112 section 9.3.1: a request that was never applied
+    may be retried), so every request answers, with the set timings. Each stream's later requests used to fail
+    ('ServerDisconnectedError: Server disconnected'), counted as the server's failures."""
+    with FakeVllm(ttft_s=0.05, itl_s=0.01, drop_reused=True) as srv:
+        config = BenchConfig(
+            base_url=srv.url, contexts=[16], clients=[2], reps=1, output_tokens=4, requests_per_client=3,
+        )  # fmt: skip
+        run = api.bench(config, out_dir=tmp_path)
+        chats = len(srv.chat_requests)
+    cell = run.cells[0]
+    assert cell.status == "ok" and (cell.requests_sent, cell.requests_ok, cell.requests_failed) == (6, 6, 0)
+    assert chats == 1 + 2 * (1 + 3)  # the probe, then 2 streams x (1 warm-up + 3 measured): each answered once
+    assert cell.ttft_ms.median is not None and cell.ttft_ms.median >= 50.0 - 0.1  # the fake's ttft_s, never less

@@ -82,6 +82,15 @@ def test_accelerator_count_without_a_plan(tmp_path: Path) -> None:
     assert hardware["accelerator_count_source"] == "unknown: the run has no plan and no known chip"
 
 
+def test_a_bench_run_without_run_json_names_the_client_that_measured_it(tmp_path: Path) -> None:
+    """`bench` writes no run.json; its summary.json names the client (BenchRun.client), which report.md's host and
+    python rows show: serving-report.json's hardware.host, "the client machine that measured the run", said null."""
+    files = {"summary.json": seed_files()["summary.json"]}
+    files["summary.json"]["client"] = {"host": "bench-box", "python": "3.11.7", "cpus": 2}  # as bench.runner writes it
+    host = _serving_report(tmp_path, files)["hardware"]["host"]
+    assert host == {"name": "bench-box", "python": "3.11.7", "cpus": 2}
+
+
 def test_a_run_without_cost_has_null_cost_with_the_reason(tmp_path: Path) -> None:
     files = seed_files()
     del files["cost.json"]
