@@ -33,3 +33,57 @@ def test_a_columns_wider_than_any_terminal_is_the_widest_a_terminal_reports(argv
     done = _onechip(*argv, env={"COLUMNS": "99999999999"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert (done.returncode, done.stderr) == (0, "")
     assert max(len(line) for line in done.stdout.splitlines()) == getattr(render, "MAX_COLUMNS", None) == 2**16 - 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("--help",), ("--version",), ("plan", "google/gemma-4-E2B-it", "--chip", "v5e-1"),
+     ("plan", "google/gemma-4-E2B-it", "--chip", "v5e-1", "--json")],
+)  # fmt: skip
+def test_a_closed_stdout_is_one_error_line_exit_1(argv, tmp_path) -> None:
+    # `onechip plan ... >&-`: Python starts with sys.stdout None and onechip said 'internal error (AttributeError:
+    # 'NoneType' object has no attribute 'write')'; coreutils say 'write error: Bad file descriptor' (EBADF) and exit 1
+    done = _onechip(*argv, env={"ONECHIP_HOME": str(tmp_path)}, close=">&-", stderr=subprocess.PIPE)
+    assert (done.returncode, done.stderr) == (1, "error: stdout: Bad file descriptor (it is closed)\n")
+
+
+def test_under_a_closed_stdout_an_error_said_on_stderr_keeps_its_exit_code(tmp_path) -> None:
+    # as coreutils' `true >&-` succeeds, a closed stdout is an error only when written: a usage error, said on
+    # stderr alone, is still exit 2
+    done = _onechip("plan", "--no-such-flag", env={"ONECHIP_HOME": str(tmp_path)}, close=">&-", stderr=subprocess.PIPE)
+    assert done.returncode == 2 and done.stderr.startswith("error: No such option: --no-such-flag")
+
+
+def test_a_closed_stderr_keeps_the_exit_code_and_stdout(tmp_path) -> None:
+    # `2>&-`: there is nowhere to say the error, but the exit code is still the error's (a refused value: 2), not 1
+    # from an AttributeError raised while printing it
+    done = _onechip(
+        "plan", "google/gemma-4-E2B-it", "--chip", "v5e-1", "--max-model-len", "-5",
+        env={"ONECHIP_HOME": str(tmp_path)}, close="2>&-", stdout=subprocess.PIPE,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+
+
+def test_a_closed_stdin_is_no_terminal_to_ask_on(monkeypatch) -> None:
+    # `onechip cloud probe ... <&-`: Python starts with sys.stdin None, and confirm's sys.stdin.isatty() was an
+    # AttributeError ('internal error'), where a stdin that is no terminal is asked for --yes
+    from onechip.cli.cloud_cmd import confirm
+    from onechip.errors import ConfigError
+
+    monkeypatch.setattr(sys, "stdin", None)
+    with pytest.raises(ConfigError, match="^delete these 2: add --yes to go ahead without a terminal$"):
+        confirm("delete these 2", yes=False)
+
+
+@pytest.mark.parametrize(
+    ("close", "closed"), [("<&-", "stdin is"), (">&-", "stdout is"), ("<&- >&-", "stdin and stdout are")]
+)
+def test_mcp_over_a_closed_stdin_or_stdout_is_one_error_line(tmp_path, close, closed) -> None:
+    # `onechip mcp <&-`: the stdio server found no stdin to read and waited, silent, until it was killed (or said
+    # 'internal error (AttributeError ...)'); over a closed stdout no answer can reach the client
+    done = _onechip("mcp", env={"ONECHIP_HOME": str(tmp_path)}, close=close, stderr=subprocess.PIPE)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"error: {closed} closed: an MCP client runs `onechip mcp` with pipes on its stdin and stdout "
+        "(or serve over --http)\n",
+    )
