@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from factories import one_error_line
 from onechip.cli import render
+from onechip.procs import missing_interpreter
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 
@@ -86,4 +88,40 @@ def test_mcp_over_a_closed_stdin_or_stdout_is_one_error_line(tmp_path, close, cl
         2,
         f"error: {closed} closed: an MCP client runs `onechip mcp` with pipes on its stdin and stdout "
         "(or serve over --http)\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "missing"),
+    [("#!/usr/bin/env python3 -u", "python3 -u"),  # env is handed one argument, 'python3 -u'
+     ("#!/usr/bin/env -S python3 -u", None),  # env -S splits it (coreutils env(1))
+     ("#!/usr/bin/env -S no-such-python-59 -u", "no-such-python-59"),
+     ("#! \t/usr/bin/env\tpython3  \t", None),  # spaces and tabs around the name, trailing ones trimmed
+     (f"#!{sys.executable}\r", f"{sys.executable}\r"),  # a CRLF script: '\r' is part of the path
+     (f"#!{sys.executable} -u -B", None),  # the interpreter is there; '-u -B' is its one argument
+     ("#!/usr/bin/env", None), ("#!", None), ("#!  ", None)],
+)  # fmt: skip
+def test_missing_interpreter_reads_the_line_as_the_kernel_does(tmp_path, line, missing) -> None:
+    # fs/binfmt_script.c (load_script): the interpreter is the first word after '#!' (ended by a space, a tab or the
+    # end of the line), and the rest of the line, trailing spaces and tabs trimmed, is one argument
+    script = tmp_path / "serve"
+    script.write_text(line + "\n")
+    assert missing_interpreter(str(script)) == missing
+
+
+def test_a_launcher_whose_env_line_passes_two_words_is_named(run, tmp_path, monkeypatch) -> None:
+    # `#!/usr/bin/env python3 -u` passed the check (python3 is on PATH) and failed at the launch: "/usr/bin/env:
+    # 'python3 -u': No such file or directory", exit 127 during boot
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    script = tmp_path / "vllm"
+    script.write_text("#!/usr/bin/env python3 -u\nprint('never')\n")
+    script.chmod(0o755)
+    line = one_error_line(
+        run, "up", "--engine", "vllm", "--model", "HuggingFaceTB/SmolLM2-135M-Instruct", "--chip", "cpu",
+        "--launcher", f"{script} serve",
+    )  # fmt: skip
+    assert line == (
+        f"--launcher {script}: its interpreter 'python3 -u' (its #! line) does not exist or is not executable "
+        "(Linux passes the rest of a #! line as one argument: '#!/usr/bin/env -S' splits it)"
     )
