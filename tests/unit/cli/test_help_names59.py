@@ -29,3 +29,14 @@ def test_a_listing_shows_each_commands_help_without_the_docstrings_line_breaks(r
     rows = [" ".join(line.strip("│ ").split()) for line in out.splitlines()]
     for name in listed.list_commands(ctx):
         assert f"{name} {_first_paragraph(listed.get_command(ctx, name))}" in rows, name
+
+
+def test_bench_help_names_the_flags_a_user_types(run, monkeypatch) -> None:
+    # BenchConfig's descriptions, shared with the MCP bench tool, said 'unless duration_s' and 'Instead of
+    # requests_per_client' where bench's options are --duration-s and --requests-per-client
+    monkeypatch.setenv("COLUMNS", "400")  # each option's help on one line
+    code, out, _ = run("bench", "--help")
+    assert code == 0
+    for field in ("duration_s", "requests_per_client", "warmup_s", "warmup_requests"):
+        assert field not in out, field
+    assert "(unless --duration-s)" in out and "Instead of --requests-per-client:" in out
