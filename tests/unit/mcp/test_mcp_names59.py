@@ -1,10 +1,12 @@
 """Each surface says its own names (helper cli59): a tool's published input schema names the tool's arguments where
-the request model's description, shared with the CLI's --help, names the CLI's flags."""
+the request model's description, shared with the CLI's --help, names the CLI's flags; and the `logs` page past the
+log's end says the offset it was asked for."""
 
 from __future__ import annotations
 
 import anyio
 from mcp import Client
+from test_mcp_server import _fake_state, call
 
 from onechip.mcp.server import build_server
 
@@ -30,3 +32,12 @@ def test_a_published_description_names_the_tools_arguments_not_the_clis_flags() 
     assert "--rate" not in bench and "--duration-s" not in bench
     # a flag named as vLLM's own (the engine's option, onechip's flag spelt alike) stays vLLM's
     assert _description(schemas["plan"], "enforce_eager").startswith("vLLM --enforce-eager: ")
+
+
+def test_a_logs_page_past_the_end_is_the_offset_asked_for(tmp_path) -> None:
+    # LogTail.first_line is 'the `offset` of this page'; past the end it was total_lines (10 for offset 20), and the
+    # summary said 'no lines from offset 10', an offset the caller never sent
+    _fake_state(tmp_path, "".join(f"INFO line {n}\n" for n in range(1, 11)))
+    past = call("logs", {"offset": 20})
+    assert past.structured_content == {"lines": [], "total_lines": 10, "first_line": 20}
+    assert past.content[0].text == "no lines from offset 20: the log has 10 lines (offsets 0-9)"
