@@ -20,23 +20,55 @@ def die_with_parent(sig: int = signal.SIGTERM) -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, sig)
 
 
+BINPRM_BUF_SIZE = 256  # bytes of a script the kernel reads its '#!' line from (include/uapi/linux/binfmts.h, 5.1 on)
+
+
+def hash_bang(first: bytes) -> tuple[str, str | None] | None:
+    """The interpreter and its one optional argument of a script whose first bytes are `first`, as Linux reads them
+    (fs/binfmt_script.c, load_script): the line after '#!', trailing spaces and tabs trimmed; past any spaces or tabs
+    the interpreter, up to the next space, tab or NUL; past the spaces and tabs after it, the rest of the line as ONE
+    argument, whatever spaces it holds ('#!/usr/bin/env python3 -u' hands env the word 'python3 -u'). Only spaces
+    and tabs separate: a CRLF line's '\r' is part of what it ends. None when `first` is no '#!' line or names no
+    interpreter."""
+    if not first.startswith(b"#!"):
+        return None
+    line = first[2:BINPRM_BUF_SIZE].split(b"\n", 1)[0].decode("utf-8", "surrogateescape").strip(" \t")
+    end = next((i for i, c in enumerate(line) if c in " \t\0"), len(line))
+    if end == 0:
+        return None
+    rest = line[end:]  # a NUL ends the line as C reads it
+    argument = "" if rest.startswith("\0") else rest.split("\0", 1)[0].lstrip(" \t")
+    return line[:end], argument or None
+
+
 def missing_interpreter(program: str) -> str | None:
-    """The interpreter on `program`'s '#!' line (a script's path) when it is not an executable file, else None; a
-    `#!/usr/bin/env NAME` line's NAME when it is not on PATH. exec fails on such a script with ENOENT as if the script
-    itself were missing (execve(2): 'the file pathname or a script or ELF interpreter does not exist'), so the shell
-    says 'PROGRAM: not found' of a file that is there: a `vllm` script whose venv was moved or deleted."""
+    """The interpreter on `program`'s '#!' line (hash_bang) when it is not an executable file, else None; under
+    `#!/usr/bin/env ARG`, the program env looks up on PATH when it is not there: ARG whole (env is handed one
+    argument), or with `env -S` (coreutils env(1), --split-string) the first of ARG's words that is no option and no
+    NAME=VALUE. exec fails on such a script with ENOENT as if the script itself were missing (execve(2): 'the file
+    pathname or a script or ELF interpreter does not exist'), so the shell says 'PROGRAM: not found' of a file that is
+    there: a `vllm` script whose venv was moved or deleted."""
     try:
         with open(program, "rb") as script:
-            first = script.readline(256)
+            read = hash_bang(script.read(BINPRM_BUF_SIZE))
     except OSError:
         return None  # not a readable file: exec's own error says what it is
-    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
-    if not words:
+    if read is None:
         return None
-    interpreter = words[0]
-    if os.path.basename(interpreter) == "env" and len(words) > 1 and not words[1].startswith("-"):
-        return None if shutil.which(words[1]) else words[1]
+    interpreter, argument = read
+    if os.path.basename(interpreter) == "env" and argument is not None:
+        return _env_program_missing(argument)
     return None if os.path.isfile(interpreter) and os.access(interpreter, os.X_OK) else interpreter
+
+
+def _env_program_missing(argument: str) -> str | None:
+    """The program `env ARGUMENT` runs when it is not on PATH, else None; None too where env runs none or this does
+    not tell which (an option other than -S, or a NAME=VALUE, which env(1) reads as a variable to set)."""
+    if argument.startswith("-S"):  # env -S splits the rest, options and NAME=VALUEs before the program
+        name = next((w for w in argument[2:].split() if not w.startswith("-") and "=" not in w), None)
+    else:
+        name = None if argument.startswith("-") or "=" in argument else argument
+    return None if name is None or shutil.which(name) else name
 
 
 def _stat_fields(pid: int | str) -> list[bytes] | None:

@@ -444,7 +444,7 @@ def logs_tail(request: LogsRequest) -> LogTail:
         if request.offset is None or request.offset <= total < request.offset + request.lines:
             page.append(line)
         total += 1
-    first = total - len(page) if request.offset is None else min(request.offset, total)
+    first = total - len(page) if request.offset is None else request.offset  # past the end too: the page asked for
     return LogTail(lines=list(page), total_lines=total, first_line=first)
 
 

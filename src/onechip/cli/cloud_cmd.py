@@ -66,10 +66,11 @@ def state_lines() -> ProgressFn:
 
 
 def confirm(what: str, yes: bool) -> None:
-    """Ask before `what` unless --yes; refuse (ConfigError) without a terminal to ask on."""
+    """Ask before `what` unless --yes; refuse (ConfigError) without a terminal to ask on (a stdin that is none, or
+    closed: sys.stdin None)."""
     if yes:
         return
-    if not sys.stdin.isatty():
+    if sys.stdin is None or not sys.stdin.isatty():
         raise ConfigError(f"{what}: add --yes to go ahead without a terminal")
     if not typer.confirm(what + "?", default=False):
         raise typer.Exit(1)

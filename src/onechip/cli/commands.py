@@ -9,6 +9,7 @@ COMMANDS maps each command name to the module whose `register(app)` defines it; 
 from __future__ import annotations
 
 import importlib
+import inspect
 from functools import cache
 from typing import Any
 
@@ -43,11 +44,23 @@ def _flags_take_no_value(params: list[Any]) -> list[Any]:
     return params
 
 
-def _no_flag_values(command: Any, ctx: Any) -> Any:
-    """`command` and every command under it (cloud's, deploy's), their flags and --help taking no value shown."""
+def _listed_help(command: Any) -> None:
+    """Give `command` the line a listing (`onechip --help`, `onechip cloud --help`) shows for it, when it has none of
+    its own: its help's first paragraph with the docstring's line breaks as spaces, as typer's own _get_help_text
+    writes a command's help at the top of its --help, and click's listing does (typer 0.29's rich listing,
+    _make_command_help, kept those breaks, '... (embedded engine by' / 'default; --engine ...')."""
+    if command.short_help is None and command.help:
+        paragraph = inspect.cleandoc(command.help).partition("\f")[0].split("\n\n")[0]
+        command.short_help = " ".join(paragraph.split())
+
+
+def _as_shown(command: Any, ctx: Any) -> Any:
+    """`command` and every command under it (cloud's, deploy's), their flags and --help taking no value shown, each
+    with its line for a listing (_listed_help)."""
     _flags_take_no_value([*command.params, command.get_help_option(ctx)])
+    _listed_help(command)
     for sub in getattr(command, "commands", {}).values():
-        _no_flag_values(sub, ctx)
+        _as_shown(sub, ctx)
     return command
 
 
@@ -61,7 +74,7 @@ class LazyGroup(typer.core.TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         module = COMMANDS.get(cmd_name)
         command = None if module is None else _module_group(module).get_command(ctx, cmd_name)
-        return None if command is None else _no_flag_values(command, ctx)
+        return None if command is None else _as_shown(command, ctx)
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _flags_take_no_value(super().get_params(ctx))  # onechip's own --version and --help

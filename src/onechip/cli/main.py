@@ -9,12 +9,15 @@ the same path, so what was measured is kept and a bench resumes alike. Never a t
 A reader that closed the pipe onechip writes to (`onechip plan ... | head -1`) ends the command quietly, exit 141: the
 status the shell gives a writer its reader left (128 + SIGPIPE, 13), as `cat`, `git log` or `seq` get it, so a script
 under `set -o pipefail` can tell a cut-short output from a whole one (click and rich exited 1, a failure's status).
+A stdout closed before onechip started (`>&-`) is a file-system error at the first write ('stdout: Bad file
+descriptor'), exit 1, as coreutils say it; a closed stderr takes what is said there nowhere.
 SIGPIPE itself stays ignored, Python's default: its default action would kill onechip at a write to any closed socket,
 mid-bench or mid-`up`, skipping the finally-blocks that stop engines (the Python docs' note on SIGPIPE).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -129,13 +132,45 @@ class _Piped:
 SIGPIPE_EXIT = 128 + int(signal.SIGPIPE)  # 141: the shell's status of a writer its reader left
 
 
+class _Closed:
+    """stdout closed before onechip started (`onechip plan ... >&-`), where Python leaves sys.stdout None: a write
+    of any text raises OSError EBADF for main to say on one line, exit 1, as coreutils do ('write error: Bad file
+    descriptor'); a command that writes nothing to stdout is not refused (`true >&-` succeeds)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream  # the /dev/null standing in at the closed descriptor (_standard_stream)
+
+    def write(self, text: str) -> int:
+        if text:
+            raise OSError(errno.EBADF, f"{os.strerror(errno.EBADF)} (it is closed)", "stdout")
+        return 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _standard_stream(stream: Any, fd: int) -> Any:
+    """`stream` (sys.stdout, fd 1, or sys.stderr, fd 2), or where it was closed before onechip started (None) os.devnull
+    at `fd`: no file onechip opens later then takes that descriptor, for an engine or docker it starts to write into
+    (glibc's __libc_check_standard_fds does the same for a set-user-ID program). Closed stdout is _Closed; stderr
+    writes nowhere, there being nowhere to say anything, while the exit code still says how the command ended."""
+    if stream is not None:
+        return stream
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    if devnull != fd:
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    null = open(fd, "w", closefd=False)  # noqa: SIM115 (stands in for the standard stream as long as the process runs)
+    return _Closed(null) if fd == 1 else null
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the command line `argv` (default sys.argv[1:]). With --json, a command that fails before it printed its
     JSON prints {"error": its line, "exit_code": N} on stdout too, so stdout is JSON on every exit (it was empty: a
     caller parsing it got a decode error, not the reason); one that printed its JSON and then exits non-zero (check's
     10, status's 1) adds nothing. A reader that closed stdout's or stderr's pipe ends it quietly, exit SIGPIPE_EXIT."""
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Piped(sys.stdout), _Piped(sys.stderr)
+    sys.stdout, sys.stderr = _Piped(_standard_stream(sys.stdout, 1)), _Piped(_standard_stream(sys.stderr, 2))
     try:
         _json_or_plain(argv)
     except _ReaderGone as gone:
@@ -163,8 +198,11 @@ def _json_or_plain(argv: list[str] | None) -> None:
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 1 if stop.code else 0
         if code and not watched.written:
-            watched.stream.write(json.dumps({"error": _said[0] or f"exit {code}", "exit_code": code}) + "\n")
-            watched.stream.flush()
+            try:
+                watched.stream.write(json.dumps({"error": _said[0] or f"exit {code}", "exit_code": code}) + "\n")
+                watched.stream.flush()
+            except OSError:  # a closed stdout (_Closed): the error's line on stderr says it
+                pass
         raise
     finally:
         sys.stdout = watched.stream

@@ -6,6 +6,7 @@ The MCP SDK is imported when the command runs, never at CLI start (tests/unit/cl
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -25,6 +26,14 @@ def _token(token_file: Path | None) -> str | None:
     if not token:
         raise ConfigError(f"--token-file {token_file} is empty")
     return token
+
+
+def _closed_stdio() -> str:
+    """'stdin is', 'stdout is' or 'stdin and stdout are' where they were closed before onechip started (`<&-`, `>&-`:
+    Python's original streams are then None), else '': over a closed stdin the SDK's stdio server waited, silent, and
+    over a closed stdout it answered into nothing."""
+    closed = [name for name, stream in (("stdin", sys.__stdin__), ("stdout", sys.__stdout__)) if stream is None]
+    return f"{' and '.join(closed)} {'is' if len(closed) == 1 else 'are'}" if closed else ""
 
 
 HTTP_HOST, HTTP_PORT = "127.0.0.1", 8765  # the streamable-HTTP server's defaults
@@ -47,6 +56,11 @@ def register(app: typer.Typer) -> None:
         tools for an agent (docs/mcp-tools.md lists them)."""
         if not http and (host != HTTP_HOST or port != HTTP_PORT or token_file is not None):  # stdio would ignore them
             raise ConfigError("--host, --port and --token-file set up the HTTP server: give --http too (stdio without)")
+        if not http and (closed := _closed_stdio()):
+            raise ConfigError(
+                f"{closed} closed: an MCP client runs `onechip mcp` with pipes on its stdin and stdout (or serve over "
+                "--http)"
+            )
         try:
             from onechip.mcp.server import StdioStopped, serve
         except ImportError as exc:

@@ -19,6 +19,8 @@ from onechip.progress import ProgressEvent, ProgressFn
 
 UNKNOWN_WIDTH = 80  # columns: rich's own for a terminal that reports no size (rich.console.Console.size, 'width or 80')
 MIN_WIDTH = 50  # columns: the narrowest click lays its own help out in (click.formatting.HelpFormatter, 'max(..., 50)')
+# columns: the widest a terminal reports, struct winsize's ws_col being an unsigned short (TIOCGWINSZ, ioctl_tty(2))
+MAX_COLUMNS = 2**16 - 1
 
 
 def new_console(*, stderr: bool = False) -> Console:
@@ -26,9 +28,11 @@ def new_console(*, stderr: bool = False) -> Console:
     `COLUMNS=$(tput cols)` where the terminal reports no size, as under `docker exec` before it is sized): rich took
     it as 0 columns and printed no text at all, so `plan` showed no budget, command or verdict and a refused input
     exited 2 without its error line; it is read as unknown (UNKNOWN_WIDTH). A width under MIN_WIDTH (COLUMNS=5) is
-    MIN_WIDTH: rich cut every word to that many letters a line ('Usa', 'ge:'); the terminal wraps the longer lines."""
+    MIN_WIDTH: rich cut every word to that many letters a line ('Usa', 'ge:'); the terminal wraps the longer lines. One
+    over MAX_COLUMNS (COLUMNS=99999999999), which no terminal reports, is MAX_COLUMNS: rich, which takes any COLUMNS,
+    laid --help's panels out that wide and ran out of memory."""
     made = Console(stderr=stderr)
-    made.width = UNKNOWN_WIDTH if made.width < 1 else max(made.width, MIN_WIDTH)
+    made.width = UNKNOWN_WIDTH if made.width < 1 else min(max(made.width, MIN_WIDTH), MAX_COLUMNS)
     return made
 
 

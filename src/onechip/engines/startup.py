@@ -130,8 +130,13 @@ class Prepared:
         if found is None:
             raise ConfigError(f"--launcher {program}: no such program on PATH (or not an executable file)")
         if (interpreter := missing_interpreter(found)) is not None:
+            # quoted where it holds a space or a control character ('python3 -u', a CRLF line's 'python3\r'); a space
+            # is only ever in env's one argument, the kernel having cut the interpreter's path at the first
+            named = repr(interpreter) if any(c.isspace() or not c.isprintable() for c in interpreter) else interpreter
+            hint = " (Linux passes the rest of a #! line as one argument: '#!/usr/bin/env -S' splits it)"
             raise ConfigError(
-                f"--launcher {program}: its interpreter {interpreter} (its #! line) does not exist or is not executable"
+                f"--launcher {program}: its interpreter {named} (its #! line) does not exist or is not executable"
+                + (hint if " " in interpreter else "")
             )
         return LocalServeEngine(self.spec, log_path, self.token)
 

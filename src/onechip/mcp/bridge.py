@@ -37,16 +37,22 @@ T = TypeVar("T")
 
 
 def signature_of(
-    model: type[BaseModel], drop: Iterable[str] = (), extra: Iterable[inspect.Parameter] = ()
+    model: type[BaseModel],
+    drop: Iterable[str] = (),
+    extra: Iterable[inspect.Parameter] = (),
+    words: Callable[[str], str] = str,
 ) -> list[inspect.Parameter]:
     """Keyword parameters for every field of `model` (less `drop`), then `extra`; a required field has no
-    default, an optional one its default (a default_factory is called)."""
+    default, an optional one its default (a default_factory is called). `words` rewrites each description: the server
+    passes schemas.inputs.as_parameters, so a description the CLI's --help shares ('unless --duration-s') names the
+    tool's arguments ('unless duration_s'), as its errors and results do."""
     params = []
     for name, field in model.model_fields.items():
         if name in drop:
             continue
+        described = None if field.description is None else words(field.description)
         # a field's type, description and constraints as one annotation, built at run time
-        annotation = Annotated[(field.annotation, Field(description=field.description), *field.metadata)]  # type: ignore[name-defined]
+        annotation = Annotated[(field.annotation, Field(description=described), *field.metadata)]  # type: ignore[name-defined]
         default = inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
     return params + list(extra)

@@ -23,6 +23,7 @@ import os
 import re
 import signal
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import anyio.to_thread
@@ -129,7 +130,8 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
             return refusal(as_parameters(spec.request, str(exc)))  # naming this tool's arguments, not flags
 
     ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
-    params = [ctx_param, *signature_of(spec.request, drop, spec.parameters(read_only))]
+    words = partial(as_parameters, spec.request)
+    params = [ctx_param, *signature_of(spec.request, drop, spec.parameters(read_only), words)]
     tool.__signature__ = inspect.Signature(params, return_annotation=spec.result)  # type: ignore[attr-defined]
     tool.__annotations__ = {p.name: p.annotation for p in params} | {"return": spec.result}
     tool.__name__ = spec.name

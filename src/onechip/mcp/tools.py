@@ -626,7 +626,8 @@ def _prices_summary(t: PriceTable) -> str:
 def _logs_page(t: LogTail) -> str:
     """'lines A-B of N lines', 1-based as an editor numbers them, and the next page's offset where the log goes on."""
     if not t.lines:
-        return f"no lines from offset {t.first_line:,} of {plural(t.total_lines, 'line')}"
+        offsets = f" (offsets 0-{t.total_lines - 1:,})" if t.total_lines else ""
+        return f"no lines from offset {t.first_line:,}: the log has {plural(t.total_lines, 'line')}{offsets}"
     last = t.first_line + len(t.lines)
     more = f"; next page: offset {last}" if last < t.total_lines else ""
     return f"lines {t.first_line + 1:,}-{last:,} of {plural(t.total_lines, 'line')}{more}"

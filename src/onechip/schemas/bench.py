@@ -167,7 +167,7 @@ class BenchConfig(RequestModel):
         default=2,
         ge=1,
         le=1_000_000,
-        description="Measured requests each stream sends per rep (unless duration_s). With --rate: the measured "
+        description="Measured requests each stream sends per rep (unless --duration-s). With --rate: the measured "
         f"requests per rep, all together (vllm bench serve's --num-prompts; default ~{PROBE_S:g} s of arrivals, at "
         f"least {PROBE_MIN_REQUESTS}, at most {PROBE_MAX_S:g} s).",
     )
@@ -175,17 +175,20 @@ class BenchConfig(RequestModel):
         default=None,
         gt=0,
         le=MAX_SECONDS,
-        description="Instead of requests_per_client: each stream sends measured requests until this many "
+        description="Instead of --requests-per-client: each stream sends measured requests until this many "
         "seconds after its warm-up (open loop: arrivals over this many seconds).",
     )
     warmup_requests: int = Field(
-        default=1, ge=0, le=1_000_000, description="Unmeasured requests per stream before the window (unless warmup_s)."
+        default=1,
+        ge=0,
+        le=1_000_000,
+        description="Unmeasured requests per stream before the window (unless --warmup-s).",
     )
     warmup_s: Annotated[float | None, Cli("--warmup-s")] = Field(
         default=None,
         ge=0,
         le=MAX_SECONDS,
-        description="Instead of warmup_requests: each stream sends unmeasured requests until this many "
+        description="Instead of --warmup-requests: each stream sends unmeasured requests until this many "
         "seconds after the repetition starts.",
     )
     workers: int = Field(
@@ -234,7 +237,7 @@ class BenchConfig(RequestModel):
         default="grid",
         description="grid: independent single-turn requests per context. agent: sessions sharing a system "
         "prompt + tool schemas of each --contexts length, turns growing the context (user text, a replayed "
-        "tool call, its result). trace: replay --trace FILE at its recorded times.",
+        "tool call, its result). trace: replay the --trace file at its recorded times.",
     )
     trace_file: Annotated[Path | None, Cli("--trace")] = Field(
         default=None,

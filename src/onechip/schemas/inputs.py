@@ -401,8 +401,9 @@ def parameter_names(model: type[BaseModel]) -> dict[str, str]:
 
 
 # a command to type ('onechip cloud down --name X --yes', or anything in backticks) keeps its flags, and so does a
-# flag said to be the CLI's ("the CLI's --router-policies a,b": over MCP it read "the CLI's router_policies a,b")
-_COMMAND = re.compile(r"`[^`]*`|\bonechip [a-z][^;`()]*|\bthe CLI's --[a-z][a-z0-9-]*")
+# flag said to be the CLI's ("the CLI's --router-policies a,b": over MCP it read "the CLI's router_policies a,b") or
+# vLLM's own ("vLLM --enforce-eager", the engine's option, which onechip's flag of that name passes on)
+_COMMAND = re.compile(r"`[^`]*`|\bonechip [a-z][^;`()]*|\b(?:the CLI's|vLLM) --[a-z][a-z0-9-]*")
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 

@@ -176,13 +176,14 @@ class SizingOptions(RequestModel):
     )
     language_model_only: bool = Field(
         default=False,
-        description="vLLM --language-model-only (0.17.0 on: 'Equivalent to setting --limit-mm-per-prompt to 0 for "
-        "every modality', vllm/config/multimodal.py): planned as --text-only, and the command says so with this flag.",
+        description="vLLM --language-model-only (0.17.0 on, vllm/config/multimodal.py: `Equivalent to setting "
+        "--limit-mm-per-prompt to 0 for every modality`): planned as --text-only, and the command says so with this "
+        "flag.",
     )
     enable_prefix_caching: Annotated[bool | None, Cli("--enable-prefix-caching/--no-enable-prefix-caching")] = Field(
         default=True,
-        description="vLLM prefix caching, as `up` launches it (--enable-prefix-caching on GPU and TPU; off: "
-        "--no-enable-prefix-caching); None (a PlanRequest built in code): the engine version's default. Sizes a "
+        description="vLLM prefix caching, as `up` launches it (vLLM --enable-prefix-caching on GPU and TPU; off: "
+        "vLLM --no-enable-prefix-caching); None (a PlanRequest built in code): the engine version's default. Sizes a "
         "hybrid model's recurrent-state pages (engines.json hybrid_rules).",
     )
 
@@ -228,13 +229,13 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         le=MAX_POSITIONS,
         description="Tokens per request (default: the model's max_position_embeddings, times its RoPE "
         "scaling factor where vLLM applies one). On the command line also as vLLM writes it: 32k = 32,000, "
-        "32K = 32,768; auto or -1: vLLM's auto-fit, as --set max-model-len=auto.",
+        "32K = 32,768; auto or -1: vLLM's auto-fit, as `--set max-model-len=auto`.",
     )
     # vLLM's own bound, in the schema a client validates against: gpu_memory_utilization: float = Field(default=0.9,
     # gt=0, le=1) (vllm/config/cache.py, 0.19.0); a tiny fraction is a value vLLM takes, so it is planned (and does
     # not fit), not refused
     utilization: Annotated[float | None, Cli("--gpu-memory-utilization")] = Field(
-        default=None, gt=0, le=1, description="gpu_memory_utilization in (0, 1] (default: the engine's)."
+        default=None, gt=0, le=1, description="vLLM --gpu-memory-utilization, in (0, 1] (default: the engine's)."
     )
     kv_cache_dtype: str = Field(
         default="auto",
@@ -248,7 +249,7 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         default=1,
         ge=1,
         le=INT64_MAX,
-        description="Pipeline-parallel size (vLLM GPU only): stages of layers, each on tensor_parallel_size GPUs.",
+        description="Pipeline-parallel size (vLLM GPU only): stages of layers, each on --tensor-parallel-size GPUs.",
     )
     block_size: int | None = Field(
         default=None, ge=1, le=MAX_POSITIONS, description="KV block size, tokens (default: the engine's rule)."
