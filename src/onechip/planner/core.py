@@ -1336,8 +1336,11 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         dropped_names(r.src.config.data.get("architectures")),
     )  # fmt: skip
     bandwidth = None
-    if r.acc.bandwidth_bytes_per_s:  # a chip of several devices shares its bandwidth among them (TPU v7x)
-        chips = r.devices / r.acc.devices_per_chip if r.acc.kind == "tpu" else r.acc.chips
+    if r.acc.bandwidth_bytes_per_s:
+        # the tensor-parallel devices each stream their share of every layer at once (a chip of several devices,
+        # TPU v7x, shares its bandwidth among them); pipeline stages read theirs one after another for a token,
+        # adding none: the rule sim.steptime's roofline applies
+        chips = r.acc.chips if r.acc.kind == "cpu" else request.tensor_parallel_size / r.acc.devices_per_chip
         bandwidth = r.acc.bandwidth_bytes_per_s * chips
     layout = _state_layout(r) if b.gpu is None else None
     if b.gpu is not None:
