@@ -988,7 +988,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     notes += _deprecated_quantization(
         _quant_method(src.config), request.engine_version or rules.release, rules, request
     )
-    notes += _prerelease_note(request.engine_version, rules)
+    notes += _prerelease_note(request.engine_version, rules) + _unreleased_note(request.engine_version, rules)
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
     if request.max_model_len is None and source_positions(src, request.engine_version or rules.release) is None:
@@ -3171,6 +3171,40 @@ def _prerelease_note(version: str | None, rules: EngineRules) -> list[PlanWarnin
             f"them (one added to {release} after it was cut) or a dev build have others",
             source="catalog/vllm_registries.json, catalog/vllm_architectures.json (release sdists on PyPI, which "
             "holds no vLLM pre-release); catalog.files.release_key",
+        )
+    ]
+
+
+# A release number as PyPI's vllm versions are written (0.10.2, 0.10.1.1, 0.8.5.post1), with a local label naming the
+# build ('0.8.5+cu118'): no pre-release or dev part, which _prerelease_note says
+_RELEASE_NUMBER = re.compile(r"^v?\d+(?:\.\d+)+(?:\.post\d+)?(?:\+[0-9A-Za-z.-]+)?$")
+
+
+def _unreleased_note(version: str | None, rules: EngineRules) -> list[PlanWarning]:
+    """A release number within PyPI's vllm releases (catalog/vllm_architectures.json releases_read and
+    releases_not_read: every release, 0.0.1 - the newest read) that is none of them ('0.10.3': 0.10.2 is followed by
+    0.11.0): pip has no wheel and vllm/vllm-openai no v<release> image of it, so the plan's command cannot run as
+    printed. Said with the releases beside it, for the engines whose releases are vLLM's own
+    (rules.quantization_methods: vllm-gpu, vllm-cpu); a version newer than the newest read is said by
+    _version_warnings."""
+    text = (version or "").strip()
+    if not text or not _RELEASE_NUMBER.match(text) or not rules.quantization_methods:
+        return []
+    read = catalog.vllm_architectures()
+    releases = sorted({*read.releases_read, *read.releases_not_read}, key=release_key)
+    key = release_key(text)
+    if key > release_key(releases[-1]) or key in {release_key(r) for r in releases}:
+        return []
+    before = [r for r in releases if release_key(r) < key]
+    after = next(r for r in releases if release_key(r) > key)
+    beside = f"{before[-1]} and {after}" if before else f"{after} first"
+    return [
+        PlanWarning(
+            code="engine-version-unreleased",
+            message=f"vLLM {version} is not a release: PyPI's vllm has {beside} beside it, so no wheel nor "
+            f"v{text.lstrip('v')} image exists to run this plan; planned under the rules of the releases around it",
+            source="catalog/vllm_architectures.json releases_read and releases_not_read (every vllm release on PyPI, "
+            f"{releases[0]} - {releases[-1]})",
         )
     ]
 
