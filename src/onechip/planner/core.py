@@ -989,6 +989,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         _quant_method(src.config), request.engine_version or rules.release, rules, request
     )
     notes += _prerelease_note(request.engine_version, rules) + _unreleased_note(request.engine_version, rules)
+    notes += _long_length_note(request.max_model_len, source_positions(src, request.engine_version or rules.release))
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
     if request.max_model_len is None and source_positions(src, request.engine_version or rules.release) is None:
@@ -1473,6 +1474,35 @@ def source_positions(src: model_source.ModelSource, version: str | None) -> Posi
     return model_positions(src.text_config, _model_type(src), version)
 
 
+# vLLM's _get_and_verify_max_len (vllm/config/model.py) serves a max_model_len above the derived one, logging 'Make sure
+# the value is correct and within the model context size', when envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN is on: vllm/envs.py
+# reads it as os.environ.get('VLLM_ALLOW_LONG_MAX_MODEL_LEN', '0').strip().lower() in ('1', 'true')
+ALLOW_LONG_MAX_MODEL_LEN = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+
+
+def allows_long_max_model_len(sets: list[str] | None) -> bool:
+    """`--set VLLM_ALLOW_LONG_MAX_MODEL_LEN=...` puts it in the engine's environment at a value vLLM reads as on
+    (the rule above); the last such item wins, as in an environment."""
+    said = [o.value for o in parse_sets(sets) if o.is_env and o.name == ALLOW_LONG_MAX_MODEL_LEN]
+    return bool(said) and (said[-1] or "").strip().lower() in ("1", "true")
+
+
+def _long_length_note(max_model_len: int | None, positions: Positions | None) -> list[PlanWarning]:
+    """The warning of a max_model_len above the model's positions, planned because the engine is told to allow it
+    (allows_long_max_model_len; _lengths refuses it otherwise)."""
+    if max_model_len is None or positions is None or max_model_len <= positions.limit:
+        return []
+    return [
+        PlanWarning(
+            code="long-max-model-len",
+            message=f"max_model_len {max_model_len} exceeds the model's {positions.said}: vLLM serves it only because "
+            f"{ALLOW_LONG_MAX_MODEL_LEN} is on, and positions past those the model was trained or scaled for may give "
+            "wrong outputs; planned as asked",
+            source="vllm/config/model.py _get_and_verify_max_len; vllm/envs.py VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+        )
+    ]
+
+
 def _lengths(request: PlanRequest, text: dict[str, Any], model_type: str, version: str | None) -> tuple[int, list[int]]:
     """max_model_len (default: what vLLM serves, model_positions) and the contexts to report; ConfigError when
     out of range."""
@@ -1488,8 +1518,11 @@ def _lengths(request: PlanRequest, text: dict[str, Any], model_type: str, versio
             )
         else:
             max_model_len = positions.default
-    if positions is not None and max_model_len > positions.limit:
-        raise ConfigError(f"max_model_len {max_model_len} exceeds the model's {positions.said}")
+    if positions is not None and max_model_len > positions.limit and not allows_long_max_model_len(request.sets):
+        raise ConfigError(
+            f"max_model_len {max_model_len} exceeds the model's {positions.said}; vLLM refuses it unless its "
+            f"environment has {ALLOW_LONG_MAX_MODEL_LEN}=1 (right only where the model's RoPE reaches that far)"
+        )
     ctx_list = (
         sorted(set(contexts))
         if contexts
