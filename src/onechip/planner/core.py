@@ -988,7 +988,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
     notes += _deprecated_quantization(
         _quant_method(src.config), request.engine_version or rules.release, rules, request
     )
-    notes += _prerelease_note(request.engine_version, rules)
+    notes += _prerelease_note(request.engine_version, rules) + _unreleased_note(request.engine_version, rules)
+    notes += _long_length_note(request.max_model_len, source_positions(src, request.engine_version or rules.release))
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
     if request.max_model_len is None and source_positions(src, request.engine_version or rules.release) is None:
@@ -1336,8 +1337,11 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         dropped_names(r.src.config.data.get("architectures")),
     )  # fmt: skip
     bandwidth = None
-    if r.acc.bandwidth_bytes_per_s:  # a chip of several devices shares its bandwidth among them (TPU v7x)
-        chips = r.devices / r.acc.devices_per_chip if r.acc.kind == "tpu" else r.acc.chips
+    if r.acc.bandwidth_bytes_per_s:
+        # the tensor-parallel devices each stream their share of every layer at once (a chip of several devices,
+        # TPU v7x, shares its bandwidth among them); pipeline stages read theirs one after another for a token,
+        # adding none: the rule sim.steptime's roofline applies
+        chips = r.acc.chips if r.acc.kind == "cpu" else request.tensor_parallel_size / r.acc.devices_per_chip
         bandwidth = r.acc.bandwidth_bytes_per_s * chips
     layout = _state_layout(r) if b.gpu is None else None
     if b.gpu is not None:
@@ -1470,6 +1474,35 @@ def source_positions(src: model_source.ModelSource, version: str | None) -> Posi
     return model_positions(src.text_config, _model_type(src), version)
 
 
+# vLLM's _get_and_verify_max_len (vllm/config/model.py) serves a max_model_len above the derived one, logging 'Make sure
+# the value is correct and within the model context size', when envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN is on: vllm/envs.py
+# reads it as os.environ.get('VLLM_ALLOW_LONG_MAX_MODEL_LEN', '0').strip().lower() in ('1', 'true')
+ALLOW_LONG_MAX_MODEL_LEN = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+
+
+def allows_long_max_model_len(sets: list[str] | None) -> bool:
+    """`--set VLLM_ALLOW_LONG_MAX_MODEL_LEN=...` puts it in the engine's environment at a value vLLM reads as on
+    (the rule above); the last such item wins, as in an environment."""
+    said = [o.value for o in parse_sets(sets) if o.is_env and o.name == ALLOW_LONG_MAX_MODEL_LEN]
+    return bool(said) and (said[-1] or "").strip().lower() in ("1", "true")
+
+
+def _long_length_note(max_model_len: int | None, positions: Positions | None) -> list[PlanWarning]:
+    """The warning of a max_model_len above the model's positions, planned because the engine is told to allow it
+    (allows_long_max_model_len; _lengths refuses it otherwise)."""
+    if max_model_len is None or positions is None or max_model_len <= positions.limit:
+        return []
+    return [
+        PlanWarning(
+            code="long-max-model-len",
+            message=f"max_model_len {max_model_len} exceeds the model's {positions.said}: vLLM serves it only because "
+            f"{ALLOW_LONG_MAX_MODEL_LEN} is on, and positions past those the model was trained or scaled for may give "
+            "wrong outputs; planned as asked",
+            source="vllm/config/model.py _get_and_verify_max_len; vllm/envs.py VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+        )
+    ]
+
+
 def _lengths(request: PlanRequest, text: dict[str, Any], model_type: str, version: str | None) -> tuple[int, list[int]]:
     """max_model_len (default: what vLLM serves, model_positions) and the contexts to report; ConfigError when
     out of range."""
@@ -1485,8 +1518,11 @@ def _lengths(request: PlanRequest, text: dict[str, Any], model_type: str, versio
             )
         else:
             max_model_len = positions.default
-    if positions is not None and max_model_len > positions.limit:
-        raise ConfigError(f"max_model_len {max_model_len} exceeds the model's {positions.said}")
+    if positions is not None and max_model_len > positions.limit and not allows_long_max_model_len(request.sets):
+        raise ConfigError(
+            f"max_model_len {max_model_len} exceeds the model's {positions.said}; vLLM refuses it unless its "
+            f"environment has {ALLOW_LONG_MAX_MODEL_LEN}=1 (right only where the model's RoPE reaches that far)"
+        )
     ctx_list = (
         sorted(set(contexts))
         if contexts
@@ -3168,6 +3204,40 @@ def _prerelease_note(version: str | None, rules: EngineRules) -> list[PlanWarnin
             f"them (one added to {release} after it was cut) or a dev build have others",
             source="catalog/vllm_registries.json, catalog/vllm_architectures.json (release sdists on PyPI, which "
             "holds no vLLM pre-release); catalog.files.release_key",
+        )
+    ]
+
+
+# A release number as PyPI's vllm versions are written (0.10.2, 0.10.1.1, 0.8.5.post1), with a local label naming the
+# build ('0.8.5+cu118'): no pre-release or dev part, which _prerelease_note says
+_RELEASE_NUMBER = re.compile(r"^v?\d+(?:\.\d+)+(?:\.post\d+)?(?:\+[0-9A-Za-z.-]+)?$")
+
+
+def _unreleased_note(version: str | None, rules: EngineRules) -> list[PlanWarning]:
+    """A release number within PyPI's vllm releases (catalog/vllm_architectures.json releases_read and
+    releases_not_read: every release, 0.0.1 - the newest read) that is none of them ('0.10.3': 0.10.2 is followed by
+    0.11.0): pip has no wheel and vllm/vllm-openai no v<release> image of it, so the plan's command cannot run as
+    printed. Said with the releases beside it, for the engines whose releases are vLLM's own
+    (rules.quantization_methods: vllm-gpu, vllm-cpu); a version newer than the newest read is said by
+    _version_warnings."""
+    text = (version or "").strip()
+    if not text or not _RELEASE_NUMBER.match(text) or not rules.quantization_methods:
+        return []
+    read = catalog.vllm_architectures()
+    releases = sorted({*read.releases_read, *read.releases_not_read}, key=release_key)
+    key = release_key(text)
+    if key > release_key(releases[-1]) or key in {release_key(r) for r in releases}:
+        return []
+    before = [r for r in releases if release_key(r) < key]
+    after = next(r for r in releases if release_key(r) > key)
+    beside = f"{before[-1]} and {after}" if before else f"{after} first"
+    return [
+        PlanWarning(
+            code="engine-version-unreleased",
+            message=f"vLLM {version} is not a release: PyPI's vllm has {beside} beside it, so no wheel nor "
+            f"v{text.lstrip('v')} image exists to run this plan; planned under the rules of the releases around it",
+            source="catalog/vllm_architectures.json releases_read and releases_not_read (every vllm release on PyPI, "
+            f"{releases[0]} - {releases[-1]})",
         )
     ]
 

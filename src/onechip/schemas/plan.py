@@ -246,7 +246,13 @@ class Plan(ResultModel):
             "excluded). The KV read, small for one short-context stream, is not included."
         ),
     )
-    bandwidth_bytes_per_s: float | None = Field(default=None, description="Memory bandwidth used for the floor.")
+    bandwidth_bytes_per_s: float | None = Field(
+        default=None,
+        description=(
+            "Memory bandwidth used for the floor, bytes/s: one device's times the tensor-parallel devices that stream "
+            "the weights at once (pipeline stages add none)."
+        ),
+    )
     tpot_floor_ms: float | None = Field(default=None, description="decode_bytes_per_step / bandwidth, ms.")
     layers: list[LayerKV] = Field(default_factory=list, description="Per-layer KV geometry.")
     num_layers: int | None = Field(default=None, description="Decoder layers in the text model.")

@@ -67,7 +67,7 @@ def test_the_plan_follows_the_engines_rule(tmp_path: Path) -> None:
     planned = plan_model(str(path), "h100", max_model_len=131072, engine_version="0.29.0")
     assert planned.max_model_len == 131072
     assert plan_model(str(path), "h100", engine_version="0.29.0").max_model_len == 131072  # vLLM's default too
-    with pytest.raises(ConfigError, match=r"131072 exceeds the model's max_position_embeddings 32768$"):
+    with pytest.raises(ConfigError, match=r"131072 exceeds the model's max_position_embeddings 32768; "):
         plan_model(str(path), "h100", max_model_len=131072, engine_version="0.30.0")
     with pytest.raises(ConfigError, match=r"262144 exceeds the model's 131,072 positions \(original_max_position"):
         plan_model(str(path), "h100", max_model_len=262144, engine_version="0.29.0")
@@ -160,3 +160,28 @@ def test_positions_past_what_is_planned_ask_for_max_model_len(tmp_path: Path) ->
     with pytest.raises(ConfigError, match=r"the longest max_model_len planned; pass --max-model-len$"):
         plan_model(str(path), "h100")
     assert plan_model(str(path), "h100", max_model_len=4096).max_model_len == 4096
+
+
+@pytest.mark.parametrize("value", ["1", "true", " True "])
+def test_a_length_past_the_positions_is_planned_where_the_engine_is_told_to_allow_it(tmp_path: Path, value) -> None:
+    # vllm/config/model.py _get_and_verify_max_len: above the derived length it raises 'To allow overriding this
+    # maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1' unless envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN, which
+    # vllm/envs.py reads as os.environ.get(..., "0").strip().lower() in ("1", "true"); then it only logs a warning
+    # and serves the length. `--set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1` puts it in the engine's environment, and the
+    # plan refused the length all the same
+    config = _config("Qwen--Qwen2.5-1.5B-Instruct.json")
+    path = sized_checkpoint(tmp_path / "q", config, 3_087_467_008)
+    sets = [f"VLLM_ALLOW_LONG_MAX_MODEL_LEN={value}"]
+    planned = plan_model(str(path), "h100", max_model_len=65536, sets=sets)
+    assert planned.max_model_len == 65536
+    (said,) = [w.message for w in planned.warnings if w.code == "long-max-model-len"]
+    assert said.startswith("max_model_len 65536 exceeds the model's max_position_embeddings 32768")
+
+
+@pytest.mark.parametrize("value", ["0", "yes", "false"])
+def test_the_length_stays_refused_where_vllm_reads_the_variable_as_off(tmp_path: Path, value) -> None:
+    # 'yes' is none of ("1", "true"): vLLM refuses the length, and the refusal names the variable that allows it
+    config = _config("Qwen--Qwen2.5-1.5B-Instruct.json")
+    path = sized_checkpoint(tmp_path / "q", config, 3_087_467_008)
+    with pytest.raises(ConfigError, match=r"exceeds the model's max_position_embeddings 32768; .*ALLOW_LONG_MAX_MODE"):
+        plan_model(str(path), "h100", max_model_len=65536, sets=[f"VLLM_ALLOW_LONG_MAX_MODEL_LEN={value}"])

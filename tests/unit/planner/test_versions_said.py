@@ -132,3 +132,25 @@ def test_a_pre_release_is_planned_as_its_release_and_says_so(tmp_path: Path) -> 
     dev = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.26.1rc1.dev125+g43b4aaea3")
     (said,) = [w.message for w in dev.warnings if w.code == "engine-version-prerelease"]
     assert "planned as 0.26.1," in said
+
+
+@pytest.mark.parametrize(("version", "beside"), [("0.10.3", "0.10.2 and 0.11.0"), ("0.33.5", "0.33.0 and 0.34.0")])
+def test_a_release_number_pypi_never_published_is_said_with_the_releases_beside_it(
+    tmp_path: Path, version: str, beside: str
+) -> None:
+    # PyPI's vllm index (catalog/vllm_architectures.json releases_read and releases_not_read, 0.0.1 - 0.34.0) goes
+    # from 0.10.2 to 0.11.0 and from 0.33.0 to 0.34.0: no wheel nor vllm/vllm-openai:v<version> image exists for these,
+    # which were planned and printed as `docker run ... vllm/vllm-openai:v0.10.3` with no word
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    plan = plan_model(str(path), "h100", max_model_len=8192, engine_version=version)
+    (said,) = [w.message for w in plan.warnings if w.code == "engine-version-unreleased"]
+    assert said.startswith(f"vLLM {version} is not a release: PyPI's vllm has {beside} beside it")
+
+
+@pytest.mark.parametrize("version", ["0.10.2", "0.10.1.1", "0.8.5.post1", "0.8.5+cu118", "0.10", "0.34.0", "0.35.0"])
+def test_a_published_release_or_one_newer_than_the_catalog_is_not_said_unreleased(tmp_path: Path, version: str) -> None:
+    # each is on PyPI ('0.8.5+cu118' is 0.8.5's CUDA 11.8 wheel, '0.10' the 0.10.0 the images are tagged by), or newer
+    # than the newest release read, which the engine-version warning says instead
+    path = sized_checkpoint(tmp_path / "llama", LLAMA, LLAMA_8B_BYTES)
+    plan = plan_model(str(path), "h100", max_model_len=8192, engine_version=version)
+    assert "engine-version-unreleased" not in {w.code for w in plan.warnings}
