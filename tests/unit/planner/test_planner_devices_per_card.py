@@ -76,6 +76,10 @@ SEVERAL = {
     "tpu7x-1": (2, 96, None),  # tpu-inference PR #903: 'v7 device HBM limit should be 96, not 192 GB'
     "max1550": (2, 64, "card"),  # Intel: FLAT mode (the default) shows each stack; '2 Xe Stacks', '128 GB HBM2e'
     "max1350": (2, 48, "card"),  # 112 Xe cores (two stacks: 64 a stack at most), 96 GB HBM2e
+    "radeon-pro-w6800x-duo": (2, 32, "device"),  # AMD: '64 GB GDDR6 (je 32 GB an 256 Bit)'
+    "radeon-pro-vega-ii-duo": (2, 32, "device"),  # AMD: two Vega 20 GPUs, 'jeder GPU 32 GB HBM2'
+    "radeon-pro-duo-polaris": (2, 16, "device"),  # AMD: '32GB of RAM (2 x 16GB)'
+    "a16": (4, 16, "device"),  # '64GB (4x 16GB) GDDR6'
 }
 
 
