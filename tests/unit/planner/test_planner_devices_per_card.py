@@ -110,3 +110,23 @@ def test_names_people_write_for_the_max_cards() -> None:
     for family in ("pvc", "Ponte Vecchio", "PVC"):
         with pytest.raises(ConfigError, match="matches several cards: max1100, max1350, max1550"):
             accelerator(family)
+
+
+def test_the_aurora_tile_log_is_planned_on_one_stack(tmp_path: Path) -> None:
+    # ALCF's 'Inference with vLLM on Aurora' (corpus max1550-tile-llama2-7b-chat-len4096-v0101xpu), vLLM 0.10.1rc2
+    # XPU on one Max 1550 stack: 'Model loading took 12.5533 GiB', 'GPU KV cache size: 90,816 tokens' (1,419 blocks of
+    # the XPU's 64). Planned with the Hub config at 4,096 positions and the log's weights, on the card's name: within
+    # 1% (+0.85%: the plan's pool is 45,799 MiB, the worker's (65520 x 0.9 - 13552.69) MiB = 45,415), where the whole
+    # card's memory planned about twice the tokens.
+    entry = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
+    (aurora,) = [e for e in entry if e["name"] == "max1550-tile-llama2-7b-chat-len4096-v0101xpu"]
+    logged, args = aurora["logged"], aurora["engine_args"]
+    config = json.loads((BOOTLOGS / aurora["config_file"]).read_text(encoding="utf-8"))
+    assert config["max_position_embeddings"] == args["max_model_len"] == 4096  # the Hub config's own length
+    path = sized_checkpoint(tmp_path / "llama2", config, int(logged["model_weights_gib"] * GIB))
+    plan = plan_model(
+        str(path), "Intel Data Center GPU Max 1550", engine_version="0.10.1", dtype="float16",
+        max_model_len=4096, max_num_batched_tokens=args["max_num_batched_tokens"],
+    )  # fmt: skip
+    assert plan.memory_bytes == logged["total_gpu_memory_gib"] * GIB == STACK_BYTES
+    assert abs(plan.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.01
