@@ -80,6 +80,10 @@ SEVERAL = {
     "radeon-pro-vega-ii-duo": (2, 32, "device"),  # AMD: two Vega 20 GPUs, 'jeder GPU 32 GB HBM2'
     "radeon-pro-duo-polaris": (2, 16, "device"),  # AMD: '32GB of RAM (2 x 16GB)'
     "a16": (4, 16, "device"),  # '64GB (4x 16GB) GDDR6'
+    # Pawsey Setonix: 'two Global Compute Dies (GCD) that are accessible as two logical GPUs', '64GB of GPU memory
+    # (for 128GB per MI250X)'
+    "mi250": (2, 64, "card"),
+    "mi250x": (2, 64, "card"),
 }
 
 
@@ -130,3 +134,13 @@ def test_the_aurora_tile_log_is_planned_on_one_stack(tmp_path: Path) -> None:
     )  # fmt: skip
     assert plan.memory_bytes == logged["total_gpu_memory_gib"] * GIB == STACK_BYTES
     assert abs(plan.kv_tokens_logged - logged["kv_cache_tokens"]) / logged["kv_cache_tokens"] < 0.01
+
+
+@pytest.mark.parametrize("name", ["MI250X", "AMD Instinct MI250X", "MI250"])
+def test_an_mi250_plan_says_its_package_is_two_gcds(tmp_path: Path, name: str) -> None:
+    # one GCD is the device ROCm shows (torch's total_memory=65520MB on an MI250X, accelerators.json sm_count_source),
+    # and the plan says that --tensor-parallel-size 2 takes the package's two
+    plan = plan_model(str(_qwen3(tmp_path)), name, max_model_len=4096)
+    (said,) = [w for w in plan.warnings if w.code == "devices-per-chip"]
+    assert "shows 2 devices (GCDs) of 63.97 GiB" in said.message and "--tensor-parallel-size 2" in said.message
+    assert plan.bandwidth_bytes_per_s == 1.6e12  # AMD: 'a peak memory bandwidth of 1.6 TB/sec per GCD'
