@@ -106,6 +106,9 @@ FITTED_ON = {
     "l40-qwen25-math-1.5b-len4096-v072": "L40 visible memory read from its logged total",
     "rtx5090x2-qwq32b-bnb-pp2-len60000-refused-v085": "RTX 5090 visible memory read from its issue's next boot",
     "w7900-llama31-8b-len131072-v064dev-rocm": "W7900 visible memory (44.98 GiB) read from its logged total",
+    # a deployment input: one Max 1550 stack's 65,520 MiB (accelerators.json max1550, devices_per_chip 2) read from
+    # the total this log prints
+    "max1550-tile-llama2-7b-chat-len4096-v0101xpu": "Max 1550 stack's visible memory read from its logged total",
 }
 # A fixture whose log does not name its model but prints its KV geometry: planned with a config of that
 # geometry (the log's own cache shape), said in the table.

@@ -36,6 +36,16 @@ class AcceleratorEntry(StrictModel):
         description="Devices the runtime shows per chip, each with an equal share of its memory (TPU v7x: 2, one "
         "per TensorCore; tpu-inference PR #903); vLLM sizes its pool per device.",
     )
+    device_kind: str | None = Field(
+        default=None,
+        description="What one of the chip's devices is, where it shows several ('TensorCore', 'stack', 'GCD'): the "
+        "plan's tensor-parallel line names it.",
+    )
+    devices_per_chip_source: str | None = Field(
+        default=None,
+        description="The vendor document that says how many devices the runtime shows per chip by default, where "
+        "devices_per_chip is above 1 and memory_visible_source does not already say it.",
+    )
     memory_nominal_bytes: int | None = Field(default=None, description="Vendor HBM per chip, bytes.")
     memory_visible_bytes: int | None = Field(default=None, description="HBM the runtime reports, bytes.")
     bandwidth_bytes_per_s: float | None = Field(default=None, description="HBM bandwidth, bytes/s.")

@@ -260,7 +260,8 @@ def _warnings(
             PlanWarning(
                 code="devices-per-chip",
                 message=(
-                    f"each {acc.name} chip shows {acc.devices_per_chip} devices of "
+                    f"each {acc.name} chip shows {acc.devices_per_chip} devices"
+                    f"{f' ({acc.device_kind}s)' if acc.device_kind else ''} of "
                     f"{acc.device_memory_bytes / GIB:.2f} GiB: TP={tensor_parallel_size} plans and runs on "
                     f"{tensor_parallel_size} of the {devices}; --tensor-parallel-size {devices} uses them all"
                 ),
@@ -424,21 +425,23 @@ def _chip_warnings(acc: Accelerator, utilization: float | None, pinned: bool = F
             )
         )
     if acc.memory_visible_range_bytes is not None and acc.memory_visible_bytes is not None:
-        low, high = acc.memory_visible_range_bytes
+        # the range is the chip's; a chip of several devices holds an equal share on each (devices_per_chip)
+        low, high = (b // acc.devices_per_chip for b in acc.memory_visible_range_bytes)
         share = utilization if utilization is not None else 1.0
+        per = "card" if acc.devices_per_chip == 1 else "device"
         if acc.memory_visible_high_bytes is not None:  # two measured totals: planned at the lesser
             code = "memory-measured-range"
             message = (
                 f"visible memory measured at {low / GIB:.2f} GiB and at {high / GIB:.2f} GiB on different hosts of "
                 f"this card: planned at {low / GIB:.2f}, so the KV pool may be up to "
-                f"{(high - low) * share / GIB:.2f} GiB per card larger"
+                f"{(high - low) * share / GIB:.2f} GiB per {per} larger"
             )
         else:
             code = "memory-by-rule"
             message = (
-                f"visible memory not measured: {acc.memory_visible_bytes / GIB:.2f} GiB per card by rule "
-                f"({low / GIB:.2f} - {high / GIB:.2f} GiB), so the KV pool is uncertain by +- "
-                f"{(high - low) / 2 * share / GIB:.2f} GiB per card"
+                f"visible memory not measured: {acc.memory_visible_bytes // acc.devices_per_chip / GIB:.2f} GiB per "
+                f"{per} by rule ({low / GIB:.2f} - {high / GIB:.2f} GiB), so the KV pool is uncertain by +- "
+                f"{(high - low) / 2 * share / GIB:.2f} GiB per {per}"
             )
         out.append(PlanWarning(code=code, message=message, source=acc.memory_visible_source or acc.source))
     return out
@@ -1339,8 +1342,8 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
     bandwidth = None
     if r.acc.bandwidth_bytes_per_s:
         # the tensor-parallel devices each stream their share of every layer at once (a chip of several devices,
-        # TPU v7x, shares its bandwidth among them); pipeline stages read theirs one after another for a token,
-        # adding none: the rule sim.steptime's roofline applies
+        # TPU v7x or a Max 1550's stacks, shares its bandwidth among them); pipeline stages read theirs one after
+        # another for a token, adding none: the rule sim.steptime's roofline applies
         chips = r.acc.chips if r.acc.kind == "cpu" else request.tensor_parallel_size / r.acc.devices_per_chip
         bandwidth = r.acc.bandwidth_bytes_per_s * chips
     layout = _state_layout(r) if b.gpu is None else None
@@ -1534,6 +1537,14 @@ def _lengths(request: PlanRequest, text: dict[str, Any], model_type: str, versio
     return max_model_len, ctx_list
 
 
+def _tp_unit(acc: Accelerator) -> str:
+    """What tensor parallelism counts on `acc`: its devices where a chip shows several, named by the catalog's
+    device_kind ('device(s) (TensorCores)' on TPU v7x, '(stacks)' on a Max 1550), else its chips."""
+    if acc.devices_per_chip == 1:
+        return "chip(s)"
+    return f"device(s) ({acc.device_kind}s)" if acc.device_kind else "device(s)"
+
+
 def _serve_settings(
     r: _Resolved, util: float | None, pool_per_device: int, warnings: list[PlanWarning]
 ) -> ServeSettings:
@@ -1567,8 +1578,7 @@ def _serve_settings(
             "(resolve_kv_cache_dtype_string)",
         ),
         tensor_parallel_size=ServeSetting[int](
-            value=tp, reason=f"{tp} {'device(s) (TensorCores)' if r.acc.devices_per_chip > 1 else 'chip(s)'} of the "
-            "plan; KV heads pad up to a multiple of it",
+            value=tp, reason=f"{tp} {_tp_unit(r.acc)} of the plan; KV heads pad up to a multiple of it",
             source=given("tensor_parallel_size"),
         ),
         pipeline_parallel_size=ServeSetting[int](
@@ -1983,7 +1993,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         if request.cpu_offload_gb:
             raise ConfigError(f"--cpu-offload-gb is planned for vLLM's GPU engine only, not {r.engine}")
         return None
-    if acc.memory_bytes is None and request.kv_cache_memory_bytes is None:
+    if acc.device_memory_bytes is None and request.kv_cache_memory_bytes is None:
         raise ConfigError(f"chip {acc.name} has no memory figure in accelerators.json; pass --kv-cache-memory")
     moe_rule, marlin, quantized_on_triton = _moe_buffers(r)
     graphs = _graph_rule(r)
@@ -1991,7 +2001,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         _memory_rule(r),
         text=r.src.text_config,
         stages=_stages(r),
-        visible_bytes=acc.memory_bytes or 0,
+        visible_bytes=acc.device_memory_bytes or 0,  # vLLM sizes its pool on one device (devices_per_chip)
         utilization=util if util is not None else 0.9,
         dtype_bytes=DTYPE_BYTES[r.dtype_name],
         tensor_parallel_size=request.tensor_parallel_size,

