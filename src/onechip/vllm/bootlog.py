@@ -1068,6 +1068,36 @@ def read_after_ready(bare: str) -> bool:
     return not _ROUTINE.match(bare) or bool(_AFTER_READY.search(bare))
 
 
+# What a verdict on a boot that has not come up is read from (log_summary.boot_verdict: outcome, cause, length, tensor
+# parallel size, card, model, KV cache tokens and GiB, concurrency, version), besides what _AFTER_READY names: the facts
+# _read_facts and _read_logged read into those fields, the pool rounds (_RANK_POOL, _POOL_ROUND_END, _COMMITTED_POOL),
+# a wrapped 'non-default args' dict's first line, and the causes failure_cause reads on any line of a failed boot
+_VERDICT_FACTS = [
+    *_VERSION, _KV_TOKENS, _KV_GIB, _RANK_POOL, _POOL_ROUND_END, _COMMITTED_POOL, _MEMSTAT, _CONCURRENCY, _ARGS_OPEN,
+    _PROGRAM_ALLOC, _PROGRAM_FREE, *(_LOGGED[key] for key in ("model", "max_model_len", "tensor_parallel_size",
+    "device_name", "kv_device")), *(pattern for pattern, _ in _CAUSES),
+]  # fmt: skip
+_BEFORE_READY = (_AFTER_READY, *_VERDICT_FACTS)  # searched one by one: as one alternation each line took 2-4x longer
+
+
+def read_before_ready(bare: str) -> bool:
+    """Whether `bare` (a bare_line), logged before its boot came up, is a line the boot's verdict may be read from
+    (log_summary.boot_verdict): one with no INFO, DEBUG or WARNING level, or one naming a fact of the verdict, a boot
+    start, failure or event (_BEFORE_READY). The rest (an engine still starting that logs 'Waiting for 1 local, 0
+    remote core engine proc(s) to start.' every 10 s at DEBUG: vllm/v1/engine/utils.py wait_for_engine_startup) is
+    left out of what the verdict is read from; the BootRecord read without them lacks their warnings."""
+    return not _ROUTINE.match(bare) or any(pattern.search(bare) for pattern in _BEFORE_READY)
+
+
+def last_boot(lines: list[str]) -> list[str]:
+    """The lines of the last boot of a log's `lines` (_last_boot), after the last line before it naming the card
+    (_LOGGED's device_name), which parse_boot_log reads where the boot names none: what it reads of `lines`."""
+    first = _last_boot(lines)
+    card = _LOGGED["device_name"]
+    named = next((line for line in reversed(lines[:first]) if card.search(_unprefixed(_plain(line)))), None)
+    return ([named] if named is not None else []) + lines[first:]
+
+
 def read_boot_log(text: str, engine: str, model: str) -> BootRecord:
     """A BootRecord for a log file read on its own (`plan --against LOG`): what parse_boot_log reads."""
     return parse_boot_log(text, BootRecord(engine=engine, model=model))
