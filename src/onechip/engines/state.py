@@ -7,6 +7,7 @@ Modes (EngineState.mode): 'process' (a local process group: the embedded engine 
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import tempfile
@@ -325,9 +326,9 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             raise EngineError(f"cannot run {exc.filename}: not installed") from None
         with proc:
             assert proc.stdout is not None
-            try:
-                for raw in proc.stdout:
-                    yield redact(raw.decode(errors="replace").rstrip("\n"))
+            try:  # its lines as a local file's (log_summary.read_lines: LINE_END, MAX_LINE_CHARS), never one held whole
+                text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
+                yield from map(redact, log_summary.read_lines(text))
             finally:
                 if proc.poll() is None:
                     proc.terminate()
@@ -382,7 +383,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
         raise EngineError(f"engine log {path} is gone (removed, or the state in {state_path()} is stale)")
     # each line at most log_summary.MAX_LINE_CHARS (read_lines): a line of hundreds of MB (an engine printing a
     # tensor, or writing without newlines) was read and redacted whole, and sent whole as a `logs` tool result
-    with path.open(encoding="utf-8", errors="replace") as handle:
+    with path.open(encoding="utf-8", errors="replace", newline=log_summary.LINE_END) as handle:
         while True:
             yield from map(redact, log_summary.read_lines(handle))  # to the end of what is written
             if not follow:

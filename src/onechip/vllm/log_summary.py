@@ -97,6 +97,13 @@ TRAPS: list[tuple[re.Pattern[str], str]] = [
         "requests were preempted: the KV pool is too small for this load (fewer clients or shorter contexts)",
     ),
 ]
+# Where a line of a log ends, from every source (a local file, ssh's `tail`, `docker logs`, a pasted text): at LF, a CR
+# before it taken with it (a line written on Windows). A lone CR stays inside its line: it is how a progress bar
+# (tqdm's, in vLLM's weight loading) rewrites itself in place, one line on a terminal, and `wc -l`, `tail -n +N`,
+# `sed -n Np`, `docker logs` and the host's `tail` (engines.remote.logs_command) count it so; Python's universal
+# newlines (and str.splitlines, which also ends a line at \v, \f, \x1c-\x1e, \x85, \u2028 and \u2029) made each
+# rewrite a line of its own in a local file only, so line numbers and `logs --offset` pages differed by source
+LINE_END = "\n"
 # A kept line's text is cut at 2,000 characters (LogLine); a line is classified on its first 64 KiB, far beyond the
 # longest vLLM line (its `non-default args` dict, a few KiB), so a log with no newlines is never held whole.
 MAX_LINE_CHARS = 1 << 16
@@ -161,15 +168,24 @@ def classify(
 
 
 def read_lines(handle: TextIO) -> Iterator[str]:
-    """The lines of `handle` without their newline, each at most MAX_LINE_CHARS long (the rest of a longer line
-    is read past in pieces of that size, never held), so one line is one line number whatever its length."""
+    """The lines of `handle` (opened with newline="\\n": LINE_END) without their line end, each at most MAX_LINE_CHARS
+    long (the rest of a longer line is read past in pieces of that size, never held), so one line is one line number
+    whatever its length."""
     while line := handle.readline(MAX_LINE_CHARS):
         if line.endswith("\n"):
-            yield line[:-1]
+            yield line[:-1].removesuffix("\r")
             continue
         yield line
         while (rest := handle.readline(MAX_LINE_CHARS)) and not rest.endswith("\n"):
             pass
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a log's `text` as read_lines reads a file of it: ended at LINE_END, a CR before it dropped."""
+    lines = text.split(LINE_END)
+    if lines[-1] == "":
+        lines.pop()  # the text ends in a line end, or is empty
+    return [line.removesuffix("\r") for line in lines]
 
 
 def read_log(path: Path) -> Iterator[str]:
@@ -194,7 +210,7 @@ def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
     if why:
         raise ConfigError(f"{name}: not a text log ({why} in its first {TEXT_PROBE_BYTES:,} bytes)")
     stream = io.BufferedReader(_Prefixed(block, raw))
-    with io.TextIOWrapper(stream, encoding="utf-8", errors="replace") as handle:
+    with io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=LINE_END) as handle:
         yield from read_lines(handle)
 
 
@@ -249,7 +265,7 @@ def ends_in_newline(path: Path) -> bool:
         if raw.seek(0, io.SEEK_END) == 0:
             return False
         raw.seek(-1, io.SEEK_END)
-        return raw.read(1) in (b"\n", b"\r")
+        return raw.read(1) == LINE_END.encode()
 
 
 class _Kept:
@@ -333,7 +349,7 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
     number = 0
     platforms: set[str] = set()  # the PLATFORM_TRAPS whose platform a line showed
     held = _BootText()
-    for number, raw in enumerate(log.splitlines() if isinstance(log, str) else log, start=1):
+    for number, raw in enumerate(text_lines(log) if isinstance(log, str) else log, start=1):
         bare = bare_line(raw)
         platforms.update(text for text, mark in PLATFORM_TRAPS.items() if text not in platforms and mark.search(raw))
         kind, trap = classify(raw, in_traceback, bare=bare)
@@ -352,7 +368,7 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
         counts = {kind: count for kind, count in counts.items() if count}
     boot = None
     if (lines_held := held.lines) is not None:  # a last line left out leaves the last held whole
-        whole = whole or held.held_to < number or (isinstance(log, str) and log.endswith(("\n", "\r")))
+        whole = whole or held.held_to < number or (isinstance(log, str) and log.endswith(LINE_END))
         text = "\n".join(lines_held) + ("\n" if lines_held and whole else "")
         boot = boot_verdict(read_boot_log(text, "vllm", source))
     return LogSummary(source=source, total_lines=number, lines=lines, counts=counts, dropped=dropped,

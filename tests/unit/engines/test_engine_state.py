@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import embedded_plan, engine_state
+from factories import embedded_plan, engine_state, fake_docker
 from fakes import vllm_server
 from onechip.engines import state
 from onechip.engines.local import LocalVllmEngine, free_port, group_alive
@@ -198,3 +198,23 @@ def test_down_on_a_full_disk_still_forgets_what_it_stopped(
     assert "not kept" in note and "No space left on device" in note, note
     assert not state.state_path().exists() and not replicas.state_path().exists()
     assert "no engine" in _engines.down().note  # again: nothing left to stop
+
+
+# A progress bar rewritten in place with a lone CR (tqdm's bars in vLLM's weight loading: 'Loading safetensors
+# checkpoint shards:  50% Completed | 1/2 ...' then '\r' and the next), a line written on Windows ending CRLF: `wc -l`,
+# `tail -n +N`, `sed -n Np`, `docker logs` and the host's `tail` (remote.logs_command) end a line at LF only, and so
+# does a page of `onechip logs --offset N`, whichever source it is read from
+MIXED_ENDINGS = b"shards:   0% | 0/2\rshards:  50% | 1/2\rshards: 100% | 2/2\nINFO ready\r\nERROR \x0c late\n"
+LF_LINES = ["shards:   0% | 0/2\rshards:  50% | 1/2\rshards: 100% | 2/2", "INFO ready", "ERROR \x0c late"]
+
+
+def test_every_source_of_a_log_splits_it_into_the_same_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: the local file was read with universal newlines (a lone CR ended a line: 5 lines), ssh's and docker's
+    # output at LF (3 lines, the CRLF line keeping its CR), so line numbers and `--offset` pages differed by source
+    log = tmp_path / "engine.log"
+    log.write_bytes(MIXED_ENDINGS)
+    fake_docker(tmp_path, monkeypatch, f"#!/bin/sh\ncat {log}\n")
+    local = list(state.log_lines(state=engine_state(log_path=str(log))))
+    host = list(state.log_lines(state=engine_state(mode="remote-process", remote_log=str(log))))
+    container = list(state.log_lines(state=engine_state(mode="docker", container="c1")))
+    assert local == host == container == LF_LINES

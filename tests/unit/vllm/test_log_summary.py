@@ -333,3 +333,17 @@ def test_a_crash_loop_holds_its_last_boots_not_every_boot(monkeypatch) -> None:
     assert summary.total_lines == 20 * len(refused) and len(read[0].splitlines()) <= 2 * 500
     once = summarize(refused, "loop.log", whole=True)
     assert summary.boot == once.boot is not None and summary.boot.outcome == "did not start"
+
+
+def test_a_log_file_and_its_text_end_a_line_at_lf_only(tmp_path: Path) -> None:
+    # as `logs` reads every source (engines.state.log_lines, tests/unit/engines/test_engine_state.py MIXED_ENDINGS): a
+    # tqdm bar rewritten with lone CRs is one line, a CRLF line loses its CR, a form feed stays inside its line. Before:
+    # 4 lines from the file (universal newlines), 5 from the text (str.splitlines), and a file ending in a lone CR
+    # (a bar being rewritten) was taken as ending in a whole line
+    path = tmp_path / "bar.log"
+    path.write_bytes(b"shards:  0% | 0/2\rshards: 100% | 2/2\nINFO ready\r\nERROR \x0c late\n")
+    lines = ["shards:  0% | 0/2\rshards: 100% | 2/2", "INFO ready", "ERROR \x0c late"]
+    assert list(read_log(path)) == lines
+    assert summarize(path.read_bytes().decode(), "bar.log").total_lines == 3
+    path.write_bytes(b"INFO ready\nshards:  0% | 0/2\r")
+    assert not log_summary.ends_in_newline(path)
