@@ -266,7 +266,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
     if state.mode != "process":
         where = state.host or "this machine"
         try:
-            remote.stop_host_engine(remote.shell_for(state), state, grace_s)
+            stopped = remote.stop_host_engine(remote.shell_for(state), state, grace_s)
         except EngineError as exc:  # the record stays: it is all that finds the engine once the host answers
             raise EngineError(
                 f"engine on {where}: not stopped ({exc}); it stays on record: run `onechip down` again once {where} "
@@ -281,7 +281,8 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
         )
         if state.mode == "docker":
             what = f"container {state.container}"
-        return EngineStatus(running=False, state=state, note=f"stopped {what} on {where}; tunnel closed")
+        said = f"stopped {what} on {where}" if stopped else f"{what} on {where} was already gone"
+        return EngineStatus(running=False, state=state, note=f"{said}; tunnel closed")
     was_alive = engine_alive(state)
     if was_alive:
         stop_group(state.pid, grace_s, on_progress)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import embedded_plan, engine_state, fake_docker
+from factories import DEAD_PID, embedded_plan, engine_state, fake_docker
 from fakes import vllm_server
 from onechip.engines import state
 from onechip.engines.local import LocalVllmEngine, free_port, group_alive
@@ -218,3 +218,26 @@ def test_every_source_of_a_log_splits_it_into_the_same_lines(tmp_path: Path, mon
     host = list(state.log_lines(state=engine_state(mode="remote-process", remote_log=str(log))))
     container = list(state.log_lines(state=engine_state(mode="docker", container="c1")))
     assert local == host == container == LF_LINES
+
+
+def test_down_of_a_host_engine_already_gone_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: `down` of an engine on a host (this machine's shell here) or in a container whose process had already
+    exited said 'stopped process group N' / 'stopped container C', as the local `down` says 'engine was already
+    gone' (its stop script exited 0 both ways); it says what happened, and stops and says so for one still running."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    gone = engine_state(mode="remote-process", remote_pid=DEAD_PID, remote_log=str(tmp_path / "engine.log"))
+    state.save(gone)
+    assert state.down().note == f"process group {DEAD_PID} on this machine was already gone; tunnel closed"
+    fake_docker(tmp_path, monkeypatch, '#!/bin/sh\n[ "$1" = inspect ] && echo false\nexit 0\n')  # exited: not running
+    state.save(engine_state(mode="docker", container="c1"))
+    assert state.down().note == "container c1 on this machine was already gone; tunnel closed"
+    # a group leader that is not this process's child (a child of ours would stay a zombie that `kill -0` still finds)
+    spawn = "setsid sleep 30 > /dev/null 2>&1 < /dev/null & echo $!"
+    running = int(subprocess.run(["bash", "-c", spawn], capture_output=True, text=True, check=True).stdout)
+    try:
+        state.save(gone.model_copy(update={"remote_pid": running, "remote_pid_started": start_ticks(running)}))
+        assert state.down(grace_s=5).note == f"stopped process group {running} on this machine; tunnel closed"
+        assert not group_alive(running)
+    finally:
+        if group_alive(running):
+            os.killpg(running, signal.SIGKILL)
