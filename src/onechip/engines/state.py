@@ -21,7 +21,7 @@ from typing import Protocol
 from onechip.engines import remote
 from onechip.engines.base import Engine
 from onechip.engines.local import group_alive, remove_rpc_dir, stop_group
-from onechip.errors import EngineError, OnechipError, os_error_line, redact, remember_secret
+from onechip.errors import EngineError, OnechipError, os_error_line, redact, redactor, remember_secret
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
@@ -329,7 +329,7 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             assert proc.stdout is not None
             try:  # its lines as a local file's (log_summary.read_lines: LINE_END, MAX_LINE_CHARS), never one held whole
                 text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
-                yield from map(redact, log_summary.read_lines(text))
+                yield from map(redactor(), log_summary.read_lines(text))
             finally:
                 if proc.poll() is None:
                     proc.terminate()
@@ -384,12 +384,13 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
         raise EngineError(f"engine log {path} is gone (removed, or the state in {state_path()} is stale)")
     # each line at most log_summary.MAX_LINE_CHARS (read_lines): a line of hundreds of MB (an engine printing a
     # tensor, or writing without newlines) was read and redacted whole, and sent whole as a `logs` tool result
+    hidden = redactor()  # the secrets read once (the token `up` read is remembered above), not once a line
     with path.open(encoding="utf-8", errors="replace", newline=log_summary.LINE_END) as handle:
         while True:
-            yield from map(redact, log_summary.read_lines(handle))  # to the end of what is written
+            yield from map(hidden, log_summary.read_lines(handle))  # to the end of what is written
             if not follow:
                 return
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
-                yield from map(redact, log_summary.read_lines(handle))  # what it wrote as it died
+                yield from map(hidden, log_summary.read_lines(handle))  # what it wrote as it died
                 raise _exited(f"pid {state.pid}")
             time.sleep(0.5)

@@ -54,7 +54,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Literal
 
-from onechip.errors import redact
+from onechip.errors import redact, redactor
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
 from onechip.vllm.flag_table import AUTO_FIT
@@ -956,6 +956,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     wrapped: list[str] | None = None  # the lines so far of a 'non-default args' dict a paste wrapped (_ARGS_OPEN)
     lines = _records(text)
+    hidden = redactor()  # the secrets read once, not once a kept line
     cut = len(lines) - 1 if not text.endswith(("\n", "\r")) else -1  # a last line that may be cut short (_CUT_NUMBER)
     first = _last_boot(lines)  # a log of a restart is read from its last boot on
     for i, raw in enumerate(lines[first:], start=first):
@@ -970,9 +971,9 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             t0 = stamp
         level = _LEVEL.match(bare)
         if level and level.group(1) == "WARNING":
-            out.warnings.append(redact(line))
+            out.warnings.append(hidden(line))
         elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare) or _OOM_KILLED.search(bare):
-            out.errors.append(redact(line))
+            out.errors.append(hidden(line))
         # on the bare line: the patterns anchored at a line's start (nvidia-smi's rows, 'GPU device name:', a versions
         # table's 'vllm 0.28.0 /') read behind a process tag or a collector's prefix as they do on the clean log
         facts = _CUT_NUMBER.sub("", bare) if i == cut else bare
@@ -1004,7 +1005,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             if name not in seen and pattern.search(line):
                 seen.add(name)
                 t_s = (stamp - t0).total_seconds() if (stamp and t0) else None
-                out.events.append(BootEvent(name=name, t_s=t_s, line=redact(line)[:300]))
+                out.events.append(BootEvent(name=name, t_s=t_s, line=hidden(line)[:300]))
     if "device_name" not in out.logged:  # a card printed before an earlier boot (nvidia-smi's table): the same host
         card = _LOGGED["device_name"]
         names = [_first(match) for line in lines[:first] if (match := card.search(_unprefixed(_plain(line))))]

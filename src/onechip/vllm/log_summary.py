@@ -38,7 +38,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from onechip.errors import ConfigError, redact
+from onechip.errors import ConfigError, redactor
 from onechip.paths import open_regular
 from onechip.schemas import BootRecord
 from onechip.schemas.logs import BootVerdict, LineKind, LogLine, LogSummary
@@ -349,6 +349,7 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
     number = 0
     platforms: set[str] = set()  # the PLATFORM_TRAPS whose platform a line showed
     held = _BootText()
+    hidden = redactor()  # the secrets read once for the whole log, not once a kept line
     for number, raw in enumerate(text_lines(log) if isinstance(log, str) else log, start=1):
         bare = bare_line(raw)
         platforms.update(text for text, mark in PLATFORM_TRAPS.items() if text not in platforms and mark.search(raw))
@@ -357,7 +358,7 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
         in_traceback = kind == "error" and (in_traceback or "Traceback" in raw or raw.startswith((" ", "\t")))
         if kind is None:
             continue
-        kept.add(LogLine(number=number, kind=kind, text=redact(raw.rstrip())[:2000], trap=trap))
+        kept.add(LogLine(number=number, kind=kind, text=hidden(raw.rstrip())[:2000], trap=trap))
         counts[kind] = counts.get(kind, 0) + 1
         if trap and trap not in traps:
             traps.append(trap)

@@ -241,3 +241,21 @@ def test_down_of_a_host_engine_already_gone_says_so(tmp_path: Path, monkeypatch:
     finally:
         if group_alive(running):
             os.killpg(running, signal.SIGKILL)
+
+
+def test_a_log_is_redacted_reading_the_secrets_once_not_once_a_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # errors.redact reads the whole environment for its secrets (_secret_values): 100 us a line, 100 s of a
+    # 1,000,000-line `logs`; one read of a log takes them once, whichever source it comes from
+    from onechip import errors
+
+    reads: list[int] = []
+    secrets = errors._secret_values
+    monkeypatch.setattr(errors, "_secret_values", lambda: reads.append(1) or secrets())
+    monkeypatch.setenv("HF_TOKEN", "hf_" + "x" * 34)
+    log = tmp_path / "engine.log"
+    log.write_text(f"INFO serving with hf_{'x' * 34}\n" * 1_000)
+    local = list(state.log_lines(state=engine_state(log_path=str(log))))
+    host = list(state.log_lines(state=engine_state(mode="remote-process", remote_log=str(log))))
+    assert local == host == ["INFO serving with ***"] * 1_000 and len(reads) <= 4

@@ -347,3 +347,17 @@ def test_a_log_file_and_its_text_end_a_line_at_lf_only(tmp_path: Path) -> None:
     assert summarize(path.read_bytes().decode(), "bar.log").total_lines == 3
     path.write_bytes(b"INFO ready\nshards:  0% | 0/2\r")
     assert not log_summary.ends_in_newline(path)
+
+
+def test_a_summary_reads_the_secrets_once_for_its_kept_lines(monkeypatch) -> None:
+    # each kept line was redacted reading the whole environment again (errors._secret_values): 81 s of a 200,000-line
+    # crash loop's 151 s under cProfile went there, its 148,768 error lines each read it
+    from onechip import errors
+
+    reads: list[int] = []
+    secrets = errors._secret_values
+    monkeypatch.setattr(errors, "_secret_values", lambda: reads.append(1) or secrets())
+    monkeypatch.setenv("HF_TOKEN", "hf_" + "y" * 34)
+    summary = summarize([f"ERROR 12-04 21:58:01 [core.py:1] refused with hf_{'y' * 34}"] * 1_000, "loop.log")
+    assert summary.counts["error"] == 1_000 and summary.lines[0].text.endswith("refused with ***")
+    assert len(reads) <= 2
