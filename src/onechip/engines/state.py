@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from onechip.engines import remote
 from onechip.engines.base import Engine
@@ -385,7 +385,8 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     # each line at most log_summary.MAX_LINE_CHARS (read_lines): a line of hundreds of MB (an engine printing a
     # tensor, or writing without newlines) was read and redacted whole, and sent whole as a `logs` tool result
     hidden = redactor()  # the secrets read once (the token `up` read is remembered above), not once a line
-    with path.open(encoding="utf-8", errors="replace", newline=log_summary.LINE_END) as handle:
+    handle = _open_log(path)
+    try:
         while True:
             yield from map(hidden, log_summary.read_lines(handle))  # to the end of what is written
             if not follow:
@@ -394,3 +395,25 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 yield from map(hidden, log_summary.read_lines(handle))  # what it wrote as it died
                 raise _exited(f"pid {state.pid}")
             time.sleep(0.5)
+            if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
+                yield from map(hidden, log_summary.read_lines(handle))
+                handle.close()
+                handle = _open_log(path)
+            elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut shorter than what was read: from its start
+                handle.seek(0)
+    finally:
+        handle.close()
+
+
+def _open_log(path: Path) -> TextIO:
+    """The local engine log at `path`, opened for read_lines (log_summary.LINE_END, undecodable bytes replaced)."""
+    return path.open(encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
+
+
+def _moved(path: Path, handle: TextIO) -> bool:
+    """Whether another file is now at `path` than the one `handle` reads (logrotate's 'create' renamed it and made a new
+    one): a follow reads the name, as `tail -F` does on a host (remote.logs_command). False while none is there."""
+    try:
+        return path.stat().st_ino != os.fstat(handle.fileno()).st_ino
+    except FileNotFoundError:
+        return False

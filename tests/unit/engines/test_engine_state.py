@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -259,3 +260,46 @@ def test_a_log_is_redacted_reading_the_secrets_once_not_once_a_line(
     local = list(state.log_lines(state=engine_state(log_path=str(log))))
     host = list(state.log_lines(state=engine_state(mode="remote-process", remote_log=str(log))))
     assert local == host == ["INFO serving with ***"] * 1_000 and len(reads) <= 4
+
+
+# An engine whose log is rotated while `logs --follow` reads it: logrotate's 'create' (the file renamed, a new one made
+# at its name) and 'copytruncate' (the file copied, then cut to 0 where the engine goes on writing)
+ROTATING = """import os, sys, time
+log, how = sys.argv[1], sys.argv[2]
+def write(text, mode="a"):
+    with open(log, mode) as out:
+        out.write(text + "\\n")
+write("before")
+time.sleep(1.2)
+if how == "create":
+    os.rename(log, log + ".1")
+    write("after", "w")
+else:
+    os.truncate(log, 0)
+    write("after")
+time.sleep(1.5)
+"""
+
+
+@pytest.mark.parametrize("how", ["create", "copytruncate"])
+def test_logs_follow_goes_on_reading_a_log_rotated_under_it(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: the local follow read the file it had opened: a renamed one for good, a truncated one past its end, so
+    # 'after' never came, where the host's follow (`tail -F`, remote.logs_command) reads the file now at the name
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    log = tmp_path / "engine.log"
+    log.write_text("")
+    engine = subprocess.Popen([sys.executable, "-c", ROTATING, str(log), how], start_new_session=True)
+    state.save(engine_state(pid=engine.pid, pid_started=start_ticks(engine.pid), log_path=str(log)))
+    seen: list[str] = []
+
+    def follow() -> None:
+        with contextlib.suppress(EngineError):  # the engine exits: the follow ends
+            seen.extend(state.log_lines(follow=True))
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    engine.wait()
+    reader.join(timeout=10)
+    assert not reader.is_alive() and seen == ["before", "after"]
