@@ -260,20 +260,29 @@ def logs_command(state: EngineState, follow: bool = False) -> str:
     return f"tail -n +1 {'-F ' if follow else ''}{until}{_q(state.remote_log or REMOTE_LOG)}"
 
 
+# What stop_command prints: the engine ran and was stopped, or it had already exited (a container not running, a process
+# group gone or its leader's pid another process's now), which `down` says as such
+STOPPED, GONE = "stopped", "gone"
+
+
 def stop_command(state: EngineState, grace_s: float = 20.0) -> str:
+    """Shell that stops the engine `state` records on its host and prints STOPPED or GONE (what it found); it fails
+    when a process group outlives its SIGKILL."""
     if state.mode == "docker":
         return (
-            f"{_docker(state.sudo)} stop -t {int(grace_s)} {_container(state)} >/dev/null 2>&1; "
-            f"{_docker(state.sudo)} rm -f {_container(state)} >/dev/null 2>&1; true"
+            f'if [ "$({alive_command(state)})" = true ]; then '
+            f"{_docker(state.sudo)} stop -t {int(grace_s)} {_container(state)} >/dev/null 2>&1; echo {STOPPED}; "
+            f"else echo {GONE}; fi; {_docker(state.sudo)} rm -f {_container(state)} >/dev/null 2>&1; true"
         )
     pg, ours = f"-- -{state.remote_pid}", _ours(state)
     if state.remote_pid is None:
         pg, ours = "-- -$p", _pid_from_file(state)
     steps = int(grace_s * 10)
+    gone, stopped = f"{{ echo {GONE}; exit 0; }}", f"{{ echo {STOPPED}; exit 0; }}"
     stop = (
-        f"{ours + ' || exit 0; ' if ours else ''}kill -TERM {pg} 2>/dev/null || exit 0; "
-        f"for i in $(seq 1 {steps}); do kill -0 {pg} 2>/dev/null || exit 0; sleep 0.1; done; "
-        f"kill -KILL {pg} 2>/dev/null; sleep 1; ! kill -0 {pg} 2>/dev/null"
+        f"{ours + f' || {gone}; ' if ours else ''}kill -TERM {pg} 2>/dev/null || {gone}; "
+        f"for i in $(seq 1 {steps}); do kill -0 {pg} 2>/dev/null || {stopped}; sleep 0.1; done; "
+        f"kill -KILL {pg} 2>/dev/null; sleep 1; ! kill -0 {pg} 2>/dev/null && echo {STOPPED}"
     )
     folder = ipc_path(state)
     if folder is None:
@@ -552,9 +561,12 @@ class HostEngine:
         self.tunnel = None
 
 
-def stop_host_engine(shell: Shell, state: EngineState, grace_s: float = 20.0) -> None:
-    """Stop the engine `state` records on its host (process group or container)."""
-    shell.run(stop_command(state, grace_s), timeout_s=grace_s + 30)
+def stop_host_engine(shell: Shell, state: EngineState, grace_s: float = 20.0) -> bool:
+    """Stop the engine `state` records on its host (process group or container): whether it was running (False: it had
+    already exited, stop_command's GONE). Raises EngineError when the host does not answer or the group outlives
+    SIGKILL."""
+    said = shell.run(stop_command(state, grace_s), timeout_s=grace_s + 30).split()
+    return GONE not in said
 
 
 def shell_for(state: EngineState) -> Shell:

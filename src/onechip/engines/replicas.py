@@ -642,13 +642,14 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
     for k, replica in enumerate(state.replicas):
         if replica.mode != "process":
             try:
-                remote.stop_host_engine(remote.shell_for(replica), replica, grace_s)
+                stopped = remote.stop_host_engine(remote.shell_for(replica), replica, grace_s)
             except EngineError as exc:
                 left.append(k)
                 notes.append(f"replica {k} on {replica.host or 'this machine'}: not stopped ({exc})")
                 continue
             remote.stop_tunnel(replica)
-            notes.append(f"replica {k}: stopped on {replica.host or 'this machine'}")
+            where = replica.host or "this machine"
+            notes.append(f"replica {k}: stopped on {where}" if stopped else f"replica {k}: was already gone on {where}")
         elif engine_state.engine_alive(replica):  # never a pid the kernel has given to another process since
             stop_group(replica.pid, grace_s, on_progress)
             notes.append(f"replica {k}: stopped pid {replica.pid}")

@@ -7,6 +7,7 @@ Modes (EngineState.mode): 'process' (a local process group: the embedded engine 
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import tempfile
@@ -15,12 +16,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from onechip.engines import remote
 from onechip.engines.base import Engine
 from onechip.engines.local import group_alive, remove_rpc_dir, stop_group
-from onechip.errors import EngineError, OnechipError, os_error_line, redact, remember_secret
+from onechip.errors import EngineError, OnechipError, os_error_line, redact, redactor, remember_secret
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
@@ -265,7 +266,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
     if state.mode != "process":
         where = state.host or "this machine"
         try:
-            remote.stop_host_engine(remote.shell_for(state), state, grace_s)
+            stopped = remote.stop_host_engine(remote.shell_for(state), state, grace_s)
         except EngineError as exc:  # the record stays: it is all that finds the engine once the host answers
             raise EngineError(
                 f"engine on {where}: not stopped ({exc}); it stays on record: run `onechip down` again once {where} "
@@ -280,7 +281,8 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
         )
         if state.mode == "docker":
             what = f"container {state.container}"
-        return EngineStatus(running=False, state=state, note=f"stopped {what} on {where}; tunnel closed")
+        said = f"stopped {what} on {where}" if stopped else f"{what} on {where} was already gone"
+        return EngineStatus(running=False, state=state, note=f"{said}; tunnel closed")
     was_alive = engine_alive(state)
     if was_alive:
         stop_group(state.pid, grace_s, on_progress)
@@ -325,9 +327,9 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             raise EngineError(f"cannot run {exc.filename}: not installed") from None
         with proc:
             assert proc.stdout is not None
-            try:
-                for raw in proc.stdout:
-                    yield redact(raw.decode(errors="replace").rstrip("\n"))
+            try:  # its lines as a local file's (log_summary.read_lines: LINE_END, MAX_LINE_CHARS), never one held whole
+                text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
+                yield from map(redactor(), log_summary.read_lines(text))
             finally:
                 if proc.poll() is None:
                     proc.terminate()
@@ -382,12 +384,36 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
         raise EngineError(f"engine log {path} is gone (removed, or the state in {state_path()} is stale)")
     # each line at most log_summary.MAX_LINE_CHARS (read_lines): a line of hundreds of MB (an engine printing a
     # tensor, or writing without newlines) was read and redacted whole, and sent whole as a `logs` tool result
-    with path.open(encoding="utf-8", errors="replace") as handle:
+    hidden = redactor()  # the secrets read once (the token `up` read is remembered above), not once a line
+    handle = _open_log(path)
+    try:
         while True:
-            yield from map(redact, log_summary.read_lines(handle))  # to the end of what is written
+            yield from map(hidden, log_summary.read_lines(handle))  # to the end of what is written
             if not follow:
                 return
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
-                yield from map(redact, log_summary.read_lines(handle))  # what it wrote as it died
+                yield from map(hidden, log_summary.read_lines(handle))  # what it wrote as it died
                 raise _exited(f"pid {state.pid}")
             time.sleep(0.5)
+            if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
+                yield from map(hidden, log_summary.read_lines(handle))
+                handle.close()
+                handle = _open_log(path)
+            elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut shorter than what was read: from its start
+                handle.seek(0)
+    finally:
+        handle.close()
+
+
+def _open_log(path: Path) -> TextIO:
+    """The local engine log at `path`, opened for read_lines (log_summary.LINE_END, undecodable bytes replaced)."""
+    return path.open(encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
+
+
+def _moved(path: Path, handle: TextIO) -> bool:
+    """Whether another file is now at `path` than the one `handle` reads (logrotate's 'create' renamed it and made a new
+    one): a follow reads the name, as `tail -F` does on a host (remote.logs_command). False while none is there."""
+    try:
+        return path.stat().st_ino != os.fstat(handle.fileno()).st_ino
+    except FileNotFoundError:
+        return False

@@ -54,7 +54,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Literal
 
-from onechip.errors import redact
+from onechip.errors import redact, redactor
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
 from onechip.vllm.flag_table import AUTO_FIT
@@ -964,6 +964,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     wrapped: list[str] | None = None  # the lines so far of a 'non-default args' dict a paste wrapped (_ARGS_OPEN)
     lines = _records(text)
+    hidden = redactor()  # the secrets read once, not once a kept line
     cut = len(lines) - 1 if not text.endswith(("\n", "\r")) else -1  # a last line that may be cut short (_CUT_NUMBER)
     first = _last_boot(lines)  # a log of a restart is read from its last boot on
     for i, raw in enumerate(lines[first:], start=first):
@@ -978,9 +979,9 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             t0 = stamp
         level = _LEVEL.match(bare)
         if level and level.group(1) == "WARNING":
-            out.warnings.append(redact(line))
+            out.warnings.append(hidden(line))
         elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare) or _OOM_KILLED.search(bare):
-            out.errors.append(redact(line))
+            out.errors.append(hidden(line))
         # on the bare line: the patterns anchored at a line's start (nvidia-smi's rows, 'GPU device name:', a versions
         # table's 'vllm 0.28.0 /') read behind a process tag or a collector's prefix as they do on the clean log
         facts = _CUT_NUMBER.sub("", bare) if i == cut else bare
@@ -1012,7 +1013,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             if name not in seen and pattern.search(line):
                 seen.add(name)
                 t_s = (stamp - t0).total_seconds() if (stamp and t0) else None
-                out.events.append(BootEvent(name=name, t_s=t_s, line=redact(line)[:300]))
+                out.events.append(BootEvent(name=name, t_s=t_s, line=hidden(line)[:300]))
     if "device_name" not in out.logged:  # a card printed before an earlier boot (nvidia-smi's table): the same host
         card = _LOGGED["device_name"]
         names = [_first(match) for line in lines[:first] if (match := card.search(_unprefixed(_plain(line))))]
@@ -1074,6 +1075,36 @@ def read_after_ready(bare: str) -> bool:
     version there), or a boot start, failure or event (_AFTER_READY). The rest is what the server logged while it ran,
     millions of lines in an engine that served for weeks, which _last_boot counts to no boot."""
     return not _ROUTINE.match(bare) or bool(_AFTER_READY.search(bare))
+
+
+# What a verdict on a boot that has not come up is read from (log_summary.boot_verdict: outcome, cause, length, tensor
+# parallel size, card, model, KV cache tokens and GiB, concurrency, version), besides what _AFTER_READY names: the facts
+# _read_facts and _read_logged read into those fields, the pool rounds (_RANK_POOL, _POOL_ROUND_END, _COMMITTED_POOL),
+# a wrapped 'non-default args' dict's first line, and the causes failure_cause reads on any line of a failed boot
+_VERDICT_FACTS = [
+    *_VERSION, _KV_TOKENS, _KV_GIB, _RANK_POOL, _POOL_ROUND_END, _COMMITTED_POOL, _MEMSTAT, _CONCURRENCY, _ARGS_OPEN,
+    _PROGRAM_ALLOC, _PROGRAM_FREE, *(_LOGGED[key] for key in ("model", "max_model_len", "tensor_parallel_size",
+    "device_name", "kv_device")), *(pattern for pattern, _ in _CAUSES),
+]  # fmt: skip
+_BEFORE_READY = (_AFTER_READY, *_VERDICT_FACTS)  # searched one by one: as one alternation each line took 2-4x longer
+
+
+def read_before_ready(bare: str) -> bool:
+    """Whether `bare` (a bare_line), logged before its boot came up, is a line the boot's verdict may be read from
+    (log_summary.boot_verdict): one with no INFO, DEBUG or WARNING level, or one naming a fact of the verdict, a boot
+    start, failure or event (_BEFORE_READY). The rest (an engine still starting that logs 'Waiting for 1 local, 0
+    remote core engine proc(s) to start.' every 10 s at DEBUG: vllm/v1/engine/utils.py wait_for_engine_startup) is
+    left out of what the verdict is read from; the BootRecord read without them lacks their warnings."""
+    return not _ROUTINE.match(bare) or any(pattern.search(bare) for pattern in _BEFORE_READY)
+
+
+def last_boot(lines: list[str]) -> list[str]:
+    """The lines of the last boot of a log's `lines` (_last_boot), after the last line before it naming the card
+    (_LOGGED's device_name), which parse_boot_log reads where the boot names none: what it reads of `lines`."""
+    first = _last_boot(lines)
+    card = _LOGGED["device_name"]
+    named = next((line for line in reversed(lines[:first]) if card.search(_unprefixed(_plain(line)))), None)
+    return ([named] if named is not None else []) + lines[first:]
 
 
 def read_boot_log(text: str, engine: str, model: str) -> BootRecord:

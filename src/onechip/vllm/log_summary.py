@@ -23,7 +23,9 @@ skipped, never held), and beyond MAX_ERROR_LINES error lines only the first and 
 (plan --against's bound), and a longer log is summarized without one. That text is the boot's: once the boot came up,
 what the server logs while it runs (its stats and access lines) is not held (bootlog.read_after_ready), so the log of an
 engine that served for weeks is read once, where the grammar read all of it again (a 200,000-line log: 30 s of CPU
-and 159 MiB, now 11 s and under 1 MiB).
+and 159 MiB, now 11 s and under 1 MiB). Before its boot came up, only the lines its verdict may be read from are held
+(bootlog.read_before_ready: not what an engine still starting logs while it waits), and of a log of many boots (a crash
+loop) the last ones (bootlog.last_boot, once COMPACT_HELD_LINES are held): benchmarks/log_summary_speed.py.
 """
 
 from __future__ import annotations
@@ -36,11 +38,19 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from onechip.errors import ConfigError, redact
+from onechip.errors import ConfigError, redactor
 from onechip.paths import open_regular
 from onechip.schemas import BootRecord
 from onechip.schemas.logs import BootVerdict, LineKind, LogLine, LogSummary
-from onechip.vllm.bootlog import V0_BLOCKS, bare_line, boot_edge, read_after_ready, read_boot_log
+from onechip.vllm.bootlog import (
+    V0_BLOCKS,
+    bare_line,
+    boot_edge,
+    last_boot,
+    read_after_ready,
+    read_before_ready,
+    read_boot_log,
+)
 
 FP8_ON_TPU = "fp8 KV cache on TPU buys no capacity (word-aligned layout, 1.000x)"
 # Traps of one platform, and what marks a log of it: tpu-inference's 'TPU info: ... | tpu_type=v6e-1 |', the token
@@ -87,6 +97,13 @@ TRAPS: list[tuple[re.Pattern[str], str]] = [
         "requests were preempted: the KV pool is too small for this load (fewer clients or shorter contexts)",
     ),
 ]
+# Where a line of a log ends, from every source (a local file, ssh's `tail`, `docker logs`, a pasted text): at LF, a CR
+# before it taken with it (a line written on Windows). A lone CR stays inside its line: it is how a progress bar
+# (tqdm's, in vLLM's weight loading) rewrites itself in place, one line on a terminal, and `wc -l`, `tail -n +N`,
+# `sed -n Np`, `docker logs` and the host's `tail` (engines.remote.logs_command) count it so; Python's universal
+# newlines (and str.splitlines, which also ends a line at \v, \f, \x1c-\x1e, \x85, \u2028 and \u2029) made each
+# rewrite a line of its own in a local file only, so line numbers and `logs --offset` pages differed by source
+LINE_END = "\n"
 # A kept line's text is cut at 2,000 characters (LogLine); a line is classified on its first 64 KiB, far beyond the
 # longest vLLM line (its `non-default args` dict, a few KiB), so a log with no newlines is never held whole.
 MAX_LINE_CHARS = 1 << 16
@@ -151,15 +168,24 @@ def classify(
 
 
 def read_lines(handle: TextIO) -> Iterator[str]:
-    """The lines of `handle` without their newline, each at most MAX_LINE_CHARS long (the rest of a longer line
-    is read past in pieces of that size, never held), so one line is one line number whatever its length."""
+    """The lines of `handle` (opened with newline="\\n": LINE_END) without their line end, each at most MAX_LINE_CHARS
+    long (the rest of a longer line is read past in pieces of that size, never held), so one line is one line number
+    whatever its length."""
     while line := handle.readline(MAX_LINE_CHARS):
         if line.endswith("\n"):
-            yield line[:-1]
+            yield line[:-1].removesuffix("\r")
             continue
         yield line
         while (rest := handle.readline(MAX_LINE_CHARS)) and not rest.endswith("\n"):
             pass
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a log's `text` as read_lines reads a file of it: ended at LINE_END, a CR before it dropped."""
+    lines = text.split(LINE_END)
+    if lines[-1] == "":
+        lines.pop()  # the text ends in a line end, or is empty
+    return [line.removesuffix("\r") for line in lines]
 
 
 def read_log(path: Path) -> Iterator[str]:
@@ -184,7 +210,7 @@ def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
     if why:
         raise ConfigError(f"{name}: not a text log ({why} in its first {TEXT_PROBE_BYTES:,} bytes)")
     stream = io.BufferedReader(_Prefixed(block, raw))
-    with io.TextIOWrapper(stream, encoding="utf-8", errors="replace") as handle:
+    with io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=LINE_END) as handle:
         yield from read_lines(handle)
 
 
@@ -239,7 +265,7 @@ def ends_in_newline(path: Path) -> bool:
         if raw.seek(0, io.SEEK_END) == 0:
             return False
         raw.seek(-1, io.SEEK_END)
-        return raw.read(1) in (b"\n", b"\r")
+        return raw.read(1) == LINE_END.encode()
 
 
 class _Kept:
@@ -275,6 +301,40 @@ class _Kept:
 # The kinds of line held for the verdict after its boot came up, besides those bootlog.read_after_ready names: a
 # traceback's frames and exception (failure_cause reads them), a known trap, a memory figure logged again
 _HELD_AFTER_READY = frozenset({"error", "trap", "memory"})
+# Held lines beyond which those of earlier boots are let go (bootlog.last_boot), the bound doubling past what one boot
+# holds: a crash loop's log (a container restarted after each failure) held every boot up to MAX_BOOT_LOG_CHARS
+COMPACT_HELD_LINES = 10_000
+
+
+class _BootText:
+    """The lines of a log read once that its boot's verdict is read from (boot_verdict): _HELD_AFTER_READY's kinds, and
+    up to its boot's readiness the lines bootlog.read_before_ready names, after it those read_after_ready names; of an
+    earlier boot, only the last line naming its card (bootlog.last_boot); None past MAX_BOOT_LOG_CHARS."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] | None = []
+        self.size = 0  # characters held, a newline after each
+        self.held_to = 0  # the number of the last line held
+        self.came_up = False  # the boot held came up (boot_edge): after it, only what read_after_ready names
+        self.compact_at = COMPACT_HELD_LINES
+
+    def add(self, number: int, raw: str, bare: str, kind: LineKind | None) -> None:
+        """Hold line `number` (`raw`, its bare_line `bare`, its summary `kind`) where the verdict may read it."""
+        if self.lines is None:
+            return
+        if kind not in _HELD_AFTER_READY and not (read_after_ready if self.came_up else read_before_ready)(bare):
+            return
+        if (size := self.size + len(raw) + 1) > MAX_BOOT_LOG_CHARS:
+            self.lines = None
+            return
+        self.lines.append(raw)
+        self.size, self.held_to = size, number
+        edge = boot_edge(bare)
+        self.came_up = (self.came_up and edge != "start") or edge == "ready"  # a restart is held from its start
+        if len(self.lines) >= self.compact_at:
+            self.lines = last_boot(self.lines)
+            self.size = sum(len(line) + 1 for line in self.lines)
+            self.compact_at = max(COMPACT_HELD_LINES, 2 * len(self.lines))
 
 
 def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole: bool = False) -> LogSummary:
@@ -288,25 +348,17 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
     in_traceback = False
     number = 0
     platforms: set[str] = set()  # the PLATFORM_TRAPS whose platform a line showed
-    held: list[str] | None = []  # the lines the verdict is read from; None past MAX_BOOT_LOG_CHARS
-    size = held_to = 0  # held_to: the number of the last line held
-    came_up = False  # the boot held came up: of what the server logs while it runs, only what the verdict reads is held
-    for number, raw in enumerate(log.splitlines() if isinstance(log, str) else log, start=1):
+    held = _BootText()
+    hidden = redactor()  # the secrets read once for the whole log, not once a kept line
+    for number, raw in enumerate(text_lines(log) if isinstance(log, str) else log, start=1):
         bare = bare_line(raw)
         platforms.update(text for text, mark in PLATFORM_TRAPS.items() if text not in platforms and mark.search(raw))
         kind, trap = classify(raw, in_traceback, bare=bare)
-        if held is not None and (not came_up or kind in _HELD_AFTER_READY or read_after_ready(bare)):
-            if (size := size + len(raw) + 1) > MAX_BOOT_LOG_CHARS:
-                held = None
-            else:
-                held.append(raw)
-                held_to = number
-                edge = boot_edge(bare)
-                came_up = (came_up and edge != "start") or edge == "ready"  # a restart is held from its start
+        held.add(number, raw, bare, kind)
         in_traceback = kind == "error" and (in_traceback or "Traceback" in raw or raw.startswith((" ", "\t")))
         if kind is None:
             continue
-        kept.add(LogLine(number=number, kind=kind, text=redact(raw.rstrip())[:2000], trap=trap))
+        kept.add(LogLine(number=number, kind=kind, text=hidden(raw.rstrip())[:2000], trap=trap))
         counts[kind] = counts.get(kind, 0) + 1
         if trap and trap not in traps:
             traps.append(trap)
@@ -316,9 +368,10 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
         traps = [text for text in traps if text not in unmet]
         counts = {kind: count for kind, count in counts.items() if count}
     boot = None
-    if held is not None:  # a last line left out (what a server logs while it runs) leaves the last held whole
-        whole = whole or held_to < number or (isinstance(log, str) and log.endswith(("\n", "\r")))
-        boot = boot_verdict(read_boot_log("\n".join(held) + ("\n" if held and whole else ""), "vllm", source))
+    if (lines_held := held.lines) is not None:  # a last line left out leaves the last held whole
+        whole = whole or held.held_to < number or (isinstance(log, str) and log.endswith(LINE_END))
+        text = "\n".join(lines_held) + ("\n" if lines_held and whole else "")
+        boot = boot_verdict(read_boot_log(text, "vllm", source))
     return LogSummary(source=source, total_lines=number, lines=lines, counts=counts, dropped=dropped,
                       dropped_errors=dropped_errors, traps=traps, boot=boot)  # fmt: skip
 

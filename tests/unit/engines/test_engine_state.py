@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import embedded_plan, engine_state
+from factories import DEAD_PID, embedded_plan, engine_state, fake_docker
 from fakes import vllm_server
 from onechip.engines import state
 from onechip.engines.local import LocalVllmEngine, free_port, group_alive
@@ -198,3 +199,107 @@ def test_down_on_a_full_disk_still_forgets_what_it_stopped(
     assert "not kept" in note and "No space left on device" in note, note
     assert not state.state_path().exists() and not replicas.state_path().exists()
     assert "no engine" in _engines.down().note  # again: nothing left to stop
+
+
+# A progress bar rewritten in place with a lone CR (tqdm's bars in vLLM's weight loading: 'Loading safetensors
+# checkpoint shards:  50% Completed | 1/2 ...' then '\r' and the next), a line written on Windows ending CRLF: `wc -l`,
+# `tail -n +N`, `sed -n Np`, `docker logs` and the host's `tail` (remote.logs_command) end a line at LF only, and so
+# does a page of `onechip logs --offset N`, whichever source it is read from
+MIXED_ENDINGS = b"shards:   0% | 0/2\rshards:  50% | 1/2\rshards: 100% | 2/2\nINFO ready\r\nERROR \x0c late\n"
+LF_LINES = ["shards:   0% | 0/2\rshards:  50% | 1/2\rshards: 100% | 2/2", "INFO ready", "ERROR \x0c late"]
+
+
+def test_every_source_of_a_log_splits_it_into_the_same_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: the local file was read with universal newlines (a lone CR ended a line: 5 lines), ssh's and docker's
+    # output at LF (3 lines, the CRLF line keeping its CR), so line numbers and `--offset` pages differed by source
+    log = tmp_path / "engine.log"
+    log.write_bytes(MIXED_ENDINGS)
+    fake_docker(tmp_path, monkeypatch, f"#!/bin/sh\ncat {log}\n")
+    local = list(state.log_lines(state=engine_state(log_path=str(log))))
+    host = list(state.log_lines(state=engine_state(mode="remote-process", remote_log=str(log))))
+    container = list(state.log_lines(state=engine_state(mode="docker", container="c1")))
+    assert local == host == container == LF_LINES
+
+
+def test_down_of_a_host_engine_already_gone_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: `down` of an engine on a host (this machine's shell here) or in a container whose process had already
+    exited said 'stopped process group N' / 'stopped container C', as the local `down` says 'engine was already
+    gone' (its stop script exited 0 both ways); it says what happened, and stops and says so for one still running."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    gone = engine_state(mode="remote-process", remote_pid=DEAD_PID, remote_log=str(tmp_path / "engine.log"))
+    state.save(gone)
+    assert state.down().note == f"process group {DEAD_PID} on this machine was already gone; tunnel closed"
+    fake_docker(tmp_path, monkeypatch, '#!/bin/sh\n[ "$1" = inspect ] && echo false\nexit 0\n')  # exited: not running
+    state.save(engine_state(mode="docker", container="c1"))
+    assert state.down().note == "container c1 on this machine was already gone; tunnel closed"
+    # a group leader that is not this process's child (a child of ours would stay a zombie that `kill -0` still finds)
+    spawn = "setsid sleep 30 > /dev/null 2>&1 < /dev/null & echo $!"
+    running = int(subprocess.run(["bash", "-c", spawn], capture_output=True, text=True, check=True).stdout)
+    try:
+        state.save(gone.model_copy(update={"remote_pid": running, "remote_pid_started": start_ticks(running)}))
+        assert state.down(grace_s=5).note == f"stopped process group {running} on this machine; tunnel closed"
+        assert not group_alive(running)
+    finally:
+        if group_alive(running):
+            os.killpg(running, signal.SIGKILL)
+
+
+def test_a_log_is_redacted_reading_the_secrets_once_not_once_a_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # errors.redact reads the whole environment for its secrets (_secret_values): 100 us a line, 100 s of a
+    # 1,000,000-line `logs`; one read of a log takes them once, whichever source it comes from
+    from onechip import errors
+
+    reads: list[int] = []
+    secrets = errors._secret_values
+    monkeypatch.setattr(errors, "_secret_values", lambda: reads.append(1) or secrets())
+    monkeypatch.setenv("HF_TOKEN", "hf_" + "x" * 34)
+    log = tmp_path / "engine.log"
+    log.write_text(f"INFO serving with hf_{'x' * 34}\n" * 1_000)
+    local = list(state.log_lines(state=engine_state(log_path=str(log))))
+    host = list(state.log_lines(state=engine_state(mode="remote-process", remote_log=str(log))))
+    assert local == host == ["INFO serving with ***"] * 1_000 and len(reads) <= 4
+
+
+# An engine whose log is rotated while `logs --follow` reads it: logrotate's 'create' (the file renamed, a new one made
+# at its name) and 'copytruncate' (the file copied, then cut to 0 where the engine goes on writing)
+ROTATING = """import os, sys, time
+log, how = sys.argv[1], sys.argv[2]
+def write(text, mode="a"):
+    with open(log, mode) as out:
+        out.write(text + "\\n")
+write("before")
+time.sleep(1.2)
+if how == "create":
+    os.rename(log, log + ".1")
+    write("after", "w")
+else:
+    os.truncate(log, 0)
+    write("after")
+time.sleep(1.5)
+"""
+
+
+@pytest.mark.parametrize("how", ["create", "copytruncate"])
+def test_logs_follow_goes_on_reading_a_log_rotated_under_it(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: the local follow read the file it had opened: a renamed one for good, a truncated one past its end, so
+    # 'after' never came, where the host's follow (`tail -F`, remote.logs_command) reads the file now at the name
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    log = tmp_path / "engine.log"
+    log.write_text("")
+    engine = subprocess.Popen([sys.executable, "-c", ROTATING, str(log), how], start_new_session=True)
+    state.save(engine_state(pid=engine.pid, pid_started=start_ticks(engine.pid), log_path=str(log)))
+    seen: list[str] = []
+
+    def follow() -> None:
+        with contextlib.suppress(EngineError):  # the engine exits: the follow ends
+            seen.extend(state.log_lines(follow=True))
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    engine.wait()
+    reader.join(timeout=10)
+    assert not reader.is_alive() and seen == ["before", "after"]

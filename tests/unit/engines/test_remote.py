@@ -317,7 +317,7 @@ def test_docker_mode_host_commands():
     assert "sudo docker rm -f onechip-vllm" in remote.stop_command(state)
     process = state.model_copy(update={"mode": "remote-process", "remote_pid": 4242, "sudo": False})
     assert remote.alive_command(process) == "kill -0 -- -4242 2>/dev/null && echo true || echo false"
-    assert remote.stop_command(process, 2).startswith("kill -TERM -- -4242 2>/dev/null || exit 0; ")
+    assert remote.stop_command(process, 2).startswith("kill -TERM -- -4242 2>/dev/null || { echo gone; exit 0; }; ")
 
 
 CONTAINER_ID = "4f" * 32

@@ -170,7 +170,7 @@ def test_an_up_killed_while_docker_run_pulls_leaves_the_container_name_down_remo
             "or was stopped; run `onechip down` first (it removes the container if it came)"
         ), err
         code, out, err = _run(home, "down")
-        assert code == 0 and "stopped container onechip-vllm" in out, (out, err)
+        assert code == 0 and "container onechip-vllm on this machine was already gone" in out, (out, err)  # never came
         assert "rm -f onechip-vllm" in Path(f"{docker}.calls").read_text()
         assert not (home / "engine.json").exists()
     finally:

@@ -57,7 +57,8 @@ def test_a_log_file_read_line_by_line_gives_the_summary_of_its_whole_text():
     for name in ("vllm_cpu_0.32_boot.log", "vllm_tpu_seed_095_failure.log"):
         path = DATA / name
         streamed = summarize(read_log(path), name, max_lines=10)
-        assert streamed == summarize(path.read_text(), name, max_lines=10)
+        # its text as written: read_text's universal newlines end a line at a tqdm bar's lone CR, which no source does
+        assert streamed == summarize(path.read_bytes().decode(), name, max_lines=10)
         assert streamed.dropped > 0 or name.endswith("failure.log")
 
 
@@ -293,3 +294,71 @@ def test_a_boot_then_hours_of_serving_is_read_once_without_the_serving_lines(mon
     assert summary.total_lines == len(served) and "Avg prompt throughput" not in read[0]
     quiet = summarize([*boot, *after], "served.log", whole=True)  # the same log had the server logged nothing
     assert summary.boot == quiet.boot is not None
+
+
+# vLLM's wait for its engine core, logged every 10 s at DEBUG until the core starts (vllm/v1/engine/utils.py
+# wait_for_engine_startup, STARTUP_POLL_PERIOD_MS = 10000): an engine still starting, under VLLM_LOGGING_LEVEL=DEBUG
+WAITING = (
+    "(APIServer pid=7636) DEBUG 12-04 21:57:46 [utils.py:1406] Waiting for 1 local, 0 remote core engine proc(s) to "
+    "start."
+)
+
+
+def _grammar_reads(monkeypatch) -> list[str]:
+    """The texts summarize gives the boot-log grammar, as it gives them."""
+    read: list[str] = []
+    grammar = log_summary.read_boot_log
+    monkeypatch.setattr(log_summary, "read_boot_log", lambda text, *a: read.append(text) or grammar(text, *a))
+    return read
+
+
+def test_a_boot_still_starting_is_read_once_without_the_lines_it_waits_with(monkeypatch) -> None:
+    # a 200,000-line log of a boot that had not come up took 23 s and 125 MiB (benchmarks/log_summary_speed.py
+    # 'starting'): every line was held and read again by the grammar; only those its verdict may read are held
+    boot = (DATA / "vllm_cpu_0.32_smollm2_autofit_boot.log").read_text().splitlines()
+    sized = next(i for i, line in enumerate(boot) if "KV cache size" in line) + 1  # allocated, not yet up
+    read = _grammar_reads(monkeypatch)
+    summary = summarize([*boot[:sized], *[WAITING] * 5_000], "starting.log", whole=True)
+    assert summary.total_lines == sized + 5_000 and "Waiting for 1 local" not in read[0]
+    quiet = summarize(boot[:sized], "starting.log", whole=True)  # the same boot, had it waited in silence
+    assert summary.boot == quiet.boot is not None and summary.boot.outcome == "KV cache allocated"
+
+
+def test_a_crash_loop_holds_its_last_boots_not_every_boot(monkeypatch) -> None:
+    # a container restarted after each refused boot: 200,000 lines held every boot (128 MiB) up to
+    # MAX_BOOT_LOG_CHARS, past which (1,000,000 lines) it had no verdict at all; earlier boots are let go
+    refused = (DATA / "vllm_cpu_0.32_smollm2_nullblock_refused_boot.log").read_text().splitlines()
+    monkeypatch.setattr(log_summary, "COMPACT_HELD_LINES", 500, raising=False)
+    read = _grammar_reads(monkeypatch)
+    summary = summarize(refused * 20, "loop.log", whole=True)
+    assert summary.total_lines == 20 * len(refused) and len(read[0].splitlines()) <= 2 * 500
+    once = summarize(refused, "loop.log", whole=True)
+    assert summary.boot == once.boot is not None and summary.boot.outcome == "did not start"
+
+
+def test_a_log_file_and_its_text_end_a_line_at_lf_only(tmp_path: Path) -> None:
+    # as `logs` reads every source (engines.state.log_lines, tests/unit/engines/test_engine_state.py MIXED_ENDINGS): a
+    # tqdm bar rewritten with lone CRs is one line, a CRLF line loses its CR, a form feed stays inside its line. Before:
+    # 4 lines from the file (universal newlines), 5 from the text (str.splitlines), and a file ending in a lone CR
+    # (a bar being rewritten) was taken as ending in a whole line
+    path = tmp_path / "bar.log"
+    path.write_bytes(b"shards:  0% | 0/2\rshards: 100% | 2/2\nINFO ready\r\nERROR \x0c late\n")
+    lines = ["shards:  0% | 0/2\rshards: 100% | 2/2", "INFO ready", "ERROR \x0c late"]
+    assert list(read_log(path)) == lines
+    assert summarize(path.read_bytes().decode(), "bar.log").total_lines == 3
+    path.write_bytes(b"INFO ready\nshards:  0% | 0/2\r")
+    assert not log_summary.ends_in_newline(path)
+
+
+def test_a_summary_reads_the_secrets_once_for_its_kept_lines(monkeypatch) -> None:
+    # each kept line was redacted reading the whole environment again (errors._secret_values): 81 s of a 200,000-line
+    # crash loop's 151 s under cProfile went there, its 148,768 error lines each read it
+    from onechip import errors
+
+    reads: list[int] = []
+    secrets = errors._secret_values
+    monkeypatch.setattr(errors, "_secret_values", lambda: reads.append(1) or secrets())
+    monkeypatch.setenv("HF_TOKEN", "hf_" + "y" * 34)
+    summary = summarize([f"ERROR 12-04 21:58:01 [core.py:1] refused with hf_{'y' * 34}"] * 1_000, "loop.log")
+    assert summary.counts["error"] == 1_000 and summary.lines[0].text.endswith("refused with ***")
+    assert len(reads) <= 2
