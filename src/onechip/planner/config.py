@@ -196,6 +196,9 @@ DIVIDING_FAMILIES = frozenset(
         # num_attention_heads whatever the config says (vllm/model_executor/models/lfm2.py, 0.34.0)
         "lfm2",
         "lfm2_moe",  # Lfm2MoeAttention: the same rule (vllm/model_executor/models/lfm2_moe.py, 0.34.0)
+        # hybrid Gated DeltaNet + full attention (planner.recurrent): OlmoHybridAttention takes hidden_size // heads
+        # whatever the file says, over num_key_value_heads or the query heads (olmo_hybrid.py, 0.34.0 sdist)
+        "olmo_hybrid",
         # hybrid Mamba2 + shared attention (planner.recurrent): attention_head_dim 2 x hidden_size // heads, set by
         # Zamba2Config.__post_init__ whatever the file says, over num_attention_heads (no grouping)
         "zamba2",
@@ -860,6 +863,9 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
         rope = _no_rope_layers(text, n, where)
         slides = bool(text.get("use_sliding_window")) and text.get("sliding_window") is not None
         text["layer_types"] = ["sliding_attention" if slides and not flag else "full_attention" for flag in rope]
+    elif family == "olmo_hybrid":  # transformers 5.19 OlmoHybridConfig.__post_init__ (planner.recurrent docstring)
+        types = ["full_attention" if i % 4 == 3 else "linear_attention" for i in range(n)]
+        text["layer_types"] = types if "full_attention" in types else types[:-1] + ["full_attention"]
     elif family in ("llama4", "llama4_text"):
         if text.get("attention_chunk_size") is None:
             raise _fail(where, "attention_chunk_size", "is missing; which Llama 4 layers are chunked cannot be sized")
@@ -1046,6 +1052,21 @@ def _minicpm3_fields(text: dict[str, Any], where: str) -> None:
     text["num_key_value_heads"] = text["num_attention_heads"]
 
 
+def _olmo_hybrid_fields(text: dict[str, Any]) -> None:
+    """The Gated DeltaNet fields an OLMo Hybrid file leaves out, as transformers 5.19 OlmoHybridConfig.__post_init__
+    sets them (planner.recurrent docstring): key and value heads the query heads, key head dim int(0.75 x hidden_size
+    / key heads), value head dim twice that. A null is filled as a missing field is (the class tests 'is None')."""
+    heads, hidden = text["num_attention_heads"], text.get("hidden_size")
+    for name in ("linear_num_key_heads", "linear_num_value_heads"):
+        if text.get(name) is None:
+            text[name] = heads
+    key_heads = text["linear_num_key_heads"]
+    if text.get("linear_key_head_dim") is None and isinstance(hidden, int) and _is_int(key_heads) and key_heads > 0:
+        text["linear_key_head_dim"] = int(0.75 * hidden / key_heads)
+    if text.get("linear_value_head_dim") is None and _is_int(text.get("linear_key_head_dim")):
+        text["linear_value_head_dim"] = 2 * text["linear_key_head_dim"]
+
+
 def _gpt_bigcode_fields(text: dict[str, Any], where: str) -> None:
     """The cache vLLM 0.32.0 allocates a GPTBigCode layer, through its Transformers backend: one Attention per layer
     of ModelConfig.get_num_kv_heads and get_head_size (models/transformers/base.py _create_attention_instances), i.e.
@@ -1138,11 +1159,14 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family == "zamba2" and text.get("hidden_size"):  # Zamba2Attention: every head, 2 x hidden // heads each
         text["head_dim"] = 2 * text["hidden_size"] // text["num_attention_heads"]
         text["num_key_value_heads"] = text["num_attention_heads"]
-    # Lfm2Attention, Lfm2MoeAttention, OlmoeAttention and DbrxAttention: hidden_size // heads whatever the file says
-    if family in ("lfm2", "lfm2_moe", "olmoe", "dbrx") and text.get("hidden_size"):
+    # Lfm2Attention, Lfm2MoeAttention, OlmoeAttention, DbrxAttention and OlmoHybridAttention: hidden_size // heads
+    # whatever the file says
+    if family in ("lfm2", "lfm2_moe", "olmoe", "dbrx", "olmo_hybrid") and text.get("hidden_size"):
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
     if family == "minicpm3":
         _minicpm3_fields(text, where)
+    if family == "olmo_hybrid":
+        _olmo_hybrid_fields(text)
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:
             raise _fail(

