@@ -269,6 +269,11 @@ STATING_FAMILIES = frozenset(
         "llama4",
         "llama4_text",
         "qwen3_vl_text",
+        # DeepSeek v1 / DeepSeekMoE (DeepseekForCausalLM, model_type 'deepseek', a remote-code config): vLLM's
+        # deepseek_v2.py builds DeepseekAttention for the type whatever MLA fields the file has (DeepseekV2DecoderLayer,
+        # 0.34.0 sdist), head_dim hidden_size // heads whatever the file says (_apply_family_rules) over
+        # config.num_key_value_heads, which a file must state: the remote class's default is not read here
+        "deepseek",
         # Qwen3-Omni's thinker decoder: Qwen3MoeLLMModel (qwen3_omni_moe_thinker.py, 0.34.0), Qwen3-MoE attention of
         # config.head_dim over num_key_value_heads, every layer full
         "qwen3_omni_moe_text",
@@ -1186,9 +1191,9 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family == "zamba2" and text.get("hidden_size"):  # Zamba2Attention: every head, 2 x hidden // heads each
         text["head_dim"] = 2 * text["hidden_size"] // text["num_attention_heads"]
         text["num_key_value_heads"] = text["num_attention_heads"]
-    # Lfm2Attention, Lfm2MoeAttention, OlmoeAttention, DbrxAttention and OlmoHybridAttention: hidden_size // heads
-    # whatever the file says
-    if family in ("lfm2", "lfm2_moe", "olmoe", "dbrx", "olmo_hybrid") and text.get("hidden_size"):
+    # Lfm2Attention, Lfm2MoeAttention, OlmoeAttention, DbrxAttention, OlmoHybridAttention and DeepseekAttention:
+    # hidden_size // heads whatever the file says
+    if family in ("lfm2", "lfm2_moe", "olmoe", "dbrx", "olmo_hybrid", "deepseek") and text.get("hidden_size"):
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
     if family == "minicpm3":
         _minicpm3_fields(text, where)

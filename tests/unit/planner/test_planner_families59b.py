@@ -11,8 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from factories import one_element_checkpoint
+from onechip.errors import ConfigError
 from onechip.planner import plan_model
+from onechip.planner.source import config_from_dict
 
 _NAMES = ["model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", "lm_head.weight"]
 
@@ -108,3 +112,36 @@ def test_step3p5_kv_heads_are_its_num_attention_groups(tmp_path: Path) -> None:
     # groups caches 2 x 4 x 128 x 2 B = 2,048 B a layer
     four = {**STEP3P5, "num_attention_groups": 4}
     assert {x[1:4] for x in _plan_layers(tmp_path, four)} == {(4, 128, 2 * 4 * 128 * 2)}
+
+
+# deepseek-ai/deepseek-moe-16b-base's config.json as a public parameter counter's test copies it (search-index file id
+# 1570491832, deepseek_v3_config, which is this model_type 'deepseek' file: DeepseekForCausalLM, 28 layers, 64 routed
+# experts; https://huggingface.co/deepseek-ai/deepseek-moe-16b-base/blob/main/config.json)
+DEEPSEEK_MOE = {"architectures": ["DeepseekForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+                "auto_map": {"AutoConfig": "configuration_deepseek.DeepseekConfig",
+                             "AutoModel": "modeling_deepseek.DeepseekModel",
+                             "AutoModelForCausalLM": "modeling_deepseek.DeepseekForCausalLM"},
+                "bos_token_id": 100000, "eos_token_id": 100001, "first_k_dense_replace": 1, "hidden_act": "silu",
+                "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 10944,
+                "max_position_embeddings": 4096, "model_type": "deepseek", "moe_intermediate_size": 1408,
+                "moe_layer_freq": 1, "n_routed_experts": 64, "n_shared_experts": 2, "norm_topk_prob": False,
+                "num_attention_heads": 16, "num_experts_per_tok": 6, "num_hidden_layers": 28,
+                "num_key_value_heads": 16, "pretraining_tp": 1, "rms_norm_eps": 1e-06, "rope_scaling": None,
+                "rope_theta": 10000, "scoring_func": "softmax", "tie_word_embeddings": False,
+                "torch_dtype": "bfloat16", "transformers_version": "4.36.0", "use_cache": True,
+                "vocab_size": 102400}  # fmt: skip
+
+
+def test_deepseek_v1_is_planned_with_its_multi_head_attention(tmp_path: Path) -> None:
+    # deepseek_v2.py DeepseekV2DecoderLayer (lines 1280-1288): model_type 'deepseek' takes DeepseekAttention, whatever
+    # MLA fields the file has; DeepseekAttention (lines 170-180): total_num_kv_heads = num_key_value_heads = 16,
+    # head_dim = hidden_size // heads = 2048 // 16 = 128 whatever the file says. 28 x 2 x 16 x 128 x 2 B = 229,376
+    layers = _plan_layers(tmp_path / "a", DEEPSEEK_MOE)
+    assert {x[1:4] for x in layers} == {(16, 128, 2 * 16 * 128 * 2)}
+    assert sum(x[3] for x in layers) == 229_376
+    stated = {**DEEPSEEK_MOE, "head_dim": 64, "kv_lora_rank": 512, "qk_rope_head_dim": 64}
+    assert _plan_layers(tmp_path / "b", stated) == layers
+    # a file without num_key_value_heads: DeepseekAttention reads the field as given, and the remote DeepseekConfig's
+    # default is not read here, so the planner names the field rather than guess
+    with pytest.raises(ConfigError, match="'num_key_value_heads' is missing; deepseek"):
+        config_from_dict({k: v for k, v in DEEPSEEK_MOE.items() if k != "num_key_value_heads"}, "config.json")
