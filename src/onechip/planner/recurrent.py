@@ -57,6 +57,12 @@ mamba_cache_dtype ('auto': the model dtype), the recurrent state float32 whateve
 (0.20.0, 0.27.1; 0.34.0's model class reads the flag for the page size, its layer does not). The class IsHybrid
 without Mamba prefix caching; the hybrid page is the MLA page (planner.kv_groups), the releases read are listed in
 engines.json hybrid_rules kda_versions.
+Ling 3.0 (model_type 'bailing_hybrid' with BailingMoeV3ForCausalLM, read as 'bailing_moe_v3':
+planner.config.BY_ARCHITECTURE; vllm/model_executor/models/bailing_moe_v3.py, 0.34.0 sdist, registered from 0.28.0):
+layer i is KDA unless (i + 1) % layer_group_size == 0 or i falls in a trailing partial group (_is_kda_layer), else MLA
+(BailingMoeV3MLAAttention); its KDA state is kda_state_shape(TP, num_attention_heads, head_dim, kernel =
+short_conv_kernel_size), top-level fields, in kda_state_dtype as the model class calls it (no SSM dtype: the
+recurrent state float32), the class IsHybrid without Mamba prefix caching, as Kimi-Linear.
 LiquidAI LFM2 short convolutions (model_type 'lfm2', Lfm2ForCausalLM; vllm/model_executor/models/lfm2.py, read in the
 0.10.2, 0.11.0, 0.13.0, 0.16.0, 0.22.0, 0.25.0, 0.33.0 and 0.34.0 sdists, the same in each): a layer is attention when
 its transformers `layer_types` entry is 'full_attention' (Lfm2Config.__post_init__ derives layer_types from
@@ -125,8 +131,10 @@ MAMBA2_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "zam
 LINEAR_ATTENTION_TYPED = GDN_STATE_FAMILIES | {"nemotron_h"}
 # MiniMax lightning attention (module docstring): one state per linear layer, in the model dtype.
 LIGHTNING_FAMILIES = frozenset({"minimax_m1"})
-# Kimi Delta Attention (module docstring): KDA layers beside MLA full-attention layers.
-KDA_FAMILIES = frozenset({"kimi_linear"})
+# Kimi Delta Attention (module docstring): KDA layers beside MLA full-attention layers (Kimi-Linear; Ling 3.0's
+# bailing_moe_v3, planner.config.BY_ARCHITECTURE).
+KDA_MODELS = {"kimi_linear": "Kimi-Linear", "bailing_moe_v3": "Ling 3.0"}
+KDA_FAMILIES = frozenset(KDA_MODELS)
 # LFM2 short convolutions (module docstring): one conv state per 'conv' layer.
 SHORT_CONV_FAMILIES = frozenset({"lfm2", "lfm2_moe"})
 # Attention-free Mamba (module docstring): a state in every layer, no attention KV; the Mamba1 ones first.
@@ -220,6 +228,10 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
                 f"each of the {n} layers"
             )
         return [(t == 1, t == 0) for t in types]
+    if family == "bailing_moe_v3":  # _is_kda_layer: MLA every layer_group_size-th and in a trailing partial group
+        group = _int(text, "layer_group_size", family)
+        mla = [(i + 1) % group == 0 or i >= n // group * group for i in range(n)]
+        return [(latent, not latent) for latent in mla]
     if family in KDA_FAMILIES:
         kda = _kda_config(text, family).get("kda_layers")
         if not isinstance(kda, list) or any(not isinstance(i, int) or isinstance(i, bool) or not 1 <= i <= n
@@ -245,7 +257,17 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
 
 
 def _kda_config(text: Mapping[str, Any], family: str) -> Mapping[str, Any]:
-    """Kimi-Linear's linear_attn_config (module docstring); ConfigError when it is not a mapping."""
+    """The KDA state's fields (num_heads, head_dim, short_conv_kernel_size): Kimi-Linear's linear_attn_config (module
+    docstring), ConfigError when it is not a mapping; Ling 3.0's top-level num_attention_heads, head_dim and
+    short_conv_kernel_size, which bailing_moe_v3.py _get_kda_state_shape_for_config passes to kda_state_shape (vLLM
+    0.34.0 sdist)."""
+    if family == "bailing_moe_v3":
+        names = {
+            "num_heads": "num_attention_heads",
+            "head_dim": "head_dim",
+            "short_conv_kernel_size": "short_conv_kernel_size",
+        }
+        return {kda: text.get(own) for kda, own in names.items()}
     config = text.get("linear_attn_config")
     if not isinstance(config, Mapping):
         raise ConfigError(f"model config ({family}): field 'linear_attn_config' is missing; the KDA layers need it")

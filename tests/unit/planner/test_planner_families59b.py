@@ -145,3 +145,39 @@ def test_deepseek_v1_is_planned_with_its_multi_head_attention(tmp_path: Path) ->
     # default is not read here, so the planner names the field rather than guess
     with pytest.raises(ConfigError, match="'num_key_value_heads' is missing; deepseek"):
         config_from_dict({k: v for k, v in DEEPSEEK_MOE.items() if k != "num_key_value_heads"}, "config.json")
+
+
+# Ling-3.0-tiny's config.json as a public loader's test decodes it (search-index file id 65882770861,
+# decodesLingConfiguration: 'These assertions intentionally cover the values used by Ling-3.0-tiny'):
+# BailingMoeV3ForCausalLM under model_type 'bailing_hybrid', KDA layers beside MLA ones
+LING3_TINY = {"architectures": ["BailingMoeV3ForCausalLM"], "model_type": "bailing_hybrid", "hidden_size": 1536,
+              "intermediate_size": 4608, "num_hidden_layers": 24, "num_attention_heads": 16,
+              "num_key_value_heads": 16, "head_dim": 128, "vocab_size": 157184, "max_position_embeddings": 131072,
+              "rms_norm_eps": 0.000001, "rope_theta": 6000000, "tie_word_embeddings": False, "layer_group_size": 4,
+              "short_conv_kernel_size": 4, "no_kda_lora": True, "kda_safe_gate": True, "kda_lower_bound": -5,
+              "gated_attention_proj_granularity_type": "head_wise", "qk_head_dim": 192, "qk_nope_head_dim": 128,
+              "qk_rope_head_dim": 64, "v_head_dim": 128, "q_lora_rank": 256, "kv_lora_rank": 512,
+              "rope_interleave": True, "use_qk_norm": True, "first_k_dense_replace": 1, "num_experts": 128,
+              "num_experts_per_tok": 8, "num_shared_experts": 1, "moe_intermediate_size": 512,
+              "moe_shared_expert_intermediate_size": 512, "n_group": 8, "topk_group": 4, "norm_topk_prob": True,
+              "routed_scaling_factor": 2.5, "moe_router_enable_expert_bias": True}  # fmt: skip
+
+
+def test_ling3_is_planned_with_kda_states_beside_mla_latents(tmp_path: Path) -> None:
+    # bailing_moe_v3.py (vLLM 0.34.0 sdist) _is_kda_layer (lines 131-137): KDA unless (i + 1) % layer_group_size == 0 or
+    # i falls in a trailing partial group: 18 KDA and 6 MLA layers of 24. BailingMoeV3MLAAttention (lines 458-607): a
+    # latent of kv_lora_rank + qk_rope_head_dim = 576 elements (model_arch_config_convertor.py is_deepseek_mla lists
+    # 'bailing_hybrid'), 1,152 B a token in bf16. _get_kda_state_shape_for_config (lines 140-157) ->
+    # mamba_utils.py kda_state_shape (lines 304-327): conv (16 x 128 + 2 x 16 x 128) x (4 - 1) = 18,432 elements in the
+    # model dtype, recurrent 16 x 128 x 128 = 262,144 in float32 (kda_state_dtype, lines 141-156, 'auto' as the model
+    # class passes it): 36,864 + 1,048,576 = 1,085,440 B a KDA layer
+    layers = _plan_layers(tmp_path, LING3_TINY)
+    assert [x[0] == "full" for x in layers] == [i % 4 == 3 for i in range(24)]
+    assert {x[3] for x in layers if x[0] == "full"} == {576 * 2}
+    assert sum(x[3] for x in layers) == 6 * 1_152 == 6_912
+    assert {x[4] for x in layers if x[0] != "full"} == {3 * 16 * 128 * 3 * 2 + 16 * 128 * 128 * 4} == {1_085_440}
+    # the same model type under BailingMoeV2_5ForCausalLM is bailing_moe_linear.py's linear attention beside MLA
+    # (registry.py), which the planner does not model: refused, not planned as Ling 3.0
+    v25 = {**LING3_TINY, "architectures": ["BailingMoeV2_5ForCausalLM"]}
+    with pytest.raises(ConfigError, match="'bailing_hybrid' .BailingMoeV2_5ForCausalLM.: an architecture the planner"):
+        config_from_dict(v25, "config.json")
