@@ -167,6 +167,10 @@ DIVIDING_FAMILIES = frozenset(
         # BailingAttention takes config.head_dim or hidden_size // heads over config.num_key_value_heads, every layer
         # full (0.34.0 sdist)
         "bailing_moe",
+        # TeleChat2 (TeleChat2ForCausalLM, model_type 'telechat', a remote-code config: REMOTE_CONFIG_CLASSES):
+        # telechat2.py builds LlamaModel over it (LlamaAttention: head_dim or hidden_size // heads, 0.34.0 sdist); its
+        # KV heads must be stated (KV_HEADS_STATED)
+        "telechat",
         "olmo2",
         "olmo3",
         "gpt_neox",
@@ -292,6 +296,11 @@ STATING_FAMILIES = frozenset(
         "minimax_m1",
     }
 )
+# Families whose config class sets num_key_value_heads to None where the file leaves it out, which vLLM's attention
+# cannot be built over: TeleChat2's remote TelechatConfig (num_key_value_heads = kwargs.pop('num_key_value_heads',
+# None), Tele-AI/TeleChat2 model/115B/configuration_telechat.py), read by llama.py LlamaDecoderLayer as
+# getattr(config, 'num_key_value_heads', heads), which finds the None
+KV_HEADS_STATED = frozenset({"telechat"})
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py); the
 # sparse-attention ones (DeepSeek-V3.2 deepseek_v32, GLM-5 glm_moe_dsa: index_topk) add an indexer cache
 # (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent). GLM-4.7-Flash
@@ -353,7 +362,12 @@ VLLM_CONFIG_MODEL_TYPES = frozenset(
 # models/configuration_bailing_moe.py, as vLLM copied it into vllm/transformers_utils/configs/bailing_moe.py
 # (search-index file id 5816589556: vocab_size 30592, hidden_size 1024, num_hidden_layers 24, num_attention_heads 16,
 # num_key_value_heads 0, max_position_embeddings 16384, num_experts 16, num_experts_per_tok 2, tie_word_embeddings
-# False; head_dim None -> hidden_size // heads; use_sliding_window False)
+# False; head_dim None -> hidden_size // heads; use_sliding_window False). TeleChat2: TelechatConfig of
+# Tele-AI/TeleChat2 model/115B/configuration_telechat.py (search-index file id 14090701734: attribute_map
+# num_hidden_layers -> n_layer, num_attention_heads -> n_head; vocab_size 160256, hidden_size 4096, n_layer 30, n_head
+# 32, ffn_hidden_size 12288, num_key_value_heads None: KV_HEADS_STATED; no tie_word_embeddings default of its own), with
+# the intermediate_size -> ffn_hidden_size alias vLLM's TeleChat2Model adds to that attribute_map (telechat2.py, 0.34.0
+# sdist)
 REMOTE_CONFIG_CLASSES = {
     "exaone": ConfigClassEntry.model_validate({
         "class": "ExaoneConfig", "aliases": {"num_hidden_layers": "num_layers"},
@@ -369,6 +383,15 @@ REMOTE_CONFIG_CLASSES = {
                      "num_experts_per_tok": 2},
         "refuses_indivisible_hidden_size": False, "tie_word_embeddings": False,
         "source": "https://github.com/inclusionAI/Ling/blob/master/models/configuration_bailing_moe.py",
+    }),
+    "telechat": ConfigClassEntry.model_validate({
+        "class": "TelechatConfig",
+        "aliases": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                    "intermediate_size": "ffn_hidden_size"},
+        "defaults": {"vocab_size": 160256, "hidden_size": 4096, "num_hidden_layers": 30, "num_attention_heads": 32,
+                     "intermediate_size": 12288},
+        "refuses_indivisible_hidden_size": False,
+        "source": "https://github.com/Tele-AI/TeleChat2/blob/main/model/115B/configuration_telechat.py",
     }),
 }  # fmt: skip
 
@@ -1224,7 +1247,7 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
             )  # fmt: skip
         text["head_dim"] = hidden // heads
     if text.get("num_key_value_heads") is None:
-        if family not in DIVIDING_FAMILIES:
+        if family not in DIVIDING_FAMILIES or family in KV_HEADS_STATED:
             raise _fail(where, "num_key_value_heads", f"is missing; {family} has no multi-head default")
         text["num_key_value_heads"] = text["num_attention_heads"]
     overrides = text.get("per_layer_config")

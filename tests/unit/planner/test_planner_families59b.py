@@ -192,3 +192,35 @@ def test_a_per_layer_rope_theta_is_read_only_for_step3p5() -> None:
         config_from_dict(llama, "config.json")
     with pytest.raises(ConfigError, match=r"'rope_theta\[1\]' must be a number"):
         config_from_dict({**STEP3P5, "rope_theta": [5000000.0, "x"] + [1.0] * 46}, "config.json")
+
+
+# Tele-AI/TeleChat2's 115B config.json as the model's own repository publishes it (Tele-AI/TeleChat2
+# model/115B/config.json, commit f2864e8d; search-index file id 14096628988): model_type 'telechat', n_layer / n_head
+TELECHAT2_115B = {"apply_residual_connection_post_layernorm": False, "architectures": ["TelechatForCausalLM"],
+                  "auto_map": {"AutoConfig": "configuration_telechat.TelechatConfig",
+                               "AutoModelForCausalLM": "modeling_telechat.TelechatForCausalLM"},
+                  "attention_dropout": 0.0, "attention_softmax_in_fp32": True, "bias_dropout_fusion": True,
+                  "bos_token_id": 1, "eos_token_id": 2, "hidden_dropout": 0.0, "hidden_size": 8192,
+                  "initializer_range": 0.02, "layer_norm_epsilon": 1e-08, "masked_softmax_fusion": True,
+                  "model_type": "telechat", "n_head": 64, "n_inner": None, "num_key_value_heads": 8, "n_layer": 96,
+                  "pad_token_id": 3, "pretraining_tp": 2, "skip_bias_add": False, "skip_bias_add_qkv": False,
+                  "slow_but_exact": False, "unk_token_id": 0, "use_cache": True, "vocab_size": 131072,
+                  "ffn_hidden_size": 40960, "flash_attn": True, "tie_word_embeddings": False, "training_seqlen": 8192,
+                  "base_seqlen": 8192, "seq_length": 8192}  # fmt: skip
+
+
+def test_telechat2_is_planned_over_its_n_layer_and_n_head(tmp_path: Path) -> None:
+    # telechat2.py TeleChat2Model (lines 27-33): LlamaModel over the remote TelechatConfig, whose attribute_map reads
+    # n_layer / n_head as num_hidden_layers / num_attention_heads; llama.py LlamaDecoderLayer (lines 289-290)
+    # num_key_value_heads = 8, LlamaAttention (lines 158-159) head_dim or 8192 // 64 = 128:
+    # 96 x 2 x 8 x 128 x 2 B = 393,216 B a token. vLLM serves the file under TeleChat2ForCausalLM, the architecture
+    # Tele-AI's own AWQ script writes into it 'in order to use VLLM inference' (autoAWQ/telechat_quant.py, search-index
+    # file id 14381823743); its TelechatForCausalLM is no vLLM architecture
+    served = {**TELECHAT2_115B, "architectures": ["TeleChat2ForCausalLM"]}
+    layers = _plan_layers(tmp_path, served)
+    assert {x[:4] for x in layers} == {("full", 8, 128, 2 * 8 * 128 * 2)} and len(layers) == 96
+    assert sum(x[3] for x in layers) == 393_216
+    # TelechatConfig.__init__ sets num_key_value_heads = kwargs.pop('num_key_value_heads', None): a file without it
+    # gives LlamaAttention None KV heads, which it cannot build, so the planner names the field
+    with pytest.raises(ConfigError, match="'num_key_value_heads' is missing"):
+        config_from_dict({k: v for k, v in served.items() if k != "num_key_value_heads"}, "config.json")
