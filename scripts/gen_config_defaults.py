@@ -43,8 +43,15 @@ WRAPPERS = (
 
 def _aliases(cls: type) -> dict[str, str]:
     """The class's attribute_map for the fields the planner reads: {standard name: the name the file gives it}
-    (GPT2Config: num_attention_heads -> n_head), which transformers reads for the standard name."""
-    return {name: source for name, source in getattr(cls, "attribute_map", {}).items() if name in DEFAULTED_FIELDS}
+    (GPT2Config: num_attention_heads -> n_head), which transformers reads for the standard name; and where the map
+    names the field the planner reads as the attribute behind another name, that name, which transformers sets it
+    from (PreTrainedConfig.__setattr__: Step3p7TextConfig's file-side num_attention_groups sets num_key_value_heads)."""
+    mapping = getattr(cls, "attribute_map", {})
+    out = {name: source for name, source in mapping.items() if name in DEFAULTED_FIELDS}
+    for alias, real in mapping.items():
+        if real in DEFAULTED_FIELDS and alias not in DEFAULTED_FIELDS and real not in out:
+            out[real] = alias
+    return out
 
 
 def _field_defaults(cls: type) -> dict[str, Any]:

