@@ -49,7 +49,7 @@ from onechip.bench import agent, stats, trace
 from onechip.bench.client import DRAIN_S, TIMED_OUT, data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, replica_served, scrape, scrape_url
 from onechip.bench.prompts import PromptBuilder
-from onechip.bench.worker import FAILS_TO_STOP, WorkerPool, first_line, run_job, split_streams
+from onechip.bench.worker import FAILS_TO_STOP, WorkerPool, asked_wait_s, first_line, run_job, split_streams
 from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted, OnechipError
 from onechip.paths import exclusive, kind_of, read_regular, write_text_atomic
 from onechip.planner.fit import blocks_for
@@ -170,7 +170,7 @@ PROBE_LADDER = (
 # an unknown or invalid field, and 422, FastAPI's answer to a body its request model refuses (RequestValidationError)
 REFUSED_BODY = (400, 422)
 PROBE_ATTEMPTS = 3  # a probe failing transiently (_transient) is sent again, this many times in all...
-PROBE_BACKOFF_S = 0.2  # ...after 0.2 s, then 0.4 s: the probe measures nothing, a server's hiccup must not end the run
+PROBE_BACKOFF_S = 0.2  # ...after 0.2 s, then 0.4 s (or a refusal's Retry-After): a server's hiccup must not end the run
 
 
 def _transient(out: StreamOutcome) -> bool:
@@ -424,7 +424,9 @@ class _Run:
                     out = await stream_chat(http, base, body)
                     if not _transient(out):
                         break
-                    await asyncio.sleep(PROBE_BACKOFF_S * (attempt + 1))
+                    # at least what a refusal's Retry-After asked (as a stream waits it: worker.asked_wait_s)
+                    asked_s = asked_wait_s(out, self.config.request_timeout_s)
+                    await asyncio.sleep(max(PROBE_BACKOFF_S * (attempt + 1), asked_s))
             if out.error is None:
                 self.extras, self.continuous_usage, self.include_usage = extras, continuous, usage
                 if not extras:

@@ -29,7 +29,7 @@ from onechip.bench.client import Count, data_session, stream_chat_timed
 from onechip.bench.prompts import build_content
 from onechip.errors import OnechipError, redact
 from onechip.procs import die_with_parent
-from onechip.schemas.bench import RepJob, RequestSample
+from onechip.schemas.bench import RepJob, RequestSample, StreamOutcome
 from onechip.vllm.wire import bench_chat_body, user_message
 
 Emit = Callable[[RequestSample], None]
@@ -256,12 +256,12 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
         await streams.counted()
 
 
-def asked_wait_s(sample: RequestSample, timeout_s: float) -> float:
-    """The wait, s, before the next request of the stream that sent `sample`: what its refusal's Retry-After asked
-    (RFC 9110 section 10.2.3: the client ought to wait that long before a follow-up request), at most `timeout_s`,
-    the request timeout: a server asking longer than the user gives any one request is down more than busy, and a
-    Retry-After of a day would hold a counted run that long; 0 without one."""
-    return 0.0 if sample.retry_after_s is None else min(sample.retry_after_s, timeout_s)
+def asked_wait_s(outcome: StreamOutcome, timeout_s: float) -> float:
+    """The wait, s, before the next request of the stream that sent `outcome` (or the probe's next try): what its
+    refusal's Retry-After asked (RFC 9110 section 10.2.3: the client ought to wait that long before a follow-up
+    request), at most `timeout_s`, the request timeout: a server asking longer than the user gives any one request is
+    down more than busy, and a Retry-After of a day would hold a counted run that long; 0 without one."""
+    return 0.0 if outcome.retry_after_s is None else min(outcome.retry_after_s, timeout_s)
 
 
 def in_flight_cap(job: RepJob) -> int:

@@ -4,8 +4,10 @@ next request (RFC 9110 section 10.2.3), recorded, never counted as latency; a ce
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+from multidict import CIMultiDict, CIMultiDictProxy
 from rich.console import Console
 
 from fakes.vllm_server import FakeVllm
@@ -14,6 +16,7 @@ from onechip.bench.runner import load_samples
 from onechip.bench.worker import FAILS_TO_STOP
 from onechip.cli.bench_cmd import print_run
 from onechip.report.markdown_bench import grids
+from onechip.retry_after import retry_after_s
 from onechip.schemas.bench import BenchConfig
 
 
@@ -135,3 +138,21 @@ def test_agent_sessions_wait_a_refused_turn_and_stop_on_fails_to_stop(tmp_path: 
         assert len(srv.chat_requests) == 1 + FAILS_TO_STOP
     assert cell.status == "failed" and f"{FAILS_TO_STOP} requests failed in a row" in (cell.reason or "")
     assert [s.last_in_stream for s in _measured(tmp_path / "dead")].count(True) == 1
+
+
+def test_the_probe_sent_again_after_a_503_waits_its_retry_after(tmp_path: Path) -> None:
+    """The probe request (chat 1) answered 503 with Retry-After: 1 is sent again (runner.PROBE_ATTEMPTS) after the
+    1 s asked, not after PROBE_BACKOFF_S (0.2 s) alone: the run of 1 measured 10 ms answer takes over 1 s."""
+    t0 = time.perf_counter()
+    with FakeVllm(fail_status={1: 503}, retry_after="1") as srv:
+        run = api.bench(_config(srv.url, requests_per_client=1), out_dir=tmp_path)
+        assert len(srv.chat_requests) == 3  # the probe, its second try, the measured request
+    assert run.cells[0].status == "ok" and time.perf_counter() - t0 >= 1.0
+
+
+def test_retry_after_is_read_from_the_data_planes_headers_in_either_form() -> None:
+    """aiohttp's headers (CIMultiDictProxy) as httpx's: any case, delay-seconds or an HTTP-date counted from the
+    answer's Date (RFC 9110 sections 10.2.3 and 6.6.1: 07:28:02 against 07:28:00 is 2 s)."""
+    date = {"Retry-After": "Wed, 21 Oct 2015 07:28:02 GMT", "Date": "Wed, 21 Oct 2015 07:28:00 GMT"}
+    assert retry_after_s(CIMultiDictProxy(CIMultiDict(date))) == 2.0
+    assert retry_after_s(CIMultiDictProxy(CIMultiDict({"RETRY-AFTER": "7"}))) == 7.0
