@@ -1,22 +1,21 @@
-"""Retry-After, the wait a busy or rate-limiting HTTP answer asks for: read by the cloud layer's API calls and by the
-check client's busy retries (vllm.wire), so it lives below both."""
+"""Retry-After, the wait a busy or rate-limiting HTTP answer asks for: read by the cloud layer's API calls, by the
+check client's busy retries (vllm.wire) and by the bench's streamed requests (bench.client), so it lives below all."""
 
 from __future__ import annotations
 
 import email.utils
 import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
-import httpx
 
-
-def retry_after_s(headers: httpx.Headers) -> float | None:
-    """Seconds the answer's Retry-After asks to wait, in either of its forms (RFC 9110 section 10.2.3: delay-seconds,
-    or an HTTP-date, whole seconds rounded up; one already past is 0), else None: also for a header that is
-    neither (a latin-1 '²' passes str.isdigit, a 20-digit year overflows the date parser). An HTTP-date is counted
-    from the answer's own Date (RFC 9110 section 6.6.1: when the server sent it, by the server's clock, the clock
-    the Retry-After date is on), else from now: counted from this machine's clock, a client whose clock ran ahead
-    of the server's read the wait as 0 and sent again at once."""
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """Seconds the answer's Retry-After asks to wait (`headers` looked up case-insensitively, as httpx's and aiohttp's
+    are), in either of its forms (RFC 9110 section 10.2.3: delay-seconds, or an HTTP-date, whole seconds rounded up;
+    one already past is 0), else None: also for a header that is neither (a latin-1 '²' passes str.isdigit, a 20-digit
+    year overflows the date parser). An HTTP-date is counted from the answer's own Date (RFC 9110 section 6.6.1: when
+    the server sent it, by the server's clock, the clock the Retry-After date is on), else from now: counted from this
+    machine's clock, a client whose clock ran ahead of the server's read the wait as 0 and sent again at once."""
     text = headers.get("retry-after", "").strip()
     if text.isascii() and text.isdigit():
         return float(text)

@@ -37,6 +37,8 @@ Conventions (DESIGN.md "Measuring right"):
   the three, or no complete answer within the request timeout.
   A request whose connection dropped before any answer came is sent once more, on a new connection (`_post`: a
   keep-alive connection the server closed as the request went out); what that second try gets is the request's.
+- A refusal that asks for a wait (HTTP 429 or 503 with Retry-After, RFC 9110 section 10.2.3) says how long in
+  `retry_after_s`; the request is failed all the same, and never sent again here: its stream waits (bench.worker).
 
 The data plane uses aiohttp, not httpx: aiohttp parses HTTP in C (llhttp) and hands over everything one
 socket read brought, while httpx's pure-Python h11 yields one event per chunked-encoding chunk, i.e. one per
@@ -58,8 +60,10 @@ from typing import Any
 
 import aiohttp
 
+from onechip.retry_after import retry_after_s
 from onechip.schemas.bench import StreamOutcome, usage_below_zero
 from onechip.vllm.wire import (
+    BUSY_STATUSES,
     CONNECT_TIMEOUT_S,
     SAID_BYTES,
     SAID_S,
@@ -397,6 +401,8 @@ async def stream_chat_timed(
             out.http_status = resp.status
             if resp.status != 200:
                 out.error = error_message(resp.status, await _said(resp))
+                if resp.status in BUSY_STATUSES:  # the wait it asks before the next request (bench.worker waits it)
+                    out.retry_after_s = retry_after_s(resp.headers)
                 return out, None
             if not await _read_stream(http, resp, url, timing):
                 return out, None

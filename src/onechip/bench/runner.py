@@ -21,7 +21,9 @@ Open-loop requests carry their intended send time; the summary reports the slip 
 schedule slipped (bench.stats.schedule_slip).
 
 A cell is `infeasible` when a plan says clients x (context + output) exceeds the KV pool, and `failed` when
-most of a repetition's measured requests fail; it is never dropped.
+most of a repetition's measured requests fail, or its streams stopped (bench.worker.FAILS_TO_STOP requests failed in
+a row); it is never dropped. A refusal's Retry-After is waited by its closed-loop stream (bench.worker.asked_wait_s),
+and the cell says how many asked and how long (CellResult.requests_asked_wait, asked_wait_s, waited_s).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from onechip.bench import agent, stats, trace
 from onechip.bench.client import DRAIN_S, TIMED_OUT, data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, replica_served, scrape, scrape_url
 from onechip.bench.prompts import PromptBuilder
-from onechip.bench.worker import WorkerPool, first_line, run_job, split_streams
+from onechip.bench.worker import FAILS_TO_STOP, WorkerPool, asked_wait_s, first_line, run_job, split_streams
 from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted, OnechipError
 from onechip.paths import exclusive, kind_of, read_regular, write_text_atomic
 from onechip.planner.fit import blocks_for
@@ -168,7 +170,7 @@ PROBE_LADDER = (
 # an unknown or invalid field, and 422, FastAPI's answer to a body its request model refuses (RequestValidationError)
 REFUSED_BODY = (400, 422)
 PROBE_ATTEMPTS = 3  # a probe failing transiently (_transient) is sent again, this many times in all...
-PROBE_BACKOFF_S = 0.2  # ...after 0.2 s, then 0.4 s: the probe measures nothing, a server's hiccup must not end the run
+PROBE_BACKOFF_S = 0.2  # ...after 0.2 s, then 0.4 s (or a refusal's Retry-After): a server's hiccup must not end the run
 
 
 def _transient(out: StreamOutcome) -> bool:
@@ -422,7 +424,9 @@ class _Run:
                     out = await stream_chat(http, base, body)
                     if not _transient(out):
                         break
-                    await asyncio.sleep(PROBE_BACKOFF_S * (attempt + 1))
+                    # at least what a refusal's Retry-After asked (as a stream waits it: worker.asked_wait_s)
+                    asked_s = asked_wait_s(out, self.config.request_timeout_s)
+                    await asyncio.sleep(max(PROBE_BACKOFF_S * (attempt + 1), asked_s))
             if out.error is None:
                 self.extras, self.continuous_usage, self.include_usage = extras, continuous, usage
                 if not extras:
@@ -586,11 +590,15 @@ class _Run:
                         builder.calibrate(statistics.median(off))
                 measured = [s for s in by_rep[rep] if not s.warmup]
                 failed = [s for s in measured if s.status == "failed"]
-                if len(failed) * 2 > len(measured):
+                # streams that stopped (worker.FAILS_TO_STOP) cut the rep short: its figures are no measurement
+                stopped = any(s.stopped_streams for s in by_rep[rep])
+                if len(failed) * 2 > len(measured) or stopped:
+                    first = (failed or [s for s in by_rep[rep] if s.status == "failed"])[0].error  # else a warm-up's
                     cell.status = "failed"
                     cell.reason = (
-                        f"rep {rep + 1}/{cfg.reps}: {len(failed)} of {len(measured)} measured requests failed; "
-                        f"first: {failed[0].error}"
+                        f"rep {rep + 1}/{cfg.reps}: {len(failed)} of {len(measured)} measured requests failed"
+                        + (f" (the streams stopped after {FAILS_TO_STOP} requests failed in a row)" if stopped else "")
+                        + f"; first: {first}"
                     )
                     break
         finally:

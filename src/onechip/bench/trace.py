@@ -100,9 +100,16 @@ def offsets_s(items: list[TraceItem], speed: float) -> list[float]:
     offsets = [(i.at_s() - t0) / speed for i in items]
     if max(offsets) > MAX_SECONDS:
         raise ConfigError(
-            f"--trace replays over {max(offsets):,.0f} s at --trace-speed {speed:g}; at most {MAX_SECONDS:,.0f} s"
+            f"--trace replays over {_seconds_text(max(offsets))} at --trace-speed {speed:g}; at most "
+            f"{MAX_SECONDS:,.0f} s"
         )
     return offsets
+
+
+def _seconds_text(seconds: float) -> str:
+    """A length in seconds as a person reads it: whole seconds to 1e9 (~32 years), beyond in two significant figures
+    (a timestamp of 1e300 ms printed 298 digits)."""
+    return f"{seconds:,.0f} s" if seconds < 1e9 else f"{seconds:.1e} s"
 
 
 def median_input(items: list[TraceItem]) -> int:

@@ -29,7 +29,7 @@ from onechip.bench.client import Count, data_session, stream_chat_timed
 from onechip.bench.prompts import build_content
 from onechip.errors import OnechipError, redact
 from onechip.procs import die_with_parent
-from onechip.schemas.bench import RepJob, RequestSample
+from onechip.schemas.bench import RepJob, RequestSample, StreamOutcome
 from onechip.vllm.wire import bench_chat_body, user_message
 
 Emit = Callable[[RequestSample], None]
@@ -39,6 +39,12 @@ _DONE, _WARM, _GO = b"DONE", b"WARM", b"GO"
 WORKER_ARGV = [sys.executable, "-c", "from onechip.bench.worker import main; main()"]
 _GO_LEAD_S = 0.01  # the shared start of the measured requests is this far ahead, so every worker hears of it in time
 _MAX_LINE_BYTES = 1 << 28  # a sample holds one float per chunk: 8k tokens is ~200 KB
+# a job's closed-loop streams stop once this many of its requests failed in a row, none ok between: GuideLLM judges a
+# run's errors over windows of 30 requests (settings.constraint_error_window_size and constraint_error_min_processed,
+# scheduler/constraints/error.py); a server failing requests at random at the half that fails a cell (runner) fails
+# 30 in a row with a chance of 2**-30 (~1e-9) at each request, so only one that fails them all (down, a 404 model,
+# a 500 at once) stops a cell, which otherwise resent at once from every stream for all of --duration-s
+FAILS_TO_STOP = 30
 
 
 def first_line(tag: str | None, stream: int, seq: int) -> str:
@@ -65,6 +71,8 @@ class _Streams:
         self.seqs = dict.fromkeys(job.streams, 0)
         self.counting: set[asyncio.Task[None]] = set()  # answers without usage being counted (see finish)
         self.emitting: dict[int, asyncio.Task[None]] = {}  # by stream: the task emitting its latest sample
+        self.fails_in_row = 0  # the job's requests failed since its last ok one (see failing)
+        self.stopped = False
 
     async def request(
         self,
@@ -117,6 +125,15 @@ class _Streams:
         self.counting.add(task)
         task.add_done_callback(self.counting.discard)
 
+    def failing(self, sample: RequestSample) -> bool:
+        """Count `sample` in the job's requests failed in a row (an ok one ends the run); True from the FAILS_TO_STOP-th
+        on: each closed-loop stream of the job ends after the request it has in flight, and the request that reached
+        the count says so (`stopped_streams`: its repetition was cut short, runner fails the cell)."""
+        self.fails_in_row = 0 if sample.status == "ok" else self.fails_in_row + 1
+        if self.fails_in_row >= FAILS_TO_STOP and not self.stopped:
+            self.stopped = sample.stopped_streams = True
+        return self.stopped
+
     async def counted(self) -> None:
         """Wait until every answer being counted is counted and emitted."""
         await asyncio.gather(*self.counting)
@@ -127,26 +144,37 @@ class _Streams:
         return n < self.job.warmup_requests
 
     async def warm_up(self, stream: int) -> None:
+        """Warm-up requests of `stream`, each sent when the last ends, after the wait a refusal asked (asked_wait_s);
+        none after the job's requests failed FAILS_TO_STOP in a row (its measured requests then are one per stream)."""
         n = 0
-        while self.warming(n):
-            self.finish(*await self.request(stream, warmup=True))
+        while self.warming(n) and not self.stopped:
+            sample, count = await self.request(stream, warmup=True)
             n += 1
+            self.failing(sample)
+            sample.waited_s = asked_wait_s(sample, self.job.request_timeout_s)
+            self.finish(sample, count)
+            await asyncio.sleep(sample.waited_s)
 
     async def closed_loop(self, stream: int) -> None:
-        """Measured requests of `stream`, each sent when the last ends (after the warm-up and the gate)."""
+        """Measured requests of `stream`, each sent when the last ends (after the warm-up and the gate) and after the
+        wait a refusal asked (asked_wait_s, `waited_s`): a wait reaching past --duration-s ends the stream there, as
+        FAILS_TO_STOP requests of the job failed in a row do."""
         job = self.job
         start, n = time.perf_counter(), 0
         while True:
             sample, count = await self.request(stream, warmup=False)
             n += 1
-            if job.duration_s is not None:
-                more = time.perf_counter() < start + job.duration_s
+            wait_s = asked_wait_s(sample, job.request_timeout_s)
+            if job.duration_s is not None:  # after a wait past the end it would send nothing: it ends now
+                more = time.perf_counter() + wait_s < start + job.duration_s
             else:
                 more = n < job.requests_per_client
-            sample.last_in_stream = not more
+            more = not self.failing(sample) and more
+            sample.last_in_stream, sample.waited_s = not more, wait_s if more else 0.0
             self.finish(sample, count)
             if not more:
                 return
+            await asyncio.sleep(sample.waited_s)
 
     async def sessions(self, stream: int) -> None:
         """Agent workload, after the warm-up (single-turn grid prompts: they warm the engine, not the shared
@@ -158,14 +186,24 @@ class _Streams:
             for turn in range(job.turns):
                 history.append(user_message(agent.user_text(stream, session, turn, job.user_tokens))[0])
                 sample, count = await self.request(stream, False, None, list(history), session=session, turn=turn)
-                sample.last_in_stream = session == job.sessions_per_client - 1 and turn == job.turns - 1
+                last = session == job.sessions_per_client - 1 and turn == job.turns - 1
+                sample.last_in_stream = self.failing(sample) or last
+                sample.waited_s = 0.0 if sample.last_in_stream else asked_wait_s(sample, job.request_timeout_s)
                 # a failed turn does not end the session: the history is replayed, not answered
                 self.finish(sample, count)
+                if sample.last_in_stream:
+                    return
                 history += agent.turn_history(stream, session, turn, job.call_tokens, job.result_tokens)
+                await asyncio.sleep(sample.waited_s)  # the server's, apart from the user's think time
                 if job.think_time_s and turn < job.turns - 1:
                     await asyncio.sleep(job.think_time_s)
 
     async def open_loop(self, arrivals_s: list[tuple[float, int]], gate: Gate) -> None:
+        """Measured requests sent at their offsets from the gate's start (after the warm-up). The arrivals are a
+        schedule of independent users: a refusal's Retry-After (kept in its sample) delays no later arrival, as a
+        server's answer to one user does not make the next one arrive later, and a schedule held back by the server
+        would hide its refusals as a slower rate (coordinated omission, DESIGN.md "Measuring right"). Nor does the
+        schedule stop at FAILS_TO_STOP failures: it sends at most the rate asked, never at once after each failure."""
         await asyncio.gather(*(self.warm_up(i) for i in self.job.streams))
         left = dict.fromkeys(self.job.streams, 0)
         for _, stream in arrivals_s:
@@ -216,6 +254,14 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
         else:
             await streams.open_loop(job.arrivals_s, gate)
         await streams.counted()
+
+
+def asked_wait_s(outcome: StreamOutcome, timeout_s: float) -> float:
+    """The wait, s, before the next request of the stream that sent `outcome` (or the probe's next try): what its
+    refusal's Retry-After asked (RFC 9110 section 10.2.3: the client ought to wait that long before a follow-up
+    request), at most `timeout_s`, the request timeout: a server asking longer than the user gives any one request is
+    down more than busy, and a Retry-After of a day would hold a counted run that long; 0 without one."""
+    return 0.0 if outcome.retry_after_s is None else min(outcome.retry_after_s, timeout_s)
 
 
 def in_flight_cap(job: RepJob) -> int:

@@ -16,6 +16,7 @@ from onechip.cli.options import on_command_line, options_from
 from onechip.cli.render import console, live_progress, print_whole, print_written, titled_table
 from onechip.errors import ConfigError
 from onechip.paths import run_dir
+from onechip.report.markdown_bench import waits_text
 from onechip.report.search import clients_answer, probe_load_text
 from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import LATE_SEND_MS, TTFT_CONVENTION, PolicyComparison, SearchResult
@@ -90,6 +91,8 @@ def print_run(run: BenchRun, out: Console) -> None:
                 f"[red]{label}[/]: {cell.requests_failed} of {measured} measured "
                 f"requests failed (their tokens are not counted); first: {cell.first_error}"
             )
+        if cell.requests_asked_wait:
+            out.print(f"[yellow]{label}[/]: the server asked for waits (Retry-After): {waits_text(cell)}")
         if cell.requests_ended_early:
             out.print(
                 f"[yellow]{label}[/]: {cell.requests_ended_early} "

@@ -1,5 +1,5 @@
 """The bench sections of the Markdown report: the three context x clients grids (aggregate tok/s with
-CV, median TTFT, per-stream tok/s), the cells not measured or with failed requests, and the workload
+CV, median TTFT, per-stream tok/s), the cells not measured, with failed requests or asked to wait, and the workload
 guidance drawn from the run's own KV pool. Pure rendering from the result models.
 """
 
@@ -56,6 +56,11 @@ def _unmeasured(config: BenchConfig, cells: list[CellResult]) -> list[str]:
             f"- {name(c)}: {c.requests_failed} failed; first: {tables.md_text(c.first_error or 'no error recorded')}"
             for c in partial
         ]
+    asked = [c for c in cells if c.requests_asked_wait]
+    if asked:
+        lines += ["", "Cells whose server asked for waits (Retry-After, HTTP 429 / 503):"] + [
+            f"- {name(c)}: {waits_text(c)}" for c in asked
+        ]
     lengths = [c for c in cells if c.status == "ok" and (c.requests_ended_early or c.requests_over_max_tokens)]
     if lengths:
         lines += ["", "Cells whose output length was not the one asked for:"] + [
@@ -71,6 +76,17 @@ def _unmeasured(config: BenchConfig, cells: list[CellResult]) -> list[str]:
             for c in lengths
         ]
     return lines
+
+
+def waits_text(c: CellResult) -> str:
+    """What the server asked `c`'s streams to wait and what they waited (CellResult.requests_asked_wait): the report's
+    and the console's words."""
+    n = c.requests_asked_wait
+    return (
+        f"{n:,} refused request{'s' * (n != 1)} asked {c.asked_wait_s:,.1f} s of waits in all; the streams waited "
+        f"{c.waited_s:,.1f} s before their next requests (bounded by the request timeout and the cell's time; "
+        "an open loop keeps its schedule), in no latency"
+    )
 
 
 def _not_run(bench: BenchRun) -> list[str]:

@@ -726,6 +726,11 @@ class StreamOutcome(ResultModel):
     finish_reason: str | None = Field(default=None, description="finish_reason of the last choice chunk.")
     http_status: int | None = Field(default=None, description="HTTP status of the response, if one came.")
     error: str | None = Field(default=None, description="The server's message or the transport error.")
+    retry_after_s: float | None = Field(
+        default=None,
+        description="An HTTP 429 or 503 answer: the wait its Retry-After asked for before the next request, s "
+        "(retry_after.retry_after_s: RFC 9110 section 10.2.3, either form); None without one.",
+    )
     stalled: bool = Field(
         default=False,
         description="The finish_reason came with usage, then nothing more (no final usage chunk, no [DONE], no "
@@ -764,6 +769,16 @@ class RequestSample(StreamOutcome):
     status: Literal["ok", "failed"] = Field(default="ok", description="'failed' when the request has an error.")
     last_in_stream: bool = Field(
         default=False, description="The last request of its stream in this repetition to end (resume)."
+    )
+    waited_s: float = Field(
+        default=0.0,
+        description="Closed loop: how long its stream waited after it, before its next request, as its retry_after_s "
+        "asked (bounded: bench.worker.asked_wait_s), s; in no latency and no think time.",
+    )
+    stopped_streams: bool = Field(
+        default=False,
+        description="Its streams stopped after it: bench.worker.FAILS_TO_STOP requests in a row had failed; the "
+        "repetition was cut short and its cell is failed.",
     )
 
     @model_validator(mode="after")
@@ -1007,6 +1022,15 @@ class CellResult(ResultModel):
         "sent (the server did not honour it; their tokens are counted as reported).",
     )
     first_error: str | None = Field(default=None, description="The first failed request's message.")
+    requests_asked_wait: int = Field(
+        default=0, description="Measured requests refused with a Retry-After (HTTP 429 or 503), all reps."
+    )
+    asked_wait_s: float = Field(default=0.0, description="The waits those Retry-After headers asked for, in all, s.")
+    waited_s: float = Field(
+        default=0.0,
+        description="The waits the closed-loop streams kept before their next requests, in all, s (bounded by the "
+        "request timeout and the cell's time; an open loop keeps its schedule: 0).",
+    )
     slip_ms: Dist = Field(
         default_factory=Dist, description="Open loop: actual send - intended send, ms (queueing in the client)."
     )

@@ -12,7 +12,7 @@ import pytest
 from fakes.vllm_server import FakeVllm
 from onechip.bench import run_grid
 from onechip.bench.runner import load_samples
-from onechip.bench.trace import load_trace
+from onechip.bench.trace import load_trace, offsets_s
 from onechip.cli.bench_cmd import slip_lines
 from onechip.errors import ConfigError
 from onechip.report.markdown_bench import grids
@@ -113,3 +113,22 @@ def test_a_trace_faster_than_the_server_says_so(tmp_path: Path) -> None:
     assert run.cells[0].schedule_slipped
     assert any("replaying the trace" in line for line in slip_lines(run))
     assert any("the trace's send times" in line for line in grids(run))
+
+
+@pytest.mark.parametrize(
+    ("timestamp_ms", "said"),
+    [
+        (1e300, "--trace replays over 1.0e+297 s at --trace-speed 1; at most 604,800 s"),  # 1e300 ms = 1e297 s
+        (700_000_000, "--trace replays over 700,000 s at --trace-speed 1; at most 604,800 s"),  # 7 days = 604,800 s
+    ],
+)
+def test_a_trace_too_long_says_its_length_readably(tmp_path: Path, timestamp_ms: float, said: str) -> None:
+    """A trace whose last timestamp is 1e300 ms is refused (over MAX_SECONDS, 7 days) with its length in three
+    figures, where it printed a 298-digit number of seconds; a length of a few days keeps its digits."""
+    path = tmp_path / "t.jsonl"
+    rows = [{"timestamp": 0, "input_length": 8, "output_length": 4}, {"timestamp": timestamp_ms, "input_length": 8,
+            "output_length": 4}]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ConfigError) as err:
+        offsets_s(load_trace(path), 1.0)
+    assert str(err.value) == said
