@@ -34,7 +34,7 @@ from pydantic import create_model, model_validator
 
 from onechip import __version__
 from onechip.errors import ConfigError
-from onechip.mcp.bridge import refusal, result, run_job, signature_of, wait_for_jobs
+from onechip.mcp.bridge import InterruptedTaskFilter, refusal, result, run_job, signature_of, wait_for_jobs
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs, refuse_set_paths
 from onechip.procs import cap_heap, heap_in_use_bytes
 from onechip.schemas.common import GIB
@@ -173,11 +173,15 @@ class _Arguments(ArgModelBase):
 
 def build_server(read_only: bool = False) -> MCPServer:
     """The onechip MCP server; `read_only` registers only the tools that change nothing (see mcp.tools). Raises
-    HTTP_CLIENT_LOGGERS to WARNING, so no request is logged on stderr."""
+    HTTP_CLIENT_LOGGERS to WARNING, so no request is logged on stderr, and filters asyncio's logger so a cancelled
+    call's interrupt kept by a task of its job is not logged as a traceback (bridge.InterruptedTaskFilter)."""
     mode = " This server is read-only." if read_only else ""
     server = MCPServer(name="onechip", version=__version__, instructions=INSTRUCTIONS + mode)
     for name in HTTP_CLIENT_LOGGERS:  # after MCPServer, which configures logging at INFO
         logging.getLogger(name).setLevel(logging.WARNING)
+    tasks = logging.getLogger("asyncio")
+    if not any(isinstance(f, InterruptedTaskFilter) for f in tasks.filters):  # one, however many servers are built
+        tasks.addFilter(InterruptedTaskFilter())
     for spec in TOOLS:
         if not spec.available(read_only):
             continue
