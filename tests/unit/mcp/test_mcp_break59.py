@@ -9,6 +9,7 @@ import threading
 
 import anyio
 import anyio.to_thread
+from mcp import Client
 
 from onechip.mcp import bridge
 from onechip.mcp.bridge import run_job
@@ -53,3 +54,29 @@ def test_a_cancelled_job_leaves_no_asyncio_traceback_in_the_server_log(caplog):
         gc.collect()  # a task's unretrieved exception is logged when the task is collected
     logged = [r for r in caplog.records if r.name == "asyncio"]
     assert spinning.is_set() and not logged, [r.getMessage() for r in logged]
+
+
+def test_a_client_that_sends_every_published_default_is_answered_as_if_it_sent_none():
+    """Some clients fill in every argument the input schema gives a default for. A value equal to its default counts
+    as not given (server._given), so such a bench call is judged as the bare one: past validation, to the unreachable
+    URL (port 9: nothing listens), where judging the sent defaults as typed flags refuses it ('turns shapes agent
+    sessions: give workload agent too', `check allow: []` 'lists nothing'). This keeps that trade-off: an agent that
+    means a default it sends beside its exclusive (requests_per_client 2 with duration_s) is not refused as the CLI's
+    typed flags are."""
+
+    async def go():
+        async with Client(build_server()) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            calls = {}
+            for name, sent in (
+                ("bench", {"base_url": "http://127.0.0.1:9"}),
+                ("check", {"base_url": "http://127.0.0.1:9"}),
+            ):
+                props = tools[name].input_schema["properties"]
+                defaults = {k: p["default"] for k, p in props.items() if "default" in p and k not in sent}
+                calls[name] = await client.call_tool(name, {**defaults, **sent})
+            return calls
+
+    for name, result in anyio.run(go).items():
+        said = result.content[0].text
+        assert result.is_error and said.startswith("cannot reach http://127.0.0.1:9/v1/models"), (name, said)
