@@ -80,3 +80,35 @@ def test_a_client_that_sends_every_published_default_is_answered_as_if_it_sent_n
     for name, result in anyio.run(go).items():
         said = result.content[0].text
         assert result.is_error and said.startswith("cannot reach http://127.0.0.1:9/v1/models"), (name, said)
+
+
+# a name an agent sends by mistake for a tool, prompt or resource: an HF token in full (errors.HF_TOKEN_SHAPE)
+TOKEN = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567"
+
+
+def test_a_tool_prompt_or_resource_name_holding_a_secret_is_never_echoed_nor_logged(caplog):
+    """The SDK answered an unknown tool 'Unknown tool: <name>' and logged "Tool '<name>' failed" at INFO, an unknown
+    prompt 'Unknown prompt: <name>' with an ERROR traceback, an unknown resource with its URI in the error and the log,
+    none redacted, where every refusal of onechip's own redacts what it echoes (a token sent as an argument's name is
+    '***'). An unknown tool is now a tool error naming the tools there are; a prompt or resource (the server has none)
+    an MCP error saying so; the name redacted and cut in each."""
+
+    async def go():
+        async with Client(build_server()) as client:
+            tool = await client.call_tool(TOKEN, {})
+            said = []
+            for ask in (client.get_prompt(TOKEN), client.read_resource(f"file:///{TOKEN}")):
+                try:
+                    await ask
+                except Exception as exc:  # noqa: BLE001 (what the client raises is what the agent is told)
+                    said.append(str(exc))
+            return tool, said
+
+    with caplog.at_level(logging.INFO):
+        tool, said = anyio.run(go)
+    text = tool.content[0].text
+    assert tool.is_error and text.startswith("no tool '***'; the tools: plan, up, status,"), text
+    assert len(said) == 2 and all("***" in s for s in said), said
+    logged = "\n".join(r.getMessage() + str(r.exc_info or "") for r in caplog.records)
+    assert TOKEN not in text + "".join(said) + logged
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], logged
