@@ -10,7 +10,9 @@
   instruction, so a job that reports no progress for minutes, a boot or one long request, stops too), or as it
   starts when it had not yet; the core treats it as one Ctrl-C: bench keeps every finished request on disk and
   raises Interrupted (resume continues it), `up` stops the engine it was starting, demo stops its engine (and
-  deletes its TPU) in a cleanup whose progress events are dropped, never a second interrupt.
+  deletes its TPU) in a cleanup whose progress events are dropped, never a second interrupt. The interrupt may land
+  in a task of the job's own event loop that nobody awaits (aiohttp's write_bytes in a bench), which keeps it as its
+  exception: asyncio's report of it is not logged (InterruptedTaskFilter).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from typing import Annotated, TypeVar
@@ -129,6 +132,16 @@ class _Interruptible:
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(
                     ctypes.c_ulong(self.thread_id), ctypes.py_object(KeyboardInterrupt)
                 )
+
+
+class InterruptedTaskFilter(logging.Filter):
+    """Drops asyncio's record of a KeyboardInterrupt a task kept ('Task exception was never retrieved', logged at
+    ERROR with its traceback when the task is collected): in the server that is run_job's interrupt of a cancelled
+    call, delivered in the job's thread wherever it was, and the job's own handling of it (a bench keeps its requests)
+    is what the call says. Every other record passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
 
 
 # the job threads running now (run_job), counted so a server stopped by a signal lets its interrupted jobs keep what

@@ -30,12 +30,13 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from mcp_types import CallToolResult
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult
 from pydantic import create_model, model_validator
 
 from onechip import __version__
-from onechip.errors import ConfigError
-from onechip.mcp.bridge import refusal, result, run_job, signature_of, wait_for_jobs
+from onechip.errors import ConfigError, one_line
+from onechip.mcp.bridge import InterruptedTaskFilter, refusal, result, run_job, signature_of, wait_for_jobs
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs, refuse_set_paths
 from onechip.procs import cap_heap, heap_in_use_bytes
 from onechip.schemas.common import GIB
@@ -173,13 +174,36 @@ class _Arguments(ArgModelBase):
         return {k: v for k, v in data.items() if k in known} | {UNKNOWN: sorted(set(data) - known)}
 
 
+class _Server(MCPServer):
+    """MCPServer answering a name it does not have in one redacted line (errors.one_line, cut: inputs.shown), which
+    the SDK echoed whole and unredacted ('Unknown tool: <name>', logged at INFO; an unknown prompt with an ERROR
+    traceback): an unknown tool is a tool error naming the tools there are; a prompt or resource (onechip serves none)
+    an MCP error of invalid params. Nothing is logged."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self._tool_manager.get_tool(name) is None:
+            tools = ", ".join(t.name for t in self._tool_manager.list_tools())
+            return refusal(f"no tool {shown(name)}; the tools: {tools}")
+        return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        raise MCPError(code=INVALID_PARAMS, message=one_line(f"no prompt {shown(name)}: this server has none"))
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        raise MCPError(code=INVALID_PARAMS, message=one_line(f"no resource {shown(str(uri))}: this server has none"))
+
+
 def build_server(read_only: bool = False) -> MCPServer:
     """The onechip MCP server; `read_only` registers only the tools that change nothing (see mcp.tools). Raises
-    HTTP_CLIENT_LOGGERS to WARNING, so no request is logged on stderr."""
+    HTTP_CLIENT_LOGGERS to WARNING, so no request is logged on stderr, and filters asyncio's logger so a cancelled
+    call's interrupt kept by a task of its job is not logged as a traceback (bridge.InterruptedTaskFilter)."""
     mode = " This server is read-only." if read_only else ""
-    server = MCPServer(name="onechip", version=__version__, instructions=INSTRUCTIONS + mode)
+    server = _Server(name="onechip", version=__version__, instructions=INSTRUCTIONS + mode)
     for name in HTTP_CLIENT_LOGGERS:  # after MCPServer, which configures logging at INFO
         logging.getLogger(name).setLevel(logging.WARNING)
+    tasks = logging.getLogger("asyncio")
+    if not any(isinstance(f, InterruptedTaskFilter) for f in tasks.filters):  # one, however many servers are built
+        tasks.addFilter(InterruptedTaskFilter())
     for spec in TOOLS:
         if not spec.available(read_only):
             continue

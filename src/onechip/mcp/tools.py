@@ -738,6 +738,13 @@ def _advice_summary(a: Advice) -> str:
     return f"{a.model}: best {best.chip} ({engines}){cost}{could}{unsupported}{slo}; {len(a.rows)} considered{local}"
 
 
+def _probe_summary(a: Attempts) -> str:
+    """'2 zones tried: us-west4-a available; europe-west4-a stockout': each zone's outcome in the order tried, the
+    answer the probe was asked for ('2 zones tried' alone left it to the structured content)."""
+    outcomes = "; ".join(f"{x.zone} {x.outcome}" for x in a.attempts)
+    return f"{plural(len(a.attempts), 'zone')} tried" + (f": {outcomes}" if outcomes else "")
+
+
 def _demo_summary(m: RunManifest) -> str:
     return f"{m.status}: run {m.run_id}" + (f" ({m.error})" if m.error else "")
 
@@ -861,7 +868,7 @@ TOOLS: list[ToolSpec] = [
         "Can a chip be had with a provisioning model in each zone now? A real create, deleted at once "
         "(billed for seconds). Needs confirm: true.",
         CloudProbeRequest, Attempts, lambda r, p: Attempts(attempts=api.cloud_probe(r, p)),
-        lambda a: f"{plural(len(a.attempts), 'zone')} tried", open_world=True, gate=always,
+        _probe_summary, open_world=True, gate=always,
         preview=_cloud_probe_preview,
     ),
     ToolSpec(

@@ -130,3 +130,13 @@ def test_cloud_up_over_mcp_survives_a_lost_create_answer_and_an_outage_and_a_401
     fast.faults[:] = [Fault("GET", r".", 401, times=1000)]
     ((failed, text),) = calls(("cloud_status", {"project": P, "zones": [OK]}))
     assert failed and "\n" not in text and "gcloud auth application-default login" in text, text
+
+
+def test_cloud_probe_says_what_each_zone_answered(fast):
+    """cloud_probe's text was '2 zones tried', so an agent reading the line did not learn the answer it asked for
+    (can the chip be had, and where); it names each zone's outcome in the order tried, as Attempt.outcome holds it
+    (the fake: us-west4-a grants spot, europe-west4-a is stocked out of it, conftest.fake_api)."""
+    probe = {"chip": "v5e-1", "project": P, "provisioning": "spot", "confirm": True, "zones": [OK, "europe-west4-a"]}
+    ((error, text),) = calls(("cloud_probe", probe))
+    assert not error, text
+    assert text == "2 zones tried: us-west4-a available; europe-west4-a stockout"
