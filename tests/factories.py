@@ -333,6 +333,20 @@ def one_error_line(run, *argv: str, code: int = 2) -> str:
     return lines[0].removeprefix("error: ")
 
 
+def launcher_error_line(run, tmp_path: Path, monkeypatch, hash_bang: str) -> str:
+    """one_error_line of `up --engine vllm --launcher SCRIPT serve`, SCRIPT an executable file in `tmp_path` whose
+    first line is `hash_bang` (the engine is never started: the launcher is checked first)."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    script = tmp_path / "vllm"
+    script.write_text(f"{hash_bang}\nprint('never')\n")
+    script.chmod(0o755)
+    return one_error_line(
+        run, "up", "--engine", "vllm", "--model", "HuggingFaceTB/SmolLM2-135M-Instruct", "--chip", "cpu",
+        "--launcher", f"{script} serve",
+    )  # fmt: skip
+
+
 def plan_app() -> typer.Typer:
     """A typer app holding `onechip plan` alone (plus a placeholder command, so typer keeps the group)."""
     app = typer.Typer()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import one_error_line
+from factories import launcher_error_line
 from onechip.cli import render
 from onechip.procs import missing_interpreter
 
@@ -112,15 +112,8 @@ def test_missing_interpreter_reads_the_line_as_the_kernel_does(tmp_path, line, m
 def test_a_launcher_whose_env_line_passes_two_words_is_named(run, tmp_path, monkeypatch) -> None:
     # `#!/usr/bin/env python3 -u` passed the check (python3 is on PATH) and failed at the launch: "/usr/bin/env:
     # 'python3 -u': No such file or directory", exit 127 during boot
-    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    line = launcher_error_line(run, tmp_path, monkeypatch, "#!/usr/bin/env python3 -u")
     script = tmp_path / "vllm"
-    script.write_text("#!/usr/bin/env python3 -u\nprint('never')\n")
-    script.chmod(0o755)
-    line = one_error_line(
-        run, "up", "--engine", "vllm", "--model", "HuggingFaceTB/SmolLM2-135M-Instruct", "--chip", "cpu",
-        "--launcher", f"{script} serve",
-    )  # fmt: skip
     assert line == (
         f"--launcher {script}: its interpreter 'python3 -u' (its #! line) does not exist or is not executable "
         "(Linux passes the rest of a #! line as one argument: '#!/usr/bin/env -S' splits it)"

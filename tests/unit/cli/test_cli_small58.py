@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from factories import one_error_line
+from factories import launcher_error_line, one_error_line
 from onechip.bench import stats
 from onechip.cli.engine_cmds import print_up
 from onechip.engines.launch import UpResult
@@ -100,15 +100,8 @@ def test_a_launcher_whose_interpreter_is_missing_is_named(run, tmp_path, monkeyp
     # a `vllm` script left by a removed venv: it exists and is executable, but exec fails on its #! line, and `up`
     # said 'engine exited with code 127 during boot: ... exec: .../vllm: not found' (execve(2): ENOENT for a missing
     # script interpreter), naming the script that is there, not the interpreter that is not
-    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    line = launcher_error_line(run, tmp_path, monkeypatch, "#!/nonexistent/venv/bin/python3")
     script = tmp_path / "vllm"
-    script.write_text("#!/nonexistent/venv/bin/python3\nprint('never')\n")
-    script.chmod(0o755)
-    line = one_error_line(
-        run, "up", "--engine", "vllm", "--model", "HuggingFaceTB/SmolLM2-135M-Instruct", "--chip", "cpu",
-        "--launcher", f"{script} serve",
-    )  # fmt: skip
     assert line == (
         f"--launcher {script}: its interpreter /nonexistent/venv/bin/python3 (its #! line) does not exist "
         "or is not executable"
