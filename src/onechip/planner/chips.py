@@ -259,7 +259,11 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         if len(hits) > 1 and not said[1]:  # a name that says no edition means the plain board, where one is among them
             plain = {k for k in hits if not set().union(*(editions(n) for n in _catalog_names()[k] if n))}
             hits = plain if len(plain) == 1 else hits
-        if len(hits) == 1:
+        # a database card no entry links, of a size no hit has, is another board of that name when the name says no
+        # size ('RTX 3050': the catalog's 6 GB board and the database's 8 GB ones), so one hit does not settle it
+        hit_sizes = set().union(*(_entry_sizes(k) for k in hits))
+        other_size = set() if said[2] else {n for n in names if not links[n] and cards[n].memory_gb not in hit_sizes}
+        if len(hits) == 1 and not other_size:
             return "catalog", next(iter(hits))
         if not hits and len(names) == 1:
             only = next(iter(names))

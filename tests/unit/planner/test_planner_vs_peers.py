@@ -188,7 +188,8 @@ def test_a_log_that_names_no_card_says_so_and_is_left_out_of_onechips_count(
         ("gpu-granite40-h-1b-len4096-eager-v0190", "no card"),
         # 'NVIDIA GPU of Slurm partition gpu_h100, the 94 GB class by the profile ...: the exact card is not named'
         ("gpu94g-nemotron-cascade2-30b-nvfp4-kvfp8-len262144-v0191", "no card"),
-        # the write-up names a 6 GB GeForce RTX 3050; the catalog holds the 8 GB boards only: a gap, said as one
+        # a card named that neither the catalog nor the GPU database holds (no 4 GB RTX 3050 desktop board is entered:
+        # the catalog's is 6 GB, the database's 8 GB): a gap, said as one
         ("rtx3050-6gb-qwen3-0.6b-len2048-util060-eager-v0260", "chip not in catalog"),
     ],
 )
@@ -196,4 +197,18 @@ def test_predict_tells_a_log_that_names_no_card_from_a_card_the_catalog_lacks(
     name: str, skip: str, tmp_path: Path
 ) -> None:
     entries = {e["name"]: e for e in json.loads((planner_accuracy.ROOT / "corpus.json").read_text(encoding="utf-8"))}
-    assert planner_accuracy.predict(entries[name], tmp_path)["skip"] == skip
+    entry = entries[name]
+    if skip == "chip not in catalog":
+        entry = {**entry, "hardware": "GeForce RTX 3050 4GB x 1 (a board no source here enters)"}
+    assert planner_accuracy.predict(entry, tmp_path)["skip"] == skip
+
+
+def test_the_rtx3050_6gb_log_is_scored_now_the_card_is_entered(tmp_path: Path) -> None:
+    # was 'chip not in catalog' (onechip's only refusal in planner_vs_peers): accelerators.json rtx3050-6gb now holds
+    # the card; the log's 'GPU KV cache size: 20,032 tokens' given its 'Available KV cache memory: 2.14 GiB'
+    entries = {e["name"]: e for e in json.loads((planner_accuracy.ROOT / "corpus.json").read_text(encoding="utf-8"))}
+    entry = entries["rtx3050-6gb-qwen3-0.6b-len2048-util060-eager-v0260"]
+    pooled = planner_accuracy.predict(entry, tmp_path / "pool", given_pool=True)
+    assert "skip" not in pooled and pooled["predicted"] == pooled["logged"] == 20_032
+    whole = planner_accuracy.budget_row(entry, tmp_path / "whole")
+    assert "skip" not in whole and whole["plan"].chip == "rtx3050-6gb"
