@@ -91,6 +91,30 @@ def start_ticks(pid: int) -> int | None:
         return None
 
 
+def group_tree(pgid: int) -> set[int] | None:
+    """The processes of process group `pgid` and every process descended from one of them, in whatever group or
+    session it runs (a launcher's `setsid`, sudo's own session): fields 4 (ppid) and 5 (pgrp) of /proc/<pid>/stat,
+    proc(5), zombies too; None without /proc."""
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return None
+    parents: dict[int, int] = {}
+    tree: set[int] = set()
+    for pid in pids:
+        fields = _stat_fields(pid)
+        if fields is not None and len(fields) > 2:
+            parents[int(pid)] = int(fields[1])
+            if fields[2] == str(pgid).encode():
+                tree.add(int(pid))
+    grew = True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in tree and pid not in tree}
+        tree |= more
+        grew = bool(more)
+    return tree
+
+
 def group_runs(pgid: int) -> bool | None:
     """Whether process group `pgid` has a member that is not a zombie (state 'Z': exited, not yet reaped by its parent;
     proc(5) fields 3 and 5), from /proc: its leader first, then every process; None without /proc."""

