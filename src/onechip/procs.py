@@ -61,11 +61,21 @@ def missing_interpreter(program: str) -> str | None:
     return None if os.path.isfile(interpreter) and os.access(interpreter, os.X_OK) else interpreter
 
 
+# env(1)'s options whose value is the next word (coreutils env: -u/--unset NAME, -C/--chdir DIR, -a/--argv0 ARG)
+_ENV_VALUED = ("-u", "--unset", "-C", "--chdir", "-a", "--argv0")
+
+
 def _env_program_missing(argument: str) -> str | None:
     """The program `env ARGUMENT` runs when it is not on PATH, else None; None too where env runs none or this does
     not tell which (an option other than -S, or a NAME=VALUE, which env(1) reads as a variable to set)."""
-    if argument.startswith("-S"):  # env -S splits the rest, options and NAME=VALUEs before the program
-        name = next((w for w in argument[2:].split() if not w.startswith("-") and "=" not in w), None)
+    if argument.startswith("-S"):  # env -S splits the rest, options (and their values) and NAME=VALUEs first
+        words, name = iter(argument[2:].split()), None
+        for word in words:
+            if word in _ENV_VALUED:
+                next(words, None)
+            elif not word.startswith("-") and "=" not in word:
+                name = word
+                break
     else:
         name = None if argument.startswith("-") or "=" in argument else argument
     return None if name is None or shutil.which(name) else name

@@ -821,7 +821,9 @@ def run_grid(
     if odd:
         raise ConfigError(f"{odd[0]} is not a regular file: remove it or choose another --out")
     if holds_search(out_dir):  # its probes are bench runs of their own, under it: a grid there would mix with them
-        raise ConfigError(f"{out_dir} holds a --find-max search, not a bench run; choose another --out")
+        # a search resumes when run again into its directory (search.find_max), never by a resume of it as one run
+        fix = f"run the same search into it again (--out {out_dir}) to resume it" if resume else "choose another --out"
+        raise ConfigError(f"{out_dir} holds a --find-max search, not a bench run; {fix}")
     if resume and not (out_dir / RUN_FILES["bench"]).is_file() and not (out_dir / RUN_FILES["requests"]).is_file():
         raise ConfigError(f"cannot resume {out_dir}: no {RUN_FILES['bench']} or {RUN_FILES['requests']} there")
     busy = f"another bench is writing {out_dir}; choose another --out"

@@ -267,12 +267,16 @@ STOPPED, GONE = "stopped", "gone"
 
 def stop_command(state: EngineState, grace_s: float = 20.0) -> str:
     """Shell that stops the engine `state` records on its host and prints STOPPED or GONE (what it found); it fails
-    when a process group outlives its SIGKILL."""
+    when a process group outlives its SIGKILL, or when docker cannot say whether the container runs."""
     if state.mode == "docker":
+        # an inspect that fails is gone only where docker says it has no such container ('Error: No such object: C');
+        # another failure (the daemon out of reach, sudo refused) cannot tell: it is said, and nothing is removed
+        docker, name, running = _docker(state.sudo), _container(state), "'{{.State.Running}}'"
         return (
-            f'if [ "$({alive_command(state)})" = true ]; then '
-            f"{_docker(state.sudo)} stop -t {int(grace_s)} {_container(state)} >/dev/null 2>&1; echo {STOPPED}; "
-            f"else echo {GONE}; fi; {_docker(state.sudo)} rm -f {_container(state)} >/dev/null 2>&1; true"
+            f"if said=$({docker} inspect -f {running} {name} 2>&1); then "
+            f'if [ "$said" = true ]; then {docker} stop -t {int(grace_s)} {name} >/dev/null 2>&1; echo {STOPPED}; '
+            f'else echo {GONE}; fi; else case "$said" in *"No such"*|*"no such"*) echo {GONE} ;; '
+            f'*) echo "$said" >&2; exit 1 ;; esac; fi; {docker} rm -f {name} >/dev/null 2>&1; true'
         )
     pg, ours = f"-- -{state.remote_pid}", _ours(state)
     if state.remote_pid is None:

@@ -312,9 +312,12 @@ def _exited(which: str) -> EngineError:
 def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
     """The log of an engine on an SSH host or in a container (remote.logs_command, which merges the log's own stderr),
     redacted. What ssh itself says goes apart: when ssh fails (exit 255: the host did not answer, or refused the
-    login), that is an EngineError naming the host, never a line of the engine's log; any other failure's words are
-    the log's last lines, as the shell said them. Raises EngineError also when ssh (or bash) is not installed."""
+    login), that is an EngineError naming the host, never a line of the engine's log. When the reader fails (`tail` of
+    a log not there, `docker logs` of a container removed or a daemon not running: any other non-zero exit), that is
+    an EngineError with its last words (docker's are already among the lines, its stderr merged with the container's
+    by logs_command). Raises EngineError also when ssh (or bash) is not installed."""
     shell = remote.shell_for(state)
+    last = ""  # the last line read: a failed `docker logs` says why there (logs_command merges its stderr)
     with tempfile.TemporaryFile() as errors:  # a file, not a pipe: nothing blocks while stdout is read
         try:
             proc = subprocess.Popen(  # noqa: S603
@@ -329,7 +332,12 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             assert proc.stdout is not None
             try:  # its lines as a local file's (log_summary.read_lines: LINE_END, MAX_LINE_CHARS), never one held whole
                 text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
-                yield from map(redactor(), log_summary.read_lines(text))
+                for line in map(redactor(), log_summary.read_lines(text)):
+                    last = line
+                    yield line
+                # read to its end: its exit status says whether it read the log (terminated below, it would say
+                # nothing, the race by which a failed read was now an error, now lines and exit 0)
+                proc.wait()
             finally:
                 if proc.poll() is None:
                     proc.terminate()
@@ -342,7 +350,8 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             f"cannot read the engine log on {state.host}: {shell.where()}: {(said or ['exit code 255'])[-1][:300]}; "
             f"run `onechip logs` again once {state.host} answers"
         )
-    yield from said
+    why = (said or [last.strip()])[-1] or f"exit code {proc.returncode}"
+    raise EngineError(f"cannot read the engine log of {log_source(state)}: {why[:300]}")
 
 
 def log_source(state: EngineState | None = None) -> str:

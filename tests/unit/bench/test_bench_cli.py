@@ -151,6 +151,19 @@ def test_resume_of_a_directory_without_a_run_says_what_it_holds(tmp_path: Path) 
         assert r.exit_code != 0 and message in str(r.exception), r.exception
 
 
+def test_resume_of_a_search_directory_with_the_url_says_how_the_search_resumes(tmp_path: Path) -> None:
+    """`bench URL --resume DIR` of an interrupted --find-max search said 'choose another --out', a flag not given,
+    where the run was asked to continue; it says how that search resumes, as `bench --resume DIR` does."""
+    search = tmp_path / "search"
+    search.mkdir()
+    (search / "search.json").write_text("{}")
+    # a port nothing listens on: the directory is refused before any request
+    r = CliRunner().invoke(app(), ["bench", "http://127.0.0.1:9", "--resume", str(search)])
+    said = str(r.exception)
+    assert r.exit_code != 0 and f"run the same search into it again (--out {search})" in said, said
+    assert "choose another --out" not in said
+
+
 def test_failures_are_shown_and_an_all_failed_grid_exits_non_zero(fake_server: FakeVllm, tmp_path: Path) -> None:
     fake_server.cut_requests = {3}  # probe 1, warm-up 2, then the first of 3 measured requests is cut
     some = ["bench", fake_server.url, "--contexts", "16", "--clients", "1", "--reps", "1", "--output-tokens", "4"]

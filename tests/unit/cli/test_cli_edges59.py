@@ -96,6 +96,9 @@ def test_mcp_over_a_closed_stdin_or_stdout_is_one_error_line(tmp_path, close, cl
     [("#!/usr/bin/env python3 -u", "python3 -u"),  # env is handed one argument, 'python3 -u'
      ("#!/usr/bin/env -S python3 -u", None),  # env -S splits it (coreutils env(1))
      ("#!/usr/bin/env -S no-such-python-59 -u", "no-such-python-59"),
+     # env(1)'s -u NAME and -C DIR take the next word (coreutils 9.1 runs these): it is no program
+     ("#!/usr/bin/env -S -u HOME python3 -u", None), ("#!/usr/bin/env -S -C /tmp python3", None),
+     ("#!/usr/bin/env -S -u HOME no-such-python-59", "no-such-python-59"),
      ("#! \t/usr/bin/env\tpython3  \t", None),  # spaces and tabs around the name, trailing ones trimmed
      (f"#!{sys.executable}\r", f"{sys.executable}\r"),  # a CRLF script: '\r' is part of the path
      (f"#!{sys.executable} -u -B", None),  # the interpreter is there; '-u -B' is its one argument

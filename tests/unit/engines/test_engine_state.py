@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -242,6 +243,29 @@ def test_down_of_a_host_engine_already_gone_says_so(tmp_path: Path, monkeypatch:
     finally:
         if group_alive(running):
             os.killpg(running, signal.SIGKILL)
+
+
+# what docker prints (stderr, exit 1) when `docker inspect` cannot reach its daemon, and of a container removed
+NO_DAEMON = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
+NO_OBJECT = "Error: No such object: c1"
+
+
+def test_down_of_a_container_docker_cannot_read_keeps_it_on_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `docker inspect` failing for any reason read as 'not running', so with the daemon out of reach (or
+    sudo refused) `down` said 'container c1 on this machine was already gone' and forgot a container that may run on.
+    Only docker's word that it has no such container is 'gone'."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    docker = fake_docker(tmp_path, monkeypatch, f'#!/bin/sh\necho "{NO_DAEMON}" >&2\nexit 1\n')
+    kept = engine_state(mode="docker", container="c1")
+    state.save(kept)
+    with pytest.raises(EngineError, match=f"not stopped \\(local shell: {re.escape(NO_DAEMON)}\\); it stays on record"):
+        state.down()
+    assert state.load() == kept
+    docker.write_text(f'#!/bin/sh\n[ "$1" = inspect ] && {{ echo "{NO_OBJECT}" >&2; exit 1; }}\nexit 0\n')
+    assert state.down().note == "container c1 on this machine was already gone; tunnel closed"
+    assert state.load() is None
 
 
 def test_a_log_is_redacted_reading_the_secrets_once_not_once_a_line(

@@ -327,7 +327,7 @@ FAKE_DOCKER_GONE = f"""#!/bin/sh
 echo "$*" >> "$0.calls"
 case "$1" in
   run) echo {CONTAINER_ID} ;;
-  inspect) [ "$4" = onechip-vllm ] && echo true || exit 1 ;;
+  inspect) [ "$4" = onechip-vllm ] && echo true || {{ echo "Error: No such object: $4" >&2; exit 1; }} ;;
 esac
 """
 
