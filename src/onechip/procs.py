@@ -101,17 +101,24 @@ def start_ticks(pid: int) -> int | None:
         return None
 
 
+def pids() -> list[str] | None:
+    """The process ids /proc lists now (its numeric entries, proc(5)), as their folder names; None without /proc."""
+    try:
+        return [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return None
+
+
 def group_tree(pgid: int) -> set[int] | None:
     """The processes of process group `pgid` and every process descended from one of them, in whatever group or
     session it runs (a launcher's `setsid`, sudo's own session): fields 4 (ppid) and 5 (pgrp) of /proc/<pid>/stat,
     proc(5), zombies too; None without /proc."""
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
+    listed = pids()
+    if listed is None:
         return None
     parents: dict[int, int] = {}
     tree: set[int] = set()
-    for pid in pids:
+    for pid in listed:
         fields = _stat_fields(pid)
         if fields is not None and len(fields) > 2:
             parents[int(pid)] = int(fields[1])
@@ -131,11 +138,10 @@ def group_runs(pgid: int) -> bool | None:
     leader = _stat_fields(pgid)
     if leader is not None and len(leader) > 2 and leader[2] == str(pgid).encode() and leader[0] != b"Z":
         return True
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
+    listed = pids()
+    if listed is None:
         return None
-    for pid in pids:
+    for pid in listed:
         fields = _stat_fields(pid)
         if fields is not None and len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
             return True

@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass
 
 from onechip.errors import redact
-from onechip.procs import group_tree
+from onechip.procs import group_tree, pids
 
 # TCP states as the kernel numbers them (include/net/tcp_states.h), the 'st' column of /proc/net/tcp in hex
 TIME_WAIT = 0x06
@@ -184,11 +184,7 @@ def listeners(port: int, host: str, pgid: int) -> Listeners | None:
 def holder(sock: TcpSocket, width: int = 120) -> str:
     """Who holds `sock`, in words: 'pid N (its command line, redacted, at most `width` characters)', or, where no
     /proc/<pid>/fd this user may read holds it (another user's process), 'a process of uid N'."""
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        pids = []
-    for pid in pids:
+    for pid in pids() or []:
         if sock.inode in (_sockets_of(pid) or ()):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
