@@ -1168,6 +1168,8 @@ def _compare_totals(plan: Plan, boot: BootRecord, planned_conc: float, notes: li
             f"KV tokens: planned {planned:,}, reported {tokens:,} ({diff:+,}{share}); "
             "check block size, KV dtype and pool size"
         )
+    if not agrees:
+        _name_card_total(plan, boot, notes)
     context = boot.max_concurrency_context or plan.max_model_len
     if boot.max_concurrency is None:
         if tokens is not None:
@@ -1182,6 +1184,29 @@ def _compare_totals(plan: Plan, boot: BootRecord, planned_conc: float, notes: li
         agrees = False
         notes.append(f"KV pool: planned {plan.kv_pool_bytes / GIB:.2f} GiB, reported {avail:.2f} GiB")
     return agrees
+
+
+def _card_gib(plan: Plan) -> float | None:
+    """The memory one GPU of a vLLM GPU plan has as the runtime sees it, GiB (the chip's visible memory); None for
+    other engines."""
+    return plan.memory_bytes / plan.devices / GIB if plan.engine == "vllm-gpu" and plan.memory_bytes else None
+
+
+def _name_card_total(plan: Plan, boot: BootRecord, notes: list[str]) -> None:
+    """Where the pool or token figure differs and the log prints its card's total memory more than its print rounding
+    (2 decimals: 0.005 GiB) from the planned chip's, say so: the pool is that total x utilization less the rest, so a
+    card the runtime sees whole (an RTX 4090 under WSL2 logs 23.99 GiB, Linux hosts 23.53: tests/fixtures/bootlogs
+    rtx4090-wsl-qwen25-0.5b-len2048-util085-v0271) moves every figure without being another card (_SAME_CARD; one
+    further apart is, and _other_deployment names it)."""
+    card = _card_gib(plan)
+    total = float(boot.logged["total_memory_gib"]) if "total_memory_gib" in boot.logged else None
+    if card is None or total is None or abs(total / card - 1) > _SAME_CARD:
+        return  # another card: _other_deployment says so
+    if abs(total - card) > 0.005 + 1e-9:
+        notes.append(
+            f"the log's card shows {total:.2f} GiB per GPU, planned {plan.chip}'s {card:.2f} GiB: the pool is that "
+            f"total x utilization less the rest; --chip gpu:{total:.2f}GiB plans the log's"
+        )
 
 
 def _known_lies(plan: Plan, boot: BootRecord, notes: list[str]) -> tuple[bool, list[str]]:
@@ -1312,7 +1337,7 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
     utilization = float(logged["gpu_memory_utilization"]) if "gpu_memory_utilization" in logged else None
     if utilization is not None and plan.utilization is not None and abs(utilization - plan.utilization) > 1e-6:
         differs.append(f"gpu_memory_utilization {utilization:g}, planned {plan.utilization:g}")
-    card = plan.memory_bytes / plan.devices / GIB if plan.engine == "vllm-gpu" and plan.memory_bytes else None
+    card = _card_gib(plan)
     total = float(logged["total_memory_gib"]) if "total_memory_gib" in logged else None
     if card and total is not None and abs(total / card - 1) > _SAME_CARD:
         differs.append(f"total memory per GPU {total:.2f} GiB, planned {plan.chip}'s {card:.2f} GiB (another card)")
