@@ -140,3 +140,17 @@ def test_a_class_default_that_cannot_be_served_names_the_field_the_file_lacks() 
     # a 0 the file states itself is still its own value
     with pytest.raises(ConfigError, match="'num_key_value_heads' must be a positive integer, got 0"):
         config_from_dict({**LING_LITE, "num_key_value_heads": 0}, "config.json")
+
+
+def test_the_plan_table_shows_k_and_v_widths(tmp_path: Path) -> None:
+    # a layer whose V is narrower than its K (MiMo-V2: 192 / 128) prints both, so the row's bytes per token reads as
+    # heads x (K + V) x 2 B, not heads x 2 x 192 x 2 B
+    from rich.console import Console
+
+    from onechip.cli.plan_cmd import render
+
+    console = Console(record=True, width=300)
+    render(_plan(tmp_path, MIMO_V2_FLASH), console)
+    rows = [line for line in console.export_text().splitlines() if "own" in line]
+    assert any("full" in r and "192 (V 128)" in r and "2,560" in r for r in rows)
+    assert any("sliding" in r and "192 (V 128)" in r and "5,120" in r for r in rows)
