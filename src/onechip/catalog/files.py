@@ -191,9 +191,9 @@ class VersionRange(StrictModel):
     def covers(self, version: str) -> bool:
         """Release `version` lies in [min_version, max_version) (an open end holds every release that way).
         Raises ConfigError when `version` is not a release number (version_key)."""
+        key = version_key(version)
         low = version_key(self.min_version) if self.min_version else (0, 0, 0)
-        high = version_key(self.max_version) if self.max_version else (10**6, 0, 0)
-        return low <= version_key(version) < high
+        return low <= key and (self.max_version is None or key < version_key(self.max_version))
 
 
 class VersionedRule(VersionRange):

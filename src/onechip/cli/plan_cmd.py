@@ -102,13 +102,14 @@ def _gpu_budget(plan: Plan, console: Console) -> None:
         console.print(f"[green]calibrated from the boot of {plan.calibrated_from}[/]")
 
 
-def _layer_groups(layers: list[LayerKV]) -> list[tuple[list[int], tuple[str, int, int, str, int]]]:
-    """The layers with the same type, KV heads, head dim, cache and bytes per token, one group each, in the order
-    each first appears (`plan --json` keeps one record per layer)."""
-    groups: dict[tuple[str, int, int, str, int], list[int]] = {}
+def _layer_groups(layers: list[LayerKV]) -> list[tuple[list[int], tuple[str, int, str, str, int]]]:
+    """The layers with the same type, KV heads, head dim (K's, and V's where it differs: '192 (V 128)'), cache and
+    bytes per token, one group each, in the order each first appears (`plan --json` keeps one record per layer)."""
+    groups: dict[tuple[str, int, str, str, int], list[int]] = {}
     for layer in layers:
         cache = "own" if layer.owns_cache else f"from {layer.shares_from}"
-        key = (layer.attention_type, layer.kv_heads, layer.head_dim, cache, layer.bytes_per_token)
+        dim = str(layer.head_dim) if layer.v_head_dim is None else f"{layer.head_dim} (V {layer.v_head_dim})"
+        key = (layer.attention_type, layer.kv_heads, dim, cache, layer.bytes_per_token)
         groups.setdefault(key, []).append(layer.index)
     return [(indices, key) for key, indices in groups.items()]
 
@@ -134,7 +135,7 @@ def render(plan: Plan, console: Console) -> None:
         _budget(plan, console)
     table = Table("layers", "count", "type", "KV heads", "head dim", "cache", "B/token")
     for indices, (kind, heads, dim, cache, per_token) in _layer_groups(plan.layers):
-        table.add_row(_ranges(indices), str(len(indices)), kind, str(heads), str(dim), cache, f"{per_token:,}")
+        table.add_row(_ranges(indices), str(len(indices)), kind, str(heads), dim, cache, f"{per_token:,}")
     print_whole(table, console)
     conc = Table("context tokens", "max concurrency")
     for c in plan.concurrency:

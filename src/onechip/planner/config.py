@@ -276,8 +276,12 @@ STATING_FAMILIES = frozenset(
         # DeepSeek v1 / DeepSeekMoE (DeepseekForCausalLM, model_type 'deepseek', a remote-code config): vLLM's
         # deepseek_v2.py builds DeepseekAttention for the type whatever MLA fields the file has (DeepseekV2DecoderLayer,
         # 0.34.0 sdist), head_dim hidden_size // heads whatever the file says (_apply_family_rules) over
-        # config.num_key_value_heads, which a file must state: the remote class's default is not read here
+        # config.num_key_value_heads as the remote DeepseekConfig gives it (REMOTE_CONFIG_CLASSES)
         "deepseek",
+        # MiMo-V2-Flash / MiMo-V2.5 (mimo_v2.py MiMoV2Attention, 0.34.0 sdist): config.head_dim and
+        # config.num_key_value_heads with no fallback on the full layers, the swa_ fields on the sliding ones, V of its
+        # own width (_mimo_v2_fields)
+        "mimo_v2",
         # Qwen3-Omni's thinker decoder: Qwen3MoeLLMModel (qwen3_omni_moe_thinker.py, 0.34.0), Qwen3-MoE attention of
         # config.head_dim over num_key_value_heads, every layer full
         "qwen3_omni_moe_text",
@@ -301,6 +305,9 @@ STATING_FAMILIES = frozenset(
 # None), Tele-AI/TeleChat2 model/115B/configuration_telechat.py), read by llama.py LlamaDecoderLayer as
 # getattr(config, 'num_key_value_heads', heads), which finds the None
 KV_HEADS_STATED = frozenset({"telechat"})
+# Remote config classes that read a null num_key_value_heads as the query heads (DeepseekConfig.__init__: 'for backward
+# compatibility', REMOTE_CONFIG_CLASSES' source); a field left out takes the class default instead
+KV_HEADS_NULL_QUERY_HEADS = frozenset({"deepseek"})
 # Multi-head latent attention: one compressed latent per token per layer (vllm/model_executor/layers/mla.py); the
 # sparse-attention ones (DeepSeek-V3.2 deepseek_v32, GLM-5 glm_moe_dsa: index_topk) add an indexer cache
 # (planner.core._sparse_mla). Kimi-Linear's full layers are MLA beside its KDA layers (planner.recurrent). GLM-4.7-Flash
@@ -325,7 +332,10 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # MiMoForCausalLM(Qwen2ForCausalLM) over the file's Qwen2 fields (0.32.0 wheel, 0.34.0 sdist), and the hub's remote
 # MiMoConfig is a Qwen2Config with num_nextn_predict_layers added (XiaomiMiMo/MiMo-7B-Base configuration_mimo.py), so a
 # field left out takes Qwen2Config's default
-SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2"}
+# MiMo-V2-Flash (model_type 'mimo_v2_flash', MiMoV2FlashForCausalLM) and MiMo-V2.5 ('mimo_v2', MiMoV2ForCausalLM) are
+# both mimo_v2.py's MiMoV2Model, whose decoder layers read the same fields (registry.py lines 187-188, mimo_v2.py
+# MiMoV2FlashDecoderLayer; 0.34.0 sdist; model_arch_config_convertor.py maps both types to one convertor)
+SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash": "mimo_v2"}
 # {(model_type, first architecture): the modelled one}: a model type whose files vLLM builds with different classes by
 # architecture. 'bailing_hybrid' is BailingMoeV2_5ForCausalLM (bailing_moe_linear.py: linear attention beside MLA; not
 # modelled) or BailingMoeV3ForCausalLM (bailing_moe_v3.py: Kimi delta attention beside MLA), vllm/model_executor/models/
@@ -367,7 +377,11 @@ VLLM_CONFIG_MODEL_TYPES = frozenset(
 # num_hidden_layers -> n_layer, num_attention_heads -> n_head; vocab_size 160256, hidden_size 4096, n_layer 30, n_head
 # 32, ffn_hidden_size 12288, num_key_value_heads None: KV_HEADS_STATED; no tie_word_embeddings default of its own), with
 # the intermediate_size -> ffn_hidden_size alias vLLM's TeleChat2Model adds to that attribute_map (telechat2.py, 0.34.0
-# sdist)
+# sdist). DeepSeek v1 / DeepSeek-MoE: DeepseekConfig of deepseek-ai/deepseek-moe-16b-base configuration_deepseek.py
+# (lines 107-179 as search-index file id 42145297239 quotes them: vocab_size 102400, hidden_size 4096,
+# intermediate_size 11008, moe_intermediate_size 1407, num_hidden_layers 30, num_attention_heads 32,
+# num_key_value_heads 32, max_position_embeddings 2048, tie_word_embeddings False; a null num_key_value_heads 'for
+# backward compatibility' the query heads: KV_HEADS_NULL_QUERY_HEADS)
 REMOTE_CONFIG_CLASSES = {
     "exaone": ConfigClassEntry.model_validate({
         "class": "ExaoneConfig", "aliases": {"num_hidden_layers": "num_layers"},
@@ -383,6 +397,14 @@ REMOTE_CONFIG_CLASSES = {
                      "num_experts_per_tok": 2},
         "refuses_indivisible_hidden_size": False, "tie_word_embeddings": False,
         "source": "https://github.com/inclusionAI/Ling/blob/master/models/configuration_bailing_moe.py",
+    }),
+    "deepseek": ConfigClassEntry.model_validate({
+        "class": "DeepseekConfig",
+        "defaults": {"vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 11008,
+                     "moe_intermediate_size": 1407, "num_hidden_layers": 30, "num_attention_heads": 32,
+                     "num_key_value_heads": 32, "max_position_embeddings": 2048},
+        "refuses_indivisible_hidden_size": False, "tie_word_embeddings": False,
+        "source": "https://huggingface.co/deepseek-ai/deepseek-moe-16b-base/blob/main/configuration_deepseek.py",
     }),
     "telechat": ConfigClassEntry.model_validate({
         "class": "TelechatConfig",
@@ -553,15 +575,26 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_types(text: Mapping[str, Any], where: str, named: Mapping[str, str] | None = None) -> None:
+def _check_types(
+    text: Mapping[str, Any],
+    where: str,
+    named: Mapping[str, str] | None = None,
+    defaulted: Mapping[str, Any] | None = None,
+    cls: str | None = None,
+) -> None:
     """Wrong types and out-of-range values, before any arithmetic (one line naming the field). `named`: {the name the
     planner reads: the name the file gives it} for a field read under another name (read_config), so that the line
-    names the field as the file spells it (GPT-2's n_head, ChatGLM's multi_query_group_num)."""
-    named = named or {}
+    names the field as the file spells it (GPT-2's n_head, ChatGLM's multi_query_group_num). `defaulted`: the fields
+    the config class `cls` filled in (_class_defaults); a default that is no positive integer (BailingMoeConfig's
+    num_key_value_heads 0) is refused as the field the file lacks, not as a value the file gave."""
+    named, defaulted = named or {}, defaulted or {}
     for name in _POSITIVE_INTS:
         value = text.get(name)
         if name == "sliding_window_pattern" and text.get("layer_types") is not None:
             continue  # read only to derive layer_types (EXAONE 4.0 files state both, the pattern as 'LLLG')
+        if value is not None and (not _is_int(value) or value <= 0) and name in defaulted:
+            raise _fail(where, named.get(name, name), f"is missing, and its class default {value!r} ({cls}) is not a "
+                        "positive integer the engine can build on: the file must state it")  # fmt: skip
         if value is not None and (not _is_int(value) or value <= 0):
             raise _fail(where, named.get(name, name), f"must be a positive integer, got {value!r}")
         if value is not None and value > _MAXIMA.get(name, value):
@@ -747,7 +780,7 @@ def _check_overrides(overrides: Any, where: str) -> None:
     for index, fields in overrides.items():
         if not str(index).isdigit() or not isinstance(fields, dict):
             raise _fail(where, "per_layer_config", f"entry {index!r} must map a layer index to an object")
-        for name in ("head_dim", "num_key_value_heads"):
+        for name in ("head_dim", "num_key_value_heads", "v_head_dim"):
             value = fields.get(name)
             if value is not None and (not _is_int(value) or value <= 0):
                 raise _fail(where, f"per_layer_config.{index}.{name}", f"must be a positive integer, got {value!r}")
@@ -807,7 +840,8 @@ def _check_heads(
     caches one latent per token (its KV heads are not grouped), so it is not held to this; nor is a count the file
     does not state (`defaulted`: a class default filled in, as for the partial geometry files that state KV heads
     only, tests/fixtures/bootlogs/configs/google--gemma-4-31B-it.partial.json), which says nothing of the
-    checkpoint."""
+    checkpoint (a KV head count the class filled in is checked against the checkpoint and the query heads:
+    planner.source.check_defaults_against_tensors)."""
     if family in recurrent.ATTENTION_FREE_FAMILIES:
         return
     heads = text["num_attention_heads"]
@@ -1114,6 +1148,37 @@ def _minicpm3_fields(text: dict[str, Any], where: str) -> None:
     text["num_key_value_heads"] = text["num_attention_heads"]
 
 
+def _mimo_v2_fields(text: dict[str, Any], where: str) -> None:
+    """MiMo-V2's layers as vLLM 0.34.0 builds them (vllm/model_executor/models/mimo_v2.py MiMoV2FlashDecoderLayer,
+    lines 415-456): a layer whose hybrid_layer_pattern entry is 1 is sliding-window attention over
+    swa_num_key_value_heads KV heads of swa_head_dim (K) and swa_v_head_dim (V, the K width when unset) with a window
+    of sliding_window_size; the others full attention over num_key_value_heads of head_dim and v_head_dim. Written as
+    layer_types, sliding_window and a per_layer_config entry a layer (its KV heads, K and V widths) for the geometry;
+    the file's attention_chunk_size is dropped, as vLLM's MimoV2ModelArchConfigConvertor drops it
+    (model_arch_config_convertor.py _strip_mimo_v2_attention_chunk_size). A field the engine reads with no default
+    that is missing or of the wrong kind is refused naming it."""
+    n, pattern = text["num_hidden_layers"], text.get("hybrid_layer_pattern")
+    if (
+        not isinstance(pattern, list)
+        or len(pattern) < n
+        or any(p not in (0, 1) or isinstance(p, bool) for p in pattern)
+    ):
+        raise _fail(where, "hybrid_layer_pattern", f"must list 0 (full) or 1 (sliding) for each of the {n} layers, "
+                    f"got {pattern!r}")  # fmt: skip
+    sliding = [pattern[i] == 1 for i in range(n)]
+    needed = ("swa_num_key_value_heads", "swa_head_dim", "sliding_window_size") if any(sliding) else ()
+    for name in needed + tuple(f for f in ("v_head_dim", "swa_v_head_dim") if text.get(f) is not None):
+        if not (_is_int(text.get(name)) and text[name] > 0):
+            raise _fail(where, name, f"must be a positive integer, got {text.get(name)!r}; MiMo-V2's layers need it")
+    text.pop("attention_chunk_size", None)
+    text["layer_types"] = ["sliding_attention" if s else "full_attention" for s in sliding]
+    text["sliding_window"] = text["sliding_window_size"] if any(sliding) else None
+    full = {"v_head_dim": text.get("v_head_dim") or text.get("head_dim")}
+    swa = {"num_key_value_heads": text.get("swa_num_key_value_heads"), "head_dim": text.get("swa_head_dim"),
+           "v_head_dim": text.get("swa_v_head_dim") or text.get("swa_head_dim")}  # fmt: skip
+    text["per_layer_config"] = {str(i): dict(swa if s else full) for i, s in enumerate(sliding)}
+
+
 def _olmo_hybrid_fields(text: dict[str, Any]) -> None:
     """The Gated DeltaNet fields an OLMo Hybrid file leaves out, as transformers 5.19 OlmoHybridConfig.__post_init__
     sets them (planner.recurrent docstring): key and value heads the query heads, key head dim int(0.75 x hidden_size
@@ -1229,6 +1294,8 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
         _minicpm3_fields(text, where)
     if family == "olmo_hybrid":
         _olmo_hybrid_fields(text)
+    if family == "mimo_v2":
+        _mimo_v2_fields(text, where)
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:
             raise _fail(
@@ -1246,6 +1313,8 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
                 f"missing: hidden_size // num_attention_heads gives heads of 0 dimensions",
             )  # fmt: skip
         text["head_dim"] = hidden // heads
+    if text.get("num_key_value_heads") is None and family in KV_HEADS_NULL_QUERY_HEADS:
+        text["num_key_value_heads"] = text["num_attention_heads"]
     if text.get("num_key_value_heads") is None:
         if family not in DIVIDING_FAMILIES or family in KV_HEADS_STATED:
             raise _fail(where, "num_key_value_heads", f"is missing; {family} has no multi-head default")
@@ -1440,7 +1509,7 @@ def read_config(data: Any, where: str) -> ModelConfig:
         # (configuration_qwen2_moe.py __post_init__), and vLLM reads 0 as none ('Some checkpoints set sliding_window to
         # 0 to indicate that sliding window is disabled', vllm/config/model.py, 0.22.0 and 0.34.0 sdists)
         text["sliding_window"] = None
-    _check_types(text, where, named)
+    _check_types(text, where, named, applied, cls)
     _check_hidden_divides(text, entry, family, where, named)
     if family == "gpt_bigcode":
         _gpt_bigcode_fields(text, where)

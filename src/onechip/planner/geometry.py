@@ -210,6 +210,14 @@ def _layer_shape(cfg: Any, kind: str, family: str, index: int) -> tuple[int, int
     return dim, heads
 
 
+def _layer_v_dim(cfg: Any, index: int, dim: int) -> int:
+    """V's per-head width of layer `index`: its `per_layer_config` entry's v_head_dim (MiMo-V2's K and V widths differ,
+    planner.config._mimo_v2_fields), else `dim`, K's: vLLM's Attention caches head_size_v = head_size unless the model
+    passes another (vllm/v1/kv_cache_interface.py AttentionSpec.__post_init__, 0.34.0 sdist)."""
+    override = (_get(cfg, "per_layer_config") or {}).get(str(index)) or {}
+    return int(override.get("v_head_dim") or dim)
+
+
 def mla_geometry(
     cfg: Any, *, kv_dtype_bytes: float, tensor_parallel_size: int, family: str, sparse: SparseMlaBytes | None = None
 ) -> Geometry:
@@ -351,21 +359,24 @@ def _per_layer(
     raw_heads: set[int] = set()
     for i, kind in enumerate(kinds):
         dim, heads_i = _layer_shape(cfg, kind, family, i)
+        v_dim = _layer_v_dim(cfg, i, dim)
         if dim not in dims_unpadded:
-            dim = cdiv(dim, dim_multiple) * dim_multiple
+            dim, v_dim = cdiv(dim, dim_multiple) * dim_multiple, cdiv(v_dim, dim_multiple) * dim_multiple
         raw_heads.add(heads_i)
         padded = cdiv(heads_i, tp) * tp
         owns = owners[i] is None
         # vLLM's attention layers write both a K and a V cache even when the model sets V = K, so
         # attention_k_eq_v (full layers only, modeling_gemma4.py) is recorded but not discounted
-        # (E2B has it off; seed article fact 4).
-        per_token = int(2 * padded * dim * kv_dtype_bytes) + padded * kv_scale_bytes if owns else 0
+        # (E2B has it off; seed article fact 4). A token takes KV heads x (K + V widths) elements
+        # (kv_cache_interface.py AttentionSpec.state_content_size_bytes, 0.34.0 sdist).
+        per_token = int(padded * (dim + v_dim) * kv_dtype_bytes) + padded * kv_scale_bytes if owns else 0
         layers.append(
             LayerKV(
                 index=i,
                 attention_type=kind,
                 kv_heads=padded,
                 head_dim=dim,
+                v_head_dim=v_dim if v_dim != dim else None,
                 k_eq_v=k_eq_v and kind == FULL,
                 owns_cache=owns,
                 shares_from=owners[i],

@@ -85,7 +85,8 @@ _Rule = TypeVar("_Rule", bound=VersionedRule)
 def select_rule(rules: Sequence[_Rule], version: str | None, v0: bool = False) -> _Rule:
     """The rule whose [min_version, max_version) holds `version`; None = the newest rule. A rule with no
     min_version covers everything older than the first ruled release (the V0 engine). v0: a v1-era release
-    running its V0 engine (planner.rules.v0_fallback): the newest V0 rule."""
+    running its V0 engine (planner.rules.v0_fallback): the newest V0 rule. Raises ConfigError (one line naming the
+    releases the rules hold for) when none covers `version`."""
     if not rules:
         raise ConfigError("the engine has no GPU memory rules in engines.json")
     old = [r for r in rules if isinstance(r, GpuMemoryRule) and r.v0_engine] if v0 else []
@@ -96,7 +97,10 @@ def select_rule(rules: Sequence[_Rule], version: str | None, v0: bool = False) -
     for rule in rules:
         if rule.covers(version):
             return rule
-    raise ConfigError(f"engine_version {version!r}: no {type(rules[0]).__name__} in engines.json covers it")
+    held = "; ".join(rule.versions for rule in rules)
+    raise ConfigError(
+        f"engine_version {version!r}: engines.json has no rule for this release (its rules hold for {held})"
+    )
 
 
 @dataclass(frozen=True)

@@ -131,7 +131,9 @@ def check_defaults_against_tensors(config: ModelConfig, tensors: Sequence[Tensor
 
     Checked only for a field the config leaves to its default (config.defaults_applied) and only against what the
     headers show for certain: the highest decoder-layer index, and layer 0's unquantized k_proj rows (KV heads x
-    head_dim). Raises ConfigError naming the field, the default and the checkpoint's figure."""
+    head_dim); and a defaulted KV head count that the query heads the file states are no multiple of (DeepSeek-MoE's
+    DeepseekConfig: 32 for a file of 16 query heads). Raises ConfigError naming the field, the default and the
+    checkpoint's figure."""
     defaulted = config.defaults_applied
     cls = config.defaults_class or "its config class"
     if "num_hidden_layers" in defaulted:
@@ -158,6 +160,21 @@ def check_defaults_against_tensors(config: ModelConfig, tensors: Sequence[Tensor
                 f"checkpoint's k_proj has {got:,} rows ({got / head_dim:g} KV heads); the engine would fail loading "
                 "its weights: set num_key_value_heads in config.json"
             )
+    heads, kv = config.text.get("num_attention_heads"), defaulted.get("num_key_value_heads")
+    if (
+        isinstance(kv, int)
+        and kv > 0
+        and isinstance(heads, int)
+        and "num_attention_heads" not in defaulted
+        and heads % kv
+    ):
+        # the query heads the file states over the class's KV heads: vLLM's Attention asserts num_heads % num_kv_heads
+        # == 0 (planner.config._check_heads, which leaves a defaulted count to this check)
+        raise ConfigError(
+            f"{where}: config.json leaves num_key_value_heads to {cls}'s default {kv}, which its "
+            f"num_attention_heads ({heads}) is no multiple of; the engine fails at load ('num_heads ({heads}) is not "
+            f"divisible by num_kv_heads ({kv})'): set num_key_value_heads in config.json"
+        )
 
 
 # ModelOpt 0.29 and before saved a checkpoint's quantization config beside config.json, not in it; vLLM reads it as

@@ -95,7 +95,10 @@ class LayerKV(ResultModel):
         description="'full', 'sliding', 'chunked' (Llama 4 chunked local attention), 'mamba' (a recurrent state only)."
     )
     kv_heads: int = Field(description="KV heads stored for this layer (after tensor-parallel padding).")
-    head_dim: int = Field(description="Per-head dimension of K and V for this layer.")
+    head_dim: int = Field(description="Per-head dimension of K (and of V unless v_head_dim says otherwise).")
+    v_head_dim: int | None = Field(
+        default=None, description="Per-head dimension of V where it differs from K's (MiMo-V2); None: head_dim."
+    )
     k_eq_v: bool = Field(default=False, description="K and V share one tensor (attention_k_eq_v).")
     latent: bool = Field(
         default=False,

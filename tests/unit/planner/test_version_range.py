@@ -21,6 +21,7 @@ from onechip.planner.gpu_memory import select_rule
         (None, "0.7.0", "0.6.6.post1", True),
         ("0.8.0", None, "v0.8.5.dev169+gabc", True),
         ("0.8.0", None, "0.7", False),  # '0.7' is 0.7.0
+        ("0.8.0", None, "9999999999.0", True),  # an open end holds every later release, however large
     ],
 )
 def test_covers_is_the_half_open_range(low, high, version, covered) -> None:
@@ -41,3 +42,14 @@ def test_select_rule_picks_the_rule_that_covers_the_version() -> None:
     rules = catalog.engines().engines["vllm-gpu"].memory_rules
     for version in ("0.6.4", "0.6.5", "0.7.3", "0.10.2", "0.19.0", "0.32.0"):
         assert [r for r in rules if r.covers(version)] == [select_rule(rules, version)]
+
+
+def test_a_version_no_rule_covers_is_refused_in_the_catalog_s_words() -> None:
+    # the rules that stop at a release (max_version set): a later one is covered by none, and the line says so with the
+    # ranges the rules hold for, not the name of the planner's rule class
+    rules = [r for r in catalog.engines().engines["vllm-gpu"].memory_rules if r.max_version]
+    with pytest.raises(ConfigError) as caught:
+        select_rule(rules, "9999999999.0")
+    line = str(caught.value)
+    assert "Rule" not in line and "\n" not in line
+    assert line.startswith("engine_version '9999999999.0': ") and rules[0].versions in line
