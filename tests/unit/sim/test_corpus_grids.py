@@ -153,3 +153,18 @@ def test_a_grid_recording_its_client_is_simulated_with_the_prefix_cache_hits_its
     assert predicted.cached_share == pytest.approx(960 / 1024)
     # a grid that records no client (the seed article's) is simulated as before, with no hits
     assert sim_accuracy.cached_prompts(sim_accuracy.SEED_GRID, sim_accuracy.seed_plan(), None) == {}
+
+
+def test_a_cells_regime_is_its_prompts_against_the_prefill_room_of_one_request() -> None:
+    # config-validation (128 output tokens, max-num-batched-tokens 4096): one request's decode steps leave room for
+    # 127 x 4,096 = 520,192 prompt tokens beside them; 16,000 x 32 (512,000) and 8,192 x 64 (524,288) sit on it, the
+    # knee, and from 16,000 x 40 (640,000) every client more adds one prompt's prefill to TTFT (knee_v6e1.json: 2,088,
+    # 3,659, 5,273 ms at 40, 46, 52 clients)
+    regime = sim_accuracy.regime
+    assert regime(16000, 32, 128, 4096) == regime(8192, 64, 128, 4096) == "knee"
+    assert regime(32000, 16, 128, 4096) == "knee"
+    assert regime(16000, 40, 128, 4096) == regime(32000, 32, 128, 4096) == "saturated"
+    # below the knee: each prompt one chunk (context within the budget) or chunked over several steps
+    assert regime(128, 8, 128, 4096) == regime(4096, 64, 128, 4096) == "below the knee, one chunk"
+    assert regime(8192, 32, 128, 4096) == regime(16384, 8, 128, 4096) == "below the knee, chunked"
+    assert regime(32768, 1, 128, 4096) == "one client"
