@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from onechip.cloud import offers, records, refusals
-from onechip.cloud.tpu_api import Json, TpuApi
+from onechip.cloud.tpu_api import OUTAGE, Json, TpuApi
 from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
 from onechip.paths import NotRegularFileError, TooLargeError, read_regular
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -285,7 +285,8 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
     then forget the record (only then: a delete that answered 'not found' while a GET still finds it is
     sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed), nor any resource
     the API answers so (said with its state, _not_deletable_yet): it is waited out, and one already DELETING is
-    waited for, up to `limit_s`, whatever the API answers its delete (_on_its_way_out). Raises CloudError when the
+    waited for, up to `limit_s`, whatever the API answers its delete (_on_its_way_out); one refused by an outage or a
+    rate limit (tpu_api.OUTAGE) is sent again after the wait it asks for, within `limit_s`. Raises CloudError when the
     API refuses or keeps failing. The wait is said through `on_progress` (a delete takes minutes)."""
     started = time.monotonic()
 
@@ -307,7 +308,13 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
             if exc.reason == "precondition":
                 on_progress(ProgressEvent("cloud", _not_deletable_yet(api, resource, exc)))
             elif exc.reason != "not-found" and not _on_its_way_out(api, resource):
-                raise
+                wait_s = exc.retry_after_s or 0.0  # RetryInfo / Retry-After: what the API asked to wait
+                if exc.reason not in OUTAGE or time.monotonic() - started + wait_s > limit_s:
+                    raise
+                # an outage or a rate limit past the call's own deadline refused it (nothing was done): sent again,
+                # within limit_s, as a delete the API cannot start yet is
+                on_progress(ProgressEvent("cloud", f"{exc}; the delete is sent again in {wait_s:g} s"))
+                time.sleep(wait_s)
         while (item := poll(api, resource.kind, resource.zone, _ident(resource), started + limit_s,
                             on_progress)) is not None:  # fmt: skip
             if time.monotonic() - started > limit_s:

@@ -109,3 +109,20 @@ def test_ctrl_c_while_a_probe_waits_on_its_create_deletes_its_tpu_and_says_so(fa
     assert rc == 130 and pressed and len(said) == 1, (rc, out, err)
     assert "was deleted; nothing of it bills" in said[0], said
     assert not fast.nodes and records.load_all() == []
+
+
+@pytest.mark.parametrize("kind", ["spot", "flex-start"])
+def test_a_delete_rate_limited_past_one_calls_deadline_is_sent_again_within_the_deletes_own_wait(fast, run, kind):
+    # google.rpc.RetryInfo asks for 2 s (retryDelay), past the call's 0.5-s deadline (a per-minute rate limit asks up
+    # to 60 s, past the default 30 s). The refused delete made nothing and the TPU bills on; before, `down` gave up at
+    # once ('1 may still exist', exit 7), though a delete waits up to DELETE_WAIT_S for the API (PROVISIONING,
+    # DELETING). Now it is sent again after the wait asked for, within that bound
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--provisioning", kind, "--yes",
+                       *(["--no-limit"] if kind == "spot" else []))  # fmt: skip
+    assert rc == 0, (out, err)
+    fast.retry_after_s = 2
+    fast.faults.append(Fault("DELETE", "/(nodes|queuedResources)/", "retry-info", times=1))
+    rc, out, err = run("cloud", "down", "--project", P, "--yes")
+    assert rc == 0 and "may still exist" not in err, (out, err)
+    assert [m for m, _, _ in fast.requests].count("DELETE") == 2  # refused once, then sent again
+    assert not fast.nodes and not fast.queued and records.load_all() == []
