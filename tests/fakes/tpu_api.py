@@ -46,6 +46,9 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "stockout-429" HTTP 429 RESOURCE_EXHAUSTED with the zone's 'no more capacity' message (no effect)
     "quota-403"  HTTP 403 PERMISSION_DENIED with the zone's 'Quota limit ... has been exceeded' message (no effect)
     "bare-429"   HTTP 429 with no body, and a Retry-After of `retry_after_s` seconds (a front end's refusal; no effect)
+    "location-403" HTTP 403 PERMISSION_DENIED 'Location Z is not found or access is unauthorized.' (what Google's
+                 APIs answer for a zone the project may not use, or that does not exist: googleapiclient's HttpError
+                 quoted in skypilot-org/skypilot's GCP failover handler; no effect)
     "rate-limit-403" HTTP 403 with the older JSON APIs' rate-limit body: errors[].reason rateLimitExceeded, domain
                  usageLimits (Compute Engine's 'Rate Limit Exceeded'; no effect)
     "precondition" HTTP 400 FAILED_PRECONDITION (google.rpc.Code's HTTP mapping, cloud.google.com/apis/design/errors:
@@ -94,6 +97,7 @@ RATE_LIMIT = (
     "Quota exceeded for quota metric 'Create requests' and limit 'Create requests per minute per project' "
     "of service 'tpu.googleapis.com' for consumer 'project_number:123456789'."
 )
+LOCATION = "Location {zone} is not found or access is unauthorized."  # a 403 PERMISSION_DENIED (skypilot's quote)
 UNKNOWN_ZONE = "Resource '{parent}' was not found"  # google.rpc NOT_FOUND for a location the API does not have
 _STATUS_NAME = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
                 409: "ALREADY_EXISTS", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}  # fmt: skip
@@ -189,6 +193,9 @@ class FakeTpuApi:
                         status, answer = _error(403, "PERMISSION_DENIED", QUOTA.format(zone=zone))
                     elif fault == "bare-429":
                         status, answer = 429, {}
+                    elif fault == "location-403":
+                        zone = self.path.split("/locations/", 1)[-1].split("/", 1)[0]
+                        status, answer = _error(403, "PERMISSION_DENIED", LOCATION.format(zone=zone))
                     elif fault == "rate-limit-403":
                         status, answer = _error(403, "PERMISSION_DENIED", "Rate Limit Exceeded")
                         answer["error"]["errors"] = [

@@ -10,8 +10,8 @@ Each job lives in a module of its own; this package only names them.
     demo_cloud_request(DemoRequest) -> CloudUpRequest (the TPU `demo --cloud gcp` asks for)
     tpu_name(CloudUpRequest) -> str (the name `cloud up` gives its TPU: --name, else onechip-CHIP)
     cloud_up(CloudUpRequest, on_progress) -> CloudUpResult   cloud_probe / cloud_zones / cloud_status(es) /
-    cloud_down_targets / cloud_down (CloudNameRequest) / cloud_quote / cloud_up_quote / cloud_target: getting a TPU
-    (onechip.cloud)
+    cloud_down_targets / cloud_down_found / cloud_down (CloudNameRequest) / cloud_quote / cloud_up_quote /
+    cloud_target: getting a TPU (onechip.cloud)
     simulate(SimulateRequest, on_progress) -> BenchRun (predicted)
     simulate_policies(SimulateRequest, on_progress) -> PolicyComparison (one predicted run per --router-policies)
     advise(AdviseRequest, on_progress) -> Advice
@@ -32,6 +32,7 @@ from onechip.api._bench import (
 from onechip.api._checks import check
 from onechip.api._cloud import (
     cloud_down,
+    cloud_down_found,
     cloud_down_targets,
     cloud_probe,
     cloud_quote,
@@ -55,9 +56,9 @@ from onechip.cloud.provision import tpu_name
 
 __all__ = [
     "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for", "check", "cloud_down",
-    "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status", "cloud_statuses", "cloud_target", "cloud_up",
-    "cloud_up_quote", "cloud_zones", "compare_policies", "cost", "demo", "demo_cloud_request", "deploy_k8s", "down",
-    "find_max", "logs", "logs_tail", "measured_boots_dir", "nothing_to_resume", "plan", "predicted_cells", "prices",
-    "prices_refresh", "recorded", "remember_boot", "report", "saved_bench_config", "simulate", "simulate_policies",
-    "status", "summarize_logs", "tpu_name", "up",
+    "cloud_down_found", "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status", "cloud_statuses",
+    "cloud_target", "cloud_up", "cloud_up_quote", "cloud_zones", "compare_policies", "cost", "demo",
+    "demo_cloud_request", "deploy_k8s", "down", "find_max", "logs", "logs_tail", "measured_boots_dir",
+    "nothing_to_resume", "plan", "predicted_cells", "prices", "prices_refresh", "recorded", "remember_boot", "report",
+    "saved_bench_config", "simulate", "simulate_policies", "status", "summarize_logs", "tpu_name", "up",
 ]  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,6 +26,7 @@ from onechip.schemas.cloud import (
     CloudStatus,
     CloudStatuses,
     CloudTarget,
+    CloudTargets,
     CloudUpRequest,
     CloudUpResult,
     CloudZonesRequest,
@@ -171,12 +173,13 @@ def _recorded(request: CloudNameRequest, saved: list[CloudResource]) -> list[Clo
 
 def _targets(
     request: CloudNameRequest, on_progress: ProgressFn = no_progress, saved: cloud_records.Saved | None = None
-) -> list[tuple[TpuApi, CloudResource]]:
+) -> tuple[list[tuple[TpuApi, CloudResource]], list[str]]:
     """Each resource status/down look at (provision.targets), with the client of its project (each retry of
     its calls told through `on_progress`, as `cloud up` tells them): recorded ones, and every labelled one the
     API lists in --zone, across pages (one not recorded here is CloudResource.recorded False: the label says an
     onechip made it, not this one; without --zone none is taken). The record files are read once (`saved`:
-    the caller's read of them; None: read here)."""
+    the caller's read of them; None: read here). Also one line per zone whose list failed (said through
+    `on_progress` too): its recorded resources are taken all the same, and the other zones are."""
     saved = cloud_records.read_all() if saved is None else saved
     recorded = _recorded(request, saved.resources)
     lost = _unreadable(request, saved.unreadable, on_progress)
@@ -185,19 +188,24 @@ def _targets(
     if request.project is not None:
         projects = {request.project}
     out: list[tuple[TpuApi, CloudResource]] = []
+    unreachable: list[str] = []
     for project in sorted(projects, key=str):
         tpu = _tpu(project, on_progress)
         mine = [r for r in recorded if r.project == tpu.project]
         found = [(zone, kind, name) for (p, zone, kind), name in lost if p == tpu.project]
+        unlisted: dict[str, CloudError] = {}
         try:
-            out += [(tpu, r) for r in provision.targets(tpu, request, mine, found)]
+            out += [(tpu, r) for r in provision.targets(tpu, request, mine, found, unlisted)]
         except CloudError as exc:
             if len(projects) == 1:
                 raise
             # one project the API refuses (permission, quota) must not hide, or keep billing, the others' TPUs
             on_progress(ProgressEvent("cloud", f"project {project}: {exc}; only its recorded resources are taken"))
             out += [(tpu, r) for r in provision.recorded_targets(tpu.project, request, mine)]
-    return out
+        for zone, why in unlisted.items():
+            unreachable.append(f"zone {zone} (project {tpu.project}) could not be listed ({why})")
+            on_progress(ProgressEvent("cloud", f"{unreachable[-1]}; only its recorded resources are taken"))
+    return out, unreachable
 
 
 def _unreadable(request: CloudNameRequest, unreadable: list[cloud_records.Unreadable],
@@ -230,9 +238,14 @@ def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progr
     it (in --project, if given): both from one read of the record files. Raises as cloud_status."""
     saved = cloud_records.read_all()
     stamped = {_key(r): r.ended_at for r in saved.resources}
-    targets = _targets(request, on_progress, saved)
+    targets, unreachable = _targets(request, on_progress, saved)
+    failed: dict[tuple[str, str], CloudError] = {}  # (project, zone) -> the outage one of its reads met
     several = len({tpu.project for tpu, _ in targets}) > 1
-    found = [_status(tpu, r) if several else provision.status(tpu, r) for tpu, r in targets]
+    found = [_status(tpu, r, failed, several) for tpu, r in targets]
+    for (project, zone), exc in failed.items():
+        left = ", ".join(st.resource.name for st in found if (st.resource.project, st.resource.zone) == (project, zone)
+                         and st.warnings and st.warnings[0].startswith(UNREAD))  # fmt: skip
+        unreachable.append(f"zone {zone} (project {project}) could not be read ({exc}): {left} may still bill")
     for st in found:  # the first time a recorded resource is seen ended is kept: its $ so far stops there
         if _key(st.resource) in stamped and stamped[_key(st.resource)] != st.resource.ended_at:
             cloud_records.save(st.resource)
@@ -242,16 +255,28 @@ def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progr
             st.engines = on_host.get(st.resource.external_ip or st.resource.last_external_ip or "", [])
     filtered = bool(request.zones or request.name) and not found
     elsewhere = _recorded(CloudNameRequest(project=request.project), saved.resources) if filtered else []
-    return CloudStatuses(resources=found, elsewhere=elsewhere)
+    return CloudStatuses(resources=found, elsewhere=elsewhere, unreachable=unreachable)
 
 
-def _status(tpu: TpuApi, resource: CloudResource) -> CloudStatus:
-    """provision.status, or, where the API refuses to tell (one of several projects), the record as it stands with
-    the refusal as a warning: it may still exist and bill."""
+UNREAD = "its state could not be read"
+
+
+def _status(tpu: TpuApi, resource: CloudResource, failed: dict[tuple[str, str], CloudError],
+            several: bool) -> CloudStatus:  # fmt: skip
+    """provision.status, or, where the API does not tell (a zone it cannot reach: provision.ZONE_FAILURES; any failure
+    in one of `several` projects), the record as it stands with the failure as a warning: it may still exist and bill.
+    `failed`: (project, zone) -> the failure of a read there, filled here; a zone already in it is not read again
+    (each read of a zone the API cannot reach spends its whole deadline). Raises any other CloudError."""
+    where = (tpu.project, resource.zone)
     try:
+        if where in failed:
+            raise failed[where]
         return provision.status(tpu, resource)
     except CloudError as exc:
-        said = f"its state could not be read ({exc}); it may still exist and bill: {provision.delete_command(resource)}"
+        if not several and exc.reason not in provision.ZONE_FAILURES:
+            raise
+        failed.setdefault(where, exc)
+        said = f"{UNREAD} ({exc}); it may still exist and bill: {provision.delete_command(resource)}"
         return CloudStatus(resource=resource, exists=True, elapsed_s=0.0, warnings=[said])
 
 
@@ -284,14 +309,24 @@ def _address(host: str | None) -> str:
 
 
 def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudResource]:
+    """What `cloud_down(request)` would delete (cloud_down_found's resources). Raises as cloud_down_found."""
+    return cloud_down_found(request, on_progress).resources
+
+
+def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> CloudTargets:
     """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone (those
     `recorded` False: perhaps another checkout's or user's, which the CLI and MCP listings say); only ever what
-    carries onechip's label; each API retry told through `on_progress`.
-    Nothing is deleted. Raises ConfigError when --name matches nothing while onechip has other resources recorded (a
-    typo, or the wrong --zone / --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on;
-    a name whose record cannot be read is not refused (it is looked for with --zone)."""
+    carries onechip's label; each API retry told through `on_progress`; and the zones the API could not list (their
+    recorded resources are taken; cloud_down deletes the rest, then raises naming them). Nothing is deleted. Raises
+    CloudError when a zone could not be listed and nothing was found anywhere (the one line names it), ConfigError
+    when --name matches nothing while onechip has other resources recorded (a typo, or the wrong --zone /
+    --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on; a name whose record
+    cannot be read is not refused (it is looked for with --zone)."""
     saved = cloud_records.read_all()
-    found = [r for _, r in _targets(request, on_progress, saved)]
+    targets, unreachable = _targets(request, on_progress, saved)
+    found = [r for _, r in targets]
+    if unreachable and not found:
+        raise CloudError(f"{'; '.join(unreachable)}; nothing was deleted", reason="transient")
     if not found and request.name and request.name not in {bad.name for bad in saved.unreadable}:
         others = _recorded(CloudNameRequest(project=request.project), saved.resources)
         if others:
@@ -300,20 +335,22 @@ def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_p
             where = f" in {','.join(request.zones)}" if request.zones else ""
             raise ConfigError(f"--name {request.name}: nothing of onechip's is named so{where}; nothing deleted; it "
                               f"has {len(others)}: {names}{more} (`onechip cloud status`)")  # fmt: skip
-    return found
+    return CloudTargets(resources=found, unreachable=unreachable)
 
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
-               targets: list[CloudResource] | None = None) -> CloudDownResult:  # fmt: skip
+               targets: list[CloudResource] | None = None,
+               unreachable: Sequence[str] = ()) -> CloudDownResult:  # fmt: skip
     """Delete what onechip created (labelled; a queued resource with its node), as listed by
     cloud_down_targets, after stopping the engines `up` runs on them (`cloud up --model`: every replica, the
     router and the tunnels here). `targets`: the list cloud_down_targets gave and the user confirmed, deleted as
     it is (nothing found since is added; each label is checked again); None: looked up now. A queued resource in
     PROVISIONING is waited out, then deleted. Every one is tried; raises CloudError afterwards when some could not
-    be deleted, naming each with its delete command."""
+    be deleted, naming each with its delete command, or when a zone could not be listed (`unreachable`: the lines
+    cloud_down_found gave with `targets`; with no targets, found now), naming it and what was deleted."""
     result = CloudDownResult()
     if targets is None:
-        chosen = _targets(request, on_progress)
+        chosen, unreachable = _targets(request, on_progress)
     else:
         clients = {project: _tpu(project, on_progress) for project in dict.fromkeys(r.project for r in targets)}
         chosen = [(clients[r.project], r) for r in targets]
@@ -334,9 +371,12 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
         result.deleted += done.deleted
         result.kept += done.kept
     if failures:
-        said = "; ".join(str(f) for f in failures)
+        said = "; ".join([*(str(f) for f in failures), *unreachable])
         raise CloudError(f"{said}; also deleted {', '.join(result.deleted)}" if result.deleted else said,
                          reason=failures[0].reason, code=failures[0].code)  # fmt: skip
+    if unreachable:  # what it reached is deleted; a labelled TPU in that zone may bill on unseen
+        went = f"deleted {', '.join(result.deleted)}; " if result.deleted else "nothing deleted; "
+        raise CloudError(f"{went}{'; '.join(unreachable)}: run it again once the API reaches it", reason="transient")
     return result
 
 

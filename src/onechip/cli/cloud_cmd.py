@@ -15,7 +15,7 @@ import typer
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.render import console, print_whole, titled_table
-from onechip.errors import ConfigError
+from onechip.errors import CloudError, ConfigError
 from onechip.progress import ProgressEvent, ProgressFn
 from onechip.schemas.cloud import (
     NOT_RECORDED,
@@ -188,10 +188,9 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
     found = statuses.resources
     if as_json:
         typer.echo("[" + ",".join(s.model_dump_json() for s in found) + "]")
-        return
-    if not found:
+    elif not found and not statuses.unreachable:
         console.print(nothing_line(request, statuses.elsewhere), highlight=False, soft_wrap=True)
-    for st in found:
+    for st in [] if as_json else found:
         r = st.resource
         usd = f"${st.usd_so_far:.2f}" if st.usd_so_far is not None else "$?"
         state = (r.state or "no state") if st.exists else "gone"
@@ -212,6 +211,8 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
             console.print(f"  {engine}", highlight=False, soft_wrap=True)
         for warning in st.warnings:
             console.print(f"[yellow]warning[/] {warning}", highlight=False, soft_wrap=True)
+    if statuses.unreachable:  # the zones that answered are above; not knowing one is no clean exit
+        raise CloudError("; ".join(statuses.unreachable))
 
 
 def nothing_line(request: CloudNameRequest, elsewhere: list[CloudResource]) -> str:
@@ -233,7 +234,8 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     """Delete what onechip created (labelled created-by=onechip; a queued resource with its node)."""
     request = build_request(CloudNameRequest, fields)
     progress = state_lines()
-    targets = api.cloud_down_targets(request, progress)
+    listing = api.cloud_down_found(request, progress)
+    targets = listing.resources
     if not targets:  # under --json, stdout holds the JSON alone: an empty result, the line on stderr
         typer.echo("nothing to delete: no resource onechip created matches", err=as_json)
         if as_json:
@@ -243,7 +245,8 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
         found = "" if t.recorded else f"; {NOT_RECORDED}"
         typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project}{found})", err=as_json)
     confirm(f"delete these {len(targets)}", yes)
-    result = api.cloud_down(request, progress, targets)  # what was listed and confirmed, not looked up again
+    # what was listed and confirmed, not looked up again; a zone it could not list is named after the deletes
+    result = api.cloud_down(request, progress, targets, listing.unreachable)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return

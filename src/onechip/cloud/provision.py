@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from onechip.cloud import offers, records, refusals
-from onechip.cloud.tpu_api import Json, TpuApi
+from onechip.cloud.tpu_api import OUTAGE, Json, TpuApi
 from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
 from onechip.paths import NotRegularFileError, TooLargeError, read_regular
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -47,8 +47,14 @@ from onechip.schemas.cloud import (
 )
 
 # refusals after which the next zone is tried (the attempt's resource is deleted first); 'failed' is a
-# queued resource FAILED with any other code, 'ended' one that ended (suspended, preempted) before it was ready
-FAILOVER = {"stockout", "quota", "unsupported", "expired", "failed", "ended"}
+# queued resource FAILED with any other code, 'ended' one that ended (suspended, preempted) before it was ready,
+# 'inaccessible' a zone this project may not use (cloud.refusals)
+FAILOVER = {"stockout", "quota", "unsupported", "expired", "failed", "ended", "inaccessible"}
+INACCESSIBLE = "zone not usable for this project"  # how an 'inaccessible' refusal is said
+# failures of a read that may be one zone's alone (an outage there, the list's `unreachable`, a rate limit, a 403 for
+# that location): status and down report that zone and go on with the others. Any other (credentials, an endpoint
+# that is not the API, a zone the API has not) is the whole command's, said once.
+ZONE_FAILURES = ("transient", "rate-limit", "inaccessible")
 Member = tuple[str, int] | None  # (set name, index) of a TPU of a `cloud up --replicas N` set
 QUEUE_GRACE_S = 30.0  # past valid-until, the API may take a poll or two to mark the request FAILED
 CREATE_GRACE_S = 60.0  # a resource just created (or found made by a retried create) may answer NOT_FOUND this long
@@ -279,7 +285,8 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
     then forget the record (only then: a delete that answered 'not found' while a GET still finds it is
     sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed), nor any resource
     the API answers so (said with its state, _not_deletable_yet): it is waited out, and one already DELETING is
-    waited for, up to `limit_s`, whatever the API answers its delete (_on_its_way_out). Raises CloudError when the
+    waited for, up to `limit_s`, whatever the API answers its delete (_on_its_way_out); one refused by an outage or a
+    rate limit (tpu_api.OUTAGE) is sent again after the wait it asks for, within `limit_s`. Raises CloudError when the
     API refuses or keeps failing. The wait is said through `on_progress` (a delete takes minutes)."""
     started = time.monotonic()
 
@@ -301,7 +308,13 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
             if exc.reason == "precondition":
                 on_progress(ProgressEvent("cloud", _not_deletable_yet(api, resource, exc)))
             elif exc.reason != "not-found" and not _on_its_way_out(api, resource):
-                raise
+                wait_s = exc.retry_after_s or 0.0  # RetryInfo / Retry-After: what the API asked to wait
+                if exc.reason not in OUTAGE or time.monotonic() - started + wait_s > limit_s:
+                    raise
+                # an outage or a rate limit past the call's own deadline refused it (nothing was done): sent again,
+                # within limit_s, as a delete the API cannot start yet is
+                on_progress(ProgressEvent("cloud", f"{exc}; the delete is sent again in {wait_s:g} s"))
+                time.sleep(wait_s)
         while (item := poll(api, resource.kind, resource.zone, _ident(resource), started + limit_s,
                             on_progress)) is not None:  # fmt: skip
             if time.monotonic() - started > limit_s:
@@ -548,7 +561,12 @@ def reusable(api: TpuApi, request: CloudUpRequest) -> CloudResource | None:
     be read, ConfigError when no zone is known."""
     kind, name = "queued-resource" if request.provisioning == "flex-start" else "node", tpu_name(request)
     for zone in zones_for(request):
-        item = fetch(api, kind, zone, name)
+        try:
+            item = fetch(api, kind, zone, name)
+        except CloudError as exc:
+            if exc.reason == "inaccessible":  # a zone this project may not use holds nothing of it: `up` skips it
+                continue
+            raise
         if item is None or (labelled(item) and phase(kind, state_of(kind, item)) not in ("waiting", "ready")):
             continue  # none, or one of ours that ended: `up` deletes it and goes on
         if not labelled(item) or not _as_asked(request, kind, kind, seen := _from_api(api, zone, item, kind)):
@@ -584,14 +602,26 @@ def zones_for(request: CloudUpRequest | CloudProbeRequest) -> list[str]:
     return zones
 
 
-def checked_zones(api: TpuApi, request: CloudUpRequest | CloudProbeRequest) -> list[str]:
+def checked_zones(api: TpuApi, request: CloudUpRequest | CloudProbeRequest,
+                  on_progress: ProgressFn = no_progress) -> tuple[list[str], list[Attempt]]:  # fmt: skip
     """`zones_for(request)`, each checked to be a zone of the API (TpuApi.check_zone: a read) before anything is
     created: a typo in the last of --zone good,typo was found only at its create, after TPUs were created (billed)
-    and deleted in the zones before it. Raises CloudError naming the zone the API has not."""
-    zones = zones_for(request)
-    for zone in zones:
-        api.check_zone(zone)
-    return zones
+    and deleted in the zones before it. Returns the zones to try and an Attempt 'inaccessible' for each this project
+    may not use (a 403 'Location Z is not found or access is unauthorized.', cloud.refusals: the next is tried, as
+    after a stockout; said through `on_progress`). Raises CloudError naming the zone the API has not (NOT_FOUND)."""
+    zones, refused = [], []
+    for zone in zones_for(request):
+        started = time.monotonic()
+        try:
+            api.check_zone(zone)
+        except CloudError as exc:
+            if exc.reason != "inaccessible":
+                raise
+            refused.append(_attempt(zone, request, exc, time.monotonic() - started))
+            on_progress(ProgressEvent("cloud", f"{zone}: {INACCESSIBLE} ({refused[-1].message}); trying the next"))
+            continue
+        zones.append(zone)
+    return zones, refused
 
 
 def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Member = None) -> CloudUpResult:
@@ -603,7 +633,9 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
     what may exist), Interrupted (Ctrl-C: what exists and the delete command), ConfigError. `member`: (set
     name, index) when this TPU is one of a `cloud up --replicas N` set (up_set)."""
     name = tpu_name(request)
-    zones = checked_zones(api, request)
+    zones, attempts = checked_zones(api, request, on_progress)
+    if not zones:
+        raise _no_zone(request, attempts)
     limit_s = request.max_run_duration_s if request.provisioning == "flex-start" else (
         request.max_hours * 3600 if request.max_hours else None)  # fmt: skip
     existing = claim_name(api, request, name, zones, on_progress)
@@ -626,7 +658,6 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
         else:
             return CloudUpResult(resource=existing, reused=True, quote=reuse_quote(existing),
                                  delete_command=delete_command(existing))  # fmt: skip
-    attempts: list[Attempt] = []
     for zone in zones:
         resource = new_resource(api, request, name, zone, member)
         started = time.monotonic()
@@ -636,14 +667,20 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
             attempts.append(_attempt(zone, request, exc, time.monotonic() - started))
             if exc.reason not in FAILOVER:
                 raise
-            on_progress(ProgressEvent("cloud", f"{zone}: {exc.reason}; trying the next zone"))
+            said = f"{INACCESSIBLE} ({attempts[-1].message})" if exc.reason == "inaccessible" else exc.reason
+            on_progress(ProgressEvent("cloud", f"{zone}: {said}; trying the next zone"))
             continue
         attempts.append(Attempt(zone=zone, provisioning=request.provisioning, outcome="available",
                                 elapsed_s=round(time.monotonic() - started, 1), checked_at=now_iso()))  # fmt: skip
         quote = offers.quote(request.chip, request.provisioning, zone, limit_s)
         return CloudUpResult(resource=resource, attempts=attempts, quote=quote, delete_command=delete_command(resource))
+    raise _no_zone(request, attempts)
+
+
+def _no_zone(request: CloudUpRequest, attempts: list[Attempt]) -> CloudError:
+    """The one line of an `up` that every zone refused: each zone with its refusal and the API's words."""
     tried = "; ".join(f"{a.zone}: {a.outcome} ({a.message})" for a in attempts)
-    raise CloudError(f"no zone gave {request.chip} {request.provisioning}: {tried}", reason=attempts[-1].outcome)
+    return CloudError(f"no zone gave {request.chip} {request.provisioning}: {tried}", reason=attempts[-1].outcome)
 
 
 # --- up --replicas N: a set of one-chip TPUs
@@ -755,8 +792,10 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
     no dry-run API). Spot/on-demand: the node create's answer (stockout fails fast, seed survey). Flex-start:
     the queued resource's first states within `request.wait_s` ('queued' = still waiting: quota is not
     capacity, and a request without quota waits just the same). Each answer is recorded for `cloud zones`."""
-    out = []
-    for zone in checked_zones(api, request):
+    zones, out = checked_zones(api, request, on_progress)
+    for attempt in out:
+        _observe(request, attempt)
+    for zone in zones:
         up_request = CloudUpRequest.model_validate(
             {"chip": request.chip, "project": api.project, "zones": [zone], "provisioning": request.provisioning,
              "valid_until_s": request.wait_s, "no_limit": request.provisioning != "flex-start", "timeout_s": 600.0}
@@ -766,6 +805,8 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
         on_progress(ProgressEvent("probe", f"{zone}: creating {resource.accelerator_type} ({request.provisioning})"))
         try:
             create(api, up_request, resource, on_progress)
+        except (KeyboardInterrupt, Interrupted):  # create says Ctrl-C as Interrupted; one landing here is raw
+            raise _probe_interrupted(api, resource, on_progress) from None
         except CloudError as exc:
             if exc.reason not in FAILOVER:
                 raise
@@ -780,12 +821,34 @@ def probe(api: TpuApi, request: CloudProbeRequest, on_progress: ProgressFn) -> l
             except CloudError as exc:
                 raise _may_exist(exc, resource, "the probe's TPU was granted and could not be deleted") from None
             except KeyboardInterrupt:
-                raise Interrupted(interrupted_message(resource)) from None
+                raise _probe_interrupted(api, resource, on_progress) from None
         out.append(attempt)
-        records.observe(ZoneOffer(chip=request.chip, zone=zone, provisioning=request.provisioning,
-                                  outcome=attempt.outcome, source="onechip cloud probe", date=attempt.checked_at,
-                                  note=attempt.message))  # fmt: skip
+        _observe(request, attempt)
     return out
+
+
+def _probe_interrupted(api: TpuApi, resource: CloudResource, on_progress: ProgressFn) -> Interrupted:
+    """The Interrupted of a probe stopped by Ctrl-C (or a cancelled MCP call: one interrupt, whose result reaches no
+    one) while its TPU was created, waited on or deleted: that TPU deleted first, as a probe's TPU always is (made
+    only to be deleted at once), and the line saying so; one whose delete fails or meets a second Ctrl-C named with
+    its state and the command that deletes it (it stays recorded). Before, the TPU was left, named only in the line."""
+    on_progress(ProgressEvent("probe", f"interrupted: deleting the probe's {resource.kind} {resource.name} "
+                                       f"in {resource.zone}"))  # fmt: skip
+    try:
+        delete(api, resource, on_progress)
+    except KeyboardInterrupt:
+        return Interrupted(interrupted_message(resource))
+    except CloudError as exc:
+        return Interrupted(f"{interrupted_message(resource)} (its delete failed: {exc})")
+    return Interrupted(f"interrupted: the probe's {resource.kind} {resource.name} in {resource.zone} was deleted; "
+                       "nothing of it bills")  # fmt: skip
+
+
+def _observe(request: CloudProbeRequest, attempt: Attempt) -> None:
+    """Record what a probe got in a zone, for `cloud zones`."""
+    records.observe(ZoneOffer(chip=request.chip, zone=attempt.zone, provisioning=request.provisioning,
+                              outcome=attempt.outcome, source="onechip cloud probe", date=attempt.checked_at,
+                              note=attempt.message))  # fmt: skip
 
 
 # --- status and down
@@ -1005,13 +1068,17 @@ def run_duration_s(item: Json) -> float | None:
 
 
 def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource],
-            lost: list[tuple[str, str, str]] | None = None) -> list[CloudResource]:  # fmt: skip
+            lost: list[tuple[str, str, str]] | None = None,
+            unlisted: dict[str, CloudError] | None = None) -> list[CloudResource]:  # fmt: skip
     """What status and down look at: recorded resources (by --name / --zone), plus, only for zones named
     with --zone, every labelled queued resource and node the API lists there (all pages): a label can be
     copied, or come from another user's onechip in the same project, so without --zone nothing unrecorded
     is touched. Never anything without onechip's label. A queued resource's own node is not listed apart
     from it (deleting the queued resource deletes it). `lost`: (zone, kind, name) of records that cannot be
-    used (records.read_all().unreadable), each looked up in the API by what its path says and taken when labelled."""
+    used (records.read_all().unreadable), each looked up in the API by what its path says and taken when labelled.
+    Every zone is listed (--zone's, and each recorded resource's: whether the API reaches it). `unlisted`: filled
+    with zone -> the CloudError of each zone whose list failed for that zone alone (ZONE_FAILURES), the others
+    still taken and that zone's recorded resources too (each is read on its own after); None: that failure raises."""
     chosen = recorded_targets(api.project, request, recorded)
     zones = request.zones or []
     known = {(r.zone, r.kind, r.name) for r in chosen}
@@ -1021,10 +1088,13 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
             chosen.append(_from_api(api, zone, item, kind).model_copy(update={"recorded": True}))  # its file, damaged
             known.add((zone, chosen[-1].kind, name))
     for zone in dict.fromkeys([*zones, *(r.zone for r in chosen)]):
-        found = [_from_api(api, zone, qr, "queued-resource") for qr in api.list_queued_resources(zone) if labelled(qr)]
-        qr_nodes = {r.node_id for r in found} | {r.node_id for r in chosen if r.zone == zone and r.kind != "node"}
-        found += [_from_api(api, zone, n, "node") for n in api.list_nodes(zone)
-                  if labelled(n) and str(n.get("name", "")).rsplit("/", 1)[-1] not in qr_nodes]  # fmt: skip
+        try:
+            found = _labelled_in(api, zone, {r.node_id for r in chosen if r.zone == zone and r.kind != "node"})
+        except CloudError as exc:
+            if unlisted is None or exc.reason not in ZONE_FAILURES:
+                raise
+            unlisted[zone] = exc  # one zone the API cannot list must not hide, or keep billing, the others' TPUs
+            continue
         for resource in found:
             key = (zone, resource.kind, resource.name)
             if zone not in zones:  # a recorded resource's own zone: only what is recorded there
@@ -1033,6 +1103,15 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
                 chosen.append(resource)
                 known.add(key)
     return chosen
+
+
+def _labelled_in(api: TpuApi, zone: str, qr_nodes: set[str]) -> list[CloudResource]:
+    """Every labelled queued resource and node the API lists in `zone` (all pages), a queued resource's own node
+    (its node id, or one of `qr_nodes`) not apart from it. Raises CloudError when a list fails."""
+    found = [_from_api(api, zone, qr, "queued-resource") for qr in api.list_queued_resources(zone) if labelled(qr)]
+    qr_nodes = qr_nodes | {r.node_id for r in found}
+    return found + [_from_api(api, zone, n, "node") for n in api.list_nodes(zone)
+                    if labelled(n) and str(n.get("name", "")).rsplit("/", 1)[-1] not in qr_nodes]  # fmt: skip
 
 
 def recorded_targets(project: str, request: CloudNameRequest, recorded: list[CloudResource]) -> list[CloudResource]:

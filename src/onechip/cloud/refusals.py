@@ -18,6 +18,10 @@ not offer a model answers INVALID_ARGUMENT like any bad field):
                   availability), else it is a rate limit: Google's 429 RESOURCE_EXHAUSTED is 'either out of
                   resource quota or reaching rate limiting' (cloud.google.com/apis/design/errors)
     expired       DEADLINE_EXCEEDED (4), whatever its wording: a queued resource that reached its valid-until
+    inaccessible  PERMISSION_DENIED (7) 'Location us-east1-d is not found or access is unauthorized.': the zone is not
+                  usable by this project (not offered to it, or no such location), not a refusal of the credentials;
+                  GCP failover moves to the next zone on it (skypilot-org/skypilot, sky/backends FailoverCloudError-
+                  HandlerV2._gcp_handler, which quotes googleapiclient's HttpError 403 with that message)
     conflict      ALREADY_EXISTS (6): the name is taken in that zone
     rate-limit    RESOURCE_EXHAUSTED whose ErrorInfo reason is RATE_LIMIT_EXCEEDED, or 'Quota exceeded for quota
                   metric ... per minute', or a bare HTTP 429 (no quota, no capacity reason), or a 403 whose
@@ -66,12 +70,20 @@ def classify(code: int | None, status: str, message: str) -> str:
         return "not-found"
     if code == 9 or status == "FAILED_PRECONDITION":
         return "precondition"
+    if (code == 7 or status == "PERMISSION_DENIED") and _location_refused(text):
+        return "inaccessible"
     if code in (7, 16) or status in ("PERMISSION_DENIED", "UNAUTHENTICATED"):
         # a 403 'Quota ... exceeded' or 'Insufficient regional quota' (Compute's ways), not 'requires a quota project'
         # (ADC without one)
         exceeded = "quota" in text and any(word in text for word in ("exceeded", "limit", "insufficient"))
         return "quota" if exceeded and code != 16 and status != "UNAUTHENTICATED" else "auth"
     return "other"
+
+
+def _location_refused(text: str) -> bool:
+    """A 403's lower-cased message saying its location is not found or not authorized ('Location us-east1-d is not
+    found or access is unauthorized.'): of the zone asked for, not of the project's permissions."""
+    return "location" in text and "not found" in text and "unauthorized" in text
 
 
 def from_status(error: dict[str, object], where: str) -> CloudError:

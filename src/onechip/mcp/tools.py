@@ -673,11 +673,14 @@ def _cloud_down_summary(r: CloudDownResult) -> str:
 
 
 def _cloud_down_preview(request: CloudDownToolRequest) -> str:
-    targets = api.cloud_down_targets(request)
+    listing = api.cloud_down_found(request)
+    targets = listing.resources
     if not targets:
         return "would delete nothing (no labelled resource found)"
     names = ", ".join(f"{r.kind} {r.name} ({r.zone}{'' if r.recorded else '; ' + NOT_RECORDED})" for r in targets)
-    return f"would delete {names}; to delete them give targets: {json.dumps([_target_key(r) for r in targets])}"
+    unlisted = f"; {'; '.join(listing.unreachable)}" if listing.unreachable else ""
+    keys = json.dumps([_target_key(r) for r in targets])
+    return f"would delete {names}{unlisted}; to delete them give targets: {keys}"
 
 
 def _target_key(resource: CloudResource) -> str:
@@ -690,7 +693,8 @@ def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> Cloud
     what it listed and the user confirmed): a labelled TPU found since is not deleted. Raises ConfigError when there is
     something to delete and no targets are given, or when a target given is not found now (a typo, or gone since the
     preview: it named 'x' as kept and deleted the rest), before anything is deleted."""
-    found = {_target_key(r): r for r in api.cloud_down_targets(request, on_progress)}
+    listing = api.cloud_down_found(request, on_progress)
+    found = {_target_key(r): r for r in listing.resources}
     if found and not request.targets:
         raise ConfigError("cloud_down deletes only what its preview listed: give targets as the preview wrote them "
                           "(call cloud_down without confirm to see them)")  # fmt: skip
@@ -699,7 +703,8 @@ def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> Cloud
         now = ", ".join(found) or "none"
         raise ConfigError(f"cloud_down: no such target {', '.join(unknown)} (a typo, or gone since the preview); "
                           f"nothing deleted; the targets now: {now}")  # fmt: skip
-    return api.cloud_down(request, on_progress, [found[t] for t in given])
+    # a zone it could not list: what it reached is deleted, then the call fails naming that zone
+    return api.cloud_down(request, on_progress, [found[t] for t in given], listing.unreachable)
 
 
 def _cloud_probe_preview(request: CloudProbeRequest) -> str:

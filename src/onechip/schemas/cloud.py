@@ -22,7 +22,9 @@ from onechip.schemas.replicas import MAX_REPLICAS, RouterPolicy
 Provisioning = Literal["flex-start", "spot", "on-demand"]
 # an attempt that moved on to the next zone is named by its reason (provision.FAILOVER): a queued resource
 # FAILED otherwise is "failed", one suspended or a node preempted or stopped before it was ready "ended"
-Outcome = Literal["available", "stockout", "quota", "unsupported", "expired", "failed", "ended", "queued", "error"]
+Outcome = Literal[
+    "available", "stockout", "quota", "unsupported", "expired", "failed", "ended", "queued", "inaccessible", "error"
+]
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)d)?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
 _UNITS = (86400.0, 3600.0, 60.0, 1.0)
 # Flex-start runs from 10 minutes to 7 days (seed survey: 'flex-start 跑 10 分钟到 7 天').
@@ -372,6 +374,23 @@ class CloudStatuses(ResultModel):
         description="When a name or zones filter matched nothing: the resources onechip recorded outside it (in the "
         "project given, if any), from the same read of the records; else [] (a filter that matches nothing must "
         "not read as 'nothing is running').",
+    )
+    unreachable: list[str] = Field(
+        default_factory=list,
+        description="One line per zone the API could not be read in (its list failed: a labelled TPU there may be "
+        "missing above; or a recorded resource's state could not be read: it may still exist and bill); the zones "
+        "that answered are reported all the same.",
+    )
+
+
+class CloudTargets(ResultModel):
+    """What `cloud down` would delete (cloud_down_found), and the zones it could not list."""
+
+    resources: list[CloudResource] = Field(default_factory=list, description="Recorded and labelled resources found.")
+    unreachable: list[str] = Field(
+        default_factory=list,
+        description="One line per zone whose list failed: a labelled TPU there may be missing from `resources` "
+        "(the zone's recorded ones are in it); `cloud down` deletes the rest and exits non-zero naming it.",
     )
 
 

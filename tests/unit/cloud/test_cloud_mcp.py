@@ -5,6 +5,7 @@ the tool's arguments; commands to type keep their flags; what is left stays reco
 from __future__ import annotations
 
 import json
+import time
 
 import anyio
 import pytest
@@ -140,3 +141,29 @@ def test_cloud_probe_says_what_each_zone_answered(fast):
     ((error, text),) = calls(("cloud_probe", probe))
     assert not error, text
     assert text == "2 zones tried: us-west4-a available; europe-west4-a stockout"
+
+
+@pytest.mark.parametrize("provisioning", ["spot", "flex-start"])
+def test_a_cancelled_cloud_probe_deletes_the_tpu_it_created(fast, provisioning):
+    """A probe creates to delete at once (provision.probe: 'there is no dry-run API'). A cancelled call interrupts
+    its job as one Ctrl-C (mcp.bridge.run_job), and the probe raised Interrupted naming its TPU, a line that a
+    cancelled call returns to nobody: the agent was never told, and the TPU stayed (a node billing until deleted),
+    recorded. Now the probe deletes it on that interrupt, as it does once it is granted."""
+    fast.create_s = fast.wait_s = 3600.0  # the node stays CREATING, the queued resource WAITING_FOR_RESOURCES
+    probe = {"chip": "v5e-1", "project": P, "provisioning": provisioning, "confirm": True, "zones": [OK]}
+
+    async def go():
+        async with Client(build_server()) as client, anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "cloud_probe", probe)
+            with anyio.fail_after(30):
+                while not any(m == "POST" for m, _, _ in fast.requests):
+                    await anyio.sleep(0.02)
+            await anyio.sleep(0.1)  # its create sent, the probe waits on it
+            tg.cancel_scope.cancel()
+
+    anyio.run(go)
+    deadline = time.monotonic() + 20
+    while (fast.nodes or fast.queued or records.load_all()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert any(m == "DELETE" for m, _, _ in fast.requests), fast.requests
+    assert not fast.nodes and not fast.queued and records.load_all() == []
