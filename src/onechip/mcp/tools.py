@@ -394,6 +394,8 @@ def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
             "router_policies compares vllm-router policies, a result the bench tool does not return: "
             "run `onechip bench URL --router-policies a,b` against the router of `onechip up --replicas N`"
         )
+    if request.find_max is not None:  # api.bench measures a grid: the search was dropped unsaid
+        raise ConfigError("bench measures a grid; to search the most load under slo call find_max")
     if not request.resume:
         _url_given(request)
     fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)

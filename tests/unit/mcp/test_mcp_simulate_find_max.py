@@ -63,3 +63,12 @@ def test_a_search_asked_of_the_wrong_tool_or_without_its_slo_is_refused_in_one_l
 ) -> None:
     result = call(tool, {**plan_here, **args})
     assert result.is_error and result.content[0].text == said
+
+
+def test_bench_refuses_find_max_rather_than_measuring_a_grid() -> None:
+    # bench's tool ran api.bench on a config with find_max (a plain grid at the default clients, the search dropped
+    # unsaid); the search is find_max's tool, as simulate's is simulate_find_max's
+    result = call("bench", {"base_url": "http://127.0.0.1:9", "find_max": "rate", "slo": {"ttft_ms": 500}})
+    assert result.is_error and result.content[0].text == (
+        "bench measures a grid; to search the most load under slo call find_max"
+    )
