@@ -42,6 +42,7 @@ from onechip.planner import plan_model
 from onechip.planner.rules import engine_rules
 from onechip.schemas import BootRecord, EngineState, Plan
 from onechip.schemas.common import GIB
+from onechip.schemas.sim import StepTerms
 from onechip.sim.predict import engine_of
 from onechip.sim.scheduler import CellSimulation
 from onechip.sim.steptime import step_model
@@ -398,3 +399,11 @@ def simulated_engine_steps(plan: Plan, terms: Any, config: Any, seed: int) -> in
     sim._finish_step = counted  # type: ignore[method-assign]
     sim.run()
     return steps
+
+
+# The terms `python benchmarks/sim_accuracy.py seed` fitted on the seed's v5e-1 grid (calibration cells 128x1,
+# 1024x1, 8192x1, 128x64), rounded; its 1,024 x 16 prediction is 742 tok/s (measured 991).
+SEED_TERMS = StepTerms(
+    fixed_s=0.00531, weights_s=0.00799, per_seq_s=0.000641, per_token_s=3.15e-05, per_kv_token_s=5.62e-08,
+    per_attn_pair_s=6.66e-10, request_overhead_s=0.00723, per_stream_chunk_s=0.000266, per_output_token_s=0.000413,
+)  # fmt: skip

@@ -14,6 +14,7 @@ Each job lives in a module of its own; this package only names them.
     cloud_target: getting a TPU (onechip.cloud)
     simulate(SimulateRequest, on_progress) -> BenchRun (predicted)
     simulate_policies(SimulateRequest, on_progress) -> PolicyComparison (one predicted run per --router-policies)
+    simulate_find_max(SimulateRequest, on_progress) -> SearchResult (bench's SLO search over predicted cells)
     advise(AdviseRequest, on_progress) -> Advice
     prices(PricesRequest) / prices_refresh(PricesRequest, on_progress) -> PriceTable (Cloud Billing Catalog)
     logs_tail(LogsRequest) -> LogTail             summarize_logs(SummarizeLogsRequest) -> LogSummary
@@ -52,6 +53,7 @@ from onechip.api._policies import simulate_policies
 from onechip.api._predict import advise, advise_unserved, calibration_for, predicted_cells, simulate
 from onechip.api._prices import prices, prices_refresh
 from onechip.api._report import cost, report
+from onechip.api._sim_search import simulate_find_max
 from onechip.cloud.provision import tpu_name
 
 __all__ = [
@@ -60,5 +62,6 @@ __all__ = [
     "cloud_target", "cloud_up", "cloud_up_quote", "cloud_zones", "compare_policies", "cost", "demo",
     "demo_cloud_request", "deploy_k8s", "down", "find_max", "logs", "logs_tail", "measured_boots_dir",
     "nothing_to_resume", "plan", "predicted_cells", "prices", "prices_refresh", "recorded", "remember_boot", "report",
-    "saved_bench_config", "simulate", "simulate_policies", "status", "summarize_logs", "tpu_name", "up",
+    "saved_bench_config", "simulate", "simulate_find_max", "simulate_policies", "status", "summarize_logs", "tpu_name",
+    "up",
 ]  # fmt: skip

@@ -16,6 +16,7 @@ from onechip import cost as cost_layer
 from onechip import report as report_layer
 from onechip.bench import stats as bench_stats
 from onechip.bench.runner import open_loop, this_client
+from onechip.bench.search import probe_dirs
 from onechip.errors import ConfigError
 from onechip.paths import exclusive, run_dir, write_text_atomic
 from onechip.planner.chips import LOCAL_WHERE
@@ -26,6 +27,7 @@ from onechip.schemas.common import GIB, model_key
 from onechip.schemas.inputs import describe
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest, refuse_existing_run
+from onechip.schemas.run import SEARCH_FILE
 from onechip.schemas.sim import Advice, AdviceRow, Calibration, Prediction, StepTerms
 from onechip.sim import priors, uncertainty
 from onechip.sim import store as calibration_store
@@ -33,7 +35,13 @@ from onechip.sim.predict import START_SPREAD_S
 from onechip.sim.uncertainty import Source
 
 from ._advise_rank import ADVISE_NOTE, rank, rank_note
-from ._sim_bounds import refuse_too_much, refuse_unfinishable, step_limit_reason, work
+from ._sim_bounds import (
+    refuse_search_unfinishable,
+    refuse_too_much,
+    refuse_unfinishable,
+    step_limit_reason,
+    work,
+)
 
 SIM_NOTE = (
     "simulated: vLLM V1 scheduler (continuous batching, chunked prefill, KV blocks, recompute preemption) with "
@@ -110,34 +118,38 @@ def predicted_cells(
     policy: RouterPolicy = "cache_aware",
 ) -> list[CellResult]:
     """Every cell of `config` on `replicas` engines (agent sessions routed by `policy`) simulated `seeds`
-    times and summarised by bench's statistics (the seeds are the reps: median and CV over seeds; the reason
-    says the seeds' range and any preemptions; an agent cell also its prefix-cache hit share as the engines'
-    /metrics count it, in server_metrics_delta, and the requests each engine got)."""
-    out = []
+    times and summarised by bench's statistics (predicted_cell)."""
     grid = sim.simulate_grid(plan, terms, config, seeds, on_progress, START_SPREAD_S, replicas=replicas, policy=policy)
-    for p in grid:
-        cell = CellResult(context_tokens=p.context_tokens, clients=p.clients, status="ok")
-        if p.infeasible:
-            out.append(cell.model_copy(update={"status": "infeasible", "reason": p.infeasible}))
-            continue
-        cell = bench_stats.summarize_cell(cell, p.samples_by_seed, config.output_tokens, None,
-                                                config.rate_per_s is not None)  # fmt: skip
-        rates = [r.output_tok_per_s for r in cell.reps]
-        reason = f"predicted over {seeds} seeds: {min(rates):,.1f}-{max(rates):,.1f} output tok/s"
-        if p.preemptions:
-            reason += f"; beyond the KV wall ({p.preemptions} preemptions by recompute)"
-        if replicas > 1 and not p.routings:
-            reason += f"; clients split over {replicas} engines (unique prompts: every policy spreads them alike)"
-        update: dict[str, object] = {"reason": reason}
-        if p.routings:
-            hits = [r.server_hit_rate() or 0.0 for r in p.routings]
-            update["server_metrics_delta"] = {"prefix_cache_hit_rate": statistics.median(hits)}
-            update["replicas"] = sim.routing.served(p.routings)
-            update["reason"] = f"{reason}; prefix-cache hit share {min(hits):.0%}-{max(hits):.0%} over seeds " + (
-                f"(warm-ups included; {policy} over {replicas} engines)" if replicas > 1 else "(warm-ups included)"
-            )
-        out.append(cell.model_copy(update=update))
-    return out
+    return [predicted_cell(p, config, seeds, replicas, policy) for p in grid]
+
+
+def predicted_cell(
+    p: sim.CellPrediction, config: BenchConfig, seeds: int, replicas: int = 1, policy: RouterPolicy = "cache_aware"
+) -> CellResult:
+    """One simulated cell summarised by bench's statistics (the seeds are the reps: median and CV over seeds; goodput
+    under config.slo when given, as bench's; the reason says the seeds' range and any preemptions; an agent cell also
+    its prefix-cache hit share as the engines' /metrics count it, in server_metrics_delta, and the requests each engine
+    got)."""
+    cell = CellResult(context_tokens=p.context_tokens, clients=p.clients, status="ok")
+    if p.infeasible:
+        return cell.model_copy(update={"status": "infeasible", "reason": p.infeasible})
+    cell = bench_stats.summarize_cell(cell, p.samples_by_seed, config.output_tokens, config.slo or None,
+                                      config.rate_per_s is not None)  # fmt: skip
+    rates = [r.output_tok_per_s for r in cell.reps]
+    reason = f"predicted over {seeds} seeds: {min(rates):,.1f}-{max(rates):,.1f} output tok/s"
+    if p.preemptions:
+        reason += f"; beyond the KV wall ({p.preemptions} preemptions by recompute)"
+    if replicas > 1 and not p.routings:
+        reason += f"; clients split over {replicas} engines (unique prompts: every policy spreads them alike)"
+    update: dict[str, object] = {"reason": reason}
+    if p.routings:
+        hits = [r.server_hit_rate() or 0.0 for r in p.routings]
+        update["server_metrics_delta"] = {"prefix_cache_hit_rate": statistics.median(hits)}
+        update["replicas"] = sim.routing.served(p.routings)
+        update["reason"] = f"{reason}; prefix-cache hit share {min(hits):.0%}-{max(hits):.0%} over seeds " + (
+            f"(warm-ups included; {policy} over {replicas} engines)" if replicas > 1 else "(warm-ups included)"
+        )
+    return cell.model_copy(update=update)
 
 
 def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) -> BenchRun:
@@ -159,10 +171,32 @@ def simulate(request: SimulateRequest, on_progress: ProgressFn = no_progress) ->
 def predicted_run(request: SimulateRequest, on_progress: ProgressFn = no_progress) -> tuple[BenchRun, Path]:
     """simulate without its all-infeasible refusal (simulate_policies refuses once, over every policy's run):
     the predicted run and the directory it was written in. Raises what simulate raises before writing."""
+    if request.find_max is not None:  # a search's result is not a run (simulate_find_max)
+        raise ConfigError("simulate --find-max searches the load: its result is a search (api.simulate_find_max)")
+    the_plan, config, calibration, terms = prepared(request, on_progress)
+    policy = request.router_policies[0]
+    cells = predicted_cells(the_plan, terms, config, request.reps, on_progress, request.replicas, policy)
+    run = predicted_bench_run(request, the_plan, config, cells, calibration, terms)
+    with run_dir(request.out_dir) as out_dir:
+        write_predicted(run, the_plan, out_dir)
+    return run, out_dir
+
+
+def prepared(
+    request: SimulateRequest, on_progress: ProgressFn = no_progress
+) -> tuple[Plan, BenchConfig, Calibration | None, StepTerms]:
+    """(the plan, the BenchConfig bench would run with the same flags, the calibration or None, the step-time terms)
+    of a simulate call, every bound checked (_sim_bounds; a --find-max search over its probes) before a calibration
+    is fitted and stored. Raises ConfigError for an out_dir holding a run, a search or a search's probes, several
+    router policies, a plan that does not fit or is another's, and what calibration_for raises."""
     try:  # an earlier prediction or a measured run there is never overwritten (as bench refuses)
-        refuse_existing_run(request.out_dir, tuple(RUN_FILES.values()))
+        refuse_existing_run(request.out_dir, (*RUN_FILES.values(), SEARCH_FILE))
     except ValueError as exc:
         raise ConfigError(f"--out {exc}") from None
+    out = request.out_dir
+    if request.find_max is not None and out is not None and out.is_dir() and (held := probe_dirs(out)):
+        # a search stopped before its search.json (Ctrl-C) left its probes' runs, which are never written over
+        raise ConfigError(f"--out {out} already holds a search's probes ({held[0].name}); choose a new directory")
     if len(request.router_policies) > 1:  # one run is one policy (ConfigError): never the first, the rest dropped
         raise ConfigError(
             "simulate predicts one routing policy per run: call it once per policy (the CLI's --router-policies "
@@ -174,7 +208,8 @@ def predicted_run(request: SimulateRequest, on_progress: ProgressFn = no_progres
     # the fields given, as bench's config holds what was typed (its bound and open_loop read which were: a --rate
     # run's count is --requests-per-client only when given); reps always, simulate's default being its own
     given = {"contexts", "clients", "output_tokens", "requests_per_client", "warmup_requests", "rate_per_s",
-             "workload", *(AGENT_ONLY if request.workload == "agent" else ())} & request.model_fields_set  # fmt: skip
+             "workload", "slo", "find_max", "slo_percentile", "find_max_limit",
+             *(AGENT_ONLY if request.workload == "agent" else ())} & request.model_fields_set  # fmt: skip
     fields = request.model_dump(include={"reps", *given})
     try:
         config = BenchConfig.model_validate({"base_url": predicted_url(the_plan.chip),
@@ -182,27 +217,41 @@ def predicted_run(request: SimulateRequest, on_progress: ProgressFn = no_progres
     except ValidationError as exc:
         raise ConfigError(describe(SimulateRequest, exc)) from None
     config = open_loop(config)  # --rate: the schedule `bench --rate` sends (issue 22)
-    refuse_unfinishable(the_plan, config, request.replicas)  # before a calibration is fitted and stored
+    bounded = refuse_unfinishable if config.find_max is None else refuse_search_unfinishable
+    bounded(the_plan, config, request.replicas)  # before a calibration is fitted and stored
     calibration = calibration_for(the_plan, request.calibrate, on_progress)
     terms = calibration.terms if calibration else priors.measured_priors(the_plan)
-    if config.rate_per_s is not None:  # open loop: how many run at once depends on the step times (min_steps)
-        refuse_unfinishable(the_plan, config, request.replicas, terms)
-    policy = request.router_policies[0]
-    cells = predicted_cells(the_plan, terms, config, request.reps, on_progress, request.replicas, policy)
-    run = BenchRun(
+    if config.rate_per_s is not None or config.find_max == "rate":  # open loop: how many run at once depends on the
+        bounded(the_plan, config, request.replicas, terms)  # step times (min_steps)
+    return the_plan, config, calibration, terms
+
+
+def predicted_bench_run(
+    request: SimulateRequest,
+    the_plan: Plan,
+    config: BenchConfig,
+    cells: list[CellResult],
+    calibration: Calibration | None,
+    terms: StepTerms,
+) -> BenchRun:
+    """The BenchRun of `cells` predicted for `config` on `the_plan`, marked predicted (its `prediction`)."""
+    return BenchRun(
         tool_version=__version__, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         server=BenchServer(model=the_plan.model, engine_version=the_plan.engine_version,
                            engine=f"predicted {the_plan.engine}"),
         client=this_client(),
         config=config, prompt_method="simulated", cells=cells,
         notes=[SIM_NOTE] + ([] if calibration else [PRIORS_NOTE]),
-        prediction=Prediction(calibration=calibration, terms=terms, seeds=request.reps,
-                              note=SIM_NOTE if calibration else PRIORS_NOTE, replicas=request.replicas,
-                              router_policy=policy if request.replicas > 1 else None),
+        prediction=prediction_of(request, calibration, terms),
     )  # fmt: skip
-    with run_dir(request.out_dir) as out_dir:
-        _write_predicted(run, the_plan, out_dir)
-    return run, out_dir
+
+
+def prediction_of(request: SimulateRequest, calibration: Calibration | None, terms: StepTerms) -> Prediction:
+    """What a prediction of `request` rests on: the calibration (or priors), the terms, the seeds, the replicas."""
+    policy = request.router_policies[0]
+    return Prediction(calibration=calibration, terms=terms, seeds=request.reps,
+                      note=SIM_NOTE if calibration else PRIORS_NOTE, replicas=request.replicas,
+                      router_policy=policy if request.replicas > 1 else None)  # fmt: skip
 
 
 def _refuse_pipeline_parallel(the_plan: Plan) -> None:
@@ -216,7 +265,7 @@ def _refuse_pipeline_parallel(the_plan: Plan) -> None:
         )
 
 
-def _write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
+def write_predicted(run: BenchRun, the_plan: Plan, out_dir: Path) -> None:
     """Write the predicted run into `out_dir`, which is locked as bench locks its run (paths.exclusive) and checked
     again to hold no run: a run written there since predicted_run's first check (a second simulate call into the
     same out_dir at once, over MCP) is kept and this one refused, not written over it."""

@@ -3,12 +3,14 @@ cell the simulated engine could not finish within the simulator's step limit, or
 tokens or engine steps than one call may, is refused in one line that says what to make smaller (an MCP
 client's call would otherwise hold the server for minutes, then end as 'simulation did not finish'). In open loop
 how many requests run at once depends on the arrival rate and the step times (open_loop_running), so `simulate`
-checks again once its step-time terms are known."""
+checks again once its step-time terms are known. A `simulate --find-max` search is bounded over the most probes
+it can take (refuse_search_unfinishable), as bench bounds a search by its largest probe's requests."""
 
 from __future__ import annotations
 
 import math
 
+from onechip.bench.search import probe_config, worst_case_loads
 from onechip.errors import ConfigError
 from onechip.planner.geometry import cdiv
 from onechip.schemas import BenchConfig, Plan
@@ -179,3 +181,22 @@ def refuse_unfinishable(plan: Plan, config: BenchConfig, replicas: int, terms: S
         if reason is not None:
             raise ConfigError(f"{reason}: give fewer {smaller}")
     refuse_too_much(*work(config, config.reps, replicas, plan, terms), f"fewer --reps, --contexts, {smaller}")
+
+
+def refuse_search_unfinishable(plan: Plan, config: BenchConfig, replicas: int, terms: StepTerms | None = None) -> None:
+    """refuse_unfinishable for `simulate --find-max`: ConfigError naming the first probe the search may ask for
+    (bench.search.worst_case_loads: the most probes it can take, each at the load it bounds) that the simulated
+    engine cannot finish within MAX_STEPS, then ConfigError when those probes together are over what one call may
+    simulate (refuse_too_much); `terms`: min_steps."""
+    per_stream = ", --turns or --sessions-per-client" if config.workload == "agent" else ""
+    smaller = f"a lower --find-max-limit, fewer --output-tokens{per_stream}"
+    tokens = steps = 0
+    for load in worst_case_loads(config):
+        probe = probe_config(config, load)[1]
+        (context, clients), *_ = probe.grid_cells()
+        reason = step_limit_reason(plan, probe, context, clients, replicas, terms)
+        if reason is not None:
+            raise ConfigError(f"{reason}: give {smaller}")
+        more = work(probe, config.reps, replicas, plan, terms)
+        tokens, steps = tokens + more[0], steps + more[1]
+    refuse_too_much(tokens, steps, f"fewer --reps or {smaller}", ", over the most probes the search can take")

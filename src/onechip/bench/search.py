@@ -27,7 +27,7 @@ meeting the SLOs is monotone in load; a noisy miss below the answer would show i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from onechip.bench import stats
@@ -50,6 +50,7 @@ from onechip.schemas.bench import (
     BenchConfig,
     BenchRun,
     CellResult,
+    RequestSample,
     SearchProbe,
     SearchResult,
 )
@@ -67,9 +68,19 @@ SEARCH_KEYS = ("slo", "slo_percentile", "find_max_limit", "force")
 
 
 def judge(cell: CellResult, run_dir: Path, slo: dict[str, float], percentile: float) -> SearchProbe:
-    """A probe's verdict from its cell and raw samples: each SLO metric at `percentile` over the measured
-    requests (ms), the share that met every SLO, and whether the cell meets the SLOs."""
-    measured = [s for s in load_samples(run_dir / RUN_FILES["requests"]) if not s.warmup]
+    """A measured probe's verdict from its cell and the raw samples in `run_dir` (judge_samples)."""
+    return judge_samples(cell, load_samples(run_dir / RUN_FILES["requests"]), slo, percentile).model_copy(
+        update={"run_dir": str(run_dir)}
+    )
+
+
+def judge_samples(
+    cell: CellResult, samples: Sequence[RequestSample], slo: dict[str, float], percentile: float
+) -> SearchProbe:
+    """A probe's verdict from its cell and its samples (every rep's, or every seed's for a predicted one; warm-ups
+    left out): each SLO metric at `percentile` over the measured requests (ms), the share that met every SLO, and
+    whether the cell meets the SLOs. `run_dir` is left empty for the caller."""
+    measured = [s for s in samples if not s.warmup]
     at: dict[str, float | None] = {}
     for name in slo:
         values = sorted(v for v in (stats.slo_value(name, s) for s in measured if s.status == "ok") if v is not None)
@@ -83,7 +94,7 @@ def judge(cell: CellResult, run_dir: Path, slo: dict[str, float], percentile: fl
     )
     return SearchProbe(
         load=0.0,
-        run_dir=str(run_dir),
+        run_dir="",
         status=cell.status,
         reason=cell.reason,
         meets_slo=meets,
@@ -126,75 +137,62 @@ def _next_loads(kind: str, limit: float) -> tuple[float, Callable[[float, float]
     return first, lambda lo, hi: None if hi <= lo * RATE_RESOLUTION else float(f"{(lo * hi) ** 0.5:.3g}")
 
 
-class _Search:
-    def __init__(self, config: BenchConfig, out_dir: Path, plan: Plan | None, on_progress: ProgressFn):
-        self.config, self.out_dir, self.plan, self.on_progress = config, out_dir, plan, on_progress
+def probe_config(config: BenchConfig, load: float) -> tuple[str, BenchConfig]:
+    """(the directory name, the one-cell bench config) of the probe at `load` of the search `config` asks for (its
+    find_max kind; a rate probe in flight at most rate_search_cap): `bench --find-max` measures it, `simulate
+    --find-max` predicts it."""
+    update: dict[str, object]
+    if (config.find_max or "clients") == "clients":
+        name, update = f"clients-{int(load)}", {"clients": [int(load)]}
+    else:  # one stream numbers the requests (one warm-up); the count follows the rate, the cap is apart
+        cap = rate_search_cap(config)
+        name, update = f"rate-{load:g}", {"rate_per_s": load, "clients": [1], "max_in_flight": cap or 0}
+        if config.duration_s is None:
+            update["requests_per_client"] = config.rate_requests(load)
+    return name, config.model_copy(update={**update, "contexts": [config.contexts[0]], "find_max": None})
+
+
+# A probe's source: the load -> its verdict (SearchProbe, `load` set by the search) and its cell. bench measures it
+# (_Measured), simulate predicts it (api); the search over loads is one.
+ProbeSource = Callable[[float], tuple[SearchProbe, CellResult]]
+
+
+class LoadSearch:
+    """Bracket, then bisect the loads of `config`'s search (module docstring), each probe from `source`, once per
+    load, its verdict said to `on_progress` under `stage`. search()'s `meets` judges a probe (default: its meets_slo,
+    bench's rule); a predicted search searches again judging by every seed and by any seed (api.simulate_find_max),
+    over the probes already taken."""
+
+    def __init__(
+        self,
+        config: BenchConfig,
+        source: ProbeSource,
+        on_progress: ProgressFn = no_progress,
+        stage: str = "bench",
+    ):
+        self.config, self.source, self.on_progress, self.stage = config, source, on_progress, stage
         self.kind = config.find_max or "clients"
         self.cap = rate_search_cap(config) if self.kind == "rate" else None
         self.context = config.contexts[0]
         self.probes: dict[float, SearchProbe] = {}
         self.cells: list[CellResult] = []
 
-    def probe_config(self, load: float) -> tuple[str, BenchConfig]:
-        """(the directory name, the one-cell bench config) of the probe at `load`."""
-        cfg = self.config
-        update: dict[str, object]
-        if self.kind == "clients":
-            name, update = f"clients-{int(load)}", {"clients": [int(load)]}
-        else:  # one stream numbers the requests (one warm-up); the count follows the rate, the cap is apart
-            name, update = f"rate-{load:g}", {"rate_per_s": load, "clients": [1], "max_in_flight": self.cap or 0}
-            if cfg.duration_s is None:
-                update["requests_per_client"] = cfg.rate_requests(load)
-        return name, cfg.model_copy(update={**update, "contexts": [self.context], "find_max": None})
-
-    def check_saved(self) -> None:
-        """Refuse (ConfigError, one line) a directory holding a bench run, or a probe this search would not measure
-        (another --find-max kind, another config: the first difference named), before anything is sent."""
-        where = f"cannot resume the SLO search in {self.out_dir}"
-        if saved_config(self.out_dir) is not None:
-            raise ConfigError(f"{where}: it holds a bench run, not a --find-max search; choose another --out")
-        digests = input_digests(self.config)
-        for run_dir in _probe_dirs(self.out_dir):
-            old = saved_config(run_dir)
-            if old is None:
-                continue
-            kind = "rate" if old.rate_per_s is not None else "clients"
-            if kind != self.kind:
-                raise ConfigError(f"{where}: {run_dir.name} is a --find-max {kind} probe, now --find-max {self.kind}")
-            _, now = self.probe_config(old.rate_per_s if old.rate_per_s is not None else old.clients[0])
-            edited = [flag_of(BenchConfig, f) for f, d in digests.items() if old.input_sha256.get(f, d) != d]
-            differs = config_difference(old, now, SEARCH_KEYS) or (edited and f"{edited[0]} changed since it started")
-            if differs:
-                raise ConfigError(f"{where} ({run_dir.name}): {differs}; run it as it was, or choose another --out")
-
     def probe(self, load: float) -> SearchProbe:
-        """Measure one load (once: a load already measured is not run again, and one measured before an interruption,
-        without a failed request, is read back from its directory)."""
+        """The probe at `load`, from the source once (a load already probed is not asked again)."""
         if load in self.probes:
             return self.probes[load]
-        cfg = self.config
-        name, probe_cfg = self.probe_config(load)
-        run_dir = self.out_dir / name
-        saved = saved_run(run_dir)
-        if saved is not None and _finished(saved, probe_cfg):
-            cell = saved.cells[0]
-            self.on_progress(ProgressEvent("bench", f"find-max: {name} read back from {run_dir}"))
-        else:
-            resume = saved is not None  # unfinished or with failures: resumed as a grid is, complete reps kept
-            self.on_progress(ProgressEvent("bench", f"find-max: {'resuming' if resume else 'measuring'} {name}"))
-            again = f"run the same --find-max search into {self.out_dir} again to resume it"
-            run: BenchRun = run_grid(
-                probe_cfg, run_dir, plan=self.plan, resume=resume, on_progress=self.on_progress, resume_hint=again
-            )
-            cell = run.cells[0]
-        verdict = judge(cell, run_dir, cfg.slo, cfg.slo_percentile).model_copy(update={"load": load})
+        verdict, cell = self.source(load)
+        verdict = verdict.model_copy(update={"load": load})
         self.probes[load] = verdict
         self.cells.append(cell)
-        self.on_progress(ProgressEvent("bench", f"find-max: {name}: {probe_line(verdict, cfg.slo_percentile)}"))
+        name = probe_config(self.config, load)[0]
+        line = f"find-max: {name}: {probe_line(verdict, self.config.slo_percentile)}"
+        self.on_progress(ProgressEvent(self.stage, line))
         return verdict
 
-    def search(self) -> tuple[float, float | None, str]:
-        """(highest load that met the SLOs (0 = none), lowest that did not (None = none), why it stopped)."""
+    def search(self, meets: Callable[[SearchProbe], bool] = lambda p: p.meets_slo) -> tuple[float, float | None, str]:
+        """(highest load that met the SLOs (0 = none), lowest that did not (None = none), why it stopped), a probe
+        judged by `meets`."""
         limit = self.config.find_max_limit
         first, halve = _next_loads(self.kind, limit)
         bracket, load = [], first
@@ -204,7 +202,7 @@ class _Search:
         bracket.append(limit if self.kind == "rate" else float(int(limit)))
         lo, hi = 0.0, None
         for load in bracket:  # bracket: double until a miss
-            if not self.probe(load).meets_slo:
+            if not meets(self.probe(load)):
                 hi = load
                 break
             lo = load
@@ -215,12 +213,12 @@ class _Search:
                 if hi <= MIN_RATE:  # as slow as --rate goes
                     break
                 load = max(round(hi / 2, 6), MIN_RATE)
-                if self.probe(load).meets_slo:
+                if meets(self.probe(load)):
                     lo = load
                     break
                 hi = load
         while lo > 0 and (mid := halve(lo, hi)) is not None:  # bisect between the last pass and the first miss
-            if self.probe(mid).meets_slo:
+            if meets(self.probe(mid)):
                 lo = mid
             else:
                 hi = mid
@@ -240,15 +238,111 @@ class _Search:
         """A load as the reasons say it: '1 client', '6 clients', '0.5 req/s'."""
         return plural(int(load), "client") if self.kind == "clients" else f"{load:g} req/s"
 
+    def result(self, plan: Plan | None, lo: float, why: str, *, interrupted: bool = False) -> SearchResult:
+        """The SearchResult of this search whose highest load meeting the SLOs is `lo` (0: none), stopped for
+        `why`."""
+        config, best = self.config, self.probes.get(lo)
+        return SearchResult(
+            kind=self.kind,
+            context_tokens=self.context,
+            workload=config.workload,
+            slo=config.slo,
+            percentile=config.slo_percentile,
+            max_clients=int(lo) if self.kind == "clients" else None,
+            max_rate_per_s=lo if self.kind == "rate" else None,
+            in_flight_cap=self.cap,
+            bound_reason=why,
+            kv_wall_clients=kv_wall_clients(plan, config, self.context),
+            output_tok_per_s=best.output_tok_per_s if best else None,
+            goodput_per_s=best.goodput_per_s if best else None,
+            probes=list(self.probes.values()),
+            cells=self.cells,
+            interrupted=interrupted,
+        )
 
-def _probe_dirs(out_dir: Path) -> list[Path]:
+
+def worst_case_loads(config: BenchConfig) -> list[float]:
+    """Loads whose probes cost at least what the most probes `config`'s search can ask cost (a bound on its work,
+    found before it runs): every load of the bracket, then the limit once for each bisection the widest gap of the
+    bracket can take (each bisected load is below the first miss, at most the limit), and for a rate search the
+    first load once for each halving (RATE_HALVINGS)."""
+    kind, limit = config.find_max or "clients", config.find_max_limit
+    first, halve = _next_loads(kind, limit)
+    bracket, load = [], first
+    while load < limit:
+        bracket.append(load)
+        load *= 2
+    bracket.append(limit if kind == "rate" else float(int(limit)))
+    gaps = [(a, b) for a, b in zip(bracket, bracket[1:], strict=False)] + [(bracket[0] / 2, bracket[0])] * (
+        kind == "rate"
+    )
+    most = 0
+    for lo, hi in gaps:
+        for move_up in (True, False):  # every pass, and every miss: the two ends of the bisection
+            a, b, steps = lo, hi, 0
+            while (mid := halve(a, b)) is not None and a < mid < b:
+                a, b, steps = (mid, b, steps + 1) if move_up else (a, mid, steps + 1)
+            most = max(most, steps)
+    halvings = [first] * (RATE_HALVINGS if kind == "rate" else 0)
+    return [*bracket, *[bracket[-1]] * most, *halvings]
+
+
+class _Measured:
+    """bench's probe source: each probe a one-cell bench run in its directory under `out_dir` (resumed there)."""
+
+    def __init__(self, config: BenchConfig, out_dir: Path, plan: Plan | None, on_progress: ProgressFn):
+        self.config, self.out_dir, self.plan, self.on_progress = config, out_dir, plan, on_progress
+        self.kind = config.find_max or "clients"
+
+    def check_saved(self) -> None:
+        """Refuse (ConfigError, one line) a directory holding a bench run, or a probe this search would not measure
+        (another --find-max kind, another config: the first difference named), before anything is sent."""
+        where = f"cannot resume the SLO search in {self.out_dir}"
+        if saved_config(self.out_dir) is not None:
+            raise ConfigError(f"{where}: it holds a bench run, not a --find-max search; choose another --out")
+        digests = input_digests(self.config)
+        for run_dir in probe_dirs(self.out_dir):
+            old = saved_config(run_dir)
+            if old is None:
+                continue
+            kind = "rate" if old.rate_per_s is not None else "clients"
+            if kind != self.kind:
+                raise ConfigError(f"{where}: {run_dir.name} is a --find-max {kind} probe, now --find-max {self.kind}")
+            _, now = probe_config(self.config, old.rate_per_s if old.rate_per_s is not None else old.clients[0])
+            edited = [flag_of(BenchConfig, f) for f, d in digests.items() if old.input_sha256.get(f, d) != d]
+            differs = config_difference(old, now, SEARCH_KEYS) or (edited and f"{edited[0]} changed since it started")
+            if differs:
+                raise ConfigError(f"{where} ({run_dir.name}): {differs}; run it as it was, or choose another --out")
+
+    def __call__(self, load: float) -> tuple[SearchProbe, CellResult]:
+        """Measure one load (one measured before an interruption, without a failed request, is read back from its
+        directory)."""
+        cfg = self.config
+        name, probe_cfg = probe_config(cfg, load)
+        run_dir = self.out_dir / name
+        saved = saved_run(run_dir)
+        if saved is not None and _finished(saved, probe_cfg):
+            cell = saved.cells[0]
+            self.on_progress(ProgressEvent("bench", f"find-max: {name} read back from {run_dir}"))
+        else:
+            resume = saved is not None  # unfinished or with failures: resumed as a grid is, complete reps kept
+            self.on_progress(ProgressEvent("bench", f"find-max: {'resuming' if resume else 'measuring'} {name}"))
+            again = f"run the same --find-max search into {self.out_dir} again to resume it"
+            run: BenchRun = run_grid(
+                probe_cfg, run_dir, plan=self.plan, resume=resume, on_progress=self.on_progress, resume_hint=again
+            )
+            cell = run.cells[0]
+        return judge(cell, run_dir, cfg.slo, cfg.slo_percentile), cell
+
+
+def probe_dirs(out_dir: Path) -> list[Path]:
     """The probes' folders in a search's `out_dir` (clients-N, rate-R), sorted."""
     return sorted([*out_dir.glob("clients-*"), *out_dir.glob("rate-*")])
 
 
 def _saved_plan(out_dir: Path) -> Plan | None:
     """The plan (--plan) the probes saved in `out_dir` were judged by, None when none was (or nothing is saved)."""
-    plans = (saved_config(d) for d in _probe_dirs(out_dir))
+    plans = (saved_config(d) for d in probe_dirs(out_dir))
     return next((c.bench_plan for c in plans if c is not None and c.bench_plan is not None), None)
 
 
@@ -267,7 +361,7 @@ def read_search(out_dir: Path) -> SearchResult:
     result = SearchResult.model_validate_json((out_dir / SEARCH_FILE).read_text(encoding="utf-8"))
     if result.kind != "rate" or "in_flight_cap" in result.model_fields_set:
         return result
-    configs = [saved_config(d) for d in _probe_dirs(out_dir)]
+    configs = [saved_config(d) for d in probe_dirs(out_dir)]
     caps = {c.clients[0] if c.max_in_flight is None else c.max_in_flight or None for c in configs if c is not None}
     if not configs or None in configs or len(caps) != 1:
         return result
@@ -303,15 +397,16 @@ def find_max(
     plan = plan or config.bench_plan
     # kept in each probe's config: a resumed search judges by it
     config = config.model_copy(update={"bench_plan": plan})
-    s = _Search(config, out_dir, plan, on_progress)
-    s.check_saved()
+    measured = _Measured(config, out_dir, plan, on_progress)
+    measured.check_saved()
+    s = LoadSearch(config, measured, on_progress)
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"{out_dir} is {kind_of(out_dir)}, not a run directory")
     created = create_run_dir(out_dir)
     try:
         with exclusive(out_dir, f"another bench is writing {out_dir}; choose another --out"):
-            s.check_saved()  # again under the lock: a search or bench may have written there since
-            result = _search_to_end(s, config, plan, out_dir)
+            measured.check_saved()  # again under the lock: a search or bench may have written there since
+            result = _search_to_end(s, plan, out_dir)
     except OnechipError:
         if created is not None and not s.probes:  # nothing measured: no empty directory left
             remove_if_empty(out_dir, created)
@@ -319,7 +414,7 @@ def find_max(
     return result
 
 
-def _search_to_end(s: _Search, config: BenchConfig, plan: Plan | None, out_dir: Path) -> SearchResult:
+def _search_to_end(s: LoadSearch, plan: Plan | None, out_dir: Path) -> SearchResult:
     """Run search `s` and write its search.json; a search stopped before its answer (interrupted, or an error: the
     server gone mid-probe) first writes the probes judged so far, `interrupted` set (find_max)."""
     again = f"run the same --find-max search into {out_dir} again to resume it"
@@ -334,36 +429,24 @@ def _search_to_end(s: _Search, config: BenchConfig, plan: Plan | None, out_dir: 
         why = f"{how} after {plural(len(s.probes), 'probe')}" + (
             "" if again in how else f"; {again}"
         )  # run_grid's error may say it
-        partial = _result(s, config, plan, max(met, default=0.0), why, interrupted=True)
+        partial = s.result(plan, max(met, default=0.0), why, interrupted=True)
         write_text_atomic(out_dir / SEARCH_FILE, partial.model_dump_json(indent=2))
         raise
-    result = _result(s, config, plan, lo, why)
+    result = s.result(plan, lo, why)
     write_text_atomic(out_dir / SEARCH_FILE, result.model_dump_json(indent=2))
     return result
 
 
-def _result(
-    s: _Search, config: BenchConfig, plan: Plan | None, lo: float, why: str, *, interrupted: bool = False
-) -> SearchResult:
-    """The SearchResult of search `s` whose highest load meeting the SLOs is `lo` (0: none), stopped for `why`."""
-    best = s.probes.get(lo)
-    return SearchResult(
-        kind=s.kind,
-        context_tokens=s.context,
-        workload=config.workload,
-        slo=config.slo,
-        percentile=config.slo_percentile,
-        max_clients=int(lo) if s.kind == "clients" else None,
-        max_rate_per_s=lo if s.kind == "rate" else None,
-        in_flight_cap=s.cap,
-        bound_reason=why,
-        kv_wall_clients=kv_wall_clients(plan, config, s.context),
-        output_tok_per_s=best.output_tok_per_s if best else None,
-        goodput_per_s=best.goodput_per_s if best else None,
-        probes=list(s.probes.values()),
-        cells=s.cells,
-        interrupted=interrupted,
-    )
-
-
-__all__ = ["SEARCH_FILE", "find_max", "judge", "probe_line", "read_search"]
+__all__ = [
+    "SEARCH_FILE",
+    "LoadSearch",
+    "ProbeSource",
+    "find_max",
+    "judge",
+    "judge_samples",
+    "probe_config",
+    "probe_dirs",
+    "probe_line",
+    "read_search",
+    "worst_case_loads",
+]

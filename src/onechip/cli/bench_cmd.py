@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from onechip import api
@@ -17,7 +18,13 @@ from onechip.cli.render import console, live_progress, print_whole, print_writte
 from onechip.errors import ConfigError
 from onechip.paths import run_dir
 from onechip.report.markdown_bench import waits_text
-from onechip.report.search import clients_answer, probe_load_text
+from onechip.report.search import (
+    at_percentile_text,
+    clients_answer,
+    probe_load_text,
+    probe_verdict,
+    seeds_range_text,
+)
 from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import LATE_SEND_MS, TTFT_CONVENTION, PolicyComparison, SearchResult
 from onechip.schemas.inputs import build_request
@@ -224,20 +231,14 @@ def search_table(result: SearchResult) -> Table:
     for name in (*names, "tok/s steady"):
         table.add_column(name, justify="right")
     for p in sorted(result.probes, key=lambda p: p.load):
-        verdict = (
-            "[green]meets[/]"
-            if p.meets_slo
-            else f"[red]misses[/] ({p.status})"
-            if p.status != "ok"
-            else "[red]misses[/]"
-        )
+        verdict = escape(probe_verdict(result, p))
+        verdict = verdict.replace("meets", "[green]meets[/]", 1) if p.meets_slo else f"[red]{verdict}[/]"
         table.add_row(
             f"{p.load:g}",
             *([f"{p.requests_sent:,}"] * rate),
-            verdict
-            + (f" ({p.requests_failed} failed)" if p.requests_failed else "")
+            verdict.replace("cannot tell", "[yellow]cannot tell[/]")
             + (" [yellow]slipped[/]" if p.schedule_slipped else ""),
-            *(_num(p.at_percentile_ms.get(k), "{:,.0f}") for k in result.slo),
+            *(escape(at_percentile_text(p, k)) for k in result.slo),
             _num(p.attainment, "{:.0%}"),
             _num(p.output_tok_per_s, "{:,.1f}"),
         )
@@ -252,7 +253,10 @@ def print_search(result: SearchResult, out: Console) -> None:
     print_whole(search_table(result), out)
     what = clients_answer(result) if result.kind == "clients" else f"{result.max_rate_per_s:g} requests/s"
     at = f", {result.output_tok_per_s:,.1f} output tok/s there (steady window)" if result.output_tok_per_s else ""
-    out.print(f"[bold]max load meeting the SLOs: {what}[/]{at}; stopped: {result.bound_reason}")
+    predicted = " (predicted)" if result.prediction is not None else ""
+    out.print(f"[bold]max load meeting the SLOs{predicted}: {what}[/]{at}; stopped: {result.bound_reason}")
+    if (seeds := seeds_range_text(result)) is not None:
+        out.print(seeds)
     if (probes := probe_load_text(result)) is not None:
         out.print(f"probes: {probes}")
     for c in result.costs:
@@ -261,7 +265,11 @@ def print_search(result: SearchResult, out: Console) -> None:
         )
     if result.kv_wall_clients is not None:
         out.print(f"KV wall (plan): {result.kv_wall_clients} clients at the longest prompt + output")
-    out.print("[dim]one measurement per load on this machine: neighbours of the answer are in the table[/]")
+    if result.prediction is None:
+        out.print("[dim]one measurement per load on this machine: neighbours of the answer are in the table[/]")
+    else:
+        out.print(f"[dim]every seed's requests together judge a probe, as bench's reps; \\[lowest-highest] over one "
+                  f"seed's requests; {result.prediction.note}[/]")  # fmt: skip
 
 
 def _search(config: BenchConfig, out: Path, plan: Path | None, json_out: bool) -> None:

@@ -8,16 +8,16 @@ import typer
 from rich.text import Text
 
 from onechip import api
-from onechip.cli.bench_cmd import print_policies, print_run
+from onechip.cli.bench_cmd import print_policies, print_run, print_search
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, print_whole, print_written, titled_table
 from onechip.errors import ConfigError
 from onechip.paths import run_dir
 from onechip.schemas import BenchRun
-from onechip.schemas.bench import PolicyComparison
+from onechip.schemas.bench import PolicyComparison, SearchResult
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import AdviseRequest, SimulateRequest
-from onechip.schemas.sim import Advice
+from onechip.schemas.sim import Advice, Prediction
 
 
 def register(app: typer.Typer) -> None:
@@ -30,15 +30,26 @@ def simulate(
     as_json: Annotated[bool, typer.Option("--json", help="Print the predicted BenchRun as JSON.")] = False,
     **fields: Any,
 ) -> None:
-    """Predict a context x clients grid from a plan and a few measured calibration cells."""
+    """Predict a context x clients grid from a plan and a few measured calibration cells; --find-max searches the
+    largest load whose predicted cell meets --slo, as bench --find-max does."""
     request = build_request(SimulateRequest, fields)
     # --out, else a new runs/<run-id>/ per call, as bench over MCP (removed again when nothing was written in it)
     with run_dir(request.out_dir) as out_dir, live_progress(transient=True) as on_progress:
         request = request.model_copy(update={"out_dir": out_dir})
-        if len(request.router_policies) > 1:
-            result: BenchRun | PolicyComparison = api.simulate_policies(request, on_progress)
+        if request.find_max is not None:
+            result: BenchRun | PolicyComparison | SearchResult = api.simulate_find_max(request, on_progress)
+        elif len(request.router_policies) > 1:
+            result = api.simulate_policies(request, on_progress)
         else:
             result = api.simulate(request, on_progress)
+    if isinstance(result, SearchResult):
+        if as_json:
+            typer.echo(result.model_dump_json(indent=2))
+        else:
+            _print_basis(result.prediction, None)
+            print_search(result, console)
+        print_written(f"{out_dir}/search.json, one predicted run per probe under {out_dir}/", as_json)
+        return
     if isinstance(result, PolicyComparison):
         print_policies(result, out_dir, as_json)
         return
@@ -53,14 +64,20 @@ def simulate(
 
 def _print_simulated(run: BenchRun) -> None:
     """What the prediction rests on (the calibration's cells and pinned terms, or priors), then the grid."""
-    prediction = run.prediction
+    _print_basis(run.prediction, run.server.engine_version)
+    print_run(run, console)
+
+
+def _print_basis(prediction: Prediction | None, planned: str | None) -> None:
+    """What a prediction rests on: the calibration's cells and pinned terms (fitted on another engine version than
+    the plan's `planned` one: said), or priors."""
     if prediction is not None and prediction.calibration is not None:
         cal = prediction.calibration
         console.print(
             f"[bold]predicted[/] from calibration on {', '.join(cal.cells)} ({cal.source_run}); "
             f"terms the cells pinned: {', '.join(cal.fitted) or 'none'}"
         )
-        fitted_on, planned = cal.key.engine_version, run.server.engine_version
+        fitted_on = cal.key.engine_version
         if fitted_on and planned and fitted_on != planned:  # store.find: no calibration of the plan's version stored
             console.print(f"[yellow]fitted on engine version {fitted_on}[/]; the plan is for {planned}")
         if cal.unseparated:
@@ -73,7 +90,6 @@ def _print_simulated(run: BenchRun) -> None:
             console.print(f"[yellow]not pinned by these cells[/] (kept near their prior): {', '.join(loose)}")
     else:
         console.print("[bold yellow]predicted from roofline priors only[/] (no calibration)")
-    print_run(run, console)
 
 
 @options_from(AdviseRequest)

@@ -42,7 +42,7 @@ from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
 from onechip.errors import CloudError, ConfigError, EndpointError, MissingDependencyError, RemoteCodeRefused
 from onechip.paths import onechip_home, run_dir
 from onechip.progress import ProgressFn
-from onechip.report.search import probe_load_text
+from onechip.report.search import probe_load_text, seeds_range_text
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, CrossCheck, EngineStatus, Plan, RunManifest
 from onechip.schemas.bench import SearchResult
 from onechip.schemas.cloud import (
@@ -394,6 +394,8 @@ def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
             "router_policies compares vllm-router policies, a result the bench tool does not return: "
             "run `onechip bench URL --router-policies a,b` against the router of `onechip up --replicas N`"
         )
+    if request.find_max is not None:  # api.bench measures a grid: the search was dropped unsaid
+        raise ConfigError("bench measures a grid; to search the most load under slo call find_max")
     if not request.resume:
         _url_given(request)
     fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)
@@ -408,8 +410,18 @@ def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
 
 
 def _simulate(request: SimulateRequest, on_progress: ProgressFn) -> WrittenRun:
+    if request.find_max is not None:  # a search is not a run: its own tool, as bench's find_max
+        raise ConfigError("simulate predicts a grid; to search the most load under slo call simulate_find_max")
     with run_dir(request.out_dir) as out_dir:
         return _written(WrittenRun, api.simulate(request.model_copy(update={"out_dir": out_dir}), on_progress), out_dir)
+
+
+def _simulate_find_max(request: SimulateRequest, on_progress: ProgressFn) -> WrittenSearch:
+    if request.find_max is None:
+        raise ConfigError("simulate_find_max needs find_max: clients or rate (and slo)")
+    with run_dir(request.out_dir) as out_dir:
+        result = api.simulate_find_max(request.model_copy(update={"out_dir": out_dir}), on_progress)
+        return _written(WrittenSearch, result, out_dir)
 
 
 def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
@@ -425,6 +437,8 @@ def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
 
 def _search_summary(r: WrittenSearch) -> str:
     answer = f"{r.max_clients} clients" if r.kind == "clients" else f"{r.max_rate_per_s:g} requests/s"
+    if (seeds := seeds_range_text(r)) is not None:  # predicted: its range over the seeds, as the CLI says it
+        answer = f"predicted {answer} ({seeds})"
     load = probe_load_text(r)  # a rate search: its in-flight cap (or none) and requests per probe, as the CLI says
     how = f"{load}; " if load is not None else ""
     return f"{r.run_dir}: {answer} meet {r.slo} at p{r.percentile:g} ({how}{plural(len(r.probes), 'probe')}; " + (
@@ -851,6 +865,14 @@ TOOLS: list[ToolSpec] = [
         "else roofline priors); writes a run marked predicted into a new runs/<run-id>/ per call, or into out_dir, "
         "which must not hold a run yet (onechip simulate; a second call with the same out_dir is refused).",
         SimulateRequest, WrittenRun, _simulate, _bench_summary,
+    ),
+    ToolSpec(
+        "simulate_find_max", "Predict the most load under an SLO",
+        "The largest clients (agents) or requests/s whose predicted cell meets the SLOs at a percentile: bench's "
+        "find_max search (bracket then bisect) over cells simulate predicts, with the answer's range over the seeds "
+        "(cannot tell between its ends); writes search.json and a predicted run per probe into a new "
+        "runs/<run-id>/, or into out_dir (onechip simulate --find-max).",
+        SimulateRequest, WrittenSearch, _simulate_find_max, _search_summary,
     ),
     ToolSpec(
         "advise", "Cheapest chip",

@@ -1,5 +1,5 @@
-"""The SLO search's report (`bench --find-max`): Markdown and self-contained HTML with the attainment plot,
-written beside search.json. Pure rendering from a SearchResult, plus the write.
+"""The SLO search's report (`bench --find-max`, or `simulate --find-max` predicted): Markdown and self-contained HTML
+with the attainment plot, written beside search.json. Pure rendering from a SearchResult, plus the write.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from onechip.paths import write_text_atomic
 from onechip.report import plots
 from onechip.report.html import STYLE, _img, markdown_to_html
 from onechip.report.tables import md_table, num
-from onechip.schemas.bench import SearchResult
+from onechip.schemas.bench import SearchProbe, SearchResult
+from onechip.schemas.common import plural
 
 
 def clients_answer(result: SearchResult) -> str:
@@ -37,6 +38,43 @@ def probe_load_text(result: SearchResult) -> str | None:
     return f"open loop, in flight at most: {cap}; measured requests per probe: {count} (every rep, set by the rate)"
 
 
+def probe_verdict(result: SearchResult, p: SearchProbe) -> str:
+    """A probe's verdict words: 'meets' / 'misses' (with its status when not ok, and its failed requests); a predicted
+    probe whose seeds disagree adds 'cannot tell: 3 of 5 seeds meet' (the seeds' range straddles the SLO)."""
+    words = ("meets" if p.meets_slo else "misses") + ("" if p.status == "ok" else f" ({p.status})")
+    words += f" ({p.requests_failed} failed)" if p.requests_failed else ""
+    seeds = result.prediction.seeds if result.prediction is not None else None
+    if seeds is not None and p.seeds_meeting is not None and 0 < p.seeds_meeting < seeds:
+        words += f"; cannot tell: {p.seeds_meeting} of {seeds} seeds meet"
+    return words
+
+
+def at_percentile_text(p: SearchProbe, metric: str) -> str:
+    """A probe's SLO metric at the percentile, ms ('412'), with its range over the seeds when predicted and they
+    differ ('412 [380-450]'); '-' when none."""
+    value, span = p.at_percentile_ms.get(metric), p.at_percentile_range_ms.get(metric)
+    text = "-" if value is None else f"{value:,.0f}"
+    if span is not None and f"{span[0]:,.0f}" != f"{span[1]:,.0f}":
+        text += f" [{span[0]:,.0f}-{span[1]:,.0f}]"
+    return text
+
+
+def seeds_range_text(result: SearchResult) -> str | None:
+    """A predicted search's answer over its seeds: 'every one of the 5 seeds gives 6 clients', or 'over the 5 seeds:
+    every seed meets the SLOs up to 11 clients, some seed up to 13 clients; cannot tell between the two'; None when
+    measured."""
+    if result.max_load_range is None or result.prediction is None:
+        return None
+    n = result.prediction.seeds
+    low, high = (
+        plural(int(x), "client") if result.kind == "clients" else f"{x:g} req/s" for x in result.max_load_range
+    )
+    if low == high:
+        return f"every one of the {plural(n, 'seed')} gives {low}"
+    some = f"some seed up to {high}; cannot tell between the two"
+    return f"over the {n} seeds: every seed meets the SLOs up to {low}, {some}"
+
+
 def search_markdown(result: SearchResult) -> list[str]:
     """'## SLO search': the answer, why the search stopped, the KV wall, and every probe in load order."""
     slo = ", ".join(f"{k} ≤ {v:g} ms" for k, v in result.slo.items())
@@ -44,14 +82,18 @@ def search_markdown(result: SearchResult) -> list[str]:
     answer = clients_answer(result) if result.kind == "clients" else f"{num(result.max_rate_per_s)} req/s"
     how = "Interrupted" if result.bound_reason.startswith("interrupted") else "Stopped"  # else by an error
     lead = f"{how} before its answer: so far the largest" if result.interrupted else "Largest"
+    predicted = result.prediction is not None
+    reps = "seeds" if predicted else "reps"
     lines = [
-        "## SLO search",
+        "## SLO search" + (" (predicted)" if predicted else ""),
         "",
         f"{lead} load meeting {slo} at p{result.percentile:g} ({result.workload} workload, "
         f"{result.context_tokens:,}-token context): **{answer}**, {num(result.output_tok_per_s)} output tok/s there "
-        f"(steady window, median over reps). Stopped: {result.bound_reason}.",
+        f"(steady window, median over {reps}). Stopped: {result.bound_reason}.",
         "",
     ]
+    if (seeds := seeds_range_text(result)) is not None:
+        lines += [f"Predicted by simulate, not measured: {seeds}.", ""]
     if (probes := probe_load_text(result)) is not None:
         lines += [f"Probes: {probes}.", ""]
     if result.kv_wall_clients is not None:
@@ -67,19 +109,20 @@ def search_markdown(result: SearchResult) -> list[str]:
     header = [unit, *(["requests"] * rate), "verdict", *(f"p{result.percentile:g} {k}" for k in result.slo), "met SLO"]
     header.append("output tok/s (steady)")
     lines += [
-        f"Per probe: each SLO metric's p{result.percentile:g}, ms, over its measured requests of every rep together "
-        "(open loop: from the intended send); met SLO: the share of those requests meeting every SLO; output tok/s: "
-        "the steady window's, median over reps.",
+        f"Per probe: each SLO metric's p{result.percentile:g}, ms, over its "
+        f"{'predicted' if predicted else 'measured'} requests of every {reps[:-1]} "
+        "together (open loop: from the intended send)"
+        + (", [its lowest-highest over one seed's requests]" if predicted else "")
+        + "; met SLO: the share of those requests meeting every SLO; output tok/s: "
+        f"the steady window's, median over {reps}.",
         "",
     ]
     rows = [
         [
             f"{p.load:g}",
             *([f"{p.requests_sent:,}"] * rate),
-            ("meets" if p.meets_slo else "misses")
-            + ("" if p.status == "ok" else f" ({p.status})")
-            + (f" ({p.requests_failed} failed)" if p.requests_failed else ""),
-            *(num(p.at_percentile_ms.get(k), 0) for k in result.slo),
+            probe_verdict(result, p),
+            *(at_percentile_text(p, k) for k in result.slo),
             "—" if p.attainment is None else f"{p.attainment:.0%}",
             num(p.output_tok_per_s),
         ]

@@ -115,6 +115,15 @@ MIN_RATE = 0.001  # arrivals per second: one request in 1,000 s, the slowest ope
 SLO_KEYS = ("e2e_ms", "tpot_ms", "ttft_ms")
 
 
+def bench_slo(value: dict[str, float]) -> dict[str, float]:
+    """`value` (SLO key -> bound, ms) when every key is one bench computes (SLO_KEYS) and every bound positive and
+    finite (slo_bounds); raises ValueError naming the first that is not (bench's and simulate's --slo)."""
+    unknown = sorted(set(value) - set(SLO_KEYS))
+    if unknown:
+        raise ValueError(f"unknown SLO key(s) {unknown}; use {', '.join(SLO_KEYS)}")
+    return slo_bounds(value)
+
+
 def slo_bounds(value: dict[str, float]) -> dict[str, float]:
     """`value` (SLO key -> bound, ms) when every bound is positive and finite; raises ValueError naming the rest
     (bench's and advise's --slo)."""
@@ -348,10 +357,7 @@ class BenchConfig(RequestModel):
         """An SLO bound no request can meet is refused before any request: it measured a whole grid at goodput 0,
         and --find-max searched for a load that cannot exist. So is a key bench does not compute (SLO_KEYS): it was
         refused by run_grid, once a --find-max search had begun."""
-        unknown = sorted(set(value) - set(SLO_KEYS))
-        if unknown:
-            raise ValueError(f"unknown SLO key(s) {unknown}; use {', '.join(SLO_KEYS)}")
-        return slo_bounds(value)
+        return bench_slo(value)
 
     @model_validator(mode="after")
     def _calibration_grid(self) -> BenchConfig:
@@ -609,7 +615,7 @@ def check_exclusions(model: type[BenchConfig], data: Mapping[str, Any]) -> None:
             raise ValueError(message)
     check_agent(model, data, present)
     _check_rate(model, data, present)
-    _check_search(model, data, present)
+    check_search(model, data, present)
     _check_trace(model, data, present)
 
 
@@ -656,7 +662,10 @@ def _check_rate(model: type[BenchConfig], data: Mapping[str, Any], present: set[
         raise ValueError("--rate sends every arrival from one process (vllm bench serve's): --workers does not apply")
 
 
-def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: set[str]) -> None:
+def check_search(model: type[BaseModel], data: Mapping[str, Any], present: set[str]) -> None:
+    """Raise ValueError when the --find-max search of `data` (the fields `present` given) is one bench refuses: a
+    flag tuning a search not asked for, or one the search's kind sets or cannot take; bench's rule and simulate's
+    (SimulateRequest), each naming `model`'s flags."""
     find = data.get("find_max")
     if find is None:
         for field in ("slo_percentile", "find_max_limit", "chip", "pricing"):
@@ -685,10 +694,10 @@ def _check_search(model: type[BenchConfig], data: Mapping[str, Any], present: se
     if find == "rate" and "clients" in present and _many(data["clients"]):
         raise ValueError("--find-max rate: give one --clients value (requests in flight at most)")
     if find == "rate" and "requests_per_client" in present:  # a probe's count follows its rate, not its cap
+        timed = "; --duration-s sets how long each probe's arrivals last" if "duration_s" in model.model_fields else ""
         raise ValueError(
             f"--find-max rate sends each probe ~{PROBE_S:g} s of arrivals at its rate (at least {PROBE_MIN_REQUESTS} "
-            f"requests, at most {PROBE_MAX_S:g} s): --requests-per-client does not apply; --duration-s sets how long "
-            "each probe's arrivals last"
+            f"requests, at most {PROBE_MAX_S:g} s): --requests-per-client does not apply{timed}"
         )
     if "contexts" in present and _many(data["contexts"]):
         raise ValueError("--find-max searches one context: give one --contexts value")
@@ -1152,10 +1161,22 @@ class SearchProbe(ResultModel):
         default=0, ge=0, description="Measured requests that failed (each one misses the SLOs, whatever its latency)."
     )
     first_error: str | None = Field(default=None, description="The first failed request's message.")
+    seeds_meeting: int | None = Field(
+        default=None,
+        ge=0,
+        description="Predicted (simulate --find-max): the seeds whose requests alone meet the SLOs at the percentile, "
+        "of the prediction's seeds; all: pass, none: fail, else cannot tell. None when measured.",
+    )
+    at_percentile_range_ms: dict[str, tuple[float, float] | None] = Field(
+        default_factory=dict,
+        description="Predicted: each SLO metric at the percentile over one seed's requests, lowest and highest over "
+        "the seeds, ms (empty when measured).",
+    )
 
 
 class SearchResult(ResultModel):
-    """`bench --find-max`: the largest load whose measured cell met the SLOs, and every probe."""
+    """`bench --find-max`: the largest load whose measured cell met the SLOs, and every probe; `simulate --find-max`:
+    the same search over predicted cells (`prediction` set)."""
 
     schema_version: StoredSchemaVersion = SCHEMA_VERSION
     kind: Literal["clients", "rate"] = Field(description="What was searched.")
@@ -1197,6 +1218,14 @@ class SearchResult(ResultModel):
     )
     costs: list[CostLine] = Field(
         default_factory=list, description="The answer's tok/s priced on --chip (one line per catalog price)."
+    )
+    max_load_range: tuple[float, float] | None = Field(
+        default=None,
+        description="Predicted (simulate --find-max): the answer over the seeds, the highest load every seed met the "
+        "SLOs at and the highest any seed did (clients or requests/s); between them: cannot tell. None when measured.",
+    )
+    prediction: Prediction | None = Field(
+        default=None, description="Set when `onechip simulate --find-max` wrote this search: predicted, not measured."
     )
     probes: list[SearchProbe] = Field(default_factory=list, description="Every probe, in the order measured.")
     cells: list[CellResult] = Field(

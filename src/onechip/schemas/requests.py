@@ -26,12 +26,16 @@ from onechip.errors import os_error_line
 from onechip.paths import kind_of
 from onechip.schemas.bench import (
     MAX_CLIENTS,
+    MAX_RATE,
     MAX_TOKENS,
+    NEEDS,
     PROBE_MAX_S,
     PROBE_MIN_REQUESTS,
     PROBE_S,
     BenchConfig,
+    bench_slo,
     check_agent,
+    check_search,
     slo_bounds,
 )
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
@@ -674,6 +678,23 @@ class SimulateRequest(RequestModel):
                                description=BENCH["result_tokens"].description)  # fmt: skip
     sessions_per_client: int = Field(default=BENCH["sessions_per_client"].default, ge=1, le=10_000,
                                      description=BENCH["sessions_per_client"].description)  # fmt: skip
+    slo: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
+        default_factory=dict,
+        description="Objectives, ms upper bounds: any of ttft_ms, tpot_ms, e2e_ms (ttft_ms=500,tpot_ms=50), as "
+        "bench's: each predicted cell's goodput, and what --find-max searches under.",
+    )
+    find_max: Literal["clients", "rate"] | None = Field(
+        default=None,
+        description="Predict the largest load meeting --slo at --slo-percentile, bench --find-max's search over "
+        "predicted cells: clients (closed loop) or rate (open loop, requests/s: each probe ~10 s of arrivals; in "
+        "flight at most --clients, default no cap); with its range over the --reps seeds.",
+    )
+    slo_percentile: Annotated[float, Field(gt=0, le=100)] = Field(
+        default=BENCH["slo_percentile"].default, description=BENCH["slo_percentile"].description
+    )
+    find_max_limit: Annotated[float, Field(gt=0, le=MAX_RATE)] = Field(
+        default=BENCH["find_max_limit"].default, description=BENCH["find_max_limit"].description
+    )
     replicas: int = Field(
         default=1,
         ge=1,
@@ -704,6 +725,22 @@ class SimulateRequest(RequestModel):
                 "and --replicas 2 or more"
             )
         check_agent(SimulateRequest, {"workload": self.workload}, self.model_fields_set)  # as bench refuses them
+        return self
+
+    @field_validator("slo")
+    @classmethod
+    def _slo(cls, value: dict[str, float]) -> dict[str, float]:
+        return bench_slo(value)  # bench's keys and bounds
+
+    @model_validator(mode="after")
+    def _search(self) -> SimulateRequest:
+        """A --find-max search is refused as bench refuses it (schemas.bench NEEDS and check_search, on the fields
+        given); its limit is bounded by the BenchConfig simulate builds (BenchConfig._bounded), as bench's."""
+        present = {f for f in self.model_fields_set if getattr(self, f) is not None}
+        field, (needed, message) = "find_max", NEEDS["find_max"]
+        if field in present and not getattr(self, needed):
+            raise ValueError(message)
+        check_search(SimulateRequest, self.model_dump(), present)
         return self
 
 

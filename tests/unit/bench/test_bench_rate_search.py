@@ -13,7 +13,7 @@ from rich.console import Console
 from fakes.vllm_server import FakeVllm
 from onechip import api
 from onechip.bench.runner import rep_arrivals
-from onechip.bench.search import _Search
+from onechip.bench.search import probe_config
 from onechip.cli.bench_cmd import print_search
 from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent
@@ -138,8 +138,7 @@ def test_a_rate_probe_sends_as_many_requests_whatever_its_cap(tmp_path: Path) ->
     base = {"base_url": "http://127.0.0.1:9", "contexts": "16", "find_max": "rate", "slo": "ttft_ms=500"}
     counts, caps = set(), []
     for given in ({}, {"clients": "1"}, {"clients": "8"}):
-        search = _Search(build_request(BenchConfig, {**base, **given}), tmp_path, None, lambda _: None)
-        _, probe = search.probe_config(16.0)
+        _, probe = probe_config(build_request(BenchConfig, {**base, **given}), 16.0)
         counts.add(len(rep_arrivals(probe, 16, probe.clients[0], 0) or []))
         caps.append(probe.max_in_flight)
     assert counts == {probe_requests(16.0)} and caps == [0, 1, 8]

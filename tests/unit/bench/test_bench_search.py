@@ -132,11 +132,11 @@ def test_find_max_rate_takes_constant_arrivals(tmp_path: Path) -> None:
     # `--find-max rate --arrivals constant` was refused ('--arrivals shapes open-loop arrivals: give --rate too') while
     # --rate is refused with --find-max rate: a rate search could only send Poisson arrivals
     from onechip.bench.runner import rep_arrivals
-    from onechip.bench.search import _Search
+    from onechip.bench.search import probe_config
 
     typed = {"base_url": "http://127.0.0.1:9", "find_max": "rate", "slo": "ttft_ms=500", "arrivals": "constant"}
     cfg = build_request(BenchConfig, typed)
-    _, probe = _Search(cfg, tmp_path, None, lambda _: None).probe_config(8.0)
+    _, probe = probe_config(cfg, 8.0)
     assert probe.arrivals == "constant" and probe.rate_per_s == 8.0
     sends = rep_arrivals(probe, 16, probe.clients[0], 0) or []
     assert len(sends) > 1 and sends == [k / 8.0 for k in range(len(sends))]  # evenly spaced, 1/8 s apart
@@ -328,20 +328,19 @@ def test_the_search_names_the_window_of_its_tok_s_and_what_its_percentile_is_ove
     ],
 )
 def test_why_a_search_stopped_names_its_loads_in_their_unit(kind: str, meets, said: str, tmp_path: Path) -> None:
-    from onechip.bench.search import _Search
-    from onechip.schemas.bench import SearchProbe
+    from onechip.bench.search import LoadSearch
+    from onechip.schemas.bench import CellResult, SearchProbe
 
     extra: dict[str, object] = {"clients": [1]} if kind == "rate" else {}
     cfg = BenchConfig(
         base_url="http://127.0.0.1:9", contexts=[16], find_max=kind, slo={"ttft_ms": 100.0}, find_max_limit=64, **extra
     )  # type: ignore[arg-type]
-    search = _Search(cfg, tmp_path, None, lambda _: None)
 
-    def verdict(load: float) -> SearchProbe:  # the verdicts, no server: the search's path and its words only
-        return search.probes.setdefault(load, SearchProbe(load=load, run_dir="", status="ok", meets_slo=meets(load)))
+    def verdict(load: float) -> tuple[SearchProbe, CellResult]:  # the verdicts, no server: the path and words only
+        cell = CellResult(context_tokens=16, clients=1, status="ok")
+        return SearchProbe(load=load, run_dir="", status="ok", meets_slo=meets(load)), cell
 
-    search.probe = verdict  # type: ignore[method-assign]
-    assert search.search()[2] == said
+    assert LoadSearch(cfg, verdict).search()[2] == said
 
 
 @pytest.mark.parametrize(
@@ -357,23 +356,22 @@ def test_why_a_search_stopped_names_its_loads_in_their_unit(kind: str, meets, sa
     ],
 )
 def test_a_slow_rate_search_ends_and_probes_no_rate_below_the_floor(limit, knee, expected, tmp_path: Path) -> None:
-    from onechip.bench.search import _Search
-    from onechip.schemas.bench import MIN_RATE, SearchProbe
+    from onechip.bench.search import LoadSearch
+    from onechip.schemas.bench import MIN_RATE, CellResult, SearchProbe
 
     cfg = BenchConfig(
         base_url="http://127.0.0.1:9", contexts=[16], clients=[1], find_max="rate", slo={"ttft_ms": 100.0},
         find_max_limit=limit,
     )  # fmt: skip
-    search = _Search(cfg, tmp_path, None, lambda _: None)
     asked: list[float] = []
 
-    def verdict(load: float) -> SearchProbe:  # the verdicts, no server: the search's path only
+    def verdict(load: float) -> tuple[SearchProbe, CellResult]:  # the verdicts, no server: the search's path only
         asked.append(load)
         assert len(asked) < 50, f"the search does not end: {asked[-6:]}"
-        return search.probes.setdefault(load, SearchProbe(load=load, run_dir="", status="ok", meets_slo=load <= knee))
+        cell = CellResult(context_tokens=16, clients=1, status="ok")
+        return SearchProbe(load=load, run_dir="", status="ok", meets_slo=load <= knee), cell
 
-    search.probe = verdict  # type: ignore[method-assign]
-    lo, hi, _ = search.search()
+    lo, hi, _ = LoadSearch(cfg, verdict).search()
     assert (lo, hi) == expected
     assert min(asked) >= MIN_RATE, asked
 

@@ -9,20 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from factories import SEED_TERMS
 from onechip import api, catalog, planner
 from onechip.api._predict import _default_chips
 from onechip.schemas.requests import AdviseRequest, PlanRequest
-from onechip.schemas.sim import AdviceRow, Calibration, StepTerms
+from onechip.schemas.sim import AdviceRow, Calibration
 from onechip.sim import key_of, roofline_priors, uncertainty
 from onechip.sim import store as calibration_store
 from onechip.sim.steptime import STEP_MODEL
-
-# The terms `python benchmarks/sim_accuracy.py seed` fitted on the seed's v5e-1 grid (calibration cells 128x1,
-# 1024x1, 8192x1, 128x64), rounded; its 1,024 x 16 prediction is 742 tok/s (measured 991).
-SEED_TERMS = StepTerms(
-    fixed_s=0.00531, weights_s=0.00799, per_seq_s=0.000641, per_token_s=3.15e-05, per_kv_token_s=5.62e-08,
-    per_attn_pair_s=6.66e-10, request_overhead_s=0.00723, per_stream_chunk_s=0.000266, per_output_token_s=0.000413,
-)  # fmt: skip
 
 
 @pytest.fixture

@@ -1,0 +1,118 @@
+"""`simulate --find-max clients|rate --slo ...`: bench's SLO search over predicted cells (issue 22: ask the simulator
+how many clients, or what rate, a chip holds under an SLO before renting it), refused as bench refuses it, its
+answer with its range over the seeds, and bounded before any simulation as simulate bounds a grid."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from onechip.api import _sim_bounds
+from onechip.schemas.bench import SearchResult
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+
+
+# a 1,024-token context, the seed's, 32 output tokens: a search of a few seconds on priors
+SEARCH = ["--contexts", "1024", "--output-tokens", "32", "--reps", "3", "--find-max", "clients", "--slo", "tpot_ms=20"]
+
+
+def test_simulate_find_max_prints_the_search_and_writes_it(run, plan_file, tmp_path):
+    out = tmp_path / "s"
+    code, stdout, err = run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(out))
+    assert code == 0, err
+    result = SearchResult.model_validate_json((out / "search.json").read_text())
+    assert result.prediction is not None and result.prediction.seeds == 3  # marked predicted, with its seeds
+    assert result.kind == "clients" and result.max_clients is not None and result.max_clients >= 1
+    # bench's report beside it, and one predicted run per probe where the probe says it is
+    assert (out / "search.md").is_file() and (out / "search.html").is_file()
+    for probe in result.probes:
+        assert (out / f"clients-{int(probe.load)}" / "summary.json").is_file()
+        assert probe.run_dir == str(out / f"clients-{int(probe.load)}")
+    assert f"max load meeting the SLOs (predicted): {result.max_clients} clients" in " ".join(stdout.split())
+    low, high = result.max_load_range or (None, None)
+    assert low is not None and high is not None and low <= result.max_clients <= high
+    # one table row per probe, in load order: each load starts a row (the answer's and its miss's among them)
+    rows = [line.split("│")[1].strip() for line in stdout.splitlines() if line.startswith("│")]
+    loads = [int(r) for r in rows if r]
+    assert loads == sorted(int(p.load) for p in result.probes)
+
+
+def test_simulate_find_max_json_is_the_search(run, plan_file, tmp_path):
+    code, stdout, err = run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(tmp_path / "s"), "--json")
+    assert code == 0, err
+    printed = json.loads(stdout[: stdout.rindex("}") + 1])
+    assert printed == json.loads((tmp_path / "s" / "search.json").read_text())
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--find-max", "clients"],  # no --slo
+        ["--find-max", "clients", "--slo", "foo_ms=1"],  # a metric bench does not compute
+        ["--find-max", "rate", "--rate", "4", "--slo", "ttft_ms=500"],  # both --rate and --find-max rate
+        ["--find-max", "clients", "--rate", "4", "--slo", "ttft_ms=500"],
+        ["--slo-percentile", "50"],  # tunes a search not asked for
+        ["--find-max-limit", "8"],
+        ["--find-max", "clients", "--clients", "4", "--slo", "ttft_ms=500"],
+        ["--find-max", "rate", "--clients", "1,4", "--slo", "ttft_ms=500"],
+        ["--find-max", "clients", "--contexts", "128,1024", "--slo", "ttft_ms=500"],
+        ["--find-max", "clients", "--find-max-limit", "5000", "--slo", "ttft_ms=500"],  # over MAX_CLIENTS
+        ["--find-max", "rate", "--find-max-limit", "0.0005", "--slo", "ttft_ms=500"],  # under MIN_RATE
+        ["--find-max", "clients", "--slo", "ttft_ms=0"],  # a bound no request meets
+    ],
+)
+def test_bad_find_max_is_refused_in_one_line_as_bench_refuses_it(run, plan_file, tmp_path, flags):
+    code, stdout, err = run("simulate", "--plan", str(plan_file), *flags, "--out", str(tmp_path / "s"))
+    bench_code, _, bench_err = run("bench", "http://127.0.0.1:9", *flags)  # refused before it connects
+    assert (code, bench_code) == (2, 2), (stdout, err)
+    (line,) = err.strip().splitlines()
+    assert line == bench_err.strip() and "Traceback" not in err
+    assert not (tmp_path / "s").exists()
+
+
+def test_find_max_rate_with_requests_per_client_names_no_flag_simulate_lacks(run, plan_file):
+    # bench's refusal also says --duration-s sets each probe's length: simulate has no --duration-s
+    code, _, err = run("simulate", "--plan", str(plan_file), "--find-max", "rate", "--slo", "ttft_ms=500",
+                       "--requests-per-client", "5")  # fmt: skip
+    assert code == 2 and "--requests-per-client does not apply" in err and "--duration-s" not in err
+
+
+def test_a_search_over_the_call_bound_is_refused_before_simulating(run, plan_file, tmp_path, monkeypatch):
+    # its largest probe (4,096 clients x 3 requests x 256 tokens, one seed: 3.1M tokens) is within the 20M tokens one
+    # call may simulate, but the most probes the search can take are not (the bracket 1..4,096, then 11 bisections
+    # of at most 4,096 clients): refused before anything runs, as bench refuses a search by its requests
+    simulated = []
+    monkeypatch.setattr("onechip.sim.simulate_cell", lambda *a, **k: simulated.append(a))
+    code, _, err = run("simulate", "--plan", str(plan_file), "--find-max", "clients", "--slo", "ttft_ms=500",
+                       "--find-max-limit", "4096", "--output-tokens", "256", "--reps", "1",
+                       "--out", str(tmp_path / "s"))  # fmt: skip
+    assert code == 2 and not simulated
+    (line,) = err.strip().splitlines()
+    assert "over the most probes the search can take" in line
+    assert f"at most {_sim_bounds.MAX_SIMULATED_TOKENS:,}" in line and "--find-max-limit" in line
+
+
+def test_an_out_dir_holding_a_search_is_refused(run, plan_file, tmp_path):
+    out = tmp_path / "s"
+    assert run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(out))[0] == 0
+    for again in (SEARCH, ["--contexts", "128"]):  # a second search, or a grid, into it
+        code, _, err = run("simulate", "--plan", str(plan_file), *again, "--out", str(out))
+        assert code == 2 and "already holds a run (search.json)" in err, err
+
+
+def test_an_out_dir_holding_an_interrupted_searchs_probes_is_refused_before_simulating(run, plan_file, tmp_path):
+    # a search stopped by Ctrl-C leaves its probes' predicted runs and no search.json: run again into it, its first
+    # probe's run was refused mid-search ('clients-1 already holds a run'), after a calibration was fitted
+    out = tmp_path / "s"
+    assert run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(out))[0] == 0
+    (out / "search.json").unlink()
+    code, _, err = run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(out))
+    assert (
+        code == 2
+        and err.strip() == f"error: --out {out} already holds a search's probes (clients-1); choose a new directory"
+    )
