@@ -107,21 +107,37 @@ INPUT_FILES = ("trace_file", "workload_file")
 _UNCHECKED = "not checked on resume: "
 
 
+# What the user typed for a resume key onechip sets itself (Cli hidden: no flag of its own)
+_RESUME_WORDS = {
+    "bench_plan": "--plan",
+    "max_in_flight": "--clients (the requests in flight at most)",  # open_loop sets it from --rate's --clients
+    "seed": "the arrival times' seed",
+}
+
+
 def _resume_value(value: object) -> str:
-    """A resume key's value as the refusal says it: None is an option not given ('model was None' read as a
-    model named None), a plan its model, chip and KV pool (not its whole repr), anything else its repr."""
+    """A resume key's value as the user typed it: a list comma-separated ('128,1024', as --contexts takes it), an
+    object as key=value pairs (--slo), a switch on or off, None an option not given ('model was None' read as a model
+    named None), a plan its model, chip and KV pool (not its whole repr), anything else as written."""
     if isinstance(value, Plan):
         return f"the plan of {value.model} on {value.chip} ({value.num_blocks:,} KV blocks)"
-    return "not given" if value is None else repr(value)
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    if isinstance(value, dict):  # --slo's key=value pairs
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return "not given" if value is None else str(value)
 
 
 def config_difference(old: BenchConfig, new: BenchConfig, also: tuple[str, ...] = ()) -> str | None:
-    """'key was X, now Y' for the first field of _RESUME_KEYS, then of `also`, on which `old` (a saved run's config)
-    and `new` differ; None when they agree on all."""
+    """'--flag was X, now Y' for the first field of _RESUME_KEYS, then of `also`, on which `old` (a saved run's config)
+    and `new` differ, named as the user typed it (schemas.inputs.flag_of: '--clients', bench's argument URL; a field
+    onechip sets, by _RESUME_WORDS); None when they agree on all."""
     for key in (*_RESUME_KEYS, *also):
         if getattr(old, key) != getattr(new, key):
             was, now = (_resume_value(getattr(c, key)) for c in (old, new))
-            name = "--plan" if key == "bench_plan" else key
+            name = _RESUME_WORDS.get(key) or flag_of(BenchConfig, key)
             return f"{name} was {was}, now {now}" + (" (another plan)" if was == now else "")
     return None
 
