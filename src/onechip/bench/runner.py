@@ -21,8 +21,9 @@ Open-loop requests carry their intended send time; the summary reports the slip 
 schedule slipped (bench.stats.schedule_slip).
 
 A cell is `infeasible` when a plan says clients x (context + output) exceeds the KV pool, and `failed` when
-most of a repetition's measured requests fail, or its streams stopped (bench.worker.FAILS_TO_STOP requests failed in
-a row); it is never dropped. A refusal's Retry-After is waited by its closed-loop stream (bench.worker.asked_wait_s),
+most of a repetition's measured requests fail, or its streams stopped (bench.worker.FAILS_TO_STOP of its requests
+failed in a row, over all its workers); it is never dropped. A refusal's Retry-After is waited by its closed-loop stream
+(bench.worker.asked_wait_s), one asked at a stream's last request before the next repetition starts (_Run.carried_wait),
 and the cell says how many asked and how long (CellResult.requests_asked_wait, asked_wait_s, waited_s).
 """
 
@@ -412,6 +413,7 @@ class _Run:
         self.continuous_usage = True
         self.include_usage = True
         self.nonce = uuid.uuid4().hex[:8]
+        self.asked_until = 0.0  # perf_counter s before which the server asked for nothing more (carried_wait)
         self.run: BenchRun | None = None
         self.saved: BenchRun | None = None  # the run being resumed, as its summary.json last saved it
         self.pool = WorkerPool(config.workers)
@@ -554,6 +556,24 @@ class _Run:
             await self.pool.run(jobs, emit)
         return samples
 
+    def asked_after(self, samples: list[RequestSample]) -> list[float]:
+        """When (perf_counter s) the waits asked at a stream's last request end: its rep sends nothing after it, so
+        the wait (worker.asked_wait_s, RFC 9110 section 10.2.3) is carried to the next rep's first requests. Samples
+        share one clock across worker processes (CLOCK_MONOTONIC: bench.worker)."""
+        timeout_s = self.config.request_timeout_s
+        return [
+            (s.t_done or s.t_send) + asked_wait_s(s, timeout_s)
+            for s in samples
+            if s.last_in_stream and s.retry_after_s is not None
+        ]
+
+    async def carried_wait(self, label: str) -> None:
+        """Wait out what the server asked at the last rep's last requests (asked_until), before `label`'s rep."""
+        wait_s = self.asked_until - time.perf_counter()
+        if wait_s > 0:
+            self.on_progress(ProgressEvent("bench", f"{label}: waiting {wait_s:.1f} s the server asked (Retry-After)"))
+            await asyncio.sleep(wait_s)
+
     async def run_cell(
         self,
         wire: WireClient,
@@ -592,8 +612,10 @@ class _Run:
                     by_rep[rep] = done[(ctx, clients, rep)]
                     self.on_progress(ProgressEvent("bench", f"{label}: resumed from requests.jsonl"))
                 else:
+                    await self.carried_wait(label)
                     self.on_progress(ProgressEvent("bench", f"{label}: starting"))
                     by_rep[rep] = await self.run_rep(model, builder, ctx, clients, rep, sink, label)
+                    self.asked_until = max([self.asked_until, *self.asked_after(by_rep[rep])])
                     # what usage counted beyond the prompt fitted (prompt_tokens_target); not for agent sessions:
                     # their usage counts the history too, never the fitted system prompt alone (read as the template's,
                     # it shrank the next rep's shared prefix by the history's length)
