@@ -21,8 +21,9 @@ Open-loop requests carry their intended send time; the summary reports the slip 
 schedule slipped (bench.stats.schedule_slip).
 
 A cell is `infeasible` when a plan says clients x (context + output) exceeds the KV pool, and `failed` when
-most of a repetition's measured requests fail, or its streams stopped (bench.worker.FAILS_TO_STOP requests failed in
-a row); it is never dropped. A refusal's Retry-After is waited by its closed-loop stream (bench.worker.asked_wait_s),
+most of a repetition's measured requests fail, or its streams stopped (bench.worker.FAILS_TO_STOP of its requests
+failed in a row, over all its workers); it is never dropped. A refusal's Retry-After is waited by its closed-loop stream
+(bench.worker.asked_wait_s), one asked at a stream's last request before the next repetition starts (_Run.carried_wait),
 and the cell says how many asked and how long (CellResult.requests_asked_wait, asked_wait_s, waited_s).
 """
 
@@ -107,21 +108,37 @@ INPUT_FILES = ("trace_file", "workload_file")
 _UNCHECKED = "not checked on resume: "
 
 
+# What the user typed for a resume key onechip sets itself (Cli hidden: no flag of its own)
+_RESUME_WORDS = {
+    "bench_plan": "--plan",
+    "max_in_flight": "--clients (the requests in flight at most)",  # open_loop sets it from --rate's --clients
+    "seed": "the arrival times' seed",
+}
+
+
 def _resume_value(value: object) -> str:
-    """A resume key's value as the refusal says it: None is an option not given ('model was None' read as a
-    model named None), a plan its model, chip and KV pool (not its whole repr), anything else its repr."""
+    """A resume key's value as the user typed it: a list comma-separated ('128,1024', as --contexts takes it), an
+    object as key=value pairs (--slo), a switch on or off, None an option not given ('model was None' read as a model
+    named None), a plan its model, chip and KV pool (not its whole repr), anything else as written."""
     if isinstance(value, Plan):
         return f"the plan of {value.model} on {value.chip} ({value.num_blocks:,} KV blocks)"
-    return "not given" if value is None else repr(value)
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    if isinstance(value, dict):  # --slo's key=value pairs
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return "not given" if value is None else str(value)
 
 
 def config_difference(old: BenchConfig, new: BenchConfig, also: tuple[str, ...] = ()) -> str | None:
-    """'key was X, now Y' for the first field of _RESUME_KEYS, then of `also`, on which `old` (a saved run's config)
-    and `new` differ; None when they agree on all."""
+    """'--flag was X, now Y' for the first field of _RESUME_KEYS, then of `also`, on which `old` (a saved run's config)
+    and `new` differ, named as the user typed it (schemas.inputs.flag_of: '--clients', bench's argument URL; a field
+    onechip sets, by _RESUME_WORDS); None when they agree on all."""
     for key in (*_RESUME_KEYS, *also):
         if getattr(old, key) != getattr(new, key):
             was, now = (_resume_value(getattr(c, key)) for c in (old, new))
-            name = "--plan" if key == "bench_plan" else key
+            name = _RESUME_WORDS.get(key) or flag_of(BenchConfig, key)
             return f"{name} was {was}, now {now}" + (" (another plan)" if was == now else "")
     return None
 
@@ -396,6 +413,7 @@ class _Run:
         self.continuous_usage = True
         self.include_usage = True
         self.nonce = uuid.uuid4().hex[:8]
+        self.asked_until = 0.0  # perf_counter s before which the server asked for nothing more (carried_wait)
         self.run: BenchRun | None = None
         self.saved: BenchRun | None = None  # the run being resumed, as its summary.json last saved it
         self.pool = WorkerPool(config.workers)
@@ -538,6 +556,24 @@ class _Run:
             await self.pool.run(jobs, emit)
         return samples
 
+    def asked_after(self, samples: list[RequestSample]) -> list[float]:
+        """When (perf_counter s) the waits asked at a stream's last request end: its rep sends nothing after it, so
+        the wait (worker.asked_wait_s, RFC 9110 section 10.2.3) is carried to the next rep's first requests. Samples
+        share one clock across worker processes (CLOCK_MONOTONIC: bench.worker)."""
+        timeout_s = self.config.request_timeout_s
+        return [
+            (s.t_done or s.t_send) + asked_wait_s(s, timeout_s)
+            for s in samples
+            if s.last_in_stream and s.retry_after_s is not None
+        ]
+
+    async def carried_wait(self, label: str) -> None:
+        """Wait out what the server asked at the last rep's last requests (asked_until), before `label`'s rep."""
+        wait_s = self.asked_until - time.perf_counter()
+        if wait_s > 0:
+            self.on_progress(ProgressEvent("bench", f"{label}: waiting {wait_s:.1f} s the server asked (Retry-After)"))
+            await asyncio.sleep(wait_s)
+
     async def run_cell(
         self,
         wire: WireClient,
@@ -576,8 +612,10 @@ class _Run:
                     by_rep[rep] = done[(ctx, clients, rep)]
                     self.on_progress(ProgressEvent("bench", f"{label}: resumed from requests.jsonl"))
                 else:
+                    await self.carried_wait(label)
                     self.on_progress(ProgressEvent("bench", f"{label}: starting"))
                     by_rep[rep] = await self.run_rep(model, builder, ctx, clients, rep, sink, label)
+                    self.asked_until = max([self.asked_until, *self.asked_after(by_rep[rep])])
                     # what usage counted beyond the prompt fitted (prompt_tokens_target); not for agent sessions:
                     # their usage counts the history too, never the fitted system prompt alone (read as the template's,
                     # it shrank the next rep's shared prefix by the history's length)

@@ -2,7 +2,8 @@
 
 `run_job` runs a `RepJob` in the calling process (the default, `workers=1`). `WorkerPool` runs jobs in
 worker processes (`WORKER_ARGV`): each reads RepJob JSON lines on stdin and writes one sample
-JSON line per finished request on stdout, then `DONE`. A cell's streams are split round-robin across
+JSON line per finished request on stdout, then `DONE` (and ends a job's streams on a `STOP` line: the pool counts the
+rep's failures in a row over every worker, FailsInRow). A cell's streams are split round-robin across
 workers so that no client process is the bottleneck (one process costs ~10-12 us of CPU per streamed token,
 80-130k tok/s, `python benchmarks/client_ceiling.py`); the stdin/stdout protocol lets a worker run elsewhere.
 
@@ -34,7 +35,7 @@ from onechip.vllm.wire import bench_chat_body, user_message
 
 Emit = Callable[[RequestSample], None]
 Gate = Callable[[], Awaitable[float]]
-_DONE, _WARM, _GO = b"DONE", b"WARM", b"GO"
+_DONE, _WARM, _GO, _STOP = b"DONE", b"WARM", b"GO", b"STOP"
 # not `-m onechip.bench.worker`: the package imports this module first and runpy warns on every start
 WORKER_ARGV = [sys.executable, "-c", "from onechip.bench.worker import main; main()"]
 _GO_LEAD_S = 0.01  # the shared start of the measured requests is this far ahead, so every worker hears of it in time
@@ -63,16 +64,39 @@ async def _now() -> float:
     return time.perf_counter()
 
 
+class FailsInRow:
+    """One repetition's requests failed in a row, none ok between, counted as they end over all its streams (in this
+    process, or by WorkerPool over every worker's): the stop rule (FAILS_TO_STOP)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.stopped = False
+
+    def add(self, sample: RequestSample) -> bool:
+        """Count `sample` (an ok one ends the run); True from the FAILS_TO_STOP-th on. The sample that reached the
+        count says so (`stopped_streams`: its repetition was cut short, runner fails the cell)."""
+        self.count = 0 if sample.status == "ok" else self.count + 1
+        if self.count >= FAILS_TO_STOP and not self.stopped:
+            self.stopped = sample.stopped_streams = True
+        return self.stopped
+
+
 class _Streams:
     """One job's streams on one aiohttp session: numbered requests, warm-up, closed and open loop."""
 
-    def __init__(self, job: RepJob, http: aiohttp.ClientSession, emit: Emit, t0: float):
+    def __init__(
+        self, job: RepJob, http: aiohttp.ClientSession, emit: Emit, t0: float, stop: asyncio.Event | None = None
+    ):
         self.job, self.http, self.emit, self.t0 = job, http, emit, t0
         self.seqs = dict.fromkeys(job.streams, 0)
         self.counting: set[asyncio.Task[None]] = set()  # answers without usage being counted (see finish)
         self.emitting: dict[int, asyncio.Task[None]] = {}  # by stream: the task emitting its latest sample
-        self.fails_in_row = 0  # the job's requests failed since its last ok one (see failing)
-        self.stopped = False
+        self.fails = FailsInRow()  # the job's own count (see failing), unless `stop` says the rep's
+        self.stop = stop
+
+    @property
+    def stopped(self) -> bool:
+        return self.fails.stopped if self.stop is None else self.stop.is_set()
 
     async def request(
         self,
@@ -126,13 +150,10 @@ class _Streams:
         task.add_done_callback(self.counting.discard)
 
     def failing(self, sample: RequestSample) -> bool:
-        """Count `sample` in the job's requests failed in a row (an ok one ends the run); True from the FAILS_TO_STOP-th
-        on: each closed-loop stream of the job ends after the request it has in flight, and the request that reached
-        the count says so (`stopped_streams`: its repetition was cut short, runner fails the cell)."""
-        self.fails_in_row = 0 if sample.status == "ok" else self.fails_in_row + 1
-        if self.fails_in_row >= FAILS_TO_STOP and not self.stopped:
-            self.stopped = sample.stopped_streams = True
-        return self.stopped
+        """Count `sample` in the job's requests failed in a row (FailsInRow); True from the FAILS_TO_STOP-th on: each
+        closed-loop stream of the job ends after the request it has in flight. A job of a worker process counts
+        nothing itself: WorkerPool counts the rep's samples over all its workers and sets `stop`."""
+        return self.fails.add(sample) if self.stop is None else self.stop.is_set()
 
     async def counted(self) -> None:
         """Wait until every answer being counted is counted and emitted."""
@@ -231,7 +252,7 @@ class _Streams:
         await asyncio.gather(*tasks)
 
 
-async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
+async def run_job(job: RepJob, emit: Emit, gate: Gate = _now, stop: asyncio.Event | None = None) -> None:
     """Run `job`'s streams against its server; call `emit` with each request's sample as it ends.
 
     Closed loop: each stream sends its next request when the last one ends, warm-up first (a count, or
@@ -240,12 +261,14 @@ async def run_job(job: RepJob, emit: Emit, gate: Gate = _now) -> None:
     requests (a count, or until `duration_s` after the start). Open loop (`arrivals_s`): after the warm-up,
     `gate()` gives the start time the same way and measured requests are sent at their offsets from it, at
     most in_flight_cap(job) in flight (none: no cap). The last request of each stream to end carries `last_in_stream`.
-    Request failures become failed samples; nothing here raises for them.
+    Request failures become failed samples; nothing here raises for them. The closed-loop streams stop after
+    FAILS_TO_STOP of the job's requests failed in a row, or, given `stop` (a worker process's job: the rep's count is
+    WorkerPool's), once it is set.
     """
     t0 = time.perf_counter()
     connections = len(job.streams) if job.arrivals_s is None else in_flight_cap(job)
     async with data_session(job.base_url, connections, job.request_timeout_s) as http:
-        streams = _Streams(job, http, emit, t0)
+        streams = _Streams(job, http, emit, t0, stop)
         if job.arrivals_s is None:
             await asyncio.gather(*(streams.warm_up(i) for i in job.streams))
             await asyncio.sleep(max(0.0, await gate() - time.perf_counter()))
@@ -308,6 +331,15 @@ class WorkerPool:
         await self._start(len(jobs))
         procs = self._procs[: len(jobs)]
         warm = 0
+        fails = FailsInRow()  # the rep's, over every worker: each counting its own stopped at 30 x --workers
+
+        def counted(sample: RequestSample) -> None:
+            # an open-loop measured request (its intended send time) stops no schedule (_Streams.open_loop)
+            if sample.t_intended is None and not fails.stopped and fails.add(sample):
+                for p in procs:  # each worker's streams end after the request they have in flight
+                    assert p.stdin is not None
+                    p.stdin.write(_STOP + b"\n")
+            emit(sample)
 
         async def one(proc: asyncio.subprocess.Process, job: RepJob) -> None:
             nonlocal warm
@@ -318,7 +350,7 @@ class WorkerPool:
                 if not line:
                     await self._fail(proc)
                 if line.strip() != _WARM:
-                    emit(RequestSample.model_validate_json(line))
+                    counted(RequestSample.model_validate_json(line))
                     continue
                 warm += 1
                 if warm == len(procs):  # every worker is warm: one start for all streams and schedules
@@ -349,23 +381,38 @@ class WorkerPool:
 
 def main() -> None:
     """Worker process entry: RepJob JSON lines on stdin -> sample JSON lines, then DONE, on stdout.
-    Every job writes WARM after its warm-up and waits for `GO <perf_counter start>` on stdin."""
+    Every job writes WARM after its warm-up and waits for `GO <perf_counter start>` on stdin; a STOP line ends its
+    closed-loop streams after their requests in flight (the rep's FAILS_TO_STOP, counted by WorkerPool)."""
     out = sys.stdout.buffer
 
     def emit(sample: RequestSample) -> None:
         out.write(sample.model_dump_json().encode() + b"\n")
         out.flush()
 
+    lines: asyncio.Queue[bytes] = asyncio.Queue()
+    stop = asyncio.Event()
+
+    async def read() -> None:  # STOP at any time (the rep's failures: WorkerPool.run); jobs and GO in turn
+        while line := await asyncio.to_thread(sys.stdin.buffer.readline):
+            if line.strip() == _STOP:
+                stop.set()
+            else:
+                await lines.put(line)
+        await lines.put(b"")
+
     async def gate() -> float:  # say warm, wait for the shared start time
         out.write(_WARM + b"\n")
         out.flush()
-        line = await asyncio.to_thread(sys.stdin.buffer.readline)
+        line = await lines.get()
         return float(line.split()[1])
 
     async def serve() -> None:
-        while line := await asyncio.to_thread(sys.stdin.buffer.readline):
-            await run_job(RepJob.model_validate_json(line), emit, gate)
+        reader = asyncio.create_task(read())
+        while line := await lines.get():
+            stop.clear()  # a STOP of the last rep sent as its job ended here comes before this job's line
+            await run_job(RepJob.model_validate_json(line), emit, gate, stop)
             out.write(_DONE + b"\n")
             out.flush()
+        await reader
 
     asyncio.run(serve())

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from onechip.schemas.inputs import HUMAN_INT, cli_of
+from onechip.schemas.inputs import HUMAN_INT, TOKEN_COUNTS, TOKEN_FORMS, cli_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,6 +53,35 @@ def _shown_default(field: FieldInfo) -> str | bool:
     return str(default)
 
 
+# how the command line writes an integer vLLM's own flags read (schemas.inputs.read_human_int, HUMAN_INT)
+HUMAN_INT_HELP = (
+    "Also as vLLM writes it: 8k = 8,000, 8K = 8,192, 8G = 8 GiB (k, m, g, t: 10**3 ... 10**12; K, M, G, T: "
+    "2**10 ... 2**40)."
+)
+
+
+def _help(field: FieldInfo, kind: Any, repeat: bool) -> str | None:
+    """An option's --help: the field's description (shared with the MCP tools, whose JSON arguments take the array or
+    integer their schema says), then how this command line writes the value: a list as one comma-separated text
+    (`kind` str: the model splits it), token counts and vLLM's integers with suffixes."""
+    forms = []
+    if typing.get_origin(_cli_type_inner(field.annotation)) is list and kind is str and not repeat:
+        forms.append(f"Comma-separated; {TOKEN_FORMS}." if TOKEN_COUNTS in field.metadata else "Comma-separated.")
+    if HUMAN_INT in field.metadata:
+        forms.append(HUMAN_INT_HELP)
+    return " ".join([field.description or "", *forms]).strip() or None
+
+
+def _cli_type_inner(annotation: Any) -> Any:
+    """`annotation` without Optional and Annotated around it: list[int] of `Annotated[list[int] | None, ...]`."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _cli_type_inner(typing.get_args(annotation)[0])
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        return _cli_type_inner(args[0])
+    return annotation
+
+
 def _param(model: type[BaseModel], name: str, field: FieldInfo, optional: set[str]) -> inspect.Parameter:
     """One typer parameter for field `name` of `model`."""
     cli = cli_of(model, name)
@@ -63,16 +92,17 @@ def _param(model: type[BaseModel], name: str, field: FieldInfo, optional: set[st
     # report.md into) the working folder where build_request refuses a blank path
     path, kind = kind is Path, str if kind is Path else kind
     required = field.is_required() and name not in optional
+    described = _help(field, kind, cli.repeat)
     if cli.argument:
         metavar = (cli.flag or name).upper()  # MODEL, URL, RUN: not typer's '{model}'
-        info = typer.Argument(... if required else None, metavar=metavar, help=field.description, show_default=False)
+        info = typer.Argument(... if required else None, metavar=metavar, help=described, show_default=False)
     else:
         decls = [cli.flag or "--" + name.replace("_", "-"), *([cli.short] if cli.short else [])]
         # None for a flag too: click then says whether it was typed (None = not given, as for every option),
         # so the request's fields_set is what the user typed (`--kv-cache-dtype auto` beside a --set of it)
         default = ... if required else None
         info = typer.Option(
-            default, *decls, help=field.description, show_default=_shown_default(field),
+            default, *decls, help=described, show_default=_shown_default(field),
             # a flag takes no value: no '<bool>' beside it; a HUMAN_INT one is an integer, read from text
             metavar="" if kind is bool else "<int>" if human else "<path>" if path else None,
         )  # fmt: skip

@@ -22,8 +22,10 @@ import inspect
 import json
 import logging
 import threading
+import types
+import typing
 from collections.abc import Callable, Iterable
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -46,19 +48,39 @@ def signature_of(
     words: Callable[[str], str] = str,
 ) -> list[inspect.Parameter]:
     """Keyword parameters for every field of `model` (less `drop`), then `extra`; a required field has no
-    default, an optional one its default (a default_factory is called). `words` rewrites each description: the server
-    passes schemas.inputs.as_parameters, so a description the CLI's --help shares ('unless --duration-s') names the
-    tool's arguments ('unless duration_s'), as its errors and results do."""
+    default. An optional one whose type takes no null is published nullable with the default null, its own default
+    said in its description ('Default (left out or null): [128, 1024].'): a client that fills in every published
+    default then sends what leaving the arguments out does, and one it sends equal to its default is given, as a flag
+    typed at its default is (server._given). One whose type takes null (None has a meaning of its own: the engine's
+    default) keeps its default. `words` rewrites each description: the server passes schemas.inputs.as_parameters, so
+    a description the CLI's --help shares ('unless --duration-s') names the tool's arguments ('unless duration_s'), as
+    its errors and results do."""
     params = []
     for name, field in model.model_fields.items():
         if name in drop:
             continue
         described = None if field.description is None else words(field.description)
-        # a field's type, description and constraints as one annotation, built at run time
-        annotation = Annotated[(field.annotation, Field(description=described), *field.metadata)]  # type: ignore[name-defined]
+        # a field's type and constraints as one annotation, built at run time
+        kind: Any = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation  # type: ignore[name-defined]
         default = inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
+        if default is not inspect.Parameter.empty and not admits_null(field.annotation):
+            said = json.dumps(default, default=str)
+            described = f"{described or ''} Default (left out or null): {said}.".lstrip()
+            kind, default = kind | None, None
+        annotation = Annotated[kind, Field(description=described)]
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
     return params + list(extra)
+
+
+def admits_null(annotation: Any) -> bool:
+    """True when a field typed `annotation` takes None (Optional, a union with None, Annotated over one)."""
+    if annotation is None or annotation is type(None):
+        return True
+    if typing.get_origin(annotation) is typing.Annotated:
+        return admits_null(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return any(admits_null(a) for a in typing.get_args(annotation))
+    return False
 
 
 def result(model: BaseModel, summary: str, words: Callable[[str], str] = str) -> CallToolResult:

@@ -27,9 +27,12 @@ naming arguments as the tool spells them (`tensor_parallel_size`, not `--tensor-
 Safety, for an agent's hands:
 - Arguments are strict JSON: a boolean is `true`/`false` (never `"false"`, `1` or `0`), an integer is never a
   boolean (`1.0` is one, `1.5` is not), a number is never a string, a list is a JSON array and a key=value field a
-  JSON object (never the command line's one string, `"128,1024"`); an unknown argument is refused. A gated tool
-  (destructive, spending money, or starting a long-running engine: `up`, `demo`) does nothing unless `confirm` is
-  JSON `true`; without it, it says what it would do (`up` with `dry_run: true` starts nothing and needs no confirm).
+  JSON object (never the command line's one string, `"128,1024"`); an unknown argument is refused. An optional
+  argument whose type takes no null is published with the default `null`, which is leaving it out (its value is in its
+  description); one sent, even at that value, is given, as a typed flag is (a resumed `bench` refuses `contexts` that
+  differ from its run). A gated tool (destructive, spending money, or starting a long-running engine: `up`,
+  `demo`) does nothing unless `confirm` is JSON `true`; without it, it says what it would do (`up` with
+  `dry_run: true` starts nothing and needs no confirm).
 - The MCP surface runs nothing but onechip's engines: `launcher` and the ssh `-o` options are not inputs here
   (use the CLI), nor are the fields onechip sets itself (bench's `input_sha256` and `replica_urls`); `sets` may
   set engine variables only (`VLLM_*`, `HF_*`, `TPU_*`, `XLA_*`, `PJRT_*`, `CUDA_*`, `NCCL_*`, `OMP_*`) and none

@@ -36,7 +36,15 @@ from pydantic import create_model, model_validator
 
 from onechip import __version__
 from onechip.errors import ConfigError, one_line
-from onechip.mcp.bridge import InterruptedTaskFilter, refusal, result, run_job, signature_of, wait_for_jobs
+from onechip.mcp.bridge import (
+    InterruptedTaskFilter,
+    admits_null,
+    refusal,
+    result,
+    run_job,
+    signature_of,
+    wait_for_jobs,
+)
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs, refuse_set_paths
 from onechip.procs import cap_heap, heap_in_use_bytes
 from onechip.schemas.common import GIB
@@ -53,7 +61,7 @@ MEMORY_ENV = "ONECHIP_MCP_MEMORY_GIB"
 # killed 20 s after it (engines.local.stop_group's grace), with some margin
 JOBS_STOP_S = 30.0
 UNKNOWN = "onechip_unknown_arguments"  # where the arguments a tool does not take are collected (_Arguments)
-NOT_SENT = "\x00onechip-not-sent"  # a required argument the caller left out: build_request names it in one line
+NOT_SENT = "\x00onechip-not-sent"  # an argument the caller left out (a required one: build_request names it)
 # The SDK's loggers that write an HTTP session's id at INFO ("Created new transport with session ID: ...",
 # "Terminating session: ..."): the id is all a client needs to join that session, so it never reaches a log.
 SESSION_ID_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http")
@@ -78,15 +86,20 @@ class SessionIdRedactor(logging.Filter):
 
 
 def _given(spec: ToolSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The arguments the caller gave, as far as can be told: those that differ from the field default
-    (so a request's 'give A or B' rules judge what was sent, as on the command line)."""
+    """The arguments the caller sent (`kwargs` holds no other: _validate_like_the_cli), so a request's 'give A or B'
+    rules and a resume judge what was sent, as the CLI judges what was typed: `contexts: [128, 1024]`, its default,
+    sent to a resumed bench is refused as `--resume DIR --contexts 128,1024` is, where read as not sent it measured the
+    saved grid. Null for an optional field whose type takes none is not sent: it is that argument's published default
+    (bridge.signature_of), which a client filling in every default sends. So is an empty list or object sent where
+    that is the field's default (`zones: []`): a field refuses one that lists nothing (schemas.inputs.split_commas)."""
     fields = spec.request.model_fields
 
-    def default(k: str, v: Any) -> bool:  # `true` is not the default 1: it is judged (and refused) as sent
-        d = fields[k].get_default(call_default_factory=True)
-        return type(v) is type(d) and v == d
+    def not_sent(k: str, v: Any) -> bool:
+        if v is None:  # a required one's null is refused as sent ('should be a valid string (got null)')
+            return not fields[k].is_required() and not admits_null(fields[k].annotation)
+        return v in ([], {}) and type(v) is type(fields[k].get_default(call_default_factory=True))
 
-    return {k: v for k, v in kwargs.items() if k not in fields or not default(k, v)}
+    return {k: v for k, v in kwargs.items() if k not in fields or not not_sent(k, v)}
 
 
 def _checked(spec: ToolSpec, kwargs: dict[str, Any]) -> Any:
@@ -150,10 +163,8 @@ def _validate_like_the_cli(server: MCPServer, name: str) -> None:
     strict.model_config["extra"] = "forbid"
     strict.model_rebuild(force=True)
     tool.parameters = strict.model_json_schema(by_alias=True)
-    passthrough: dict[str, Any] = {
-        field_name: (Any, field.default if not field.is_required() else NOT_SENT)
-        for field_name, field in strict.model_fields.items()
-    }
+    # every argument not sent is NOT_SENT, dropped by the tool (_given): a default would read as sent
+    passthrough: dict[str, Any] = {field_name: (Any, NOT_SENT) for field_name in strict.model_fields}
     lenient = create_model(f"{name}Arguments", __base__=_Arguments, **passthrough)
     tool.fn_metadata.arg_model = lenient
 

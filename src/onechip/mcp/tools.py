@@ -638,13 +638,14 @@ def _prices_summary(t: PriceTable) -> str:
 
 
 def _logs_page(t: LogTail) -> str:
-    """'lines A-B of N lines', 1-based as an editor numbers them, and the next page's offset where the log goes on."""
+    """'offsets A-B of N lines' and the next page's offset where the log goes on: 0-based, as the `offset` argument and
+    first_line count ('lines 1-3', an editor's numbers, read as offsets 1-3 beside 'next page: offset 3')."""
     if not t.lines:
         offsets = f" (offsets 0-{t.total_lines - 1:,})" if t.total_lines else ""
         return f"no lines from offset {t.first_line:,}: the log has {plural(t.total_lines, 'line')}{offsets}"
-    last = t.first_line + len(t.lines)
-    more = f"; next page: offset {last}" if last < t.total_lines else ""
-    return f"lines {t.first_line + 1:,}-{last:,} of {plural(t.total_lines, 'line')}{more}"
+    end = t.first_line + len(t.lines)  # the offset after this page's last line
+    more = f"; next page: offset {end}" if end < t.total_lines else ""
+    return f"offsets {t.first_line:,}-{end - 1:,} of {plural(t.total_lines, 'line')}{more}"
 
 
 def _logs_summary(r: LogSummary) -> str:

@@ -45,10 +45,9 @@ from onechip.schemas.common import (
 from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import (
     MAX_TEXT,
-    TOKEN_FORMS,
+    TOKEN_COUNTS,
     Cli,
     RequestModel,
-    TokenCount,
     build_request,
     comma_list,
     flag_of,
@@ -153,11 +152,11 @@ class BenchConfig(RequestModel):
     model: Name | None = Field(default=None, description="Served model name; None = first from /v1/models.")
     contexts: Annotated[
         list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]],
-        comma_list(TokenCount),
+        TOKEN_COUNTS,
         Field(min_length=1),
     ] = Field(
         default=[128, 1024],
-        description=f"Prompt lengths in tokens, as the server counts, comma-separated; {TOKEN_FORMS}.",
+        description="Prompt lengths in tokens, as the server counts.",
     )
     clients: Annotated[
         list[Annotated[int, Field(ge=1, le=MAX_CLIENTS)]],
@@ -165,7 +164,7 @@ class BenchConfig(RequestModel):
         Field(min_length=1),
     ] = Field(
         default=[1, 4],
-        description="Closed-loop concurrent streams per cell, comma-separated. With --rate or --find-max rate: one "
+        description="Closed-loop concurrent streams per cell. With --rate or --find-max rate: one "
         "value, the requests in flight at most (vllm bench serve's --max-concurrency; default: no cap).",
     )
     reps: int = Field(default=2, ge=1, le=10_000, description="Repetitions per cell.")
@@ -309,7 +308,7 @@ class BenchConfig(RequestModel):
         default=None, description="--find-max: price the answer's tok/s on this chip (price catalog), e.g. v5e-1."
     )
     pricing: Annotated[list[str] | None, comma_list(str)] = Field(
-        default=None, description="--find-max with --chip: comma list of pricing models (spot,on-demand,...)."
+        default=None, description="--find-max with --chip: the pricing models (spot, on-demand, ...)."
     )
     # bounded: a wait past the OS's time_t crashed the sampler thread (OverflowError); a near-0 one scraped /metrics
     # without a pause all through the cell (load on the server measured), 0.01 s is 100 scrapes/s at most

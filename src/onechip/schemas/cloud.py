@@ -123,7 +123,7 @@ class CloudTarget(RequestModel):
     )
     project: ProjectId | None = Field(default=None, description="Google Cloud project (default: ADC's project).")
     zones: Annotated[list[ZoneName], comma_list(str), Cli("--zone")] = Field(
-        default_factory=list, description="Zones, comma-separated, tried in order (default: the catalog's)."
+        default_factory=list, description="Zones, tried in order (default: the catalog's)."
     )
     provisioning: Provisioning = Field(default="flex-start", description="flex-start, spot or on-demand.")
 
@@ -225,7 +225,7 @@ class CloudNameRequest(RequestModel):
     project: ProjectId | None = Field(default=None, description="Google Cloud project (default: the recorded one).")
     zones: Annotated[list[ZoneName], comma_list(str), Cli("--zone")] = Field(
         default_factory=list,
-        description="Zones to look in, comma-separated; there, TPUs labelled created-by=onechip that are not in this "
+        description="Zones to look in; there, TPUs labelled created-by=onechip that are not in this "
         "onechip's records are taken too (default: the recorded ones alone, in their zones).",
     )
 
@@ -436,7 +436,7 @@ class HostDemoOptions(RequestModel):
     provisioning: Provisioning = Field(default="flex-start", description="--cloud: flex-start, spot or on-demand.")
     project: ProjectId | None = Field(default=None, description="--cloud: Google Cloud project.")
     zones: Annotated[list[ZoneName], comma_list(str), Cli("--zone")] = Field(
-        default_factory=list, description="--cloud: zones, comma-separated, tried in order."
+        default_factory=list, description="--cloud: zones, tried in order."
     )
     name: ResourceName | None = Field(default=None, description="--cloud: resource name (default onechip-CHIP).")
     max_run_duration_s: Annotated[Duration, Cli("--max-run-duration")] = Field(

@@ -125,7 +125,7 @@ class TokenCount(int):
     `--max-model-len 8k` does. The items are plain ints."""
 
 
-# how a TokenCount is written, said in the help of a list of them
+# how a TokenCount is written, said in the --help of a list of them (cli.options; JSON arguments take integers)
 TOKEN_FORMS = "8k is 8,000 and 8K 8,192, as --max-model-len reads them"
 _KIND_WORDS = {int: "integers", float: "numbers", str: "words", TokenCount: "token counts (8192, 8k or 8K)"}
 
@@ -258,6 +258,8 @@ def human_int(value: Any, info: ValidationInfo) -> Any:
 
 # the field metadata of an integer the command line takes as vLLM does (human_int); the CLI reads it as text
 HUMAN_INT = BeforeValidator(human_int)
+# the field metadata of a list of token counts (TokenCount): its --help says how the command line writes one
+TOKEN_COUNTS = comma_list(TokenCount)
 
 
 # what a key=value flag looks like, by field (the refusal shows the field's own example)
@@ -388,11 +390,15 @@ def describe(model: type[BaseModel], exc: ValidationError, json_arguments: bool 
 def parameter_names(model: type[BaseModel]) -> dict[str, str]:
     """Flag -> what JSON arguments (an MCP tool's input) call it, for every field of `model` with a flag:
     '--gpu-memory-utilization' -> 'utilization'; a negative flag names the value ('--text-only' ->
-    'multimodal: false')."""
+    'multimodal: false'). An argument named by its field ('MODEL', its usage-line name: flag_of) -> the field
+    ('model'); not one given another name (bench's URL, report's RUN): that word is also the text's noun for the
+    thing ('OpenAI-compatible base URL'), which must stay as written."""
     names = {}
     for name in model.model_fields:
         cli = cli_of(model, name)
         if cli.argument:
+            if cli.flag is None:
+                names[name.upper()] = name
             continue
         flags = (cli.flag or "--" + name.replace("_", "-")).split("/")
         names[flags[0]] = name
@@ -404,7 +410,7 @@ def parameter_names(model: type[BaseModel]) -> dict[str, str]:
 # flag said to be the CLI's ("the CLI's --router-policies a,b": over MCP it read "the CLI's router_policies a,b") or
 # vLLM's own ("vLLM --enforce-eager", the engine's option, which onechip's flag of that name passes on)
 _COMMAND = re.compile(r"`[^`]*`|\bonechip [a-z][^;`()]*|\b(?:the CLI's|vLLM) --[a-z][a-z0-9-]*")
-_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+_FLAG = re.compile(r"(?<![\w-])(?:--[a-z][a-z0-9-]*|[A-Z][A-Z0-9_]*)(?![\w-])")  # a flag, or an argument (MODEL)
 
 
 def _said(words: str, match: re.Match[str]) -> str:

@@ -46,10 +46,9 @@ from onechip.schemas.inputs import (
     INT64_MAX,
     MAX_HOST_GIB,
     MAX_POSITIONS,
-    TOKEN_FORMS,
+    TOKEN_COUNTS,
     Cli,
     RequestModel,
-    TokenCount,
     as_typed,
     comma_list,
     flag_of,
@@ -232,8 +231,7 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         ge=1,
         le=MAX_POSITIONS,
         description="Tokens per request (default: the model's max_position_embeddings, times its RoPE "
-        "scaling factor where vLLM applies one). On the command line also as vLLM writes it: 32k = 32,000, "
-        "32K = 32,768; auto or -1: vLLM's auto-fit, as `--set max-model-len=auto`.",
+        "scaling factor where vLLM applies one); -1 (or auto): vLLM's auto-fit, as `--set max-model-len=auto`.",
     )
     # vLLM's own bound, in the schema a client validates against: gpu_memory_utilization: float = Field(default=0.9,
     # gt=0, le=1) (vllm/config/cache.py, 0.19.0); a tiny fraction is a value vLLM takes, so it is planned (and does
@@ -262,15 +260,13 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         default=None,
         ge=1,
         le=MAX_POSITIONS,
-        description="Scheduler token budget per step (default: the engine's). On the command line also as vLLM "
-        "writes it: 8k = 8,000, 8K = 8,192.",
+        description="Scheduler token budget per step (default: the engine's).",
     )
     kv_cache_memory_bytes: Annotated[int | None, Cli("--kv-cache-memory"), HUMAN_INT] = Field(
         default=None,
         gt=0,
         le=INT64_MAX,
-        description="KV pool per GPU/chip, bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB). On the "
-        "command line also as vLLM writes it: 8G = 8 GiB, 8g = 8e9 bytes.",
+        description="KV pool per GPU/chip, bytes (vLLM --kv-cache-memory; VLLM_CPU_KVCACHE_SPACE x GiB).",
     )
     max_num_seqs: int | None = Field(
         default=None,
@@ -325,8 +321,10 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         description="vLLM --quantization for a checkpoint that has none: 'fp8' quantizes the decoder's linear "
         "and expert weights to 1 byte as they load (online FP8); embeddings, LM head and norms keep --dtype.",
     )
-    contexts: Annotated[list[Annotated[int, Field(ge=1, le=INT64_MAX)]] | None, comma_list(TokenCount)] = Field(
-        default=None, description=f"Tokens per request to report concurrency for, e.g. 128,1024,8K; {TOKEN_FORMS}."
+    contexts: Annotated[list[Annotated[int, Field(ge=1, le=INT64_MAX)]] | None, TOKEN_COUNTS] = Field(
+        default=None,
+        description="Tokens per request to report concurrency for (default: 1,024, 8,192, 32,768 and 131,072 up to "
+        "--max-model-len, and --max-model-len itself: planner.core DEFAULT_CONTEXTS).",
     )
     against: Path | None = Field(default=None, description="vLLM boot log to cross-check the plan against.")
     launch: EngineKind | None = Field(
@@ -475,7 +473,8 @@ class CheckRequest(CheckOptions):
     model: Name | None = Field(default=None, description="Served model name (default: the first in /v1/models).")
     only: list[str] | None = Field(
         default=None,
-        description="Comma-separated: smoke,tools,agent,needle,determinism,multimodal (default: all but multimodal).",
+        description="Checks to run, of smoke, tools, agent, needle, determinism, multimodal (default: all but "
+        "multimodal).",
     )
     out_dir: Annotated[Path | None, Cli("--out")] = Field(
         default=None, description="Write checks.json and agent transcripts here (a new directory)."
@@ -536,7 +535,7 @@ class CostRequest(RequestModel):
     )
     pricing: Annotated[list[str] | None, comma_list(str)] = Field(
         default=None,
-        description="Comma list: spot,flex-start,on-demand,1y,3y (default: every one priced for the chip).",
+        description="Pricing models, of spot, flex-start, on-demand, 1y, 3y (default: every one priced for the chip).",
     )
     region: Region | None = Field(
         default=None, description="Region, e.g. us-west4, in any case (default: every region)."
@@ -594,7 +593,7 @@ class ReportRequest(RequestModel):
         description="Run directory, e.g. runs/<run-id>; or a --find-max search's (search.md, search.html)."
     )
     formats: Annotated[list[str], comma_list(str), Cli("--format")] = Field(
-        default=["md"], min_length=1, description="Comma list: md, html, json, serving-report."
+        default=["md"], min_length=1, description="Formats, of md, html, json, serving-report."
     )
     compare: Path | None = Field(default=None, description="Another run directory to compare against.")
 
@@ -643,9 +642,9 @@ class SimulateRequest(RequestModel):
         "terms on; stored for reuse. None = a stored calibration for the plan, else roofline priors.",
     )
     # the bounds are BenchConfig's (the grid is validated into one): out of them is a one-line refusal here
-    contexts: Annotated[
-        list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]], comma_list(TokenCount), Field(min_length=1)
-    ] = Field(default=[128, 1024], description=f"Prompt lengths in tokens, comma-separated; {TOKEN_FORMS}.")
+    contexts: Annotated[list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]], TOKEN_COUNTS, Field(min_length=1)] = Field(
+        default=[128, 1024], description="Prompt lengths in tokens."
+    )
     clients: Annotated[list[Annotated[int, Field(ge=1, le=MAX_CLIENTS)]], comma_list(int), Field(min_length=1)] = Field(
         default=[1, 4], description=BENCH["clients"].description
     )
@@ -703,8 +702,8 @@ class SimulateRequest(RequestModel):
     )
     router_policies: Annotated[list[RouterPolicy], comma_list(str), Field(min_length=1)] = Field(
         default=["cache_aware"],
-        description="With --replicas and --workload agent: the vllm-router policies to predict, comma-separated "
-        "(round_robin, cache_aware, random); several write OUT/<policy>/ and OUT/policies.json.",
+        description="With --replicas and --workload agent: the vllm-router policies to predict (round_robin, "
+        "cache_aware, random); several write OUT/<policy>/ and OUT/policies.json.",
     )
     out_dir: Annotated[Path | None, Cli("--out")] = Field(
         default=None,
@@ -770,7 +769,7 @@ class AdviseRequest(RequestModel):
         default_factory=dict, description="ttft_ms=500,tpot_ms=50: chips whose predicted cell misses one rank last."
     )
     chips: Annotated[list[Name] | None, comma_list(str)] = Field(
-        default=None, description="Catalog chips to consider, comma-separated (default: every priced chip)."
+        default=None, description="Catalog chips to consider (default: every priced chip)."
     )
     pricing: str = Field(default="spot", description="Pricing model to rank by: spot, on-demand, flex-start, ...")
     reps: int = Field(default=3, ge=1, le=10_000, description="Simulations per chip (random client start phases).")

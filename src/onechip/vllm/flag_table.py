@@ -27,7 +27,7 @@ from pydantic import Field
 
 from onechip import catalog
 from onechip.catalog.files import release_key
-from onechip.errors import HF_TOKEN_SHAPE, ConfigError, looks_secret, names_a_path
+from onechip.errors import HF_TOKEN_SHAPE, ConfigError, names_a_path, secret_finder
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.inputs import (
     HUMAN_INT,
@@ -297,6 +297,7 @@ def parse_sets(items: list[str] | None) -> list[Override]:
     carries one); the message never repeats the value.
     """
     out: list[Override] = []
+    holds_secret = secret_finder()  # the environment's secrets read once, not once an item
     for item in items or []:
         key, eq, value = item.partition("=")
         key = key.strip()
@@ -310,7 +311,7 @@ def parse_sets(items: list[str] | None) -> list[Override]:
             )
         if names & _SECRET_NAMES or HF_TOKEN_SHAPE.search(value):
             raise ConfigError(f"--set {key}: a token never goes on the command line; use --hf-token-file PATH")
-        if names & _KEY_NAMES or looks_secret(value):
+        if names & _KEY_NAMES or holds_secret(value):
             raise ConfigError(
                 f"--set {key}: a secret never goes on the command line (the plan, the dry run and ps would show it); "
                 "for the server's API key, export VLLM_API_KEY where the engine runs (vLLM reads it when --api-key "

@@ -104,6 +104,22 @@ def test_a_cell_whose_every_request_fails_at_once_stops_after_fails_to_stop(tmp_
     assert "HTTP 500" in (cell.reason or "")
 
 
+def test_the_stop_rule_counts_the_failures_of_every_worker_process_together(tmp_path: Path) -> None:
+    """The same server, 4 streams over 4 worker processes: each worker counted only its own stream's failures, so the
+    cell stopped after 4 x FAILS_TO_STOP requests (30 x --workers); the count is the rep's, across its workers. More
+    are sent than in one process: the STOP line reaches each worker over its stdin while its stream goes on (a 500 at
+    once is a request every ~ms; 39 on a loaded 2-core machine), bounded here well below the 120 of a count per
+    worker."""
+    with FakeVllm(fail_status=dict.fromkeys(range(2, 100_000), 500)) as srv:
+        run = api.bench(_config(srv.url, clients=[4], workers=4, duration_s=5.0), out_dir=tmp_path)
+        sent = len(srv.chat_requests) - 1  # the probe
+    samples = _measured(tmp_path)
+    assert FAILS_TO_STOP <= sent < 2 * FAILS_TO_STOP and len(samples) == sent, sent
+    assert sum(s.last_in_stream for s in samples) == 4 and sum(s.stopped_streams for s in samples) == 1
+    cell = run.cells[0]
+    assert cell.status == "failed" and f"{FAILS_TO_STOP} requests failed in a row" in (cell.reason or "")
+
+
 def test_a_server_that_dies_mid_rep_fails_the_cell_and_the_resume_measures_it_again(tmp_path: Path) -> None:
     """One stream of 100 requests (chat 2-101): 70 answered, then every one a 500 (an engine that died). The stream
     stops after FAILS_TO_STOP in a row; 30 of 100 failed is under the half that fails a cell, yet the rep was cut
@@ -156,3 +172,17 @@ def test_retry_after_is_read_from_the_data_planes_headers_in_either_form() -> No
     date = {"Retry-After": "Wed, 21 Oct 2015 07:28:02 GMT", "Date": "Wed, 21 Oct 2015 07:28:00 GMT"}
     assert retry_after_s(CIMultiDictProxy(CIMultiDict(date))) == 2.0
     assert retry_after_s(CIMultiDictProxy(CIMultiDict({"RETRY-AFTER": "7"}))) == 7.0
+
+
+def test_a_wait_asked_at_a_reps_last_request_is_waited_before_the_next_rep(tmp_path: Path) -> None:
+    """Chat request 1 is the probe; rep 1's measured requests are 2 and 3 (HTTP 429, Retry-After: 1, its stream's
+    last), rep 2's 4 and 5. A stream's last request waits nothing in its rep (worker: no request follows there), and
+    rep 2's first request was sent at once, 1 s before the server asked for it (RFC 9110 section 10.2.3); the wait is
+    carried to the next rep, in no latency."""
+    with FakeVllm(ttft_s=0.01, itl_s=0.005, fail_status={3: 429}, retry_after="1") as srv:
+        api.bench(_config(srv.url, requests_per_client=2, reps=2), out_dir=tmp_path)
+    samples = sorted(load_samples(tmp_path / "requests.jsonl"), key=lambda s: s.t_send)
+    refused, following = samples[1], samples[2]
+    assert refused.http_status == 429 and refused.last_in_stream and refused.rep == 0 and following.rep == 1
+    assert following.t_send - (refused.t_done or 0.0) >= 1.0
+    assert (following.t_done or 0.0) - following.t_send < 0.5

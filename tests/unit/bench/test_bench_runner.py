@@ -196,10 +196,10 @@ def test_resume_skips_complete_reps_and_reruns_torn_ones(fake_server: FakeVllm, 
     samples = load_samples(path)
     assert len(samples) == 12 and sorted({s.rep for s in samples}) == [0, 1]
     assert run.cells[0].status == "ok" and len(run.cells[0].reps) == 2
-    with pytest.raises(ConfigError, match="output_tokens was 5, now 9$"):
+    with pytest.raises(ConfigError, match="--output-tokens was 5, now 9$"):
         run_grid(cfg.model_copy(update={"output_tokens": 9}), tmp_path, resume=True)
     # an option the first run was not given is said so: it read 'model was None, now ...' (found by helper break3)
-    with pytest.raises(ConfigError, match="model was not given, now 'fake'$"):
+    with pytest.raises(ConfigError, match="--model was not given, now fake$"):
         run_grid(cfg.model_copy(update={"model": "fake"}), tmp_path, resume=True)
 
 
@@ -420,8 +420,12 @@ def test_a_mamba_plans_wall_is_the_sequences_its_state_cache_holds(tmp_path: Pat
 def test_resume_refuses_another_grid_or_server(fake_server: FakeVllm, tmp_path: Path) -> None:
     cfg = config(fake_server, contexts=[16], clients=[1], reps=1)
     run_grid(cfg, tmp_path)
-    for change in ({"clients": [1, 2]}, {"reps": 2}, {"base_url": "http://127.0.0.1:9"}):
-        with pytest.raises(ConfigError, match=f"{next(iter(change))} was"):
+    for change, named in (
+        ({"clients": [1, 2]}, "--clients"),
+        ({"reps": 2}, "--reps"),
+        ({"base_url": "http://127.0.0.1:9"}, "URL"),
+    ):
+        with pytest.raises(ConfigError, match=f": {named} was"):
             run_grid(cfg.model_copy(update=change), tmp_path, resume=True)
 
 

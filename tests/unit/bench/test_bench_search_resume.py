@@ -110,9 +110,9 @@ def test_a_finished_search_run_again_is_read_back_whole(fake_server: FakeVllm, t
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"slo": {"ttft_ms": 400.0}}, r"\(clients-1\): slo was \{'ttft_ms': 10000.0\}, now \{'ttft_ms': 400.0\}"),
-        ({"find_max_limit": 8}, r"\(clients-1\): find_max_limit was 1.0, now 8.0"),
-        ({"output_tokens": 3}, r"\(clients-1\): output_tokens was 2, now 3"),
+        ({"slo": {"ttft_ms": 400.0}}, r"\(clients-1\): --slo was ttft_ms=10000.0, now ttft_ms=400.0"),
+        ({"find_max_limit": 8}, r"\(clients-1\): --find-max-limit was 1.0, now 8.0"),
+        ({"output_tokens": 3}, r"\(clients-1\): --output-tokens was 2, now 3"),
         ({"find_max": "rate", "clients": [1]}, "clients-1 is a --find-max clients probe, now --find-max rate"),
     ],
 )

@@ -248,7 +248,7 @@ def test_bench_resume_after_an_early_kill_keeps_the_first_settings(tmp_path: Pat
         saved = json.loads((tmp_path / "b" / RUN_FILES["bench"]).read_text())
         assert saved["config"]["output_tokens"] == 4  # stored before the first request was sent
         changed = BenchConfig(base_url=srv.url, **{**base, "output_tokens": 16})
-        with pytest.raises(ConfigError, match="output_tokens was 4, now 16"):
+        with pytest.raises(ConfigError, match="--output-tokens was 4, now 16"):
             run_grid(changed, tmp_path / "b", resume=True)
 
 

@@ -57,12 +57,11 @@ def test_a_cancelled_job_leaves_no_asyncio_traceback_in_the_server_log(caplog):
 
 
 def test_a_client_that_sends_every_published_default_is_answered_as_if_it_sent_none():
-    """Some clients fill in every argument the input schema gives a default for. A value equal to its default counts
-    as not given (server._given), so such a bench call is judged as the bare one: past validation, to the unreachable
-    URL (port 9: nothing listens), where judging the sent defaults as typed flags refuses it ('turns shapes agent
-    sessions: give workload agent too', `check allow: []` 'lists nothing'). This keeps that trade-off: an agent that
-    means a default it sends beside its exclusive (requests_per_client 2 with duration_s) is not refused as the CLI's
-    typed flags are."""
+    """Some clients fill in every argument the input schema gives a default for. An optional argument's published
+    default is null, which is not sent (mcp.bridge.signature_of, server._given), so such a bench call is judged as the
+    bare one: past validation, to the unreachable URL (port 9: nothing listens), where judging the defaults as typed
+    flags refuses it ('turns shapes agent sessions: give workload agent too', `check allow: []` 'lists nothing'). An
+    argument sent at its own default value is given, as a typed flag is (a resume refuses it when it differs)."""
 
     async def go():
         async with Client(build_server()) as client:

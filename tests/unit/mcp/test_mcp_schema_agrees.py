@@ -53,20 +53,33 @@ def null_admitted(schema: dict) -> bool:
     return schema.get("type") == "null" or any(s.get("type") == "null" for s in schema.get("anyOf", []))
 
 
+def test_null_for_a_required_field_is_refused() -> None:
+    schemas, (result,) = session(("plan", {"chip": "v5e-1", "model": None}))  # was 'Field required (got {...})'
+    assert not null_admitted(schemas["plan"]["properties"]["model"])
+    assert line(result) == "Invalid value for 'model': Input should be a valid string (got null)"
+
+
 @pytest.mark.parametrize(
-    ("tool", "args", "name", "kind"),
+    ("tool", "args", "name", "default"),
     [
-        ("plan", E2B, "tensor_parallel_size", "integer"),  # was planned at TP 1, as though left out
-        ("plan", E2B, "kv_cache_dtype", "string"),
-        ("plan", {"chip": "v5e-1"}, "model", "string"),  # was 'Field required (got {...})'
-        ("bench", {"base_url": "http://127.0.0.1:9"}, "reps", "integer"),  # was a request to the URL
+        ("plan", E2B, "tensor_parallel_size", 1),  # PlanRequest's default (schemas.requests)
+        ("plan", E2B, "kv_cache_dtype", "auto"),
+        ("bench", {"base_url": "http://127.0.0.1:9"}, "reps", 2),  # BenchConfig's
     ],
 )
-def test_null_for_a_field_the_schema_does_not_make_nullable_is_refused(tool, args, name, kind) -> None:
+def test_null_for_an_optional_field_is_its_published_default(tool, args, name, default) -> None:
+    # an optional field whose type takes no null is published nullable, default null, its own default in its
+    # description (mcp.bridge.signature_of: a client filling in every default sends what leaving them out does); null
+    # was refused as no value of its type, and before that taken silently as the default the schema did not say
     schemas, (result,) = session((tool, {**args, name: None}))
-    assert not null_admitted(schemas[tool]["properties"][name])
-    assert result.is_error
-    assert line(result) == f"Invalid value for '{name}': Input should be a valid {kind} (got null)"
+    published = schemas[tool]["properties"][name]
+    assert null_admitted(published) and published["default"] is None
+    assert published["description"].endswith(f"Default (left out or null): {json.dumps(default)}.")
+    if tool == "plan":
+        assert not result.is_error, line(result)
+        assert result.structured_content["request"][name] == default
+    else:  # judged as the bare call: on to the unreachable URL (port 9: nothing listens)
+        assert line(result).startswith("cannot reach http://127.0.0.1:9/v1/models"), line(result)
 
 
 def test_null_where_the_schema_admits_it_is_that_value() -> None:
