@@ -212,3 +212,43 @@ def test_the_rtx3050_6gb_log_is_scored_now_the_card_is_entered(tmp_path: Path) -
     assert "skip" not in pooled and pooled["predicted"] == pooled["logged"] == 20_032
     whole = planner_accuracy.budget_row(entry, tmp_path / "whole")
     assert "skip" not in whole and whole["plan"].chip == "rtx3050-6gb"
+
+
+def _peer_closer_case(peer_closer: dict[str, str]) -> Any:
+    """a100-qwen3-0.6b-flashinfer-len4096-pr24577's figures: the log's 69.66 GiB pool and 652,144 tokens; onechip
+    69.46 GiB (-0.29%), hf-mem 69.84 GiB (+0.25%), closer by more than the print's 0.005 / 69.66 = 0.007%."""
+    case = pvp.Case(
+        name="peer-closer",
+        outcome="started",
+        weights="checkpoint bytes",
+        logged_kv_gib=69.66,
+        logged_tokens=652_144,
+        in_sample={},
+        peer_closer=peer_closer,
+    )
+    case.results["onechip"] = pvp.Result(kv_gib=69.46, kv_tokens=650_256, fits=True)
+    case.results["llm-d-planner"] = pvp.Result(refused=pvp.NOT_FED[0])
+    case.results["hf-mem"] = pvp.Result(kv_gib=69.84, kv_tokens=653_823, fits=True)
+    return case
+
+
+def test_a_case_where_a_peer_is_closer_prints_why(capsys: pytest.CaptureFixture[str]) -> None:
+    # was: the gap line alone, with no word of whether the peer is closer by a rule onechip lacks or by luck
+    installed = {"onechip": True, "llm-d-planner": False, "hf-mem": True}
+    why = "its stored tied LM head (0.29 GiB vLLM does not load) stands in for the 0.46 GiB of overhead it omits"
+    pvp.print_gaps([_peer_closer_case({"hf-mem": why})], installed)
+    out = capsys.readouterr().out
+    assert "peer-closer: KV memory per GPU, hf-mem +0.26% vs onechip -0.29%" in out
+    assert f"    why hf-mem is closer: {why}" in out
+    assert out.count("why hf-mem is closer") == 1  # once per peer and case, below its figures
+    # a gap whose cause no one found says so, not nothing
+    pvp.print_gaps([_peer_closer_case({})], installed)
+    assert "    why hf-mem is closer: not found (corpus.json peer_closer)" in capsys.readouterr().out
+
+
+def test_every_peer_closer_entry_names_a_peer_and_says_why() -> None:
+    corpus = json.loads((planner_accuracy.ROOT / "corpus.json").read_text(encoding="utf-8"))
+    for entry in corpus:
+        for peer, why in entry.get("peer_closer", {}).items():
+            assert peer in pvp.PLANNERS[1:], f"{entry['name']}: peer_closer names {peer!r}, no peer"
+            assert why.strip(), f"{entry['name']}: peer_closer {peer} is empty"
