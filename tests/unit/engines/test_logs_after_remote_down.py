@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from factories import engine_state, fake_docker, one_error_line
+from factories import embedded_plan, engine_state, fake_docker, one_error_line
+from onechip import api
 from onechip.engines import state as engine_state_store
+from onechip.engines.local import free_port
+from onechip.errors import EngineBootError
+from onechip.schemas.requests import UpRequest
 
 # a docker CLI whose container c1 runs until stopped: `inspect` says true, `stop` and `rm -f` succeed, and `logs` of a
 # removed container fails as docker's does (moby: 'Error response from daemon: No such container: c1', exit 1)
@@ -68,3 +72,25 @@ def test_logs_after_down_of_an_engine_on_a_host_shows_its_last_log(run, tmp_path
     assert code == 0 and "was already gone" in out, (out, err)
     code, out, err = run("logs")
     assert code == 0 and out.splitlines() == ["INFO loading", "ERROR out of memory"], err
+
+
+# a docker CLI whose container dies while booting: `run -d` prints its id, `inspect` says it does not run, and its log
+# holds vLLM's last words
+DYING = """#!/bin/sh
+case "$1" in
+  run) echo 4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f ;;
+  inspect) echo false ;;
+  logs) echo "INFO loading"; echo "ERROR CUDA out of memory" ;;
+esac
+"""
+
+
+def test_logs_after_a_failed_up_in_a_container_shows_its_log(run, tmp_path, monkeypatch) -> None:
+    # as after a local engine's failed boot (state.remember_stopped): the boot's log, from the mirror's local copy
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    fake_docker(tmp_path, monkeypatch, DYING)
+    with pytest.raises(EngineBootError, match="engine exited during boot"):
+        api.up(UpRequest(engine="vllm-docker", plan=embedded_plan(), image="vllm/vllm-openai:v0.32.0",
+                         port=free_port(), timeout_s=30))  # fmt: skip
+    code, out, err = run("logs")
+    assert code == 0 and out.splitlines() == ["INFO loading", "ERROR CUDA out of memory"], err
