@@ -25,7 +25,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from onechip.engines import ports
+from onechip.engines import port_claims, ports
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
 from onechip.procs import die_with_parent, group_runs, start_ticks, uncap_child
@@ -340,11 +340,25 @@ class LocalVllmEngine:
         return list(self.argv)
 
     def start(self) -> None:
-        """Launch the server. Raises PortInUseError when the requested port is taken."""
+        """Claim the port (port_claims: this process's claim, the engine's once launched), then launch the server.
+        Raises PortInUseError when another engine's live claim holds the port (one launched and not listening yet),
+        or the port is taken."""
         if self.port is None:
             self.port = free_port(self.host)
-        elif not port_is_free(self.port, self.host):
-            raise PortInUseError(f"port {self.port} on {self.host} is already in use; pick another with --port")
+        me = os.getpid()
+        port_claims.claim(self.host, self.port, me, start_ticks(me))
+        try:
+            if not port_is_free(self.port, self.host):
+                raise PortInUseError(f"port {self.port} on {self.host} is already in use; pick another with --port")
+            self._launch()
+        except BaseException:
+            port_claims.release(self.host, self.port, me)
+            raise
+        assert self.pid is not None
+        port_claims.claim(self.host, self.port, self.pid, self._pid_started)  # the engine's: it outlives this `up`
+
+    def _launch(self) -> None:
+        assert self.port is not None
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **self.env, **self.secret_env}
         if self.rpc_sockets and "VLLM_RPC_BASE_PATH" not in env:  # one the user set (--set, the shell) is kept
@@ -472,3 +486,5 @@ class LocalVllmEngine:
         if self.process is not None:
             self.process.poll()
         remove_rpc_dir(str(self.ipc_dir) if self.ipc_dir else None)
+        if self.port is not None:
+            port_claims.release(self.host, self.port, self.pid)
