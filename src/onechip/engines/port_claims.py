@@ -6,7 +6,7 @@ one per home, does not see), found the port free in the kernel's tables, and the
 engine claims its port as it launches (local.LocalVllmEngine.start); another's start on that port is refused at once
 while the claim's process runs, naming it.
 
-The claims are this user's, machine-wide: `<temporary directory>/onechip-ports-<uid>/<host>:<port>` (0700), holding
+The claims are this user's, shared by all of its onechip homes: `~/.cache/onechip/ports/<host>:<port>`, holding
 'PID START_TICKS HOME'. A claim whose process is gone, or whose pid another process has now (its start time differs,
 procs.start_ticks), is ignored: nothing needs cleaning after a crash. Claims are read and written under a flock of the
 folder's `.lock`, held for a read and a write.
@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,7 +23,7 @@ from pathlib import Path
 
 from onechip.errors import EngineError, PortInUseError
 from onechip.paths import onechip_home, write_text_atomic
-from onechip.procs import start_ticks
+from onechip.procs import start_ticks, zombie
 
 
 @dataclass(frozen=True)
@@ -38,27 +36,25 @@ class Claim:
     home: str
 
     def live(self) -> bool:
-        """Whether the claim's process still runs as the one recorded (a pid reused since is another's)."""
+        """Whether the claim's process still runs as the one recorded: a pid reused since is another's, and a zombie
+        (exited, not yet reaped by its parent: an engine stopped by the process that started it) runs nothing."""
         now = start_ticks(self.pid)
-        return now is not None and (self.started is None or now == self.started)
+        return now is not None and (self.started is None or now == self.started) and not zombie(self.pid)
 
 
 def claims_dir() -> Path:
-    """This user's claims folder: `<temporary directory>/onechip-ports-<uid>` (tempfile.gettempdir)."""
-    return Path(tempfile.gettempdir()) / f"onechip-ports-{os.getuid()}"
+    """This user's claims folder, `~/.cache/onechip/ports`: the default $ONECHIP_HOME's (paths.onechip_home), whatever
+    $ONECHIP_HOME says, so that every onechip home of the user shares it."""
+    return Path.home() / ".cache" / "onechip" / "ports"
 
 
 def _folder() -> Path:
-    """claims_dir, made 0700 when missing. Raises EngineError when it is not a folder this user owns (another user's
-    or a link, in a shared temporary directory): its claims could be anyone's."""
+    """claims_dir, made (0700) when missing. Raises EngineError when it cannot be."""
     folder = claims_dir()
     try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        info = folder.lstat()
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise EngineError(f"port claims folder {folder}: {exc.strerror or exc}") from None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise EngineError(f"port claims folder {folder} is not a folder of this user's; remove it")
     return folder
 
 

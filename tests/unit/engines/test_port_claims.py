@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -16,7 +17,7 @@ from fakes import vllm_server
 from onechip.engines import port_claims
 from onechip.engines.local import LocalVllmEngine, free_port
 from onechip.errors import PortInUseError
-from onechip.procs import start_ticks
+from onechip.procs import start_ticks, zombie
 
 
 @pytest.fixture(autouse=True)
@@ -80,3 +81,19 @@ def test_a_claim_on_every_address_holds_the_port_on_each():
         holder.kill()
         holder.wait()
     port_claims.claim("127.0.0.1", port, DEAD_PID, None)  # its process gone: ignored
+
+
+def test_a_claim_of_an_exited_child_not_yet_reaped_is_ignored():
+    # a zombie keeps its pid and start time: an engine stopped by the process that started it (replicas' `down` in an
+    # MCP server or a test) held its port's claim for as long as that process lived (a later engine there refused)
+    port = free_port()
+    child = subprocess.Popen(["true"])  # noqa: S607
+    started = start_ticks(child.pid)
+    deadline = time.monotonic() + 10
+    while not zombie(child.pid) and time.monotonic() < deadline:  # exited, not reaped (no wait() yet)
+        time.sleep(0.01)
+    try:
+        port_claims.claim("127.0.0.1", port, child.pid, started)
+        port_claims.claim("127.0.0.1", port, DEAD_PID, None)  # the zombie's claim is ignored
+    finally:
+        child.wait()
