@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from onechip.errors import EngineError, PortInUseError
+from onechip.errors import PortInUseError
 from onechip.paths import onechip_home, write_text_atomic
 from onechip.procs import start_ticks, zombie
 
@@ -49,12 +49,9 @@ def claims_dir() -> Path:
 
 
 def _folder() -> Path:
-    """claims_dir, made (0700) when missing. Raises EngineError when it cannot be."""
+    """claims_dir, made (0700) when missing. Raises OSError when it cannot be, RuntimeError when there is no home."""
     folder = claims_dir()
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError as exc:
-        raise EngineError(f"port claims folder {folder}: {exc.strerror or exc}") from None
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     return folder
 
 
@@ -80,20 +77,34 @@ def _read(path: Path) -> Claim | None:
 def claim(host: str, port: int, pid: int, started: int | None) -> None:
     """Claim `host`:`port` for process `pid` (started at `started`, procs.start_ticks). Raises PortInUseError naming
     the claim's process and home when a live claim of another process holds it (one of this process or of `pid` is
-    replaced: the `up` that claimed it before it launched the engine), EngineError when the claims folder cannot be
-    used."""
-    with _locked() as folder:
-        for other in folder.glob(f"*:{port}"):
-            held = _read(other)
-            if not _meet(host, other.name.rsplit(":", 1)[0]) or held is None or held.pid in (pid, os.getpid()):
-                continue
-            if held.live():
-                raise PortInUseError(
-                    f"port {port} on {host} is claimed by the engine pid {held.pid} (started by `onechip up` with "
-                    f"ONECHIP_HOME={held.home}; it may not listen yet); pick another port with --port, or wait for "
-                    "that engine's `onechip down`"
-                )
-        write_text_atomic(folder / f"{host}:{port}", f"{pid} {'-' if started is None else started} {onechip_home()}\n")
+    replaced: the `up` that claimed it before it launched the engine). A claims folder that cannot be used (a
+    read-only or missing home) claims nothing: the port is then checked in the kernel's tables alone, as before
+    claims existed, rather than refusing the `up`."""
+    try:
+        with _locked() as folder:
+            held = _held(folder, host, port, pid)
+            if held is None:
+                line = f"{pid} {'-' if started is None else started} {onechip_home()}\n"
+                write_text_atomic(folder / f"{host}:{port}", line)
+    except (OSError, RuntimeError):  # RuntimeError: Path.home() with no home to find
+        return
+    if held is not None:
+        raise PortInUseError(
+            f"port {port} on {host} is claimed by the engine pid {held.pid} (started by `onechip up` with "
+            f"ONECHIP_HOME={held.home}; it may not listen yet); pick another port with --port, or wait for "
+            "that engine's `onechip down`"
+        )
+
+
+def _held(folder: Path, host: str, port: int, pid: int) -> Claim | None:
+    """The live claim of another process (not `pid`, not this one) on `port` at an address meeting `host`, if any."""
+    for other in folder.glob(f"*:{port}"):
+        held = _read(other)
+        if not _meet(host, other.name.rsplit(":", 1)[0]) or held is None or held.pid in (pid, os.getpid()):
+            continue
+        if held.live():
+            return held
+    return None
 
 
 _WILDCARDS = ("", "0.0.0.0", "::")  # every address (a server bound there meets one on any address: ports.TcpSocket.on)
@@ -113,5 +124,5 @@ def release(host: str, port: int, pid: int) -> None:
             held = _read(path)
             if held is not None and held.pid == pid:
                 path.unlink(missing_ok=True)
-    except (OSError, EngineError):
+    except (OSError, RuntimeError):
         return

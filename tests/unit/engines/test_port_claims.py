@@ -97,3 +97,13 @@ def test_a_claim_of_an_exited_child_not_yet_reaped_is_ignored():
         port_claims.claim("127.0.0.1", port, DEAD_PID, None)  # the zombie's claim is ignored
     finally:
         child.wait()
+
+
+def test_a_claims_folder_that_cannot_be_made_claims_nothing_and_refuses_no_up(tmp_path, monkeypatch):
+    # a home where ~/.cache/onechip/ports cannot be made (here its parent is a file; a read-only home is the same
+    # OSError): the claim is skipped and the kernel's check alone applies, rather than `up` failing on a lock file
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setattr(port_claims, "claims_dir", lambda: tmp_path / "file" / "ports")
+    port_claims.claim("127.0.0.1", 8000, os.getpid(), start_ticks(os.getpid()))
+    port_claims.release("127.0.0.1", 8000, os.getpid())
+    assert (tmp_path / "file").read_text() == "x"
