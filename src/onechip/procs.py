@@ -101,6 +101,13 @@ def start_ticks(pid: int) -> int | None:
         return None
 
 
+def zombie(pid: int) -> bool:
+    """Whether process `pid` has exited and waits for its parent to reap it (state 'Z', field 3 of /proc/<pid>/stat,
+    proc(5)): it still has its pid and start time, and runs nothing. False when there is no such process."""
+    fields = _stat_fields(pid)
+    return fields is not None and fields[:1] == [b"Z"]
+
+
 def pids() -> list[str] | None:
     """The process ids /proc lists now (its numeric entries, proc(5)), as their folder names; None without /proc."""
     try:

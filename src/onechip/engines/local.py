@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
 import signal
 import socket
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from onechip.engines import ports
+from onechip.engines import port_claims, ports
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
 from onechip.procs import die_with_parent, group_runs, start_ticks, uncap_child
@@ -33,9 +34,40 @@ from onechip.schemas import BootRecord, EngineState
 from onechip.vllm.bootlog import parse_boot_log
 from onechip.vllm.wire import WireClient, metrics_text
 
+# The first port a user's server may bind (Linux ip_unprivileged_port_start default; IANA's registered ports begin
+# there too, RFC 6335 section 6) and the start of IANA's dynamic ports, which no service is ever assigned (ibid.)
+_FIRST_UNPRIVILEGED, _FIRST_DYNAMIC = 1024, 49152
+_given: set[int] = set()  # the ports free_port gave in this process: not given again while others remain
+
+
+def ephemeral_ports() -> range | None:
+    """The ports the kernel gives to outgoing connections and to bind(0) as their local port
+    (/proc/sys/net/ipv4/ip_local_port_range, ip(7): 'low high'); None where it cannot be read (not Linux)."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text(encoding="ascii").split())
+    except (OSError, ValueError):
+        return None
+    return range(low, high + 1)
+
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port the OS reports free on `host` right now."""
+    """A port free on `host` right now (a bind without SO_REUSEADDR succeeds there: port_is_free), outside the
+    kernel's ephemeral range (ephemeral_ports), never one this process gave before while others remain. A port bind(0)
+    picked lies in that range, and the kernel gives it again to any outgoing connection as its local port: a server
+    that bound it later without SO_REUSEADDR (vllm-router's Prometheus exporter) failed with 'Address already in use'
+    (test_replicas, about 1 run in 5 under load). Drawn at random among the dynamic ports (49152-65535) above the
+    range, else the unprivileged ones below it; bind(0)'s own where neither holds a free one (or the range is
+    unknown)."""
+    span = ephemeral_ports()
+    if span is not None:
+        outside = range(max(span.stop, _FIRST_DYNAMIC), 65536) or range(_FIRST_UNPRIVILEGED, span.start)
+        if _given.issuperset(outside):  # every one given once: start over
+            _given.clear()
+        pool = [port for port in outside if port not in _given]
+        for port in random.sample(pool, min(len(pool), 200)):
+            if port_is_free(port, host, reuse=False):
+                _given.add(port)
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
@@ -308,11 +340,25 @@ class LocalVllmEngine:
         return list(self.argv)
 
     def start(self) -> None:
-        """Launch the server. Raises PortInUseError when the requested port is taken."""
+        """Claim the port (port_claims: this process's claim, the engine's once launched), then launch the server.
+        Raises PortInUseError when another engine's live claim holds the port (one launched and not listening yet),
+        or the port is taken."""
         if self.port is None:
             self.port = free_port(self.host)
-        elif not port_is_free(self.port, self.host):
-            raise PortInUseError(f"port {self.port} on {self.host} is already in use; pick another with --port")
+        me = os.getpid()
+        port_claims.claim(self.host, self.port, me, start_ticks(me))
+        try:
+            if not port_is_free(self.port, self.host):
+                raise PortInUseError(f"port {self.port} on {self.host} is already in use; pick another with --port")
+            self._launch()
+        except BaseException:
+            port_claims.release(self.host, self.port, me)
+            raise
+        assert self.pid is not None
+        port_claims.claim(self.host, self.port, self.pid, self._pid_started)  # the engine's: it outlives this `up`
+
+    def _launch(self) -> None:
+        assert self.port is not None
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **self.env, **self.secret_env}
         if self.rpc_sockets and "VLLM_RPC_BASE_PATH" not in env:  # one the user set (--set, the shell) is kept
@@ -440,3 +486,5 @@ class LocalVllmEngine:
         if self.process is not None:
             self.process.poll()
         remove_rpc_dir(str(self.ipc_dir) if self.ipc_dir else None)
+        if self.port is not None:
+            port_claims.release(self.host, self.port, self.pid)

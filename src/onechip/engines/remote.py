@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from onechip.engines import ports
 from onechip.engines.launch import LaunchSpec, Secret
 from onechip.engines.local import (
     BootStage,
@@ -441,11 +442,30 @@ class HostEngine:
                 err = redact((self.tunnel.stderr.read() if self.tunnel.stderr else b"").decode(errors="replace"))
                 self.stop()
                 raise EngineError(f"ssh tunnel to {self.spec.host} failed: {err.strip()[:300]}")
-            if not port_is_free(self.local_port):
+            if self._tunnel_listens():
                 return
             time.sleep(0.2)
         self.stop()
         raise EngineError(f"ssh tunnel to {self.spec.host} did not open port {self.local_port} in 20 s")
+
+    def _tunnel_listens(self) -> bool:
+        """Whether the tunnel listens on its local port now: its own processes hold the socket listening there
+        (ports.listeners), not merely whoever does. Another process listening there (it took the port after start()'s
+        check) stops the engine and raises PortInUseError naming it: ssh, with ExitOnForwardFailure, fails only once
+        it has logged in, and until then /health through that port was the other's. Where /proc cannot say (not Linux;
+        a tunnel run as another user), the port being taken is what there is to ask."""
+        assert self.tunnel is not None and self.local_port is not None
+        seen = ports.listeners(self.local_port, "127.0.0.1", self.tunnel.pid)
+        if seen is None or (seen.blind and not seen.ours):
+            return not port_is_free(self.local_port)
+        if seen.others:
+            who = ports.holder(seen.others[0])
+            self.stop()
+            raise PortInUseError(
+                f"local tunnel port {self.local_port} is taken by {who}, not by the ssh tunnel to {self.spec.host}; "
+                "the engine was stopped: pick another with --tunnel-port"
+            )
+        return seen.ours > 0
 
     def _start_mirror(self) -> None:
         with open_owner_only(self.log_path, append=False) as log:
@@ -486,7 +506,7 @@ class HostEngine:
         """Poll /health through the tunnel (host liveness every 5 s), then /v1/models and a first chat.
         Raises EngineBootError with the one-line cause and the log path when the engine dies or times out.
         Who answered is not asked of /proc as a local engine's answer is (LocalVllmEngine._answers_itself): here the
-        port is ssh's tunnel, opened by start() on a port local.port_is_free found free, or docker's proxy, a process
+        port is ssh's tunnel, which start() saw listen there itself (_tunnel_listens), or docker's proxy, a process
         of the docker daemon whose sockets this user's /proc may not show, the server itself being on another host or
         in a container; the served-name check of confirm_ready is what tells a stranger there."""
         if self._started_mono is None:
@@ -566,6 +586,8 @@ class HostEngine:
             stop_host_engine(self.shell, self.state())
         if self.tunnel is not None and self.tunnel.poll() is None:
             stop_group(self.tunnel.pid, 5.0)
+        if self.tunnel is not None and self.tunnel.stderr is not None:
+            self.tunnel.stderr.close()
         self.tunnel = None
 
 

@@ -158,14 +158,15 @@ def _remember_token(state: EngineState) -> None:
 
 
 def remember_stopped(engine: Engine) -> None:
-    """Record a local engine that was launched and then stopped without becoming ready (a failed or interrupted
-    `up`) as the one stopped last, so that `logs` shows its log as it shows one `down` stopped. Never raises: it
-    runs while the boot's own error propagates."""
+    """Record an engine that was launched and then stopped without becoming ready (a failed or interrupted `up`) as
+    the one stopped last, so that `logs` shows its log as it shows one `down` stopped: a local process with its pid,
+    a container or host engine once its start began (its log mirror's local copy). Never raises: it runs while the
+    boot's own error propagates."""
     try:
         state = engine.state()
     except EngineError:  # never started
         return
-    if state.mode == "process" and state.pid:
+    if state.pid if state.mode == "process" else state.started_at:
         try:
             write_text_atomic(last_path(), state.model_dump_json(indent=2))
         except OSError:
@@ -173,12 +174,25 @@ def remember_stopped(engine: Engine) -> None:
 
 
 def _last_stopped() -> EngineState | None:
-    """The local engine `down` stopped last (None when there is none or the record is unreadable)."""
+    """The engine `down` stopped last (None when there is none, the record is unreadable or of a mode this onechip
+    does not know)."""
     try:
         state = EngineState.model_validate_json(read_home_file(last_path()))
     except (OSError, ValueError):
         return None
-    return state if state.mode == "process" else None
+    return state if state.mode in MODES else None
+
+
+def _logged() -> tuple[EngineState, bool]:
+    """The engine whose log `logs` reads, and whether it is the one `down` stopped (engine.last.json) rather than
+    the one on record. Raises EngineError when `up` started none."""
+    state = load()
+    if state is not None:
+        return state, False
+    state = _last_stopped()
+    if state is None:
+        raise EngineError("no engine started by `onechip up`")
+    return state, True
 
 
 def _host_alive(state: EngineState) -> tuple[bool, str]:
@@ -273,6 +287,9 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
                 "answers"
             ) from None
         remote.stop_tunnel(state)
+        # `logs` reads the local copy the mirror kept (log_path), as a local engine's file: the container (docker
+        # rm -f) or the host may have its log no more
+        kept = keep_last(last_path(), state.model_dump_json(indent=2))
         state_path().unlink(missing_ok=True)
         what = (
             f"process group {state.remote_pid}"
@@ -282,7 +299,8 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
         if state.mode == "docker":
             what = f"container {state.container}"
         said = f"stopped {what} on {where}" if stopped else f"{what} on {where} was already gone"
-        return EngineStatus(running=False, state=state, note=f"{said}; tunnel closed")
+        said = f"{said}; tunnel closed"
+        return EngineStatus(running=False, state=state, note=f"{said}; {kept}" if kept else said)
     was_alive = engine_alive(state)
     if was_alive:
         stop_group(state.pid, grace_s, on_progress)
@@ -357,30 +375,30 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
 def log_source(state: EngineState | None = None) -> str:
     """Where log_lines reads the log of the engine `up` started (or of `state`) from, as a summary names it: the local
     file, 'HOST:PATH' of an engine over SSH (the host's file `tail` reads: remote.logs_command; log_path is only the
-    local mirror), 'container NAME[ on HOST]' of a docker engine. After `down`, the engine it stopped. Raises
-    EngineError as log_lines does when no engine was started."""
-    state = state or load() or _last_stopped()
+    local mirror), 'container NAME[ on HOST]' of a docker engine. After `down`, the engine it stopped, read from its
+    local file (a remote engine's mirror). Raises EngineError as log_lines does when no engine was started."""
+    stopped = False
     if state is None:
-        raise EngineError("no engine started by `onechip up`")
+        state, stopped = _logged()
+    if stopped or state.mode == "process":
+        return state.log_path
     if state.mode == "docker":
         return f"container {state.container_id or state.container}" + (f" on {state.host}" if state.host else "")
-    if state.mode != "process":
-        return f"{state.host}:{state.remote_log or remote.REMOTE_LOG}" if state.host else state.remote_log or ""
-    return state.log_path
+    return f"{state.host}:{state.remote_log or remote.REMOTE_LOG}" if state.host else state.remote_log or ""
 
 
 def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterator[str]:
     """The engine log of the engine `up` started (or of `state`: one replica), line by line, secrets
     redacted; with `follow`, keep reading until interrupted or the engine exits. After `down`, the log of the engine
-    it stopped (still on disk). Raises EngineError when no engine was started, or when a followed engine exits."""
-    state = state or load()
+    it stopped (still on disk: a remote engine's is the local copy its log mirror kept, EngineState.log_path, as its
+    container or host may have it no more). Raises EngineError when no engine was started, when the log is gone, or
+    when a followed engine exits."""
+    stopped = False
     if state is None:
-        state = _last_stopped()
-        follow = False  # a stopped engine writes no more
-    if state is None:
-        raise EngineError("no engine started by `onechip up`")
+        state, stopped = _logged()
+        follow = follow and not stopped  # a stopped engine writes no more
     _remember_token(state)
-    if state.mode != "process":
+    if state.mode != "process" and not stopped:
         yield from _host_log_lines(state, follow)
         if follow and not _host_alive(state)[0]:
             where = f" on {state.host}" if state.host else ""
@@ -389,6 +407,12 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
             )
         return
     path = Path(state.log_path)
+    if not path.is_file() and state.mode != "process":
+        which = f"container {state.container}" if state.mode == "docker" else remote.pid_words(state)
+        raise EngineError(
+            f"the engine ({which}) is down (`onechip down` stopped it): its log was read from {log_source(state)}, "
+            f"and the local copy {path} is gone"
+        )
     if not path.is_file():
         raise EngineError(f"engine log {path} is gone (removed, or the state in {state_path()} is stale)")
     # each line at most log_summary.MAX_LINE_CHARS (read_lines): a line of hundreds of MB (an engine printing a

@@ -523,14 +523,11 @@ def test_an_up_killed_while_its_ssh_tunnel_opens_leaves_the_tunnel_on_record(hom
     engine = remote.HostEngine(spec, remote.Shell(None), home / "engine.log")
     engine.on_launched = lambda: engine_state_module.save_booting(engine)
     monkeypatch.setattr(remote, "tunnel_argv", lambda *_: ["sleep", "60"])  # a tunnel that never opens its port
-    looks = iter([True])  # the check before the start; then `up` is killed while the tunnel opens
 
-    def port_is_free(port: int) -> bool:
-        if next(looks, None) is None:
-            raise KeyboardInterrupt
-        return True
+    def looks(*_) -> None:  # `up` is killed as it first asks whether the tunnel listens
+        raise KeyboardInterrupt
 
-    monkeypatch.setattr(remote, "port_is_free", port_is_free)
+    monkeypatch.setattr(remote.ports, "listeners", looks)
     monkeypatch.setattr(remote, "shell_for", lambda state: remote.Shell(None))  # `down` reaches "root@h" here
     with pytest.raises(KeyboardInterrupt):
         engine.start()
@@ -543,7 +540,7 @@ def test_an_up_killed_while_its_ssh_tunnel_opens_leaves_the_tunnel_on_record(hom
         assert not group_alive(tunnel.pid)
     finally:
         engine.stop()
-        tunnel.communicate()  # its stderr pipe closed
+        tunnel.wait()  # reaped (stop() closed its stderr pipe)
 
 
 @pytest.fixture

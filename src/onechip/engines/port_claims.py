@@ -1,0 +1,128 @@
+"""Claims on the ports local engines serve on, one file per HOST:PORT naming the process that holds it.
+
+Why: vLLM binds its port only once its Python has loaded (10-20 s after the launch; vllm/entrypoints/launchers/
+launcher.py setup_server, 0.32), so a second `up` meanwhile, from another $ONECHIP_HOME (which the engine-state lock,
+one per home, does not see), found the port free in the kernel's tables, and the later engine to listen failed. An
+engine claims its port as it launches (local.LocalVllmEngine.start); another's start on that port is refused at once
+while the claim's process runs, naming it.
+
+The claims are this user's, shared by all of its onechip homes: `~/.cache/onechip/ports/<host>:<port>`, holding
+'PID START_TICKS HOME'. A claim whose process is gone, or whose pid another process has now (its start time differs,
+procs.start_ticks), is ignored: nothing needs cleaning after a crash. Claims are read and written under a flock of the
+folder's `.lock`, held for a read and a write.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from onechip.errors import PortInUseError
+from onechip.paths import onechip_home, write_text_atomic
+from onechip.procs import start_ticks, zombie
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Who claims a port: process (group leader) `pid`, which started `started` clock ticks after the boot
+    (procs.start_ticks; None when unknown), for the onechip home `home`."""
+
+    pid: int
+    started: int | None
+    home: str
+
+    def live(self) -> bool:
+        """Whether the claim's process still runs as the one recorded: a pid reused since is another's, and a zombie
+        (exited, not yet reaped by its parent: an engine stopped by the process that started it) runs nothing."""
+        now = start_ticks(self.pid)
+        return now is not None and (self.started is None or now == self.started) and not zombie(self.pid)
+
+
+def claims_dir() -> Path:
+    """This user's claims folder, `~/.cache/onechip/ports`: the default $ONECHIP_HOME's (paths.onechip_home), whatever
+    $ONECHIP_HOME says, so that every onechip home of the user shares it."""
+    return Path.home() / ".cache" / "onechip" / "ports"
+
+
+def _folder() -> Path:
+    """claims_dir, made (0700) when missing. Raises OSError when it cannot be, RuntimeError when there is no home."""
+    folder = claims_dir()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return folder
+
+
+@contextmanager
+def _locked() -> Iterator[Path]:
+    folder = _folder()
+    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held for one read and one write: waited for, never long
+        yield folder
+    finally:
+        os.close(fd)
+
+
+def _read(path: Path) -> Claim | None:
+    try:
+        pid, started, home = path.read_text(encoding="utf-8").split(" ", 2)
+        return Claim(int(pid), None if started == "-" else int(started), home.strip())
+    except (OSError, ValueError):  # none, or unreadable: no claim
+        return None
+
+
+def claim(host: str, port: int, pid: int, started: int | None) -> None:
+    """Claim `host`:`port` for process `pid` (started at `started`, procs.start_ticks). Raises PortInUseError naming
+    the claim's process and home when a live claim of another process holds it (one of this process or of `pid` is
+    replaced: the `up` that claimed it before it launched the engine). A claims folder that cannot be used (a
+    read-only or missing home) claims nothing: the port is then checked in the kernel's tables alone, as before
+    claims existed, rather than refusing the `up`."""
+    try:
+        with _locked() as folder:
+            held = _held(folder, host, port, pid)
+            if held is None:
+                line = f"{pid} {'-' if started is None else started} {onechip_home()}\n"
+                write_text_atomic(folder / f"{host}:{port}", line)
+    except (OSError, RuntimeError):  # RuntimeError: Path.home() with no home to find
+        return
+    if held is not None:
+        raise PortInUseError(
+            f"port {port} on {host} is claimed by the engine pid {held.pid} (started by `onechip up` with "
+            f"ONECHIP_HOME={held.home}; it may not listen yet); pick another port with --port, or wait for "
+            "that engine's `onechip down`"
+        )
+
+
+def _held(folder: Path, host: str, port: int, pid: int) -> Claim | None:
+    """The live claim of another process (not `pid`, not this one) on `port` at an address meeting `host`, if any."""
+    for other in folder.glob(f"*:{port}"):
+        held = _read(other)
+        if not _meet(host, other.name.rsplit(":", 1)[0]) or held is None or held.pid in (pid, os.getpid()):
+            continue
+        if held.live():
+            return held
+    return None
+
+
+_WILDCARDS = ("", "0.0.0.0", "::")  # every address (a server bound there meets one on any address: ports.TcpSocket.on)
+
+
+def _meet(one: str, other: str) -> bool:
+    """Whether servers on addresses `one` and `other` of one port would collide: the same, or either the wildcard."""
+    return one == other or one in _WILDCARDS or other in _WILDCARDS
+
+
+def release(host: str, port: int, pid: int) -> None:
+    """Remove the claim on `host`:`port` when process `pid` holds it (another's is left). Never raises: it runs as an
+    engine stops, perhaps while an error propagates."""
+    try:
+        with _locked() as folder:
+            path = folder / f"{host}:{port}"
+            held = _read(path)
+            if held is not None and held.pid == pid:
+                path.unlink(missing_ok=True)
+    except (OSError, RuntimeError):
+        return
