@@ -335,7 +335,11 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # MiMo-V2-Flash (model_type 'mimo_v2_flash', MiMoV2FlashForCausalLM) and MiMo-V2.5 ('mimo_v2', MiMoV2ForCausalLM) are
 # both mimo_v2.py's MiMoV2Model, whose decoder layers read the same fields (registry.py lines 187-188, mimo_v2.py
 # MiMoV2FlashDecoderLayer; 0.34.0 sdist; model_arch_config_convertor.py maps both types to one convertor)
-SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash": "mimo_v2"}
+# dots.ocr (model_type 'dots_ocr', DotsOCRForCausalLM): dots_ocr.py builds its language model as Qwen2ForCausalLM over
+# the file's own config (init_vllm_registered_model(hf_config=self.config, architectures=['Qwen2ForCausalLM'])), and
+# vLLM's DotsOCRConfig is a Qwen2Config with the image token ids and vision_config added
+# (vllm/transformers_utils/configs/dotsocr.py; 0.34.0 sdist), so a field left out takes Qwen2Config's default
+SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash": "mimo_v2", "dots_ocr": "qwen2"}
 # {(model_type, first architecture): the modelled one}: a model type whose files vLLM builds with different classes by
 # architecture. 'bailing_hybrid' is BailingMoeV2_5ForCausalLM (bailing_moe_linear.py: linear attention beside MLA; not
 # modelled) or BailingMoeV3ForCausalLM (bailing_moe_v3.py: Kimi delta attention beside MLA), vllm/model_executor/models/
