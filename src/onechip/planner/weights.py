@@ -136,7 +136,8 @@ DROPPED = "dropped"
 # qwen3_omni_moe_thinker.py, whose speech generator 'talker.' and 'code2wav.' it maps to None: not loaded, DROPPED);
 # Qwen2.5-Omni (the same 'thinker.' names; its speech generator 'talker.' and 'token2wav.', which
 # Qwen2_5OmniThinkerForConditionalGeneration maps to None (0.34.0) or skips in load_weights (0.10.1.1):
-# qwen2_5_omni_thinker.py, DROPPED).
+# qwen2_5_omni_thinker.py, DROPPED); MiniCPM-V ('llm.model.', 'llm.lm_head.', its vision tower 'vpm.' and
+# 'resampler.': MiniCPMVBaseModel builds llm, vpm and resampler, the last two as its tower, minicpmv.py, 0.34.0 sdist).
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -157,6 +158,11 @@ _PREFIXES: list[tuple[str, str]] = [
     ("vision_model.", VISION_TOWER),
     ("image_newline", VISION_TOWER),
     ("mlp1.", VISION_TOWER),
+    ("llm.model.embed_tokens.", EMBEDDINGS),
+    ("llm.model.", LANGUAGE_MODEL),
+    ("llm.lm_head.", LM_HEAD),
+    ("vpm.", VISION_TOWER),
+    ("resampler.", VISION_TOWER),
     ("thinker.model.embed_tokens.", EMBEDDINGS),
     ("thinker.model.", LANGUAGE_MODEL),
     ("thinker.lm_head.", LM_HEAD),

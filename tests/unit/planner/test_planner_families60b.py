@@ -11,8 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from factories import one_element_checkpoint
+from onechip.errors import ConfigError
 from onechip.planner import plan_model
+from onechip.planner.source import config_from_dict
 from onechip.schemas.plan import Plan
 
 _NAMES = ["model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", "lm_head.weight"]
@@ -20,6 +24,7 @@ _NAMES = ["model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight",
 
 def _plan(tmp_path: Path, config: dict[str, Any], **kwargs: Any) -> Plan:
     """The plan vLLM 0.34.0 on one H100 gets for `config` (bf16 weights, the KV cache in the model dtype)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     directory = one_element_checkpoint(tmp_path / "ckpt", config, _NAMES)
     return plan_model(str(directory), "h100", "vllm-gpu", engine_version="0.34.0", **kwargs)
 
@@ -50,3 +55,65 @@ def test_dots_ocr_is_planned_as_the_qwen2_decoder_vllm_builds(tmp_path: Path) ->
         ("full", 2, 128, None)
     ] * 28
     assert plan.kv_bytes_per_token == 28 * 2 * 2 * 128 * 2 == 28_672
+
+
+# openbmb/MiniCPM-V-4_5's config.json, as a public copy of the checkpoint keeps it (PcOffeeP/FineTune_MLLM
+# Model/MiniCPM-VL-4.5/config.json, '_name_or_path': 'openbmb/MiniCPM-V-4_5'; '_name_or_path' left out here)
+MINICPM_V_4_5 = {"version": 4.5, "architectures": ["MiniCPMV"],
+                 "auto_map": {"AutoConfig": "configuration_minicpm.MiniCPMVConfig",
+                              "AutoModel": "modeling_minicpmv.MiniCPMV",
+                              "AutoModelForCausalLM": "modeling_minicpmv.MiniCPMV"},
+                 "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151645,
+                 "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+                 "intermediate_size": 12288, "max_position_embeddings": 40960, "max_window_layers": 36,
+                 "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8, "rms_norm_eps": 1e-06,
+                 "rope_scaling": None, "rope_theta": 1000000, "sliding_window": None, "tie_word_embeddings": False,
+                 "torch_dtype": "bfloat16", "transformers_version": "4.51.0", "use_cache": True,
+                 "use_sliding_window": False, "vocab_size": 151748, "batch_vision_input": True,
+                 "batch_3d_resampler": True, "drop_vision_last_layer": False, "image_size": 448,
+                 "model_type": "minicpmv", "patch_size": 14, "query_num": 64,
+                 "slice_config": {"max_slice_nums": 9, "patch_size": 14, "model_type": "minicpmv"}, "slice_mode": True,
+                 "vision_config": {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304,
+                                   "model_type": "siglip", "num_attention_heads": 16, "num_hidden_layers": 27,
+                                   "patch_size": 14}}  # fmt: skip
+
+
+def test_minicpm_v_4_5_is_planned_as_the_qwen3_decoder_its_version_selects(tmp_path: Path) -> None:
+    # minicpmv.py MiniCPMV.__new__ (lines 2455-2470) dispatches on str(config.version) -> (4, 5): MiniCPMV4_5, whose
+    # init_llm builds Qwen3ForCausalLM over the file's config (lines 2348-2353; _SUPPORT_VERSION, lines 2434-2440);
+    # qwen3.py Qwen3Attention: head_dim 128 over num_key_value_heads 8, every layer full (use_sliding_window false):
+    # 2 x 8 x 128 x 2 B a layer, 36 layers
+    plan = _plan(tmp_path, MINICPM_V_4_5, max_model_len=8192)
+    assert {(x.attention_type, x.kv_heads, x.head_dim, x.sliding_window) for x in plan.layers} == {
+        ("full", 8, 128, None)
+    }
+    assert plan.kv_bytes_per_token == 36 * 2 * 8 * 128 * 2 == 147_456
+
+
+def test_minicpm_v_2_6_divides_as_qwen2_and_an_unserved_version_is_refused(tmp_path: Path) -> None:
+    # (2, 6): MiniCPMV2_6.init_llm builds Qwen2ForCausalLM (lines 2148-2153): head_dim hidden_size // heads = 3584 // 28
+    # = 128 (qwen2.py line 150) over 4 KV heads; the fields are MiniCPM-V 2.6's Qwen2-7B decoder (openbmb/MiniCPM-V-2_6
+    # config.json: hidden 3584, 28 heads, 4 KV heads, 28 layers)
+    v26 = {k: v for k, v in MINICPM_V_4_5.items() if k != "head_dim"} | {
+        "version": 2.6, "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
+        "num_hidden_layers": 28, "intermediate_size": 18944, "vocab_size": 151666}  # fmt: skip
+    plan = _plan(tmp_path / "v26", v26, max_model_len=8192)
+    assert plan.kv_bytes_per_token == 28 * 2 * 4 * 128 * 2
+    # MiniCPMV.__new__ raises 'Currently, MiniCPMV only supports versions 2.0, 2.5, 2.6, 4.0, 4.5. Got version: ...'
+    with pytest.raises(ConfigError, match=r"field 'version' = 4\.6: vLLM's MiniCPMV serves versions 2\.0, 2\.5"):
+        config_from_dict({**MINICPM_V_4_5, "version": 4.6}, "config.json")
+
+
+def test_minicpm_v_weights_are_read_by_their_module_names(tmp_path: Path) -> None:
+    # minicpmv.py MiniCPMVBaseModel.__init__ (lines 1247-1267): the decoder under 'llm' (init_llm(prefix='llm')), the
+    # vision tower 'vpm' and its resampler 'resampler' inside _mark_tower_model(vllm_config, {'image', 'video'}), which
+    # builds no tower when those modalities are limited to 0; the published checkpoint names its tensors
+    # 'llm.model.embed_tokens.weight', 'llm.model.layers.0.self_attn.q_proj.weight', ... (PcOffeeP/FineTune_MLLM
+    # Model/MiniCPM-VL-4.5/model.safetensors.index.json)
+    llm = ["llm.model.embed_tokens.weight", "llm.model.layers.0.self_attn.q_proj.weight", "llm.lm_head.weight"]
+    towers = ["vpm.encoder.layers.0.self_attn.q_proj.weight", "resampler.query"]
+    directory = one_element_checkpoint(tmp_path / "ckpt", MINICPM_V_4_5, llm + towers)
+    for multimodal, names in ((True, llm + towers), (False, llm)):
+        plan = plan_model(str(directory), "h100", "vllm-gpu", engine_version="0.34.0", multimodal=multimodal,
+                          max_model_len=8192)  # fmt: skip
+        assert plan.weights_bytes == 2 * len(names)  # one bf16 element each
