@@ -137,7 +137,9 @@ DROPPED = "dropped"
 # Qwen2.5-Omni (the same 'thinker.' names; its speech generator 'talker.' and 'token2wav.', which
 # Qwen2_5OmniThinkerForConditionalGeneration maps to None (0.34.0) or skips in load_weights (0.10.1.1):
 # qwen2_5_omni_thinker.py, DROPPED); MiniCPM-V ('llm.model.', 'llm.lm_head.', its vision tower 'vpm.' and
-# 'resampler.': MiniCPMVBaseModel builds llm, vpm and resampler, the last two as its tower, minicpmv.py, 0.34.0 sdist).
+# 'resampler.': MiniCPMVBaseModel builds llm, vpm and resampler, the last two as its tower, minicpmv.py, 0.34.0 sdist);
+# Kimi-K2.5 ('language_model.', 'vision_tower.' and its projector 'mm_projector.', built beside the tower inside
+# _mark_tower_model: kimi_k25.py, 0.34.0 sdist).
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -163,6 +165,7 @@ _PREFIXES: list[tuple[str, str]] = [
     ("llm.lm_head.", LM_HEAD),
     ("vpm.", VISION_TOWER),
     ("resampler.", VISION_TOWER),
+    ("mm_projector.", VISION_TOWER),
     ("thinker.model.embed_tokens.", EMBEDDINGS),
     ("thinker.model.", LANGUAGE_MODEL),
     ("thinker.lm_head.", LM_HEAD),

@@ -17,6 +17,7 @@ from factories import one_element_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.source import config_from_dict
+from onechip.planner.weights import LANGUAGE_MODEL, VISION_TOWER, component_of
 from onechip.schemas.plan import Plan
 
 _NAMES = ["model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", "lm_head.weight"]
@@ -117,3 +118,12 @@ def test_minicpm_v_weights_are_read_by_their_module_names(tmp_path: Path) -> Non
         plan = plan_model(str(directory), "h100", "vllm-gpu", engine_version="0.34.0", multimodal=multimodal,
                           max_model_len=8192)  # fmt: skip
         assert plan.weights_bytes == 2 * len(names)  # one bf16 element each
+
+
+def test_kimi_k2_5_projector_is_part_of_its_vision_tower() -> None:
+    # kimi_k25.py KimiK25ForConditionalGeneration (0.34.0 sdist): the checkpoint's 'mm_projector.proj.0' / '.proj.2'
+    # tensors (hf_to_vllm_mapper, lines 311-318) load into self.mm_projector, built with the vision tower inside
+    # _mark_tower_model(vllm_config, 'vision_chunk') (lines 349-372); its decoder is 'language_model.' (line 376)
+    assert component_of("mm_projector.proj.0.weight") == VISION_TOWER
+    assert component_of("vision_tower.encoder.blocks.0.wqkv.weight") == VISION_TOWER
+    assert component_of("language_model.model.layers.0.self_attn.kv_a_proj_with_mqa.weight") == LANGUAGE_MODEL
