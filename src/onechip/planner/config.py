@@ -339,7 +339,11 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # the file's own config (init_vllm_registered_model(hf_config=self.config, architectures=['Qwen2ForCausalLM'])), and
 # vLLM's DotsOCRConfig is a Qwen2Config with the image token ids and vision_config added
 # (vllm/transformers_utils/configs/dotsocr.py; 0.34.0 sdist), so a field left out takes Qwen2Config's default
-SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash": "mimo_v2", "dots_ocr": "qwen2"}
+# PaddleOCR-VL (model_type 'paddleocr_vl', its text_config 'paddleocr_vl_text' as transformers 5.x saves it):
+# paddleocr_vl.py merges text_config into the config and builds Ernie4_5ForCausalLM over it (0.34.0 sdist);
+# transformers 5.19's PaddleOCRTextConfig, which reads a flat file's text fields, has Ernie4_5Config's defaults
+SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash": "mimo_v2", "dots_ocr": "qwen2",
+              "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5"}  # fmt: skip
 # {(model_type, first architecture): the modelled one}: a model type whose files vLLM builds with different classes by
 # architecture. 'bailing_hybrid' is BailingMoeV2_5ForCausalLM (bailing_moe_linear.py: linear attention beside MLA; not
 # modelled) or BailingMoeV3ForCausalLM (bailing_moe_v3.py: Kimi delta attention beside MLA), vllm/model_executor/models/

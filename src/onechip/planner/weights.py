@@ -114,6 +114,15 @@ _DROPPED_BY_LOADER: dict[str, tuple[str, ...]] = {
     "GPT2LMHeadModel": (".attn.bias", ".attn.masked_bias"),
     "GPTJForCausalLM": ("attn.bias", "attn.masked_bias"),
     "Ernie4_5_MoeForCausalLM": ("mtp",),
+    # PaddleOCR-VL's SigLIP attention-pooling head and packing position embedding, which its vision tower has no
+    # module for (paddleocr_vl.py, the vision model's hf_to_vllm_mapper orig_to_new_substr: None, 0.34.0 sdist)
+    "PaddleOCRVLForConditionalGeneration": (
+        "head.attention",
+        "head.layernorm",
+        "head.mlp",
+        "head.probe",
+        "packing_position_embedding",
+    ),
 }
 DROPPED = "dropped"
 
@@ -139,7 +148,8 @@ DROPPED = "dropped"
 # qwen2_5_omni_thinker.py, DROPPED); MiniCPM-V ('llm.model.', 'llm.lm_head.', its vision tower 'vpm.' and
 # 'resampler.': MiniCPMVBaseModel builds llm, vpm and resampler, the last two as its tower, minicpmv.py, 0.34.0 sdist);
 # Kimi-K2.5 ('language_model.', 'vision_tower.' and its projector 'mm_projector.', built beside the tower inside
-# _mark_tower_model: kimi_k25.py, 0.34.0 sdist).
+# _mark_tower_model: kimi_k25.py, 0.34.0 sdist); PaddleOCR-VL ('model.', 'lm_head.', its tower 'visual.' and projector
+# 'mlp_AR.', built inside _mark_tower_model: paddleocr_vl.py, 0.34.0 sdist).
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -166,6 +176,7 @@ _PREFIXES: list[tuple[str, str]] = [
     ("vpm.", VISION_TOWER),
     ("resampler.", VISION_TOWER),
     ("mm_projector.", VISION_TOWER),
+    ("mlp_AR.", VISION_TOWER),
     ("thinker.model.embed_tokens.", EMBEDDINGS),
     ("thinker.model.", LANGUAGE_MODEL),
     ("thinker.lm_head.", LM_HEAD),

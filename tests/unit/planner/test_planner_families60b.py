@@ -127,3 +127,53 @@ def test_kimi_k2_5_projector_is_part_of_its_vision_tower() -> None:
     assert component_of("mm_projector.proj.0.weight") == VISION_TOWER
     assert component_of("vision_tower.encoder.blocks.0.wqkv.weight") == VISION_TOWER
     assert component_of("language_model.model.layers.0.self_attn.kv_a_proj_with_mqa.weight") == LANGUAGE_MODEL
+
+
+# PaddlePaddle/PaddleOCR-VL: the flat layout of its config.json (text fields at the top, vision_config beside them) as a
+# public converter's tiny copy spells it (search-index file id 70290682601), with the decoder of ERNIE-4.5-0.3B that
+# the model card names, whose sizes transformers 5.19's PaddleOCRTextConfig takes as its defaults (vocab 103424,
+# hidden 1024, 18 layers, 16 heads over 2 KV heads of 128: models/paddleocr_vl/configuration_paddleocr_vl.py)
+PADDLEOCR_VL = {"architectures": ["PaddleOCRVLForConditionalGeneration"], "model_type": "paddleocr_vl",
+                "head_dim": 128, "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 3072,
+                "max_position_embeddings": 131072, "num_attention_heads": 16, "num_hidden_layers": 18,
+                "num_key_value_heads": 2, "rms_norm_eps": 1e-05, "rope_theta": 500000, "tie_word_embeddings": False,
+                "torch_dtype": "bfloat16", "use_bias": False, "vocab_size": 103424,
+                "rope_scaling": {"mrope_section": [16, 24, 24], "rope_type": "default", "type": "default"},
+                "vision_config": {"architectures": ["PaddleOCRVisionModel"], "model_type": "paddleocr_vl",
+                                  "hidden_size": 1152, "intermediate_size": 4304, "num_attention_heads": 16,
+                                  "num_hidden_layers": 27, "patch_size": 14, "spatial_merge_size": 2}}  # fmt: skip
+
+
+def test_paddleocr_vl_is_planned_as_the_ernie_decoder_vllm_builds(tmp_path: Path) -> None:
+    # paddleocr_vl.py PaddleOCRVLForConditionalGeneration.__init__ (lines 958-985): text_config merged into the
+    # config, then Ernie4_5ForCausalLM (a LlamaForCausalLM, ernie45.py) over it: head_dim 128 over 2 KV heads, every
+    # layer full (llama.py lines 158-161): 2 x 2 x 128 x 2 B a layer, 18 layers; transformers 5.19 saves the same
+    # fields under text_config (model_type paddleocr_vl_text), which vLLM merges alike
+    flat = _plan(tmp_path / "flat", PADDLEOCR_VL, max_model_len=8192)
+    assert flat.kv_bytes_per_token == 18 * 2 * 2 * 128 * 2 == 18_432
+    text = {k: v for k, v in PADDLEOCR_VL.items() if k not in ("architectures", "model_type", "vision_config")}
+    nested = {"architectures": PADDLEOCR_VL["architectures"], "model_type": "paddleocr_vl",
+              "text_config": {**text, "model_type": "paddleocr_vl_text"},
+              "vision_config": PADDLEOCR_VL["vision_config"]}  # fmt: skip
+    assert _plan(tmp_path / "nested", nested, max_model_len=8192).kv_bytes_per_token == 18_432
+
+
+def test_paddleocr_vl_projector_is_part_of_its_vision_tower() -> None:
+    # paddleocr_vl.py (lines 972-979): self.visual (SiglipVisionModel) and self.mlp_AR (Projector) are built inside
+    # _mark_tower_model(vllm_config, 'image'); the decoder's 'model.' / 'lm_head.' names map to language_model
+    # (hf_to_vllm_mapper, lines 944-948)
+    assert component_of("mlp_AR.linear_1.weight") == VISION_TOWER
+    assert component_of("visual.vision_model.encoder.layers.0.self_attn.q_proj.weight") == VISION_TOWER
+
+
+def test_paddleocr_vl_vision_head_is_not_weighed(tmp_path: Path) -> None:
+    # paddleocr_vl.py, the vision model's hf_to_vllm_mapper (lines 882-888): 'head.attention', 'head.layernorm',
+    # 'head.mlp', 'head.probe' and 'packing_position_embedding' map to None ('present in the checkpoint but absent from
+    # this vision tower'): not loaded
+    kept = ["model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", "lm_head.weight",
+            "visual.vision_model.encoder.layers.0.self_attn.q_proj.weight", "mlp_AR.linear_1.weight"]  # fmt: skip
+    dropped = ["visual.vision_model.head.mlp.fc1.weight", "visual.vision_model.head.probe",
+               "visual.vision_model.embeddings.packing_position_embedding.weight"]  # fmt: skip
+    directory = one_element_checkpoint(tmp_path / "ckpt", PADDLEOCR_VL, kept + dropped)
+    plan = plan_model(str(directory), "h100", "vllm-gpu", engine_version="0.34.0", max_model_len=8192)
+    assert plan.weights_bytes == 2 * len(kept)  # one bf16 element each
