@@ -149,7 +149,10 @@ DROPPED = "dropped"
 # 'resampler.': MiniCPMVBaseModel builds llm, vpm and resampler, the last two as its tower, minicpmv.py, 0.34.0 sdist);
 # Kimi-K2.5 ('language_model.', 'vision_tower.' and its projector 'mm_projector.', built beside the tower inside
 # _mark_tower_model: kimi_k25.py, 0.34.0 sdist); PaddleOCR-VL ('model.', 'lm_head.', its tower 'visual.' and projector
-# 'mlp_AR.', built inside _mark_tower_model: paddleocr_vl.py, 0.34.0 sdist).
+# 'mlp_AR.', built inside _mark_tower_model: paddleocr_vl.py, 0.34.0 sdist); Nemotron Nano VL v2
+# ('language_model.backbone.', which NemotronH_Nano_VL_V2.hf_to_vllm_mapper maps to language_model.model, its
+# 'language_model.lm_head.', and the 'sound_encoder.' it builds with vision_model and mlp1 inside _mark_tower_model:
+# nano_nemotron_vl.py, 0.34.0 sdist).
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -158,6 +161,9 @@ _PREFIXES: list[tuple[str, str]] = [
     ("language_model.model.embed_tokens.", EMBEDDINGS),
     ("language_model.model.", LANGUAGE_MODEL),
     ("language_model.lm_head.", LM_HEAD),
+    ("language_model.backbone.embeddings.", EMBEDDINGS),
+    ("language_model.backbone.", LANGUAGE_MODEL),
+    ("sound_encoder.", AUDIO_TOWER),
     ("model.vision_tower.", VISION_TOWER),
     ("model.visual.", VISION_TOWER),
     ("model.vision_model.", VISION_TOWER),

@@ -17,7 +17,7 @@ from factories import one_element_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 from onechip.planner.source import config_from_dict
-from onechip.planner.weights import LANGUAGE_MODEL, VISION_TOWER, component_of
+from onechip.planner.weights import AUDIO_TOWER, EMBEDDINGS, LANGUAGE_MODEL, LM_HEAD, VISION_TOWER, component_of
 from onechip.schemas.plan import Plan
 
 _NAMES = ["model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", "lm_head.weight"]
@@ -177,3 +177,15 @@ def test_paddleocr_vl_vision_head_is_not_weighed(tmp_path: Path) -> None:
     directory = one_element_checkpoint(tmp_path / "ckpt", PADDLEOCR_VL, kept + dropped)
     plan = plan_model(str(directory), "h100", "vllm-gpu", engine_version="0.34.0", max_model_len=8192)
     assert plan.weights_bytes == 2 * len(kept)  # one bf16 element each
+
+
+def test_nemotron_nano_vl_decoder_and_sound_encoder_names_are_read() -> None:
+    # nano_nemotron_vl.py NemotronH_Nano_VL_V2 (0.34.0 sdist): the checkpoint's 'language_model.backbone' names load
+    # into language_model.model (hf_to_vllm_mapper, lines 951-953), nemotron_h.py's 'backbone.embeddings' being its
+    # embedding table; vision_model, mlp1 and the sound_encoder of a file with a sound_config are built inside
+    # _mark_tower_model(vllm_config, {'image', 'video', 'audio'}) (lines 998-1052)
+    assert component_of("language_model.backbone.embeddings.weight") == EMBEDDINGS
+    assert component_of("language_model.backbone.layers.0.mixer.in_proj.weight") == LANGUAGE_MODEL
+    assert component_of("language_model.lm_head.weight") == LM_HEAD
+    assert component_of("sound_encoder.encoder.layers.0.feed_forward1.linear1.weight") == AUDIO_TOWER
+    assert component_of("mlp1.0.weight") == VISION_TOWER
