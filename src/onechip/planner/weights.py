@@ -114,6 +114,15 @@ _DROPPED_BY_LOADER: dict[str, tuple[str, ...]] = {
     "GPT2LMHeadModel": (".attn.bias", ".attn.masked_bias"),
     "GPTJForCausalLM": ("attn.bias", "attn.masked_bias"),
     "Ernie4_5_MoeForCausalLM": ("mtp",),
+    # PaddleOCR-VL's SigLIP attention-pooling head and packing position embedding, which its vision tower has no
+    # module for (paddleocr_vl.py, the vision model's hf_to_vllm_mapper orig_to_new_substr: None, 0.34.0 sdist)
+    "PaddleOCRVLForConditionalGeneration": (
+        "head.attention",
+        "head.layernorm",
+        "head.mlp",
+        "head.probe",
+        "packing_position_embedding",
+    ),
 }
 DROPPED = "dropped"
 
@@ -136,7 +145,14 @@ DROPPED = "dropped"
 # qwen3_omni_moe_thinker.py, whose speech generator 'talker.' and 'code2wav.' it maps to None: not loaded, DROPPED);
 # Qwen2.5-Omni (the same 'thinker.' names; its speech generator 'talker.' and 'token2wav.', which
 # Qwen2_5OmniThinkerForConditionalGeneration maps to None (0.34.0) or skips in load_weights (0.10.1.1):
-# qwen2_5_omni_thinker.py, DROPPED).
+# qwen2_5_omni_thinker.py, DROPPED); MiniCPM-V ('llm.model.', 'llm.lm_head.', its vision tower 'vpm.' and
+# 'resampler.': MiniCPMVBaseModel builds llm, vpm and resampler, the last two as its tower, minicpmv.py, 0.34.0 sdist);
+# Kimi-K2.5 ('language_model.', 'vision_tower.' and its projector 'mm_projector.', built beside the tower inside
+# _mark_tower_model: kimi_k25.py, 0.34.0 sdist); PaddleOCR-VL ('model.', 'lm_head.', its tower 'visual.' and projector
+# 'mlp_AR.', built inside _mark_tower_model: paddleocr_vl.py, 0.34.0 sdist); Nemotron Nano VL v2
+# ('language_model.backbone.', which NemotronH_Nano_VL_V2.hf_to_vllm_mapper maps to language_model.model, its
+# 'language_model.lm_head.', and the 'sound_encoder.' it builds with vision_model and mlp1 inside _mark_tower_model:
+# nano_nemotron_vl.py, 0.34.0 sdist).
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -145,6 +161,9 @@ _PREFIXES: list[tuple[str, str]] = [
     ("language_model.model.embed_tokens.", EMBEDDINGS),
     ("language_model.model.", LANGUAGE_MODEL),
     ("language_model.lm_head.", LM_HEAD),
+    ("language_model.backbone.embeddings.", EMBEDDINGS),
+    ("language_model.backbone.", LANGUAGE_MODEL),
+    ("sound_encoder.", AUDIO_TOWER),
     ("model.vision_tower.", VISION_TOWER),
     ("model.visual.", VISION_TOWER),
     ("model.vision_model.", VISION_TOWER),
@@ -157,6 +176,13 @@ _PREFIXES: list[tuple[str, str]] = [
     ("vision_model.", VISION_TOWER),
     ("image_newline", VISION_TOWER),
     ("mlp1.", VISION_TOWER),
+    ("llm.model.embed_tokens.", EMBEDDINGS),
+    ("llm.model.", LANGUAGE_MODEL),
+    ("llm.lm_head.", LM_HEAD),
+    ("vpm.", VISION_TOWER),
+    ("resampler.", VISION_TOWER),
+    ("mm_projector.", VISION_TOWER),
+    ("mlp_AR.", VISION_TOWER),
     ("thinker.model.embed_tokens.", EMBEDDINGS),
     ("thinker.model.", LANGUAGE_MODEL),
     ("thinker.lm_head.", LM_HEAD),
