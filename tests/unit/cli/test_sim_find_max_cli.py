@@ -63,6 +63,10 @@ def test_simulate_find_max_json_is_the_search(run, plan_file, tmp_path):
         ["--find-max", "clients", "--contexts", "128,1024", "--slo", "ttft_ms=500"],
         ["--find-max", "clients", "--find-max-limit", "5000", "--slo", "ttft_ms=500"],  # over MAX_CLIENTS
         ["--find-max", "rate", "--find-max-limit", "0.0005", "--slo", "ttft_ms=500"],  # under MIN_RATE
+        # not a client count: below 1 the search probed 0 clients (simulate: 'internal error (IndexError ...)',
+        # bench: 'contexts and clients must be positive integers' after 'measuring clients-0'); 1.5 was cut to 1
+        ["--find-max", "clients", "--find-max-limit", "0.5", "--slo", "ttft_ms=500"],
+        ["--find-max", "clients", "--find-max-limit", "1.5", "--slo", "ttft_ms=500"],
         ["--find-max", "clients", "--slo", "ttft_ms=0"],  # a bound no request meets
     ],
 )
