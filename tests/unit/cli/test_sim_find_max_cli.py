@@ -120,3 +120,25 @@ def test_an_out_dir_holding_an_interrupted_searchs_probes_is_refused_before_simu
         code == 2
         and err.strip() == f"error: --out {out} already holds a search's probes (clients-1); choose a new directory"
     )
+
+
+def test_find_max_over_replicas_searches_under_the_one_router_policy_given(run, plan_file, tmp_path):
+    # simulate models the router (api._sim_search: each probe under router_policies[0]), so one --router-policies is
+    # the policy the search is predicted under; it was refused as bench's (whose search runs on whatever policy the
+    # router has), so an agent search over replicas could only be predicted under cache_aware
+    agent = ["--contexts", "512", "--output-tokens", "16", "--reps", "2", "--workload", "agent", "--turns", "2",
+             "--replicas", "2", "--find-max", "clients", "--slo", "ttft_ms=500", "--find-max-limit", "8"]  # fmt: skip
+    out = tmp_path / "s"
+    code, _, err = run(
+        "simulate", "--plan", str(plan_file), *agent, "--router-policies", "round_robin", "--out", str(out)
+    )
+    assert code == 0, err
+    result = SearchResult.model_validate_json((out / "search.json").read_text())
+    assert result.prediction is not None and result.prediction.router_policy == "round_robin"
+    # several are several searches: refused in one line naming simulate's way to compare them
+    code, _, err = run("simulate", "--plan", str(plan_file), *agent, "--router-policies", "round_robin,cache_aware",
+                       "--out", str(tmp_path / "t"))  # fmt: skip
+    assert code == 2 and err.strip() == (
+        "error: --find-max searches the load under one router policy: give one --router-policies value (compare "
+        "policies in a simulate without --find-max)"
+    )
