@@ -142,3 +142,14 @@ def test_find_max_over_replicas_searches_under_the_one_router_policy_given(run, 
         "error: --find-max searches the load under one router policy: give one --router-policies value (compare "
         "policies in a simulate without --find-max)"
     )
+
+
+def test_one_seed_says_it_gives_no_range_over_seeds(run, plan_file, tmp_path):
+    # the range over the seeds (max_load_range) needs two seeds to say anything; with --reps 1 it was printed as
+    # 'every one of the 1 seed gives N clients', agreement where nothing was compared
+    one = [*SEARCH[: SEARCH.index("--reps")], "--reps", "1", *SEARCH[SEARCH.index("--reps") + 2 :]]
+    code, stdout, err = run("simulate", "--plan", str(plan_file), *one, "--out", str(tmp_path / "s"))
+    assert code == 0, err
+    said = " ".join(stdout.split())
+    assert "every one of the 1 seed" not in said
+    assert "one seed: no range over the seeds (--reps 2 or more gives one)" in said
