@@ -153,3 +153,17 @@ def test_one_seed_says_it_gives_no_range_over_seeds(run, plan_file, tmp_path):
     said = " ".join(stdout.split())
     assert "every one of the 1 seed" not in said
     assert "one seed: no range over the seeds (--reps 2 or more gives one)" in said
+
+
+def test_a_grid_is_not_predicted_into_a_stopped_searchs_probes(run, plan_file, tmp_path):
+    # a search stopped before its search.json (Ctrl-C) leaves its probes' runs; bench refuses a grid there ('holds a
+    # --find-max search, not a bench run') and simulate --find-max refuses it, but a plain simulate wrote its
+    # summary.json beside them
+    out = tmp_path / "s"
+    code, _, err = run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(out))
+    assert code == 0, err
+    for name in ("search.json", "search.md", "search.html"):  # as a search interrupted after its probes
+        (out / name).unlink()
+    code, _, err = run("simulate", "--plan", str(plan_file), "--out", str(out))
+    assert code == 2 and err.strip().startswith(f"error: --out {out} already holds a search's probes (clients-")
+    assert not (out / "summary.json").exists()
