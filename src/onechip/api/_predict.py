@@ -194,8 +194,9 @@ def prepared(
     except ValueError as exc:
         raise ConfigError(f"--out {exc}") from None
     out = request.out_dir
-    if request.find_max is not None and out is not None and out.is_dir() and (held := probe_dirs(out)):
-        # a search stopped before its search.json (Ctrl-C) left its probes' runs, which are never written over
+    if out is not None and out.is_dir() and (held := probe_dirs(out)):
+        # a search stopped before its search.json (Ctrl-C) left its probes' runs, which are never written over nor
+        # joined by a grid (bench refuses a grid there too)
         raise ConfigError(f"--out {out} already holds a search's probes ({held[0].name}); choose a new directory")
     if len(request.router_policies) > 1:  # one run is one policy (ConfigError): never the first, the rest dropped
         raise ConfigError(

@@ -89,7 +89,10 @@ def simulate_find_max(request: SimulateRequest, on_progress: ProgressFn = no_pro
             lo, _, why = search.search()
             every = search.search(lambda p: p.seeds_meeting == seeds)[0]
             some = search.search(lambda p: bool(p.seeds_meeting))[0]
-            result = search.result(the_plan, lo, why).model_copy(
+            # its KV wall is every engine's: --replicas N engines of the plan (a plan of one of N replicas says N
+            # itself: Plan.refuse_other_replicas), as bench.search.kv_wall_clients counts plan.replicas
+            deployed = the_plan.model_copy(update={"replicas": request.replicas})
+            result = search.result(deployed, lo, why).model_copy(
                 update={"max_load_range": (every, some), "prediction": prediction_of(request, calibration, terms)}
             )
             write_text_atomic(out_dir / SEARCH_FILE, result.model_dump_json(indent=2))

@@ -91,13 +91,15 @@ def _given(spec: ToolSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
     sent to a resumed bench is refused as `--resume DIR --contexts 128,1024` is, where read as not sent it measured the
     saved grid. Null for an optional field whose type takes none is not sent: it is that argument's published default
     (bridge.signature_of), which a client filling in every default sends. So is an empty list or object sent where
-    that is the field's default (`zones: []`): a field refuses one that lists nothing (schemas.inputs.split_commas)."""
+    that is the field's default (`zones: []`); one where the default lists something (`contexts: []`) is sent, and
+    refused as listing nothing, as `--contexts ''` is (schemas.inputs.split_commas)."""
     fields = spec.request.model_fields
 
     def not_sent(k: str, v: Any) -> bool:
         if v is None:  # a required one's null is refused as sent ('should be a valid string (got null)')
             return not fields[k].is_required() and not admits_null(fields[k].annotation)
-        return v in ([], {}) and type(v) is type(fields[k].get_default(call_default_factory=True))
+        default = fields[k].get_default(call_default_factory=True)
+        return v in ([], {}) and type(v) is type(default) and v == default
 
     return {k: v for k, v in kwargs.items() if k not in fields or not not_sent(k, v)}
 

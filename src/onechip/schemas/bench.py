@@ -429,9 +429,15 @@ class BenchConfig(RequestModel):
     def _bounded(self) -> BenchConfig:
         """The whole job within bounds before any work: an agent session's last prompt fits MAX_TOKENS, a
         cell sends at most MAX_REQUESTS (counted as it will be sent: _cell_requests), a clients search stops at
-        MAX_CLIENTS."""
+        MAX_CLIENTS and at a whole number of clients, at least 1 (bench.search.LoadSearch probes int(limit) last:
+        below 1 it probed 0 clients, a fraction was cut unsaid)."""
         if self.find_max == "clients" and self.find_max_limit > MAX_CLIENTS:
             raise ValueError(f"--find-max-limit {self.find_max_limit:g}: at most {MAX_CLIENTS:,} clients")
+        if self.find_max == "clients" and (self.find_max_limit < 1 or not self.find_max_limit.is_integer()):
+            raise ValueError(
+                f"--find-max-limit {self.find_max_limit:g}: a clients search's limit is a whole number of clients, "
+                f"1 to {MAX_CLIENTS:,}"
+            )
         if self.find_max == "rate" and self.find_max_limit < MIN_RATE:
             raise ValueError(
                 f"--find-max-limit {self.find_max_limit:g}: a rate search probes at least {MIN_RATE:g} req/s"

@@ -734,12 +734,19 @@ class SimulateRequest(RequestModel):
     @model_validator(mode="after")
     def _search(self) -> SimulateRequest:
         """A --find-max search is refused as bench refuses it (schemas.bench NEEDS and check_search, on the fields
-        given); its limit is bounded by the BenchConfig simulate builds (BenchConfig._bounded), as bench's."""
+        given); its limit is bounded by the BenchConfig simulate builds (BenchConfig._bounded), as bench's. Unlike
+        bench's search (run on whatever policy the router has), simulate's is predicted under one modelled router
+        policy (api._sim_search: router_policies[0]): one --router-policies value is that policy, several refused."""
         present = {f for f in self.model_fields_set if getattr(self, f) is not None}
         field, (needed, message) = "find_max", NEEDS["find_max"]
         if field in present and not getattr(self, needed):
             raise ValueError(message)
-        check_search(SimulateRequest, self.model_dump(), present)
+        if self.find_max is not None and len(self.router_policies) > 1:
+            raise ValueError(
+                "--find-max searches the load under one router policy: give one --router-policies value (compare "
+                "policies in a simulate without --find-max)"
+            )
+        check_search(SimulateRequest, self.model_dump(), present - {"router_policies"})
         return self
 
 

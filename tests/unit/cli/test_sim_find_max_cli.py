@@ -63,6 +63,10 @@ def test_simulate_find_max_json_is_the_search(run, plan_file, tmp_path):
         ["--find-max", "clients", "--contexts", "128,1024", "--slo", "ttft_ms=500"],
         ["--find-max", "clients", "--find-max-limit", "5000", "--slo", "ttft_ms=500"],  # over MAX_CLIENTS
         ["--find-max", "rate", "--find-max-limit", "0.0005", "--slo", "ttft_ms=500"],  # under MIN_RATE
+        # not a client count: below 1 the search probed 0 clients (simulate: 'internal error (IndexError ...)',
+        # bench: 'contexts and clients must be positive integers' after 'measuring clients-0'); 1.5 was cut to 1
+        ["--find-max", "clients", "--find-max-limit", "0.5", "--slo", "ttft_ms=500"],
+        ["--find-max", "clients", "--find-max-limit", "1.5", "--slo", "ttft_ms=500"],
         ["--find-max", "clients", "--slo", "ttft_ms=0"],  # a bound no request meets
     ],
 )
@@ -116,3 +120,50 @@ def test_an_out_dir_holding_an_interrupted_searchs_probes_is_refused_before_simu
         code == 2
         and err.strip() == f"error: --out {out} already holds a search's probes (clients-1); choose a new directory"
     )
+
+
+def test_find_max_over_replicas_searches_under_the_one_router_policy_given(run, plan_file, tmp_path):
+    # simulate models the router (api._sim_search: each probe under router_policies[0]), so one --router-policies is
+    # the policy the search is predicted under; it was refused as bench's (whose search runs on whatever policy the
+    # router has), so an agent search over replicas could only be predicted under cache_aware
+    agent = ["--contexts", "512", "--output-tokens", "16", "--reps", "2", "--workload", "agent", "--turns", "2",
+             "--replicas", "2", "--find-max", "clients", "--slo", "ttft_ms=500", "--find-max-limit", "8"]  # fmt: skip
+    out = tmp_path / "s"
+    code, _, err = run(
+        "simulate", "--plan", str(plan_file), *agent, "--router-policies", "round_robin", "--out", str(out)
+    )
+    assert code == 0, err
+    result = SearchResult.model_validate_json((out / "search.json").read_text())
+    assert result.prediction is not None and result.prediction.router_policy == "round_robin"
+    # several are several searches: refused in one line naming simulate's way to compare them
+    code, _, err = run("simulate", "--plan", str(plan_file), *agent, "--router-policies", "round_robin,cache_aware",
+                       "--out", str(tmp_path / "t"))  # fmt: skip
+    assert code == 2 and err.strip() == (
+        "error: --find-max searches the load under one router policy: give one --router-policies value (compare "
+        "policies in a simulate without --find-max)"
+    )
+
+
+def test_one_seed_says_it_gives_no_range_over_seeds(run, plan_file, tmp_path):
+    # the range over the seeds (max_load_range) needs two seeds to say anything; with --reps 1 it was printed as
+    # 'every one of the 1 seed gives N clients', agreement where nothing was compared
+    one = [*SEARCH[: SEARCH.index("--reps")], "--reps", "1", *SEARCH[SEARCH.index("--reps") + 2 :]]
+    code, stdout, err = run("simulate", "--plan", str(plan_file), *one, "--out", str(tmp_path / "s"))
+    assert code == 0, err
+    said = " ".join(stdout.split())
+    assert "every one of the 1 seed" not in said
+    assert "one seed: no range over the seeds (--reps 2 or more gives one)" in said
+
+
+def test_a_grid_is_not_predicted_into_a_stopped_searchs_probes(run, plan_file, tmp_path):
+    # a search stopped before its search.json (Ctrl-C) leaves its probes' runs; bench refuses a grid there ('holds a
+    # --find-max search, not a bench run') and simulate --find-max refuses it, but a plain simulate wrote its
+    # summary.json beside them
+    out = tmp_path / "s"
+    code, _, err = run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(out))
+    assert code == 0, err
+    for name in ("search.json", "search.md", "search.html"):  # as a search interrupted after its probes
+        (out / name).unlink()
+    code, _, err = run("simulate", "--plan", str(plan_file), "--out", str(out))
+    assert code == 2 and err.strip().startswith(f"error: --out {out} already holds a search's probes (clients-")
+    assert not (out / "summary.json").exists()

@@ -460,6 +460,19 @@ def test_an_empty_json_array_where_the_default_is_null_is_refused(tool, args, na
     assert result.is_error and text(result) == f"{name} lists nothing (got []): give a JSON array of {kind}"
 
 
+@pytest.mark.parametrize(
+    ("tool", "args", "name"),
+    [("bench", {"base_url": "http://127.0.0.1:9", "contexts": []}, "contexts"),
+     ("bench", {"base_url": "http://127.0.0.1:9", "clients": []}, "clients"),
+     ("check", {"base_url": "http://127.0.0.1:9", "tool_choice": []}, "tool_choice")],
+)  # fmt: skip
+def test_an_empty_json_array_where_the_default_lists_something_is_refused(tool, args, name) -> None:
+    # `--contexts ''` is refused on the command line; over MCP `contexts: []` was read as not sent (server._given took
+    # any [] of a list field for its default) and bench measured the default grid, 128 and 1,024 tokens
+    (result,) = calls((tool, args))
+    assert result.is_error and text(result).startswith(f"{name} lists nothing (got []): give a JSON array of")
+
+
 def test_a_key_value_field_as_an_empty_string_is_refused_as_not_an_object() -> None:
     # the JSON form of `--slo ''`: a string is never the object the schema publishes
     (result,) = calls(("advise", {"model": "SmolLM2-135M-Instruct", "slo": ""}))

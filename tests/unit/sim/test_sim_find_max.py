@@ -131,3 +131,12 @@ def test_simulate_slo_gives_each_predicted_cell_bench_goodput(seed_plan_file: Pa
 
     loose, tight, unset = goodput(0, slo="tpot_ms=10000"), goodput(1, slo="tpot_ms=1"), goodput(2)
     assert loose is not None and loose > 0 and tight == 0 and unset is None
+
+
+def test_the_kv_wall_of_a_search_over_replicas_is_every_engines(seed_plan_file: Path, tmp_path: Path) -> None:
+    # bench.search.kv_wall_clients counts plan.replicas engines (a plan of one of N replicas); simulate --replicas N
+    # runs N engines of a one-engine plan, each its whole KV pool, and its search said one engine's wall
+    typed = {"contexts": "1024", "find_max": "clients", "slo": "tpot_ms=15", "find_max_limit": "2"}
+    one = api.simulate_find_max(_request(seed_plan_file, tmp_path / "one", **typed))
+    two = api.simulate_find_max(_request(seed_plan_file, tmp_path / "two", replicas="2", **typed))
+    assert one.kv_wall_clients is not None and two.kv_wall_clients == 2 * one.kv_wall_clients
