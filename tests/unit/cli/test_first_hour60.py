@@ -33,3 +33,24 @@ def test_a_gateway_path_holding_v1_is_still_a_base_url() -> None:
 
     url = "https://gateway.ai.cloudflare.com/v1/acct/gw/openai"
     assert openai_base_url(url) == url
+
+
+@pytest.mark.parametrize("command", ["plan", "up", "cost"])
+def test_help_at_80_columns_shows_every_flag_whole(run, monkeypatch, command: str) -> None:
+    # `plan --help` on an 80-column terminal (or piped) read '--tensor-paralle…', '--pipeline-paral…',
+    # '--gpu-memory-uti…': typer gives a --flag/--no-flag pair's negative a column of its own (26 characters for
+    # --no-enable-prefix-caching), and rich cut the flag names to fit; a flag nobody can read cannot be typed
+    import re
+
+    import typer
+
+    from onechip.cli.main import app
+
+    root = typer.main.get_command(app)
+    ctx = root.make_context("onechip", [command, "--help"], resilient_parsing=True)
+    flags = [f for p in root.get_command(ctx, command).params for f in (*p.opts, *p.secondary_opts) if "--" in f]
+    monkeypatch.setenv("COLUMNS", "80")  # a terminal's default width, and rich's for a pipe
+    code, out, _ = run(command, "--help")
+    assert code == 0
+    cut = [f for f in flags if not re.search(re.escape(f) + r"(?![\w…-])", out)]
+    assert not cut, cut
