@@ -35,7 +35,9 @@ def test_a_gateway_path_holding_v1_is_still_a_base_url() -> None:
     assert openai_base_url(url) == url
 
 
-@pytest.mark.parametrize("command", ["plan", "up", "cost"])
+@pytest.mark.parametrize(
+    "command", ["demo", "plan", "up", "logs", "check", "bench", "cost", "report", "simulate", "advise", "mcp"]
+)
 def test_help_at_80_columns_shows_every_flag_whole(run, monkeypatch, command: str) -> None:
     # `plan --help` on an 80-column terminal (or piped) read '--tensor-paralle…', '--pipeline-paral…',
     # '--gpu-memory-uti…': typer gives a --flag/--no-flag pair's negative a column of its own (26 characters for
