@@ -18,6 +18,7 @@ mid-bench or mid-`up`, skipping the finally-blocks that stop engines (the Python
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import signal
@@ -44,6 +45,30 @@ app = typer.Typer(
 )
 err_console = new_console(stderr=True)
 DEBUG_ENV = "ONECHIP_DEBUG"  # set: an unexpected exception (a bug) shows its traceback instead of one line
+
+
+def _negatives_under_their_flag(panel: Any) -> Any:
+    """typer's options panel (rich_utils._print_options_panel) with a --flag/--no-flag pair's negative printed under
+    its flag instead of in a column of its own: that column (26 characters for --no-enable-prefix-caching) left plan's
+    and up's --help on an 80-column terminal or a pipe no room for the flag names, which rich cut ('--tensor-paralle…',
+    '--gpu-memory-uti…'). Only the help's layout changes: each parameter's opts are restored after the panel."""
+
+    @functools.wraps(panel)
+    def print_panel(*, params: Any, **kwargs: Any) -> Any:
+        paired = [(p, p.opts, p.secondary_opts) for p in params if p.secondary_opts and len(p.opts) == 1]
+        for param, opts, negatives in paired:
+            param.opts, param.secondary_opts = ["\n".join([*opts, *negatives])], []
+        try:
+            return panel(params=params, **kwargs)
+        finally:
+            for param, opts, negatives in paired:
+                param.opts, param.secondary_opts = opts, negatives
+
+    return print_panel
+
+
+if hasattr(typer.rich_utils, "_print_options_panel"):  # typer is not pinned: a release may rename it
+    typer.rich_utils._print_options_panel = _negatives_under_their_flag(typer.rich_utils._print_options_panel)  # noqa: SLF001
 
 
 def _version(value: bool) -> None:

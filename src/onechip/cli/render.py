@@ -189,7 +189,9 @@ def _uncut_width(table: Table, out: Console) -> int:
     """The least width (characters) at which rich gives each column of `table` at least its longest word: rich shrinks
     the widest columns first, below that word, which it then cuts ('…'), so at the table's measured minimum (the sum
     of those words) plan's layer table still read 'slidi…' and 'B/tok…' on a 40-column terminal. Found by bisection
-    between that minimum and the table's natural width (rich's Table._calculate_column_widths, a private method)."""
+    between that minimum and the table's natural width (rich's Table._calculate_column_widths, a private method). A
+    title's width (titled_table's min_width) is no least width: rich caps it at the console and wraps the title, where
+    taking it printed `cost --run`'s 87-character title over a 90-column table on an 80-column terminal."""
     measured = Measurement.get(out, out.options.update(width=10_000), table)
     wide = out.options.update_width(10_000)
     if not all(hasattr(table, name) for name in _RICH_PRIVATE):  # rich is not pinned: a release may rename them
@@ -200,7 +202,8 @@ def _uncut_width(table: Table, out: Console) -> int:
         options = out.options.update_width(width - table._extra_width)  # noqa: SLF001 (as Table renders itself)
         return all(w >= m for w, m in zip(table._calculate_column_widths(out, options), words, strict=True))  # noqa: SLF001
 
-    low, high = measured.minimum, max(measured.minimum, measured.maximum)
+    low = sum(words) + table._extra_width  # noqa: SLF001 (rich's own minimum, before it clamps to min_width)
+    high = max(low, measured.maximum)
     while low < high:
         mid = (low + high) // 2
         low, high = (low, mid) if uncut(mid) else (mid + 1, high)

@@ -58,7 +58,7 @@ from onechip.schemas.cloud import (
     CloudZonesRequest,
     ZoneOffer,
 )
-from onechip.schemas.common import GIB, ResultModel, base_root, figures, plural, server_url
+from onechip.schemas.common import GIB, ResultModel, base_root, figures, openai_base_url, plural
 from onechip.schemas.cost import CostReport, PriceTable
 from onechip.schemas.inputs import MAX_TEXT, Cli, RequestModel, build_request, shown
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
@@ -101,7 +101,7 @@ class BenchRequest(BenchConfig):
     @field_validator("base_url")
     @classmethod
     def _root(cls, value: str | None) -> str | None:  # type: ignore[override]  # BenchConfig's checks, of a URL given
-        return None if value is None else base_root(server_url(value))
+        return None if value is None else base_root(openai_base_url(value))
 
     # the CLI's `--resume DIR` (bench's errors: 'resume it (--resume DIR)') is two arguments here (as_parameters)
     cli_valued: ClassVar[dict[str, str]] = {"--resume": "call bench again with resume: true, out_dir: {}"}

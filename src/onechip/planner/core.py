@@ -122,6 +122,7 @@ from onechip.vllm.flag_table import (
     ALLOW_DEPRECATED_QUANTIZATION,
     AUTO_FIT,
     AUTO_FIT_SINCE,
+    LONGEST_FIT,
     TEXT_ONLY,
     auto_max_model_len,
     older_than,
@@ -1185,8 +1186,34 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     warnings += _encoder_warnings(r) + _hybrid_warnings(r)
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += _offload_warnings(r) + _rocm_warnings(r) + _extensible_kv_cache_warnings(r) + _cpu_host_warnings(r)
-    warnings += r.notes
+    warnings += r.notes + _longest_fit(r, b)
     return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
+
+
+def _longest_fit(r: _Resolved, b: _Budget) -> list[PlanWarning]:
+    """Where one request of the planned length does not fit the pool (binding limit kv-one-request), a note naming
+    the longest that does, as vLLM's own refusal names it ('Based on the available memory, the estimated maximum
+    model length is N', check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py), found by the auto-fit
+    search (_auto_fit); none where the planner does not model that search (_auto_fit's ConfigError) or no length
+    fits."""
+    if b.binding != "kv-one-request":
+        return []
+    try:
+        fitted = _auto_fit(r, b).max_model_len
+    except ConfigError:
+        return []
+    if not 0 < fitted < r.max_model_len:
+        return []
+    return [
+        PlanWarning(
+            code=LONGEST_FIT,
+            message=f"one {r.max_model_len:,}-token request does not fit the KV pool; the longest that fits is "
+            f"{fitted:,} tokens: plan and serve with --max-model-len {fitted} (or auto, vLLM's auto-fit, from "
+            f"{AUTO_FIT_SINCE})",
+            source="vllm/v1/core/kv_cache_utils.py: check_enough_kv_cache_memory's 'estimated maximum model length' "
+            "and _auto_fit_max_model_len search the same way (0.14.0 - 0.32.0 sdists)",
+        )
+    ]
 
 
 def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:

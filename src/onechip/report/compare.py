@@ -59,7 +59,8 @@ def _setup(run: RunFiles) -> dict[str, str]:
     values = {
         "model": _model(run),
         "chip": (run.manifest.chip if run.manifest else None) or (plan.chip if plan else None),
-        "engine": " ".join(str(v) for v in (engine, version) if v),
+        "engine": engine,  # a bench alone records the version (/version), not the kind: a row of its own each
+        "engine version": version,
         "dtype": plan.dtype if plan else None,
         "KV cache dtype": plan.kv_cache_dtype if plan else None,
         "KV pool tokens": kv_pool,
@@ -68,11 +69,15 @@ def _setup(run: RunFiles) -> dict[str, str]:
     return {k: "—" if v in (None, "") else str(v) for k, v in values.items()}
 
 
-def _differs(a: str, b: str) -> str:
-    """The Setup table's last column: a value one run did not record is not a difference."""
+def _differs(key: str, a: str, b: str) -> str:
+    """The Setup table's last column for row `key`: a value one run did not record is not a difference, nor a
+    model named by another path to it (model_key, the rule check_comparable matches a prediction to a run with:
+    a plan of the catalog's Llama-3.1-8B-Instruct against a server of meta-llama/Llama-3.1-8B-Instruct)."""
     if a == b:
         return ""
-    return "not recorded in one run" if "—" in (a, b) else "differs"
+    if "—" in (a, b):
+        return "not recorded in one run"
+    return "same model, named differently" if key == "model" and model_key(a) == model_key(b) else "differs"
 
 
 def check_comparable(a: RunFiles, b: RunFiles) -> None:
@@ -220,7 +225,7 @@ def render_compare_files(a: RunFiles, b: RunFiles) -> str:
     lines = [f"# onechip comparison: {md_escape(name_b)} vs {md_escape(name_a)}", "", "## Setup", ""]
     lines += md_table(
         ["", name_a, name_b, ""],
-        [(k, setup_a[k], setup_b[k], _differs(setup_a[k], setup_b[k])) for k in setup_a],
+        [(k, setup_a[k], setup_b[k], _differs(k, setup_a[k], setup_b[k])) for k in setup_a],
     )
     cells_a, cells_b = cells_of(a.bench), cells_of(b.bench)
     keys = sorted({(c.context_tokens, c.clients) for c in cells_a + cells_b})

@@ -40,7 +40,7 @@ from onechip.schemas.common import (
     StoredSchemaVersion,
     StrictModel,
     base_root,
-    server_url,
+    openai_base_url,
 )
 from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import (
@@ -147,7 +147,7 @@ class BenchConfig(RequestModel):
         str,
         Field(description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (a trailing / or /v1 is dropped)."),
         Cli("url", argument=True),
-        AfterValidator(server_url),
+        AfterValidator(openai_base_url),
     ]
     model: Name | None = Field(default=None, description="Served model name; None = first from /v1/models.")
     contexts: Annotated[

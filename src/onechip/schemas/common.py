@@ -8,7 +8,7 @@ import shlex
 import unicodedata
 from pathlib import Path
 from typing import Annotated
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
@@ -212,6 +212,29 @@ def server_url(url: str, *, key_hint: str = VLLM_KEY_HINT) -> str:
         port_ok = False
     if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
         raise ValueError("not a server URL: give http://HOST:PORT or https://HOST:PORT, e.g. http://127.0.0.1:8000")
+    return url
+
+
+# the OpenAI routes onechip appends to a base URL (vllm/wire.py: /v1/models, /v1/completions, /v1/chat/completions),
+# as the OpenAI API reference and vLLM's docs print them in a curl line, which is where a user copies a URL from
+OPENAI_ROUTES = ("/v1/chat/completions", "/v1/completions", "/v1/models")
+
+
+def openai_base_url(url: str) -> str:
+    """`url` when it is a server URL (server_url) and not one of OPENAI_ROUTES' endpoints: onechip appends the
+    route itself, so 'http://h:8000/v1/chat/completions' was asked for '.../v1/chat/completions/v1/models' and
+    failed as an HTTP 404 from a server that answers. A path that merely holds /v1/ is a base (an AI gateway's
+    .../v1/ACCOUNT/GATEWAY/openai). Raises ValueError naming the base URL to give."""
+    server_url(url)
+    parts = urlsplit(url.strip())
+    path = parts.path.rstrip("/")
+    route = next((r for r in OPENAI_ROUTES if path.endswith(r)), None)
+    if route is not None:
+        base = urlunsplit((parts.scheme, parts.netloc, path.removesuffix(route), "", ""))
+        raise ValueError(
+            f"the URL names the endpoint {route}, which onechip appends itself; give the server's base URL, "
+            f"{url_shown(base)}"
+        )
     return url
 
 

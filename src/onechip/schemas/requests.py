@@ -40,7 +40,15 @@ from onechip.schemas.bench import (
 )
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, Verdict
 from onechip.schemas.cloud import MAX_BOOT_S, MIN_BOOT_S, HostDemoOptions
-from onechip.schemas.common import CommandWord, ModelName, Name, Region, image_reference, server_url, shell_line
+from onechip.schemas.common import (
+    CommandWord,
+    ModelName,
+    Name,
+    Region,
+    image_reference,
+    openai_base_url,
+    shell_line,
+)
 from onechip.schemas.inputs import (
     HUMAN_INT,
     INT64_MAX,
@@ -467,7 +475,7 @@ class CheckRequest(CheckOptions):
          "determinism_max_tokens"}
     )  # fmt: skip
 
-    base_url: Annotated[str, Cli("url", argument=True), AfterValidator(server_url)] = Field(
+    base_url: Annotated[str, Cli("url", argument=True), AfterValidator(openai_base_url)] = Field(
         description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000."
     )
     model: Name | None = Field(default=None, description="Served model name (default: the first in /v1/models).")

@@ -361,6 +361,7 @@ AUTO = "auto"
 _AUTO = (AUTO, "-1")
 AUTO_FIT_SINCE = "0.14.0"
 AUTO_FIT = "max-model-len-auto-fit"  # the code of the plan's note on the length auto-fit picks (planner.core._auto_fit)
+LONGEST_FIT = "max-model-len-longest-fit"  # the code of the note naming the longest length that fits (planner.core)
 
 
 def auto_max_model_len(sets: list[str] | None) -> bool:

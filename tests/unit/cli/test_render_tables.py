@@ -10,7 +10,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from onechip.cli.render import titled_table
+from onechip.cli.render import print_whole, titled_table
 
 TITLE = "checks: SmolLM2-135M-Instruct at http://127.0.0.1:40325"
 
@@ -64,3 +64,18 @@ def test_columns_0_is_read_as_an_unknown_width_not_as_no_room(run, offline_home,
         capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
     assert refused.returncode == 2 and refused.stderr.startswith("error: unknown chip 'nochip' (--chip)"), refused
+
+
+def test_a_title_wider_than_the_console_wraps_instead_of_widening_the_table() -> None:
+    """`cost --run` titles its table 'v5e-1 at 573.0 output tok/s (the best measured cell, 1,024 ctx x 4 clients,
+    steady window)', 87 characters over seven short columns: print_whole took the title's width (titled_table's
+    min_width) as a least width of the columns and printed a 90-column table on an 80-column terminal, which the
+    terminal then wraps line by line. Only the columns' words bound the table; the title wraps (rich's own rule)."""
+    title = "v5e-1 at 573.0 output tok/s (the best measured cell, 1,024 ctx x 4 clients, steady window)"
+    table = titled_table(title, "pricing", "region", "$/chip-h")
+    table.add_row("on-demand", "us-west4", "1.2000")
+    console = Console(width=80, record=True, color_system=None)
+    print_whole(table, console)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80, text  # the console's width, given above
+    assert "on-demand" in text and "…" not in text

@@ -119,3 +119,19 @@ def test_an_auto_fit_plan_of_another_length_than_the_boots_is_the_same_deploymen
     # a boot at a length given (--max-model-len 2944) is another deployment than an auto-fit plan
     refused = crosscheck(plan, read_boot_log(SMOL_REFUSED.read_text(), "vllm-cpu", plan.model))
     assert "other-deployment" in refused.flags and "max_model_len 2,944, planned" in refused.note
+
+
+def test_a_length_that_does_not_fit_names_the_longest_that_does(tiny_llama: Path) -> None:
+    # `plan Llama-3.1-8B-Instruct --chip l4` said 'does not fit: one 131,072-token request needs 16.00 GiB of KV ...'
+    # and no length that fits, where vLLM's own refusal names it (SMOL_REFUSED: 'Based on the available memory, the
+    # estimated maximum model length is 2816.'); the plan names it as the auto-fit search finds it (helper newuser60)
+    plan = plan_model(str(tiny_llama), "cpu", "vllm-cpu", dtype="float32", kv_cache_memory_bytes=140_000_000,
+                      max_model_len=2944)  # fmt: skip
+    found = re.search(r"estimated maximum model length is (\d+)\.", SMOL_REFUSED.read_text())
+    assert found is not None and plan.verdict.startswith("does not fit")
+    said = [w.message for w in plan.warnings if w.code == "max-model-len-longest-fit"]
+    assert len(said) == 1 and f"the longest that fits is {int(found[1]):,} tokens" in said[0], said
+    assert f"--max-model-len {found[1]}" in said[0]
+    fits = plan_model(str(tiny_llama), "cpu", "vllm-cpu", dtype="float32", kv_cache_memory_bytes=140_000_000,
+                      max_model_len=int(found[1]))  # fmt: skip
+    assert not [w for w in fits.warnings if w.code == "max-model-len-longest-fit"]

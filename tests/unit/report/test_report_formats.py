@@ -270,3 +270,18 @@ def test_compare_gives_an_attention_free_model_no_kv_pool_tokens(seed_run: Path,
         "none: attention-free, 2,845 sequences of any length",
         "differs",
     ]
+
+
+def test_compare_setup_says_differs_only_of_what_differs(seed_run: Path, tmp_path: Path) -> None:
+    """A bench-only run (summary.json: the server's model name and /version) against the seed's demo run read
+    'engine | vllm-tpu 0.26.1rc1 | 0.26.1rc1 | differs' and 'model | google/gemma-4-E2B-it | gemma-4-E2B-it |
+    differs' (found comparing a bench of a Hub id against `simulate` of a plan made from the catalog name): the
+    version is the same and the kind not recorded by bench, and the model the same one by the rule `--compare`
+    itself matches a prediction to a run with (schemas.common.model_key: the last path part)."""
+    files = seed_files()
+    files["summary.json"]["server"]["model"] = "gemma-4-E2B-it"  # as `vllm serve --served-model-name` names it
+    bench_only = write_run(tmp_path / "bench-only", {"summary.json": files["summary.json"]})
+    md = render_compare(seed_run, bench_only)
+    assert _row(md, "engine", "vllm-tpu") == ["engine", "vllm-tpu", "—", "not recorded in one run"]
+    assert _row(md, "engine version", "0.26.1rc1") == ["engine version", "0.26.1rc1", "0.26.1rc1", ""]
+    assert _row(md, "model", "google/gemma-4-E2B-it")[-1] == "same model, named differently"
