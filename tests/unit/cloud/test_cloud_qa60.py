@@ -1,0 +1,58 @@
+"""QA pass 60 on the day's cloud changes: a permission 403 worded as a location, the agent's view of a zone status could
+not read, and what a delete resent through an outage tells the user."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakes.tpu_api import LOCATION, Fault
+from onechip.cloud import records, refusals
+
+P = "proj-1"
+OK = "us-west4-a"
+FAR = "us-east1-d"  # granted everything too (the fake's default Zone)
+
+
+@pytest.fixture(autouse=True)
+def short_deadline(monkeypatch):
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "0.5")  # each call's retries within 0.5 s, not 30 s
+
+
+def _error_info(reason: str, domain: str) -> dict[str, object]:
+    return {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": domain}
+
+
+@pytest.mark.parametrize(
+    ("message", "details", "reason"),
+    [
+        # the sentence Google's APIs answer for a zone the project may not use (skypilot's quote): the next zone
+        (LOCATION.format(zone=FAR), [], "inaccessible"),
+        # the same sentence, but the API's machine-readable cause (google.rpc.ErrorInfo.reason: 'the reason of the
+        # error ... a constant value that identifies the proximate cause', googleapis google/rpc/error_details.proto)
+        # is a permission the caller lacks (IAM_PERMISSION_DENIED, iam.googleapis.com) or the API being off in the
+        # project (SERVICE_DISABLED, google/api/error_reason.proto): every zone answers the same, nothing to fail over
+        (LOCATION.format(zone=FAR), [_error_info("IAM_PERMISSION_DENIED", "iam.googleapis.com")], "auth"),
+        (LOCATION.format(zone=FAR), [_error_info("SERVICE_DISABLED", "googleapis.com")], "auth"),
+        # a permission refusal whose words hold 'location', 'not found' and 'unauthorized' apart, not the sentence
+        (f"Permission 'tpu.nodes.create' denied on 'projects/{P}/locations/{FAR}': the caller is unauthorized, or "
+         "its service account was not found", [], "auth"),
+    ],
+)  # fmt: skip
+def test_only_the_location_sentence_without_a_permission_cause_is_a_zone_the_project_may_not_use(
+    message, details, reason
+):
+    body = {"error": {"code": 403, "status": "PERMISSION_DENIED", "message": message, "details": details}}
+    assert refusals.from_http(403, body, "POST nodes").reason == reason
+
+
+def test_up_stops_at_a_permission_403_worded_as_the_location_and_creates_nothing_in_the_next_zone(fast, run):
+    # a permission the caller lacks is every zone's: failing over created a TPU in the next zone where the caller may
+    # hold the permission (a billed TPU nobody meant) or hid the permission behind 'zone not usable' for each zone
+    fast.faults.append(Fault("POST", f"/locations/{FAR}/", "iam-403", times=10**6))
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", f"{FAR},{OK}", "--provisioning", "spot", "--no-limit",
+                       "--yes")  # fmt: skip
+    said = [line for line in err.splitlines() if line.startswith("error:")]
+    assert rc != 0 and len(said) == 1, (rc, out, err)
+    assert "not usable for this project" not in err, err
+    assert not fast.nodes and records.load_all() == []
+    assert not any(m == "POST" and f"/locations/{OK}/" in path for m, path, _ in fast.requests)
