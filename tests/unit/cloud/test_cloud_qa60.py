@@ -3,10 +3,13 @@ not read, and what a delete resent through an outage tells the user."""
 
 from __future__ import annotations
 
+import anyio
 import pytest
+from mcp import Client
 
 from fakes.tpu_api import LOCATION, Fault
 from onechip.cloud import records, refusals
+from onechip.mcp.server import build_server
 
 P = "proj-1"
 OK = "us-west4-a"
@@ -56,3 +59,23 @@ def test_up_stops_at_a_permission_403_worded_as_the_location_and_creates_nothing
     assert "not usable for this project" not in err, err
     assert not fast.nodes and records.load_all() == []
     assert not any(m == "POST" and f"/locations/{OK}/" in path for m, path, _ in fast.requests)
+
+
+def test_mcp_cloud_status_names_a_zone_it_could_not_read_and_the_tpu_that_may_still_bill(fast, run):
+    # the CLI exits 7 naming the zone; over MCP the call's one line read '2 resources' and nothing else, so an agent
+    # reading it took far's record (its state unread) for a known one
+    for name, zone in (("near", OK), ("far", FAR)):
+        rc, out, err = run("cloud", "up", "--project", P, "--zone", zone, "--name", name, "--provisioning", "spot",
+                           "--no-limit", "--yes")  # fmt: skip
+        assert rc == 0, (out, err)
+    fast.faults.append(Fault("GET", f"/locations/{FAR}/", 503, times=10**6))
+
+    async def go():
+        async with Client(build_server()) as client:
+            return await client.call_tool("cloud_status", {"project": P})
+
+    result = anyio.run(go)
+    text = result.content[0].text
+    assert "\n" not in text, text
+    assert f"zone {FAR} (project {P}) could not be read" in text and "far may still bill" in text, text
+    assert OK not in text, text  # the zone that answered is not named as one that failed
