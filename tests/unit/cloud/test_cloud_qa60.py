@@ -8,7 +8,9 @@ import pytest
 from mcp import Client
 
 from fakes.tpu_api import LOCATION, Fault
-from onechip.cloud import records, refusals
+from onechip.cloud import provision, records, refusals
+from onechip.cloud.tpu_api import TpuApi
+from onechip.errors import CloudError
 from onechip.mcp.server import build_server
 
 P = "proj-1"
@@ -79,3 +81,37 @@ def test_mcp_cloud_status_names_a_zone_it_could_not_read_and_the_tpu_that_may_st
     assert "\n" not in text, text
     assert f"zone {FAR} (project {P}) could not be read" in text and "far may still bill" in text, text
     assert OK not in text, text  # the zone that answered is not named as one that failed
+
+
+def _recorded_node(run) -> None:
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--name", "n", "--provisioning", "spot",
+                       "--no-limit", "--yes")  # fmt: skip
+    assert rc == 0, (out, err)
+
+
+def test_a_resent_delete_says_how_long_it_is_sent_again_and_that_ctrl_c_stops_it(fast, run):
+    _recorded_node(run)
+    fast.retry_after_s = 1  # RetryInfo's retryDelay past the call's 0.5-s deadline: the delete itself is sent again
+    fast.faults.append(Fault("DELETE", "/nodes/", "retry-info", times=1))
+    said: list[str] = []
+    (resource,) = records.load_all()
+    provision.delete(TpuApi(P), resource, lambda e: said.append(e.message))
+    resent = [line for line in said if "sent again" in line]
+    assert resent and all(f"up to {provision.DELETE_WAIT_S:g} s" in line for line in resent), said
+    assert all("Ctrl-C" in line for line in resent), said
+    assert not fast.nodes and records.load_all() == []
+
+
+def test_a_delete_refused_through_its_whole_wait_says_it_was_sent_again_for_that_long(fast, run):
+    # the error read 'HTTP 503 ...; tried 6 times over 0.3 s', one call's tries, as if it gave up at once, though the
+    # delete had been sent again for its whole wait
+    _recorded_node(run)
+    fast.faults.append(Fault("DELETE", "/nodes/", 503, times=10**6))
+    (resource,) = records.load_all()
+    with pytest.raises(CloudError) as info:
+        provision.delete(TpuApi(P), resource, limit_s=1.0)
+    sends = [m for m, _, _ in fast.requests].count("DELETE")
+    assert sends > 6, sends  # more than one call's tries: it was sent again
+    said = str(info.value)
+    assert "the delete was sent again" in said and "up to 1 s" in said, said
+    assert [r.name for r in records.load_all()] == ["n"]  # it may still exist: its record stays
