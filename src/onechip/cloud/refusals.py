@@ -82,7 +82,7 @@ def classify(code: int | None, status: str, message: str) -> str:
     return "other"
 
 
-_LOCATION_REFUSED = re.compile(r"\blocation \S+ is not found or access is unauthorized")
+_LOCATION_REFUSED = re.compile(r"\blocation \S+ (?:is )?not found or (?:access (?:is )?)?unauthorized")
 
 
 def _location_refused(text: str) -> bool:

@@ -32,6 +32,7 @@ def _error_info(reason: str, domain: str) -> dict[str, object]:
     [
         # the sentence Google's APIs answer for a zone the project may not use (skypilot's quote): the next zone
         (LOCATION.format(zone=FAR), [], "inaccessible"),
+        (f'Location "{FAR}" not found or unauthorized', [], "inaccessible"),  # the sentence, its short words quoted
         # the same sentence, but the API's machine-readable cause (google.rpc.ErrorInfo.reason: 'the reason of the
         # error ... a constant value that identifies the proximate cause', googleapis google/rpc/error_details.proto)
         # is a permission the caller lacks (IAM_PERMISSION_DENIED, iam.googleapis.com) or the API being off in the
