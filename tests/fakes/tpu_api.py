@@ -49,6 +49,11 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
     "location-403" HTTP 403 PERMISSION_DENIED 'Location Z is not found or access is unauthorized.' (what Google's
                  APIs answer for a zone the project may not use, or that does not exist: googleapiclient's HttpError
                  quoted in skypilot-org/skypilot's GCP failover handler; no effect)
+    "iam-403"    HTTP 403 PERMISSION_DENIED in the location's words ('Location Z is not found or access is
+                 unauthorized.') whose google.rpc.ErrorInfo reason is IAM_PERMISSION_DENIED (domain iam.googleapis.com,
+                 the permission in its metadata): a permission the caller lacks, worded so that what exists is not
+                 told (ErrorInfo's reason is the error's machine-readable cause, cloud.google.com/apis/design/errors;
+                 no effect)
     "rate-limit-403" HTTP 403 with the older JSON APIs' rate-limit body: errors[].reason rateLimitExceeded, domain
                  usageLimits (Compute Engine's 'Rate Limit Exceeded'; no effect)
     "precondition" HTTP 400 FAILED_PRECONDITION (google.rpc.Code's HTTP mapping, cloud.google.com/apis/design/errors:
@@ -196,6 +201,13 @@ class FakeTpuApi:
                     elif fault == "location-403":
                         zone = self.path.split("/locations/", 1)[-1].split("/", 1)[0]
                         status, answer = _error(403, "PERMISSION_DENIED", LOCATION.format(zone=zone))
+                    elif fault == "iam-403":
+                        zone = self.path.split("/locations/", 1)[-1].split("/", 1)[0]
+                        status, answer = _error(403, "PERMISSION_DENIED", LOCATION.format(zone=zone))
+                        answer["error"]["details"] = [
+                            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "IAM_PERMISSION_DENIED",
+                             "domain": "iam.googleapis.com", "metadata": {"permission": "tpu.nodes.create"}}
+                        ]  # fmt: skip
                     elif fault == "rate-limit-403":
                         status, answer = _error(403, "PERMISSION_DENIED", "Rate Limit Exceeded")
                         answer["error"]["errors"] = [

@@ -289,6 +289,14 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
     rate limit (tpu_api.OUTAGE) is sent again after the wait it asks for, within `limit_s`. Raises CloudError when the
     API refuses or keeps failing. The wait is said through `on_progress` (a delete takes minutes)."""
     started = time.monotonic()
+    resent = 0
+
+    def gave_up(exc: CloudError) -> CloudError:  # one call's tries alone read as giving up at once
+        if not resent:
+            return exc
+        spent_s = time.monotonic() - started
+        return exc.reworded(f"{exc}; the delete was sent again {resent} times over {spent_s:.0f} s (a delete is waited "
+                            f"for up to {limit_s:g} s)")  # fmt: skip
 
     def waiting(elapsed_s: float) -> None:
         on_progress(ProgressEvent("cloud", f"{resource.name} in {resource.zone}: waiting for the API to delete it",
@@ -304,16 +312,21 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
                 api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", limit_s, waiting, what)
         except CloudError as exc:
             if time.monotonic() - started > limit_s:
-                raise
+                raise gave_up(exc) from None
             if exc.reason == "precondition":
                 on_progress(ProgressEvent("cloud", _not_deletable_yet(api, resource, exc)))
             elif exc.reason != "not-found" and not _on_its_way_out(api, resource):
                 wait_s = exc.retry_after_s or 0.0  # RetryInfo / Retry-After: what the API asked to wait
                 if exc.reason not in OUTAGE or time.monotonic() - started + wait_s > limit_s:
-                    raise
+                    raise gave_up(exc) from None
                 # an outage or a rate limit past the call's own deadline refused it (nothing was done): sent again,
-                # within limit_s, as a delete the API cannot start yet is
-                on_progress(ProgressEvent("cloud", f"{exc}; the delete is sent again in {wait_s:g} s"))
+                # within limit_s, as a delete the API cannot start yet is; the bound and the way out said, as an
+                # outage may hold it there that long
+                left_s = limit_s - (time.monotonic() - started)
+                on_progress(ProgressEvent("cloud", f"{exc}; the delete is sent again in {wait_s:g} s, for up to "
+                                                   f"{limit_s:g} s ({left_s:.0f} s left); Ctrl-C stops it, naming "
+                                                   f"it and the command that deletes it"))  # fmt: skip
+                resent += 1
                 time.sleep(wait_s)
         while (item := poll(api, resource.kind, resource.zone, _ident(resource), started + limit_s,
                             on_progress)) is not None:  # fmt: skip

@@ -21,7 +21,9 @@ not offer a model answers INVALID_ARGUMENT like any bad field):
     inaccessible  PERMISSION_DENIED (7) 'Location us-east1-d is not found or access is unauthorized.': the zone is not
                   usable by this project (not offered to it, or no such location), not a refusal of the credentials;
                   GCP failover moves to the next zone on it (skypilot-org/skypilot, sky/backends FailoverCloudError-
-                  HandlerV2._gcp_handler, which quotes googleapiclient's HttpError 403 with that message)
+                  HandlerV2._gcp_handler, which quotes googleapiclient's HttpError 403 with that message); that sentence
+                  alone: not one whose google.rpc.ErrorInfo reason names a cause of the caller's (PERMISSION_REASONS:
+                  a permission it lacks, the API off or billing disabled in the project), which every zone answers alike
     conflict      ALREADY_EXISTS (6): the name is taken in that zone
     rate-limit    RESOURCE_EXHAUSTED whose ErrorInfo reason is RATE_LIMIT_EXCEEDED, or 'Quota exceeded for quota
                   metric ... per minute', or a bare HTTP 429 (no quota, no capacity reason), or a 403 whose
@@ -80,10 +82,26 @@ def classify(code: int | None, status: str, message: str) -> str:
     return "other"
 
 
+_LOCATION_REFUSED = re.compile(r"\blocation \S+ (?:is )?not found or (?:access (?:is )?)?unauthorized")
+
+
 def _location_refused(text: str) -> bool:
-    """A 403's lower-cased message saying its location is not found or not authorized ('Location us-east1-d is not
-    found or access is unauthorized.'): of the zone asked for, not of the project's permissions."""
-    return "location" in text and "not found" in text and "unauthorized" in text
+    """A 403's lower-cased message in the words Google's APIs refuse a location with ('Location us-east1-d is not
+    found or access is unauthorized.'): of the zone asked for, not of the project's permissions. The sentence, not its
+    words apart: a permission refusal may hold 'location', 'not found' and 'unauthorized' in other places."""
+    return _LOCATION_REFUSED.search(text) is not None
+
+
+# google.rpc.ErrorInfo reasons that put a refusal on the caller or the project, whatever the message's words (the
+# reason is 'the proximate cause of the error', googleapis google/rpc/error_details.proto): IAM's missing permission
+# (domain iam.googleapis.com) and Service Infrastructure's credential and project causes (google/api/
+# error_reason.proto).
+PERMISSION_REASONS = {
+    "IAM_PERMISSION_DENIED", "SERVICE_DISABLED", "BILLING_DISABLED", "USER_PROJECT_DENIED", "CONSUMER_SUSPENDED",
+    "CONSUMER_INVALID", "SECURITY_POLICY_VIOLATED", "ACCESS_TOKEN_EXPIRED", "ACCESS_TOKEN_SCOPE_INSUFFICIENT",
+    "ACCOUNT_STATE_INVALID", "ACCESS_TOKEN_TYPE_UNSUPPORTED", "CREDENTIALS_MISSING", "API_KEY_INVALID",
+    "API_KEY_SERVICE_BLOCKED",
+}  # fmt: skip
 
 
 def from_status(error: dict[str, object], where: str) -> CloudError:
@@ -99,6 +117,8 @@ def from_status(error: dict[str, object], where: str) -> CloudError:
     message = redact(" ".join(str(said or "no message").split()))
     reason = classify(code, status, message)
     reasons = _reasons(error)
+    if reason == "inaccessible" and reasons & PERMISSION_REASONS:
+        reason = "auth"  # the location's words over a permission the caller lacks: no other zone answers otherwise
     if reason in ("other", "auth", "stockout") and code != 16 and reasons & QUOTA_REASONS:
         reason = "quota"  # a quota by its reason, whatever the wording ('Insufficient regional quota ...')
     elif reason == "other" and code is None and reasons & set(CAPACITY_REASONS):

@@ -526,9 +526,12 @@ def _check(request: CheckRequest, on_progress: ProgressFn) -> CheckReport:
 
 
 def _statuses_summary(c: CloudStatuses) -> str:
-    """The count, and when the filter matched nothing, how many onechip recorded outside it."""
+    """The count, when the filter matched nothing how many onechip recorded outside it, and each zone the API could
+    not be read in (CloudStatuses.unreachable: the TPUs there that may still bill), which the CLI exits 7 on: the
+    call's one line must not read as a complete account."""
     outside = f"; {len(c.elsewhere)} recorded outside the filter (name or zones)" if c.elsewhere else ""
-    return f"{plural(len(c.resources), 'resource')}{outside}"
+    unread = "".join(f"; {line}" for line in c.unreachable)
+    return f"{plural(len(c.resources), 'resource')}{outside}{unread}"
 
 
 def _down_gated(request: NoRequest) -> bool:
