@@ -248,6 +248,10 @@ DIVIDING_FAMILIES = frozenset(
         "flex_olmo",
         "jais2",
         "cwm",
+        # Nemotron NAS (DeciLMForCausalLM: Llama-3.3-Nemotron-Super-49B, Llama-3.1-Nemotron-Ultra-253B; a remote-code
+        # DeciLMConfig, a LlamaConfig): nemotron_nas.py DeciLMAttention is a LlamaAttention (head_dim or hidden_size //
+        # heads) whose KV heads each layer's block_configs entry gives (_nemotron_nas_fields)
+        "nemotron-nas",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -867,6 +871,8 @@ def _check_heads(
     hybrid = family in recurrent.HYBRID_FAMILIES
     kinds = [geometry.FULL] * text["num_hidden_layers"] if hybrid else geometry.layer_kinds(text, family)
     for index, kind in enumerate(kinds):
+        if kind == geometry.NO_ATTENTION:
+            continue
         field, kv = geometry.layer_kv_heads(text, kind, index)
         if field in defaulted or not isinstance(kv, int) or heads % kv == 0:
             continue
@@ -1196,6 +1202,78 @@ def _mimo_v2_fields(text: dict[str, Any], where: str) -> None:
     text["per_layer_config"] = {str(i): dict(swa if s else full) for i, s in enumerate(sliding)}
 
 
+def _nas_flag(part: Mapping[str, Any], name: str, where: str, path: str) -> bool:
+    """`part`'s boolean `name` (False when left out, as the remote AttentionConfig / FFNConfig dataclasses default
+    no_op and replace_with_linear); `path` names `part` in the file."""
+    value = part.get(name, False)
+    if not isinstance(value, bool):
+        raise _fail(where, f"{path}.{name}", f"must be true or false, got {value!r}")
+    return value
+
+
+def _nas_intermediate_size(ffn: Mapping[str, Any], hidden: Any, where: str, path: str) -> int:
+    """A block's MLP width as DeciLMDecoderLayer takes it (nemotron_nas.py lines 162-169, 0.34.0 sdist): from ffn_mult
+    when the block has one, int(2 x ffn_mult x hidden_size / 3) rounded up to a multiple of 256
+    (_ffn_mult_to_intermediate_size, lines 59-62), else its intermediate_size. `path` names `ffn` in the file."""
+    mult, size = ffn.get("ffn_mult"), ffn.get("intermediate_size")
+    if mult is None:
+        if not (isinstance(size, int) and not isinstance(size, bool) and size > 0):
+            raise _fail(where, f"{path}.ffn_mult", f"is missing and so is {path}.intermediate_size (got {size!r})")
+        return size
+    if isinstance(mult, bool) or not isinstance(mult, int | float) or mult <= 0 or not isinstance(hidden, int):
+        raise _fail(where, f"{path}.ffn_mult", f"must be a positive number (over an integer hidden_size), got {mult!r}")
+    return geometry.cdiv(int(2 * mult * hidden / 3), 256) * 256
+
+
+def _nemotron_nas_fields(text: dict[str, Any], where: str) -> None:
+    """Nemotron NAS's layers as vLLM 0.34.0 builds them (vllm/model_executor/models/nemotron_nas.py DeciLMDecoderLayer,
+    lines 125-180): layer i reads block_configs[i]; where its attention.no_op is false it builds a LlamaAttention of
+    num_attention_heads // attention.n_heads_in_group KV heads, where it is true no attention at all (no KV cache spec:
+    layer type 'no_attention'); an ffn that is not no_op is a LlamaMLP of the block's width. Written as layer_types, a
+    per_layer_config entry per attention layer (its KV heads, `field` naming the file's field) and intermediate_size the
+    widest block's (the forward's peak). num_key_value_heads is the first attention layer's, as vLLM's
+    NemotronNasModelArchConfigConvertor.get_total_num_kv_heads takes it (it raises with no attention layer). The layer
+    reads only no_op (lines 133-134): a block with replace_with_linear is built whole over weights the checkpoint lacks,
+    and is refused, as is an attention layer without a positive n_heads_in_group (a TypeError or ZeroDivisionError at
+    build)."""
+    n, heads, blocks = text["num_hidden_layers"], text["num_attention_heads"], text.get("block_configs")
+    if not isinstance(blocks, list) or len(blocks) != n:
+        got = f"{len(blocks)} entries" if isinstance(blocks, list) else repr(blocks)
+        raise _fail(where, "block_configs", f"must give one block for each of the {n} layers, got {got}")
+    types, overrides, widths = [], {}, []
+    for i, block in enumerate(blocks):
+        parts: dict[str, Mapping[str, Any]] = {}
+        for name in ("attention", "ffn"):
+            part, path = block.get(name) if isinstance(block, dict) else None, f"block_configs[{i}].{name}"
+            if not isinstance(part, dict):
+                raise _fail(where, path, f"must be an object, got {part!r}")
+            if _nas_flag(part, "replace_with_linear", where, path):
+                raise _fail(where, f"{path}.replace_with_linear", "is true: vLLM's DeciLMDecoderLayer reads only "
+                            "no_op and builds the whole block, whose weights a linear replacement's checkpoint does "
+                            "not have")  # fmt: skip
+            parts[name] = part
+        if not _nas_flag(parts["ffn"], "no_op", where, f"block_configs[{i}].ffn"):
+            widths.append(
+                _nas_intermediate_size(parts["ffn"], text.get("hidden_size"), where, f"block_configs[{i}].ffn")
+            )
+        if _nas_flag(parts["attention"], "no_op", where, f"block_configs[{i}].attention"):
+            types.append("no_attention")
+            continue
+        group, field = parts["attention"].get("n_heads_in_group"), f"block_configs[{i}].attention.n_heads_in_group"
+        if not (isinstance(group, int) and not isinstance(group, bool) and 0 < group <= heads):
+            raise _fail(where, field, f"must be a positive integer up to num_attention_heads ({heads}) on a layer "
+                        f"with attention, got {group!r}; vLLM divides the query heads by it")  # fmt: skip
+        types.append("full_attention")
+        overrides[str(i)] = {"num_key_value_heads": heads // group, "field": field}
+    if not overrides:
+        raise _fail(where, "block_configs", "has no layer with attention; vLLM cannot tell the KV heads "
+                    "('Could not determine the number of key-value attention heads')")  # fmt: skip
+    text["layer_types"], text["per_layer_config"] = types, overrides
+    text["num_key_value_heads"] = next(iter(overrides.values()))["num_key_value_heads"]
+    if widths:
+        text["intermediate_size"] = max(widths)
+
+
 def _olmo_hybrid_fields(text: dict[str, Any]) -> None:
     """The Gated DeltaNet fields an OLMo Hybrid file leaves out, as transformers 5.19 OlmoHybridConfig.__post_init__
     sets them (planner.recurrent docstring): key and value heads the query heads, key head dim int(0.75 x hidden_size
@@ -1313,6 +1391,8 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
         _olmo_hybrid_fields(text)
     if family == "mimo_v2":
         _mimo_v2_fields(text, where)
+    if family == "nemotron-nas":
+        _nemotron_nas_fields(text, where)
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:
             raise _fail(
