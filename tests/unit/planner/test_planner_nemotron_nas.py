@@ -94,6 +94,9 @@ def test_blocks_vllm_cannot_build_are_refused_naming_the_field() -> None:
     # an attention layer divides num_attention_heads by n_heads_in_group (line 142): null cannot be served
     with pytest.raises(ConfigError, match=r"'block_configs\[0\]\.attention\.n_heads_in_group'"):
         config_from_dict(_group(SUPER, 0, None), "config.json")  # type: ignore[arg-type]
+    # 64 // 3 = 21 KV heads, which do not group the 64 query heads: Attention asserts num_heads % num_kv_heads
+    with pytest.raises(ConfigError, match=r"'block_configs\[2\]\.attention\.n_heads_in_group' is 21 \(layer 2\)"):
+        config_from_dict(_group(SUPER, 2, 3), "config.json")
     # replace_with_linear: DeciLMDecoderLayer reads only no_op (lines 133-134) and builds the full attention / MLP,
     # whose q/k/v (gate/up/down) weights such a checkpoint does not have
     blocks = [dict(b) for b in SUPER["block_configs"]]
