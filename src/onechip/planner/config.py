@@ -295,6 +295,10 @@ STATING_FAMILIES = frozenset(
         # layer_types names (_derive_layer_types)
         "glm",
         "vaultgemma",
+        # Step3 (Step3TextForCausalLM, and Step3VLForConditionalGeneration's text_config: SAME_CLASS step3_vl):
+        # step3_text.py Step3TextAttention takes config.head_dim (Step3TextConfig's default 256) over one KV head
+        # whatever the file says (_apply_family_rules)
+        "step3_text",
         # hybrid Gated DeltaNet + full attention (planner.recurrent)
         "qwen3_next",
         "qwen3_5_text",
@@ -346,8 +350,10 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # PaddleOCR-VL (model_type 'paddleocr_vl', its text_config 'paddleocr_vl_text' as transformers 5.x saves it):
 # paddleocr_vl.py merges text_config into the config and builds Ernie4_5ForCausalLM over it (0.34.0 sdist);
 # transformers 5.19's PaddleOCRTextConfig, which reads a flat file's text fields, has Ernie4_5Config's defaults
+# Step3-VL (model_type 'step3_vl'): vLLM's Step3VLConfig builds text_config as its Step3TextConfig, over which
+# step3_vl.py builds Step3TextForCausalLM (vllm/transformers_utils/configs/step3_vl.py, 0.34.0 sdist)
 SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash": "mimo_v2", "dots_ocr": "qwen2",
-              "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5"}  # fmt: skip
+              "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5", "step3_vl": "step3_text"}  # fmt: skip
 # {(model_type, first architecture): the modelled one}: a model type whose files vLLM builds with different classes by
 # architecture. 'bailing_hybrid' is BailingMoeV2_5ForCausalLM (bailing_moe_linear.py: linear attention beside MLA; not
 # modelled) or BailingMoeV3ForCausalLM (bailing_moe_v3.py: Kimi delta attention beside MLA), vllm/model_executor/models/
@@ -403,6 +409,10 @@ VLLM_CONFIG_MODEL_TYPES = frozenset(
 # intermediate_size 11008, moe_intermediate_size 1407, num_hidden_layers 30, num_attention_heads 32,
 # num_key_value_heads 32, max_position_embeddings 2048, tie_word_embeddings False; a null num_key_value_heads 'for
 # backward compatibility' the query heads: KV_HEADS_NULL_QUERY_HEADS)
+# Step3: vLLM's own Step3TextConfig (vllm/transformers_utils/configs/step3_vl.py of the 0.34.0 sdist, which vLLM loads
+# step3_text and step3_vl files with: _CONFIG_REGISTRY), the stepfun-ai/step3 model card's figures: hidden_size 7168,
+# intermediate_size 18432, num_attention_heads 64, num_hidden_layers 61, max_seq_len 65536, vocab_size 128815,
+# moe_intermediate_size 5120, moe_num_experts 48, moe_top_k 3, head_dim 256; no tie_word_embeddings of its own.
 REMOTE_CONFIG_CLASSES = {
     "exaone": ConfigClassEntry.model_validate({
         "class": "ExaoneConfig", "aliases": {"num_hidden_layers": "num_layers"},
@@ -426,6 +436,14 @@ REMOTE_CONFIG_CLASSES = {
                      "num_key_value_heads": 32, "max_position_embeddings": 2048},
         "refuses_indivisible_hidden_size": False, "tie_word_embeddings": False,
         "source": "https://huggingface.co/deepseek-ai/deepseek-moe-16b-base/blob/main/configuration_deepseek.py",
+    }),
+    "step3_text": ConfigClassEntry.model_validate({
+        "class": "Step3TextConfig",
+        "defaults": {"hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 64,
+                     "num_hidden_layers": 61, "max_seq_len": 65536, "vocab_size": 128815,
+                     "moe_intermediate_size": 5120, "moe_num_experts": 48, "moe_top_k": 3, "head_dim": 256},
+        "refuses_indivisible_hidden_size": False,
+        "source": "vllm/transformers_utils/configs/step3_vl.py (vLLM 0.34.0 sdist)",
     }),
     "telechat": ConfigClassEntry.model_validate({
         "class": "TelechatConfig",
@@ -1393,6 +1411,14 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
         _mimo_v2_fields(text, where)
     if family == "nemotron-nas":
         _nemotron_nas_fields(text, where)
+    if family == "step3_text":
+        # Step3TextDecoderLayer builds Step3TextAttention(num_kv_heads=1) whatever num_attention_groups says, its K
+        # and V one head of config.head_dim on every rank (step3_text.py lines 162-207, 234-246, 0.34.0 sdist);
+        # FusedMoEBlock routes moe_top_k of moe_num_experts experts, the planner's num_experts_per_tok and num_experts
+        text["num_key_value_heads"] = 1
+        for name, own in (("num_experts", "moe_num_experts"), ("num_experts_per_tok", "moe_top_k")):
+            if text.get(own) is not None:
+                text[name] = text[own]
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:
             raise _fail(
