@@ -107,7 +107,7 @@ def _layer_groups(layers: list[LayerKV]) -> list[tuple[list[int], tuple[str, int
     bytes per token, one group each, in the order each first appears (`plan --json` keeps one record per layer)."""
     groups: dict[tuple[str, int, str, str, int], list[int]] = {}
     for layer in layers:
-        cache = "own" if layer.owns_cache else f"from {layer.shares_from}"
+        cache = "own" if layer.owns_cache else "none" if layer.shares_from is None else f"from {layer.shares_from}"
         dim = str(layer.head_dim) if layer.v_head_dim is None else f"{layer.head_dim} (V {layer.v_head_dim})"
         key = (layer.attention_type, layer.kv_heads, dim, cache, layer.bytes_per_token)
         groups.setdefault(key, []).append(layer.index)

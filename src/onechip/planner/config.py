@@ -248,6 +248,10 @@ DIVIDING_FAMILIES = frozenset(
         "flex_olmo",
         "jais2",
         "cwm",
+        # Nemotron NAS (DeciLMForCausalLM: Llama-3.3-Nemotron-Super-49B, Llama-3.1-Nemotron-Ultra-253B; a remote-code
+        # DeciLMConfig, a LlamaConfig): nemotron_nas.py DeciLMAttention is a LlamaAttention (head_dim or hidden_size //
+        # heads) whose KV heads each layer's block_configs entry gives (_nemotron_nas_fields)
+        "nemotron-nas",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -291,6 +295,10 @@ STATING_FAMILIES = frozenset(
         # layer_types names (_derive_layer_types)
         "glm",
         "vaultgemma",
+        # Step3 (Step3TextForCausalLM, and Step3VLForConditionalGeneration's text_config: SAME_CLASS step3_vl):
+        # step3_text.py Step3TextAttention takes config.head_dim (Step3TextConfig's default 256) over one KV head
+        # whatever the file says (_apply_family_rules)
+        "step3_text",
         # hybrid Gated DeltaNet + full attention (planner.recurrent)
         "qwen3_next",
         "qwen3_5_text",
@@ -342,8 +350,10 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # PaddleOCR-VL (model_type 'paddleocr_vl', its text_config 'paddleocr_vl_text' as transformers 5.x saves it):
 # paddleocr_vl.py merges text_config into the config and builds Ernie4_5ForCausalLM over it (0.34.0 sdist);
 # transformers 5.19's PaddleOCRTextConfig, which reads a flat file's text fields, has Ernie4_5Config's defaults
+# Step3-VL (model_type 'step3_vl'): vLLM's Step3VLConfig builds text_config as its Step3TextConfig, over which
+# step3_vl.py builds Step3TextForCausalLM (vllm/transformers_utils/configs/step3_vl.py, 0.34.0 sdist)
 SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash": "mimo_v2", "dots_ocr": "qwen2",
-              "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5"}  # fmt: skip
+              "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5", "step3_vl": "step3_text"}  # fmt: skip
 # {(model_type, first architecture): the modelled one}: a model type whose files vLLM builds with different classes by
 # architecture. 'bailing_hybrid' is BailingMoeV2_5ForCausalLM (bailing_moe_linear.py: linear attention beside MLA; not
 # modelled) or BailingMoeV3ForCausalLM (bailing_moe_v3.py: Kimi delta attention beside MLA), vllm/model_executor/models/
@@ -399,6 +409,10 @@ VLLM_CONFIG_MODEL_TYPES = frozenset(
 # intermediate_size 11008, moe_intermediate_size 1407, num_hidden_layers 30, num_attention_heads 32,
 # num_key_value_heads 32, max_position_embeddings 2048, tie_word_embeddings False; a null num_key_value_heads 'for
 # backward compatibility' the query heads: KV_HEADS_NULL_QUERY_HEADS)
+# Step3: vLLM's own Step3TextConfig (vllm/transformers_utils/configs/step3_vl.py of the 0.34.0 sdist, which vLLM loads
+# step3_text and step3_vl files with: _CONFIG_REGISTRY), the stepfun-ai/step3 model card's figures: hidden_size 7168,
+# intermediate_size 18432, num_attention_heads 64, num_hidden_layers 61, max_seq_len 65536, vocab_size 128815,
+# moe_intermediate_size 5120, moe_num_experts 48, moe_top_k 3, head_dim 256; no tie_word_embeddings of its own.
 REMOTE_CONFIG_CLASSES = {
     "exaone": ConfigClassEntry.model_validate({
         "class": "ExaoneConfig", "aliases": {"num_hidden_layers": "num_layers"},
@@ -422,6 +436,14 @@ REMOTE_CONFIG_CLASSES = {
                      "num_key_value_heads": 32, "max_position_embeddings": 2048},
         "refuses_indivisible_hidden_size": False, "tie_word_embeddings": False,
         "source": "https://huggingface.co/deepseek-ai/deepseek-moe-16b-base/blob/main/configuration_deepseek.py",
+    }),
+    "step3_text": ConfigClassEntry.model_validate({
+        "class": "Step3TextConfig",
+        "defaults": {"hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 64,
+                     "num_hidden_layers": 61, "max_seq_len": 65536, "vocab_size": 128815,
+                     "moe_intermediate_size": 5120, "moe_num_experts": 48, "moe_top_k": 3, "head_dim": 256},
+        "refuses_indivisible_hidden_size": False,
+        "source": "vllm/transformers_utils/configs/step3_vl.py (vLLM 0.34.0 sdist)",
     }),
     "telechat": ConfigClassEntry.model_validate({
         "class": "TelechatConfig",
@@ -867,6 +889,8 @@ def _check_heads(
     hybrid = family in recurrent.HYBRID_FAMILIES
     kinds = [geometry.FULL] * text["num_hidden_layers"] if hybrid else geometry.layer_kinds(text, family)
     for index, kind in enumerate(kinds):
+        if kind == geometry.NO_ATTENTION:
+            continue
         field, kv = geometry.layer_kv_heads(text, kind, index)
         if field in defaulted or not isinstance(kv, int) or heads % kv == 0:
             continue
@@ -1196,6 +1220,78 @@ def _mimo_v2_fields(text: dict[str, Any], where: str) -> None:
     text["per_layer_config"] = {str(i): dict(swa if s else full) for i, s in enumerate(sliding)}
 
 
+def _nas_flag(part: Mapping[str, Any], name: str, where: str, path: str) -> bool:
+    """`part`'s boolean `name` (False when left out, as the remote AttentionConfig / FFNConfig dataclasses default
+    no_op and replace_with_linear); `path` names `part` in the file."""
+    value = part.get(name, False)
+    if not isinstance(value, bool):
+        raise _fail(where, f"{path}.{name}", f"must be true or false, got {value!r}")
+    return value
+
+
+def _nas_intermediate_size(ffn: Mapping[str, Any], hidden: Any, where: str, path: str) -> int:
+    """A block's MLP width as DeciLMDecoderLayer takes it (nemotron_nas.py lines 162-169, 0.34.0 sdist): from ffn_mult
+    when the block has one, int(2 x ffn_mult x hidden_size / 3) rounded up to a multiple of 256
+    (_ffn_mult_to_intermediate_size, lines 59-62), else its intermediate_size. `path` names `ffn` in the file."""
+    mult, size = ffn.get("ffn_mult"), ffn.get("intermediate_size")
+    if mult is None:
+        if not (isinstance(size, int) and not isinstance(size, bool) and size > 0):
+            raise _fail(where, f"{path}.ffn_mult", f"is missing and so is {path}.intermediate_size (got {size!r})")
+        return size
+    if isinstance(mult, bool) or not isinstance(mult, int | float) or mult <= 0 or not isinstance(hidden, int):
+        raise _fail(where, f"{path}.ffn_mult", f"must be a positive number (over an integer hidden_size), got {mult!r}")
+    return geometry.cdiv(int(2 * mult * hidden / 3), 256) * 256
+
+
+def _nemotron_nas_fields(text: dict[str, Any], where: str) -> None:
+    """Nemotron NAS's layers as vLLM 0.34.0 builds them (vllm/model_executor/models/nemotron_nas.py DeciLMDecoderLayer,
+    lines 125-180): layer i reads block_configs[i]; where its attention.no_op is false it builds a LlamaAttention of
+    num_attention_heads // attention.n_heads_in_group KV heads, where it is true no attention at all (no KV cache spec:
+    layer type 'no_attention'); an ffn that is not no_op is a LlamaMLP of the block's width. Written as layer_types, a
+    per_layer_config entry per attention layer (its KV heads, `field` naming the file's field) and intermediate_size the
+    widest block's (the forward's peak). num_key_value_heads is the first attention layer's, as vLLM's
+    NemotronNasModelArchConfigConvertor.get_total_num_kv_heads takes it (it raises with no attention layer). The layer
+    reads only no_op (lines 133-134): a block with replace_with_linear is built whole over weights the checkpoint lacks,
+    and is refused, as is an attention layer without a positive n_heads_in_group (a TypeError or ZeroDivisionError at
+    build)."""
+    n, heads, blocks = text["num_hidden_layers"], text["num_attention_heads"], text.get("block_configs")
+    if not isinstance(blocks, list) or len(blocks) != n:
+        got = f"{len(blocks)} entries" if isinstance(blocks, list) else repr(blocks)
+        raise _fail(where, "block_configs", f"must give one block for each of the {n} layers, got {got}")
+    types, overrides, widths = [], {}, []
+    for i, block in enumerate(blocks):
+        parts: dict[str, Mapping[str, Any]] = {}
+        for name in ("attention", "ffn"):
+            part, path = block.get(name) if isinstance(block, dict) else None, f"block_configs[{i}].{name}"
+            if not isinstance(part, dict):
+                raise _fail(where, path, f"must be an object, got {part!r}")
+            if _nas_flag(part, "replace_with_linear", where, path):
+                raise _fail(where, f"{path}.replace_with_linear", "is true: vLLM's DeciLMDecoderLayer reads only "
+                            "no_op and builds the whole block, whose weights a linear replacement's checkpoint does "
+                            "not have")  # fmt: skip
+            parts[name] = part
+        if not _nas_flag(parts["ffn"], "no_op", where, f"block_configs[{i}].ffn"):
+            widths.append(
+                _nas_intermediate_size(parts["ffn"], text.get("hidden_size"), where, f"block_configs[{i}].ffn")
+            )
+        if _nas_flag(parts["attention"], "no_op", where, f"block_configs[{i}].attention"):
+            types.append("no_attention")
+            continue
+        group, field = parts["attention"].get("n_heads_in_group"), f"block_configs[{i}].attention.n_heads_in_group"
+        if not (isinstance(group, int) and not isinstance(group, bool) and 0 < group <= heads):
+            raise _fail(where, field, f"must be a positive integer up to num_attention_heads ({heads}) on a layer "
+                        f"with attention, got {group!r}; vLLM divides the query heads by it")  # fmt: skip
+        types.append("full_attention")
+        overrides[str(i)] = {"num_key_value_heads": heads // group, "field": field}
+    if not overrides:
+        raise _fail(where, "block_configs", "has no layer with attention; vLLM cannot tell the KV heads "
+                    "('Could not determine the number of key-value attention heads')")  # fmt: skip
+    text["layer_types"], text["per_layer_config"] = types, overrides
+    text["num_key_value_heads"] = next(iter(overrides.values()))["num_key_value_heads"]
+    if widths:
+        text["intermediate_size"] = max(widths)
+
+
 def _olmo_hybrid_fields(text: dict[str, Any]) -> None:
     """The Gated DeltaNet fields an OLMo Hybrid file leaves out, as transformers 5.19 OlmoHybridConfig.__post_init__
     sets them (planner.recurrent docstring): key and value heads the query heads, key head dim int(0.75 x hidden_size
@@ -1313,6 +1409,16 @@ def _apply_family_rules(text: dict[str, Any], family: str, where: str) -> None:
         _olmo_hybrid_fields(text)
     if family == "mimo_v2":
         _mimo_v2_fields(text, where)
+    if family == "nemotron-nas":
+        _nemotron_nas_fields(text, where)
+    if family == "step3_text":
+        # Step3TextDecoderLayer builds Step3TextAttention(num_kv_heads=1) whatever num_attention_groups says, its K
+        # and V one head of config.head_dim on every rank (step3_text.py lines 162-207, 234-246, 0.34.0 sdist);
+        # FusedMoEBlock routes moe_top_k of moe_num_experts experts, the planner's num_experts_per_tok and num_experts
+        text["num_key_value_heads"] = 1
+        for name, own in (("num_experts", "moe_num_experts"), ("num_experts_per_tok", "moe_top_k")):
+            if text.get(own) is not None:
+                text[name] = text[own]
     if text.get("head_dim") is None:
         if family not in DIVIDING_FAMILIES:
             raise _fail(

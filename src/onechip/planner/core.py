@@ -3425,7 +3425,7 @@ def _stages(r: _Resolved) -> list[Stage]:
     if pp == 1:
         copies = _mla_kv_b_proj_copies(r, len(r.geometry.layers))
         return [Stage(geometry=r.geometry, weights_bytes=r.weights + copies, offload=_offload(r, None))]
-    if any(not layer.owns_cache for layer in r.geometry.layers):
+    if any(layer.shares_from is not None for layer in r.geometry.layers):  # not a layer with no cache of its own
         raise ConfigError(
             f"pipeline_parallel_size {pp}: KV-shared layers (num_kv_shared_layers) are not modelled across stages"
         )

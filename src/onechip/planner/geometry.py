@@ -34,6 +34,10 @@ MAMBA = "mamba"
 # Llama 4's chunked local attention: a layer attends within its attention_chunk_size chunk only, so its
 # cache holds at most one chunk (plus the tokens of one scheduler step) per request. Its window is the chunk.
 CHUNKED = "chunked"
+# A decoder layer with no attention at all (Nemotron NAS's block_configs[i].attention.no_op: vLLM's
+# DeciLMDecoderLayer builds no Attention there, vllm/model_executor/models/nemotron_nas.py lines 140-160 of the
+# 0.34.0 sdist), so no KV cache spec and no cache; planner.config writes it as the layer type 'no_attention'.
+NO_ATTENTION = "none"
 
 # config layer_types spellings -> our kinds.
 LAYER_TYPE_NAMES = {
@@ -44,6 +48,7 @@ LAYER_TYPE_NAMES = {
     "sliding_window_attention": SLIDING,
     "local": SLIDING,
     "chunked_attention": CHUNKED,
+    "no_attention": NO_ATTENTION,
 }
 
 
@@ -143,7 +148,7 @@ def require_int(cfg: Any, name: str, family: str) -> int:
 
 
 def layer_kinds(cfg: Any, family: str) -> list[str]:
-    """Return FULL/SLIDING/CHUNKED per decoder layer.
+    """Return FULL/SLIDING/CHUNKED (NO_ATTENTION) per decoder layer.
 
     Order of evidence: `layer_types` when the config has it (Gemma 2/3/3n/4, gpt-oss, Mistral in
     transformers 5.x); else Qwen2/Qwen3's `use_sliding_window` + `max_window_layers` (layers at index
@@ -182,10 +187,12 @@ def layer_kv_heads(cfg: Any, kind: str, index: int) -> tuple[str, Any]:
     """(the field layer `index` of `kind` takes its KV heads from, their count as the config has it, unchecked):
     num_key_value_heads; on a Gemma 4 full layer with attention_k_eq_v, num_global_key_value_heads when set; a
     saved `per_layer_config` entry's over both (transformers configuration_gemma4.py per-layer overrides; vLLM
-    0.31.0 gemma4_layer_config, which Gemma4DecoderLayer passes to its attention)."""
+    0.31.0 gemma4_layer_config, which Gemma4DecoderLayer passes to its attention), named by the entry's `field`
+    where planner.config derived it from another field of the file (Nemotron NAS's n_heads_in_group)."""
     override = (_get(cfg, "per_layer_config") or {}).get(str(index)) or {}
     if override.get("num_key_value_heads") is not None:
-        return f"per_layer_config.{index}.num_key_value_heads", override["num_key_value_heads"]
+        field = override.get("field") or f"per_layer_config.{index}.num_key_value_heads"
+        return str(field), override["num_key_value_heads"]
     if kind == FULL and _get(cfg, "attention_k_eq_v") and _get(cfg, "num_global_key_value_heads"):
         return "num_global_key_value_heads", _get(cfg, "num_global_key_value_heads")
     return "num_key_value_heads", _get(cfg, "num_key_value_heads")
@@ -358,6 +365,10 @@ def _per_layer(
     layers: list[LayerKV] = []
     raw_heads: set[int] = set()
     for i, kind in enumerate(kinds):
+        if kind == NO_ATTENTION:  # no attention module: no cache, nothing to share
+            layers.append(LayerKV(index=i, attention_type=kind, kv_heads=0, head_dim=0, owns_cache=False,
+                                  bytes_per_token=0))  # fmt: skip
+            continue
         dim, heads_i = _layer_shape(cfg, kind, family, i)
         v_dim = _layer_v_dim(cfg, i, dim)
         if dim not in dims_unpadded:

@@ -31,7 +31,7 @@ from typing import Any
 
 from onechip.catalog.files import CudaGraphRule, EncoderProfileRule, FusedMoeBufferRule, GpuMemoryRule, RocmRule
 from onechip.errors import ConfigError
-from onechip.planner.geometry import MAMBA, Geometry, cdiv, window_blocks
+from onechip.planner.geometry import MAMBA, NO_ATTENTION, Geometry, cdiv, window_blocks
 from onechip.planner.gpu_memory import (
     GpuBudget,
     MarlinMoe,
@@ -537,8 +537,10 @@ def _stage_pool(
                 tensor_parallel_size=tp, max_num_batched_tokens=batch, release=release,
             )  # fmt: skip
         # the graph is cut at attention and Mamba / linear-attention ops (vllm/config/compilation.py
-        # CompilationConfig._attention_ops, 0.20.0 sdist): Nemotron-H's MLP and MoE layers hold none
-        split = sum(1 for layer in stage.geometry.layers if layer.attention_type != MAMBA or layer.state_bytes)
+        # CompilationConfig._attention_ops, 0.20.0 sdist): Nemotron-H's MLP and MoE layers hold none, nor a Nemotron
+        # NAS no-op attention layer
+        split = sum(1 for layer in stage.geometry.layers
+                    if layer.attention_type not in (MAMBA, NO_ATTENTION) or layer.state_bytes)  # fmt: skip
         graph_bytes = cuda_graph_estimate(
             graph_rule, piecewise_sizes=len(sizes), full_sizes=len(full), layers=layers,
             first_forward_bytes=first_forward, fa3_bytes=fa3, split_layers=split,

@@ -306,13 +306,29 @@ class EngineRules(EngineEntry):
                 f"{where}: vocab_size {vocab} (padded to a multiple of {pad}: {padded}) is not divisible by it; "
                 f"the engine shards the embedding by vocabulary and fails at load ('{padded} is not divisible by {tp}')"
             )
-        kv = text.get("num_key_value_heads")
-        if isinstance(kv, int) and text.get("kv_lora_rank") is None and (kv % tp if kv >= tp else tp % kv):
-            num, den = (kv, tp) if kv >= tp else (tp, kv)
-            raise ConfigError(
-                f"{where}: num_key_value_heads {kv} neither divides by it nor divides it; the engine fails at "
-                f"load ('{num} is not divisible by {den}')"
+        if text.get("kv_lora_rank") is not None:  # MLA: one latent, not split by heads
+            return
+        # each layer's own KV heads first (a per_layer_config entry's, which may name the file's field: Nemotron NAS's
+        # n_heads_in_group, planner.config), then the model's: every Attention asserts its own (LlamaAttention,
+        # vllm/model_executor/models/llama.py lines 147-156 of the 0.34.0 sdist)
+        overrides = text.get("per_layer_config") or {}
+        counts = [
+            (
+                f"layer {index}'s KV head count {entry.get('num_key_value_heads')} "
+                f"({entry.get('field') or f'per_layer_config.{index}.num_key_value_heads'})",
+                entry.get("num_key_value_heads"),
             )
+            for index, entry in overrides.items()
+            if isinstance(entry, dict)
+        ]
+        flat = text.get("num_key_value_heads")
+        for name, kv in [*counts, (f"num_key_value_heads {flat}", flat)]:
+            if isinstance(kv, int) and kv > 0 and (kv % tp if kv >= tp else tp % kv):
+                num, den = (kv, tp) if kv >= tp else (tp, kv)
+                raise ConfigError(
+                    f"{where}: {name} neither divides by it nor divides it; the engine fails at load "
+                    f"('{num} is not divisible by {den}')"
+                )
 
 
 _UNTAGGED = re.compile(r"^v?0\.1\.dev\d+")  # setuptools-scm's version of a checkout without tags

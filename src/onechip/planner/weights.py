@@ -152,7 +152,9 @@ DROPPED = "dropped"
 # 'mlp_AR.', built inside _mark_tower_model: paddleocr_vl.py, 0.34.0 sdist); Nemotron Nano VL v2
 # ('language_model.backbone.', which NemotronH_Nano_VL_V2.hf_to_vllm_mapper maps to language_model.model, its
 # 'language_model.lm_head.', and the 'sound_encoder.' it builds with vision_model and mlp1 inside _mark_tower_model:
-# nano_nemotron_vl.py, 0.34.0 sdist).
+# nano_nemotron_vl.py, 0.34.0 sdist); Step3-VL ('model.', 'lm_head.', its tower 'vision_model.' with the
+# 'vit_downsampler.', 'vit_downsampler2.' and 'vit_large_projector.' it builds inside _mark_tower_model: step3_vl.py,
+# 0.34.0 sdist).
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -183,6 +185,9 @@ _PREFIXES: list[tuple[str, str]] = [
     ("resampler.", VISION_TOWER),
     ("mm_projector.", VISION_TOWER),
     ("mlp_AR.", VISION_TOWER),
+    ("vit_downsampler.", VISION_TOWER),
+    ("vit_downsampler2.", VISION_TOWER),
+    ("vit_large_projector.", VISION_TOWER),
     ("thinker.model.embed_tokens.", EMBEDDINGS),
     ("thinker.model.", LANGUAGE_MODEL),
     ("thinker.lm_head.", LM_HEAD),

@@ -92,7 +92,8 @@ class LayerKV(ResultModel):
 
     index: int = Field(description="Decoder layer index.")
     attention_type: str = Field(
-        description="'full', 'sliding', 'chunked' (Llama 4 chunked local attention), 'mamba' (a recurrent state only)."
+        description="'full', 'sliding', 'chunked' (Llama 4 chunked local attention), 'mamba' (a recurrent state only), "
+        "'none' (no attention: a Nemotron NAS no-op attention layer)."
     )
     kv_heads: int = Field(description="KV heads stored for this layer (after tensor-parallel padding).")
     head_dim: int = Field(description="Per-head dimension of K (and of V unless v_head_dim says otherwise).")
@@ -104,7 +105,9 @@ class LayerKV(ResultModel):
         default=False,
         description="MLA: one latent of head_dim (kv_lora_rank + qk_rope_head_dim) elements per token, no K/V pair.",
     )
-    owns_cache: bool = Field(description="False when the layer reads another layer's cache (KV sharing).")
+    owns_cache: bool = Field(
+        description="False when the layer reads another layer's cache (KV sharing) or holds none (no attention)."
+    )
     shares_from: int | None = Field(default=None, description="Layer whose cache this one reads.")
     sliding_window: int | None = Field(
         default=None, description="Window in tokens for sliding layers (the attention chunk for chunked layers)."
