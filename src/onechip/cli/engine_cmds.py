@@ -16,7 +16,7 @@ from onechip.cli.plan_cmd import print_crosscheck, print_serve_command
 from onechip.cli.render import console, live_progress
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
 from onechip.errors import ConfigError
-from onechip.schemas import BootRecord, EngineStatus
+from onechip.schemas import BootRecord, EngineState, EngineStatus
 from onechip.schemas.common import plural
 from onechip.schemas.inputs import build_request
 from onechip.schemas.logs import LogSummary, SummarizeLogsRequest
@@ -101,6 +101,17 @@ def print_replicas(st: EngineStatus) -> None:
             f"  replica {rep.index} {mark} {rep.url} ({where}) {kv}; served {served}, routed {routed}{note}",
             highlight=False,
         )
+
+
+def engine_words(state: EngineState) -> str:
+    """What runs the engine `state` records, as `down` names what it stops: 'pid N' (a local process group), 'container
+    C[ on HOST]', 'pid N on HOST' (EngineState.pid is 0 for the last two: no local process)."""
+    where = f" on {state.host}" if state.host else ""
+    if state.mode == "docker":
+        return f"container {state.container}{where}"
+    if state.mode == "remote-process":
+        return f"pid {state.remote_pid}{where}" if state.remote_pid is not None else f"process group{where}"
+    return f"pid {state.pid}"
 
 
 def print_up(result: UpResult) -> None:
@@ -210,7 +221,7 @@ def register(app: typer.Typer) -> None:
             health = "[green]healthy[/]" if st.healthy else "[red]not healthy[/]"
             booting = f"  [yellow]{escape(st.note)}[/]" if st.state.booting else ""
             console.print(
-                f"{health} {st.state.model} at {st.state.base_url} (pid {st.state.pid}, "
+                f"{health} {st.state.model} at {st.state.base_url} ({escape(engine_words(st.state))}, "
                 f"up {st.uptime_s:.0f} s)  log: {st.state.log_path}{booting}"
             )
         else:  # running with no engine state: replicas booting before their router (api.status)

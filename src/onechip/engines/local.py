@@ -51,7 +51,8 @@ def ephemeral_ports() -> range | None:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port free on `host` right now (a bind without SO_REUSEADDR succeeds there: port_is_free), outside the
+    """A port free on `host` right now (a bind without SO_REUSEADDR succeeds there: port_is_free) and claimed by no
+    other engine (port_claims.claimed: one booting binds it only later), outside the
     kernel's ephemeral range (ephemeral_ports), never one this process gave before while others remain. A port bind(0)
     picked lies in that range, and the kernel gives it again to any outgoing connection as its local port: a server
     that bound it later without SO_REUSEADDR (vllm-router's Prometheus exporter) failed with 'Address already in use'
@@ -65,7 +66,7 @@ def free_port(host: str = "127.0.0.1") -> int:
             _given.clear()
         pool = [port for port in outside if port not in _given]
         for port in random.sample(pool, min(len(pool), 200)):
-            if port_is_free(port, host, reuse=False):
+            if port_is_free(port, host, reuse=False) and port_claims.claimed(host, port) is None:
                 _given.add(port)
                 return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -74,11 +75,19 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def preferred_port(port: int, host: str = "127.0.0.1") -> int:
-    """`port` when it is free on `host` now, else the next one up that is (one the OS reports free past 65535):
-    chosen before the serve command is built, so the command `plan` and `up --dry-run` print is the one that runs,
-    and the same in both while the ports stay as they are (a random free port made them differ whenever 8000 was
-    taken), as replica ports are chosen (engines.replicas._Ports)."""
-    return next((p for p in range(port, min(port + 1000, 65536)) if port_is_free(p, host)), None) or free_port(host)
+    """`port` when it is free on `host` now (port_available), else the next one up that is (one the OS reports free
+    past 65535): chosen before the serve command is built, so the command `plan` and `up --dry-run` print is the one
+    that runs, and the same in both while the ports stay as they are (a random free port made them differ whenever
+    8000 was taken), as replica ports are chosen (engines.replicas._Ports)."""
+    return next((p for p in range(port, min(port + 1000, 65536)) if port_available(p, host)), None) or free_port(host)
+
+
+def port_available(port: int, host: str = "127.0.0.1", reuse: bool = True) -> bool:
+    """Whether `port` may be chosen for a server on `host`: free in the kernel's tables (port_is_free, `reuse` as
+    there) and claimed by no other engine (port_claims.claimed), which the kernel sees free while that engine boots
+    (vLLM binds its port 10-20 s after its launch): `up` without --port chose such a port, and start() then refused
+    it."""
+    return port_is_free(port, host, reuse) and port_claims.claimed(host, port) is None
 
 
 def port_is_free(port: int, host: str = "127.0.0.1", reuse: bool = True) -> bool:

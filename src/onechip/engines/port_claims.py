@@ -96,6 +96,17 @@ def claim(host: str, port: int, pid: int, started: int | None) -> None:
         )
 
 
+def claimed(host: str, port: int) -> Claim | None:
+    """The live claim of another process than this one on `host`:`port`, if any: a port a choice of one (`up` without
+    --port, a tunnel's local end) must pass over, though the kernel sees it free while the claiming engine boots. None
+    also where the claims folder cannot be used (as claim, best effort)."""
+    try:
+        with _locked() as folder:
+            return _held(folder, host, port, os.getpid())
+    except (OSError, RuntimeError):
+        return None
+
+
 def _held(folder: Path, host: str, port: int, pid: int) -> Claim | None:
     """The live claim of another process (not `pid`, not this one) on `port` at an address meeting `host`, if any."""
     for other in folder.glob(f"*:{port}"):

@@ -39,7 +39,14 @@ from pydantic import Field
 from onechip.engines import remote, startup
 from onechip.engines import state as engine_state
 from onechip.engines.launch import LaunchSpec, LocalServeEngine, ReplicaSetLaunch
-from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, remove_rpc_dir, stop_group
+from onechip.engines.local import (
+    LocalVllmEngine,
+    free_port,
+    port_available,
+    port_is_free,
+    remove_rpc_dir,
+    stop_group,
+)
 from onechip.engines.model_store import ensure_model
 from onechip.engines.router import (
     DEFAULT_METRICS_PORT,
@@ -195,9 +202,10 @@ class _Ports:
         self.taken: set[int] = set()
 
     def take(self, wanted: int, reuse: bool = True) -> int:
-        """`reuse`: whether the server that will listen there binds with SO_REUSEADDR (local.port_is_free)."""
+        """`reuse`: whether the server that will listen there binds with SO_REUSEADDR (local.port_available: a port
+        another engine claims is passed over as one taken)."""
         for port in range(wanted, 65536):  # TCP ports end at 65535 (replica K of --port 65535 asks 65535 + K)
-            if port not in self.taken and port_is_free(port, reuse=reuse):
+            if port not in self.taken and port_available(port, reuse=reuse):
                 self.taken.add(port)
                 return port
         raise ConfigError(f"no free port at or above {wanted} (TCP ports end at 65535): give a lower --port")

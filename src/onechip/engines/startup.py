@@ -25,7 +25,7 @@ from pathlib import Path
 from onechip.engines import remote
 from onechip.engines.embedded import DEFAULT_KV_CACHE_SPACE_GIB, DEFAULT_MAX_MODEL_LEN, embedded_command
 from onechip.engines.launch import LaunchSpec, LocalServeEngine, Secret, read_hf_token
-from onechip.engines.local import free_port, port_is_free, preferred_port
+from onechip.engines.local import free_port, port_available, preferred_port
 from onechip.engines.model_store import bundled_served_name
 from onechip.errors import ConfigError
 from onechip.procs import missing_interpreter
@@ -65,7 +65,7 @@ def choose_ports(host: str | None, on_host: bool, port: int | None, tunnel_port:
     if port is None:
         port = DEFAULT_PORT if on_host else preferred_port(DEFAULT_PORT)
     if host is not None and tunnel_port is None:
-        tunnel_port = port if port_is_free(port) else free_port()
+        tunnel_port = port if port_available(port) else free_port()
     return port, tunnel_port
 
 

@@ -327,6 +327,22 @@ def _exited(which: str) -> EngineError:
     return EngineError(f"the engine ({which}) exited; its last lines are above (`onechip down` clears its record)")
 
 
+def _still_recorded(followed: EngineState) -> bool:
+    """Whether the record of the engine `up` started still names `followed`, once an `up` or `down` changing it is done
+    (its lock is free; a `down` holds it from the stop to the cleared record, at most its SIGTERM grace and a SIGKILL):
+    an engine that exited on record crashed, one no longer on record was stopped by `down` (or by the `up` that gave it
+    up, which says why itself). An unreadable record counts as still naming it."""
+    deadline = time.monotonic() + 60
+    while held(lock_path()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    try:
+        now = load()
+    except OnechipError:
+        return True
+    same = ("mode", "pid", "pid_started", "container", "host", "remote_pid", "started_at")
+    return now is not None and all(getattr(now, name) == getattr(followed, name) for name in same)
+
+
 def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
     """The log of an engine on an SSH host or in a container (remote.logs_command, which merges the log's own stderr),
     redacted. What ssh itself says goes apart: when ssh fails (exit 255: the host did not answer, or refused the
@@ -391,9 +407,10 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     """The engine log of the engine `up` started (or of `state`: one replica), line by line, secrets
     redacted; with `follow`, keep reading until interrupted or the engine exits. After `down`, the log of the engine
     it stopped (still on disk: a remote engine's is the local copy its log mirror kept, EngineState.log_path, as its
-    container or host may have it no more). Raises EngineError when no engine was started, when the log is gone, or
-    when a followed engine exits."""
-    stopped = False
+    container or host may have it no more). A follow of the engine on record ends with it when `down` stops it (as
+    `tail -F --pid` and `docker logs -f` end). Raises EngineError when no engine was started, when the log is gone,
+    or when a followed engine exits on its own (it stays on record)."""
+    stopped, recorded = False, state is None  # recorded: the engine on record, not one given (a replica)
     if state is None:
         state, stopped = _logged()
         follow = follow and not stopped  # a stopped engine writes no more
@@ -401,6 +418,8 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     if state.mode != "process" and not stopped:
         yield from _host_log_lines(state, follow)
         if follow and not _host_alive(state)[0]:
+            if recorded and not _still_recorded(state):  # `down` stopped it: the follow ends with it
+                return
             where = f" on {state.host}" if state.host else ""
             raise _exited(
                 f"container {state.container}{where}" if state.mode == "docker" else f"{remote.pid_words(state)}{where}"
@@ -426,6 +445,8 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 return
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
                 yield from map(hidden, log_summary.read_lines(handle))  # what it wrote as it died
+                if recorded and not _still_recorded(state):  # `down` stopped it: the follow ends, as `tail --pid`
+                    return
                 raise _exited(f"pid {state.pid}")
             time.sleep(0.5)
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name

@@ -19,6 +19,7 @@ GEMMA = "google/gemma-4-E2B-it"
 )
 def test_plan_and_up_dry_run_print_the_same_commands(run, monkeypatch, where):
     monkeypatch.setattr(replicas, "port_is_free", lambda port, reuse=True: True)
+    monkeypatch.setattr(replicas, "port_available", lambda port, reuse=True: True)  # nor claimed
     rc, plan_out, _ = run("plan", GEMMA, "--launch", "vllm-docker", *where)
     assert rc == 0
     rc, up_out, _ = run("up", "--engine", "vllm-docker", "--model", GEMMA, *where, "--dry-run")
@@ -36,6 +37,7 @@ def test_up_with_a_replica_plan_runs_its_replicas_or_says_so(run, tmp_path, monk
     share, exit 0, the other half of the slice idle without a word, and `simulate --plan P` predicted one engine;
     now each asks for the plan's --replicas."""
     monkeypatch.setattr(replicas, "port_is_free", lambda port, reuse=True: True)
+    monkeypatch.setattr(replicas, "port_available", lambda port, reuse=True: True)  # nor claimed
     rc, plan_json, err = run("plan", GEMMA, "--chip", "v5e-4", "--replicas", "2", "--json")
     assert rc == 0, err
     path = tmp_path / "plan.json"
@@ -74,6 +76,7 @@ def test_replica_ports_past_65535_are_one_line(run, engine):
 def test_a_container_on_the_routers_metrics_port_moves_the_metrics_port(run, monkeypatch):
     # replica 1 of --port 28999 is on 29000, vllm-router's default --prometheus-port (engines.router)
     monkeypatch.setattr(replicas, "port_is_free", lambda port, reuse=True: True)
+    monkeypatch.setattr(replicas, "port_available", lambda port, reuse=True: True)  # nor claimed
     argv = ("up", "--engine", "vllm-docker", "--model", GEMMA, "--chip", "v5e-4", "--replicas", "2", "--port", "28999")
     rc, out, err = run(*argv, "--dry-run")
     assert rc == 0, err

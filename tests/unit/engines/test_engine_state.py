@@ -327,3 +327,38 @@ def test_logs_follow_goes_on_reading_a_log_rotated_under_it(
     engine.wait()
     reader.join(timeout=10)
     assert not reader.is_alive() and seen == ["before", "after"]
+
+
+def test_logs_follow_across_down_ends_without_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`logs --follow` in one shell, `down` in another: the follow ends as `tail -F --pid` and `docker logs -f` end
+    with what they followed (exit 0). Before: 'the engine (pid N) exited; its last lines are above (`onechip down`
+    clears its record)', exit 5, of an engine `down` had stopped and whose record it had already cleared."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    log = tmp_path / "engine.log"
+    code = "import time; print('ready', flush=True); time.sleep(60)"
+    with log.open("w") as out:
+        engine = subprocess.Popen([sys.executable, "-c", code], stdout=out, start_new_session=True)
+    state.save(engine_state(pid=engine.pid, pid_started=start_ticks(engine.pid), log_path=str(log)))
+    seen: list[str] = []
+    failed: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            for line in state.log_lines(follow=True):  # each as read: the test waits for the first
+                seen.append(line)
+        except EngineError as exc:
+            failed.append(exc)
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 10
+    while not seen and time.monotonic() < deadline:  # following: 'ready' read
+        time.sleep(0.05)
+    try:
+        assert state.down(grace_s=5).note.startswith(f"stopped engine pid {engine.pid}")
+    finally:
+        engine.kill()
+        engine.wait()
+    reader.join(timeout=10)
+    assert not reader.is_alive()
+    assert seen == ["ready"] and failed == [], failed

@@ -94,3 +94,25 @@ def test_logs_after_a_failed_up_in_a_container_shows_its_log(run, tmp_path, monk
                          port=free_port(), timeout_s=30))  # fmt: skip
     code, out, err = run("logs")
     assert code == 0 and out.splitlines() == ["INFO loading", "ERROR CUDA out of memory"], err
+
+
+def test_logs_follow_of_a_container_across_down_ends_without_an_error(tmp_path, monkeypatch) -> None:
+    # a docker CLI whose `logs -f` ends once the container is stopped, as docker's does; `down` in another shell stops
+    # it while `logs --follow` reads. Before: 'the engine (container c1) exited; ... (`onechip down` clears its
+    # record)', exit 5, of a container `down` had stopped and whose record it had already cleared
+    stopped = tmp_path / "stopped"
+    script = f"""#!/bin/sh
+case "$1" in
+  inspect) if [ -e {stopped} ]; then echo false; else echo true; fi ;;
+  stop) touch {stopped} ;;
+  logs) echo ready; while [ ! -e {stopped} ]; do sleep 0.05; done ;;
+esac
+"""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    fake_docker(tmp_path, monkeypatch, script)
+    engine_state_store.save(engine_state(engine="vllm-docker", mode="docker", container="c1", pid=0,
+                                         log_path=str(tmp_path / "engine.log")))  # fmt: skip
+    lines = engine_state_store.log_lines(follow=True)
+    assert next(lines) == "ready"
+    assert "stopped container c1" in engine_state_store.down(grace_s=1).note
+    assert list(lines) == []  # ended, no EngineError

@@ -14,8 +14,9 @@ import pytest
 
 from factories import DEAD_PID
 from fakes import vllm_server
-from onechip.engines import port_claims
-from onechip.engines.local import LocalVllmEngine, free_port
+from onechip.engines import local, port_claims, replicas
+from onechip.engines.local import LocalVllmEngine, free_port, port_is_free, preferred_port
+from onechip.engines.startup import choose_ports
 from onechip.errors import PortInUseError
 from onechip.procs import start_ticks, zombie
 
@@ -107,3 +108,38 @@ def test_a_claims_folder_that_cannot_be_made_claims_nothing_and_refuses_no_up(tm
     port_claims.claim("127.0.0.1", 8000, os.getpid(), start_ticks(os.getpid()))
     port_claims.release("127.0.0.1", 8000, os.getpid())
     assert (tmp_path / "file").read_text() == "x"
+
+
+def test_a_port_chosen_for_an_up_without_port_skips_one_another_engine_claims():
+    # `up` without --port takes 8000 when free, else the next free one (preferred_port; --help: 'local: a free one'):
+    # a port another home's engine claims while it boots (not bound yet) was chosen, and start() then refused the `up`
+    # ('claimed by the engine pid ...; pick another port with --port') where it had only to pick the next
+    port = preferred_port(8000)
+    holder = subprocess.Popen(["sleep", "30"])  # noqa: S607 - a live process holding the claim
+    try:
+        port_claims.claim("127.0.0.1", port, holder.pid, start_ticks(holder.pid))
+        assert port_is_free(port)  # the kernel sees nothing there: only the claim says it is taken
+        assert preferred_port(8000) > port
+        assert choose_ports(None, False, None, None)[0] > port  # what `up --engine vllm` without --port runs on
+        assert choose_ports("me@host", True, port, None)[1] != port  # an SSH tunnel's local end does not take it
+        assert replicas._Ports().take(port) > port  # nor a replica of `up --replicas N` here
+    finally:
+        holder.kill()
+        holder.wait()
+    assert preferred_port(8000) == port  # its process gone: the claim holds nothing
+
+
+def test_a_free_port_drawn_skips_one_another_engine_claims(monkeypatch):
+    # free_port draws from the ports outside the kernel's ephemeral range; here that is 65535 alone
+    monkeypatch.setattr(local, "ephemeral_ports", lambda: range(1024, 65535))
+    monkeypatch.setattr(local, "_given", set())
+    if not port_is_free(65535, reuse=False):
+        pytest.skip("port 65535 is taken on this machine")
+    holder = subprocess.Popen(["sleep", "30"])  # noqa: S607
+    try:
+        port_claims.claim("127.0.0.1", 65535, holder.pid, start_ticks(holder.pid))
+        assert free_port() != 65535
+    finally:
+        holder.kill()
+        holder.wait()
+    assert free_port() == 65535

@@ -244,7 +244,7 @@ def test_dry_run_shows_commands_not_the_token(home, args, monkeypatch):
 
 
 def test_dry_run_with_set_replans(home, monkeypatch):
-    monkeypatch.setattr(startup, "port_is_free", lambda port, host="127.0.0.1": True)  # not this machine's 8000
+    monkeypatch.setattr(startup, "port_available", lambda port, host="127.0.0.1": True)  # not this machine's 8000
     result = api.up(
         UpRequest(
             engine="vllm-docker",

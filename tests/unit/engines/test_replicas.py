@@ -108,6 +108,7 @@ def test_two_replicas_on_a_slice_take_two_chips_each():
 
 def test_plan_prints_the_commands_up_runs_on_two_hosts(monkeypatch):
     monkeypatch.setattr(replicas, "port_is_free", lambda port, reuse=True: True)  # as when the ports are free here
+    monkeypatch.setattr(replicas, "port_available", lambda port, reuse=True: True)  # nor claimed
     fields = {"engine": "vllm", "model": GEMMA, "chip": "v5e-1", "replicas": 2, "host": "u@h1,u@h2"}
     plan = api.plan(
         build_request(PlanRequest, {**{k: v for k, v in fields.items() if k != "engine"}, "launch": "vllm"})
@@ -126,6 +127,7 @@ def test_plan_prints_the_commands_up_runs_on_two_hosts(monkeypatch):
 
 def test_a_router_port_given_is_never_a_replicas(monkeypatch):
     monkeypatch.setattr(replicas, "port_is_free", lambda port, reuse=True: True)  # as when the ports are free here
+    monkeypatch.setattr(replicas, "port_available", lambda port, reuse=True: True)  # nor claimed
     fields = {"engine": "vllm", "model": GEMMA, "chip": "v5e-4", "replicas": 2, "router_port": 8001, "dry_run": True}
     launch = api.up(build_request(UpRequest, fields)).replica_set
     assert launch is not None and [s.port for s in launch.replicas] == [8000, 8002] and launch.router.port == 8001
