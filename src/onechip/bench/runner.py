@@ -51,6 +51,7 @@ from onechip.bench.client import DRAIN_S, TIMED_OUT, data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, replica_served, scrape, scrape_url
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import FAILS_TO_STOP, WorkerPool, asked_wait_s, first_line, run_job, split_streams
+from onechip.engines import router
 from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted, OnechipError
 from onechip.paths import exclusive, kind_of, read_regular, write_text_atomic
 from onechip.planner.fit import blocks_for
@@ -68,7 +69,7 @@ from onechip.schemas.bench import (
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES, SEARCH_FILE
-from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, api_key_from_env, bench_chat_body
+from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, api_key_from_env, bench_chat_body, gateway_retried
 
 # Where a resume keeps the samples of the repetitions it measures again (unfinished, or with failures).
 REPLACED_FILE = "requests.replaced.jsonl"
@@ -188,6 +189,10 @@ PROBE_LADDER = (
 REFUSED_BODY = (400, 422)
 PROBE_ATTEMPTS = 3  # a probe failing transiently (_transient) is sent again, this many times in all...
 PROBE_BACKOFF_S = 0.2  # ...after 0.2 s, then 0.4 s (or a refusal's Retry-After): a server's hiccup must not end the run
+# How long the bench's own control requests (the probe's /v1/models, a prompt fit's /tokenize) answered by a gateway
+# error (vllm.wire.GATEWAY_STATUSES) are asked again: as long as a router keeps a dead replica in rotation, its health
+# checks' interval times the failures that drop it (engines.router: 5 s x 3 = 15 s, as measured there)
+GATEWAY_WAIT_S = float(router.HEALTH_CHECK_INTERVAL_S * router.HEALTH_FAILURE_THRESHOLD)
 
 
 def _transient(out: StreamOutcome) -> bool:
@@ -422,8 +427,10 @@ class _Run:
 
     def probe(self, wire: WireClient) -> tuple[str, str | None]:
         """Fail fast: (model, engine_version) from /v1/models and /version; raises EndpointError (the server
-        is unreachable, answers malformed data, lists no model or not the configured one)."""
-        entry = wire.served_model(self.config.model, timeout_s=min(CONNECT_TIMEOUT_S, self.config.request_timeout_s))
+        is unreachable, answers malformed data, lists no model or not the configured one, or answers a gateway error for
+        GATEWAY_WAIT_S: a router's to a replica just killed is asked again)."""
+        timeout_s = min(CONNECT_TIMEOUT_S, self.config.request_timeout_s)
+        entry = gateway_retried(lambda: wire.served_model(self.config.model, timeout_s), GATEWAY_WAIT_S, wire.sleep)
         model, self.server_max_len = entry.id, entry.max_model_len
         try:
             version = wire.version()
@@ -767,7 +774,7 @@ class _Run:
             kept = [n for n in (self.saved.notes if self.saved else []) if n.startswith(_UNCHECKED)]
             notes = list(dict.fromkeys([*kept, *self.unchecked]))
             await self.probe_extras(model, notes)
-            builder = PromptBuilder(wire, model)
+            builder = PromptBuilder(wire, model, GATEWAY_WAIT_S)
             self.run = BenchRun(
                 tool_version=__version__,
                 created_at=self.saved.created_at  # a resumed run keeps when it was started
