@@ -49,3 +49,14 @@ def test_a_gateway_that_stays_down_still_ends_the_run_saying_so(tmp_path: Path, 
             api.bench(_config(srv.url), out_dir=tmp_path)
         left = len(srv.fail_first["/tokenize"])
     assert left == 10 - 3
+
+
+def test_the_chat_probe_answered_gateway_errors_past_its_three_tries_is_asked_again(tmp_path: Path) -> None:
+    """The probe's chat request (request 1) through vllm-router to a replica just killed was answered 500 ('Request
+    failed: error sending request for url .../v1/chat/completions', measured) three times in 2 s: its PROBE_ATTEMPTS
+    (3 tries, 0.6 s of waits) ended the run. Gateway errors are now asked again for GATEWAY_WAIT_S: here the 5th try
+    is answered, and the run measures its 2 x 2 requests."""
+    with FakeVllm(fail_status={1: 500, 2: 502, 3: 503, 4: 504}) as srv:
+        run = api.bench(_config(srv.url), out_dir=tmp_path)
+    cell = run.cells[0]
+    assert cell.status == "ok" and (cell.requests_sent, cell.requests_ok, cell.requests_failed) == (4, 4, 0)
