@@ -31,7 +31,8 @@ chat requests whose 1-based number is in `cut_requests` (a reset, RST, with `res
 ignore_eos when `reject_extras`; any status and message from a scripted `Reply(status=..., error=...)` or, for a
 generated stream, from `fail_status` (request number -> 500, 429, ...); a stall of `stall_s` (past the client's
 timeout) before chunk `cut_after_chunks` for requests in `stall_requests`; a whole JSON chat completion, not a
-stream, for streamed requests in `ignore_stream`. Error bodies are OpenAI-shaped
+stream, for streamed requests in `ignore_stream`; the statuses in `fail_first[path]`, one per request to that path,
+before it answers as itself (a gateway whose backend died). Error bodies are OpenAI-shaped
 (`{"error": {...}}`) or, with error_shape="flat", older vLLM's `{"object": "error", "message": ...}`. With
 `drop_reused` a connection's second chat request is dropped unanswered (a keep-alive timeout racing the client).
 
@@ -208,6 +209,10 @@ class FakeVllm:
     # answers garbage (an HTML proxy page, invalid JSON, a JSON list, a body without the expected fields); a content
     # type of None sends no content-type header
     raw_answers: dict[str, tuple[int, bytes, str | None]] = field(default_factory=dict)
+    # path -> the statuses its next requests are answered with, one each, before it answers as itself: a gateway
+    # whose backend died (vllm-router 0.1.17 answered 502 to /tokenize and 500 to /v1/models it sent to a killed
+    # replica, until it stopped routing there)
+    fail_first: dict[str, list[int]] = field(default_factory=dict)
     host: str = "127.0.0.1"
     port: int = 0  # 0: any free port, known after start()
     # observed
@@ -338,7 +343,9 @@ class FakeVllm:
         self._send(writer, status, body, head=f"retry-after: {self.retry_after}\r\n" if busy else "")
 
     async def _route(self, method: str, path: str, body: Any, writer: asyncio.StreamWriter) -> bool:
-        if path in self.raw_answers:
+        if self.fail_first.get(path):
+            self._error(writer, self.fail_first[path].pop(0), f"fake gateway failure of {path}")
+        elif path in self.raw_answers:
             status, data, ctype = self.raw_answers[path]
             self._send(writer, status, data, ctype)
         elif method == "GET" and path == "/health":

@@ -186,10 +186,10 @@ def _up_replicas(request: UpRequest, on_progress: ProgressFn) -> UpResult:
         _refuse_running()  # no set is saved: a single engine running, or a container recorded before it ran
         the_plan, launch_set, prepared = built or _replica_launch(request)  # the set was stopped meanwhile
         _refuse_remote_code(the_plan, launch_set.replicas[0].command.argv)
-        _, boots = replicas.start(launch_set, prepared, request.timeout_s, on_progress)  # engine.json: the router
+        state, boots = replicas.start(launch_set, prepared, request.timeout_s, on_progress)  # engine.json: router
         if request.hf_token_file is not None:
             engine_state.note_token_file(request.hf_token_file)
-    return UpResult(dry_run=False, replica_set=launch_set, boots=boots, plan=the_plan)
+    return UpResult(dry_run=False, replica_set=state.launch, boots=boots, plan=the_plan)  # its ports as launched
 
 
 def _refuse_remote_code(plan: Plan, argv: list[str]) -> None:

@@ -18,7 +18,7 @@ usage.prompt_tokens after each repetition by `calibrate`), and `method` says "es
 from __future__ import annotations
 
 from onechip.errors import EndpointStatusError
-from onechip.vllm.wire import WireClient
+from onechip.vllm.wire import WireClient, gateway_retried
 
 FILLER = "the of and to in is it that for on with as at by from this are was be or an not but all".split()
 # Rough chat-template overhead used only when the server cannot count (a guess; see prompt_tokens_actual).
@@ -42,9 +42,11 @@ def build_content(first_line: str, k: int) -> str:
 class PromptBuilder:
     """Builds prompts of a target length against one server; caches the filler count per (model, context)."""
 
-    def __init__(self, wire: WireClient, model: str):
+    def __init__(self, wire: WireClient, model: str, gateway_wait_s: float = 0.0):
+        """`gateway_wait_s`: how long a count answered by a gateway error is asked again (vllm.wire.gateway_retried)."""
         self.wire = wire
         self.model = model
+        self.gateway_wait_s = gateway_wait_s
         self.method: str | None = None  # "tokenize" or "estimate", known after the first count
         self._k_cache: dict[tuple[str, int], int] = {}
         self._template_tokens = ESTIMATED_TEMPLATE_TOKENS  # estimate mode only; corrected by `calibrate`
@@ -53,12 +55,14 @@ class PromptBuilder:
         """Server's chat-templated token count for one message of `role` (user; system for the agent
         workload's shared prefix); None when /tokenize does not exist (404 or 405).
 
-        Raises EndpointError when /tokenize exists but fails or answers malformed data (vllm.wire).
+        Raises EndpointError when /tokenize exists but fails or answers malformed data (vllm.wire), or answers a
+        gateway error for `gateway_wait_s` seconds.
         """
         if self.method == "estimate":
             return None
         try:
-            n = self.wire.tokenize(self.model, [{"role": role, "content": content}])
+            messages = [{"role": role, "content": content}]
+            n = gateway_retried(lambda: self.wire.tokenize(self.model, messages), self.gateway_wait_s, self.wire.sleep)
         except EndpointStatusError as exc:
             if exc.status_code not in (404, 405):
                 raise

@@ -51,6 +51,7 @@ from onechip.bench.client import DRAIN_S, TIMED_OUT, data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, replica_served, scrape, scrape_url
 from onechip.bench.prompts import PromptBuilder
 from onechip.bench.worker import FAILS_TO_STOP, WorkerPool, asked_wait_s, first_line, run_job, split_streams
+from onechip.engines import router
 from onechip.errors import BusyError, ConfigError, EndpointError, Interrupted, OnechipError
 from onechip.paths import exclusive, kind_of, read_regular, write_text_atomic
 from onechip.planner.fit import blocks_for
@@ -68,7 +69,14 @@ from onechip.schemas.bench import (
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES, SEARCH_FILE
-from onechip.vllm.wire import CONNECT_TIMEOUT_S, WireClient, api_key_from_env, bench_chat_body
+from onechip.vllm.wire import (
+    CONNECT_TIMEOUT_S,
+    GATEWAY_STATUSES,
+    WireClient,
+    api_key_from_env,
+    bench_chat_body,
+    gateway_retried,
+)
 
 # Where a resume keeps the samples of the repetitions it measures again (unfinished, or with failures).
 REPLACED_FILE = "requests.replaced.jsonl"
@@ -186,8 +194,14 @@ PROBE_LADDER = (
 # The statuses of a body refused (the next rung of PROBE_LADDER is tried), not of the endpoint: 400, as vLLM answers
 # an unknown or invalid field, and 422, FastAPI's answer to a body its request model refuses (RequestValidationError)
 REFUSED_BODY = (400, 422)
-PROBE_ATTEMPTS = 3  # a probe failing transiently (_transient) is sent again, this many times in all...
-PROBE_BACKOFF_S = 0.2  # ...after 0.2 s, then 0.4 s (or a refusal's Retry-After): a server's hiccup must not end the run
+PROBE_ATTEMPTS = 3  # a probe failing transiently (_transient) is sent again, this many times in all (a gateway error:
+# for GATEWAY_WAIT_S, _try_again)...
+# ...after 0.2 s, then 0.4 s, 0.2 s more each (or a refusal's Retry-After): a server's hiccup must not end the run
+PROBE_BACKOFF_S = 0.2
+# How long the bench's own requests (the probe's /v1/models and chat, a prompt fit's /tokenize) answered by a gateway
+# error (vllm.wire.GATEWAY_STATUSES) are asked again: as long as a router keeps a dead replica in rotation, its health
+# checks' interval times the failures that drop it (engines.router: 5 s x 3 = 15 s, as measured there)
+GATEWAY_WAIT_S = float(router.HEALTH_CHECK_INTERVAL_S * router.HEALTH_FAILURE_THRESHOLD)
 
 
 def _transient(out: StreamOutcome) -> bool:
@@ -197,6 +211,15 @@ def _transient(out: StreamOutcome) -> bool:
     if out.error is None or status is None or out.error.startswith(TIMED_OUT):
         return False
     return status == 429 or status >= 500 or status == 200
+
+
+def _try_again(out: StreamOutcome, attempt: int, waited_s: float) -> bool:
+    """Whether a probe failing transiently (_transient) after `attempt` tries and `waited_s` seconds of waits is sent
+    again: a gateway error (GATEWAY_STATUSES: a router's to a replica just killed) while GATEWAY_WAIT_S is not spent,
+    any other until PROBE_ATTEMPTS tries."""
+    if out.http_status in GATEWAY_STATUSES:
+        return waited_s < GATEWAY_WAIT_S
+    return attempt < PROBE_ATTEMPTS
 
 
 def this_client() -> BenchClient:
@@ -422,8 +445,10 @@ class _Run:
 
     def probe(self, wire: WireClient) -> tuple[str, str | None]:
         """Fail fast: (model, engine_version) from /v1/models and /version; raises EndpointError (the server
-        is unreachable, answers malformed data, lists no model or not the configured one)."""
-        entry = wire.served_model(self.config.model, timeout_s=min(CONNECT_TIMEOUT_S, self.config.request_timeout_s))
+        is unreachable, answers malformed data, lists no model or not the configured one, or answers a gateway error for
+        GATEWAY_WAIT_S: a router's to a replica just killed is asked again)."""
+        timeout_s = min(CONNECT_TIMEOUT_S, self.config.request_timeout_s)
+        entry = gateway_retried(lambda: wire.served_model(self.config.model, timeout_s), GATEWAY_WAIT_S, wire.sleep)
         model, self.server_max_len = entry.id, entry.max_model_len
         try:
             version = wire.version()
@@ -438,13 +463,17 @@ class _Run:
         for extras, continuous, usage in PROBE_LADDER:
             body = bench_chat_body(model, "Hi", 2, extras=extras, continuous_usage=continuous, include_usage=usage)
             async with data_session(base, 1, self.config.request_timeout_s) as http:
-                for attempt in range(PROBE_ATTEMPTS):
+                attempt, waited_s = 0, 0.0
+                while True:
                     out = await stream_chat(http, base, body)
-                    if not _transient(out):
+                    attempt += 1
+                    if not _transient(out) or not _try_again(out, attempt, waited_s):
                         break
                     # at least what a refusal's Retry-After asked (as a stream waits it: worker.asked_wait_s)
                     asked_s = asked_wait_s(out, self.config.request_timeout_s)
-                    await asyncio.sleep(max(PROBE_BACKOFF_S * (attempt + 1), asked_s))
+                    wait_s = max(PROBE_BACKOFF_S * attempt, asked_s)
+                    await asyncio.sleep(wait_s)
+                    waited_s += wait_s
             if out.error is None:
                 self.extras, self.continuous_usage, self.include_usage = extras, continuous, usage
                 if not extras:
@@ -767,7 +796,7 @@ class _Run:
             kept = [n for n in (self.saved.notes if self.saved else []) if n.startswith(_UNCHECKED)]
             notes = list(dict.fromkeys([*kept, *self.unchecked]))
             await self.probe_extras(model, notes)
-            builder = PromptBuilder(wire, model)
+            builder = PromptBuilder(wire, model, GATEWAY_WAIT_S)
             self.run = BenchRun(
                 tool_version=__version__,
                 created_at=self.saved.created_at  # a resumed run keeps when it was started

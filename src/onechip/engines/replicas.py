@@ -36,7 +36,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from onechip.engines import remote, startup
+from onechip.engines import port_claims, remote, startup
 from onechip.engines import state as engine_state
 from onechip.engines.launch import LaunchSpec, LocalServeEngine, ReplicaSetLaunch
 from onechip.engines.local import (
@@ -60,6 +60,7 @@ from onechip.engines.router import require as router_require
 from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
 from onechip.paths import onechip_home, read_home_file, write_text_atomic
 from onechip.planner.rules import accelerator
+from onechip.procs import start_ticks
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState, Plan
 from onechip.schemas.common import ResultModel
@@ -192,6 +193,10 @@ def pins(rules: str, n: int, share: int, index: int, cores: list[int] | None = N
 PIN_NAMES = frozenset(
     name for rules in ("vllm-cpu", "vllm-gpu", "vllm-ascend", "vllm-tpu") for name in pins(rules, 1, 1, 0, cores=[0])
 )
+
+
+LOOPBACK_HOST = "127.0.0.1"  # where the router's metrics listen (router_command: --prometheus-host)
+FREE_PORT_TRIES = 20  # ports claim_metrics_port tries before it gives up (each one free when drawn, at random)
 
 
 class _Ports:
@@ -395,6 +400,7 @@ def start(
     if not port_is_free(launch.router.port):  # a --router-port given is taken as is (prepare_replicas)
         raise PortInUseError(f"--router-port {launch.router.port} on 127.0.0.1 is already in use; pick another, or "
                              "leave --router-port out (a free port is chosen)")  # fmt: skip
+    launch = claim_metrics_port(launch)
     folder = _replica_dir()
     folder.mkdir(parents=True, exist_ok=True)
     if launch.engine == "embedded":
@@ -426,6 +432,34 @@ def start(
     except OSError as exc:  # a full disk: the set serves, on record as booting (router_launched)
         raise engine_state.serving_despite(exc, router.base_url) from None
     return state, boots
+
+
+def claim_metrics_port(launch: ReplicaSetLaunch) -> ReplicaSetLaunch:
+    """`launch` with its router's metrics port claimed for this process (port_claims) before the replicas boot: the
+    port it names when free here and claimed by no other live `up`, else a free one (local.free_port), the router's
+    command and the launch's commands rebuilt for it.
+
+    Why: prepare_replicas checks the port in the kernel's tables only, and the router binds it once every replica is
+    up (seconds to minutes later), so two `up`s meanwhile (two test runs) both took vllm-router's default 29000, and
+    the router that bound it second panicked ('failed to install Prometheus metrics exporter: ... Address already in
+    use', 0.1.17), ending its `up`. The claim is this process's: the router's bind holds the port after it."""
+    old, me = launch.router, os.getpid()
+    port = old.metrics_port
+    for _ in range(FREE_PORT_TRIES):
+        if port_is_free(port, reuse=False):  # the exporter binds without SO_REUSEADDR (local.free_port)
+            try:
+                port_claims.claim(LOOPBACK_HOST, port, me, start_ticks(me))
+                break
+            except PortInUseError:  # another live `up` claimed it: its router will bind it
+                pass
+        port = free_port()
+    else:
+        raise PortInUseError(f"no free port for the router's metrics after {FREE_PORT_TRIES} tries")
+    if port == old.metrics_port:
+        return launch
+    new = router_command(old.worker_urls, old.policy, old.port, port, old.bind_host)
+    commands = [new.shell if line == old.shell else line for line in launch.commands]
+    return launch.model_copy(update={"router": new, "commands": commands})
 
 
 def _alive(state: EngineState) -> tuple[bool, str]:

@@ -37,9 +37,9 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import orjson
@@ -61,6 +61,11 @@ SAID_S = 2.0
 BUSY_STATUSES = (429, 503)
 BUSY_BACKOFF_S = 1.0  # the wait before the first retry of a busy answer without Retry-After, doubled each retry
 BUSY_WAIT_MAX_S = 30.0  # the longest one wait for a busy server (a Retry-After asking more is cut to this)
+# answers a gateway gives for a backend it could not reach: 502 bad gateway, 503 unavailable, 504 gateway timeout (RFC
+# 9110 sections 15.6.3-15.6.5), and 500, vllm-router 0.1.17's answer to a GET it could not send to a replica just
+# killed ('Request failed: error sending request for url ...'; 502 'Backend request failed' to a POST; measured here)
+GATEWAY_STATUSES = (500, 502, 503, 504)
+GATEWAY_BACKOFF_S = 0.5  # the wait before the first retry of a gateway error (gateway_retried), doubled each retry
 # a streamed answer is whole once [DONE], a finish_reason or a final usage came; a body that ended before all three
 STREAM_CUT = "stream ended without [DONE], a finish_reason or a final usage chunk (cut mid-way?)"
 
@@ -74,6 +79,7 @@ REASONING_FIELDS = ("reasoning_content", "reasoning")
 GENERATED_DELTA_FIELDS = ("content", *REASONING_FIELDS, "tool_calls", "function_call")
 
 Json = dict[str, Any]
+_T = TypeVar("_T")
 
 
 # -- payloads -----------------------------------------------------------------------------------------
@@ -605,6 +611,29 @@ def parse_metrics(text: str) -> dict[str, float]:
         for sample in family.samples:
             out[sample.name] = out.get(sample.name, 0.0) + float(sample.value)
     return out
+
+
+def gateway_retried(call: Callable[[], _T], wait_s: float, sleep: Callable[[float], None] = time.sleep) -> _T:
+    """`call()` (an idempotent control request: /v1/models, /tokenize), made again while it raises
+    EndpointStatusError of GATEWAY_STATUSES and `wait_s` seconds are not spent: waits of GATEWAY_BACKOFF_S doubled
+    each retry, the last cut to what remains. A gateway answers so until it stops routing to a dead backend (its
+    health checks): the caller's `wait_s` says how long that takes. Raises the last such error, its message saying
+    the tries and the wait ('(3 tries over 1 s)'), and any other error of `call` at once."""
+    waited_s, tries = 0.0, 1
+    while True:
+        try:
+            return call()
+        except EndpointStatusError as exc:
+            if exc.status_code not in GATEWAY_STATUSES:
+                raise
+            if waited_s >= wait_s:
+                if tries == 1:
+                    raise
+                said = f"{exc.server_message} ({tries} tries over {waited_s:g} s)"
+                raise type(exc)(exc.status_code, said, exc.url) from None
+            step_s = min(GATEWAY_BACKOFF_S * 2 ** (tries - 1), wait_s - waited_s)
+            sleep(step_s)
+            waited_s, tries = waited_s + step_s, tries + 1
 
 
 # -- the control-plane client ---------------------------------------------------------------------------

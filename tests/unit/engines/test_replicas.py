@@ -21,7 +21,7 @@ from factories import embedded_plan, engine_state, one_error_line
 from fakes import vllm_server
 from onechip import api
 from onechip.bench.runner import load_samples
-from onechip.engines import remote, replicas, router
+from onechip.engines import port_claims, remote, replicas, router
 from onechip.engines import state as engine_state_store
 from onechip.engines.local import free_port, group_alive
 from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
@@ -424,6 +424,37 @@ def test_a_replica_killed_mid_bench_loses_no_request(tmp_path, monkeypatch):
         assert [r.alive for r in st.replicas] == [True, False]
     finally:
         api.down()
+
+
+@needs_router
+def test_a_metrics_port_another_up_claimed_is_left_to_it(tmp_path, monkeypatch):
+    """Two `up`s at once (two test runs) both took vllm-router's default --prometheus-port 29000, free in the kernel
+    until a router binds it, after the replicas' boot: the router that bound it second panicked ('failed to install
+    Prometheus metrics exporter: FailedToCreateHTTPListener("Address already in use")', measured with 0.1.17) and its
+    `up` failed. The port another live `up` claimed (port_claims) now moves to a free one, claimed for this `up`."""
+    monkeypatch.setattr(port_claims, "claims_dir", lambda: tmp_path / "claims")  # this test's, not the machine's
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    wanted = api.up(UpRequest(replicas=2, dry_run=True)).replica_set.router.metrics_port  # type: ignore[union-attr]
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        port_claims.claim("127.0.0.1", wanted, other.pid, start_ticks(other.pid))  # the other `up`, still booting
+        launch = _up_fakes(tmp_path, monkeypatch)
+        assert launch is not None
+        try:
+            st = api.status()
+            assert st.router is not None and st.router.healthy
+            moved = launch.router.metrics_port
+            assert moved != wanted and f"--prometheus-port {moved} " in launch.router.shell + " "
+            assert launch.router.shell in launch.commands
+            saved = replicas.load()
+            assert saved is not None and saved.launch.router.metrics_port == moved
+            held = (tmp_path / "claims" / f"127.0.0.1:{moved}").read_text().split()
+            assert int(held[0]) == os.getpid()  # claimed for this `up` until its router binds it
+        finally:
+            api.down()
+    finally:
+        other.kill()
+        other.wait()
 
 
 @needs_router

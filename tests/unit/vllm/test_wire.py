@@ -794,3 +794,51 @@ def test_chat_stream_joins_the_first_choice_only_when_a_server_streams_several()
     with client(answer(text=text, ctype="text/event-stream")) as c:
         reply = c.chat_stream(wire.chat_body("m", [], 4))
     assert (reply.content, reply.tool_calls, reply.finish_reason) == ("Paris is", [], "stop")
+
+
+# -- gateway errors on control requests ----------------------------------------------------------------------
+def _tokenize_answering(statuses: list[int]) -> tuple[WireClient, list[int]]:
+    """A client whose /tokenize answers `statuses` in turn (502 with the body vllm-router 0.1.17 sent for a replica
+    just killed), then 200 with count 7; the list of statuses answered."""
+    answered: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        status = statuses[len(answered)] if len(answered) < len(statuses) else 200
+        answered.append(status)
+        body = {"count": 7} if status == 200 else {"error": "Backend request failed: error sending request"}
+        return httpx.Response(status, json=body)
+
+    return client(handler), answered
+
+
+def test_a_gateway_error_is_asked_again_after_doubling_waits_and_the_answer_is_the_count() -> None:
+    c, answered = _tokenize_answering([502, 504, 500])
+    slept: list[float] = []
+    count = wire.gateway_retried(lambda: c.tokenize("m", wire.user_message("hi")), 15.0, slept.append)
+    assert count == 7 and answered == [502, 504, 500, 200]
+    assert slept == [0.5, 1.0, 2.0]  # GATEWAY_BACKOFF_S, doubled each retry
+
+
+def test_a_gateway_error_past_the_wait_is_raised_with_the_tries_and_the_wait() -> None:
+    c, answered = _tokenize_answering([502] * 20)
+    slept: list[float] = []
+    with pytest.raises(EndpointStatusError, match=r"^HTTP 502 from .*/tokenize: .* \(6 tries over 15 s\)$") as err:
+        wire.gateway_retried(lambda: c.tokenize("m", wire.user_message("hi")), 15.0, slept.append)
+    assert err.value.status_code == 502 and len(answered) == 6
+    assert slept == [0.5, 1.0, 2.0, 4.0, 7.5]  # the last cut to what remains of 15 s
+
+
+@pytest.mark.parametrize("status", [400, 404, 429])
+def test_an_answer_that_is_no_gateway_error_is_raised_at_once(status: int) -> None:
+    c, answered = _tokenize_answering([status] * 3)
+    slept: list[float] = []
+    with pytest.raises(EndpointStatusError, match=rf"^HTTP {status} from "):
+        wire.gateway_retried(lambda: c.tokenize("m", wire.user_message("hi")), 15.0, slept.append)
+    assert answered == [status] and slept == []
+
+
+def test_without_a_wait_a_gateway_error_is_raised_as_it_came() -> None:
+    c, answered = _tokenize_answering([502])
+    with pytest.raises(EndpointStatusError, match=r"^HTTP 502 from .*/tokenize: Backend request failed: [^(]*$"):
+        wire.gateway_retried(lambda: c.tokenize("m", wire.user_message("hi")), 0.0, pytest.fail)
+    assert answered == [502]
