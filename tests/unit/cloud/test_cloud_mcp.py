@@ -4,6 +4,7 @@ the tool's arguments; commands to type keep their flags; what is left stays reco
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 
@@ -143,6 +144,11 @@ def test_cloud_probe_says_what_each_zone_answered(fast):
     assert text == "2 zones tried: us-west4-a available; europe-west4-a stockout"
 
 
+# The cancelled call interrupts its job as one Ctrl-C, which can land inside socket.create_connection between the
+# socket's making and its connect, where the standard library cleans up on OSError only: that socket never reaches
+# httpx's pool, so no client close reaches it (about 1 in 20-40 runs, cloudfix60). It is collected here, inside this
+# test, rather than warning as unraisable in whichever test the collector runs next.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning", "ignore::ResourceWarning")
 @pytest.mark.parametrize("provisioning", ["spot", "flex-start"])
 def test_a_cancelled_cloud_probe_deletes_the_tpu_it_created(fast, provisioning):
     """A probe creates to delete at once (provision.probe: 'there is no dry-run API'). A cancelled call interrupts
@@ -165,6 +171,7 @@ def test_a_cancelled_cloud_probe_deletes_the_tpu_it_created(fast, provisioning):
     deadline = time.monotonic() + 20
     while (fast.nodes or fast.queued or records.load_all()) and time.monotonic() < deadline:
         time.sleep(0.05)
+    gc.collect()  # the interrupted connect's socket, if one was left (above)
     assert any(m == "DELETE" for m, _, _ in fast.requests), fast.requests
     assert not fast.nodes and not fast.queued and records.load_all() == []
 
