@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TypeVar
 
@@ -38,9 +39,10 @@ from onechip.schemas.requests import UpRequest
 CloudTargetT = TypeVar("CloudTargetT", bound=CloudTarget)
 
 
-def _tpu(project: str | None, on_progress: ProgressFn = no_progress) -> TpuApi:
-    """The TPU API client for `project`, telling each retry of a call as a progress line."""
-    return TpuApi(project, on_retry=lambda line: on_progress(ProgressEvent("cloud", line)))
+def _tpu(project: str | None, on_progress: ProgressFn, stack: ExitStack) -> TpuApi:
+    """The TPU API client for `project`, telling each retry of a call as a progress line, closed as `stack` closes
+    (the job's end, an interrupted one's too: its sockets are not left to the garbage collector)."""
+    return stack.enter_context(TpuApi(project, on_retry=lambda line: on_progress(ProgressEvent("cloud", line))))
 
 
 def cloud_target(request: CloudTargetT) -> CloudTargetT:
@@ -84,7 +86,8 @@ def cloud_up_quote(request: CloudUpRequest, on_progress: ProgressFn = no_progres
     if quote.tpus > 1:
         return quote
     request = cloud_target(request)
-    existing = provision.reusable(_tpu(request.project, on_progress), request)
+    with ExitStack() as stack:
+        existing = provision.reusable(_tpu(request.project, on_progress, stack), request)
     if existing is None:
         return quote
     return provision.reuse_quote(existing).model_copy(update={"reused": existing.name})
@@ -106,8 +109,9 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> 
         if check.plan is not None and not check.plan.fits:
             raise ConfigError(f"the plan says {request.model} does not fit one replica on {request.chip} "
                               f"({check.plan.verdict}); nothing was created")  # fmt: skip
-    tpu = _tpu(request.project, on_progress)
-    result = provision.up_set(tpu, request, on_progress) if tpus > 1 else provision.up(tpu, request, on_progress)
+    with ExitStack() as stack:
+        tpu = _tpu(request.project, on_progress, stack)
+        result = provision.up_set(tpu, request, on_progress) if tpus > 1 else provision.up(tpu, request, on_progress)
     if request.model is None:
         return result
     return _serve(request, result, on_progress)
@@ -154,7 +158,8 @@ def cloud_probe(request: CloudProbeRequest, on_progress: ProgressFn = no_progres
     """Can CHIP be had with PROVISIONING in each zone now? A real create, deleted at once (billed for the
     seconds it lives); recorded for `cloud_zones`. See onechip.cloud.provision.probe."""
     request = cloud_target(request)
-    return provision.probe(_tpu(request.project, on_progress), request, on_progress)
+    with ExitStack() as stack:
+        return provision.probe(_tpu(request.project, on_progress, stack), request, on_progress)
 
 
 def cloud_zones(request: CloudZonesRequest) -> list[ZoneOffer]:
@@ -172,14 +177,16 @@ def _recorded(request: CloudNameRequest, saved: list[CloudResource]) -> list[Clo
 
 
 def _targets(
-    request: CloudNameRequest, on_progress: ProgressFn = no_progress, saved: cloud_records.Saved | None = None
-) -> tuple[list[tuple[TpuApi, CloudResource]], list[str]]:
-    """Each resource status/down look at (provision.targets), with the client of its project (each retry of
-    its calls told through `on_progress`, as `cloud up` tells them): recorded ones, and every labelled one the
-    API lists in --zone, across pages (one not recorded here is CloudResource.recorded False: the label says an
-    onechip made it, not this one; without --zone none is taken). The record files are read once (`saved`:
-    the caller's read of them; None: read here). Also one line per zone whose list failed (said through
-    `on_progress` too): its recorded resources are taken all the same, and the other zones are."""
+    request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, saved: cloud_records.Saved | None = None
+) -> tuple[list[tuple[TpuApi, CloudResource]], list[str], list[str]]:
+    """Each resource status/down look at (provision.targets), with the client of its project (each retry of its calls
+    told through `on_progress`, as `cloud up` tells them; closed as `stack` closes): recorded ones, and every labelled
+    one the API lists in --zone, across pages (one not recorded here is CloudResource.recorded False: the label says an
+    onechip made it, not this one; without --zone none is taken). The record files are read once (`saved`: the caller's
+    read of them; None: read here). Also one line per zone whose list failed (said through `on_progress` too): its
+    recorded resources are taken all the same, and the other zones are; a zone of --zone's is unreachable (its list
+    is what finds a labelled TPU not recorded here), any other a note (provision.targets takes nothing unrecorded
+    from its list: the list hid nothing). Returns (targets, unreachable, notes)."""
     saved = cloud_records.read_all() if saved is None else saved
     recorded = _recorded(request, saved.resources)
     lost = _unreadable(request, saved.unreadable, on_progress)
@@ -189,8 +196,9 @@ def _targets(
         projects = {request.project}
     out: list[tuple[TpuApi, CloudResource]] = []
     unreachable: list[str] = []
+    notes: list[str] = []
     for project in sorted(projects, key=str):
-        tpu = _tpu(project, on_progress)
+        tpu = _tpu(project, on_progress, stack)
         mine = [r for r in recorded if r.project == tpu.project]
         found = [(zone, kind, name) for (p, zone, kind), name in lost if p == tpu.project]
         unlisted: dict[str, CloudError] = {}
@@ -203,9 +211,13 @@ def _targets(
             on_progress(ProgressEvent("cloud", f"project {project}: {exc}; only its recorded resources are taken"))
             out += [(tpu, r) for r in provision.recorded_targets(tpu.project, request, mine)]
         for zone, why in unlisted.items():
-            unreachable.append(f"zone {zone} (project {tpu.project}) could not be listed ({why})")
-            on_progress(ProgressEvent("cloud", f"{unreachable[-1]}; only its recorded resources are taken"))
-    return out, unreachable
+            line = f"zone {zone} (project {tpu.project}) could not be listed ({why})"
+            on_progress(ProgressEvent("cloud", f"{line}; only its recorded resources are taken"))
+            if zone in (request.zones or []):
+                unreachable.append(line)
+            else:
+                notes.append(f"{line}; without --zone only its recorded resources are taken, each on its own")
+    return out, unreachable, notes
 
 
 def _unreadable(request: CloudNameRequest, unreadable: list[cloud_records.Unreadable],
@@ -238,10 +250,11 @@ def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progr
     it (in --project, if given): both from one read of the record files. Raises as cloud_status."""
     saved = cloud_records.read_all()
     stamped = {_key(r): r.ended_at for r in saved.resources}
-    targets, unreachable = _targets(request, on_progress, saved)
     failed: dict[tuple[str, str], CloudError] = {}  # (project, zone) -> the outage one of its reads met
-    several = len({tpu.project for tpu, _ in targets}) > 1
-    found = [_status(tpu, r, failed, several) for tpu, r in targets]
+    with ExitStack() as stack:
+        targets, unreachable, notes = _targets(request, on_progress, stack, saved)
+        several = len({tpu.project for tpu, _ in targets}) > 1
+        found = [_status(tpu, r, failed, several) for tpu, r in targets]
     for (project, zone), exc in failed.items():
         left = ", ".join(st.resource.name for st in found if (st.resource.project, st.resource.zone) == (project, zone)
                          and st.warnings and st.warnings[0].startswith(UNREAD))  # fmt: skip
@@ -255,7 +268,7 @@ def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progr
             st.engines = on_host.get(st.resource.external_ip or st.resource.last_external_ip or "", [])
     filtered = bool(request.zones or request.name) and not found
     elsewhere = _recorded(CloudNameRequest(project=request.project), saved.resources) if filtered else []
-    return CloudStatuses(resources=found, elsewhere=elsewhere, unreachable=unreachable)
+    return CloudStatuses(resources=found, elsewhere=elsewhere, unreachable=unreachable, notes=notes)
 
 
 UNREAD = "its state could not be read"
@@ -323,7 +336,8 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
     --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on; a name whose record
     cannot be read is not refused (it is looked for with --zone)."""
     saved = cloud_records.read_all()
-    targets, unreachable = _targets(request, on_progress, saved)
+    with ExitStack() as stack:
+        targets, unreachable, notes = _targets(request, on_progress, stack, saved)
     found = [r for _, r in targets]
     if unreachable and not found:
         raise CloudError(f"{'; '.join(unreachable)}; nothing was deleted", reason="transient")
@@ -335,25 +349,34 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
             where = f" in {','.join(request.zones)}" if request.zones else ""
             raise ConfigError(f"--name {request.name}: nothing of onechip's is named so{where}; nothing deleted; it "
                               f"has {len(others)}: {names}{more} (`onechip cloud status`)")  # fmt: skip
-    return CloudTargets(resources=found, unreachable=unreachable)
+    return CloudTargets(resources=found, unreachable=unreachable, notes=notes)
 
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
-               targets: list[CloudResource] | None = None,
-               unreachable: Sequence[str] = ()) -> CloudDownResult:  # fmt: skip
+               targets: list[CloudResource] | None = None, unreachable: Sequence[str] = (),
+               notes: Sequence[str] = ()) -> CloudDownResult:  # fmt: skip
     """Delete what onechip created (labelled; a queued resource with its node), as listed by
     cloud_down_targets, after stopping the engines `up` runs on them (`cloud up --model`: every replica, the
     router and the tunnels here). `targets`: the list cloud_down_targets gave and the user confirmed, deleted as
     it is (nothing found since is added; each label is checked again); None: looked up now. A queued resource in
     PROVISIONING is waited out, then deleted. Every one is tried; raises CloudError afterwards when some could not
     be deleted, naming each with its delete command, or when a zone could not be listed (`unreachable`: the lines
-    cloud_down_found gave with `targets`; with no targets, found now), naming it and what was deleted."""
-    result = CloudDownResult()
+    cloud_down_found gave with `targets`; with no targets, found now), naming it and what was deleted. `notes`: the
+    zones whose failed list hid nothing (CloudTargets.notes), kept in the result."""
+    with ExitStack() as stack:
+        return _down(request, on_progress, stack, targets, unreachable, notes)
+
+
+def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, targets: list[CloudResource] | None,
+          unreachable: Sequence[str], notes: Sequence[str]) -> CloudDownResult:  # fmt: skip
+    """cloud_down, its TPU API clients closed as `stack` closes."""
     if targets is None:
-        chosen, unreachable = _targets(request, on_progress)
+        chosen, unreachable, notes = _targets(request, on_progress, stack)
     else:
-        clients = {project: _tpu(project, on_progress) for project in dict.fromkeys(r.project for r in targets)}
+        projects = dict.fromkeys(r.project for r in targets)
+        clients = {project: _tpu(project, on_progress, stack) for project in projects}
         chosen = [(clients[r.project], r) for r in targets]
+    result = CloudDownResult(notes=list(notes))
     # the last address each had: a preempted TPU shows none, and the engines started on it still run their tunnels
     _stop_engines_on({ip for _, r in chosen if (ip := r.external_ip or r.last_external_ip)}, on_progress)
     by_project: dict[str, tuple[TpuApi, list[CloudResource]]] = {}

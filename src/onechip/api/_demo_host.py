@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import typing
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
 from onechip import bench as bench_layer
@@ -67,7 +67,8 @@ def _demo_token_file(request: DemoRequest, project: str | None, on_progress: Pro
     into a 0600 file on the host: never argv, metadata or a log. The caller deletes a file made here."""
     if request.hf_token_secret is None:
         return request.hf_token_file
-    value = _tpu(project, on_progress).access_secret(request.hf_token_secret)
+    with ExitStack() as stack:
+        value = _tpu(project, on_progress, stack).access_secret(request.hf_token_secret)
     path = onechip_home() / "cloud" / ".hf_token"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
@@ -106,7 +107,9 @@ def _demo_boot(request: DemoRequest, host: str | None, options: list[str], token
     result = up(up_request, on_progress)
     assert result.boot is not None
     boot = result.boot
-    boot.engine_version = boot.engine_version or WireClient(boot.base_url or "").version()
+    if not boot.engine_version:  # the client closed after its one read: no socket left to the GC
+        with WireClient(boot.base_url or "") as wire:
+            boot.engine_version = wire.version()
     engine_dir = onechip_home() / "engine"
     write_text_atomic(run_dir / RUN_FILES["boot"], boot.model_dump_json(indent=2))
     write_text_atomic(run_dir / RUN_FILES["plan"], the_plan.model_dump_json(indent=2))
@@ -243,7 +246,8 @@ def _demo_down(
         return False, kept
     on_progress(ProgressEvent("demo", f"deleting {resource.kind} {resource.name} ({resource.zone})"))
     try:
-        result = provision.down(_tpu(resource.project, on_progress), [resource], on_progress)
+        with ExitStack() as stack:
+            result = provision.down(_tpu(resource.project, on_progress, stack), [resource], on_progress)
     except KeyboardInterrupt:  # a second Ctrl-C while deleting: say what may still bill
         raise Interrupted(provision.interrupted_message(resource)) from None
     except CloudError as exc:

@@ -211,6 +211,8 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
             console.print(f"  {engine}", highlight=False, soft_wrap=True)
         for warning in st.warnings:
             console.print(f"[yellow]warning[/] {warning}", highlight=False, soft_wrap=True)
+    for note in statuses.notes:  # a zone's list failed, hiding nothing: each of its TPUs was read above
+        typer.echo(f"note: {note}", err=True)
     if statuses.unreachable:  # the zones that answered are above; not knowing one is no clean exit
         raise CloudError("; ".join(statuses.unreachable))
 
@@ -246,7 +248,9 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
         typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project}{found})", err=as_json)
     confirm(f"delete these {len(targets)}", yes)
     # what was listed and confirmed, not looked up again; a zone it could not list is named after the deletes
-    result = api.cloud_down(request, progress, targets, listing.unreachable)
+    result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes)
+    for note in result.notes:  # a zone's list failed, hiding nothing: each of its TPUs was deleted on its own
+        typer.echo(f"note: {note}", err=True)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return

@@ -26,6 +26,7 @@ import os
 import re
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -182,44 +183,46 @@ def list_skus(
     page_s = tpu_api.env_seconds(tpu_api.DEADLINE_ENV, 30.0)
     end_s = time.monotonic() + total_s
     base, headers, refresh = _headers()
-    client = http or httpx.Client(timeout=REQUEST_TIMEOUT_S)
-    url = f"{base}/v1/services/{service}/skus"
-    skus: list[Sku] = []
-    token, seen, pages = "", set(), 0
-    while True:
-        params: dict[str, Any] = {"currencyCode": "USD", "pageSize": PAGE_SIZE}
-        if token:
-            params["pageToken"] = token
-        where = f"services/{service}/skus page {pages + 1}"
-        left_s = end_s - time.monotonic()
-        try:
-            if left_s <= 0:
-                raise CloudError(f"{where}: not asked", reason="transient")
-            data = _get(client, url, params, headers, where, base, on_retry or (lambda line: None), on_wait, refresh,
-                        deadline_s=min(page_s, left_s))  # fmt: skip
-        except CloudError as exc:
-            if exc.reason not in ("transient", "rate-limit") or left_s >= page_s:
-                raise
-            raise exc.reworded(
-                f"services/{service}/skus at {base}: not read within the {total_s:g} s deadline "
-                f"(${READ_DEADLINE_ENV}): page {pages + 1} unanswered after {pages} pages, {len(skus):,} SKUs read; "
-                "nothing stored"
-            ) from None
-        pages += 1
-        try:
-            page = ListSkusResponse.model_validate(data)
-        except ValidationError:
-            raise tpu_api.not_the_api(base, f"{where} is not a ListSkusResponse", CATALOG) from None
-        skus += page.skus
-        if on_page:
-            on_page(pages, len(skus))
-        token = page.next_page_token
-        if not token:
-            return base, pages, skus
-        if token in seen or pages >= MAX_PAGES:  # a page cap reached was said as a token repeated
-            why = "its nextPageToken repeats one already followed" if token in seen else f"{MAX_PAGES} pages read"
-            raise CloudError(f"services/{service}/skus at {base}: paging does not end (page {pages}: {why})")
-        seen.add(token)
+    # a client made here is closed when the read ends, an interrupted one too: no socket is left to the GC
+    with nullcontext(http) if http is not None else httpx.Client(timeout=REQUEST_TIMEOUT_S) as client:
+        url = f"{base}/v1/services/{service}/skus"
+        skus: list[Sku] = []
+        token, seen, pages = "", set(), 0
+        while True:
+            params: dict[str, Any] = {"currencyCode": "USD", "pageSize": PAGE_SIZE}
+            if token:
+                params["pageToken"] = token
+            where = f"services/{service}/skus page {pages + 1}"
+            left_s = end_s - time.monotonic()
+            try:
+                if left_s <= 0:
+                    raise CloudError(f"{where}: not asked", reason="transient")
+                told = on_retry or (lambda line: None)
+                data = _get(client, url, params, headers, where, base, told, on_wait, refresh,
+                            deadline_s=min(page_s, left_s))  # fmt: skip
+            except CloudError as exc:
+                if exc.reason not in ("transient", "rate-limit") or left_s >= page_s:
+                    raise
+                raise exc.reworded(
+                    f"services/{service}/skus at {base}: not read within the {total_s:g} s deadline "
+                    f"(${READ_DEADLINE_ENV}): page {pages + 1} unanswered after {pages} pages, "
+                    f"{len(skus):,} SKUs read; nothing stored"
+                ) from None
+            pages += 1
+            try:
+                page = ListSkusResponse.model_validate(data)
+            except ValidationError:
+                raise tpu_api.not_the_api(base, f"{where} is not a ListSkusResponse", CATALOG) from None
+            skus += page.skus
+            if on_page:
+                on_page(pages, len(skus))
+            token = page.next_page_token
+            if not token:
+                return base, pages, skus
+            if token in seen or pages >= MAX_PAGES:  # a page cap reached was said as a token repeated
+                why = "its nextPageToken repeats one already followed" if token in seen else f"{MAX_PAGES} pages read"
+                raise CloudError(f"services/{service}/skus at {base}: paging does not end (page {pages}: {why})")
+            seen.add(token)
 
 
 def _get(client: httpx.Client, url: str, params: dict[str, Any], headers: Headers, where: str, base: str,

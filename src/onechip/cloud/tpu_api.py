@@ -306,9 +306,11 @@ def through_outages(read: Callable[[], T], end_s: float, pause_s: float, on_outa
 
 
 class TpuApi:
-    """REST calls for one project. `http` may be given (tests: httpx.MockTransport); otherwise a client
-    with a timeout of ONECHIP_CLOUD_TIMEOUT_S (60 s). `poll_s` is the pause between polls and the base of
-    the retry backoff; `deadline_s` bounds each call, all its tries together (ONECHIP_CLOUD_DEADLINE_S, 30 s)."""
+    """REST calls for one project. `http` may be given (tests: httpx.MockTransport; its owner closes it); otherwise a
+    client with a timeout of ONECHIP_CLOUD_TIMEOUT_S (60 s), closed by `close()` or on leaving `with TpuApi(...)`: its
+    pooled sockets are not left to the garbage collector (an unclosed socket's ResourceWarning). `poll_s` is the pause
+    between polls and the base of the retry backoff; `deadline_s` bounds each call, all its tries together
+    (ONECHIP_CLOUD_DEADLINE_S, 30 s)."""
 
     def __init__(
         self,
@@ -328,10 +330,22 @@ class TpuApi:
             raise CloudError("give --project (no project in the Application Default Credentials)", reason="auth")
         self.project = resolved
         self.timeout_s = env_seconds(TIMEOUT_ENV, 60.0)
+        self._owns_http = http is None
         self.http = http or httpx.Client(timeout=self.timeout_s)
         self.poll_s = poll_s if poll_s is not None else env_poll_s()
         self.deadline_s = deadline_s  # None: $ONECHIP_CLOUD_DEADLINE_S, read by `retrying`
         self.on_retry = on_retry or (lambda line: None)  # told each retry's failure and pause (retry_line)
+
+    def close(self) -> None:
+        """Close the HTTP client this API made (one given to it is its owner's to close)."""
+        if self._owns_http:
+            self.http.close()
+
+    def __enter__(self) -> TpuApi:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def parent(self, zone: str) -> str:
         return f"projects/{self.project}/locations/{zone}"

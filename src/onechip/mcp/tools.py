@@ -528,10 +528,12 @@ def _check(request: CheckRequest, on_progress: ProgressFn) -> CheckReport:
 def _statuses_summary(c: CloudStatuses) -> str:
     """The count, when the filter matched nothing how many onechip recorded outside it, and each zone the API could
     not be read in (CloudStatuses.unreachable: the TPUs there that may still bill), which the CLI exits 7 on: the
-    call's one line must not read as a complete account."""
+    call's one line must not read as a complete account; and each note (CloudStatuses.notes: a zone whose list failed
+    and hid nothing), as the CLI says it on exit 0."""
     outside = f"; {len(c.elsewhere)} recorded outside the filter (name or zones)" if c.elsewhere else ""
     unread = "".join(f"; {line}" for line in c.unreachable)
-    return f"{plural(len(c.resources), 'resource')}{outside}{unread}"
+    noted = "".join(f"; note: {line}" for line in c.notes)
+    return f"{plural(len(c.resources), 'resource')}{outside}{unread}{noted}"
 
 
 def _down_gated(request: NoRequest) -> bool:
@@ -687,7 +689,8 @@ def _cloud_down_gated(request: CloudDownToolRequest) -> bool:
 def _cloud_down_summary(r: CloudDownResult) -> str:
     if not r.deleted and not r.kept:
         return "nothing to delete: no resource onechip created matches"  # the CLI's words
-    return f"deleted {len(r.deleted)}, kept {len(r.kept)}"
+    noted = "".join(f"; note: {line}" for line in r.notes)  # a zone whose list failed and hid nothing, as the CLI
+    return f"deleted {len(r.deleted)}, kept {len(r.kept)}{noted}"
 
 
 def _cloud_down_preview(request: CloudDownToolRequest) -> str:
@@ -696,7 +699,7 @@ def _cloud_down_preview(request: CloudDownToolRequest) -> str:
     if not targets:
         return "would delete nothing (no labelled resource found)"
     names = ", ".join(f"{r.kind} {r.name} ({r.zone}{'' if r.recorded else '; ' + NOT_RECORDED})" for r in targets)
-    unlisted = f"; {'; '.join(listing.unreachable)}" if listing.unreachable else ""
+    unlisted = "".join(f"; {line}" for line in listing.unreachable) + "".join(f"; note: {n}" for n in listing.notes)
     keys = json.dumps([_target_key(r) for r in targets])
     return f"would delete {names}{unlisted}; to delete them give targets: {keys}"
 
@@ -722,7 +725,7 @@ def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> Cloud
         raise ConfigError(f"cloud_down: no such target {', '.join(unknown)} (a typo, or gone since the preview); "
                           f"nothing deleted; the targets now: {now}")  # fmt: skip
     # a zone it could not list: what it reached is deleted, then the call fails naming that zone
-    return api.cloud_down(request, on_progress, [found[t] for t in given], listing.unreachable)
+    return api.cloud_down(request, on_progress, [found[t] for t in given], listing.unreachable, listing.notes)
 
 
 def _cloud_probe_preview(request: CloudProbeRequest) -> str:

@@ -381,6 +381,11 @@ class CloudStatuses(ResultModel):
         "missing above; or a recorded resource's state could not be read: it may still exist and bill); the zones "
         "that answered are reported all the same.",
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="One line per zone whose list failed where the list could hide nothing (no --zone: only "
+        "recorded resources are taken, each read or deleted on its own): said, not a failure.",
+    )
 
 
 class CloudTargets(ResultModel):
@@ -391,6 +396,11 @@ class CloudTargets(ResultModel):
         default_factory=list,
         description="One line per zone whose list failed: a labelled TPU there may be missing from `resources` "
         "(the zone's recorded ones are in it); `cloud down` deletes the rest and exits non-zero naming it.",
+    )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="One line per zone whose list failed where the list could hide nothing (no --zone: only "
+        "recorded resources are taken, each read or deleted on its own): said, not a failure.",
     )
 
 
@@ -411,6 +421,11 @@ class CloudDownResult(ResultModel):
 
     deleted: list[str] = Field(default_factory=list, description="'kind name (zone)' deleted.")
     kept: list[str] = Field(default_factory=list, description="Found but not deleted, with the reason.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="One line per zone whose list failed where the list could hide nothing (no --zone: only "
+        "recorded resources are taken, each deleted on its own): said, not a failure.",
+    )
 
 
 class HostDemoOptions(RequestModel):

@@ -93,10 +93,10 @@ def test_down_json_prints_the_json_alone_also_when_nothing_is_left(fast, run):
     assert rc == 0, err
     rc, out, err = run("cloud", "down", "--project", P, "--yes", "--json")
     assert rc == 0, err
-    assert json.loads(out) == {"deleted": [f"node t1 ({OK})"], "kept": []}
+    assert json.loads(out) == {"deleted": [f"node t1 ({OK})"], "kept": [], "notes": []}
     assert f"node t1 in {OK} (spot, project {P})" in err  # what it deletes, said on stderr
     rc, out, err = run("cloud", "down", "--project", P, "--yes", "--json")  # run twice: nothing left
-    assert rc == 0 and json.loads(out) == {"deleted": [], "kept": []} and "nothing to delete" in err
+    assert rc == 0 and json.loads(out) == {"deleted": [], "kept": [], "notes": []} and "nothing to delete" in err
 
 
 def test_a_tpu_deleted_outside_onechip_is_gone_in_status_json_not_ready(fast, run):

@@ -4,6 +4,7 @@ the tool's arguments; commands to type keep their flags; what is left stays reco
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 
@@ -143,6 +144,11 @@ def test_cloud_probe_says_what_each_zone_answered(fast):
     assert text == "2 zones tried: us-west4-a available; europe-west4-a stockout"
 
 
+# The cancelled call interrupts its job as one Ctrl-C, which can land inside socket.create_connection between the
+# socket's making and its connect, where the standard library cleans up on OSError only: that socket never reaches
+# httpx's pool, so no client close reaches it (about 1 in 20-40 runs, cloudfix60). It is collected here, inside this
+# test, rather than warning as unraisable in whichever test the collector runs next.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning", "ignore::ResourceWarning")
 @pytest.mark.parametrize("provisioning", ["spot", "flex-start"])
 def test_a_cancelled_cloud_probe_deletes_the_tpu_it_created(fast, provisioning):
     """A probe creates to delete at once (provision.probe: 'there is no dry-run API'). A cancelled call interrupts
@@ -165,5 +171,50 @@ def test_a_cancelled_cloud_probe_deletes_the_tpu_it_created(fast, provisioning):
     deadline = time.monotonic() + 20
     while (fast.nodes or fast.queued or records.load_all()) and time.monotonic() < deadline:
         time.sleep(0.05)
+    gc.collect()  # the interrupted connect's socket, if one was left (above)
     assert any(m == "DELETE" for m, _, _ in fast.requests), fast.requests
     assert not fast.nodes and not fast.queued and records.load_all() == []
+
+
+def test_every_tpu_api_client_a_cloud_job_makes_is_closed_when_it_ends(fast, monkeypatch):
+    """Each cloud job made a TpuApi whose httpx.Client nobody closed: its pooled sockets were left to the garbage
+    collector, whose unclosed-socket ResourceWarning (an error under pyproject's filterwarnings) then failed whatever
+    test ran (a cancelled cloud_probe interrupted mid-request was seen so). Every client a job makes is closed as
+    the job ends, the interrupted one too (httpx.Client.is_closed)."""
+    from onechip.api import _cloud
+
+    made: list = []
+    real = _cloud.TpuApi
+
+    def tracked(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(_cloud, "TpuApi", tracked)
+    probe = {"chip": "v5e-1", "project": P, "provisioning": "spot", "confirm": True, "zones": [OK]}
+    status = {"project": P, "zones": [OK]}
+    down = {"project": P, "targets": [f"{P}/{OK}/node/first"], "confirm": True}
+    results = calls(("cloud_probe", probe), ("cloud_up", {**SPOT, "zones": [OK], "name": "first"}),
+                    ("cloud_status", status), ("cloud_down", {"project": P}), ("cloud_down", down))  # fmt: skip
+    assert [error for error, _ in results] == [False, False, False, True, False], results  # the bare down previews
+    assert len(made) >= 5 and all(api.http.is_closed for api in made), [api.http.is_closed for api in made]
+
+
+def test_cloud_status_and_down_over_mcp_succeed_with_a_note_when_a_failed_list_hid_nothing(fast):
+    """As the CLI (test_cloud_break60): without zones only recorded TPUs are taken, so a zone whose list fails
+    (ListNodesResponse.unreachable) hides nothing once its TPU is read or deleted on its own: the tools succeed, and
+    their one line names the zone in a note, where cloud_status and cloud_down failed ('run it again')."""
+    far = "us-east1-d"  # the fake's default Zone: grants everything
+    fast.unreachable.add(far)
+    up, status, preview = calls(
+        ("cloud_up", {**SPOT, "zones": [far], "name": "far"}),
+        ("cloud_status", {"project": P}),
+        ("cloud_down", {"project": P}),
+    )
+    note = f"note: zone {far} (project {P}) could not be listed"
+    assert not up[0] and not status[0] and status[1].startswith("1 resource; ") and note in status[1], status
+    assert note in preview[1], preview
+    targets = json.loads(preview[1].split("targets: ", 1)[1].split("]", 1)[0] + "]")
+    ((failed, text),) = calls(("cloud_down", {"project": P, "targets": targets, "confirm": True}))
+    assert not failed and text.startswith("deleted 1, kept 0; ") and note in text, text
+    assert not fast.nodes and records.load_all() == []
