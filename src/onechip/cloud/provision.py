@@ -331,7 +331,10 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
         while (item := poll(api, resource.kind, resource.zone, _ident(resource), started + limit_s,
                             on_progress)) is not None:  # fmt: skip
             if time.monotonic() - started > limit_s:
-                raise CloudError(f"{resource.kind} {resource.name} in {resource.zone} is still there after its delete")
+                # said with the resends too: a wait that ran out here, between two refused sends, is one the
+                # API refused throughout (before: 'still there after its delete' alone, as if sent once)
+                raise gave_up(CloudError(f"{resource.kind} {resource.name} in {resource.zone} is still there after "
+                                         "its delete"))  # fmt: skip
             deleting = phase(resource.kind, state_of(resource.kind, item)) == "deleting"
             if deleting:  # not said while PROVISIONING: its own line says that wait
                 waiting(time.monotonic() - started)

@@ -3,6 +3,8 @@ not read, and what a delete resent through an outage tells the user."""
 
 from __future__ import annotations
 
+import time
+
 import anyio
 import pytest
 from mcp import Client
@@ -118,3 +120,22 @@ def test_a_delete_refused_through_its_whole_wait_says_it_was_sent_again_for_that
     said = str(info.value)
     assert "the delete was sent again" in said and "up to 3 s" in said, said
     assert [r.name for r in records.load_all()] == ["n"]  # it may still exist: its record stays
+
+
+def test_a_wait_that_runs_out_in_the_poll_after_a_refused_send_says_the_resends(fast, run, monkeypatch):
+    # a refused send is sent again after a poll; a wait that ran out in that poll said 'still there after its
+    # delete' alone, as if the delete had been sent once (how the test above failed once, loaded: the poll took it past)
+    _recorded_node(run)
+    fast.faults.append(Fault("DELETE", "/nodes/", 503, times=10**6))
+    (resource,) = records.load_all()
+
+    def slow_poll(*args, **kwargs):
+        time.sleep(1.1)  # past the wait below
+        return {"state": "READY"}
+
+    monkeypatch.setattr(provision, "poll", slow_poll)
+    with pytest.raises(CloudError) as info, TpuApi(P) as tpu:
+        provision.delete(tpu, resource, limit_s=1.0)
+    said = str(info.value)
+    assert "still there after its delete" in said and "the delete was sent again 1 times" in said, said
+    assert [r.name for r in records.load_all()] == ["n"]
