@@ -453,6 +453,8 @@ def outcome_note(entry: dict[str, Any]) -> str:
     error = entry.get("error_line") or ""
     if "capture_model" in error:  # releases that capture CUDA graphs after sizing the pool (not counted in it)
         return " (CUDA-graph capture OOM after the pool was sized)"
+    if "OOMKilled" in error:  # a container runtime's kill at its memory limit, which no plan input holds
+        return " (container OOM-killed at its memory limit after the pool was sized)"
     return " (sampler warm-up OOM after the fit check passed)" if "warming up sampler" in error else ""
 
 
@@ -561,6 +563,8 @@ def request_of(entry: dict[str, Any], chip: str, engine: str, version: str | Non
         fields["cpu_offload_gb"] = args["cpu_offload_gb"]
     if args.get("VLLM_CPU_KVCACHE_SPACE_gib"):
         fields["kv_cache_memory_bytes"] = int(args["VLLM_CPU_KVCACHE_SPACE_gib"] * GIB)
+    if args.get("kv_cache_memory_bytes"):  # --kv-cache-memory-bytes: the pool per device, as the log's args print it
+        fields["kv_cache_memory_bytes"] = args["kv_cache_memory_bytes"]
     if engine == "vllm-gpu":  # null: not stated, the version's default (a hybrid model's state pages depend on it)
         fields["enable_prefix_caching"] = args.get("enable_prefix_caching")
     if args.get("mamba_ssm_cache_dtype") not in (None, "auto"):
