@@ -207,6 +207,8 @@ _FAILURE = re.compile(
 # OOM-killed (exit 137)', gpu16g-sm90-lfm25-1.2b-int4-kvfp8-len32768-util095-v0260-container-oom); `docker inspect`'s
 # '"OOMKilled": false' (or "false", or 0) says the opposite
 _OOM_KILLED = re.compile(r"\bOOM-?killed\b(?![\"']?\s*[:=]\s*[\"']?(?:false|0)\b)", re.IGNORECASE)
+# bash's report of a process it ran ended by SIGKILL (strsignal's 'Killed' on a line of its own)
+_SIGKILLED = re.compile(r"^Killed$")
 # tpu-inference's worker prints the line before it checks the pool, so a refused boot prints a negative avail
 # ('total_hbm_avail_gb=-0.71GiB', then 'ValueError: total_hbm_used_gb=...GiB exceeds total_hbm_limit_cap_gb=...GiB':
 # tpu_inference/worker/tpu_worker_jax.py of the 0.11.1 sdist, worker/tpu_worker.py of 0.32.0)
@@ -734,7 +736,7 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "workers, tokenizer and multimodal processor workers)",
     ),
     (
-        re.compile(r"^Killed$"),
+        _SIGKILLED,
         "the process was killed (SIGKILL), most often by the host's out-of-memory killer: host RAM ran out (on a "
         "unified-memory board such as a Jetson or a GB10 the GPU pool is taken from that RAM too): lower "
         "--gpu-memory-utilization, and on V0 --swap-space (CPU KV blocks are host RAM)",
@@ -744,6 +746,25 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan",
     ),
 ]
+
+# A log of vLLM's CPU backend: its token line ('CPU KV cache size: N tokens', _LOGGED 'kv_device') or its worker's pool
+# line ('Explicitly set (1.0/15.84) GiB for KV cache on node 0', 'Auto set (...)': vllm/v1/worker/cpu_worker.py)
+_CPU_ENGINE = re.compile(
+    r"\bCPU KV cache size: [\d,]+ tokens|\b(?:Explicitly|Auto) set \([\d.]+/[\d.]+\) GiB for KV cache"
+)
+# The host-memory kills of _CAUSES as a CPU engine meets them: there the weights and the KV cache are host RAM, the KV
+# space VLLM_CPU_KVCACHE_SPACE (GiB) or --kv-cache-memory-bytes (cpu_worker.py; vllm/platforms/cpu.py maps the first
+# onto the second), so the space is what to lower (tests/fixtures/bootlogs
+# cpu-qwen25-0.5b-kvspace1g-len4096-eager-oomkilled-v0300: a 1 GiB space OOM-killed in a 4 GiB pod, three processes
+# importing torch beside it; 256 MiB served, cpu-qwen25-0.5b-kvmem256mib-len2048-eager-v0300)
+_CPU_HOST_RAM = (
+    "on vLLM's CPU backend the weights and the KV cache are that memory: lower the KV space (VLLM_CPU_KVCACHE_SPACE, "
+    "GiB, or --kv-cache-memory-bytes), --max-num-seqs and --max-num-batched-tokens, or give the engine more memory"
+)
+_HOST_RAM_KILLS: dict[re.Pattern[str], str] = {
+    _OOM_KILLED: f"the container was killed at its memory limit (OOMKilled, exit 137): {_CPU_HOST_RAM}",
+    _SIGKILLED: f"the process was killed (SIGKILL), most often by the host's out-of-memory killer: {_CPU_HOST_RAM}",
+}
 
 # (event name, pattern) in boot order; the first line matching each pattern marks the event.
 _EVENTS = [
@@ -782,6 +803,8 @@ def failure_cause(text: str) -> str | None:
     for pattern, cause in _CAUSES:
         for line in bare:
             if match := pattern.search(line):
+                if pattern in _HOST_RAM_KILLS and any(_CPU_ENGINE.search(b) for b in bare):
+                    return _HOST_RAM_KILLS[pattern]
                 return cause(match) if callable(cause) else cause.format(*match.groups())
     exceptions = [m.group(1) for line in bare if (m := _EXCEPTION.match(line))]
     if exceptions:

@@ -376,6 +376,28 @@ def test_a_container_killed_at_its_memory_limit_is_a_failed_run() -> None:
     )
 
 
+def test_a_cpu_engine_killed_at_its_memory_limit_is_told_its_kv_space_is_that_memory() -> None:
+    # search-index file id 68324944604 (vLLM 0.30.0+cpu in a 4 GiB pod): 'Explicitly set (1.0/15.84) GiB for KV cache
+    # on node 0', 'CPU KV cache size: 87,296 tokens, ...', then 'Reason: OOMKilled'. On the CPU backend the KV cache is
+    # host RAM (vllm/v1/worker/cpu_worker.py sizes it from VLLM_CPU_KVCACHE_SPACE or --kv-cache-memory-bytes), and the
+    # report's fix was a 256 MiB KV space (cpu-qwen25-0.5b-kvmem256mib-len2048-eager-v0300); before, the cause said
+    # the limit is 'host RAM, not GPU memory' and named only JIT and tokenizer workers to lower
+    cause = _read("cpu-qwen25-0.5b-kvspace1g-len4096-eager-oomkilled-v0300").failure_cause
+    assert cause is not None and cause.startswith("the container was killed at its memory limit")
+    assert "not GPU memory" not in cause
+    assert "VLLM_CPU_KVCACHE_SPACE" in cause and "--kv-cache-memory-bytes" in cause
+    # a GPU engine's container kill keeps the GPU wording: its KV cache is not in that memory
+    gpu = _read("gpu16g-sm90-lfm25-1.2b-int4-kvfp8-len32768-util095-v0260-container-oom").failure_cause
+    assert gpu is not None and "not GPU memory" in gpu and "VLLM_CPU_KVCACHE_SPACE" not in gpu
+    # the bare SIGKILL of a CPU engine (bash's 'Killed'), likewise
+    killed = read_boot_log(
+        "CPU KV cache size: 21,760 tokens, Maximum concurrency for 2,048 tokens per request: 10.62x\nKilled",
+        "vllm",
+        "m",
+    ).failure_cause
+    assert killed is not None and "VLLM_CPU_KVCACHE_SPACE" in killed and "--gpu-memory-utilization" not in killed
+
+
 def test_the_keywords_of_an_offline_llm_call_are_the_deployments() -> None:
     # vllm#44376 (2 GH200s): 'llm = LLM(' then '    tensor_parallel_size=2,' and '    gpu_memory_utilization=0.95,'
     # one keyword a line above the engine's refusal; TP was read only from 'with config:', 'non-default args' and a
