@@ -924,8 +924,8 @@ class RepResult(ResultModel):
     whole_run_tok_per_s: Measured = Field(default=0.0, description="whole_run_output_tokens / whole_run_s.")
     goodput_per_s: Measured | None = Field(
         default=None,
-        description="Requests meeting every SLO completed in the window / window_s (SLOs given; open loop: TTFT and "
-        "E2E from the intended send).",
+        description="Requests meeting every SLO, counted as request_share_in_window counts them (by their share of "
+        "output tokens inside the window), / window_s (SLOs given; open loop: TTFT and E2E from the intended send).",
     )
 
     @model_validator(mode="after")
