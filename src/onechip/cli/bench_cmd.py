@@ -78,11 +78,11 @@ def bench_tables(run: BenchRun) -> list[Table]:
         ),
         _grid(run, "median TTFT ms", "ttft", "{:,.1f}"),
         _grid(run, "per-stream tok/s (1000 / TPOT)", "per_stream_tok_per_s", "{:,.1f}"),
-    ] + ([_grid(run, f"goodput requests/s ({_slo_text(run)})", "goodput_per_s", "{:,.2f}")] if run.config.slo else [])
-
-
-def _slo_text(run: BenchRun) -> str:
-    return ", ".join(f"{k} <= {v:g}" for k, v in run.config.slo.items())
+    ] + (
+        [_grid(run, f"goodput requests/s ({run.config.slo_text()})", "goodput_per_s", "{:,.2f}")]
+        if run.config.slo
+        else []
+    )
 
 
 def print_run(run: BenchRun, out: Console) -> None:

@@ -1,6 +1,7 @@
-"""The bench sections of the Markdown report: the three context x clients grids (aggregate tok/s with
-CV, median TTFT, per-stream tok/s), the cells not measured, with failed requests or asked to wait, and the workload
-guidance drawn from the run's own KV pool. Pure rendering from the result models.
+"""The bench sections of the Markdown report: the context x clients grids (aggregate tok/s with CV, whole-run
+tok/s, median TTFT, per-stream tok/s, and goodput when the run had SLOs), the cells not measured, with failed
+requests or asked to wait, and the workload guidance drawn from the run's own KV pool. Pure rendering from the
+result models.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ GRIDS: tuple[tuple[str, Callable[[CellResult], str]], ...] = (
     ("Median TTFT (ms)", lambda c: num(c.ttft_ms.median, 0)),
     ("Per-stream output tok/s", lambda c: num(c.per_stream_tok_per_s)),
 )
+
+
+def _goodput(c: CellResult) -> str:
+    return num(c.goodput_per_s, 2)  # requests/s: 2 decimals, as the console's grid
 
 
 def _unmeasured(config: BenchConfig, cells: list[CellResult]) -> list[str]:
@@ -104,8 +109,9 @@ def _not_run(bench: BenchRun) -> list[str]:
 
 
 def grids(bench: BenchRun | None) -> list[str]:
-    """The '## Benchmark' section: one grid per GRIDS entry, contexts as rows, clients as columns, then the cells
-    not measured (_unmeasured) and those of the grid the summary has no result for (_not_run)."""
+    """The '## Benchmark' section: one grid per GRIDS entry (and goodput's with SLOs), contexts as rows, clients as
+    columns, then the cells not measured (_unmeasured) and those of the grid the summary has no result for
+    (_not_run)."""
     cells = cells_of(bench)
     lines = ["## Benchmark", ""]
     if bench is None:
@@ -131,7 +137,8 @@ def grids(bench: BenchRun | None) -> list[str]:
         WINDOW_NOTE,
         "",
     ]
-    for title, render in GRIDS:
+    goodput = (f"Goodput requests/s meeting every SLO ({config.slo_text()}; steady window)", _goodput)
+    for title, render in GRIDS + ((goodput,) if config.slo else ()):
         header, rows = grid_rows(cells, render, None if schedule is None else config.load_text)
         lines += [f"### {title}", "", *md_table(header, rows), ""]
     said = _unmeasured(config, cells)

@@ -404,6 +404,10 @@ class BenchConfig(RequestModel):
             return f"{at} × {clients} clients" if report else f"{at} x {clients}"
         return f"{at} at {self.load_text(clients)}"
 
+    def slo_text(self) -> str:
+        """The --slo bounds as the console and report say them: 'ttft_ms <= 500, tpot_ms <= 50' ('' without)."""
+        return ", ".join(f"{k} <= {v:g}" for k, v in self.slo.items())
+
     def open_loop_text(self) -> str | None:
         """A --rate run's schedule, as the console and report say it: 'open loop at 20 req/s (poisson arrivals), in
         flight at most: none (no cap); 200 measured requests per rep'; None closed loop (a trace replay too)."""
@@ -924,8 +928,8 @@ class RepResult(ResultModel):
     whole_run_tok_per_s: Measured = Field(default=0.0, description="whole_run_output_tokens / whole_run_s.")
     goodput_per_s: Measured | None = Field(
         default=None,
-        description="Requests meeting every SLO completed in the window / window_s (SLOs given; open loop: TTFT and "
-        "E2E from the intended send).",
+        description="Requests meeting every SLO, counted as request_share_in_window counts them (by their share of "
+        "output tokens inside the window), / window_s (SLOs given; open loop: TTFT and E2E from the intended send).",
     )
 
     @model_validator(mode="after")

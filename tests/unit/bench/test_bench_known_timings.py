@@ -208,6 +208,42 @@ def test_requests_per_second_at_4_clients_is_littles_law(tmp_path: Path) -> None
     assert cell.output_tok_per_s == pytest.approx(6 * littles, rel=0.02)
 
 
+STREAM_TTFT_S = {0: 0.030, 1: 0.035, 2: 0.060}  # E2E 80, 85, 110 ms with 6 tokens 10 ms apart
+
+
+def _stream_ttft_s(number: int, body: dict[str, Any]) -> float:
+    """TTFT by stream (the prompt's first line starts with its number; the probe's does not: stream 0's)."""
+    head = body["messages"][-1]["content"][:5]
+    return STREAM_TTFT_S[int(head) if head.isdigit() else 0]
+
+
+def test_goodput_is_the_request_rate_of_the_streams_meeting_the_slo(tmp_path: Path) -> None:
+    """3 closed-loop streams x 5 requests of 6 tokens, ITL 10, TTFT 30, 35 and 60 ms by stream (STREAM_TTFT_S),
+    starting together after their warm-up. Each stream serves 1 / (its E2E + turnaround) requests/s (Little's law
+    per stream: ~12.3, 11.6 and 9.0/s); --slo ttft_ms=50 passes streams 0 and 1 alone, so goodput is their two
+    rates, and with every request good (ttft_ms=1000) it is requests/s itself. The window ends with stream 0's
+    5th request (~400 ms), while stream 1's 5th (sent ~340 ms, tokens from ~375) and stream 2's 4th (~330, from
+    ~390) are streaming: counting only the requests that ended inside the window left them out, ~22.5/s
+    (9 / 0.4 s) of goodput where streams 0 and 1 serve ~24, and goodput differed from requests/s with every
+    request good."""
+    misses = []
+    for attempt in range(ATTEMPTS):
+        with FakeVllm(ttft_for=_stream_ttft_s, itl_s=0.010) as srv:
+            cell, _, measured = bench(srv, tmp_path / f"a{attempt}", clients=[3], requests_per_client=5,
+                                      warmup_requests=1, slo={"ttft_ms": 50})  # fmt: skip
+        samples = load_samples(tmp_path / f"a{attempt}" / "requests.jsonl")
+        by_stream = [sorted((s for s in measured if s.stream == i), key=lambda s: s.seq) for i in range(3)]
+        rates = [  # each stream's sends are one E2E + turnaround apart
+            1 / statistics.fmean([b.t_send - a.t_send for a, b in zip(x, x[1:], strict=False)]) for x in by_stream
+        ]
+        every = stats.summarize_cell(cell, {0: samples}, 6, {"ttft_ms": 1000})
+        assert every.goodput_per_s == pytest.approx(cell.request_rate_per_s)  # every request good: requests/s
+        if cell.goodput_per_s == pytest.approx(rates[0] + rates[1], rel=0.03):
+            return
+        misses.append((cell.goodput_per_s, rates))
+    pytest.fail(f"goodput is not streams 0 and 1's rate in all {ATTEMPTS} attempts: {misses}")
+
+
 def test_per_request_ttft_mean_median_and_p99(tmp_path: Path) -> None:
     """TTFT set per request: 60 ms for even chat request numbers, 20 for odd (the probe is 1), 8 measured
     requests, 4 of each. Set: mean 40, median 40 (between the two groups), p99 60 (inside the top group); the

@@ -204,3 +204,33 @@ def test_goodput_counts_requests_meeting_every_slo_in_the_window() -> None:
         CellResult(context_tokens=8, clients=1, status="ok"), {0: samples}, 10, {"ttft_ms": 500}
     )
     assert cell.goodput_per_s == pytest.approx(2 / 3)
+
+
+def test_goodput_counts_requests_as_requests_per_second_does_by_their_share_in_the_window() -> None:
+    # two streams of 1-s requests, 2 tokens each (one chunk at TTFT, one at the end). Stream 0 sends at 0, 1, 2
+    # (TTFT 400 ms); stream 1 sends a warm-up at -0.5, then at 0.5, 1.5, 2.5 (TTFT 500 ms).
+    # Window [0.5, 3.0] (stream 1's first measured send, stream 0's last end): 2.5 s.
+    # Shares in it (tokens_between / 2): stream 0's first request has its first chunk (0.4) before the window and
+    # 0.5 / 0.6 of its second chunk's gap in it: (0.5 / 0.6) / 2 = 5/12; its other two are whole: 2 + 5/12.
+    # Stream 1: two whole, the last one's first chunk (3.0) only: 1/2. All: 4 + 11/12 = 59/12 requests.
+    s0 = [
+        sample(stream=0, seq=i, t_send=float(i), t_first=i + 0.4, t_last=i + 1.0, t_done=i + 1.0,
+               completion_tokens=2, chunk_times=[i + 0.4, i + 1.0])
+        for i in range(3)
+    ]  # fmt: skip
+    s1 = [
+        sample(stream=1, seq=i, t_send=i - 0.5, t_first=i, t_last=i + 0.5, t_done=i + 0.5, warmup=i == 0,
+               completion_tokens=2, chunk_times=[float(i), i + 0.5])
+        for i in range(4)
+    ]  # fmt: skip
+    rep = stats.rep_result(0, s0 + s1, {"e2e_ms": 60_000})  # every request meets it
+    assert rep.window_s == pytest.approx(2.5)
+    assert rep.request_share_in_window == pytest.approx(59 / 12)
+    # goodput with every request good is requests/s: 59/12 / 2.5 s (counting ends in the window gave 5 / 2.5 = 2)
+    assert rep.goodput_per_s == pytest.approx(59 / 12 / 2.5)
+    # TTFT <= 450 ms: stream 0's requests alone, 2 + 5/12 of them in the window (counting ends gave 3 / 2.5)
+    assert stats.rep_result(0, s0 + s1, {"ttft_ms": 450}).goodput_per_s == pytest.approx((2 + 5 / 12) / 2.5)
+    cell = stats.summarize_cell(
+        CellResult(context_tokens=8, clients=2, status="ok"), {0: s0 + s1}, 2, {"e2e_ms": 60_000}
+    )
+    assert cell.goodput_per_s == pytest.approx(cell.request_rate_per_s)

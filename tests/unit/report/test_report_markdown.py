@@ -196,6 +196,20 @@ def test_report_says_which_tok_per_s_window_it_uses(seed_run: Path) -> None:
     assert "**steady window**" in md and "**whole run**" in md
 
 
+def test_a_run_with_slos_reports_its_goodput_grid_as_the_console_does(tmp_path: Path, seed_run: Path) -> None:
+    # bench --slo measures goodput_per_s and its console prints a goodput grid; report.md, rendered from the same
+    # summary.json, had none: the figure the SLOs were given for was nowhere in the report
+    files = seed_files()
+    files["summary.json"]["config"]["slo"] = {"ttft_ms": 500.0, "tpot_ms": 50.0}
+    for cell, goodput in zip(files["summary.json"]["cells"], [0.95, 5.5, 0.9, 7.25, 0.0, 1.5], strict=False):
+        cell["goodput_per_s"] = goodput
+    md = render_markdown(write_run(tmp_path / "r", files))
+    title = "### Goodput requests/s meeting every SLO (ttft_ms <= 500, tpot_ms <= 50; steady window)"
+    assert _table_row(md, title, "128") == ["128", "0.95", "failed", "5.50"]  # the cells' goodput_per_s
+    assert _table_row(md, title, "1,024") == ["1,024", "0.90", "7.25", "0.00"]
+    assert "Goodput" not in render_markdown(seed_run)  # no SLO given, no goodput measured
+
+
 def test_report_says_how_the_runs_tokens_were_counted(tmp_path: Path) -> None:
     # the bench's notes (a server with no usage counted by /tokenize, no per-chunk usage so ITL per chunk) and its ITL
     # convention were said on the console only: report.md gave the same tok/s and ITL without saying how they came
