@@ -352,8 +352,12 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # transformers 5.19's PaddleOCRTextConfig, which reads a flat file's text fields, has Ernie4_5Config's defaults
 # Step3-VL (model_type 'step3_vl'): vLLM's Step3VLConfig builds text_config as its Step3TextConfig, over which
 # step3_vl.py builds Step3TextForCausalLM (vllm/transformers_utils/configs/step3_vl.py, 0.34.0 sdist)
+# ERNIE-4.5-VL (model_type 'ernie4_5_moe_vl', flat text fields): ernie45_vl_moe.py's Ernie4_5_VLMoeAttention takes
+# head_dim or hidden_size // heads over num_key_value_heads on every layer (lines 116-126, 399-411), the cache rule of
+# ernie4_5_moe's Ernie4_5_MoeAttention (0.34.0 sdist)
 SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash": "mimo_v2", "dots_ocr": "qwen2",
-              "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5", "step3_vl": "step3_text"}  # fmt: skip
+              "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5", "step3_vl": "step3_text",
+              "ernie4_5_moe_vl": "ernie4_5_moe"}  # fmt: skip
 # {(model_type, first architecture): the modelled one}: a model type whose files vLLM builds with different classes by
 # architecture. 'bailing_hybrid' is BailingMoeV2_5ForCausalLM (bailing_moe_linear.py: linear attention beside MLA; not
 # modelled) or BailingMoeV3ForCausalLM (bailing_moe_v3.py: Kimi delta attention beside MLA), vllm/model_executor/models/
@@ -1362,6 +1366,35 @@ def _hunyuan_fields(text: dict[str, Any], family: str, where: str) -> None:
     )
 
 
+# The fields that set ERNIE-4.5-VL's cache, which its file must state: vLLM loads it with the hub's remote
+# Ernie4_5_VLMoEConfig (--trust-remote-code), whose defaults were not read
+_ERNIE_VL_STATED = ("hidden_size", "num_attention_heads", "num_key_value_heads", "num_hidden_layers")
+
+
+def _ernie_vl_fields(text: dict[str, Any], stated: set[str], where: str) -> None:
+    """ERNIE-4.5-VL's MoE fields, one entry a modality: ernie45_vl_moe.py Ernie4_5_VLMoeMoE builds a text FusedMoE of
+    moe_num_experts[0] experts of moe_intermediate_size[0] and a vision one of [1], both routing moe_k (lines
+    207-306, 0.34.0 sdist; it asserts both expert counts equal): the planner reads the text experts and the wider
+    intermediate size (the widest FusedMoE sizes the forward's workspace). A file that leaves out a field of the cache
+    is refused naming it (_ERNIE_VL_STATED)."""
+    for name in _ERNIE_VL_STATED:
+        if name not in stated:
+            raise _fail(where, name, "is missing; ERNIE-4.5-VL's remote Ernie4_5_VLMoEConfig default was not read")
+    for name, own, read in (
+        ("num_experts", "moe_num_experts", _first),
+        ("moe_intermediate_size", "moe_intermediate_size", max),
+    ):
+        value = text.get(name)
+        if isinstance(value, list):
+            if len(value) != 2 or not all(_is_int(v) and v > 0 for v in value):
+                raise _fail(where, own, f"must be two positive integers (text, vision), got {value!r}")
+            text[name] = read(value)
+
+
+def _first(values: list[int]) -> int:
+    return values[0]
+
+
 def _per_layer_values(text: dict[str, Any], names: tuple[tuple[str, str], ...], where: str) -> None:
     """Fields a file may give as one positive integer a layer ((the name the planner reads, the file's name)): a list
     with one entry a layer at least, which the planner reads as its largest (the widest layer sizes the forward's
@@ -1640,6 +1673,8 @@ def read_config(data: Any, where: str) -> ModelConfig:
         _longcat_layers(text, applied, where)
     if family in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
         _hunyuan_fields(text, family, where)
+    if data.get("model_type") == "ernie4_5_moe_vl":
+        _ernie_vl_fields(text, stated, where)
     if family in ("gemma3n", "gemma3n_text"):
         # Gemma 3n files give intermediate_size one a layer (google/gemma-3n-E4B-it: 35 x 16384), and vLLM's
         # Gemma3nDecoderLayer indexes it by layer (config.intermediate_size[extract_layer_index(prefix)],
