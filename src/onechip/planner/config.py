@@ -167,6 +167,11 @@ DIVIDING_FAMILIES = frozenset(
         # BailingAttention takes config.head_dim or hidden_size // heads over config.num_key_value_heads, every layer
         # full (0.34.0 sdist)
         "bailing_moe",
+        # openPangu-Embedded (PanguEmbeddedForCausalLM, a remote-code config): openpangu.py OpenPanguDecoderLayer builds
+        # OpenPanguEmbeddedAttention over getattr(config, 'num_key_value_heads', num_attention_heads) KV heads of
+        # head_dim or hidden_size // heads, every layer full unless interleaved_sliding_window gives windows (refused:
+        # _pangu_fields) (0.34.0 sdist)
+        "PanguEmbedded",
         # TeleChat2 (TeleChat2ForCausalLM, model_type 'telechat', a remote-code config: REMOTE_CONFIG_CLASSES):
         # telechat2.py builds LlamaModel over it (LlamaAttention: head_dim or hidden_size // heads, 0.34.0 sdist); its
         # KV heads must be stated (KV_HEADS_STATED)
@@ -363,6 +368,27 @@ SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash":
 # modelled) or BailingMoeV3ForCausalLM (bailing_moe_v3.py: Kimi delta attention beside MLA), vllm/model_executor/models/
 # registry.py of the 0.34.0 sdist
 BY_ARCHITECTURE = {("bailing_hybrid", "BailingMoeV3ForCausalLM"): "bailing_moe_v3"}
+# {architecture: (what vLLM serves it with, what the planner lacks)}: models vLLM 0.34.0 serves (registry.py lines 81,
+# 196-198, 816-819) that stay refused because no published config.json of theirs was found to check their cache layout
+# against; the refusal says so
+SERVED_UNMODELLED = {
+    "BailingMoeV2_5ForCausalLM": (
+        "bailing_moe_linear.py: linear-attention layers with a recurrent state beside MLA layers",
+        "no published config.json of Ling / Ring 2.5 was found to check its layer pattern and state fields against",
+    ),
+    "PanguUltraMoEForCausalLM": (
+        "openpangu.py: OpenPanguMLAAttention, a latent cache",
+        "no published config.json of openPangu Ultra-MoE was found to check its latent fields against",
+    ),
+    "PanguProMoEV2ForCausalLM": (
+        "openpangu.py: OpenPanguSinkAttention with per-layer windows",
+        "no published config.json of openPangu Pro-MoE V2 was found to check its sink and window fields against",
+    ),
+    "HunYuanVLForConditionalGeneration": (
+        "the Transformers backend, TransformersMultiModalForCausalLM",
+        "no published config.json of HunyuanOCR was found to check its text_config against",
+    ),
+}
 # MiniCPM-V (model_type 'minicpmv', architecture MiniCPMV): {version: the decoder family vLLM builds for it}.
 # minicpmv.py MiniCPMV.__new__ dispatches on tuple(int(x) for x in str(config.version).split('.')) through
 # _SUPPORT_VERSION, each class's init_llm building its decoder over the file's own fields (MiniCPMV2_0:
@@ -1366,6 +1392,17 @@ def _hunyuan_fields(text: dict[str, Any], family: str, where: str) -> None:
     )
 
 
+def _pangu_fields(text: Mapping[str, Any], where: str) -> None:
+    """openPangu-Embedded's fields the planner does not model, refused naming them: openpangu.py
+    OpenPanguEmbeddedAttention takes a window from interleaved_sliding_window (an int for every layer, a list cycled by
+    layer index: lines 463-476), and is_causal false builds encoder-only attention, which caches no KV (lines
+    858-866; 0.34.0 sdist)."""
+    if text.get("interleaved_sliding_window") is not None:
+        raise _fail(where, "interleaved_sliding_window", "gives openPangu layers windows, which are not modelled")
+    if text.get("is_causal") is False:
+        raise _fail(where, "is_causal", "is false: openPangu's layers are then encoder-only and cache no KV")
+
+
 # The fields that set ERNIE-4.5-VL's cache, which its file must state: vLLM loads it with the hub's remote
 # Ernie4_5_VLMoEConfig (--trust-remote-code), whose defaults were not read
 _ERNIE_VL_STATED = ("hidden_size", "num_attention_heads", "num_key_value_heads", "num_hidden_layers")
@@ -1509,9 +1546,11 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
         kind = (
             " with 'linear_attention' layers (hybrid linear attention / Gated DeltaNet: a recurrent state per request)"
         )
+        served = SERVED_UNMODELLED.get(str(arch[0]))
+        said = f"; vLLM serves it ({served[0]}), but {served[1]}" if served else ""
         raise UnmodelledModel(
             f"{where}: field 'model_type' = {family!r} ({', '.join(map(str, arch))}){kind if linear else ''}: an "
-            f"architecture the planner does not model; it gives no number rather than a wrong one "
+            f"architecture the planner does not model{said}; it gives no number rather than a wrong one "
             f"(it models {len({_wrapper_name(m) for m in MODELLED})} model types, onechip.planner.config.MODELLED)",
             architectures=[str(a) for a in arch],
         )
@@ -1673,6 +1712,8 @@ def read_config(data: Any, where: str) -> ModelConfig:
         _longcat_layers(text, applied, where)
     if family in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
         _hunyuan_fields(text, family, where)
+    if family == "PanguEmbedded":
+        _pangu_fields(text, where)
     if data.get("model_type") == "ernie4_5_moe_vl":
         _ernie_vl_fields(text, stated, where)
     if family in ("gemma3n", "gemma3n_text"):
