@@ -20,10 +20,13 @@ is 1 KV head x (2 x 256 + 8) = 520 B a token, a full one 1 x (2 x 512 + 8) = 1,0
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from test_planner_families60 import _NAMES, MIMO_V2_FLASH
 
+from factories import one_element_checkpoint
 from onechip.errors import ConfigError
 from onechip.planner import plan_model
 
@@ -60,3 +63,19 @@ def test_a_page_that_does_not_divide_is_padded_and_keeps_its_block(version: str)
 def test_a_release_before_padding_refuses_naming_the_rule() -> None:
     with pytest.raises(ConfigError, match=r"8320, 16512\].*0\.23\.0.*0\.24\.0"):
         _plan("0.23.0")
+
+
+def test_rocm_attn_refuses_in_the_block_stride_releases_and_pads_from_0_29(tmp_path: Path) -> None:
+    # a MiMo-V2-Flash layout (test_planner_families60) whose sliding layers take K and V of 128 (not a published
+    # model: it exercises the rule): full 4 x (192 + 128) x 2 = 2,560 B a token, sliding 8 x (128 + 128) x 2 = 4,096 B;
+    # at block 16, 40,960 B does not divide 65,536 B. ROCM_ATTN, the first ROCm backend of such a model, defines no
+    # stride order (indexes_kv_by_block_stride False) in 0.24.0 - 0.28.0; 0.29.0 pads every non-MLA page
+    config = {**MIMO_V2_FLASH, "swa_head_dim": 128, "swa_v_head_dim": 128}
+    directory = str(one_element_checkpoint(tmp_path / "ckpt", config, _NAMES))
+    with pytest.raises(ConfigError, match=r"\[40960, 65536\].*0\.28\.0.*on ROCM_ATTN"):
+        plan_model(directory, "mi300x", "vllm-gpu", engine_version="0.28.0", max_model_len=8192)
+    for chip, version in (("h100", "0.28.0"), ("mi300x", "0.29.0")):
+        plan = plan_model(directory, chip, "vllm-gpu", engine_version=version, max_model_len=8192)
+        assert plan.memory_budget is not None
+        # 9 full and 39 sliding layers: group size 9, every page padded to 4,096 x 16 = 65,536 B
+        assert plan.memory_budget.block_bytes == 9 * 16 * 4096
