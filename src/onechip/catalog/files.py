@@ -677,6 +677,20 @@ class KvGroupSizeRule(VersionedRule):
     date: str = Field(description="ISO date.")
 
 
+class KvPagePaddingRule(VersionedRule):
+    """What one range of vLLM versions does with an attention page that does not divide the largest page of the model
+    (engines.json `page_padding_rules`; planner.kv_groups): refuse to start, or pad it to the largest, its block size
+    kept (unify_kv_cache_spec_page_size)."""
+
+    pads: Literal["never", "block_stride_backends", "non_mla_attention"] = Field(
+        description="'never': the engine refuses; 'block_stride_backends': padded when the attention backend reads "
+        "pages by the block stride (FLASH_ATTN, FLASHINFER, TRITON_ATTN; not ROCM_ATTN), refused otherwise; "
+        "'non_mla_attention': every attention spec but MLA's is padded."
+    )
+    source: str = Field(description="The engine source read, with file, function and versions.")
+    date: str = Field(description="ISO date read.")
+
+
 class HybridStateRule(VersionedRule):
     """How one range of vLLM versions keeps the recurrent state of hybrid attention + Mamba / linear-attention
     models beside the KV cache (engines.json `hybrid_rules`; planner.recurrent and planner.kv_groups)."""
@@ -1519,6 +1533,10 @@ class EngineEntry(StrictModel):
     )
     group_size_rules: list[KvGroupSizeRule] = Field(
         default_factory=list, description="Layer-group sizing of the hybrid KV allocator by version (empty: 1.5)."
+    )
+    page_padding_rules: list[KvPagePaddingRule] = Field(
+        default_factory=list,
+        description="What the version does with an attention page that does not divide the largest (empty: refuse).",
     )
     mrope_cache_rules: list[MropeCacheRule] = Field(
         default_factory=list,

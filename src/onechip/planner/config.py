@@ -167,6 +167,11 @@ DIVIDING_FAMILIES = frozenset(
         # BailingAttention takes config.head_dim or hidden_size // heads over config.num_key_value_heads, every layer
         # full (0.34.0 sdist)
         "bailing_moe",
+        # openPangu-Embedded (PanguEmbeddedForCausalLM, a remote-code config): openpangu.py OpenPanguDecoderLayer builds
+        # OpenPanguEmbeddedAttention over getattr(config, 'num_key_value_heads', num_attention_heads) KV heads of
+        # head_dim or hidden_size // heads, every layer full unless interleaved_sliding_window gives windows (refused:
+        # _pangu_fields) (0.34.0 sdist)
+        "PanguEmbedded",
         # TeleChat2 (TeleChat2ForCausalLM, model_type 'telechat', a remote-code config: REMOTE_CONFIG_CLASSES):
         # telechat2.py builds LlamaModel over it (LlamaAttention: head_dim or hidden_size // heads, 0.34.0 sdist); its
         # KV heads must be stated (KV_HEADS_STATED)
@@ -352,13 +357,38 @@ MODELLED = DIVIDING_FAMILIES | STATING_FAMILIES | MLA_FAMILIES | recurrent.ATTEN
 # transformers 5.19's PaddleOCRTextConfig, which reads a flat file's text fields, has Ernie4_5Config's defaults
 # Step3-VL (model_type 'step3_vl'): vLLM's Step3VLConfig builds text_config as its Step3TextConfig, over which
 # step3_vl.py builds Step3TextForCausalLM (vllm/transformers_utils/configs/step3_vl.py, 0.34.0 sdist)
+# ERNIE-4.5-VL (model_type 'ernie4_5_moe_vl', flat text fields): ernie45_vl_moe.py's Ernie4_5_VLMoeAttention takes
+# head_dim or hidden_size // heads over num_key_value_heads on every layer (lines 116-126, 399-411), the cache rule of
+# ernie4_5_moe's Ernie4_5_MoeAttention (0.34.0 sdist)
 SAME_CLASS = {"minimax_text_01": "minimax_m1", "mimo": "qwen2", "mimo_v2_flash": "mimo_v2", "dots_ocr": "qwen2",
-              "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5", "step3_vl": "step3_text"}  # fmt: skip
+              "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5", "step3_vl": "step3_text",
+              "ernie4_5_moe_vl": "ernie4_5_moe"}  # fmt: skip
 # {(model_type, first architecture): the modelled one}: a model type whose files vLLM builds with different classes by
 # architecture. 'bailing_hybrid' is BailingMoeV2_5ForCausalLM (bailing_moe_linear.py: linear attention beside MLA; not
 # modelled) or BailingMoeV3ForCausalLM (bailing_moe_v3.py: Kimi delta attention beside MLA), vllm/model_executor/models/
 # registry.py of the 0.34.0 sdist
 BY_ARCHITECTURE = {("bailing_hybrid", "BailingMoeV3ForCausalLM"): "bailing_moe_v3"}
+# {architecture: (what vLLM serves it with, what the planner lacks)}: models vLLM 0.34.0 serves (registry.py lines 81,
+# 196-198, 816-819) that stay refused because no published config.json of theirs was found to check their cache layout
+# against; the refusal says so
+SERVED_UNMODELLED = {
+    "BailingMoeV2_5ForCausalLM": (
+        "bailing_moe_linear.py: linear-attention layers with a recurrent state beside MLA layers",
+        "no published config.json of Ling / Ring 2.5 was found to check its layer pattern and state fields against",
+    ),
+    "PanguUltraMoEForCausalLM": (
+        "openpangu.py: OpenPanguMLAAttention, a latent cache",
+        "no published config.json of openPangu Ultra-MoE was found to check its latent fields against",
+    ),
+    "PanguProMoEV2ForCausalLM": (
+        "openpangu.py: OpenPanguSinkAttention with per-layer windows",
+        "no published config.json of openPangu Pro-MoE V2 was found to check its sink and window fields against",
+    ),
+    "HunYuanVLForConditionalGeneration": (
+        "the Transformers backend, TransformersMultiModalForCausalLM",
+        "no published config.json of HunyuanOCR was found to check its text_config against",
+    ),
+}
 # MiniCPM-V (model_type 'minicpmv', architecture MiniCPMV): {version: the decoder family vLLM builds for it}.
 # minicpmv.py MiniCPMV.__new__ dispatches on tuple(int(x) for x in str(config.version).split('.')) through
 # _SUPPORT_VERSION, each class's init_llm building its decoder over the file's own fields (MiniCPMV2_0:
@@ -1362,6 +1392,46 @@ def _hunyuan_fields(text: dict[str, Any], family: str, where: str) -> None:
     )
 
 
+def _pangu_fields(text: Mapping[str, Any], where: str) -> None:
+    """openPangu-Embedded's fields the planner does not model, refused naming them: openpangu.py
+    OpenPanguEmbeddedAttention takes a window from interleaved_sliding_window (an int for every layer, a list cycled by
+    layer index: lines 463-476), and is_causal false builds encoder-only attention, which caches no KV (lines
+    858-866; 0.34.0 sdist)."""
+    if text.get("interleaved_sliding_window") is not None:
+        raise _fail(where, "interleaved_sliding_window", "gives openPangu layers windows, which are not modelled")
+    if text.get("is_causal") is False:
+        raise _fail(where, "is_causal", "is false: openPangu's layers are then encoder-only and cache no KV")
+
+
+# The fields that set ERNIE-4.5-VL's cache, which its file must state: vLLM loads it with the hub's remote
+# Ernie4_5_VLMoEConfig (--trust-remote-code), whose defaults were not read
+_ERNIE_VL_STATED = ("hidden_size", "num_attention_heads", "num_key_value_heads", "num_hidden_layers")
+
+
+def _ernie_vl_fields(text: dict[str, Any], stated: set[str], where: str) -> None:
+    """ERNIE-4.5-VL's MoE fields, one entry a modality: ernie45_vl_moe.py Ernie4_5_VLMoeMoE builds a text FusedMoE of
+    moe_num_experts[0] experts of moe_intermediate_size[0] and a vision one of [1], both routing moe_k (lines
+    207-306, 0.34.0 sdist; it asserts both expert counts equal): the planner reads the text experts and the wider
+    intermediate size (the widest FusedMoE sizes the forward's workspace). A file that leaves out a field of the cache
+    is refused naming it (_ERNIE_VL_STATED)."""
+    for name in _ERNIE_VL_STATED:
+        if name not in stated:
+            raise _fail(where, name, "is missing; ERNIE-4.5-VL's remote Ernie4_5_VLMoEConfig default was not read")
+    for name, own, read in (
+        ("num_experts", "moe_num_experts", _first),
+        ("moe_intermediate_size", "moe_intermediate_size", max),
+    ):
+        value = text.get(name)
+        if isinstance(value, list):
+            if len(value) != 2 or not all(_is_int(v) and v > 0 for v in value):
+                raise _fail(where, own, f"must be two positive integers (text, vision), got {value!r}")
+            text[name] = read(value)
+
+
+def _first(values: list[int]) -> int:
+    return values[0]
+
+
 def _per_layer_values(text: dict[str, Any], names: tuple[tuple[str, str], ...], where: str) -> None:
     """Fields a file may give as one positive integer a layer ((the name the planner reads, the file's name)): a list
     with one entry a layer at least, which the planner reads as its largest (the widest layer sizes the forward's
@@ -1476,9 +1546,11 @@ def _family(data: Mapping[str, Any], text: Mapping[str, Any], where: str) -> str
         kind = (
             " with 'linear_attention' layers (hybrid linear attention / Gated DeltaNet: a recurrent state per request)"
         )
+        served = SERVED_UNMODELLED.get(str(arch[0]))
+        said = f"; vLLM serves it ({served[0]}), but {served[1]}" if served else ""
         raise UnmodelledModel(
             f"{where}: field 'model_type' = {family!r} ({', '.join(map(str, arch))}){kind if linear else ''}: an "
-            f"architecture the planner does not model; it gives no number rather than a wrong one "
+            f"architecture the planner does not model{said}; it gives no number rather than a wrong one "
             f"(it models {len({_wrapper_name(m) for m in MODELLED})} model types, onechip.planner.config.MODELLED)",
             architectures=[str(a) for a in arch],
         )
@@ -1640,6 +1712,10 @@ def read_config(data: Any, where: str) -> ModelConfig:
         _longcat_layers(text, applied, where)
     if family in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
         _hunyuan_fields(text, family, where)
+    if family == "PanguEmbedded":
+        _pangu_fields(text, where)
+    if data.get("model_type") == "ernie4_5_moe_vl":
+        _ernie_vl_fields(text, stated, where)
     if family in ("gemma3n", "gemma3n_text"):
         # Gemma 3n files give intermediate_size one a layer (google/gemma-3n-E4B-it: 35 x 16384), and vLLM's
         # Gemma3nDecoderLayer indexes it by layer (config.intermediate_size[extract_layer_index(prefix)],

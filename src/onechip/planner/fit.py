@@ -37,5 +37,6 @@ def blocks_for(plan: Plan, tokens: int) -> int:
     stages = [stage_geometry(geometry, r) for r in pp_stage_layers(len(plan.layers), plan.pipeline_parallel_size)]
     batch = in_flight or rule.default_max_num_batched_tokens or tokens
     ratio = group_size_max_ratio(rules, version)  # the version's layer grouping (engines.json group_size_rules)
-    layout = partial(kv_layout, group_size_max_ratio=ratio) if rule.hybrid_groups else kv_layout_uniform
+    # a saved plan whose pages do not divide was padded (a release that refuses them made no plan)
+    layout = partial(kv_layout, group_size_max_ratio=ratio, pad_pages=True) if rule.hybrid_groups else kv_layout_uniform
     return max(layout(stage, plan.block_size, tp).blocks_per_request(tokens, batch) for stage in stages)

@@ -241,6 +241,7 @@ def plan_gpu_pool(
     sampler_bytes_per_seq_vocab: float | None = None,
     tp_extra: tuple[int, int] | None = None,
     group_size_max_ratio: float = 1.5,
+    pad_pages: bool = False,
     encoder_rule: EncoderProfileRule | None = None,
     moe_rule: FusedMoeBufferRule | None = None,
     offload_copies_layer: bool = False,
@@ -285,7 +286,8 @@ def plan_gpu_pool(
     decides the sampler (planner.gpu_memory.flashinfer_sampler_bytes); None: the rule's figure. tp_extra:
     (estimate, least) of the TP >= 2 non-torch term for the NCCL transport (planner.gpu_memory.tp_extra_bytes);
     None: the rule's figure. group_size_max_ratio: how the version sizes layer groups (engines.json
-    group_size_rules, planner.kv_groups step 2). encoder_rule: what the version's encoder profiling pads and
+    group_size_rules, planner.kv_groups step 2). pad_pages: the version pads an attention page that does not
+    divide the largest (engines.json page_padding_rules). encoder_rule: what the version's encoder profiling pads and
     which Qwen3-VL modality it profiles (engines.json encoder_profile_rules; None: outputs as they are).
     mm_counts: each modality's --limit-mm-per-prompt count (planner.modalities; None: vLLM's defaults), which picks
     the profiled modality and caps its items (planner.gpu_memory.encoder_profile_bytes).
@@ -392,7 +394,7 @@ def plan_gpu_pool(
                     buffers=buffers, graphs=not enforce_eager, encoder=encoder, tower_peak=tower_peak,
                     states=states,
                     sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab, tp_extra=tp_extra,
-                    group_size_max_ratio=group_size_max_ratio, moe_rule=moe_rule,
+                    group_size_max_ratio=group_size_max_ratio, pad_pages=pad_pages, moe_rule=moe_rule,
                     offload_copies_layer=offload_copies_layer, marlin=marlin,
                     quantized_on_triton=quantized_on_triton, rocm=rocm, rocm_unruled_bytes=rocm_unruled_bytes,
                     token_ids_compiled=index == 0 and not multimodal, graph_rule=graph_rule,
@@ -462,6 +464,7 @@ def _stage_pool(
     sampler_bytes_per_seq_vocab: float | None = None,
     tp_extra: tuple[int, int] | None = None,
     group_size_max_ratio: float = 1.5,
+    pad_pages: bool = False,
     moe_rule: FusedMoeBufferRule | None = None,
     offload_copies_layer: bool = False,
     rocm: RocmRule | None = None,
@@ -498,7 +501,7 @@ def _stage_pool(
     if states is not None and not rule.hybrid_groups:
         raise ConfigError(f"vLLM {rule.versions}: no hybrid KV-cache manager, so no recurrent-state model is planned")
     layout = (
-        kv_layout(stage.geometry, block_size, tp, states, group_size_max_ratio)
+        kv_layout(stage.geometry, block_size, tp, states, group_size_max_ratio, pad_pages)
         if rule.hybrid_groups
         else kv_layout_uniform(stage.geometry, block_size, tp, rule.mla_entry_align_bytes, int(dtype_bytes))
     )

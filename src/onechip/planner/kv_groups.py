@@ -4,7 +4,9 @@ Read from vllm/v1/core/kv_cache_utils.py (0.10 - 0.19) and checked on the corpus
 gpt-oss logs (tests/fixtures/bootlogs):
   1. one spec per cache-owning layer: (kind, window, bytes per token per GPU); page = block x bytes;
      page sizes that differ are unified by scaling the smaller specs' block size up
-     (unify_kv_cache_spec_page_size);
+     (unify_kv_cache_spec_page_size); a page that does not divide the largest is padded to it, its block size kept,
+     where the version pads (engines.json page_padding_rules: from 0.24.0 on backends that read pages by the block
+     stride, from 0.29.0 every attention spec but MLA's; kv_layout's pad_pages), refused before;
   2. identical specs -> one group of every layer. Otherwise group_size = the fewest layers of a spec (the
      most, when that is < 1.5 x the fewest: 0.18.0 and later; < 1.25 x in 0.12.0 - 0.17.x; never before 0.12.0,
      read in the 0.9.2 - 0.11.2 wheels and sdists), for every model whose specs share one page size (engines.json
@@ -172,11 +174,13 @@ def kv_layout(
     tensor_parallel_size: int,
     states: StateCache | None = None,
     group_size_max_ratio: float = 1.5,
+    pad_pages: bool = False,
 ) -> KvLayout:
     """Group the cache-owning layers of `geometry` (bytes totals over TP ranks) as vLLM does (steps 1-2);
     `states`: how recurrent states are kept, for a hybrid model (module docstring); `group_size_max_ratio`: the
-    version's group sizing (engines.json group_size_rules; 1.5 from vLLM 0.18.0). Raises ConfigError when page
-    sizes cannot be unified (vLLM refuses such a model too)."""
+    version's group sizing (engines.json group_size_rules; 1.5 from vLLM 0.18.0); `pad_pages`: an attention page
+    that does not divide the largest is padded to it (undivided_pages; engines.json page_padding_rules). Raises
+    ConfigError when page sizes cannot be unified (vLLM refuses such a model too)."""
     tp = tensor_parallel_size
     specs: dict[tuple[str, int | None, int], int] = {}
     for layer in geometry.layers:
@@ -212,9 +216,12 @@ def kv_layout(
         if key[0] == MAMBA and states is not None:  # MambaSpec.block_size: mamba_block_size
             blocks[key] = states.max_model_len if states.mode == "none" else block_size
             continue
-        if page % (block_size * key[2]):
+        if page % (block_size * key[2]) == 0:
+            blocks[key] = page // key[2]
+        elif pad_pages and not any(layer.latent for layer in owners):  # page_size_padded: the block is kept
+            blocks[key] = block_size
+        else:
             raise ConfigError(f"KV page sizes {sorted({block_size * k[2] for k in specs})} cannot be unified")
-        blocks[key] = page // key[2]
     counts = list(specs.values())
     fewest, most = min(counts), max(counts)
     group_size = most if (len(specs) == 1 or most < fewest * group_size_max_ratio) else fewest
@@ -227,3 +234,17 @@ def kv_layout(
             groups.append(KvGroup(kind=key[0], window=key[1], block_size=blocks[key], layers=size, state_pages=pages))
     spec = states.speculative_blocks if states is not None else 0
     return KvLayout(groups=groups, page_bytes=page, group_size=max(g.layers for g in groups), speculative_blocks=spec)
+
+
+def undivided_pages(geometry: Geometry, block_size: int, tensor_parallel_size: int) -> tuple[list[int], int]:
+    """The attention pages per GPU (bytes, at `block_size`) of `geometry` that do not divide its largest attention
+    page, and that largest page: what vLLM pads or refuses (module docstring, step 1). ([], page) when every page
+    divides it; recurrent states, padded to the attention page in any release, are not counted."""
+    tp = tensor_parallel_size
+    pages = {
+        block_size * (layer.bytes_per_token // tp)
+        for layer in geometry.layers
+        if layer.bytes_per_token and layer.owns_cache
+    }
+    largest = max(pages, default=0)
+    return sorted(p for p in pages if largest % p), largest

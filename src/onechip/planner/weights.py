@@ -154,7 +154,10 @@ DROPPED = "dropped"
 # 'language_model.lm_head.', and the 'sound_encoder.' it builds with vision_model and mlp1 inside _mark_tower_model:
 # nano_nemotron_vl.py, 0.34.0 sdist); Step3-VL ('model.', 'lm_head.', its tower 'vision_model.' with the
 # 'vit_downsampler.', 'vit_downsampler2.' and 'vit_large_projector.' it builds inside _mark_tower_model: step3_vl.py,
-# 0.34.0 sdist).
+# 0.34.0 sdist); Idefics3 / SmolVLM ('model.text_model.', its tower 'model.vision_model.' and connector
+# 'model.connector.', both tower targets of _mark_composite_model: idefics3.py, 0.34.0 sdist); ERNIE-4.5-VL ('model.',
+# 'lm_head.', its tower 'vision_model.' and 'model.resampler_model.', which hf_to_vllm_mapper maps to the
+# resampler_model built inside _mark_tower_model: ernie45_vl.py, 0.34.0 sdist).
 # vLLM's multimodal classes build these modules only when a modality may be used (--limit-mm-per-prompt).
 _PREFIXES: list[tuple[str, str]] = [
     ("model.language_model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -172,6 +175,8 @@ _PREFIXES: list[tuple[str, str]] = [
     ("model.image_newline", VISION_TOWER),
     ("model.embed_vision.", VISION_TOWER),
     ("model.multi_modal_projector.", VISION_TOWER),
+    ("model.connector.", VISION_TOWER),
+    ("model.resampler_model.", VISION_TOWER),
     ("multi_modal_projector.", VISION_TOWER),
     ("vision_tower.", VISION_TOWER),
     ("visual.", VISION_TOWER),
