@@ -86,8 +86,8 @@ class _Predicted:
     def check_saved(self) -> None:
         """Refuse (ConfigError, one line) an `out_dir` holding a probe this search would not take as its own, before
         anything is simulated: a measured probe (bench --find-max's), then what bench refuses (another --find-max
-        kind or config: bench.search.refuse_other_search), then a probe predicted for another plan, replicas, router
-        policy or step-time terms (another calibration, or priors)."""
+        kind or config: bench.search.refuse_other_search), then a finished probe predicted for another plan,
+        replicas, router policy or step-time terms (another calibration, or priors)."""
         where = f"cannot resume the SLO search in {self.out_dir}"
         saved = [(d, saved_run(d)) for d in probe_dirs(self.out_dir)]
         for d, run in saved:
@@ -95,7 +95,9 @@ class _Predicted:
                 raise ConfigError(f"{where}: {d.name} is a measured probe (bench --find-max); choose another --out")
         refuse_other_search(self.config, self.out_dir)
         for d, run in saved:
-            if run is not None and run.prediction is not None and (differs := self._differs(d, run.prediction)):
+            if run is None or run.prediction is None or not (d / PROBE_FILE).is_file():
+                continue  # unfinished (its plan.json may be missing too): predicted again, nothing of it kept
+            if differs := self._differs(d, run.prediction):
                 raise ConfigError(f"{where} ({d.name}): {differs}; run it as it was, or choose another --out")
 
     def _differs(self, probe_dir: Path, was: Prediction) -> str | None:

@@ -189,3 +189,18 @@ def test_the_answer_is_priced_as_cost_prices_its_throughput(
     assert "each of the 2 engines on its own chip, at its 1/2 of the output tok/s" in report
     version = one.prediction.calibration.key.engine_version if one.prediction and one.prediction.calibration else ""
     assert version and f"calibration measured on engine version {version}" in report
+
+
+def test_a_probe_torn_between_its_run_and_its_plan_is_predicted_again(
+    seed_plan_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # write_predicted writes summary.json, then plan.json: a kill between the two leaves a run without its plan, an
+    # unfinished probe (no probe.json) to predict again, not a probe 'predicted for another plan' to refuse
+    out = tmp_path / "s"
+    whole = api.simulate_find_max(_request(seed_plan_file, out))
+    torn = out / "clients-2"
+    for name in ("plan.json", "probe.json"):
+        (torn / name).unlink()
+    asked = _counting(monkeypatch)
+    _same(api.simulate_find_max(_request(seed_plan_file, out)), whole)
+    assert asked == [2]
