@@ -58,6 +58,7 @@ predicted grid.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import math
 import statistics
@@ -108,7 +109,8 @@ SEEDS = 5
 # serve, whose serve.py creates one task per request at once behind the max-concurrency semaphore at request rate
 # inf; drawn where a grid records no client), in the fit and the predictions, with the prefix-cache hits of its prompts
 # in the corpus mode (cached_prompts, below; the carry mode's predictions are scored without them), the num_prompts
-# pool not replayed. Not the default (before the hits): on the whole corpus (2026-12-05, STEP_MODEL 6) it moved
+# pool replayed only where the record states one (fit_clients, in every mode). Not the default (before the hits): on
+# the whole corpus (2026-12-05, STEP_MODEL 6) it moved
 # calibrated tok/s / TTFT / TPOT MAPE from 12.7 / 35.7 / 9.6% to 11.2 / 51.0 / 9.3%, carried by measured efficiencies
 # (same family) from 14.1 / 35.4 / 15.6% to 12.8 / 63.7 / 15.5%. It helps the grids whose cells send prompts no
 # earlier cell sent (config-validation TTFT, calibrated 33.8 -> 26.4%, carried 25.6 -> 22.3%; gce 49.6 -> 47.4%,
@@ -206,8 +208,10 @@ SEEDS = 5
 # above the done-when's 25%. The TTFT definitions match: vllm bench serve's is the first SSE chunk with choices less the
 # send time, taken after the max-concurrency semaphore, its initial test request not counted, median over num_prompts
 # (vllm 0.33.0 sdist, benchmarks/lib/endpoint_request_func.py, serve.py limited_request_func), as stats.ttft_ms over
-# the measured requests. Not resolved: gke's protocol says num_prompts 100 (server.py's default, inferred) where its
-# cells are simulated at 3 a client; at 1,024 x 64 the replayed hits then cover prompts 0 - 99 of the 192 simulated.
+# the measured requests. gke's protocol says num_prompts 100 (server.py's default, inferred) where its cells were
+# simulated at the grid's 3 a client (at 1,024 x 64 the replayed hits covered prompts 0 - 99 of the 192 simulated);
+# fit_clients now simulates each of its cells at the record's 100, as sim.protocol counts them. The figures above were
+# measured before that.
 TOGETHER, RECORDED = "--together" in sys.argv, "--recorded" in sys.argv
 
 
@@ -563,6 +567,27 @@ def cached_prompts(grid: MeasuredGrid, plan, spread: float | None) -> dict[tuple
     return {key: CellClient(None, spread, False, c.cached_tokens) for key, c in replay(grid, plan).items()}
 
 
+def fit_clients(
+    grid: MeasuredGrid, plan, spread: float | None, recorded: bool = RECORDED
+) -> dict[tuple[int, int], CellClient] | None:  # type: ignore[no-untyped-def]
+    """Each cell of `grid` as the fit and the predictions simulate it when its recorded client states the prompts of a
+    cell (MeasuredGrid.client num_prompts): that many requests, taken by whichever stream is free (vllm bench serve's
+    pool; sim.protocol's precedence: the protocol's count for every cell, before the cell's and the grid's per client),
+    stream starts `spread`, and `recorded`, the prefix-cache hits of its prompts (cached_prompts); else, `recorded`,
+    cached_prompts alone; else None (each stream sends the grid's requests per client, BenchConfig). gke's record
+    says 100 a cell where its grid's 3 a client sent 3 at one client and 192 at 64."""
+    pool = grid.client.num_prompts.value if grid.client is not None else None
+    hits = cached_prompts(grid, plan, spread) if recorded else {}
+    if not pool:
+        return hits or None
+    return {
+        (c.context_tokens, c.clients): dataclasses.replace(
+            hits.get((c.context_tokens, c.clients)) or CellClient(None, spread, False), num_prompts=pool
+        )
+        for c in grid.cells
+    }
+
+
 def _summarized(plan, terms, config: BenchConfig, key: tuple[int, int], client: CellClient) -> CellResult:  # type: ignore[no-untyped-def]
     """Cell `key` of `config` simulated as `client` ran it, summarized as bench summarizes a cell."""
     config = config.model_copy(update={"contexts": [key[0]], "clients": [key[1]]})
@@ -578,14 +603,15 @@ def _pred_measured(
 ) -> dict[tuple[int, int], CellResult]:  # type: ignore[no-untyped-def]
     """The measured cells of `run` only (not the whole contexts x clients product): as the grid's client ran them
     where the corpus records its protocol (sim.protocol.replay), else each with the requests per stream it
-    measured (the cell's num_prompts where `grid` states one), stream starts `spread` and, `recorded`, the
-    prefix-cache hits its recorded client's prompts had (cached_prompts); clients beyond the plan's --max-num-seqs
+    measured (its recorded client's num_prompts pool, fit_clients, else the cell's num_prompts where `grid` states
+    one), stream starts `spread` and, `recorded`, the prefix-cache hits its recorded client's prompts had
+    (cached_prompts); clients beyond the plan's --max-num-seqs
     wait in the engine's queue (sim.predict.engine_of)."""
     if REPLAY and grid is not None and grid.client is not None:
         return {key: _summarized(plan, terms, run.config, key, c) for key, c in replay(grid, plan).items()}
     out: dict[tuple[int, int], CellResult] = {}
     stated = {(c.context_tokens, c.clients): c.num_prompts for c in grid.cells} if grid else {}
-    hits = cached_prompts(grid, plan, spread) if grid and recorded else {}
+    hits = (fit_clients(grid, plan, spread, recorded) or {}) if grid else {}
     for cell in run.cells:
         key = (cell.context_tokens, cell.clients)
         update: dict[str, object] = {"contexts": [key[0]], "clients": [key[1]]}
@@ -647,9 +673,7 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
             print(f"  {name}: cannot calibrate ({exc})")
             continue
         spread = start_spread(grid)
-        clients = (
-            replay(grid, plan) if REPLAY and grid.client else cached_prompts(grid, plan, spread) if RECORDED else None
-        )
+        clients = replay(grid, plan) if REPLAY and grid.client else fit_clients(grid, plan, spread)
         fits[name] = calibrate(plan, run, cells=cells, start_spread_s=spread, jitter=JITTER, clients=clients)
         terms = {k: f"{v:.3g}" for k, v in fits[name].terms.model_dump().items()}
         print(

@@ -38,7 +38,8 @@ def rank_note() -> str:
         f"host cost are all measured, one engine per chip; otherwise carried {tok('carried_unmeasured')} and "
         f"priors {tok('prior')} (a chip measured in part or not at all, or a tensor-parallel engine, whose "
         "communication is not modelled). 'could flip "
-        "with' names lower rows whose range reaches below a row's: the order could flip there."
+        "with' names lower rows that could come out ahead of a row within the ranges: an SLO verdict that may pass "
+        "where the row's may fail, or at the same verdict a $/M range reaching below the row's."
     )
 
 
@@ -49,10 +50,27 @@ def tier(r: AdviceRow) -> int:
     return 1 if r.chip_measured else 2
 
 
+# a row's SLO verdict at its best and at its worst within its TTFT/TPOT range: 'cannot tell' may pass or fail
+_BEST = {"pass": 0, None: 0, "cannot tell": 0, "fail": 1}
+_WORST = {"pass": 0, None: 0, "cannot tell": 1, "fail": 1}
+
+
+def could_come_ahead(lower: AdviceRow, upper: AdviceRow) -> bool:
+    """Whether `lower`, ranked below `upper`, could come out ahead of it within both rows' ranges (SLO verdict first,
+    then $/M, as `rank` orders them): its verdict at best passes where `upper`'s at worst fails (a 'cannot tell' below
+    one above), or both can end with the same verdict and its optimistic $/M is below `upper`'s pessimistic one. A
+    row that fails never comes ahead of one that passes, however cheap; a row with no $/M range is never named."""
+    if lower.usd_per_mtok_range is None or upper.usd_per_mtok_range is None:
+        return False
+    best, worst = _BEST[lower.slo_verdict], _WORST[upper.slo_verdict]
+    return best < worst or (best == worst and lower.usd_per_mtok_range[0] < upper.usd_per_mtok_range[1])
+
+
 def rank(rows: list[AdviceRow]) -> list[AdviceRow]:
     """Rows that fit first; by SLO verdict (pass, cannot tell, fail); by `tier` (a prior-only row never
     above a calibrated one); then by $/M at the pessimistic end of the range (what holds within it). Each row
-    names the rows below it whose $/M range reaches below its own (the order could flip within the ranges)."""
+    names the rows below it that could come out ahead of it within the ranges (could_come_ahead: the order could
+    flip there)."""
 
     def key(r: AdviceRow) -> tuple[bool, int, int, bool, float]:
         worst = r.usd_per_mtok_range[1] if r.usd_per_mtok_range else r.usd_per_mtok
@@ -67,6 +85,6 @@ def rank(rows: list[AdviceRow]) -> list[AdviceRow]:
             f"{o.chip} {o.engines}xTP{o.tensor_parallel_size}"
             + {0: "", 1: " (priors)", 2: " (priors, chip not measured)"}[tier(o)]
             for o in ranked[i + 1 :]
-            if o.fits and o.usd_per_mtok_range is not None and o.usd_per_mtok_range[0] < r.usd_per_mtok_range[1]
+            if o.fits and could_come_ahead(o, r)
         ]
     return ranked

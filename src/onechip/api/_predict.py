@@ -188,13 +188,17 @@ def prepared(
     """(the plan, the BenchConfig bench would run with the same flags, the calibration or None, the step-time terms)
     of a simulate call, every bound checked (_sim_bounds; a --find-max search over its probes) before a calibration
     is fitted and stored. Raises ConfigError for an out_dir holding a run, a search or a search's probes, several
-    router policies, a plan that does not fit or is another's, and what calibration_for raises."""
-    try:  # an earlier prediction or a measured run there is never overwritten (as bench refuses)
-        refuse_existing_run(request.out_dir, (*RUN_FILES.values(), SEARCH_FILE))
+    router policies, a plan that does not fit or is another's, and what calibration_for raises (a --find-max search
+    is let into a directory holding a search: api._sim_search resumes it or refuses it)."""
+    # an earlier prediction or a measured run there is never overwritten (as bench refuses); a search's search.json
+    # and probes are another --find-max search's to resume (api._sim_search checks they are this one's)
+    search = request.find_max is not None
+    try:
+        refuse_existing_run(request.out_dir, (*RUN_FILES.values(), *((SEARCH_FILE,) * (not search))))
     except ValueError as exc:
         raise ConfigError(f"--out {exc}") from None
     out = request.out_dir
-    if out is not None and out.is_dir() and (held := probe_dirs(out)):
+    if not search and out is not None and out.is_dir() and (held := probe_dirs(out)):
         # a search stopped before its search.json (Ctrl-C) left its probes' runs, which are never written over nor
         # joined by a grid (bench refuses a grid there too)
         raise ConfigError(f"--out {out} already holds a search's probes ({held[0].name}); choose a new directory")
@@ -243,16 +247,20 @@ def predicted_bench_run(
         client=this_client(),
         config=config, prompt_method="simulated", cells=cells,
         notes=[SIM_NOTE] + ([] if calibration else [PRIORS_NOTE]),
-        prediction=prediction_of(request, calibration, terms),
+        prediction=prediction_of(request, calibration, terms, the_plan),
     )  # fmt: skip
 
 
-def prediction_of(request: SimulateRequest, calibration: Calibration | None, terms: StepTerms) -> Prediction:
-    """What a prediction of `request` rests on: the calibration (or priors), the terms, the seeds, the replicas."""
+def prediction_of(
+    request: SimulateRequest, calibration: Calibration | None, terms: StepTerms, the_plan: Plan
+) -> Prediction:
+    """What a prediction of `request` for `the_plan` rests on: the calibration (or priors), the terms, the seeds, the
+    replicas, and the engine version it predicts for (the plan's)."""
     policy = request.router_policies[0]
     return Prediction(calibration=calibration, terms=terms, seeds=request.reps,
                       note=SIM_NOTE if calibration else PRIORS_NOTE, replicas=request.replicas,
-                      router_policy=policy if request.replicas > 1 else None)  # fmt: skip
+                      router_policy=policy if request.replicas > 1 else None,
+                      engine_version=the_plan.engine_version)  # fmt: skip
 
 
 def _refuse_pipeline_parallel(the_plan: Plan) -> None:

@@ -287,6 +287,30 @@ def worst_case_loads(config: BenchConfig) -> list[float]:
     return [*bracket, *[bracket[-1]] * most, *halvings]
 
 
+def refuse_other_search(config: BenchConfig, out_dir: Path) -> None:
+    """Refuse (ConfigError, one line) a search's `out_dir` holding a bench run, or a probe the search `config` asks for
+    would not take as its own (another --find-max kind, another config: the first difference named, runner's resume
+    keys and SEARCH_KEYS), before anything is sent or simulated: `bench --find-max` and `simulate --find-max` resume
+    only the search they started."""
+    where = f"cannot resume the SLO search in {out_dir}"
+    if saved_config(out_dir) is not None:
+        raise ConfigError(f"{where}: it holds a bench run, not a --find-max search; choose another --out")
+    kind = config.find_max or "clients"
+    digests = input_digests(config)
+    for run_dir in probe_dirs(out_dir):
+        old = saved_config(run_dir)
+        if old is None:
+            continue
+        was = "rate" if old.rate_per_s is not None else "clients"
+        if was != kind:
+            raise ConfigError(f"{where}: {run_dir.name} is a --find-max {was} probe, now --find-max {kind}")
+        _, now = probe_config(config, old.rate_per_s if old.rate_per_s is not None else old.clients[0])
+        edited = [flag_of(BenchConfig, f) for f, d in digests.items() if old.input_sha256.get(f, d) != d]
+        differs = config_difference(old, now, SEARCH_KEYS) or (edited and f"{edited[0]} changed since it started")
+        if differs:
+            raise ConfigError(f"{where} ({run_dir.name}): {differs}; run it as it was, or choose another --out")
+
+
 class _Measured:
     """bench's probe source: each probe a one-cell bench run in its directory under `out_dir` (resumed there)."""
 
@@ -295,24 +319,8 @@ class _Measured:
         self.kind = config.find_max or "clients"
 
     def check_saved(self) -> None:
-        """Refuse (ConfigError, one line) a directory holding a bench run, or a probe this search would not measure
-        (another --find-max kind, another config: the first difference named), before anything is sent."""
-        where = f"cannot resume the SLO search in {self.out_dir}"
-        if saved_config(self.out_dir) is not None:
-            raise ConfigError(f"{where}: it holds a bench run, not a --find-max search; choose another --out")
-        digests = input_digests(self.config)
-        for run_dir in probe_dirs(self.out_dir):
-            old = saved_config(run_dir)
-            if old is None:
-                continue
-            kind = "rate" if old.rate_per_s is not None else "clients"
-            if kind != self.kind:
-                raise ConfigError(f"{where}: {run_dir.name} is a --find-max {kind} probe, now --find-max {self.kind}")
-            _, now = probe_config(self.config, old.rate_per_s if old.rate_per_s is not None else old.clients[0])
-            edited = [flag_of(BenchConfig, f) for f, d in digests.items() if old.input_sha256.get(f, d) != d]
-            differs = config_difference(old, now, SEARCH_KEYS) or (edited and f"{edited[0]} changed since it started")
-            if differs:
-                raise ConfigError(f"{where} ({run_dir.name}): {differs}; run it as it was, or choose another --out")
+        """Refuse a directory holding a bench run or another search's probes (refuse_other_search)."""
+        refuse_other_search(self.config, self.out_dir)
 
     def __call__(self, load: float) -> tuple[SearchProbe, CellResult]:
         """Measure one load (one measured before an interruption, without a failed request, is read back from its
@@ -414,23 +422,31 @@ def find_max(
     return result
 
 
+def stopped_result(
+    s: LoadSearch, plan: Plan | None, out_dir: Path, exc: KeyboardInterrupt | OnechipError
+) -> SearchResult | None:
+    """The SearchResult of search `s` stopped by `exc` before its answer (interrupted: KeyboardInterrupt, Interrupted;
+    else an error once a probe was judged): the probes judged so far, `interrupted` set, its bound_reason saying why
+    and how to resume it into `out_dir`, its answer the highest load that met the SLOs so far (a lower bound). None
+    for an error before any probe was judged (no search to say anything of)."""
+    again = f"run the same --find-max search into {out_dir} again to resume it"
+    stopped = isinstance(exc, KeyboardInterrupt | Interrupted)
+    if not stopped and not s.probes:
+        return None
+    met = [load for load, p in s.probes.items() if p.meets_slo]
+    how = "interrupted" if stopped else f"stopped by an error ({exc})"
+    why = f"{how} after {plural(len(s.probes), 'probe')}" + ("" if again in how else f"; {again}")  # run_grid's
+    return s.result(plan, max(met, default=0.0), why, interrupted=True)  # error may say it already
+
+
 def _search_to_end(s: LoadSearch, plan: Plan | None, out_dir: Path) -> SearchResult:
     """Run search `s` and write its search.json; a search stopped before its answer (interrupted, or an error: the
     server gone mid-probe) first writes the probes judged so far, `interrupted` set (find_max)."""
-    again = f"run the same --find-max search into {out_dir} again to resume it"
     try:
         lo, _, why = s.search()
     except (KeyboardInterrupt, OnechipError) as exc:
-        stopped = isinstance(exc, KeyboardInterrupt | Interrupted)
-        if not stopped and not s.probes:  # failed before a probe was judged: no search to say anything of
-            raise
-        met = [load for load, p in s.probes.items() if p.meets_slo]
-        how = "interrupted" if stopped else f"stopped by an error ({exc})"
-        why = f"{how} after {plural(len(s.probes), 'probe')}" + (
-            "" if again in how else f"; {again}"
-        )  # run_grid's error may say it
-        partial = s.result(plan, max(met, default=0.0), why, interrupted=True)
-        write_text_atomic(out_dir / SEARCH_FILE, partial.model_dump_json(indent=2))
+        if (partial := stopped_result(s, plan, out_dir, exc)) is not None:
+            write_text_atomic(out_dir / SEARCH_FILE, partial.model_dump_json(indent=2))
         raise
     result = s.result(plan, lo, why)
     write_text_atomic(out_dir / SEARCH_FILE, result.model_dump_json(indent=2))
@@ -448,5 +464,7 @@ __all__ = [
     "probe_dirs",
     "probe_line",
     "read_search",
+    "refuse_other_search",
+    "stopped_result",
     "worst_case_loads",
 ]

@@ -259,6 +259,9 @@ def print_search(result: SearchResult, out: Console) -> None:
         out.print(seeds)
     if (probes := probe_load_text(result)) is not None:
         out.print(f"probes: {probes}")
+    engines = result.prediction.replicas if result.prediction is not None else 1
+    if result.costs and engines > 1:
+        out.print(f"priced per engine: each of the {engines} engines on its own chip, at its 1/{engines} of the tok/s")
     for c in result.costs:
         out.print(
             f"  {c.chip} {c.pricing} ({c.region}): ${c.usd_per_mtok:,.3f}/Mtok output, ${c.monthly_usd:,.0f}/month"

@@ -46,7 +46,7 @@ def simulate(
         if as_json:
             typer.echo(result.model_dump_json(indent=2))
         else:
-            _print_basis(result.prediction, None)
+            _print_basis(result.prediction, result.prediction.engine_version if result.prediction else None)
             print_search(result, console)
         print_written(f"{out_dir}/search.json, one predicted run per probe under {out_dir}/", as_json)
         return
@@ -69,15 +69,15 @@ def _print_simulated(run: BenchRun) -> None:
 
 
 def _print_basis(prediction: Prediction | None, planned: str | None) -> None:
-    """What a prediction rests on: the calibration's cells and pinned terms (fitted on another engine version than
-    the plan's `planned` one: said), or priors."""
+    """What a prediction rests on: the calibration's cells, the engine version they were measured on and its pinned
+    terms (fitted on another engine version than the plan's `planned` one: said), or priors."""
     if prediction is not None and prediction.calibration is not None:
         cal = prediction.calibration
-        console.print(
-            f"[bold]predicted[/] from calibration on {', '.join(cal.cells)} ({cal.source_run}); "
-            f"terms the cells pinned: {', '.join(cal.fitted) or 'none'}"
-        )
         fitted_on = cal.key.engine_version
+        console.print(
+            f"[bold]predicted[/] from calibration on {', '.join(cal.cells)} ({cal.source_run}), measured on engine "
+            f"version {fitted_on or 'not recorded'}; terms the cells pinned: {', '.join(cal.fitted) or 'none'}"
+        )
         if fitted_on and planned and fitted_on != planned:  # store.find: no calibration of the plan's version stored
             console.print(f"[yellow]fitted on engine version {fitted_on}[/]; the plan is for {planned}")
         if cal.unseparated:

@@ -877,8 +877,9 @@ TOOLS: list[ToolSpec] = [
         "simulate_find_max", "Predict the most load under an SLO",
         "The largest clients (agents) or requests/s whose predicted cell meets the SLOs at a percentile: bench's "
         "find_max search (bracket then bisect) over cells simulate predicts, with the answer's range over the seeds "
-        "(cannot tell between its ends); writes search.json and a predicted run per probe into a new "
-        "runs/<run-id>/, or into out_dir (onechip simulate --find-max).",
+        "(cannot tell between its ends), priced on the plan's chip; writes search.json and a predicted run per probe "
+        "into a new runs/<run-id>/, or into out_dir, where the same search called again after a cancel resumes "
+        "(onechip simulate --find-max).",
         SimulateRequest, WrittenSearch, _simulate_find_max, _search_summary,
     ),
     ToolSpec(

@@ -77,6 +77,17 @@ def seeds_range_text(result: SearchResult) -> str | None:
     return f"over the {n} seeds: every seed meets the SLOs up to {low}, {some}"
 
 
+def basis_text(result: SearchResult) -> str:
+    """What a predicted search rests on: 'calibration measured on engine version V (the plan is for W)', or 'roofline
+    priors only (no calibration)'."""
+    prediction = result.prediction
+    if prediction is None or prediction.calibration is None:
+        return "roofline priors only (no calibration)"
+    measured_on = prediction.calibration.key.engine_version or "not recorded"
+    planned = f" (the plan is for {prediction.engine_version})" if prediction.engine_version != measured_on else ""
+    return f"calibration measured on engine version {measured_on}{planned}"
+
+
 def search_markdown(result: SearchResult) -> list[str]:
     """'## SLO search': the answer, why the search stopped, the KV wall, and every probe in load order."""
     slo = ", ".join(f"{k} ≤ {v:g} ms" for k, v in result.slo.items())
@@ -95,13 +106,19 @@ def search_markdown(result: SearchResult) -> list[str]:
         "",
     ]
     if (seeds := seeds_range_text(result)) is not None:
-        lines += [f"Predicted by simulate, not measured: {seeds}.", ""]
+        lines += [f"Predicted by simulate, not measured: {seeds}; {basis_text(result)}.", ""]
     if (probes := probe_load_text(result)) is not None:
         lines += [f"Probes: {probes}.", ""]
     if result.kv_wall_clients is not None:
         lines += [f"KV wall (plan): {result.kv_wall_clients:,} clients at the longest prompt plus output.", ""]
     if result.costs:
-        lines += ["At the answer's throughput:", ""] + [
+        engines = result.prediction.replicas if result.prediction is not None else 1
+        each = (
+            f" (each of the {engines} engines on its own chip, at its 1/{engines} of the output tok/s)"
+            if engines > 1
+            else ""
+        )
+        lines += [f"At the answer's throughput{each}:", ""] + [
             f"- {c.chip} {c.pricing} ({c.region}): ${c.usd_per_mtok:,.3f} per million output tokens, "
             f"${c.monthly_usd:,.0f}/month (price of {c.price_date})"
             for c in result.costs

@@ -1226,12 +1226,15 @@ class SearchResult(ResultModel):
         description="Goodput at the answer (requests/s meeting every SLO), steady window, median over reps.",
     )
     costs: list[CostLine] = Field(
-        default_factory=list, description="The answer's tok/s priced on --chip (one line per catalog price)."
+        default_factory=list,
+        description="The answer's tok/s priced on --chip (one line per catalog price); predicted: on the plan's chip, "
+        "each of prediction.replicas engines on its own chip at its share of the tok/s.",
     )
     max_load_range: tuple[float, float] | None = Field(
         default=None,
-        description="Predicted (simulate --find-max): the answer over the seeds, the highest load every seed met the "
-        "SLOs at and the highest any seed did (clients or requests/s); between them: cannot tell. None when measured.",
+        description="Predicted (simulate --find-max): the answer over the seeds, the highest load every seed (and "
+        "all together) met the SLOs at and the highest any seed (or all together) did (clients or requests/s); the "
+        "answer lies within it; between them: cannot tell. None when measured.",
     )
     prediction: Prediction | None = Field(
         default=None, description="Set when `onechip simulate --find-max` wrote this search: predicted, not measured."

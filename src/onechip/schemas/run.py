@@ -33,6 +33,8 @@ RUN_FILES = {
 # what `bench --find-max` writes beside one run per probe (bench.search), and `--router-policies` beside one run
 # per policy: a directory of runs, not a run (report.rundir.require_run_files names it so)
 SEARCH_FILE = "search.json"
+# a predicted probe's verdict (simulate --find-max), written after its run: a probe without it is unfinished
+PROBE_FILE = "probe.json"
 POLICIES_FILE = "policies.json"
 
 

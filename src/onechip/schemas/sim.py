@@ -117,6 +117,11 @@ class Prediction(ResultModel):
     router_policy: str | None = Field(
         default=None, description="The vllm-router policy the agent sessions were routed by (replicas > 1)."
     )
+    engine_version: str | None = Field(
+        default=None,
+        description="The engine version predicted for (the plan's, Plan.engine_version; None: the plan names none); "
+        "the calibration's own is calibration.key.engine_version.",
+    )
 
 
 class AdviceRow(ResultModel):

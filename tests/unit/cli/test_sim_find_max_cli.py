@@ -101,25 +101,38 @@ def test_a_search_over_the_call_bound_is_refused_before_simulating(run, plan_fil
     assert f"at most {_sim_bounds.MAX_SIMULATED_TOKENS:,}" in line and "--find-max-limit" in line
 
 
-def test_an_out_dir_holding_a_search_is_refused(run, plan_file, tmp_path):
+def test_an_out_dir_holding_a_search_takes_the_same_search_again_and_refuses_others(run, plan_file, tmp_path):
+    # as bench: the same search into its directory reads every probe back (nothing simulated again) and gives the same
+    # answer; another search, or a grid, is refused in one line before anything is simulated
     out = tmp_path / "s"
-    assert run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(out))[0] == 0
-    for again in (SEARCH, ["--contexts", "128"]):  # a second search, or a grid, into it
-        code, _, err = run("simulate", "--plan", str(plan_file), *again, "--out", str(out))
-        assert code == 2 and "already holds a run (search.json)" in err, err
+    code, first, err = run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(out), "--json")
+    assert code == 0, err
+    code, again, err = run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(out), "--json")
+    assert code == 0, err
+    keep = ("max_clients", "max_load_range", "bound_reason", "probes", "cells")
+    before, after = (json.loads(text[: text.rindex("}") + 1]) for text in (first, again))
+    assert {k: before[k] for k in keep} == {k: after[k] for k in keep}
+    other = [*SEARCH[:-1], "tpot_ms=30"]
+    code, _, err = run("simulate", "--plan", str(plan_file), *other, "--out", str(out))
+    assert code == 2 and err.strip() == (
+        f"error: cannot resume the SLO search in {out} (clients-1): --slo was tpot_ms=20.0, now tpot_ms=30.0; run it "
+        "as it was, or choose another --out"
+    )
+    code, _, err = run("simulate", "--plan", str(plan_file), "--contexts", "128", "--out", str(out))
+    assert code == 2 and "already holds a run (search.json)" in err, err
 
 
-def test_an_out_dir_holding_an_interrupted_searchs_probes_is_refused_before_simulating(run, plan_file, tmp_path):
-    # a search stopped by Ctrl-C leaves its probes' predicted runs and no search.json: run again into it, its first
-    # probe's run was refused mid-search ('clients-1 already holds a run'), after a calibration was fitted
+def test_an_out_dir_holding_a_stopped_searchs_probes_resumes_it(run, plan_file, tmp_path, monkeypatch):
+    # a search killed before its search.json (SIGKILL: nothing written but its probes) resumed from its probes alone:
+    # its finished ones read back, none simulated again
     out = tmp_path / "s"
     assert run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(out))[0] == 0
     (out / "search.json").unlink()
+    simulated = []
+    monkeypatch.setattr("onechip.sim.simulate_cell", lambda *a, **k: simulated.append(a))
     code, _, err = run("simulate", "--plan", str(plan_file), *SEARCH, "--out", str(out))
-    assert (
-        code == 2
-        and err.strip() == f"error: --out {out} already holds a search's probes (clients-1); choose a new directory"
-    )
+    assert code == 0 and not simulated, err
+    assert (out / "search.json").is_file()
 
 
 def test_find_max_over_replicas_searches_under_the_one_router_policy_given(run, plan_file, tmp_path):

@@ -11,6 +11,7 @@ import pytest
 
 from factories import SEED_TERMS
 from onechip import api, catalog, planner
+from onechip.api._advise_rank import rank
 from onechip.api._predict import _default_chips
 from onechip.schemas.requests import AdviseRequest, PlanRequest
 from onechip.schemas.sim import AdviceRow, Calibration
@@ -328,3 +329,20 @@ def test_each_row_names_its_price_kind_and_a_row_not_priced_as_asked_says_so(tmp
         f"ranked on {asked} prices; priced otherwise, having no {asked} price: l4 at on-demand; b200 at flex-start "
         "(each row's $/h names its pricing model: those rows are not like for like)"
     ) in advice.notes
+
+
+def test_a_row_could_flip_only_with_rows_that_could_come_out_ahead_of_it_slo_verdict_first() -> None:
+    # ranked by SLO verdict before $/M (_advise_rank.rank): a lower row can flip with a higher one within the ranges
+    # only if it can come out ahead on both: a failing row never passes, so it never flips above one that passes
+    # however cheap; a 'cannot tell' row may pass where the one above it fails, so it may flip above a 'cannot tell'
+    # one however dear; at the same verdict, by $/M as before (the lower row's optimistic end below the upper's
+    # pessimistic one)
+    def row(chip: str, verdict: str, low: float, high: float) -> AdviceRow:
+        return AdviceRow(chip=chip, fits=True, source="calibrated", chip_measured=True, slo_verdict=verdict,
+                         usd_per_mtok=(low + high) / 2, usd_per_mtok_range=(low, high))  # type: ignore[arg-type]  # fmt: skip
+
+    ranked = rank([row("b", "fail", 0.1, 0.2), row("d", "cannot tell", 0.9, 1.0), row("a", "pass", 0.3, 0.4),
+                   row("c", "cannot tell", 0.5, 0.6)])  # fmt: skip
+    assert [r.chip for r in ranked] == ["a", "c", "d", "b"]
+    flips = {r.chip: r.could_flip_with for r in ranked}
+    assert flips == {"a": [], "c": ["d 1xTP1", "b 1xTP1"], "d": ["b 1xTP1"], "b": []}

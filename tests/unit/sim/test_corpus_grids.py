@@ -168,3 +168,25 @@ def test_a_cells_regime_is_its_prompts_against_the_prefill_room_of_one_request()
     assert regime(128, 8, 128, 4096) == regime(4096, 64, 128, 4096) == "below the knee, one chunk"
     assert regime(8192, 32, 128, 4096) == regime(16384, 8, 128, 4096) == "below the knee, chunked"
     assert regime(32768, 1, 128, 4096) == "one client"
+
+
+def test_a_grid_whose_client_records_its_prompts_is_simulated_at_that_count_in_every_cell() -> None:
+    # gke's client record: num_prompts 100 a cell (serving_measurements.json, inferred from server.py's
+    # run_vllm_benchmark default), taken by whichever of the max-concurrency slots is free (vllm bench serve; the
+    # precedence sim.protocol replays: the protocol's count, else the cell's, else the grid's per client). Its cells
+    # were simulated at the grid's 3 a client (3 at one client, 192 at 64), in the fit and the predictions
+    grid = sim_accuracy.GRIDS[GKE]
+    assert grid.client is not None and grid.client.num_prompts.value == 100
+    plan = sim_accuracy.plan_for(grid)
+    run = sim_accuracy.grid_run(grid)
+    run = run.model_copy(
+        update={"cells": [c for c in run.cells if (c.context_tokens, c.clients) in {(1024, 1), (1024, 64)}]}
+    )
+    spread = sim_accuracy.start_spread(grid)
+    predicted = sim_accuracy._pred_measured(plan, priors.measured_priors(plan), run, spread, grid)
+    assert {k: c.requests_sent for k, c in predicted.items()} == {
+        (1024, 1): 100 * sim_accuracy.SEEDS, (1024, 64): 100 * sim_accuracy.SEEDS
+    }  # fmt: skip
+    fitted = sim_accuracy.fit_clients(grid, plan, spread)  # what the fit simulates each cell as: the same pool
+    assert fitted is not None and {c.num_prompts for c in fitted.values()} == {100}
+    assert set(fitted) == {(c.context_tokens, c.clients) for c in grid.cells}

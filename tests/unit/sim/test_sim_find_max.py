@@ -9,34 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from factories import SEED_TERMS
-from onechip import api, planner
+from onechip import api
 from onechip.bench.search import LoadSearch, worst_case_loads
 from onechip.report.search import probe_verdict
 from onechip.schemas import BenchConfig
 from onechip.schemas.bench import CellResult, SearchProbe
 from onechip.schemas.inputs import build_request
-from onechip.schemas.requests import PlanRequest, SimulateRequest
-from onechip.schemas.sim import Calibration
-from onechip.sim import key_of, roofline_priors
-from onechip.sim import store as calibration_store
-from onechip.sim.steptime import STEP_MODEL
-
-
-@pytest.fixture
-def seed_plan_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The seed's deployment (gemma-4-E2B-it on v5e-1, max-model-len 32,768, 4,096 tokens a step) with the seed's
-    calibration (SEED_TERMS: benchmarks/sim_accuracy.py seed's fit) stored, as simulate finds it."""
-    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
-    plan = planner.plan_model(
-        PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1", max_model_len=32768, max_num_batched_tokens=4096)
-    )
-    calibration_store.save(
-        Calibration(key=key_of(plan), step_model=STEP_MODEL, terms=SEED_TERMS, priors=roofline_priors(plan))
-    )
-    path = tmp_path / "plan.json"
-    path.write_text(plan.model_dump_json())
-    return path
+from onechip.schemas.requests import SimulateRequest
 
 
 def _request(plan_file: Path, out: Path, **typed: str) -> SimulateRequest:

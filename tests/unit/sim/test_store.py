@@ -74,3 +74,25 @@ def test_simulate_says_when_its_calibration_was_fitted_on_another_engine_version
                          "--out", str(tmp_path / "sim"))  # fmt: skip
     assert code == 0, err
     assert f"fitted on engine version 0.1.0; the plan is for {seed_plan.engine_version}" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("search", [[], ["--find-max", "clients", "--slo", "tpot_ms=20", "--find-max-limit", "2"]])
+@pytest.mark.parametrize("version", ["0.1.0", None])
+def test_simulate_names_the_engine_version_its_calibration_was_measured_on(
+    seed_plan, tmp_path, monkeypatch, run, search, version
+):
+    """A grid and a --find-max search name the engine version of the calibration they rest on (its key's: the
+    measured run's server, sim.calibrate.key_of), and say when it is not the plan's (None: the plan's own)."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    terms = StepTerms(fixed_s=0.005, per_token_s=3e-5, per_kv_token_s=5e-8, request_overhead_s=0.007)
+    key = key_of(seed_plan).model_copy(update={"engine_version": version or seed_plan.engine_version})
+    calibration_store.save(Calibration(key=key, step_model=STEP_MODEL, terms=terms, cells=["128x1"]))
+    plan = tmp_path / "plan.json"
+    plan.write_text(seed_plan.model_dump_json(), encoding="utf-8")
+    code, out, err = run("simulate", "--plan", str(plan), "--contexts", "128", "--reps", "2", *search,
+                         *(["--clients", "1"] if not search else []), "--out", str(tmp_path / "sim"))  # fmt: skip
+    assert code == 0, err
+    said = " ".join(out.split())
+    assert f"measured on engine version {key.engine_version}" in said
+    other = f"fitted on engine version 0.1.0; the plan is for {seed_plan.engine_version}"
+    assert (other in said) == (version is not None)
