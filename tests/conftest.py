@@ -56,6 +56,17 @@ def _no_stored_catalog_read(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: p
     monkeypatch.setattr(billing, "store_path", lambda: path)
 
 
+@pytest.fixture(autouse=True)
+def _port_claims_outside_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test, and every process it starts, claims ports (engines.port_claims) in a folder beside pytest's
+    temporary directories (/tmp/pytest-of-USER/onechip-port-claims), never the real ~/.cache/onechip/ports, where
+    each engine a test started left a file. The folder is shared by this user's test runs, as the home's was, so two
+    runs at once still see each other's claims; a test of claims themselves uses a folder of its own."""
+    from onechip.engines import port_claims
+
+    monkeypatch.setenv(port_claims.CLAIMS_ENV, str(tmp_path_factory.getbasetemp().parent / "onechip-port-claims"))
+
+
 CPUINFO_DIR = Path(__file__).parent / "fixtures" / "cpuinfo"
 
 

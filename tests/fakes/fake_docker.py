@@ -6,9 +6,10 @@
     docker run -d --name N [opts] IMAGE vllm serve MODEL [flags]
                                             the fake server, detached, its output in STATE/N.log; the token
                                             from --env-file reaches only its environment
-    docker logs [-f] N                      that log
+    docker logs [-f] N                      that log; -f follows it until the container stops; a removed
+                                            container's fails ('No such container', exit 1)
     docker inspect -f '{{.State.Running}}' N    true / false
-    docker stop [-t S] N, docker rm -f N    stop it
+    docker stop [-t S] N, docker rm -f N    stop it (rm: and remove it)
     docker image inspect IMAGE --format ... prints the image's vLLM version label
 
 Environment: FAKE_DOCKER_STATE (state directory, default /tmp/fake-docker), FAKE_DOCKER_BOOT_LOG (the log
@@ -53,14 +54,19 @@ def _pid(name: str) -> int | None:
 
 
 def _alive(name: str) -> bool:
+    """Whether the container's process runs: its group answers, and its leader is no zombie (an exited leader no
+    process reaped yet, as under a PID 1 that does not reap)."""
     pid = _pid(name)
     if pid is None:
         return False
     try:
         os.killpg(pid, 0)
-        return True
     except OSError:
         return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[-1][:1] != "Z"
+    except OSError:
+        return True  # no /proc: the signal's answer
 
 
 def pull(args: list[str]) -> int:
@@ -115,15 +121,25 @@ def run(args: list[str]) -> int:
 
 
 def logs(args: list[str]) -> int:
+    """As docker's: the log of a container run and not removed (`rm`), else 'No such container', exit 1; with -f, the
+    log as it grows until the container stops, then exit 0 (at once for one already stopped)."""
     name = _name(args[-1])
     path = STATE / f"{name}.log"
-    if not path.exists():
+    if _pid(name) is None or not path.exists():
         print(f"Error response from daemon: No such container: {name}", file=sys.stderr)
         return 1
-    if "-f" in args or "--follow" in args:
-        os.execvp("tail", ["tail", "-n", "+1", "-F", str(path)])
-    sys.stdout.write(path.read_text(errors="replace"))
-    return 0
+    follow = "-f" in args or "--follow" in args
+    with path.open("rb") as log:
+        while True:
+            running = follow and _alive(name)  # asked before the read: what it wrote as it stopped is read too
+            chunk = log.read()
+            if chunk:
+                sys.stdout.buffer.write(chunk)
+                sys.stdout.buffer.flush()
+            elif not running:
+                return 0
+            else:
+                time.sleep(0.1)
 
 
 def stop(args: list[str]) -> int:

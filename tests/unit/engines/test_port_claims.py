@@ -143,3 +143,38 @@ def test_a_free_port_drawn_skips_one_another_engine_claims(monkeypatch):
         holder.kill()
         holder.wait()
     assert free_port() == 65535
+
+
+def test_a_claim_whose_process_is_gone_is_removed_by_the_next_claimer(tmp_path):
+    # claims were released only by the process that launched the engine (stop()): `down` from another shell, a
+    # crashed `up` or a killed test left theirs, and ~/.cache/onechip/ports held 600+ files of dead pids
+    port = free_port()
+    port_claims.claim("127.0.0.1", port, DEAD_PID, None)
+    port_claims.claim("127.0.0.1", port + 1, DEAD_PID, None)
+    holder = subprocess.Popen(["sleep", "30"])  # noqa: S607 - a live claim, kept
+    try:
+        port_claims.claim("127.0.0.1", port + 2, holder.pid, start_ticks(holder.pid))
+        me = os.getpid()
+        port_claims.claim("127.0.0.1", port + 3, me, start_ticks(me))  # the next claim clears the dead ones
+        port_claims.release("127.0.0.1", port + 3, me)
+        left = sorted(path.name for path in (tmp_path / "claims").glob("*:*"))
+        assert left == [f"127.0.0.1:{port + 2}"], left
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_down_from_another_process_releases_the_engine_claim(tmp_path, monkeypatch):
+    # `onechip down` (state.down) stopped the engine but left its claim: only the `up` process's stop() released it
+    from onechip.engines import state as engine_state
+
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    engine = _booting(tmp_path, "e", free_port())
+    engine.start()
+    try:
+        engine_state.save(engine.state())
+        engine.process = None  # as `down` in another process sees it: the record alone
+        engine_state.down(grace_s=5)
+        assert not (tmp_path / "claims" / f"127.0.0.1:{engine.port}").exists()
+    finally:
+        engine.stop()

@@ -24,7 +24,7 @@ from onechip.bench.runner import load_samples
 from onechip.engines import port_claims, remote, replicas, router
 from onechip.engines import state as engine_state_store
 from onechip.engines.local import free_port, group_alive
-from onechip.errors import ConfigError, EngineError, MissingDependencyError, PortInUseError
+from onechip.errors import ConfigError, EngineBootError, EngineError, MissingDependencyError, PortInUseError
 from onechip.procs import start_ticks
 from onechip.schemas.bench import BenchConfig
 from onechip.schemas.inputs import build_request
@@ -335,6 +335,43 @@ def test_a_busy_router_port_is_said_before_any_replica_boots(tmp_path, monkeypat
         "port is chosen)"
     )
     assert time.monotonic() - started < 20 and not (tmp_path / "home" / "replicas" / "replica-0.log").exists()
+
+
+@needs_router
+def test_a_router_port_another_up_claimed_is_said_before_any_replica_boots(tmp_path, monkeypatch):
+    # the router binds its port once every replica is up (minutes), so two `up --replicas` at once both took 30000,
+    # free in the kernel until then, and the second learned it only when its router started, its replicas booted for
+    # nothing; the router port is now claimed (port_claims) before the replicas boot, as an engine's port is
+    monkeypatch.setattr(port_claims, "claims_dir", lambda: tmp_path / "claims")  # this test's, not the machine's
+    port = free_port()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        port_claims.claim("127.0.0.1", port, other.pid, start_ticks(other.pid))  # the other `up`'s router port
+        with pytest.raises(PortInUseError) as refused:
+            _up_fakes(tmp_path, monkeypatch, "--fake-boot-s", "30", router_port=port)
+    finally:
+        other.kill()
+        other.wait()
+    said = str(refused.value)
+    assert said.startswith(f"port {port} on 127.0.0.1 is claimed by the engine pid {other.pid} ("), said
+    assert said.endswith("pick another port with --router-port, or wait for that engine's `onechip down`"), said
+    assert not (tmp_path / "home" / "replicas" / "replica-0.log").exists()  # no replica was started
+
+
+@needs_router
+def test_the_router_port_is_claimed_for_the_up_while_its_replicas_boot(tmp_path, monkeypatch):
+    monkeypatch.setattr(port_claims, "claims_dir", lambda: tmp_path / "claims")  # this test's, not the machine's
+    port, seen = free_port(), []
+
+    def boot_all(*args, **kwargs):  # the replicas' boot: what the claims say meanwhile, then a failed boot
+        seen.append((tmp_path / "claims" / f"127.0.0.1:{port}").read_text().split()[0])
+        raise EngineBootError("boot failed", "", [])
+
+    monkeypatch.setattr(replicas, "_boot_all", boot_all)
+    with pytest.raises(EngineBootError):
+        _up_fakes(tmp_path, monkeypatch, router_port=port)
+    assert seen == [str(os.getpid())]  # this `up`'s claim while the replicas boot
+    assert not (tmp_path / "claims" / f"127.0.0.1:{port}").exists()  # released by the failed `up`
 
 
 @needs_router
