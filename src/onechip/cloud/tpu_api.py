@@ -472,9 +472,12 @@ class TpuApi:
                 raise not_the_api(self.tpu_url, f"its {key} list is not a list of named resources")
             if unreachable := page.get("unreachable"):
                 missed = ", ".join(map(str, unreachable)) if isinstance(unreachable, list) else str(unreachable)
-                raise CloudError(f"GET {url.split('/projects/', 1)[-1]}: the API could not reach {redact(missed)} "
-                                 "(the answer's unreachable), so the list is incomplete; run it again later",
-                                 reason="transient")  # fmt: skip
+                # what to do about it is the caller's to say: a list without --zone hides nothing (a note)
+                raise CloudError(
+                    f"GET {url.split('/projects/', 1)[-1]}: the API could not reach {redact(missed)} "
+                    "(its answer's `unreachable`), so the list is incomplete",
+                    reason="transient",
+                )
             items += found
             token = str(page.get("nextPageToken") or "")
             if not token:
@@ -533,12 +536,14 @@ class TpuApi:
     # --- operations
 
     def wait_operation(self, operation: Json, version: str, timeout_s: float,
-                       on_tick: Callable[[float], None] | None = None, what: str = "") -> Json:  # fmt: skip
+                       on_tick: Callable[[float], None] | None = None, what: str = "",
+                       outage_end_s: float | None = None) -> Json:  # fmt: skip
         """Poll a long-running operation of API `version` ('v2' or 'v2alpha1': the operation's name does not
-        say) until done, through outages (`through_outages`) within `timeout_s`; return its `response`. Raises
-        CloudError from its `error` (e.g. code 8 stockout) or when it is not done within `timeout_s`, naming `what`
-        it does ('create of node N in ZONE') before the operation's id (an error named 'operations/operation-1' alone:
-        not which TPU, nor where)."""
+        say) until done, through outages (`through_outages`) within `timeout_s`, and not past `outage_end_s`
+        (time.monotonic seconds: a bound on outages shared with other waits, a `cloud down`'s), when given; return its
+        `response`. Raises CloudError from its `error` (e.g. code 8 stockout) or when it is not done within
+        `timeout_s`, naming `what` it does ('create of node N in ZONE') before the operation's id (an error named
+        'operations/operation-1' alone: not which TPU, nor where)."""
         started = time.monotonic()
         url = f"{self.tpu_url}/{version}/{operation['name']}"
         short = str(operation.get("name", "")).rsplit("/", 1)[-1] or "operation"
@@ -550,7 +555,8 @@ class TpuApi:
             if on_tick is not None:
                 on_tick(elapsed)
             time.sleep(self.poll_s)
-            answer = self.through_outages(lambda: self.call("GET", url), started + timeout_s, self.on_retry)
+            end_s = min(started + timeout_s, outage_end_s if outage_end_s is not None else math.inf)
+            answer = self.through_outages(lambda: self.call("GET", url), end_s, self.on_retry)
             operation = _operation(answer, self.tpu_url)
         if isinstance(operation.get("error"), dict):
             raise refusals.from_status(dict(operation["error"]), where)
