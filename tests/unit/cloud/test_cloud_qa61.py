@@ -157,6 +157,28 @@ def test_zones_lines_keep_their_columns_for_an_inaccessible_zone(fake_api, run):
     assert len({line.index("2026-12-01") for line in lines}) == 1, lines
 
 
+@pytest.mark.parametrize("provisioning", ["spot", "flex-start"])
+def test_up_polls_on_through_a_404_of_the_operation_it_was_just_given(fast, run, provisioning):
+    # a create's operation read too soon answered 404 once (a read of what the API just named may not see it yet, as
+    # a resource just created may not: provision.CREATE_GRACE_S); `up` stopped there, exit 7, its TPU made and left
+    fast.faults.append(Fault("GET", "/operations/", 404, times=1))
+    limit = ["--no-limit"] if provisioning == "spot" else []
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--provisioning", provisioning, *limit, "--yes")
+    assert rc == 0, (rc, out, err)
+    assert "ready" in out and "error:" not in err, (out, err)
+
+
+def test_an_operation_the_api_never_has_fails_once_its_grace_is_spent(fast, monkeypatch):
+    clock = Clock(monkeypatch)
+    started = clock.now
+    missing = {"name": f"projects/{P}/locations/{OK}/operations/operation-404"}  # the fake has no such operation
+    with pytest.raises(CloudError) as info, tpu_api.TpuApi(P, poll_s=5.0) as tpu:
+        tpu.wait_operation(missing, "v2", 3600.0, what="create of node n")
+    assert info.value.reason == "not-found" and "create of node n" in str(info.value), info.value
+    # polled on for the grace, not the whole hour the wait may take
+    assert tpu_api.OPERATION_GRACE_S <= clock.now - started <= tpu_api.OPERATION_GRACE_S + 5.0
+
+
 class _Token:
     """google-auth credentials as Credentials.headers uses them: a token of no known shape, put on each request."""
 
