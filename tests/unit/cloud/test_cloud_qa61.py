@@ -103,6 +103,7 @@ def test_down_through_a_whole_outage_is_bounded_once_not_per_tpu(fast, run, monk
                            "--no-limit", "--yes")  # fmt: skip
         assert rc == 0, (out, err)
     monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "30")  # the default call deadline, on the clock below
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "5")  # the default poll: tens of requests a TPU, not thousands
     fast.faults.append(Fault("DELETE", "/", 503, times=10**6))
     clock = Clock(monkeypatch)
     started = clock.now
