@@ -11,8 +11,9 @@
     │   └── EndpointStatusError  it answered a non-2xx status (`status_code`, the server's `server_message`)
     │       └── EndpointBusyError    a 429 or 503 (overloaded, rate limited) that outlasted its retries
     ├── CloudError               a cloud API refused or failed a request (`reason`: stockout, quota,
-    │                            unsupported, expired, failed, ended, conflict, not-found, precondition,
-    │                            auth, offline, unsent, transient, rate-limit, bad-endpoint, other)
+    │   │                        unsupported, expired, failed, ended, conflict, not-found, precondition,
+    │   │                        auth, offline, unsent, transient, rate-limit, bad-endpoint, other)
+    │   └── CloudDownError       a `cloud down` that did not delete all it should: `result` says what it did
     ├── BusyError                another onechip process holds the lock (an `up` starting, a bench writing
     │                            the same --out): refused, nothing done (exit 8)
     ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10)
@@ -30,6 +31,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the result model only types the attribute: schemas import this module
+    from onechip.schemas.cloud import CloudDownResult
 
 
 class OnechipError(Exception):
@@ -134,6 +139,16 @@ class CloudError(OnechipError):
         said = CloudError(message, reason=self.reason, code=self.code, status=self.status)
         said.retry_after_s = self.retry_after_s  # a poll through the outage waits it too (tpu_api.through_outages)
         return said
+
+
+class CloudDownError(CloudError):
+    """A `cloud down` that could not delete every TPU it found, or could not list a zone it was given: the line says
+    it all, and `result` is what it did (deleted, kept, and each not deleted with why and its delete command), for a
+    caller that prints it whole (`cloud down --json`)."""
+
+    def __init__(self, message: str, result: CloudDownResult, failure: CloudError):
+        super().__init__(message, reason=failure.reason, code=failure.code, status=failure.status)
+        self.result = result
 
 
 class BusyError(OnechipError):

@@ -32,6 +32,7 @@ from onechip.api._bench import (
 )
 from onechip.api._checks import check
 from onechip.api._cloud import (
+    UNLISTED_AGAIN,
     cloud_down,
     cloud_down_found,
     cloud_down_targets,
@@ -57,9 +58,9 @@ from onechip.api._sim_search import simulate_find_max
 from onechip.cloud.provision import tpu_name
 
 __all__ = [
-    "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for", "check", "cloud_down",
-    "cloud_down_found", "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status", "cloud_statuses",
-    "cloud_target", "cloud_up", "cloud_up_quote", "cloud_zones", "compare_policies", "cost", "demo",
+    "UNLISTED_AGAIN", "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for",
+    "check", "cloud_down", "cloud_down_found", "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status",
+    "cloud_statuses", "cloud_target", "cloud_up", "cloud_up_quote", "cloud_zones", "compare_policies", "cost", "demo",
     "demo_cloud_request", "deploy_k8s", "down", "find_max", "logs", "logs_tail", "measured_boots_dir",
     "nothing_to_resume", "plan", "predicted_cells", "prices", "prices_refresh", "recorded", "remember_boot", "report",
     "saved_bench_config", "simulate", "simulate_find_max", "simulate_policies", "status", "summarize_logs", "tpu_name",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -15,7 +16,7 @@ from onechip.cloud.tpu_api import TpuApi
 from onechip.engines import replicas
 from onechip.engines import state as engine_state
 from onechip.engines.local import free_port
-from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
+from onechip.errors import CloudDownError, CloudError, ConfigError, Interrupted, OnechipError
 from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
@@ -37,6 +38,9 @@ from onechip.schemas.cloud import (
 from onechip.schemas.requests import UpRequest
 
 CloudTargetT = TypeVar("CloudTargetT", bound=CloudTarget)
+UNLISTED_AGAIN = (
+    "run it again once the API reaches it"  # what a status or down that could not list a --zone zone ends with
+)
 
 
 def _tpu(project: str | None, on_progress: ProgressFn, stack: ExitStack) -> TpuApi:
@@ -340,7 +344,7 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
         targets, unreachable, notes = _targets(request, on_progress, stack, saved)
     found = [r for _, r in targets]
     if unreachable and not found:
-        raise CloudError(f"{'; '.join(unreachable)}; nothing was deleted", reason="transient")
+        raise CloudError(f"{'; '.join(unreachable)}; nothing was deleted: {UNLISTED_AGAIN}", reason="transient")
     if not found and request.name and request.name not in {bad.name for bad in saved.unreadable}:
         others = _recorded(CloudNameRequest(project=request.project), saved.resources)
         if others:
@@ -359,10 +363,12 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
     cloud_down_targets, after stopping the engines `up` runs on them (`cloud up --model`: every replica, the
     router and the tunnels here). `targets`: the list cloud_down_targets gave and the user confirmed, deleted as
     it is (nothing found since is added; each label is checked again); None: looked up now. A queued resource in
-    PROVISIONING is waited out, then deleted. Every one is tried; raises CloudError afterwards when some could not
-    be deleted, naming each with its delete command, or when a zone could not be listed (`unreachable`: the lines
-    cloud_down_found gave with `targets`; with no targets, found now), naming it and what was deleted. `notes`: the
-    zones whose failed list hid nothing (CloudTargets.notes), kept in the result."""
+    PROVISIONING is waited out, then deleted; an outage of the API is sent and read through for
+    provision.DOWN_OUTAGE_S (10 min) in all, every TPU together. Every one is tried; raises CloudDownError afterwards
+    when some could not be deleted, naming each with its delete command, or when a zone could not be listed
+    (`unreachable`: the lines cloud_down_found gave with `targets`; with no targets, found now), naming it and what
+    was deleted; its `result` holds the same (deleted, failed, unreachable). `notes`: the zones whose failed list hid
+    nothing (CloudTargets.notes), kept in the result."""
     with ExitStack() as stack:
         return _down(request, on_progress, stack, targets, unreachable, notes)
 
@@ -382,24 +388,30 @@ def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, 
     by_project: dict[str, tuple[TpuApi, list[CloudResource]]] = {}
     for tpu, resource in chosen:
         by_project.setdefault(tpu.project, (tpu, []))[1].append(resource)
-    failures: list[CloudError] = []
+    failures: list[CloudDownError] = []
     groups = list(by_project.values())
+    outage_end_s = time.monotonic() + provision.DOWN_OUTAGE_S  # the whole command's, every project's TPUs together
     for k, (tpu, resources) in enumerate(groups):
         later = [r for _, rest in groups[k + 1 :] for r in rest]  # named on Ctrl-C, with what was deleted before
+        before = list(result.deleted)
         try:  # a project whose deletes fail does not keep the next one's TPUs billing
-            done = provision.down(tpu, resources, on_progress, later, result.deleted)
-        except CloudError as exc:
+            done = provision.down(tpu, resources, on_progress, later, before, outage_end_s)
+        except CloudDownError as exc:
             failures.append(exc)
-            continue
+            done = exc.result
         result.deleted += done.deleted
         result.kept += done.kept
-    if failures:
+        result.failed += done.failed
+    result.unreachable = list(unreachable)
+    if failures:  # each project's line names what it deleted; those of the projects that went through are added
         said = "; ".join([*(str(f) for f in failures), *unreachable])
-        raise CloudError(f"{said}; also deleted {', '.join(result.deleted)}" if result.deleted else said,
-                         reason=failures[0].reason, code=failures[0].code)  # fmt: skip
+        named = {d for f in failures for d in f.result.deleted}
+        clean = [d for d in result.deleted if d not in named]
+        raise CloudDownError(f"{said}; also deleted {', '.join(clean)}" if clean else said, result, failures[0])
     if unreachable:  # what it reached is deleted; a labelled TPU in that zone may bill on unseen
         went = f"deleted {', '.join(result.deleted)}; " if result.deleted else "nothing deleted; "
-        raise CloudError(f"{went}{'; '.join(unreachable)}: run it again once the API reaches it", reason="transient")
+        said = f"{went}{'; '.join(unreachable)}: {UNLISTED_AGAIN}"
+        raise CloudDownError(said, result, CloudError(said, reason="transient"))
     return result
 
 

@@ -6,16 +6,18 @@ Anything that creates or deletes a billable resource says what and for how much 
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, get_args
 
 import typer
+from pydantic import BaseModel
 
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.render import console, print_whole, titled_table
-from onechip.errors import CloudError, ConfigError
+from onechip.errors import CloudDownError, CloudError, ConfigError, OnechipError, one_line
 from onechip.progress import ProgressEvent, ProgressFn
 from onechip.schemas.cloud import (
     NOT_RECORDED,
@@ -26,6 +28,7 @@ from onechip.schemas.cloud import (
     CloudUpRequest,
     CloudUpResult,
     CloudZonesRequest,
+    Outcome,
     Quote,
 )
 from onechip.schemas.inputs import build_request
@@ -42,13 +45,16 @@ EXIT_CODES = (
     "how to delete it); "
     "8 another onechip holds the engine state; 130 interrupted (Ctrl-C), 143 stopped by SIGTERM (both name what may "
     "still exist). With --json, stdout holds the JSON alone (progress and errors go to stderr); on an error it holds "
-    '{"error": the line, "exit_code": N}.'
+    '{"error": the line, "exit_code": N}; status and down, when a zone could not be listed or a delete failed, print '
+    "their whole result with those two keys added (down's: what was deleted, and what was not and why)."
 )
 cloud_app = typer.Typer(
     name="cloud", help="Get a Cloud TPU: probe, zones, up (flex-start, spot, on-demand), status, down.",
     epilog=EXIT_CODES, no_args_is_help=True,
 )  # fmt: skip
 JSON = typer.Option(False, "--json", help="Print the result as JSON.")
+OUTCOME_WIDTH = max(len(o) for o in get_args(Outcome))  # `zones`' outcome column: the longest, 'inaccessible'
+
 YES = typer.Option(False, "--yes", "-y", help="Do not ask before creating or deleting.")
 
 
@@ -175,19 +181,24 @@ def zones(as_json: bool = JSON, **fields: Any) -> None:
     for z in found:
         mark = "green" if z.outcome == "available" else "yellow"
         note = f"; {z.note}" if z.note else ""
-        line = f"  {z.chip:<6} {z.zone:<16} {z.provisioning:<10} [{mark}]{z.outcome:<11}[/] {z.date[:10]}  "
+        line = (
+            f"  {z.chip:<6} {z.zone:<16} {z.provisioning:<10} [{mark}]{z.outcome:<{OUTCOME_WIDTH}}[/] {z.date[:10]}  "
+        )
         console.print(f"{line}[dim]{z.source}{note}[/]", highlight=False, soft_wrap=True)
 
 
 @cloud_app.command()
 @options_from(CloudNameRequest)
 def status(as_json: bool = JSON, **fields: Any) -> None:
-    """State, zone, external IP, provisioning model, elapsed time and $ so far of what onechip created."""
+    """State, zone, external IP, provisioning model, elapsed time and $ so far of what onechip created (--json: the
+    resources, the zones that could not be read, the notes)."""
     request = build_request(CloudNameRequest, fields)
     statuses = api.cloud_statuses(request, state_lines())
     found = statuses.resources
+    # the zones that answered are reported; not knowing one is no clean exit
+    failure = CloudError(f"{'; '.join(statuses.unreachable)}: {api.UNLISTED_AGAIN}") if statuses.unreachable else None
     if as_json:
-        typer.echo("[" + ",".join(s.model_dump_json() for s in found) + "]")
+        print_json(statuses, failure)
     elif not found and not statuses.unreachable:
         console.print(nothing_line(request, statuses.elsewhere), highlight=False, soft_wrap=True)
     for st in [] if as_json else found:
@@ -213,8 +224,18 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
             console.print(f"[yellow]warning[/] {warning}", highlight=False, soft_wrap=True)
     for note in statuses.notes:  # a zone's list failed, hiding nothing: each of its TPUs was read above
         typer.echo(f"note: {note}", err=True)
-    if statuses.unreachable:  # the zones that answered are above; not knowing one is no clean exit
-        raise CloudError("; ".join(statuses.unreachable))
+    if failure is not None:
+        raise failure
+
+
+def print_json(result: BaseModel, failure: OnechipError | None = None) -> None:
+    """`result` as JSON on stdout; with `failure` (the command then exits with it), the error object's "error" (the
+    line stderr says) and "exit_code" added: one document that says what was done and that it did not all go."""
+    if failure is None:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    data = {**result.model_dump(mode="json"), "error": one_line(str(failure)), "exit_code": failure.exit_code}
+    typer.echo(json.dumps(data, indent=2))
 
 
 def nothing_line(request: CloudNameRequest, elsewhere: list[CloudResource]) -> str:
@@ -233,7 +254,9 @@ def nothing_line(request: CloudNameRequest, elsewhere: list[CloudResource]) -> s
 @cloud_app.command()
 @options_from(CloudNameRequest)
 def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
-    """Delete what onechip created (labelled created-by=onechip; a queued resource with its node)."""
+    """Delete what onechip created (labelled created-by=onechip; a queued resource with its node). Each delete is
+    waited for up to 10 min; an outage of the API (no answer, 5xx, rate limit) is sent and read through for 10 min
+    in all, every TPU together (each after that gets one call's retries, 30 s), then the ones left are named."""
     request = build_request(CloudNameRequest, fields)
     progress = state_lines()
     listing = api.cloud_down_found(request, progress)
@@ -248,11 +271,16 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
         typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project}{found})", err=as_json)
     confirm(f"delete these {len(targets)}", yes)
     # what was listed and confirmed, not looked up again; a zone it could not list is named after the deletes
-    result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes)
+    try:
+        result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes)
+    except CloudDownError as exc:  # stdout says what was deleted and what was not; the line (stderr) says it too
+        if as_json:
+            print_json(exc.result, exc)
+        raise
     for note in result.notes:  # a zone's list failed, hiding nothing: each of its TPUs was deleted on its own
         typer.echo(f"note: {note}", err=True)
     if as_json:
-        typer.echo(result.model_dump_json(indent=2))
+        print_json(result)
         return
     for line in result.deleted:
         console.print(f"[green]deleted[/] {line}", highlight=False, soft_wrap=True)

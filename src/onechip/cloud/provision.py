@@ -25,7 +25,7 @@ from pathlib import Path
 
 from onechip.cloud import offers, records, refusals
 from onechip.cloud.tpu_api import OUTAGE, Json, TpuApi
-from onechip.errors import CloudError, ConfigError, Interrupted, OnechipError
+from onechip.errors import CloudDownError, CloudError, ConfigError, Interrupted, OnechipError
 from onechip.paths import NotRegularFileError, TooLargeError, read_regular
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
@@ -59,6 +59,9 @@ Member = tuple[str, int] | None  # (set name, index) of a TPU of a `cloud up --r
 QUEUE_GRACE_S = 30.0  # past valid-until, the API may take a poll or two to mark the request FAILED
 CREATE_GRACE_S = 60.0  # a resource just created (or found made by a retried create) may answer NOT_FOUND this long
 DELETE_WAIT_S = 600.0  # a delete that cannot start (PROVISIONING) or has not finished is waited this long
+# an outage of the API (tpu_api.OUTAGE) a `down` sends its deletes again through, and reads through, this long in all,
+# every TPU of it together: per TPU, N TPUs held it N x 10 min
+DOWN_OUTAGE_S = DELETE_WAIT_S
 GONE = "gone"  # the state `status` gives a recorded resource the API no longer has (no state of the API's enums)
 
 # Every state of each kind, from the TPU API's discovery documents (googleapis/google-api-go-client
@@ -280,23 +283,31 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
 
 
 def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_progress,
-           limit_s: float = DELETE_WAIT_S) -> None:  # fmt: skip
+           limit_s: float = DELETE_WAIT_S, outage_end_s: float | None = None) -> None:  # fmt: skip
     """Delete a queued resource with its node (force), or a node, and wait until the API no longer has it;
     then forget the record (only then: a delete that answered 'not found' while a GET still finds it is
     sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed), nor any resource
     the API answers so (said with its state, _not_deletable_yet): it is waited out, and one already DELETING is
     waited for, up to `limit_s`, whatever the API answers its delete (_on_its_way_out); one refused by an outage or a
-    rate limit (tpu_api.OUTAGE) is sent again after the wait it asks for, within `limit_s`. Raises CloudError when the
-    API refuses or keeps failing. The wait is said through `on_progress` (a delete takes minutes)."""
+    rate limit (tpu_api.OUTAGE) is sent again after the wait it asks for, within `limit_s`. `outage_end_s`: the
+    time.monotonic() second past which an outage is neither sent again through nor read through (a `down`'s, shared
+    by all its TPUs: `down`); None: `limit_s` from now. Raises CloudError when the API refuses or keeps failing. The
+    wait is said through `on_progress` (a delete takes minutes)."""
     started = time.monotonic()
+    end_s = started + limit_s
+    outage_end_s = end_s if outage_end_s is None else min(outage_end_s, end_s)
     resent = 0
 
     def gave_up(exc: CloudError) -> CloudError:  # one call's tries alone read as giving up at once
-        if not resent:
-            return exc
         spent_s = time.monotonic() - started
-        return exc.reworded(f"{exc}; the delete was sent again {resent} times over {spent_s:.0f} s (a delete is waited "
-                            f"for up to {limit_s:g} s)")  # fmt: skip
+        if resent:
+            bound = f"a delete is waited for up to {limit_s:g} s" if outage_end_s == end_s else (
+                "an outage is sent through for the rest of the down's bound")  # fmt: skip
+            return exc.reworded(f"{exc}; the delete was sent again {resent} times over {spent_s:.0f} s ({bound})")
+        if exc.reason in OUTAGE and outage_end_s < end_s and time.monotonic() >= outage_end_s:
+            return exc.reworded(f"{exc}; not sent again: the down's {DOWN_OUTAGE_S:g} s for an outage, all its TPUs "
+                                "together, are spent")  # fmt: skip
+        return exc
 
     def waiting(elapsed_s: float) -> None:
         on_progress(ProgressEvent("cloud", f"{resource.name} in {resource.zone}: waiting for the API to delete it",
@@ -307,30 +318,31 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
             what = f"delete of {resource.kind} {resource.name} in {resource.zone}"
             if resource.kind == "queued-resource":
                 operation = api.delete_queued_resource(resource.zone, resource.name)
-                api.wait_operation(operation, "v2alpha1", limit_s, waiting, what)
+                api.wait_operation(operation, "v2alpha1", limit_s, waiting, what, outage_end_s)
             else:
-                api.wait_operation(api.delete_node(resource.zone, resource.node_id), "v2", limit_s, waiting, what)
+                operation = api.delete_node(resource.zone, resource.node_id)
+                api.wait_operation(operation, "v2", limit_s, waiting, what, outage_end_s)
         except CloudError as exc:
-            if time.monotonic() - started > limit_s:
+            if time.monotonic() > end_s:
                 raise gave_up(exc) from None
             if exc.reason == "precondition":
                 on_progress(ProgressEvent("cloud", _not_deletable_yet(api, resource, exc)))
             elif exc.reason != "not-found" and not _on_its_way_out(api, resource):
                 wait_s = exc.retry_after_s or 0.0  # RetryInfo / Retry-After: what the API asked to wait
-                if exc.reason not in OUTAGE or time.monotonic() - started + wait_s > limit_s:
+                if exc.reason not in OUTAGE or time.monotonic() + wait_s > outage_end_s:
                     raise gave_up(exc) from None
                 # an outage or a rate limit past the call's own deadline refused it (nothing was done): sent again,
                 # within limit_s, as a delete the API cannot start yet is; the bound and the way out said, as an
                 # outage may hold it there that long
-                left_s = limit_s - (time.monotonic() - started)
+                left_s = outage_end_s - time.monotonic()
                 on_progress(ProgressEvent("cloud", f"{exc}; the delete is sent again in {wait_s:g} s, for up to "
                                                    f"{limit_s:g} s ({left_s:.0f} s left); Ctrl-C stops it, naming "
                                                    f"it and the command that deletes it"))  # fmt: skip
                 resent += 1
                 time.sleep(wait_s)
-        while (item := poll(api, resource.kind, resource.zone, _ident(resource), started + limit_s,
+        while (item := poll(api, resource.kind, resource.zone, _ident(resource), outage_end_s,
                             on_progress)) is not None:  # fmt: skip
-            if time.monotonic() - started > limit_s:
+            if time.monotonic() > end_s:
                 # said with the resends too: a wait that ran out here, between two refused sends, is one the
                 # API refused throughout (before: 'still there after its delete' alone, as if sent once)
                 raise gave_up(CloudError(f"{resource.kind} {resource.name} in {resource.zone} is still there after "
@@ -1137,14 +1149,17 @@ def recorded_targets(project: str, request: CloudNameRequest, recorded: list[Clo
 
 
 def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn, later: Sequence[CloudResource] = (),
-         before: Sequence[str] = ()) -> CloudDownResult:  # fmt: skip
+         before: Sequence[str] = (), outage_end_s: float | None = None) -> CloudDownResult:  # fmt: skip
     """Delete each of `chosen` (from `targets`) after checking onechip's label on the API's copy. A queued
-    resource in PROVISIONING cannot be deleted (seed): it is waited out (up to 10 min), then deleted. A
-    record whose resource is gone, or is not onechip's, is dropped. One that cannot be deleted does not stop
-    the others: CloudError afterwards names what was deleted and each that may still exist with the command
-    that deletes it (and stays recorded); Ctrl-C raises Interrupted saying the same, with `later` (the TPUs of the
-    projects a `cloud down` reaches after this one) among what may exist and `before` (what it deleted in the
-    projects before) among what was deleted."""
+    resource in PROVISIONING cannot be deleted (seed): it is waited out (up to DELETE_WAIT_S, 10 min, each), then
+    deleted. An outage of the API is sent and read through until `outage_end_s` (time.monotonic seconds; None:
+    DOWN_OUTAGE_S, 10 min, from now), all of `chosen` together: each TPU after it is tried with one call's retries
+    (ONECHIP_CLOUD_DEADLINE_S, 30 s). A record whose resource is gone, or is not onechip's, is dropped. One that
+    cannot be deleted does not stop the others: CloudDownError afterwards names what was deleted and each that may
+    still exist with the command that deletes it (and stays recorded), its `result` saying the same (`failed`); Ctrl-C
+    raises Interrupted saying the same, with `later` (the TPUs of the projects a `cloud down` reaches after this one)
+    among what may exist and `before` (what it deleted in the projects before) among what was deleted."""
+    outage_end_s = time.monotonic() + DOWN_OUTAGE_S if outage_end_s is None else outage_end_s
     result = CloudDownResult()
     failed: list[tuple[CloudResource, CloudError]] = []
     for resource in chosen:
@@ -1165,7 +1180,7 @@ def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn, late
                 result.kept.append(f"{what}: not labelled created-by=onechip; onechip deletes only what it created")
                 continue
             on_progress(ProgressEvent("cloud", f"deleting {what}"))
-            delete(api, resource, on_progress)
+            delete(api, resource, on_progress, outage_end_s=outage_end_s)
         except CloudError as exc:  # the others are still deleted: one refusal must not leave them billing
             failed.append((resource, exc))
             continue
@@ -1174,9 +1189,8 @@ def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn, late
             raise Interrupted("interrupted: " + _left_line([*chosen[chosen.index(resource) :], *later], done)) from None
         result.deleted.append(what)
     if failed:
-        first = failed[0][1]
-        raise CloudError(_left_line([r for r, _ in failed], result, first), reason=first.reason, code=first.code,
-                         status=first.status)  # fmt: skip
+        result.failed = [f"{r.kind} {r.name} ({r.zone}): {exc}; delete it: {delete_command(r)}" for r, exc in failed]
+        raise CloudDownError(_left_line([r for r, _ in failed], result, failed[0][1]), result, failed[0][1])
     return result
 
 

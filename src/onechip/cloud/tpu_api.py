@@ -79,6 +79,9 @@ CONNECT_S = 10.0  # a connection not made in this long is a failed try (Google's
 RETRIES = 6  # a transient failure is tried again this many times, waiting backoff_s (capped at 60 s)
 FIRST_RETRY_S = 1.0  # the first retry's pause (Google Cloud's retry strategy: 1 s, then doubling; backoff_s)
 MAX_PAGES = 1000  # a list that pages on past this is not the TPU API (a page token that never ends)
+# an operation the API just named may answer NOT_FOUND this long (its reads may lag its writes, as a resource just
+# created may: provision.CREATE_GRACE_S, the same 60 s)
+OPERATION_GRACE_S = 60.0
 Json = dict[str, Any]
 T = TypeVar("T")
 
@@ -472,9 +475,12 @@ class TpuApi:
                 raise not_the_api(self.tpu_url, f"its {key} list is not a list of named resources")
             if unreachable := page.get("unreachable"):
                 missed = ", ".join(map(str, unreachable)) if isinstance(unreachable, list) else str(unreachable)
-                raise CloudError(f"GET {url.split('/projects/', 1)[-1]}: the API could not reach {redact(missed)} "
-                                 "(the answer's unreachable), so the list is incomplete; run it again later",
-                                 reason="transient")  # fmt: skip
+                # what to do about it is the caller's to say: a list without --zone hides nothing (a note)
+                raise CloudError(
+                    f"GET {url.split('/projects/', 1)[-1]}: the API could not reach {redact(missed)} "
+                    "(its answer's `unreachable`), so the list is incomplete",
+                    reason="transient",
+                )
             items += found
             token = str(page.get("nextPageToken") or "")
             if not token:
@@ -533,12 +539,15 @@ class TpuApi:
     # --- operations
 
     def wait_operation(self, operation: Json, version: str, timeout_s: float,
-                       on_tick: Callable[[float], None] | None = None, what: str = "") -> Json:  # fmt: skip
+                       on_tick: Callable[[float], None] | None = None, what: str = "",
+                       outage_end_s: float | None = None) -> Json:  # fmt: skip
         """Poll a long-running operation of API `version` ('v2' or 'v2alpha1': the operation's name does not
-        say) until done, through outages (`through_outages`) within `timeout_s`; return its `response`. Raises
-        CloudError from its `error` (e.g. code 8 stockout) or when it is not done within `timeout_s`, naming `what`
-        it does ('create of node N in ZONE') before the operation's id (an error named 'operations/operation-1' alone:
-        not which TPU, nor where)."""
+        say) until done, through outages (`through_outages`) within `timeout_s`, and not past `outage_end_s`
+        (time.monotonic seconds: a bound on outages shared with other waits, a `cloud down`'s), when given; return its
+        `response`. A poll answered NOT_FOUND is polled again for OPERATION_GRACE_S from the start (one 404 stopped
+        an `up` whose TPU was made). Raises CloudError from its `error` (e.g. code 8 stockout), when it is not done
+        within `timeout_s`, or when a poll fails (NOT_FOUND past the grace), naming `what` it does ('create of node N in
+        ZONE') before the operation's id (an error named 'operations/operation-1' alone: not which TPU, nor where)."""
         started = time.monotonic()
         url = f"{self.tpu_url}/{version}/{operation['name']}"
         short = str(operation.get("name", "")).rsplit("/", 1)[-1] or "operation"
@@ -550,7 +559,13 @@ class TpuApi:
             if on_tick is not None:
                 on_tick(elapsed)
             time.sleep(self.poll_s)
-            answer = self.through_outages(lambda: self.call("GET", url), started + timeout_s, self.on_retry)
+            end_s = min(started + timeout_s, outage_end_s if outage_end_s is not None else math.inf)
+            try:
+                answer = self.through_outages(lambda: self.call("GET", url), end_s, self.on_retry)
+            except CloudError as exc:
+                if exc.reason == "not-found" and time.monotonic() - started <= OPERATION_GRACE_S:
+                    continue  # not readable yet: polled again, after the pause at the loop's top
+                raise (exc.reworded(f"{where}: {exc}") if what else exc) from None
             operation = _operation(answer, self.tpu_url)
         if isinstance(operation.get("error"), dict):
             raise refusals.from_status(dict(operation["error"]), where)

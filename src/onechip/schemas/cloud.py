@@ -420,7 +420,19 @@ class CloudDownResult(ResultModel):
     """`cloud down`: what was deleted and what was not (with why)."""
 
     deleted: list[str] = Field(default_factory=list, description="'kind name (zone)' deleted.")
-    kept: list[str] = Field(default_factory=list, description="Found but not deleted, with the reason.")
+    kept: list[str] = Field(
+        default_factory=list, description="Found but not deleted, and nothing left to delete: gone, or not onechip's."
+    )
+    failed: list[str] = Field(
+        default_factory=list,
+        description="'kind name (zone): why; delete it: COMMAND' per TPU whose delete failed: it may still exist and "
+        "bill (it stays recorded); the command exits 7.",
+    )
+    unreachable: list[str] = Field(
+        default_factory=list,
+        description="One line per --zone zone whose list failed: a labelled TPU there may be missing above and bill "
+        "on; the command exits 7.",
+    )
     notes: list[str] = Field(
         default_factory=list,
         description="One line per zone whose list failed where the list could hide nothing (no --zone: only "

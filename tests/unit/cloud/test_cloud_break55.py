@@ -93,10 +93,11 @@ def test_down_json_prints_the_json_alone_also_when_nothing_is_left(fast, run):
     assert rc == 0, err
     rc, out, err = run("cloud", "down", "--project", P, "--yes", "--json")
     assert rc == 0, err
-    assert json.loads(out) == {"deleted": [f"node t1 ({OK})"], "kept": [], "notes": []}
+    empty = {"deleted": [], "kept": [], "failed": [], "unreachable": [], "notes": []}
+    assert json.loads(out) == dict(empty, deleted=[f"node t1 ({OK})"])
     assert f"node t1 in {OK} (spot, project {P})" in err  # what it deletes, said on stderr
     rc, out, err = run("cloud", "down", "--project", P, "--yes", "--json")  # run twice: nothing left
-    assert rc == 0 and json.loads(out) == {"deleted": [], "kept": [], "notes": []} and "nothing to delete" in err
+    assert rc == 0 and json.loads(out) == empty and "nothing to delete" in err
 
 
 def test_a_tpu_deleted_outside_onechip_is_gone_in_status_json_not_ready(fast, run):
@@ -106,11 +107,11 @@ def test_a_tpu_deleted_outside_onechip_is_gone_in_status_json_not_ready(fast, ru
     fast.nodes[f"projects/{P}/locations/{OK}/nodes/t1"]["health"] = "UNHEALTHY_MAINTENANCE"
     rc, out, err = run("cloud", "status", "--project", P, "--zone", OK, "--json")
     assert rc == 0, err
-    assert [(s["exists"], s["resource"]["state"]) for s in json.loads(out)] == [(True, "READY")]
-    records.save(CloudResource.model_validate(json.loads(out)[0]["resource"]))
+    assert [(s["exists"], s["resource"]["state"]) for s in json.loads(out)["resources"]] == [(True, "READY")]
+    records.save(CloudResource.model_validate(json.loads(out)["resources"][0]["resource"]))
     fast.nodes.clear()  # deleted from the console
     rc, out, err = run("cloud", "status", "--project", P, "--json")
-    (gone,) = json.loads(out)
+    (gone,) = json.loads(out)["resources"]
     assert rc == 0 and not gone["exists"] and (gone["resource"]["state"], gone["resource"]["health"]) == ("gone", "")
     assert records.load_all()[0].state == "gone"  # as stored with the time it was first seen gone
 

@@ -302,5 +302,5 @@ def test_status_of_a_tpu_that_ended_says_so_and_no_billing_end_still_to_come(fak
                          r"due 20[-\d]+T[\d:]+\+00:00\); it does not run and will not run again, and nothing of it "
                          "bills; delete it: ", text), text  # fmt: skip
     rc, out, _ = run("cloud", "status", "--json")
-    (st,) = json.loads(out)
+    (st,) = json.loads(out)["resources"]
     assert rc == 0 and st["deadline"] is None and st["resource"]["ended_at"] and st["resource"]["state"] == ended

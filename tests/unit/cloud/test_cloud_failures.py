@@ -1596,7 +1596,7 @@ def test_a_tpu_gone_since_is_shown_with_no_ip(fast, run):
     assert node.external_ip == fast.external_ip
     fast.nodes.pop(f"projects/{P}/locations/{OK}/nodes/{node.node_id}")  # deleted from the console
     rc, out, err = run("cloud", "status", "--project", P, "--json")
-    (gone,) = json.loads(out)
+    (gone,) = json.loads(out)["resources"]
     assert rc == 0 and not gone["exists"] and gone["resource"]["external_ip"] is None, out
     assert records.load_all()[0].external_ip is None
     rc, out, err = run("cloud", "status", "--project", P)
