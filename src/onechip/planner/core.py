@@ -1478,12 +1478,18 @@ ORIGINAL_POSITIONS_FIELD = "original_max_position_embeddings"
 
 
 def _class_original_positions(text: Mapping[str, Any], model_type: str) -> int | None:
-    """The config's top-level original_max_position_embeddings where its class declares the field, else None (the
-    value inside rope_scaling then stands, as before)."""
-    entry = catalog.config_defaults().model_types.get(model_type)
-    if entry is None or ORIGINAL_POSITIONS_FIELD not in entry.defaults:
+    """The config's top-level original_max_position_embeddings where its class declares the field, or where the
+    class is the repository's own (a model type transformers does not define: PretrainedConfig keeps a field it does
+    not know as an attribute; Phi-4-multimodal's phi4mm), else None (the value inside rope_scaling then stands, as
+    before: a transformers class that does not declare it may rewrite it, PhimoeConfig.validate_rope)."""
+    table = catalog.config_defaults()
+    entry = table.model_types.get(model_type)
+    if entry is not None and ORIGINAL_POSITIONS_FIELD in entry.defaults:
+        value = text.get(ORIGINAL_POSITIONS_FIELD, entry.defaults[ORIGINAL_POSITIONS_FIELD])
+    elif model_type not in table.transformers_model_types:
+        value = text.get(ORIGINAL_POSITIONS_FIELD)
+    else:
         return None
-    value = text.get(ORIGINAL_POSITIONS_FIELD, entry.defaults[ORIGINAL_POSITIONS_FIELD])
     return value if type(value) is int and value > 0 else None
 
 

@@ -68,3 +68,12 @@ def test_the_legacy_su_type_is_longrope() -> None:
     # Phi-3-mini-128k-instruct's first config.json named it
     su = PHI4_MINI | {"rope_scaling": {"type": "su", "long_factor": [1.0] * 48, "short_factor": [1.0] * 48}}
     assert _positions(su) == (131072, 4096)
+
+
+def test_a_repository_config_class_keeps_the_top_level_field() -> None:
+    # microsoft/Phi-4-multimodal-instruct's model_type phi4mm is its repository's Phi4MMConfig (transformers defines no
+    # phi4mm: catalog/config_defaults.json transformers_model_types), which keeps the top-level field it is given as an
+    # attribute (PretrainedConfig), the one vLLM's getattr reads; the file states 4096 there as Phi-4-mini does
+    text = PHI4_MINI | {"architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm"}
+    got = model_positions(text, "phi4mm", "0.34.0")
+    assert got is not None and (got.limit, got.default) == (131072, 4096)
