@@ -548,6 +548,9 @@ _POSITIVE_INTS = (
     "moe_intermediate_size",
     "vocab_size",
     "max_position_embeddings",
+    # LongRoPE's pretraining length, an attribute of Phi3Config (default 4096) that vLLM serves as the default
+    # max_model_len (planner.core.model_positions)
+    "original_max_position_embeddings",
     "kv_lora_rank",
     "qk_rope_head_dim",
     "qk_nope_head_dim",
@@ -568,6 +571,7 @@ _POSITIVE_INTS = (
 # published: Llama 4 Scout's 10,485,760, tests/fixtures/bootlogs/configs).
 _MAXIMA = {
     "max_position_embeddings": MAX_POSITIONS,
+    "original_max_position_embeddings": MAX_POSITIONS,
     "num_hidden_layers": 1024,
     "num_attention_heads": 4096,
     "num_key_value_heads": 4096,

@@ -1007,6 +1007,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
                 source="vllm/config/model.py _get_and_verify_max_len ('Assuming the model's maximum length is 2048.')",
             )
         )
+    notes += _short_default_length_note(
+        request.max_model_len, source_positions(src, request.engine_version or rules.release)
+    )
     if online_fp8 and acc.kind == "tpu":
         notes.append(
             PlanWarning(
@@ -1501,6 +1504,36 @@ _POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_
                   "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
 
 
+def _kind(params: Mapping[str, Any]) -> str:
+    """A RoPE parameter set's type, its legacy 'type' key where 'rope_type' is absent."""
+    return str(params.get("rope_type") or params.get("type") or "default")
+
+
+# vLLM serves a LongRoPE model without --max-model-len at getattr(hf_config, 'original_max_position_embeddings',
+# derived_max_model_len) (vllm/config/model.py _get_and_verify_max_len, 0.26.0 and 0.34.0 sdists): an attribute of the
+# loaded config. A class that declares it (transformers 5.19.0: Phi3Config, default 4096; catalog/config_defaults.json
+# holds it) sets it from the file's top level or its default, and standardize_rope_params writes it over a value
+# inside rope_scaling ('we give priority to `self.original_max_position_embeddings`', modeling_rope_utils.py), so
+# the top-level field (planner.config fills the default) is the one vLLM reads; Phi-3 and Phi-4-mini state it there.
+ORIGINAL_POSITIONS_FIELD = "original_max_position_embeddings"
+
+
+def _class_original_positions(text: Mapping[str, Any], model_type: str) -> int | None:
+    """The config's top-level original_max_position_embeddings where its class declares the field, or where the
+    class is the repository's own (a model type transformers does not define: PretrainedConfig keeps a field it does
+    not know as an attribute; Phi-4-multimodal's phi4mm), else None (the value inside rope_scaling then stands, as
+    before: a transformers class that does not declare it may rewrite it, PhimoeConfig.validate_rope)."""
+    table = catalog.config_defaults()
+    entry = table.model_types.get(model_type)
+    if entry is not None and ORIGINAL_POSITIONS_FIELD in entry.defaults:
+        value = text.get(ORIGINAL_POSITIONS_FIELD, entry.defaults[ORIGINAL_POSITIONS_FIELD])
+    elif model_type not in table.transformers_model_types:
+        value = text.get(ORIGINAL_POSITIONS_FIELD)
+    else:
+        return None
+    return value if type(value) is int and value > 0 else None
+
+
 def model_positions(text: Mapping[str, Any], model_type: str, version: str | None) -> Positions | None:
     """The positions vLLM `version` (None: the current rule) derives: max_position_embeddings scaled by its RoPE
     factor as _get_and_verify_max_len does (the rule above; the fields' shapes are checked by planner.config). None
@@ -1517,7 +1550,7 @@ def model_positions(text: Mapping[str, Any], model_type: str, version: str | Non
     )  # fmt: skip
     base, field, factor, how, longrope = positions, key, 1.0, "", None
     for params in every:
-        kind = str(params.get("rope_type") or params.get("type") or "default")
+        kind = _kind(params)
         original = params.get("original_max_position_embeddings")
         if kind == "longrope" and isinstance(original, int):
             longrope = original
@@ -1527,6 +1560,8 @@ def model_positions(text: Mapping[str, Any], model_type: str, version: str | Non
             factor, how = float(params["factor"]), kind
         if kind == "yarn" and isinstance(original, int):
             base, field, how = original, "original_max_position_embeddings", kind
+    if any(_kind(params) in ("longrope", "su") for params in every):  # Phi3Config reads 'su' as longrope
+        longrope = _class_original_positions(text, model_type) or longrope
     limit = int(base * factor)
     default = min(longrope, limit) if longrope else limit
     if not how:
@@ -1570,6 +1605,22 @@ def _long_length_note(max_model_len: int | None, positions: Positions | None) ->
             f"{ALLOW_LONG_MAX_MODEL_LEN} is on, and positions past those the model was trained or scaled for may give "
             "wrong outputs; planned as asked",
             source="vllm/config/model.py _get_and_verify_max_len; vllm/envs.py VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+        )
+    ]
+
+
+def _short_default_length_note(max_model_len: int | None, positions: Positions | None) -> list[PlanWarning]:
+    """Without --max-model-len, a model whose served default is below its positions (LongRoPE: vLLM serves
+    original_max_position_embeddings) is planned at that default: said, with the length it may be given."""
+    if max_model_len is not None or positions is None or positions.default >= positions.limit:
+        return []
+    return [
+        PlanWarning(
+            code="longrope-default-length",
+            message=f"planned at max_model_len {positions.default:,}, what vLLM serves a LongRoPE model without "
+            f"--max-model-len (its original_max_position_embeddings, 'to avoid performance degradation for shorter "
+            f"sequences'); pass --max-model-len up to its {positions.said} for longer requests",
+            source="vllm/config/model.py _get_and_verify_max_len",
         )
     ]
 
