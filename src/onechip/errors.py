@@ -17,6 +17,7 @@
     ├── BusyError                another onechip process holds the lock (an `up` starting, a bench writing
     │                            the same --out): refused, nothing done (exit 8)
     ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10)
+    ├── DoesNotFit               `plan` ran, and its verdict is 'does not fit' (exit 10)
     └── Interrupted              the user pressed Ctrl-C; what was measured is kept on disk
 
 An OSError that escapes a job (a read-only directory, a file where a directory should be, a launcher that
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the result model only types the attribute: schemas import this module
@@ -165,6 +166,14 @@ class ChecksNotPassed(OnechipError):
     exit_code = 10
 
 
+class DoesNotFit(OnechipError):
+    """`plan` ran to the end and its verdict is 'does not fit'; the plan was printed. Exit 10, as `check`'s verdict
+    that did not pass (ChecksNotPassed), so `onechip plan ... && onechip up ...` stops where the engine would refuse
+    to start, and a pipeline tells a plan that does not fit from bad input (ConfigError 2)."""
+
+    exit_code = 10
+
+
 class Interrupted(OnechipError):
     exit_code = 130
 
@@ -278,11 +287,18 @@ def looks_secret(text: str) -> bool:
     return secret_finder()(text)
 
 
-def secret_finder() -> Callable[[str], bool]:
-    """`looks_secret` with the secrets known now, read once (_secret_values reads the whole environment, ~40 us with
-    40 variables: an MCP `plan` of 100,000 `--set` items spent 44 s reading it again for each), as redactor is
-    redact's. A secret remembered or set after it is taken is not known to it."""
-    values = _secret_values()
+def known_secrets() -> tuple[str, ...]:
+    """Every secret value known now (the environment's and those remembered this run), longest first: what
+    secret_finder judges by, for a caller that keys a cache on it."""
+    return tuple(_secret_values())
+
+
+def secret_finder(values: Sequence[str] | None = None) -> Callable[[str], bool]:
+    """`looks_secret` with the secrets known now (or `values`, known_secrets taken earlier), read once
+    (_secret_values reads the whole environment, ~40 us with 40 variables: an MCP `plan` of 100,000 `--set` items
+    spent 44 s reading it again for each), as redactor is redact's. A secret remembered or set after it is taken is
+    not known to it."""
+    values = _secret_values() if values is None else list(values)
     shapes = (HF_TOKEN_SHAPE, *_SECRET_PATTERNS[1:])
 
     def holds_secret(text: str) -> bool:

@@ -89,12 +89,10 @@ def _demo_pull(host: str | None, options: list[str], image: str, on_progress: Pr
     remote.Shell(target=host, options=options).run(f"{docker} pull {flags.shell_join([image])}", timeout_s=3600)
 
 
-def _demo_boot(request: DemoRequest, host: str | None, options: list[str], token_file: Path | None, run_dir: Path,
-               on_progress: ProgressFn) -> tuple[Plan, BootRecord]:  # fmt: skip
+def _demo_boot(request: DemoRequest, the_plan: Plan, host: str | None, options: list[str], token_file: Path | None,
+               run_dir: Path, on_progress: ProgressFn) -> tuple[Plan, BootRecord]:  # fmt: skip
     """Plan, pull (docker), `up` on the host with the compile cache mounted, and copy the boot record, plan,
     cross-check and engine log into `run_dir`; the served version (GET /version) goes into the boot record."""
-    assert request.model is not None and request.chip is not None
-    the_plan = planner.plan_model(PlanRequest(model=request.model, chip=request.chip))
     engine = "vllm-docker" if request.cloud else request.engine
     image = request.image or flags.default_image(the_plan)
     if engine == "vllm-docker" and image:
@@ -117,6 +115,26 @@ def _demo_boot(request: DemoRequest, host: str | None, options: list[str], token
         if (engine_dir / name).exists():
             write_text_atomic(run_dir / RUN_FILES[key], (engine_dir / name).read_text(errors="replace"))
     return the_plan, boot
+
+
+def _demo_plan(request: DemoRequest) -> Plan:
+    """The plan the demo serves: --model on --chip at the model's own length (demo takes no serve flags). Raises
+    ConfigError when it does not fit, naming the longest length that fits where the plan knows it and the `up` that
+    serves it (the demo has no flag for a length)."""
+    assert request.model is not None and request.chip is not None
+    the_plan = planner.plan_model(PlanRequest(model=request.model, chip=request.chip))
+    if the_plan.fits:
+        return the_plan
+    said = f"the plan says {request.model} does not fit {request.chip} ({the_plan.verdict})"
+    longest = the_plan.longest_fit_max_model_len
+    if longest is None:
+        raise ConfigError(f"{said}; {the_plan.fit_hint('')}")
+    engine = "vllm-docker" if request.cloud else request.engine
+    raise ConfigError(
+        f"{said}; the longest length that fits is {longest:,} tokens, which the demo cannot set: serve it with "
+        f"`onechip up --engine {engine} --model {request.model} --chip {request.chip} --set max-model-len={longest}`"
+        ", then run `onechip check` and `onechip bench` against it"
+    )
 
 
 def _demo_measure(request: DemoRequest, the_plan: Plan, boot: BootRecord, run_dir: Path,
@@ -158,6 +176,7 @@ def demo_on_host(
     """The demo on a real accelerator: provision (--cloud gcp), pull, up, checks, grid, cost, report, then
     the engine down and the TPU deleted unless --keep. Ctrl-C or a failure still stops the engine and
     deletes the TPU (or, with --keep, says what is left billing and the command that deletes it)."""
+    planned = _demo_plan(request)  # a plan that does not fit is refused before a TPU is created or an image pulled
     run_dir = request.out_dir or new_run_dir(request.runs_root)
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = new_manifest(run_dir, request.quick)
@@ -179,7 +198,7 @@ def demo_on_host(
         with stage("boot"):
             token_file = _demo_token_file(request, resource.project if resource else request.project, on_progress)
             engine_up = True
-            the_plan, boot = _demo_boot(request, host, options, token_file, run_dir, on_progress)
+            the_plan, boot = _demo_boot(request, planned, host, options, token_file, run_dir, on_progress)
         done("boot", run_dir)
         done("plan", run_dir)
         _demo_measure(request, the_plan, boot, run_dir, stage, done, on_progress, resource.zone if resource else None)

@@ -66,7 +66,9 @@ def _replica_plan(request: DeployK8sRequest, count: int) -> tuple[Plan, int]:
     base = flag_table.with_sets(build_request(PlanRequest, values, user_input=False))
     plan = plan_replica(base, share, count, "--set tensor-parallel-size=N")
     if not plan.fits:
-        raise ConfigError(f"the plan says one replica does not fit ({plan.verdict}); change the flags")
+        raise ConfigError(
+            f"the plan says one replica does not fit ({plan.verdict}); {plan.fit_hint(flag_table.SET_LENGTH)}"
+        )
     return plan, share
 
 

@@ -40,7 +40,9 @@ def _plan_for_up(request: UpRequest) -> tuple[Plan, list[str], list[str]]:
         printed = given.serve_command.target.sets if given.serve_command is not None else []
         # a replica plan's command is replica 0's, its pins among the items: each replica is pinned anew
         own = [i for i in printed if given.replicas == 1 or i.split("=")[0].strip() not in replicas.PIN_NAMES]
-        sets = [*own, *request.sets]
+        # a flag up's --set names again takes up's value (as a re-plan's planner inputs do: replanned), not both
+        named = {flag_table.set_name(item) for item in request.sets}
+        sets = [*(item for item in own if flag_table.set_name(item) not in named), *request.sets]
         given.refuse_other_replicas(
             request.replicas, f"--plan {request.plan}" if isinstance(request.plan, Path) else "--plan"
         )
@@ -135,7 +137,8 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     the_plan, replanned, sets = _plan_for_up(request)
     if not the_plan.fits and not (request.force or request.dry_run):
         # catching this before a boot (minutes on a TPU, billed) is what the plan is for
-        raise ConfigError(f"the plan says this does not fit ({the_plan.verdict}); change the flags, or --force")
+        raise ConfigError(f"the plan says this does not fit ({the_plan.verdict}); "
+                          f"{the_plan.fit_hint(flag_table.SET_LENGTH)}, or --force")  # fmt: skip
     prepared = startup.prepare(
         the_plan, request.engine, host=request.host, port=request.port, tunnel_port=request.tunnel_port,
         image=request.image, sets=sets or None, hf_token_file=request.hf_token_file,
@@ -276,7 +279,8 @@ def _replica_plan_for_up(request: UpRequest) -> tuple[Plan, list[str]]:
     assert base is not None
     the_plan = plan_replica(flag_table.with_sets(base), share, request.replicas)
     if not the_plan.fits and not (request.force or request.dry_run):
-        raise ConfigError(f"the plan says one replica does not fit ({the_plan.verdict}); change the flags, or --force")
+        raise ConfigError(f"the plan says one replica does not fit ({the_plan.verdict}); "
+                          f"{the_plan.fit_hint(flag_table.SET_LENGTH)}, or --force")  # fmt: skip
     return the_plan, request.sets
 
 

@@ -23,7 +23,7 @@ from onechip.planner.chips import LOCAL_WHERE
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import RUN_FILES, BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import AGENT_ONLY, BenchServer, CellResult
-from onechip.schemas.common import GIB, model_key
+from onechip.schemas.common import GIB, model_key, plural
 from onechip.schemas.inputs import describe
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.requests import AdviseRequest, PlanRequest, SimulateRequest, refuse_existing_run
@@ -497,7 +497,9 @@ def simulate_unserved(run: BenchRun, out_dir: Path, *, policies: Sequence[str] |
     under, where = ("", out_dir / RUN_FILES["bench"])
     if policies:
         under, where = (f" under {' or '.join(policies)}", out_dir / "<policy>" / RUN_FILES["bench"])
-    load = f"x {c.clients} clients" if run.config.rate_per_s is None else f"at {run.config.load_text(c.clients)}"
+    load = (
+        f"x {plural(c.clients, 'client')}" if run.config.rate_per_s is None else f"at {run.config.load_text(c.clients)}"
+    )
     return (
         f"no cell of the grid is feasible{under} ({c.context_tokens:,} tokens {load}: {c.reason}); "
         f"the predicted run{'s are' if policies else ' is'} in {where}"

@@ -14,6 +14,7 @@ from onechip.bench.search import probe_config, worst_case_loads
 from onechip.errors import ConfigError
 from onechip.planner.geometry import cdiv
 from onechip.schemas import BenchConfig, Plan
+from onechip.schemas.common import plural
 from onechip.schemas.sim import StepTerms
 from onechip.sim.predict import engine_of, engine_shares
 from onechip.sim.scheduler import MAX_STEPS, SchedulerLimits
@@ -160,9 +161,9 @@ def step_limit_reason(
         return None
     streams, share = _busiest(config, clients, replicas)
     requests = streams * requests_per_stream(share)
-    load = f"x {clients:,} clients" if config.rate_per_s is None else f"at {config.load_text(clients)}"
+    load = f"x {plural(clients, 'client')}" if config.rate_per_s is None else f"at {config.load_text(clients)}"
     return (
-        f"{context:,} tokens {load}: {requests:,} requests x {config.output_tokens:,} output tokens "
+        f"{context:,} tokens {load}: {plural(requests, 'request')} x {plural(config.output_tokens, 'output token')} "
         f"take at least {steps:,} engine steps (one token per running request a step; {why}); the simulator "
         f"stops at {MAX_STEPS:,}"
     )

@@ -66,6 +66,7 @@ from onechip.schemas.bench import (
     RequestSample,
     StreamOutcome,
 )
+from onechip.schemas.common import plural
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES, SEARCH_FILE
@@ -241,7 +242,7 @@ def kv_wall(plan: Plan, context_tokens: int, clients: int, output_tokens: int) -
             f"> max_model_len {plan.max_model_len:,} (plan)"
         )
     held = -(-clients // plan.replicas)
-    spread = f"{clients} clients over {plan.replicas} replicas: {held}" if plan.replicas > 1 else f"{clients} clients"
+    spread = plural(clients, "client") + (f" over {plan.replicas} replicas: {held}" if plan.replicas > 1 else "")
     if plan.state_slots is not None:
         if held <= plan.state_slots:
             return None
@@ -573,7 +574,8 @@ class _Run:
             self.on_progress(
                 ProgressEvent(
                     "bench",
-                    f"{label}: {len(samples)} requests, {tokens_done / elapsed:,.0f} tok/s, ETA {eta_s:,.0f} s",
+                    f"{label}: {plural(len(samples), 'request')}, {tokens_done / elapsed:,.0f} tok/s, "
+                    f"ETA {eta_s:,.0f} s",
                     done=done,
                     total=total,
                 )
@@ -778,7 +780,10 @@ class _Run:
                 sink.writelines(s.model_dump_json().encode() + b"\n" for s in replaced)
                 sink.writelines(line + b"\n" for line in unread)
         if replaced:
-            again = f"resume: {len(replaced)} requests of unfinished, failed or unusable repetitions measured again"
+            again = (
+                f"resume: {plural(len(replaced), 'request')} of unfinished, failed or unusable repetitions measured "
+                "again"
+            )
             self.on_progress(ProgressEvent("bench", f"{again} (kept in {REPLACED_FILE})"))
         write_text_atomic(self.requests_path, "".join(s.model_dump_json() + "\n" for s in keep))
 

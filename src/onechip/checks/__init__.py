@@ -31,6 +31,7 @@ from onechip.errors import ConfigError, Interrupted
 from onechip.paths import write_text_atomic
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.checks import CHECK_NAMES, CheckOptions, CheckReport, CheckResult
+from onechip.schemas.common import plural
 from onechip.vllm.wire import WireClient, api_key_from_env
 
 __all__ = ["CHECK_NAMES", "DEFAULT_ORDER", "run_checks"]
@@ -135,7 +136,7 @@ def endpoint_failing(ep: WireClient) -> str | None:
     how = ", ".join(([f"{ep.server_errors} answered 5xx"] if ep.server_errors else [])
                     + ([f"{ep.unanswered} got no answer"] if ep.unanswered else []))  # fmt: skip
     return (
-        f"{ep.root} answers /v1/models but failed all {failed} requests the checks sent ({how}; the last: "
+        f"{ep.root} answers /v1/models but failed all {plural(failed, 'request')} the checks sent ({how}; the last: "
         f"{ep.last_failure}); the verdicts say nothing of the model: see the server's log"
     )
 

@@ -27,6 +27,7 @@ from onechip.report.search import (
 )
 from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import LATE_SEND_MS, TTFT_CONVENTION, PolicyComparison, SearchResult
+from onechip.schemas.common import plural
 from onechip.schemas.inputs import build_request
 
 PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool or max_model_len are recorded infeasible."
@@ -130,7 +131,7 @@ def turn_tables(run: BenchRun) -> list[Table]:
         hit = cell.server_metrics_delta.get("prefix_cache_hit_rate")
         server = f", server prefix-cache hit rate {hit:.0%}" if hit is not None else ""
         table = titled_table(
-            f"agent sessions: {cell.context_tokens:,}-token shared prefix x {cell.clients} clients{server}",
+            f"agent sessions: {cell.context_tokens:,}-token shared prefix x {plural(cell.clients, 'client')}{server}",
             title_justify="left",
         )
         for name in ("turn", "requests", "prompt tok", "cached tok", "cached", "TTFT ms p50", "TTFT p90", "TPOT ms"):
@@ -159,8 +160,8 @@ def replica_tables(run: BenchRun) -> list[Table]:
             continue
         sent = f"; sent {c.requests_sent} = ok {c.requests_ok} + failed {c.requests_failed}" if c.requests_sent else ""
         table = titled_table(
-            f"replicas: {c.context_tokens:,} x {c.clients} clients, aggregate {_num(c.output_tok_per_s, '{:,.1f}')} "
-            f"tok/s{sent}", title_justify="left",
+            f"replicas: {c.context_tokens:,} x {plural(c.clients, 'client')}, aggregate "
+            f"{_num(c.output_tok_per_s, '{:,.1f}')} tok/s{sent}", title_justify="left",
         )  # fmt: skip
         for name in ("replica", "URL", "requests", "prompt tok", "output tok", "prefix-cache hits"):
             table.add_column(name, justify="right")
@@ -267,7 +268,7 @@ def print_search(result: SearchResult, out: Console) -> None:
             f"  {c.chip} {c.pricing} ({c.region}): ${c.usd_per_mtok:,.3f}/Mtok output, ${c.monthly_usd:,.0f}/month"
         )
     if result.kv_wall_clients is not None:
-        out.print(f"KV wall (plan): {result.kv_wall_clients} clients at the longest prompt + output")
+        out.print(f"KV wall (plan): {plural(result.kv_wall_clients, 'client')} at the longest prompt + output")
     if result.prediction is None:
         out.print("[dim]one measurement per load on this machine: neighbours of the answer are in the table[/]")
     else:

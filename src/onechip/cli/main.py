@@ -28,7 +28,11 @@ from typing import Any
 import click
 import typer
 import typer.rich_utils
+from rich.console import Console
 from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Column, Table
+from rich.text import Text
 
 from onechip import __version__
 from onechip.cli.commands import LazyGroup
@@ -54,17 +58,65 @@ def _negatives_under_their_flag(panel: Any) -> Any:
     '--gpu-memory-uti…'). Only the help's layout changes: each parameter's opts are restored after the panel."""
 
     @functools.wraps(panel)
-    def print_panel(*, params: Any, **kwargs: Any) -> Any:
+    def print_panel(*, params: Any, console: Console, **kwargs: Any) -> Any:
         paired = [(p, p.opts, p.secondary_opts) for p in params if p.secondary_opts and len(p.opts) == 1]
         for param, opts, negatives in paired:
             param.opts, param.secondary_opts = ["\n".join([*opts, *negatives])], []
         try:
-            return panel(params=params, **kwargs)
+            return panel(params=params, console=_NamesWhole(console), **kwargs)
         finally:
             for param, opts, negatives in paired:
                 param.opts, param.secondary_opts = opts, negatives
 
     return print_panel
+
+
+class _NamesWhole:
+    """The console typer's options panel prints on, which lays the panel's table out with every name whole: each
+    parameter's names, then its type under them, in one column that never wraps nor cuts, and its help, folded, in
+    the rest. Typer's own columns (long names, short names, negatives, type, help) left a 50-column --help
+    (COLUMNS=40: render.MIN_WIDTH) a 10-character name column: '--router-p…', '--tensor-p…'."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console, name)
+
+    def print(self, *renderables: Any, **kwargs: Any) -> None:
+        for panel in renderables:
+            if isinstance(panel, Panel) and isinstance(panel.renderable, Table):
+                _names_over_types(panel.renderable, self.console.width)
+        self.console.print(*renderables, **kwargs)
+
+
+def _names_over_types(table: Table, width: int) -> None:
+    """Typer's options table ([required,] long, short, negative long, negative short, type, help:
+    typer.rich_utils._print_options_panel) as [required,] names over type, help, where its names and types side by
+    side would take more than half of `width` (the help keeps the other half); any other table is left as it is."""
+    first = len(table.columns) - 6
+    if first not in (0, 1):
+        return
+    names, *rest, types, helps = table.columns[first:]
+    for cell in helps._cells:  # noqa: SLF001 (rich keeps a column's cells there; Table has no setter)
+        for text in getattr(cell, "renderables", [cell]):
+            if isinstance(text, Text):
+                text.overflow = "fold"  # a word longer than the column ('Comma-separated.') wraps, never ends in '…'
+    if sum(_widest(col) + 2 for col in (names, *rest, types)) <= width // 2:  # each column padded 1 a side
+        return
+    for row in range(len(names._cells)):  # noqa: SLF001
+        parts = [col._cells[row] for col in (names, *rest, types)]  # noqa: SLF001
+        said = [part for part in parts if isinstance(part, Text) and part.plain]
+        names._cells[row] = Text("\n").join(said)  # noqa: SLF001
+    del table.columns[first + 1 : first + 5]
+    names.no_wrap = True
+    names.min_width = _widest(names)
+
+
+def _widest(column: Column) -> int:
+    """The widest line of a column's text cells."""
+    cells = column._cells  # noqa: SLF001
+    return max((len(line) for cell in cells if isinstance(cell, Text) for line in cell.plain.split("\n")), default=0)
 
 
 if hasattr(typer.rich_utils, "_print_options_panel"):  # typer is not pinned: a release may rename it

@@ -15,6 +15,7 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.render import new_console, print_whole
+from onechip.errors import DoesNotFit
 from onechip.schemas import CrossCheck, LayerKV, Plan, ServeCommand
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
@@ -229,9 +230,14 @@ def register(app: typer.Typer) -> None:
     def plan_command(
         as_json: bool = typer.Option(False, "--json", help="Print the Plan as JSON."), **fields: Any
     ) -> None:
-        """Memory budget, KV capacity, concurrency and serve flags for MODEL on CHIP."""
+        """Memory budget, KV capacity, concurrency and serve flags for MODEL on CHIP.
+
+        Exit 0: it fits; 10: the verdict is does not fit (the plan, or its --json, is printed first); 2: bad input.
+        """
         plan = api.plan(build_request(PlanRequest, fields))
         if as_json:
             typer.echo(plan.model_dump_json(indent=2))
         else:
             render(plan, new_console())
+        if not plan.fits:
+            raise DoesNotFit(f"the plan does not fit: {plan.fit_hint('--max-model-len {}')}")

@@ -22,6 +22,7 @@ from onechip.cost.prices import (
 )
 from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchRun
+from onechip.schemas.common import plural
 from onechip.schemas.cost import BreakEven, CellCost, CostLine, CostReport, Price, RestartCost
 
 
@@ -117,7 +118,7 @@ def best_cell_words(bench: BenchRun, tok_s: float) -> str:
     as the run's whole-run or average figure."""
     cell = next(c for c in bench.cells if c.status == "ok" and c.output_tok_per_s == tok_s)
     kind = "predicted" if bench.prediction is not None else "measured"
-    return f"the best {kind} cell, {cell.context_tokens:,} ctx x {cell.clients} clients, steady window"
+    return f"the best {kind} cell, {cell.context_tokens:,} ctx x {plural(cell.clients, 'client')}, steady window"
 
 
 def best_output_tok_per_s(bench: BenchRun) -> float | None:

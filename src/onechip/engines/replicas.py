@@ -267,6 +267,10 @@ def prepare_replicas(
     pin_list: list[dict[str, str]] = []
     for k in range(n):
         pin = {} if per_host else pins(plan.engine, n, share, k, cores)
+        if pinned := [item for item in sets or [] if item.partition("=")[0].strip() in pin]:
+            # the pin would follow it, and a variable given twice is refused (flag_table.parse_sets)
+            raise ConfigError(f"--set {pinned[0]}: onechip sets {pinned[0].partition('=')[0].strip()} for each of the "
+                              f"{n} replicas itself (its share of this machine); leave it out")  # fmt: skip
         pin_sets = list(sets or []) + [f"{key}={value}" for key, value in pin.items()]
         on = hosts[k] if per_host else (hosts[0] if hosts else None)
         replica_port = base if per_host else base + k

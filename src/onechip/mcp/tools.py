@@ -42,9 +42,9 @@ from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
 from onechip.errors import CloudError, ConfigError, EndpointError, MissingDependencyError, RemoteCodeRefused
 from onechip.paths import onechip_home, run_dir
 from onechip.progress import ProgressFn
-from onechip.report.search import probe_load_text, seeds_range_text
+from onechip.report.search import clients_answer, probe_load_text, seeds_range_text
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, CrossCheck, EngineStatus, Plan, RunManifest
-from onechip.schemas.bench import SearchResult
+from onechip.schemas.bench import SearchResult, slo_text
 from onechip.schemas.cloud import (
     NOT_RECORDED,
     Attempt,
@@ -436,14 +436,13 @@ def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
 
 
 def _search_summary(r: WrittenSearch) -> str:
-    answer = f"{r.max_clients} clients" if r.kind == "clients" else f"{r.max_rate_per_s:g} requests/s"
+    answer = clients_answer(r) if r.kind == "clients" else f"{r.max_rate_per_s:g} requests/s"
     if (seeds := seeds_range_text(r)) is not None:  # predicted: its range over the seeds, as the CLI says it
         answer = f"predicted {answer} ({seeds})"
     load = probe_load_text(r)  # a rate search: its in-flight cap (or none) and requests per probe, as the CLI says
     how = f"{load}; " if load is not None else ""
-    return f"{r.run_dir}: {answer} meet {r.slo} at p{r.percentile:g} ({how}{plural(len(r.probes), 'probe')}; " + (
-        f"{r.bound_reason})"
-    )
+    probes = plural(len(r.probes), "probe")
+    return f"{r.run_dir}: {answer} meet {slo_text(r.slo)} at p{r.percentile:g} ({how}{probes}; {r.bound_reason})"
 
 
 def _report(request: ReportRequest, on_progress: ProgressFn) -> ReportFiles:
@@ -615,7 +614,10 @@ def _bench_summary(r: WrittenRun) -> str:
         ttft = f"{c.ttft_ms.median:,.0f}" if c.ttft_ms.median is not None else "-"
         # the figures leave failed requests out, and say so, as the CLI does ('2 of 8 measured requests failed')
         failed = (
-            f" ({c.requests_failed} of {c.requests_sent} requests failed, not counted)" if c.requests_failed else ""
+            f" ({c.requests_failed} of {c.requests_sent} request{'' if c.requests_sent == 1 else 's'} failed, "
+            "not counted)"
+            if c.requests_failed
+            else ""
         )
         cells.append(f"{c.context_tokens}x{c.clients} {c.output_tok_per_s or 0:,.1f} tok/s, TTFT {ttft} ms{failed}")
     # which tok/s (bench and simulate print two definitions) and whether measured: 'n cells: 951.4 tok/s' said neither

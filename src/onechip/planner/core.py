@@ -1230,23 +1230,30 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     warnings += _encoder_warnings(r) + _hybrid_warnings(r)
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += _offload_warnings(r) + _rocm_warnings(r) + _extensible_kv_cache_warnings(r) + _cpu_host_warnings(r)
-    warnings += r.notes + _longest_fit(r, b)
-    return _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
+    longest = _longest_fitting(r, b)
+    warnings += r.notes + _longest_fit(r, longest)
+    plan = _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
+    plan.longest_fit_max_model_len = longest
+    return plan
 
 
-def _longest_fit(r: _Resolved, b: _Budget) -> list[PlanWarning]:
-    """Where one request of the planned length does not fit the pool (binding limit kv-one-request), a note naming
-    the longest that does, as vLLM's own refusal names it ('Based on the available memory, the estimated maximum
-    model length is N', check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py), found by the auto-fit
-    search (_auto_fit); none where the planner does not model that search (_auto_fit's ConfigError) or no length
-    fits."""
+def _longest_fitting(r: _Resolved, b: _Budget) -> int | None:
+    """Where one request of the planned length does not fit the pool (binding limit kv-one-request), the longest
+    length that does, as vLLM's own refusal names it ('Based on the available memory, the estimated maximum model
+    length is N', check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py), found by the auto-fit search
+    (_auto_fit); None where the planner does not model that search (_auto_fit's ConfigError) or no length fits."""
     if b.binding != "kv-one-request":
-        return []
+        return None
     try:
         fitted = _auto_fit(r, b).max_model_len
     except ConfigError:
-        return []
-    if not 0 < fitted < r.max_model_len:
+        return None
+    return fitted if 0 < fitted < r.max_model_len else None
+
+
+def _longest_fit(r: _Resolved, fitted: int | None) -> list[PlanWarning]:
+    """The note naming the longest length that fits (_longest_fitting), when one is known."""
+    if fitted is None:
         return []
     return [
         PlanWarning(

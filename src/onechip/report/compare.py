@@ -117,7 +117,8 @@ def _failures(named: tuple[tuple[str, CellResult | None], ...]) -> str:
     """'; r2: 1 of 4 requests failed (tokens not counted)' for each run whose cell lost requests: its tok/s counts
     only the others' tokens, so a ratio set against it is not of like with like ('' when none did)."""
     return "".join(
-        f"; {name}: {c.requests_failed} of {c.requests_sent or '?'} requests failed (tokens not counted)"
+        f"; {name}: {c.requests_failed} of {c.requests_sent or '?'} request{'' if c.requests_sent == 1 else 's'} "
+        "failed (tokens not counted)"
         for name, c in named
         if c is not None and c.requests_failed
     )

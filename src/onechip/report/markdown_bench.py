@@ -13,6 +13,7 @@ from onechip.report.rundir import RunFiles
 from onechip.report.tables import KV_RULE_FRACTION, cells_of, grid_rows, guidance, kv_pool_tokens, md_table, num
 from onechip.schemas import BenchRun, CellResult
 from onechip.schemas.bench import TTFT_CONVENTION, BenchConfig
+from onechip.schemas.common import plural
 
 
 def _aggregate(c: CellResult) -> str:
@@ -187,7 +188,7 @@ def agent_turns(cells: list[CellResult]) -> list[str]:
         hit = c.server_metrics_delta.get("prefix_cache_hit_rate")
         lines += [
             "",
-            f"### Agent sessions: {c.context_tokens:,}-token shared prefix × {c.clients} clients",
+            f"### Agent sessions: {c.context_tokens:,}-token shared prefix × {plural(c.clients, 'client')}",
             "",
             f"Prompt tokens served from the prefix cache: {_share(c.cached_share)} (usage), "
             f"{_share(hit)} (server /metrics).",

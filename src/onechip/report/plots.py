@@ -16,6 +16,7 @@ from onechip.errors import MissingDependencyError
 from onechip.report.tables import KV_RULE_FRACTION, cell_at, grid_axes
 from onechip.schemas import CellResult
 from onechip.schemas.bench import SearchResult
+from onechip.schemas.common import plural
 
 Pick = Callable[[CellResult], float | None]
 
@@ -134,7 +135,7 @@ def turn_ttft_png(cells: Sequence[CellResult]) -> bytes:
         if c.status != "ok" or not turns:
             continue
         xs, ys = [t.turn + 1 for t in turns], [t.ttft_ms.median for t in turns]
-        ax.plot(xs, ys, marker="o", label=f"{c.context_tokens:,}-token prefix × {c.clients} clients")
+        ax.plot(xs, ys, marker="o", label=f"{c.context_tokens:,}-token prefix × {plural(c.clients, 'client')}")
         for t, x, y in zip(turns, xs, ys, strict=True):
             if t.cached_share is not None:
                 ax.annotate(f"{t.cached_share:.0%} cached", (x, y), textcoords="offset points", xytext=(4, 4))

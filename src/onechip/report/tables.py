@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from onechip.schemas import BenchRun, BootRecord, CellResult, CrossCheck, Plan, ServeFlag
-from onechip.schemas.common import GIB
+from onechip.schemas.common import GIB, plural
 from onechip.vllm import flags
 
 KV_RULE_FRACTION = 0.78  # seed article: "keep clients x context < 250,000 tokens -- about 78% of the KV pool"
@@ -202,7 +202,7 @@ def _ok_cells(cells: Sequence[CellResult]) -> list[CellResult]:
 
 
 def _label(c: CellResult) -> str:
-    return f"{c.context_tokens:,} ctx × {c.clients} clients"
+    return f"{c.context_tokens:,} ctx × {plural(c.clients, 'client')}"
 
 
 def _tok_s(c: CellResult) -> float:

@@ -41,6 +41,7 @@ from onechip.schemas.common import (
     StrictModel,
     base_root,
     openai_base_url,
+    plural,
 )
 from onechip.schemas.cost import CostLine
 from onechip.schemas.inputs import (
@@ -130,6 +131,11 @@ def slo_bounds(value: dict[str, float]) -> dict[str, float]:
     if bad:
         raise ValueError(f"{', '.join(bad)} must be positive, finite milliseconds")
     return value
+
+
+def slo_text(slo: dict[str, float]) -> str:
+    """SLOs (key -> bound, ms) as --slo takes them: 'ttft_ms=500,tpot_ms=20' (a bound as %g: 500, 2.5)."""
+    return ",".join(f"{key}={bound:g}" for key, bound in slo.items())
 
 
 def probe_requests(rate_per_s: float) -> int:
@@ -381,7 +387,7 @@ class BenchConfig(RequestModel):
         (--rate, a --find-max rate probe) '20 req/s, at most 4 in flight' or '20 req/s, no in-flight cap' (a run from
         before max_in_flight: at most its `clients`)."""
         if self.rate_per_s is None:
-            return f"{clients} clients"
+            return plural(clients, "client")
         cap = self.in_flight_cap(clients)
         return f"{self.rate_per_s:g} req/s, " + (f"at most {cap:,} in flight" if cap else "no in-flight cap")
 
@@ -401,7 +407,7 @@ class BenchConfig(RequestModel):
         requests (load_text)."""
         at = f"{context:,} ctx" if report else f"{context:,}"
         if self.rate_per_s is None:
-            return f"{at} × {clients} clients" if report else f"{at} x {clients}"
+            return f"{at} × {plural(clients, 'client')}" if report else f"{at} x {clients}"
         return f"{at} at {self.load_text(clients)}"
 
     def slo_text(self) -> str:

@@ -418,6 +418,22 @@ def _said(words: str, match: re.Match[str]) -> str:
     return words.format(match.group(1))
 
 
+def _renamed_arguments(model: type[BaseModel]) -> tuple[re.Pattern[str], dict[str, str]] | None:
+    """(where, usage name -> field) for the arguments of `model` given another name (bench's URL -> base_url, report's
+    RUN -> run_dir): each is the argument where it begins the text or a clause (after ': ', '; ', ', ' or '('), as a
+    line naming it says it ('cannot resume D: URL was X, now Y'), and the text's noun elsewhere ('the server's base
+    URL'), which stays as written (parameter_names). None when `model` has none."""
+    renamed = {}
+    for name in model.model_fields:
+        cli = cli_of(model, name)
+        if cli.argument and cli.flag is not None and cli.flag.upper() != name.upper():
+            renamed[cli.flag.upper()] = name
+    if not renamed:
+        return None
+    words = "|".join(map(re.escape, renamed))
+    return re.compile(rf"(?:^|(?<=[:;,] )|(?<=\())(?:{words})(?![\w-])"), renamed
+
+
 def as_parameters(model: type[BaseModel], text: str) -> str:
     """`text` (an error's one line) with each flag of `model` named as JSON arguments name it (see
     parameter_names), so an MCP caller is told which of its arguments to change; commands to type and a flag said
@@ -426,10 +442,13 @@ def as_parameters(model: type[BaseModel], text: str) -> str:
     (bench's '--resume DIR' is 'call bench again with resume: true, out_dir: DIR')."""
     names = parameter_names(model)
     valued = getattr(model, "cli_valued", {})
+    renamed = _renamed_arguments(model)
 
     def plain(part: str) -> str:
         for flag, words in valued.items():  # 'flag VALUE', up to a ')' or ';' (a path may hold spaces)
             part = re.sub(rf"(?<![\w-]){re.escape(flag)} (.+?)(?=[);]|$)", partial(_said, words), part)
+        if renamed:
+            part = renamed[0].sub(lambda m: renamed[1][m.group(0)], part)
         return _FLAG.sub(lambda m: names.get(m.group(0), m.group(0)), part)
 
     out, last = [], 0

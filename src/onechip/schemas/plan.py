@@ -315,6 +315,12 @@ class Plan(ResultModel):
     )
     warnings: list[PlanWarning] = Field(default_factory=list, description="Known traps that apply.")
     fits: bool = Field(default=True, description="False when the weights leave no room for one request.")
+    longest_fit_max_model_len: int | None = Field(
+        default=None,
+        description="Where one max_model_len request does not fit the KV pool (binding limit kv-one-request): the "
+        "longest length that does, as vLLM's auto-fit search finds it (the note max-model-len-longest-fit); None "
+        "where it fits, no length fits, or that search is not modelled.",
+    )
     binding_limit: str | None = Field(
         default=None,
         description="What limits the deployment: 'weights' (exceed the cap), 'kv-one-request' (the pool holds "
@@ -340,6 +346,14 @@ class Plan(ResultModel):
     deployment_key: str | None = Field(
         default=None, description="Key a boot of this plan is stored under to calibrate later plans (GPU)."
     )
+
+    def fit_hint(self, length: str) -> str:
+        """What a refusal of this plan (fits False) says to change: 'give --set max-model-len=27904, the longest length
+        that fits' where the plan knows that length (longest_fit_max_model_len), `length` spelling it as the caller's
+        command line takes it with '{}' for the number; else 'change what limits it (binding limit: weights)'."""
+        if self.longest_fit_max_model_len is None:
+            return f"change what limits it (binding limit: {self.binding_limit or 'not recorded'})"
+        return f"give {length.format(self.longest_fit_max_model_len)}, the longest length that fits"
 
     def refuse_other_replicas(self, replicas: int, named: str = "--plan") -> None:
         """Raise ConfigError when this plan is one of several replicas (`plan --replicas N`: one replica's share of

@@ -193,9 +193,9 @@ class SizingOptions(RequestModel):
     )
     enable_prefix_caching: Annotated[bool | None, Cli("--enable-prefix-caching/--no-enable-prefix-caching")] = Field(
         default=True,
-        description="vLLM prefix caching, as `up` launches it (vLLM --enable-prefix-caching on GPU and TPU; off: "
-        "vLLM --no-enable-prefix-caching); None (a PlanRequest built in code): the engine version's default. Sizes a "
-        "hybrid model's recurrent-state pages (engines.json hybrid_rules).",
+        description="vLLM prefix caching, as `up` launches it (on: vLLM --enable-prefix-caching on GPU and TPU; off: "
+        "vLLM --no-enable-prefix-caching; null, from the Python API or MCP: the engine version's own default). Sizes "
+        "a hybrid model's recurrent-state pages (engines.json hybrid_rules).",
     )
 
     def sizing_given(self) -> list[str]:

@@ -38,6 +38,7 @@ from onechip.planner import rules
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import Plan
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult
+from onechip.schemas.common import plural
 from onechip.schemas.sim import Calibration, CalibrationKey, StepTerms
 from onechip.sim.figures import FIGURES, figures
 from onechip.sim.predict import START_SPREAD_S, simulate_cell
@@ -118,7 +119,7 @@ def check_cell(c: CellResult, config: BenchConfig) -> None:
     window_s; output_tokens is rounded, hence the half token). A cell without reps (a published grid's medians; a
     summary.json whose reps were deleted) is checked against its own figures instead, by its workload's arithmetic,
     and refused where that bounds nothing (_check_medians)."""
-    cell = f"the calibration run's cell {c.context_tokens:,} tokens x {c.clients} clients has"
+    cell = f"the calibration run's cell {c.context_tokens:,} tokens x {plural(c.clients, 'client')} has"
     damaged = "which no measurement gives: its summary.json is damaged"
     longest_ms = 1000 * max((r.whole_run_s for r in c.reps), default=0.0)
     for name, value in (("TTFT", c.ttft_ms.median), ("TPOT", c.tpot_ms.median)):
@@ -185,8 +186,8 @@ def _latency_bound_ms(c: CellResult, config: BenchConfig, rate: float) -> tuple[
     if config.rate_per_s is None:
         bound_ms = 2 * 1000.0 * c.clients * out / rate
         return bound_ms, (
-            f"more than twice the mean request latency its {rate:g} output tok/s allows ({c.clients} clients x "
-            f"{out} tokens: {bound_ms / 2:,.1f} ms)"
+            f"more than twice the mean request latency its {rate:g} output tok/s allows "
+            f"({plural(c.clients, 'client')} x {plural(out, 'token')}: {bound_ms / 2:,.1f} ms)"
         )
     if config.duration_s is None:
         requests = c.clients * config.requests_per_client
@@ -196,8 +197,8 @@ def _latency_bound_ms(c: CellResult, config: BenchConfig, rate: float) -> tuple[
         return "Poisson arrivals over --duration-s send a drawn number of requests, which no figure of the cell records"
     bound_ms = 1000.0 * requests * out / rate
     return bound_ms, (
-        f"longer than the whole run its {rate:g} output tok/s allows ({requests:,} requests x {out} tokens: "
-        f"{bound_ms:,.1f} ms)"
+        f"longer than the whole run its {rate:g} output tok/s allows "
+        f"({plural(requests, 'request')} x {plural(out, 'token')}: {bound_ms:,.1f} ms)"
     )
 
 

@@ -70,6 +70,7 @@ from onechip.errors import ConfigError
 from onechip.planner.source import catalog_entry
 from onechip.planner.weights import DTYPE_BYTES
 from onechip.schemas import Plan
+from onechip.schemas.common import plural
 from onechip.schemas.requests import PlanRequest
 from onechip.schemas.sim import Calibration, StepTerms
 from onechip.sim.steptime import roofline_priors
@@ -324,7 +325,8 @@ def _host_line(grid: MeasuredGrid) -> HostLine | str:
     if len(batches) < 2:
         if not batches:
             return f"every cell within {noise:.1%} (TPOT noise) of its device time: device-bound, no host cost seen"
-        return f"host-bound (TPOT > device time + {noise:.1%} noise) at {batches[0]} clients only: one point, no line"
+        at = plural(batches[0], "client")
+        return f"host-bound (TPOT > device time + {noise:.1%} noise) at {at} only: one point, no line"
     if not own_prefill:  # at the dense peak the compute is a lower bound: TPOT above it need not be the host's
         return (f"no measured compute efficiency on {grid.chip} (no prefill line): its device time at a batch is "
                 "only bounded below, so the cells above it need not be host-bound")  # fmt: skip

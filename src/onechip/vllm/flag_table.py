@@ -18,16 +18,17 @@ not in the table (a new vLLM flag given with --set) passes through too, after th
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from onechip import catalog
 from onechip.catalog.files import release_key
-from onechip.errors import HF_TOKEN_SHAPE, ConfigError, names_a_path, secret_finder
+from onechip.errors import HF_TOKEN_SHAPE, ConfigError, known_secrets, names_a_path, secret_finder
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.inputs import (
     HUMAN_INT,
@@ -239,7 +240,9 @@ def rows_for(setting: str) -> list[FlagSpec]:
 
 
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+# a flag's name begins with a letter: argparse takes '-1' or '--1e300' for a negative number's look-alike, and vLLM has
+# no flag that begins with a digit ('--set -1' was passed on as '--1')
+_FLAG_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _SECRET_NAMES = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "--hf-token"}
 # vLLM's own key for its OpenAI API (vllm/entrypoints/openai/cli_args.py --api-key; vllm/envs.py VLLM_API_KEY):
 # --set would print it in the plan and the dry run and put it in the engine's ps line
@@ -266,7 +269,9 @@ _OWNED = {
 
 
 class Override(ResultModel):
-    """One `--set` item, parsed."""
+    """One `--set` item, parsed (frozen: parse_sets hands the same items to every caller)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
     name: str = Field(description="'--flag' for an engine flag, or an environment variable name.")
     value: str | None = Field(default=None, description="New value; None: a bare switch.")
@@ -294,11 +299,39 @@ def parse_sets(items: list[str] | None) -> list[Override]:
     upper-case name) sets an engine environment variable. Raises ConfigError for malformed items and for anything
     that carries a token (the token goes in --hf-token-file) or a secret (a value shaped as one, vLLM's API key, an
     environment variable whose name says it holds one: _SECRET_ENV_NAME) or a NUL character (no argv or environment
-    carries one); the message never repeats the value.
+    carries one); the message never repeats the value. Refuses one flag or variable given twice (vLLM's argparse
+    keeps the last and drops the other without a word), naming both items.
+
+    Parsed once for each list of items and secrets known (a plan reads its sets in six places: the planner's inputs,
+    its auto-fit, its GDN and quantization rules, the serve command, the MCP summary).
     """
+    return list(_parsed(tuple(items or ()), known_secrets()))
+
+
+def set_name(item: str) -> str:
+    """The flag ('--max-num-seqs') or environment variable a `--set` item names, as parse_sets reads it:
+    'max_num_seqs=32' and '--max-num-seqs' name '--max-num-seqs'."""
+    key = item.partition("=")[0].strip()
+    return key if _ENV_NAME.match(key) else f"--{_dashed(key).lstrip('-')}"
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(items: tuple[str, ...], secrets: tuple[str, ...]) -> tuple[Override, ...]:
+    """parse_sets of `items`, judged against `secrets` (errors.known_secrets)."""
     out: list[Override] = []
-    holds_secret = secret_finder()  # the environment's secrets read once, not once an item
-    for item in items or []:
+    holds_secret = secret_finder(secrets)  # the environment's secrets read once, not once an item
+    first: dict[str, str] = {}  # name -> the item that named it first
+
+    def add(override: Override) -> None:
+        if override.name in first:
+            shown = override.name if override.is_env else override.name.removeprefix("--")
+            raise ConfigError(
+                f"--set {shown} is given twice ({first[override.name]!r} and {override.item!r}); give it once"
+            )
+        first[override.name] = override.item
+        out.append(override)
+
+    for item in items:
         key, eq, value = item.partition("=")
         key = key.strip()
         if not _ENV_NAME.match(key):
@@ -325,7 +358,7 @@ def parse_sets(items: list[str] | None) -> list[Override]:
                 )
             if not eq:
                 raise ConfigError(f"--set {key}: an environment variable needs a value (NAME=VALUE)")
-            out.append(Override(name=key, value=value, is_env=True, item=item))
+            add(Override(name=key, value=value, is_env=True, item=item))
             continue
         flag = key.lstrip("-")
         if f"--{flag}" in _OWNED:
@@ -349,10 +382,10 @@ def parse_sets(items: list[str] | None) -> list[Override]:
         elif eq and value and row is not None and row.kind == "int":
             value = str(_engine_int(row, value, item))
         if eq and value == "":
-            out.append(Override(name=f"--{flag}", remove=True, item=item))
+            add(Override(name=f"--{flag}", remove=True, item=item))
         else:
-            out.append(Override(name=f"--{flag}", value=value if eq else None, item=item))
-    return out
+            add(Override(name=f"--{flag}", value=value if eq else None, item=item))
+    return tuple(out)
 
 
 # vLLM declares --max-model-len alone with human_readable_int_or_auto: 'auto' and -1 are both -1, its auto-fit
@@ -362,6 +395,7 @@ _AUTO = (AUTO, "-1")
 AUTO_FIT_SINCE = "0.14.0"
 AUTO_FIT = "max-model-len-auto-fit"  # the code of the plan's note on the length auto-fit picks (planner.core._auto_fit)
 LONGEST_FIT = "max-model-len-longest-fit"  # the code of the note naming the longest length that fits (planner.core)
+SET_LENGTH = "--set max-model-len={}"  # a length as `up` and `deploy k8s` take it (Plan.fit_hint)
 
 
 def auto_max_model_len(sets: list[str] | None) -> bool:

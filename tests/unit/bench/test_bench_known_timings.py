@@ -408,7 +408,7 @@ def test_a_server_sending_more_than_max_tokens_is_flagged(tmp_path: Path, capsys
     assert {(s.completion_tokens, s.completion_tokens_from) for s in measured} == {(8, "usage")}
     assert (cell.requests_over_max_tokens, cell.requests_ended_early) == (2, 0)
     assert cell.reps[0].whole_run_output_tokens == 16
-    assert "- 16 ctx × 1 clients: 2 got more than max_tokens (usage)" in grids(run)
+    assert "- 16 ctx × 1 client: 2 got more than max_tokens (usage)" in grids(run)
     with FakeVllm(itl_s=0.002) as srv:  # the server honours max_tokens: nothing flagged
         honoured, _, _ = bench(srv, tmp_path / "honoured", requests_per_client=2)
     assert honoured.requests_over_max_tokens == 0

@@ -157,7 +157,7 @@ def test_a_failed_cell_names_its_failed_rep_as_the_progress_counts_it(fake_serve
     cfg = config(fake_server, contexts=[16], clients=[1], reps=2, requests_per_client=2)
     run = run_grid(cfg, tmp_path, on_progress=lambda e: said.append(e.message))
     cell = run.cells[0]
-    assert cell.status == "failed" and "context 16 x 1 clients, rep 2/2: starting" in said
+    assert cell.status == "failed" and "context 16 x 1 client, rep 2/2: starting" in said
     assert (cell.reason or "").startswith("rep 2/2: 2 of 2 measured requests failed; first: HTTP 500")
 
 
@@ -410,7 +410,7 @@ def test_a_mamba_plans_wall_is_the_sequences_its_state_cache_holds(tmp_path: Pat
     assert kv_wall(plan, 2000, slots, 48) is None  # every slot full at the longest request
     assert kv_wall(plan, 2001, 1, 48) == "2,001 context + 48 output = 2,049 tokens > max_model_len 2,048 (plan)"
     wall = kv_wall(plan, 16, slots + 1, 4)
-    assert wall == f"{slots + 1} clients > {slots:,} sequences the recurrent state cache holds, of any length (plan)"
+    assert wall == f"{slots + 1:,} clients > {slots:,} sequences the recurrent state cache holds, of any length (plan)"
     two = plan.model_copy(update={"replicas": 2})
     assert kv_wall(two, 16, slots + 1, 4) is None
     bench = BenchConfig(base_url="http://127.0.0.1:9", output_tokens=48)

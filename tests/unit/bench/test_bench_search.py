@@ -265,7 +265,7 @@ def test_the_console_says_the_schedule_slipped_and_shows_agent_turns(tmp_path: P
         r = CliRunner().invoke(app, [*agent, "--out", str(tmp_path / "agent")], env={"COLUMNS": "250"})
         assert r.exit_code == 0, r.output
         run = BenchRun.model_validate_json((tmp_path / "agent" / "summary.json").read_text())
-        assert "agent sessions: 40-token shared prefix x 1 clients" in r.output
+        assert "agent sessions: 40-token shared prefix x 1 client" in r.output
         second = run.cells[0].turns[1]
         assert f"{second.cached_share:.0%}" in r.output
 

@@ -279,7 +279,7 @@ def test_a_resumed_search_judges_its_probes_by_the_plan_it_started_with(tmp_path
     another = embedded_plan(max_model_len=4096, block_size=4, kv_cache_memory_bytes=1000 * 46_080)
 
     def ctrl_c_in_the_second_probe(event: ProgressEvent) -> None:
-        if event.message.startswith("context 16 x 2 clients, rep 1/1: 1 requests"):
+        if event.message.startswith("context 16 x 2 clients, rep 1/1: 1 request,"):
             raise KeyboardInterrupt
 
     events: list[str] = []

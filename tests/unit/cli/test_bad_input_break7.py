@@ -115,7 +115,7 @@ def test_a_plan_on_part_of_a_tpu_slice_says_the_other_chips_are_unused(run):
     # word that TP 1 planned one of its 8 chips (a v7x chip's two devices were said: devices-per-chip)
     def warnings(*argv: str) -> dict[str, str]:
         code, out, err = run("plan", "Llama-3.1-8B-Instruct", "--chip", "v5e-8", "--max-model-len", "8192", *argv)
-        assert code == 0, err
+        assert code == (0 if json.loads(out)["fits"] else 10), err  # 10: the verdict is does not fit (plan --help)
         return {w["code"]: w["message"] for w in json.loads(out)["warnings"]}
 
     assert warnings("--json")["slice-chips"] == (

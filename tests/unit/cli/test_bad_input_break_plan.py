@@ -139,7 +139,7 @@ def test_a_name_with_a_count_of_no_gpu_is_still_unknown(run, chip: str) -> None:
 
 def test_a_card_whose_name_ends_in_x_and_digits_is_still_that_card(run) -> None:
     code, out, err = run("plan", LLAMA, "--chip", "rtx5090", "--json")
-    assert code == 0, err
+    assert code == (0 if json.loads(out)["fits"] else 10), err  # 10: the plan is printed, its verdict does not fit
     assert json.loads(out)["chip"] == "rtx5090"
 
 

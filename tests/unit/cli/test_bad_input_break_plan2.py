@@ -68,7 +68,7 @@ def test_local_is_matched_as_card_names_are_case_and_spaces_aside(run, monkeypat
 def test_a_memory_spec_is_matched_case_and_spaces_aside(run) -> None:
     # ' gpu:24GiB' was an unknown chip: the prefix was matched on the name unstripped
     code, out, err = run("plan", LLAMA, "--chip", " GPU:24GiB ", "--json")
-    assert code == 0, err
+    assert code == (0 if json.loads(out)["fits"] else 10), err  # 10: the plan is printed, its verdict does not fit
     assert json.loads(out)["memory_bytes"] == 24 * 2**30  # the size given, as the memory the runtime sees
 
 

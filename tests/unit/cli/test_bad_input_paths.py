@@ -176,7 +176,7 @@ def test_a_calibration_cell_whose_figures_no_engine_gives_is_refused_naming_it(
     measured = measured_run(figure, stat, 1e30)
     line = one_error_line(run, "simulate", "--plan", str(plan_file), "--calibrate", str(measured), "--contexts", "128",
                           "--clients", "1", "--out", str(tmp_path / "pred"))  # fmt: skip
-    assert line.startswith(f"the calibration run's cell 128 tokens x 1 clients has {said}"), line
+    assert line.startswith(f"the calibration run's cell 128 tokens x 1 client has {said}"), line
     assert line.endswith("which no measurement gives: its summary.json is damaged"), line
 
 

@@ -194,7 +194,7 @@ def test_a_calibration_run_with_an_impossible_latency_is_refused_naming_the_cell
     line = one_error_line(run, "simulate", "--plan", str(plan_file), "--calibrate", str(measured), "--contexts", "128",
                           "--clients", "1", "--out", str(tmp_path / "pred"))  # fmt: skip
     assert line == (
-        "the calibration run's cell 128 tokens x 1 clients has median TTFT -1.0 ms, which no measurement gives: its "
+        "the calibration run's cell 128 tokens x 1 client has median TTFT -1.0 ms, which no measurement gives: its "
         "summary.json is damaged"
     )
 

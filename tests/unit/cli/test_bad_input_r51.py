@@ -32,7 +32,7 @@ def test_a_plan_that_does_not_fit_is_compared_with_a_log_that_did(run):
     # a plan of 0 KV tokens (utilization 0.1 leaves no pool) against a real boot: internal error (ZeroDivisionError)
     # in the cross-check's share of the difference, exit 1
     code, out, err = run(*DEPLOYMENT, "--set", "gpu-memory-utilization=0.1", "--against", str(LOG))
-    assert code == 0 and "Traceback" not in err and "internal error" not in err, err
+    assert code == 10 and "Traceback" not in err and "internal error" not in err, err
     assert "KV tokens: planned 0, reported 460,496 (+460,496)" in " ".join(out.split()), out
 
 

@@ -18,7 +18,7 @@ BEYOND = "100000 + 32 tokens exceed max_model_len 32768"
 
 def _unserved(out) -> str:
     """The one line api.simulate raises for the grid below, the CLI's and the MCP tool's alike."""
-    return (f"no cell of the grid is feasible (100,000 tokens x 1 clients: {BEYOND}); the predicted run is in "
+    return (f"no cell of the grid is feasible (100,000 tokens x 1 client: {BEYOND}); the predicted run is in "
             f"{out}/summary.json")  # fmt: skip
 
 

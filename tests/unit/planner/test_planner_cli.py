@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factories import plan_app
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, DoesNotFit
 from onechip.schemas import Plan
 
 
@@ -102,6 +102,7 @@ def test_a_budget_the_other_terms_exhaust_prints_no_negative_pool() -> None:
     # what is missing, never a negative pool
     argv = ["plan", "google/gemma-4-E2B-it", "--chip", "v5e-1", "--gpu-memory-utilization", "0.3"]
     result = CliRunner().invoke(plan_app(), argv, terminal_width=200)
-    assert result.exit_code == 0, result.output
+    # printed, then DoesNotFit (exit 10 from the console script: the verdict is does not fit, plan --help)
+    assert isinstance(result.exception, DoesNotFit), result.output
     assert "none (short by" in result.output and "KV pool -> 0 blocks" in result.output
     assert " -" not in result.output.split("KV pool")[0].splitlines()[-1]

@@ -17,7 +17,7 @@ def test_agent_turns_and_cached_share_are_reported(tmp_path: Path) -> None:
         )
         run = run_grid(cfg, tmp_path)
     text = "\n".join(grids(run))
-    assert "### Agent sessions: 64-token shared prefix × 1 clients" in text
+    assert "### Agent sessions: 64-token shared prefix × 1 client" in text
     rows = [line for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()]
     turns = [r for r in rows if r.count("|") == 8]
     assert [r.split("|")[1].strip() for r in turns] == ["1", "2", "3"]

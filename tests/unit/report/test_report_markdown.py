@@ -186,7 +186,8 @@ def test_failed_requests_and_the_client_host_are_reported(tmp_path: Path) -> Non
     md = render_markdown(write_run(tmp_path / "r", files))
     assert "| host | bench-host |" in md and "| python | 3.11.7 |" in md
     ctx, clients = cell["context_tokens"], cell["clients"]
-    assert f"- {ctx:,} ctx × {clients} clients: 1 failed; first: ClientPayloadError: stream cut mid-way" in md
+    load = f"{clients} client{'' if clients == 1 else 's'}"  # the count's noun singular at 1 (schemas.common.plural)
+    assert f"- {ctx:,} ctx × {load}: 1 failed; first: ClientPayloadError: stream cut mid-way" in md
 
 
 def test_report_says_which_tok_per_s_window_it_uses(seed_run: Path) -> None:
@@ -248,7 +249,7 @@ def test_cells_of_the_grid_a_stopped_bench_never_reached_are_listed(tmp_path: Pa
     files["summary.json"]["cells"] = files["summary.json"]["cells"][:1]  # 128 x 1 finished
     md = render_markdown(write_run(tmp_path / "stopped", files))
     assert "Cells of the grid with no result (3 of 4:" in md
-    assert "- 128 ctx × 64 clients\n- 1,024 ctx × 1 clients\n- 1,024 ctx × 64 clients\n" in md
+    assert "- 128 ctx × 64 clients\n- 1,024 ctx × 1 client\n- 1,024 ctx × 64 clients\n" in md
     files["summary.json"]["cells"] = []
     md = render_markdown(write_run(tmp_path / "first", files))
     assert "No benchmark summary" not in md and "The bench summary holds no finished cell." in md

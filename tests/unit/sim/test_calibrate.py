@@ -122,7 +122,7 @@ def test_a_cell_whose_output_tok_per_s_no_measurement_gives_is_refused(cpu_plan,
     with pytest.raises(ConfigError) as info:
         check_cells(run.cells, run.config)
     assert str(info.value) == (
-        f"the calibration run's cell 64 tokens x 1 clients has {tok_per_s} output tok/s, which no measurement "
+        f"the calibration run's cell 64 tokens x 1 client has {tok_per_s} output tok/s, which no measurement "
         "gives: its summary.json is damaged"
     )
 
@@ -146,7 +146,7 @@ SEED_128X1 = (15.9, 8.0, 123.7)
             8.0,
             123.7,
             "median TTFT 1e+30 ms, more than twice the mean request latency its 123.7 output tok/s "
-            "allows (1 clients x 128 tokens: 1,034.8 ms)",
+            "allows (1 client x 128 tokens: 1,034.8 ms)",
         ),  # 1000 ms x 128 tokens / 123.7 tok/s
         (15.9, 8.0, 1e15, "median TTFT 15.9 ms"),  # 1e15 tok/s: one 128-token request in 1.3e-10 ms
         (15.9, 1e9, 123.7, "median TPOT x 127 tokens 1.27e+11 ms"),
@@ -159,7 +159,7 @@ def test_a_cell_without_reps_whose_medians_its_tok_per_s_cannot_give_is_refused(
     makes a request last 1000 x 128 / tok/s ms on average, and a median is at most twice a mean (Markov)."""
     config = BenchConfig(base_url="http://seed", contexts=[128], clients=[1], output_tokens=128)
     check_cell(_published(*SEED_128X1), config)  # the seed's own cell passes
-    with pytest.raises(ConfigError, match="^the calibration run's cell 128 tokens x 1 clients has " + re.escape(why)):
+    with pytest.raises(ConfigError, match="^the calibration run's cell 128 tokens x 1 client has " + re.escape(why)):
         check_cell(_published(ttft_ms, tpot_ms, tok_per_s), config)
 
 
@@ -171,7 +171,7 @@ SEED = {"base_url": "http://seed", "contexts": [128], "clients": [1], "output_to
     [
         # agent sessions: each stream one turn at a time, so Little's law as for closed-loop grid streams
         ({"workload": "agent", "turns": 4}, "more than twice the mean request latency its 123.7 output tok/s "
-         "allows (1 clients x 128 tokens: 1,034.8 ms)"),  # 1000 ms x 1 x 128 / 123.7
+         "allows (1 client x 128 tokens: 1,034.8 ms)"),  # 1000 ms x 1 x 128 / 123.7
         # open loop: every request inside the whole run, which lasts at most requests x 128 tokens / 123.7 tok/s
         ({"rate_per_s": 0.5, "requests_per_client": 3}, "longer than the whole run its 123.7 output tok/s allows "
          "(3 requests x 128 tokens: 3,104.3 ms)"),  # 1000 ms x 3 x 128 / 123.7
@@ -188,7 +188,7 @@ def test_a_cell_without_reps_of_another_workload_is_bounded_by_its_own_arithmeti
     with pytest.raises(ConfigError) as info:
         check_cell(_published(1e30, 8.0, 123.7), config)
     assert str(info.value) == (
-        f"the calibration run's cell 128 tokens x 1 clients has median TTFT 1e+30 ms, {bound_words}, which no "
+        f"the calibration run's cell 128 tokens x 1 client has median TTFT 1e+30 ms, {bound_words}, which no "
         "measurement gives: its summary.json is damaged"
     )
 
@@ -201,7 +201,7 @@ def test_a_cell_without_reps_whose_workload_bounds_nothing_is_refused_as_uncheck
     with pytest.raises(ConfigError) as info:
         check_cell(_published(*SEED_128X1), poisson)
     assert str(info.value) == (
-        "the calibration run's cell 128 tokens x 1 clients has no reps, and Poisson arrivals over --duration-s send a "
+        "the calibration run's cell 128 tokens x 1 client has no reps, and Poisson arrivals over --duration-s send a "
         "drawn number of requests, which no figure of the cell records: the range its medians may take is unknown, "
         "so they cannot be checked; calibrate on a run that keeps its reps"
     )
