@@ -257,6 +257,17 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
     return probes
 
 
+def _open_note(probes: list[Probe], open_probes: list[Probe]) -> str:
+    """'P/N probes pass' over every probe, then the first of the modes not blocked that did not pass, with its
+    note: the console shows a domain's note alone, and it must say what the server did."""
+    passed = sum(p.verdict == "pass" for p in probes)
+    note = f"{passed}/{len(probes)} probes pass"
+    first = next((p for p in open_probes if p.verdict not in ("pass", "blocked")), None)
+    if first is not None:
+        note += f"; first {'failure' if first.verdict == 'fail' else first.verdict} {first.name}: {first.note[:200]}"
+    return note
+
+
 def check_tools(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
     """Domain `tool_calling`. Verdict over the modes that were not blocked; all blocked → blocked."""
     by_mode = {mode: _probe_mode(ep, model, mode, opts) for mode in opts.tool_choice}
@@ -271,11 +282,11 @@ def check_tools(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
             verdict = "not_tested"
     else:
         verdict = combine(p for m in open_modes for p in by_mode[m])
-        passed = sum(p.verdict == "pass" for p in probes)
-        note = f"{passed}/{len(probes)} probes pass"
+        note = _open_note(probes, [p for m in open_modes for p in by_mode[m]])
         blocked_modes = [m for m in mode_verdicts if m not in open_modes]
-        if blocked_modes:
-            note += f"; blocked: {', '.join(blocked_modes)}"
+        if blocked_modes:  # the server's refusal says what it lacks (vLLM: the flags to start it with)
+            refused = next((p.note for m in blocked_modes for p in by_mode[m] if p.verdict == "blocked"), "")
+            note += f"; blocked: {', '.join(blocked_modes)}" + (f" ({refused})" if refused else "")
     conditions = {
         "tool_choice": ",".join(opts.tool_choice),
         "strict_tools": str(opts.strict_tools).lower(),
