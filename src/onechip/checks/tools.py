@@ -9,7 +9,8 @@ and one streamed request:
 - `get_time()` with no parameters: the arguments must be `{}`;
 - parallel calls: the asked call may be any of them; the others are named in the note, and one that is broken or
   writes (`record_reading` unasked) makes a pass 'partial' (see `judge_call`);
-- streamed: the joined argument deltas must equal the non-streamed arguments byte for byte.
+- streamed: the joined argument deltas must equal the non-streamed arguments byte for byte;
+- finish_reason: 'tool_calls' for calls under auto or required, as OpenAI and vLLM send it (see `finish_judged`).
 
 HTTP 400 on a request with `tools` (server started without tool support) → `blocked` with the
 server's message; a mode that is blocked does not drag down the others.
@@ -181,6 +182,22 @@ def _same_typed(a: Any, b: Any) -> bool:
     return a == b and (a is None) == (b is None)
 
 
+def finish_judged(
+    mode: ToolChoice, reply: ChatReply, verdict: Verdict, note: str, args: Any, args_text: str | None
+) -> tuple[Verdict, str, Any, str | None]:
+    """judge_call's answer, a pass made 'partial' when calls under tool_choice auto or required did not finish with
+    finish_reason 'tool_calls': OpenAI's API sends it for those and 'stop' for a named choice (so says vLLM's
+    chat_completion/serving.py, which does the same), and a client whose loop runs the calls on 'tool_calls' would
+    not run them."""
+    if mode == "named" or not reply.tool_calls or reply.finish_reason == "tool_calls":
+        return verdict, note, args, args_text
+    said = (
+        f"finish_reason {reply.finish_reason!r}, not 'tool_calls' (what OpenAI and vLLM send for auto or required "
+        "calls; a client that runs calls on 'tool_calls' would not run these)"
+    )
+    return ("partial" if verdict == "pass" else verdict), "; ".join(filter(None, [said, note])), args, args_text
+
+
 def stream_vs_plain(s_parsed: Any, plain_args: str | None, s_verdict: Verdict, s_note: str) -> tuple[Verdict, str]:
     """Verdict of streamed arguments whose joined text differs from the non-streamed text.
 
@@ -221,7 +238,7 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
         except EndpointError as exc:
             probes.append(Probe(name=f"{prefix}_call", verdict=failed(exc), note=str(exc)))
             continue
-        verdict, note, _, plain_args = judge_call(plain, tool, expected)
+        verdict, note, _, plain_args = finish_judged(mode, plain, *judge_call(plain, tool, expected))
         probes.append(
             Probe(
                 name=f"{prefix}_call",
@@ -241,7 +258,7 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
         except EndpointError as exc:
             probes.append(Probe(name=f"{prefix}_stream", verdict=failed(exc), note=str(exc)))
             continue
-        s_verdict, s_note, s_parsed, s_args = judge_call(streamed, tool, expected)
+        s_verdict, s_note, s_parsed, s_args = finish_judged(mode, streamed, *judge_call(streamed, tool, expected))
         if s_verdict in ("pass", "partial") and s_args != plain_args:
             s_verdict, s_note = stream_vs_plain(s_parsed, plain_args, s_verdict, s_note)
         probes.append(

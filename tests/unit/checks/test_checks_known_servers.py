@@ -7,6 +7,7 @@ from typing import Any
 
 from fakes.vllm_server import FakeVllm, Reply
 from onechip.checks import run_checks
+from onechip.checks.needle import PASSPHRASE
 
 GOOD_RECORD = json.dumps({"sensor": "A7", "value": 42, "valid": True, "note": None})
 
@@ -35,3 +36,49 @@ def test_a_tool_domain_that_fails_says_why_in_its_note() -> None:
         result = run_checks(srv.url, only=["tools"], tool_choice=["auto", "named"]).results[0]
     assert result.verdict == "fail"
     assert result.note.startswith("0/8 probes pass; first failure auto_record_reading_call: arguments are not JSON")
+
+
+def test_calls_that_finish_stop_under_auto_are_partial_and_named_stop_passes() -> None:
+    # the right calls, every one with finish_reason 'stop'. vLLM (chat_completion/serving.py), after OpenAI's API:
+    # 'tool_calls' for auto or required tool calls, 'stop' for named ones. So the auto probes (a client that loops on
+    # finish_reason == 'tool_calls' would not run the call) are partial, plain and streamed; the named ones pass
+    with FakeVllm(replies=_right_call, tool_calls_finish="stop") as srv:
+        result = run_checks(srv.url, only=["tools"], tool_choice=["auto", "required", "named"]).results[0]
+    verdicts = {p.name: p.verdict for p in result.probes}
+    assert {v for n, v in verdicts.items() if not n.startswith("named_")} == {"partial"}
+    assert {v for n, v in verdicts.items() if n.startswith("named_")} == {"pass"}
+    said = "finish_reason 'stop', not 'tool_calls' (what OpenAI and vLLM send for auto or required calls;"
+    assert result.probes[0].note.startswith(said), result.probes[0].note
+    assert result.probes[1].note.startswith(said), result.probes[1].note  # the streamed one
+
+
+def test_calls_finishing_as_vllm_does_pass_in_every_mode() -> None:
+    # the fake's default is vLLM's rule: 'tool_calls' under auto and required, 'stop' under a named choice
+    with FakeVllm(replies=_right_call) as srv:
+        result = run_checks(srv.url, only=["tools"], tool_choice=["auto", "required", "named"]).results[0]
+    assert result.verdict == "pass" and result.note == "12/12 probes pass", result.note
+
+
+def _reads_what_it_kept(body: dict[str, Any]) -> Reply:
+    text = body["messages"][-1]["content"]
+    return Reply(PASSPHRASE if PASSPHRASE in text else "I do not know.")
+
+
+def test_a_server_that_truncates_long_prompts_silently_is_said_to() -> None:
+    # max_model_len 4096, but every prompt over 600 tokens is cut to its last 600, unsaid (as vLLM's
+    # truncate_prompt_tokens cuts). A 1,000-token needle prompt loses its first 400 tokens: the needle at depth 0.1
+    # (~100 tokens in) is gone, the one at 0.9 is kept and found; the over-limit prompt (4,097 tokens) is answered 200
+    with FakeVllm(_reads_what_it_kept, truncate_to=600) as srv:
+        result = run_checks(srv.url, only=["needle"], needle_lengths=[1000], needle_depths=[0.1, 0.9]).results[0]
+    early, late, over = result.probes
+    assert result.verdict == "partial"
+    assert result.note == "needle found 1/2; the server cut 2/2 needle prompts silently (read fewer tokens than sent)"
+    cut = "the server read 600 of the 1000 prompt tokens sent (usage.prompt_tokens): it cut the prompt silently"
+    assert (early.verdict, early.note) == ("fail", f"{cut}; passphrase not in answer")
+    # found, but the prompt the probe is named for was not read whole: not a pass at 1,000 tokens
+    assert (late.verdict, late.note) == ("partial", cut)
+    assert over.verdict == "fail"
+    assert over.note == (
+        "expected HTTP 400, got 200: the server accepted 4097 prompt tokens, over max_model_len 4096, "
+        "and read 600 of them (usage.prompt_tokens): it cuts long prompts silently"
+    )
