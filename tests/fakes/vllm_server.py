@@ -37,9 +37,9 @@ before it answers as itself (a gateway whose backend died). Error bodies are Ope
 (`{"error": {...}}`) or, with error_shape="flat", older vLLM's `{"object": "error", "message": ...}`. With
 `drop_reused` a connection's second chat request is dropped unanswered (a keep-alive timeout racing the client).
 
-Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s`; with `slots` only that many
-streams generate at once and the others queue, their wait part of TTFT (`admitted` records when each got a
-slot); `tokenize_s` delays the answer to a /tokenize of generated text (a plain `prompt`).
+Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s` (or `itl_for`, the same); with
+`slots` only that many streams generate at once and the others queue, their wait part of TTFT (`admitted`
+records when each got a slot); `tokenize_s` delays the answer to a /tokenize of generated text (a plain `prompt`).
 `stop_after` ends generated streams early (finish "stop"; else "length" at max_tokens); `extra_tokens` sends that
 many more than max_tokens (a server that does not honour it);
 `empty_chunks` sends chunk k with content "" (its tokens still counted, as a detokenizer holding text back);
@@ -179,6 +179,8 @@ class FakeVllm:
     cut_after_chunks: int = 2  # where a cut (or a stall) happens: before content chunk k (0 = before the first)
     # known timings and failures, per request number (1-based, the bench's probe included)
     ttft_for: Callable[[int, dict[str, Any]], float] | None = None  # per-request TTFT, s (else ttft_s)
+    # per-request inter-token gap, s (else itl_s), asked as the stream starts (`running` counts it): a latency law
+    itl_for: Callable[[int, dict[str, Any]], float] | None = None
     slots: int = 0  # 0: every stream generates at once; n: n at a time, the rest queue (the wait is in TTFT)
     fail_status: dict[int, int] = field(default_factory=dict)  # request number -> HTTP status (500, 429, ...)
     retry_after: str | None = None  # the Retry-After header of every 429 and 503 answer
@@ -654,7 +656,8 @@ class _Stream:
     async def send(self, writer: asyncio.StreamWriter, t0: float, chunks: list[tuple[str, int]]) -> bool:
         fake = self.fake
         ttft_s = fake.ttft_s if fake.ttft_for is None else fake.ttft_for(self.number, self.body)
-        timed = bool(ttft_s or fake.itl_s)
+        itl_s = fake.itl_s if fake.itl_for is None else fake.itl_for(self.number, self.body)
+        timed = bool(ttft_s or itl_s)
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
         sent = fake.sent_times.setdefault(self.number, [])
         role = self._choice({"role": "assistant", "content": ""}, None)
@@ -663,7 +666,7 @@ class _Stream:
         for k, (choice, tokens) in enumerate(chunks):
             if timed and not (fake.finish_chunk and k == len(chunks) - 1):  # a finish chunk follows at once
                 await writer.drain()
-                await _sleep_until(t0 + ttft_s + k * fake.itl_s)
+                await _sleep_until(t0 + ttft_s + k * itl_s)
             if self.number in fake.stall_requests and k == fake.cut_after_chunks:
                 await writer.drain()
                 try:
