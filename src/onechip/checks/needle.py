@@ -11,7 +11,8 @@ still healthy and serving afterwards (the seed: "HTTP 400: ... maximum context l
 
 A server whose usage.prompt_tokens counts fewer tokens than its own /tokenize counted for the prompt sent cut it
 silently (vLLM's truncate_prompt_tokens keeps a prompt's last tokens): said in the notes; a passphrase found in a
-prompt so cut is 'partial', its length not shown to be read.
+prompt so cut is 'partial', its length not shown to be read. A needle refused as too long is not_tested (beyond the
+engine's limit), unless it fits the max_model_len /v1/models gave: then the server refuses what it says it serves.
 """
 
 from __future__ import annotations
@@ -102,13 +103,27 @@ def fit_length(
     return needle_messages(first_line, lo, depth, best_tail), best
 
 
-def _probe_needle(ep: WireClient, model: str, length: int, depth: float, max_tokens: int) -> Probe:
+def _probe_needle(
+    ep: WireClient, model: str, length: int, depth: float, max_tokens: int, max_model_len: int | None = None
+) -> Probe:
+    """One needle prompt of `length` tokens (the closest below), its passphrase at `depth`. A 400 that speaks of the
+    context length is not_tested (the length is beyond the engine's), unless the prompt and `max_tokens` fit the
+    `max_model_len` /v1/models gave: then the server refused what it says it serves, a fail."""
     name = f"needle_{length}_d{depth:g}"
     first_line = f"Document {uuid.uuid4().hex}"
+    sent: int | None = None  # the prompt's tokens, once fitted
     try:
         messages, tokens = fit_length(lambda m: ep.tokenize(model, m), first_line, depth, length)
+        sent = tokens
         reply = ep.chat(chat_body(model, messages, max_tokens))
     except EndpointStatusError as exc:
+        advertised = max_model_len is not None and sent is not None and sent + max_tokens <= max_model_len
+        if exc.status_code == 400 and TOO_LONG.search(exc.server_message) and advertised:
+            note = (
+                f"the server refused a {sent}-token prompt as too long though /v1/models says max_model_len "
+                f"{max_model_len}: {exc.server_message}"
+            )
+            return Probe(name=name, verdict="fail", note=note, expected=PASSPHRASE)
         if exc.status_code == 400 and TOO_LONG.search(exc.server_message):  # the engine refused it, unasked
             note = f"not asked: beyond the engine's limit ({exc.server_message})"
             return Probe(name=name, verdict="not_tested", note=note, expected=PASSPHRASE)
@@ -229,7 +244,11 @@ def check_needle(ep: WireClient, model: str, opts: CheckOptions, max_model_len: 
     limits = [x for x in (max_model_len, opts.kv_tokens) if x]
     cap = min(limits) - opts.needle_max_tokens if limits else None
     lengths = sorted({min(n, cap) if cap else n for n in opts.needle_lengths})
-    probes = [_probe_needle(ep, model, n, d, opts.needle_max_tokens) for n in lengths for d in opts.needle_depths]
+    probes = [
+        _probe_needle(ep, model, n, d, opts.needle_max_tokens, max_model_len)
+        for n in lengths
+        for d in opts.needle_depths
+    ]
     if opts.over_limit and max_model_len:
         probes.append(_probe_over_limit(ep, model, max_model_len, opts))
     elif opts.over_limit:

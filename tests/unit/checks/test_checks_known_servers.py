@@ -82,3 +82,22 @@ def test_a_server_that_truncates_long_prompts_silently_is_said_to() -> None:
         "expected HTTP 400, got 200: the server accepted 4097 prompt tokens, over max_model_len 4096, "
         "and read 600 of them (usage.prompt_tokens): it cuts long prompts silently"
     )
+
+
+def test_a_needle_refused_as_too_long_within_the_advertised_max_model_len_fails_saying_so() -> None:
+    # /v1/models says max_model_len 4096 while the engine refuses prompts over 512 with vLLM's 400 (a config or a
+    # proxy that misreports the limit): a 1,000-token needle is within what the server advertises, so its refusal
+    # is the server's failure to serve that length (an agent sizing its context by /v1/models gets these 400s), not
+    # a length beyond the limit left untested; the over-limit prompt (4,097 tokens) is refused 400 as it should be
+    models = json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model", "max_model_len": 4096}]})
+    with FakeVllm(
+        _reads_what_it_kept, max_model_len=512, raw_answers={"/v1/models": (200, models.encode(), None)}
+    ) as srv:
+        result = run_checks(srv.url, only=["needle"], needle_lengths=[1000]).results[0]
+    needle, over = result.probes
+    assert needle.verdict == "fail" and over.verdict == "pass"
+    assert needle.note.startswith(
+        "the server refused a 1000-token prompt as too long though /v1/models says max_model_len 4096: "
+        "This model's maximum context length is 512 tokens."
+    ), needle.note
+    assert result.verdict == "partial" and result.note == "needle found 0/1"
