@@ -10,7 +10,8 @@ and one streamed request:
 - parallel calls: the asked call may be any of them; the others are named in the note, and one that is broken or
   writes (`record_reading` unasked) makes a pass 'partial' (see `judge_call`);
 - streamed: the joined argument deltas must equal the non-streamed arguments byte for byte;
-- finish_reason: 'tool_calls' for calls under auto or required, as OpenAI and vLLM send it (see `finish_judged`).
+- finish_reason: 'tool_calls' for calls under auto or required, as OpenAI and vLLM send it; 'length' (cut at
+  max_tokens) named first in a failed probe's note (see `finish_judged`).
 
 HTTP 400 on a request with `tools` (server started without tool support) → `blocked` with the
 server's message; a mode that is blocked does not drag down the others.
@@ -183,12 +184,15 @@ def _same_typed(a: Any, b: Any) -> bool:
 
 
 def finish_judged(
-    mode: ToolChoice, reply: ChatReply, verdict: Verdict, note: str, args: Any, args_text: str | None
+    mode: ToolChoice, max_tokens: int, reply: ChatReply, verdict: Verdict, note: str, args: Any, args_text: str | None
 ) -> tuple[Verdict, str, Any, str | None]:
-    """judge_call's answer, a pass made 'partial' when calls under tool_choice auto or required did not finish with
-    finish_reason 'tool_calls': OpenAI's API sends it for those and 'stop' for a named choice (so says vLLM's
-    chat_completion/serving.py, which does the same), and a client whose loop runs the calls on 'tool_calls' would
-    not run them."""
+    """judge_call's answer read with the reply's finish_reason. 'length' on a reply that did not pass, with a call or
+    text in it: the note says first that it was cut at `max_tokens` (what broke the call, not the parser). Else a
+    pass made 'partial' when calls under tool_choice auto or required did not finish with 'tool_calls': OpenAI's API
+    sends it for those and 'stop' for a named choice (so says vLLM's chat_completion/serving.py, which does the same),
+    and a client whose loop runs the calls on 'tool_calls' would not run them."""
+    if reply.finish_reason == "length" and verdict != "pass" and (reply.tool_calls or reply.content.strip()):
+        return verdict, f"cut at max_tokens {max_tokens} (finish_reason 'length'); {note}", args, args_text
     if mode == "named" or not reply.tool_calls or reply.finish_reason == "tool_calls":
         return verdict, note, args, args_text
     said = (
@@ -238,7 +242,9 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
         except EndpointError as exc:
             probes.append(Probe(name=f"{prefix}_call", verdict=failed(exc), note=str(exc)))
             continue
-        verdict, note, _, plain_args = finish_judged(mode, plain, *judge_call(plain, tool, expected))
+        verdict, note, _, plain_args = finish_judged(
+            mode, opts.tool_max_tokens, plain, *judge_call(plain, tool, expected)
+        )
         probes.append(
             Probe(
                 name=f"{prefix}_call",
@@ -258,7 +264,9 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
         except EndpointError as exc:
             probes.append(Probe(name=f"{prefix}_stream", verdict=failed(exc), note=str(exc)))
             continue
-        s_verdict, s_note, s_parsed, s_args = finish_judged(mode, streamed, *judge_call(streamed, tool, expected))
+        s_verdict, s_note, s_parsed, s_args = finish_judged(
+            mode, opts.tool_max_tokens, streamed, *judge_call(streamed, tool, expected)
+        )
         if s_verdict in ("pass", "partial") and s_args != plain_args:
             s_verdict, s_note = stream_vs_plain(s_parsed, plain_args, s_verdict, s_note)
         probes.append(

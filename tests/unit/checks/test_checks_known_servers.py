@@ -101,3 +101,20 @@ def test_a_needle_refused_as_too_long_within_the_advertised_max_model_len_fails_
         "This model's maximum context length is 512 tokens."
     ), needle.note
     assert result.verdict == "partial" and result.note == "needle found 0/1"
+
+
+def test_a_call_cut_at_max_tokens_says_so_before_what_broke() -> None:
+    # every call's arguments end early with finish_reason 'length', as a structured (named) call does when it runs
+    # out of max_tokens (the tool probe's 96, CheckOptions.tool_max_tokens): the cut is what to fix, so the note says
+    # it first, then the JSON error it left; the verdict stays fail
+    def cut(body: dict[str, Any]) -> Reply:
+        (name, args), *_ = _right_call(body).tool_calls
+        return Reply(tool_calls=[(name, args[:-1])])
+
+    with FakeVllm(replies=cut, tool_calls_finish="length") as srv:
+        result = run_checks(srv.url, only=["tools"], tool_choice=["named"]).results[0]
+    probe = result.probes[0]
+    assert probe.verdict == "fail"
+    assert probe.note.startswith(
+        "cut at max_tokens 96 (finish_reason 'length'); arguments are not JSON: Expecting ',' delimiter"
+    ), probe.note
