@@ -145,8 +145,8 @@ def _probe_needle(
     cut = reply.prompt_tokens is not None and reply.prompt_tokens < tokens
     if cut:  # the server's usage counts fewer tokens than its own /tokenize: it dropped some, unsaid
         notes.append(
-            f"the server read {reply.prompt_tokens} of the {tokens} prompt tokens sent (usage.prompt_tokens): "
-            "it cut the prompt silently"
+            f"cut silently: the server read {reply.prompt_tokens} of the {tokens} prompt tokens sent "
+            "(usage.prompt_tokens)"
         )
     elif reply.prompt_tokens is not None and reply.prompt_tokens != tokens:
         notes.append(f"usage.prompt_tokens {reply.prompt_tokens} != /tokenize {tokens}")
@@ -230,13 +230,11 @@ def _probe_over_limit(ep: WireClient, model: str, limit: int, opts: CheckOptions
 
 
 def _cut_note(sent: int, limit: int, read: int | None) -> str:
-    """What an answered over-limit prompt shows: the server read fewer tokens than were sent (its usage), or ''."""
+    """What an answered over-limit prompt shows: the server read fewer tokens than were sent (its usage), or ''; the
+    cut said first, as the console shows a probe's first 60 characters."""
     if read is None or read >= sent:
         return ""
-    return (
-        f": the server accepted {sent} prompt tokens, over max_model_len {limit}, and read {read} of them "
-        "(usage.prompt_tokens): it cuts long prompts silently"
-    )
+    return f": cut silently, {read} of {sent} tokens read (over max_model_len {limit}; usage.prompt_tokens)"
 
 
 def check_needle(ep: WireClient, model: str, opts: CheckOptions, max_model_len: int | None) -> CheckResult:

@@ -283,13 +283,14 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
 
 
 def _open_note(probes: list[Probe], open_probes: list[Probe]) -> str:
-    """'P/N probes pass' over every probe, then the first of the modes not blocked that did not pass, with its
-    note: the console shows a domain's note alone, and it must say what the server did."""
+    """'P/N probes pass' over every probe, then the note of the first of the modes not blocked that did not pass, its
+    name after it: the console shows a domain's note alone (its first 90 characters), and it must say what the
+    server did."""
     passed = sum(p.verdict == "pass" for p in probes)
     note = f"{passed}/{len(probes)} probes pass"
     first = next((p for p in open_probes if p.verdict not in ("pass", "blocked")), None)
     if first is not None:
-        note += f"; first {'failure' if first.verdict == 'fail' else first.verdict} {first.name}: {first.note[:200]}"
+        note += f"; first {'failure' if first.verdict == 'fail' else first.verdict}: {first.note[:200]} ({first.name})"
     return note
 
 

@@ -35,7 +35,8 @@ def test_a_tool_domain_that_fails_says_why_in_its_note() -> None:
     with FakeVllm(replies=cut) as srv:
         result = run_checks(srv.url, only=["tools"], tool_choice=["auto", "named"]).results[0]
     assert result.verdict == "fail"
-    assert result.note.startswith("0/8 probes pass; first failure auto_record_reading_call: arguments are not JSON")
+    assert result.note.startswith("0/8 probes pass; first failure: arguments are not JSON: Expecting ',' delimiter")
+    assert result.note.endswith("(auto_record_reading_call)")
 
 
 def test_calls_that_finish_stop_under_auto_are_partial_and_named_stop_passes() -> None:
@@ -73,14 +74,14 @@ def test_a_server_that_truncates_long_prompts_silently_is_said_to() -> None:
     early, late, over = result.probes
     assert result.verdict == "partial"
     assert result.note == "needle found 1/2; the server cut 2/2 needle prompts silently (read fewer tokens than sent)"
-    cut = "the server read 600 of the 1000 prompt tokens sent (usage.prompt_tokens): it cut the prompt silently"
+    cut = "cut silently: the server read 600 of the 1000 prompt tokens sent (usage.prompt_tokens)"
     assert (early.verdict, early.note) == ("fail", f"{cut}; passphrase not in answer")
     # found, but the prompt the probe is named for was not read whole: not a pass at 1,000 tokens
     assert (late.verdict, late.note) == ("partial", cut)
     assert over.verdict == "fail"
     assert over.note == (
-        "expected HTTP 400, got 200: the server accepted 4097 prompt tokens, over max_model_len 4096, "
-        "and read 600 of them (usage.prompt_tokens): it cuts long prompts silently"
+        "expected HTTP 400, got 200: cut silently, 600 of 4097 tokens read "
+        "(over max_model_len 4096; usage.prompt_tokens)"
     )
 
 
