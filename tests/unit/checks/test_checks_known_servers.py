@@ -7,6 +7,7 @@ from typing import Any
 
 from fakes.vllm_server import FakeVllm, Reply
 from onechip.checks import run_checks
+from onechip.checks.agent import TEXT_CALL_NOTE
 from onechip.checks.needle import PASSPHRASE
 
 GOOD_RECORD = json.dumps({"sensor": "A7", "value": 42, "valid": True, "note": None})
@@ -119,3 +120,13 @@ def test_a_call_cut_at_max_tokens_says_so_before_what_broke() -> None:
     assert probe.note.startswith(
         "cut at max_tokens 96 (finish_reason 'length'); arguments are not JSON: Expecting ',' delimiter"
     ), probe.note
+
+
+def test_an_agent_whose_calls_come_as_text_says_so_in_the_domains_note() -> None:
+    # the model writes its count_ids call as JSON text in content, no tool_calls (a tool-call parser that does not
+    # match the model's format): the run is 'no-call', and the domain's note, what the console shows, says why
+    call = json.dumps({"name": "count_ids", "arguments": {"where": "id >= 10"}})
+    with FakeVllm(replies=lambda body: Reply(call)) as srv:
+        result = run_checks(srv.url, only=["agent"]).results[0]
+    assert result.verdict == "fail"
+    assert result.note == f"correct 0/1, right filter 0/1; no-call 1; 1/1 runs: {TEXT_CALL_NOTE}"
