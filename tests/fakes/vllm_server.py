@@ -26,7 +26,8 @@ of its own, as some OpenAI-compatible servers do.
 Plain (non-streamed) replies carry usage unless `usage="never"`.
 
 Errors: HTTP 400 with vLLM 0.32's message when prompt + max_tokens > max_model_len (vllm/renderers/params.py
-`_token_len_check`), after `hang_s` when `over_limit="hang"`; a disconnect after `cut_after_chunks` chunks for
+`_token_len_check`), after `hang_s` when `over_limit="hang"`, never for a prompt cut silently to `truncate_to`;
+a disconnect after `cut_after_chunks` chunks for
 chat requests whose 1-based number is in `cut_requests` (a reset, RST, with `resets`); 400 for min_tokens or
 ignore_eos when `reject_extras`; any status and message from a scripted `Reply(status=..., error=...)` or, for a
 generated stream, from `fail_status` (request number -> 500, 429, ...); a stall of `stall_s` (past the client's
@@ -36,13 +37,15 @@ before it answers as itself (a gateway whose backend died). Error bodies are Ope
 (`{"error": {...}}`) or, with error_shape="flat", older vLLM's `{"object": "error", "message": ...}`. With
 `drop_reused` a connection's second chat request is dropped unanswered (a keep-alive timeout racing the client).
 
-Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s`; with `slots` only that many
-streams generate at once and the others queue, their wait part of TTFT (`admitted` records when each got a
-slot); `tokenize_s` delays the answer to a /tokenize of generated text (a plain `prompt`). `stop_after` ends
-generated streams early (finish "stop"; else "length" at max_tokens); `extra_tokens` sends that many more than
-max_tokens (a server that does not honour it);
+Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s` (or `itl_for`, the same); with
+`slots` only that many streams generate at once and the others queue, their wait part of TTFT (`admitted`
+records when each got a slot); `tokenize_s` delays the answer to a /tokenize of generated text (a plain `prompt`).
+`stop_after` ends generated streams early (finish "stop"; else "length" at max_tokens); `extra_tokens` sends that
+many more than max_tokens (a server that does not honour it);
 `empty_chunks` sends chunk k with content "" (its tokens still counted, as a detokenizer holding text back);
-`finish_chunk` sends finish_reason in its own empty-delta chunk right after the last content chunk.
+`finish_chunk` sends finish_reason in its own empty-delta chunk right after the last content chunk. A scripted
+reply with tool calls finishes as vLLM's does ('tool_calls' under tool_choice auto or required, 'stop' under a
+named choice), or with `tool_calls_finish` on every such reply.
 
 Wire habits (`wire_script(number, body)`): a streamed chat answer's body written verbatim, write by write at set
 offsets (`WireWrite`; `sse_event` builds the events), in place of the generated or scripted stream, for the
@@ -163,15 +166,21 @@ class FakeVllm:
     chunk_plan: list[int] | None = None  # tokens per generated chunk; None = one token per chunk
     tokens_per_chunk: int = 1  # words per chunk of a scripted reply
     usage: Usage = "as_asked"
+    tool_calls_finish: str | None = None  # None: vLLM's finish_reason for a reply with calls (see finish_of)
     reasoning_field: str = "reasoning_content"  # vLLM's reasoning parsers: `reasoning_content`, newer `reasoning`
     completion_text: str = "Paris."  # what /v1/completions answers
     over_limit: Literal["400", "hang"] = "400"
+    # a chat prompt over this many tokens is cut to its last `truncate_to` tokens, unsaid (no 400; usage counts what
+    # is kept; a reply callable sees the kept text): a server truncating long context silently
+    truncate_to: int | None = None
     hang_s: float = 5.0
     error_shape: Literal["openai", "flat"] = "openai"
     cut_requests: set[int] = field(default_factory=set)
     cut_after_chunks: int = 2  # where a cut (or a stall) happens: before content chunk k (0 = before the first)
     # known timings and failures, per request number (1-based, the bench's probe included)
     ttft_for: Callable[[int, dict[str, Any]], float] | None = None  # per-request TTFT, s (else ttft_s)
+    # per-request inter-token gap, s (else itl_s), asked as the stream starts (`running` counts it): a latency law
+    itl_for: Callable[[int, dict[str, Any]], float] | None = None
     slots: int = 0  # 0: every stream generates at once; n: n at a time, the rest queue (the wait is in TTFT)
     fail_status: dict[int, int] = field(default_factory=dict)  # request number -> HTTP status (500, 429, ...)
     retry_after: str | None = None  # the Retry-After header of every 429 and 503 answer
@@ -431,6 +440,8 @@ class FakeVllm:
         self.chat_requests.append(body)
         number = len(self.chat_requests)
         prompt = count_body(body)
+        if self.truncate_to is not None and prompt > self.truncate_to:  # cut silently: the model reads the rest
+            body, prompt = _truncated(body, prompt - self.truncate_to), self.truncate_to
         max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
         over = self._over_limit(prompt, max_tokens)
         if over and self.over_limit == "hang":
@@ -451,7 +462,7 @@ class FakeVllm:
         if self.wire_script is not None and self.wire_plain and not body.get("stream"):
             return await self._wire_writes(writer, t0, number, self.wire_script(number, body))
         if not body.get("stream") or number in self.ignore_stream:
-            self._send(writer, 200, self._whole(reply, prompt, max_tokens))
+            self._send(writer, 200, self._whole(reply, prompt, body, max_tokens))
             await writer.drain()
             return True
         if self.wire_script is not None:
@@ -510,12 +521,22 @@ class FakeVllm:
             total += plan[-1]
         return plan
 
-    def _whole(self, reply: Reply | None, prompt: int, max_tokens: int) -> dict[str, Any]:
+    def finish_of(self, reply: Reply, body: dict[str, Any]) -> str:
+        """A scripted reply's finish_reason: vLLM's (chat_completion/serving.py, after OpenAI's API) is 'tool_calls'
+        for calls under tool_choice auto or required and 'stop' for a named choice; `tool_calls_finish` overrides
+        it for every reply with calls (a server that misreports it); 'stop' without calls."""
+        if not reply.tool_calls:
+            return "stop"
+        if self.tool_calls_finish is not None:
+            return self.tool_calls_finish
+        return "stop" if isinstance(body.get("tool_choice"), dict) else "tool_calls"
+
+    def _whole(self, reply: Reply | None, prompt: int, body: dict[str, Any], max_tokens: int) -> dict[str, Any]:
         """A non-streamed chat completion."""
         if reply is None:
             reply, finish = Reply(content="tok " * max_tokens), "length"
         else:
-            finish = "tool_calls" if reply.tool_calls else "stop"
+            finish = self.finish_of(reply, body)
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or None, "tool_calls": _calls(reply)}
         if reply.reasoning:
             message[self.reasoning_field] = reply.reasoning
@@ -529,6 +550,17 @@ class FakeVllm:
         if self.usage != "never":
             out["usage"] = _usage(prompt, reply.tokens() if finish != "length" else max_tokens)
         return out
+
+
+def _truncated(body: dict[str, Any], cut: int) -> dict[str, Any]:
+    """`body` with its first `cut` content words dropped, message by message (vLLM's truncate_prompt_tokens keeps a
+    prompt's last tokens); a message left with no words keeps an empty content."""
+    messages = []
+    for m in body["messages"]:
+        words = _text(m.get("content")).split()
+        drop, cut = min(cut, len(words)), cut - min(cut, len(words))
+        messages.append({**m, "content": " ".join(words[drop:])})
+    return {**body, "messages": messages}
 
 
 def _calls(reply: Reply) -> list[dict[str, Any]]:
@@ -606,7 +638,7 @@ class _Stream:
         # the last chunk makes the count the rule's (an empty answer still costs a token)
         last, tokens = deltas[-1]
         deltas[-1] = (last, tokens + reply.tokens() - sum(t for _, t in deltas))
-        finish = "tool_calls" if reply.tool_calls else "stop"
+        finish = self.fake.finish_of(reply, self.body)
         last_k = -1 if self.fake.finish_chunk else len(deltas) - 1
         out = [(self._choice(d, finish if k == last_k else None), t) for k, (d, t) in enumerate(deltas)]
         return [*out, (self._choice({}, finish), 0)] if self.fake.finish_chunk else out
@@ -624,7 +656,8 @@ class _Stream:
     async def send(self, writer: asyncio.StreamWriter, t0: float, chunks: list[tuple[str, int]]) -> bool:
         fake = self.fake
         ttft_s = fake.ttft_s if fake.ttft_for is None else fake.ttft_for(self.number, self.body)
-        timed = bool(ttft_s or fake.itl_s)
+        itl_s = fake.itl_s if fake.itl_for is None else fake.itl_for(self.number, self.body)
+        timed = bool(ttft_s or itl_s)
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
         sent = fake.sent_times.setdefault(self.number, [])
         role = self._choice({"role": "assistant", "content": ""}, None)
@@ -633,7 +666,7 @@ class _Stream:
         for k, (choice, tokens) in enumerate(chunks):
             if timed and not (fake.finish_chunk and k == len(chunks) - 1):  # a finish chunk follows at once
                 await writer.drain()
-                await _sleep_until(t0 + ttft_s + k * fake.itl_s)
+                await _sleep_until(t0 + ttft_s + k * itl_s)
             if self.number in fake.stall_requests and k == fake.cut_after_chunks:
                 await writer.drain()
                 try:

@@ -420,7 +420,8 @@ def _verdict(
     results: list[tuple[AgentRun, Transcript]], row: AgentTableRow, infra_error: str | None
 ) -> tuple[Verdict, str]:
     """(verdict, note): MCP failure → fail; every run refused with HTTP 400 → blocked; every run the server stayed
-    busy for → not_tested (as checks.verdicts.failed); else by the outcomes of the runs the server answered."""
+    busy for → not_tested (as checks.verdicts.failed); else by the outcomes of the runs the server answered, the note
+    naming the first tool error and the first other run note (a call sent as text, an answer in reasoning only)."""
     runs = [r for r, tr in results if not tr.busy]
     blocked = [tr.blocked for _, tr in results if tr.blocked]
     if infra_error:
@@ -439,6 +440,10 @@ def _verdict(
     errored = [tr.tool_errors[0] for _, tr in results if tr.tool_errors and not tr.busy]
     if errored:  # a right number after a failed call is a guess: say the call failed, and how
         note += f"; tool errors in {len(errored)}/{len(runs)} runs, first: {errored[0][:200]}"
+    # the other run notes (a call sent as text, an answer in reasoning only) say what to fix, as the tool errors do
+    other = [r.note for r, tr in results if r.note and not tr.tool_errors and not tr.busy]
+    if other:
+        note += f"; {len(other)}/{len(runs)} runs: {other[0][:200]}"
     n_busy = len(results) - len(runs)
     return verdict, note + (f"; {n_busy} not_tested (server busy)" if n_busy else "")
 

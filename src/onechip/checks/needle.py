@@ -8,6 +8,11 @@ capped at min(max model len, KV cache tokens) minus the answer budget; the cap i
 
 Then one prompt just over the limit: pass only if the server answers HTTP 400 within a timeout and is
 still healthy and serving afterwards (the seed: "HTTP 400: ... maximum context length is 131072").
+
+A server whose usage.prompt_tokens counts fewer tokens than its own /tokenize counted for the prompt sent cut it
+silently (vLLM's truncate_prompt_tokens keeps a prompt's last tokens): said in the notes; a passphrase found in a
+prompt so cut is 'partial', its length not shown to be read. A needle refused as too long is not_tested (beyond the
+engine's limit), unless it fits the max_model_len /v1/models gave: then the server refuses what it says it serves.
 """
 
 from __future__ import annotations
@@ -98,13 +103,27 @@ def fit_length(
     return needle_messages(first_line, lo, depth, best_tail), best
 
 
-def _probe_needle(ep: WireClient, model: str, length: int, depth: float, max_tokens: int) -> Probe:
+def _probe_needle(
+    ep: WireClient, model: str, length: int, depth: float, max_tokens: int, max_model_len: int | None = None
+) -> Probe:
+    """One needle prompt of `length` tokens (the closest below), its passphrase at `depth`. A 400 that speaks of the
+    context length is not_tested (the length is beyond the engine's), unless the prompt and `max_tokens` fit the
+    `max_model_len` /v1/models gave: then the server refused what it says it serves, a fail."""
     name = f"needle_{length}_d{depth:g}"
     first_line = f"Document {uuid.uuid4().hex}"
+    sent: int | None = None  # the prompt's tokens, once fitted
     try:
         messages, tokens = fit_length(lambda m: ep.tokenize(model, m), first_line, depth, length)
+        sent = tokens
         reply = ep.chat(chat_body(model, messages, max_tokens))
     except EndpointStatusError as exc:
+        advertised = max_model_len is not None and sent is not None and sent + max_tokens <= max_model_len
+        if exc.status_code == 400 and TOO_LONG.search(exc.server_message) and advertised:
+            note = (
+                f"the server refused a {sent}-token prompt as too long though /v1/models says max_model_len "
+                f"{max_model_len}: {exc.server_message}"
+            )
+            return Probe(name=name, verdict="fail", note=note, expected=PASSPHRASE)
         if exc.status_code == 400 and TOO_LONG.search(exc.server_message):  # the engine refused it, unasked
             note = f"not asked: beyond the engine's limit ({exc.server_message})"
             return Probe(name=name, verdict="not_tested", note=note, expected=PASSPHRASE)
@@ -123,13 +142,20 @@ def _probe_needle(ep: WireClient, model: str, length: int, depth: float, max_tok
         notes.append("passphrase found, written differently")
     if tokens != length:
         notes.append(f"closest length reached is {tokens}")
-    if reply.prompt_tokens is not None and reply.prompt_tokens != tokens:
+    cut = reply.prompt_tokens is not None and reply.prompt_tokens < tokens
+    if cut:  # the server's usage counts fewer tokens than its own /tokenize: it dropped some, unsaid
+        notes.append(
+            f"cut silently: the server read {reply.prompt_tokens} of the {tokens} prompt tokens sent "
+            "(usage.prompt_tokens)"
+        )
+    elif reply.prompt_tokens is not None and reply.prompt_tokens != tokens:
         notes.append(f"usage.prompt_tokens {reply.prompt_tokens} != /tokenize {tokens}")
     if not found:
         notes.append("passphrase not in answer")
     return Probe(
         name=name,
-        verdict="pass" if found else "fail",
+        # found in a prompt not read whole: recall at this length is not shown
+        verdict="fail" if not found else "partial" if cut else "pass",
         latency_ms=round(reply.latency_ms, 1),
         expected=PASSPHRASE,
         observed={
@@ -138,6 +164,7 @@ def _probe_needle(ep: WireClient, model: str, length: int, depth: float, max_tok
             **({"reasoning": reply.reasoning[:200]} if reply.reasoning else {}),
             "prompt_tokens": reply.prompt_tokens,
             "tokenized": tokens,
+            "cut": cut,
             "depth": depth,
             "seconds": round(seconds, 3),
             "prompt_tok_per_s": round(tokens / seconds, 1) if seconds > 0 else None,
@@ -157,9 +184,10 @@ def _probe_over_limit(ep: WireClient, model: str, limit: int, opts: CheckOptions
         return Probe(name="over_limit_400", verdict="fail", note=f"could not build the prompt: {exc}")
     t0 = time.perf_counter()
     observed: dict[str, Any] = {"prompt_tokens": tokens, "limit": limit}
+    read: int | None = None  # usage.prompt_tokens of an answer: fewer than sent is a prompt cut silently
     try:
-        ep.chat(chat_body(model, messages, opts.needle_max_tokens), timeout_s=opts.over_limit_timeout_s)
-        status, message = 200, "accepted"
+        reply = ep.chat(chat_body(model, messages, opts.needle_max_tokens), timeout_s=opts.over_limit_timeout_s)
+        status, message, read = 200, "accepted", reply.prompt_tokens
     except EndpointBusyError as exc:  # 429/503 after the retries: whether it would have said 400 is not known
         return Probe(name="over_limit_400", verdict="not_tested", observed=observed, note=str(exc))
     except EndpointStatusError as exc:
@@ -167,7 +195,7 @@ def _probe_over_limit(ep: WireClient, model: str, limit: int, opts: CheckOptions
     except EndpointError as exc:
         status, message = None, str(exc)
     ms = (time.perf_counter() - t0) * 1000
-    observed.update(status=status, message=message[:300])
+    observed.update(status=status, message=message[:300], **({"read_prompt_tokens": read} if read is not None else {}))
     healthy = ep.health(timeout_s=10.0)
     serving = False
     try:
@@ -186,7 +214,7 @@ def _probe_over_limit(ep: WireClient, model: str, limit: int, opts: CheckOptions
         else (
             "request hung past the timeout"
             if status is None
-            else f"expected HTTP 400, got {status}"
+            else f"expected HTTP 400, got {status}" + _cut_note(tokens, limit, read)
             if status != 400
             else "server unhealthy or not serving afterwards"
         )
@@ -201,12 +229,24 @@ def _probe_over_limit(ep: WireClient, model: str, limit: int, opts: CheckOptions
     )
 
 
+def _cut_note(sent: int, limit: int, read: int | None) -> str:
+    """What an answered over-limit prompt shows: the server read fewer tokens than were sent (its usage), or ''; the
+    cut said first, as the console shows a probe's first 60 characters."""
+    if read is None or read >= sent:
+        return ""
+    return f": cut silently, {read} of {sent} tokens read (over max_model_len {limit}; usage.prompt_tokens)"
+
+
 def check_needle(ep: WireClient, model: str, opts: CheckOptions, max_model_len: int | None) -> CheckResult:
     """Domain `long_context`: one probe per (length, depth), plus `over_limit_400` when the limit is known."""
     limits = [x for x in (max_model_len, opts.kv_tokens) if x]
     cap = min(limits) - opts.needle_max_tokens if limits else None
     lengths = sorted({min(n, cap) if cap else n for n in opts.needle_lengths})
-    probes = [_probe_needle(ep, model, n, d, opts.needle_max_tokens) for n in lengths for d in opts.needle_depths]
+    probes = [
+        _probe_needle(ep, model, n, d, opts.needle_max_tokens, max_model_len)
+        for n in lengths
+        for d in opts.needle_depths
+    ]
     if opts.over_limit and max_model_len:
         probes.append(_probe_over_limit(ep, model, max_model_len, opts))
     elif opts.over_limit:
@@ -218,8 +258,9 @@ def check_needle(ep: WireClient, model: str, opts: CheckOptions, max_model_len: 
             )
         )
     needles = [p for p in probes if p.name.startswith("needle_")]
-    found = sum(p.verdict == "pass" for p in needles)
+    found = sum(bool((p.observed or {}).get("found")) for p in needles)
     untested = sum(p.verdict == "not_tested" for p in needles)
+    cut = sum(bool((p.observed or {}).get("cut")) for p in needles)
     conditions = {
         "cap_tokens": str(cap) if cap else "unknown",
         "max_model_len": str(max_model_len) if max_model_len else "unknown",
@@ -229,6 +270,8 @@ def check_needle(ep: WireClient, model: str, opts: CheckOptions, max_model_len: 
     }
     n_needles = len(lengths) * len(opts.needle_depths)
     note = f"needle found {found}/{n_needles}" + (f" ({untested} not tested)" if untested else "")
+    if cut:
+        note += f"; the server cut {cut}/{n_needles} needle prompts silently (read fewer tokens than sent)"
     verdict = combine(probes)
     if needles and untested == len(needles):  # no recall was asked: the over-limit probe alone is the server's refusal
         verdict = "not_tested" if verdict == "pass" else verdict

@@ -9,7 +9,9 @@ and one streamed request:
 - `get_time()` with no parameters: the arguments must be `{}`;
 - parallel calls: the asked call may be any of them; the others are named in the note, and one that is broken or
   writes (`record_reading` unasked) makes a pass 'partial' (see `judge_call`);
-- streamed: the joined argument deltas must equal the non-streamed arguments byte for byte.
+- streamed: the joined argument deltas must equal the non-streamed arguments byte for byte;
+- finish_reason: 'tool_calls' for calls under auto or required, as OpenAI and vLLM send it; 'length' (cut at
+  max_tokens) named first in a failed probe's note (see `finish_judged`).
 
 HTTP 400 on a request with `tools` (server started without tool support) → `blocked` with the
 server's message; a mode that is blocked does not drag down the others.
@@ -181,6 +183,25 @@ def _same_typed(a: Any, b: Any) -> bool:
     return a == b and (a is None) == (b is None)
 
 
+def finish_judged(
+    mode: ToolChoice, max_tokens: int, reply: ChatReply, verdict: Verdict, note: str, args: Any, args_text: str | None
+) -> tuple[Verdict, str, Any, str | None]:
+    """judge_call's answer read with the reply's finish_reason. 'length' on a reply that did not pass, with a call or
+    text in it: the note says first that it was cut at `max_tokens` (what broke the call, not the parser). Else a
+    pass made 'partial' when calls under tool_choice auto or required did not finish with 'tool_calls': OpenAI's API
+    sends it for those and 'stop' for a named choice (so says vLLM's chat_completion/serving.py, which does the same),
+    and a client whose loop runs the calls on 'tool_calls' would not run them."""
+    if reply.finish_reason == "length" and verdict != "pass" and (reply.tool_calls or reply.content.strip()):
+        return verdict, f"cut at max_tokens {max_tokens} (finish_reason 'length'); {note}", args, args_text
+    if mode == "named" or not reply.tool_calls or reply.finish_reason == "tool_calls":
+        return verdict, note, args, args_text
+    said = (
+        f"finish_reason {reply.finish_reason!r}, not 'tool_calls' (what OpenAI and vLLM send for auto or required "
+        "calls; a client that runs calls on 'tool_calls' would not run these)"
+    )
+    return ("partial" if verdict == "pass" else verdict), "; ".join(filter(None, [said, note])), args, args_text
+
+
 def stream_vs_plain(s_parsed: Any, plain_args: str | None, s_verdict: Verdict, s_note: str) -> tuple[Verdict, str]:
     """Verdict of streamed arguments whose joined text differs from the non-streamed text.
 
@@ -221,7 +242,9 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
         except EndpointError as exc:
             probes.append(Probe(name=f"{prefix}_call", verdict=failed(exc), note=str(exc)))
             continue
-        verdict, note, _, plain_args = judge_call(plain, tool, expected)
+        verdict, note, _, plain_args = finish_judged(
+            mode, opts.tool_max_tokens, plain, *judge_call(plain, tool, expected)
+        )
         probes.append(
             Probe(
                 name=f"{prefix}_call",
@@ -241,7 +264,9 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
         except EndpointError as exc:
             probes.append(Probe(name=f"{prefix}_stream", verdict=failed(exc), note=str(exc)))
             continue
-        s_verdict, s_note, s_parsed, s_args = judge_call(streamed, tool, expected)
+        s_verdict, s_note, s_parsed, s_args = finish_judged(
+            mode, opts.tool_max_tokens, streamed, *judge_call(streamed, tool, expected)
+        )
         if s_verdict in ("pass", "partial") and s_args != plain_args:
             s_verdict, s_note = stream_vs_plain(s_parsed, plain_args, s_verdict, s_note)
         probes.append(
@@ -255,6 +280,18 @@ def _probe_mode(ep: WireClient, model: str, mode: ToolChoice, opts: CheckOptions
             )
         )
     return probes
+
+
+def _open_note(probes: list[Probe], open_probes: list[Probe]) -> str:
+    """'P/N probes pass' over every probe, then the note of the first of the modes not blocked that did not pass, its
+    name after it: the console shows a domain's note alone (its first 90 characters), and it must say what the
+    server did."""
+    passed = sum(p.verdict == "pass" for p in probes)
+    note = f"{passed}/{len(probes)} probes pass"
+    first = next((p for p in open_probes if p.verdict not in ("pass", "blocked")), None)
+    if first is not None:
+        note += f"; first {'failure' if first.verdict == 'fail' else first.verdict}: {first.note[:200]} ({first.name})"
+    return note
 
 
 def check_tools(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
@@ -271,11 +308,11 @@ def check_tools(ep: WireClient, model: str, opts: CheckOptions) -> CheckResult:
             verdict = "not_tested"
     else:
         verdict = combine(p for m in open_modes for p in by_mode[m])
-        passed = sum(p.verdict == "pass" for p in probes)
-        note = f"{passed}/{len(probes)} probes pass"
+        note = _open_note(probes, [p for m in open_modes for p in by_mode[m]])
         blocked_modes = [m for m in mode_verdicts if m not in open_modes]
-        if blocked_modes:
-            note += f"; blocked: {', '.join(blocked_modes)}"
+        if blocked_modes:  # the server's refusal says what it lacks (vLLM: the flags to start it with)
+            refused = next((p.note for m in blocked_modes for p in by_mode[m] if p.verdict == "blocked"), "")
+            note += f"; blocked: {', '.join(blocked_modes)}" + (f" ({refused})" if refused else "")
     conditions = {
         "tool_choice": ",".join(opts.tool_choice),
         "strict_tools": str(opts.strict_tools).lower(),

@@ -103,7 +103,8 @@ def test_a_blocked_mode_does_not_drag_down_the_modes_that_answer():
     result, _ = _run([Reply(status=400, error=msg)] * 2 + good, modes=("auto", "named"))
     assert result.verdict == "pass"
     assert result.conditions["verdict_auto"] == "blocked" and result.conditions["verdict_named"] == "pass"
-    assert result.note == "4/6 probes pass; blocked: auto"
+    # the refusal says what the server lacks (the flags vLLM needs): the console shows the domain's note alone
+    assert result.note == f"4/6 probes pass; blocked: auto ({msg})"
 
 
 def test_recorded_smollm2_tool_outputs_are_judged_honestly():

@@ -1,0 +1,53 @@
+"""The agent workload against a fake whose per-turn timing is known: each turn's TTFT, TPOT and prompt as it set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
+from onechip.bench import run_grid
+from onechip.schemas.bench import BenchConfig
+
+FIRST_TTFT_S, LATER_TTFT_S, ITL_S = 0.120, 0.040, 0.020
+
+
+def _ttft(number: int, body: dict[str, Any]) -> float:
+    """A prefix cache's effect, by the fake's law: a session's first turn (system + user: 2 messages) prefills its
+    whole prompt in 120 ms; a later turn (2 + 3 per turn before it) finds its history cached, 40 ms."""
+    return FIRST_TTFT_S if len(body["messages"]) <= 2 else LATER_TTFT_S
+
+
+def test_each_turns_ttft_tpot_and_prompt_are_the_fakes(tmp_path: Path) -> None:
+    with FakeVllm(ttft_for=_ttft, itl_s=ITL_S) as srv:
+        cfg = BenchConfig(
+            base_url=srv.url,
+            workload="agent",
+            contexts=[200],
+            clients=[2],
+            reps=1,
+            output_tokens=4,
+            warmup_requests=1,
+            turns=3,
+            user_tokens=10,
+            call_tokens=20,
+            result_tokens=30,
+            sessions_per_client=2,
+        )
+        run = run_grid(cfg, tmp_path)
+        turn_bodies = [b for b in srv.chat_requests if len(b["messages"]) > 1]
+    cell = run.cells[0]
+    assert [(t.turn, t.requests) for t in cell.turns] == [(0, 4), (1, 4), (2, 4)]  # 2 clients x 2 sessions each
+    ttft = [t.ttft_ms.median for t in cell.turns]
+    tpot = [t.tpot_ms.median for t in cell.turns]
+    # the fake's 120 ms, then 40 ms twice; 4 tokens at 20 ms gaps: TPOT 20 ms. 10 / 5 ms of room for the client's
+    # timing on a loaded machine (the fake's deadlines are absolute; the client sends before the fake's clock starts)
+    assert all(v is not None for v in (*ttft, *tpot))
+    assert abs(ttft[0] - 120) < 10 and abs(ttft[1] - 40) < 10 and abs(ttft[2] - 40) < 10, ttft  # type: ignore[operator]
+    assert all(abs(v - 20) < 5 for v in tpot), tpot  # type: ignore[operator]
+    # prompts: the 200-token shared system prompt (template included) + 10 user tokens, then + the same step per turn
+    prompts = [t.prompt_tokens.median for t in cell.turns]
+    longest = max(turn_bodies, key=lambda b: len(b["messages"]))["messages"]
+    step = sum(len(m["content"].split()) for m in longest[1:4])  # user + replayed call + result: one token a word
+    assert prompts == [200 + 10, 200 + 10 + step, 200 + 10 + 2 * step]
+    assert TEMPLATE_TOKENS + len(longest[0]["content"].split()) == 200
