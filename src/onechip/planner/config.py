@@ -1413,10 +1413,12 @@ def _ernie_vl_fields(text: dict[str, Any], stated: set[str], where: str) -> None
     moe_num_experts[0] experts of moe_intermediate_size[0] and a vision one of [1], both routing moe_k (lines
     207-306, 0.34.0 sdist; it asserts both expert counts equal): the planner reads the text experts and the wider
     intermediate size (the widest FusedMoE sizes the forward's workspace). A file that leaves out a field of the cache
-    is refused naming it (_ERNIE_VL_STATED)."""
+    or states null is refused naming it (_ERNIE_VL_STATED): ernie45_vl_moe.py passes each as it is (a null KV head
+    count fails its 'total_num_kv_heads >= tp_size', lines 116-117)."""
     for name in _ERNIE_VL_STATED:
-        if name not in stated:
-            raise _fail(where, name, "is missing; ERNIE-4.5-VL's remote Ernie4_5_VLMoEConfig default was not read")
+        if name not in stated or text.get(name) is None:
+            said = "is missing" if name not in stated else "is null"
+            raise _fail(where, name, f"{said}; ERNIE-4.5-VL's remote Ernie4_5_VLMoEConfig default was not read")
     for name, own, read in (
         ("num_experts", "moe_num_experts", _first),
         ("moe_intermediate_size", "moe_intermediate_size", max),
