@@ -1394,13 +1394,19 @@ def _hunyuan_fields(text: dict[str, Any], family: str, where: str) -> None:
 
 def _pangu_fields(text: Mapping[str, Any], where: str) -> None:
     """openPangu-Embedded's fields the planner does not model, refused naming them: openpangu.py
-    OpenPanguEmbeddedAttention takes a window from interleaved_sliding_window (an int for every layer, a list cycled by
-    layer index: lines 463-476), and is_causal false builds encoder-only attention, which caches no KV (lines
-    858-866; 0.34.0 sdist)."""
-    if text.get("interleaved_sliding_window") is not None:
+    OpenPanguEmbeddedAttention takes a window from interleaved_sliding_window whenever the config has it (an int for
+    every layer, a list cycled by layer index; anything else, a null too, raises ValueError: lines 463-476), and an
+    is_causal that is false as Python reads it (false, null, 0: 'if getattr(config, "is_causal", True)') builds
+    encoder-only attention, which caches no KV (lines 858-866; 0.34.0 sdist)."""
+    if "interleaved_sliding_window" in text:
+        if text["interleaved_sliding_window"] is None:
+            raise _fail(where, "interleaved_sliding_window", "is null, which vLLM refuses (an int or a list)")
         raise _fail(where, "interleaved_sliding_window", "gives openPangu layers windows, which are not modelled")
-    if text.get("is_causal") is False:
-        raise _fail(where, "is_causal", "is false: openPangu's layers are then encoder-only and cache no KV")
+    if "is_causal" in text and not text["is_causal"]:
+        causal = text["is_causal"]
+        value = "null" if causal is None else "false" if causal is False else repr(causal)  # as the file spells it
+        said = f"is {value}, which vLLM reads as false: openPangu's layers are then encoder-only and cache no KV"
+        raise _fail(where, "is_causal", said)
 
 
 # The fields that set ERNIE-4.5-VL's cache, which its file must state: vLLM loads it with the hub's remote
