@@ -4,6 +4,7 @@ over the seeds, priced as `onechip cost` prices a throughput, and resumed as ben
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from onechip.bench.search import (
 )
 from onechip.errors import ConfigError, OnechipError
 from onechip.paths import exclusive, run_dir, write_text_atomic
+from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.report.search import write_search_report
 from onechip.schemas import RUN_FILES, BenchConfig, Plan
@@ -154,16 +156,26 @@ def _read_back(probe_dir: Path) -> tuple[SearchProbe, CellResult] | None:
     return verdict.model_copy(update={"run_dir": str(probe_dir)}), run.cells[0]
 
 
-def answer_costs(chip: str, output_tok_per_s: float | None, replicas: int) -> list[CostLine]:
-    """`onechip cost`'s lines (cost.cost_lines, every pricing model the catalog has for `chip`) at the answer's
-    output tok/s: each of `replicas` engines on its own chip, priced at its share of the tok/s (the same $/M as
-    all the chips over all the tok/s). None when there is no answer, or the catalog has no price for `chip`."""
+def answer_costs(plan: Plan, output_tok_per_s: float | None, replicas: int) -> list[CostLine]:
+    """`onechip cost`'s lines (cost.cost_lines, every pricing model the catalog has for `plan.chip`) at the answer's
+    output tok/s: each of `replicas` engines on chips_per_engine(plan) of its own, each priced at its share of the
+    tok/s (the same $/M as all the chips over all the tok/s). None when there is no answer, or the catalog has no
+    price for the chip."""
     if not output_tok_per_s:
         return []
     try:
-        return cost_layer.cost_lines(chip, output_tok_per_s / replicas)
+        return cost_layer.cost_lines(plan.chip, output_tok_per_s / (replicas * chips_per_engine(plan)))
     except ConfigError:  # a chip with no price in the catalog (a CPU host, an unnamed card): nothing to price
         return []
+
+
+def chips_per_engine(plan: Plan) -> int:
+    """How many of `plan.chip` (a priced catalog entry: one card, or one slice, billed_as) one engine of `plan`
+    holds: its devices (tensor x pipeline parallel, Plan.devices) over the devices an entry shows (its chips x
+    devices_per_chip, accelerators.json), whole entries, at least one: an engine of TP 2 on l4 holds 2 L4s, as
+    advise bills engines x TP chips (api._predict), where a v5e-4 slice of TP 4 is one entry of 4 chips."""
+    acc = accelerator(plan.chip)
+    return max(1, math.ceil(plan.devices / (acc.chips * acc.devices_per_chip)))
 
 
 def simulate_find_max(request: SimulateRequest, on_progress: ProgressFn = no_progress) -> SearchResult:
@@ -200,7 +212,7 @@ def simulate_find_max(request: SimulateRequest, on_progress: ProgressFn = no_pro
                     _write(partial.model_copy(update={"prediction": source.prediction}), out_dir)
                 raise
             result = search.result(deployed, lo, why)
-            costs = answer_costs(the_plan.chip, result.output_tok_per_s, request.replicas)
+            costs = answer_costs(the_plan, result.output_tok_per_s, request.replicas)
             result = result.model_copy(update={"max_load_range": span, "prediction": source.prediction, "costs": costs})
             _write(result, out_dir)
     return result

@@ -21,6 +21,7 @@ from onechip.report.markdown_bench import waits_text
 from onechip.report.search import (
     at_percentile_text,
     clients_answer,
+    cost_share_text,
     probe_load_text,
     probe_verdict,
     seeds_range_text,
@@ -260,9 +261,8 @@ def print_search(result: SearchResult, out: Console) -> None:
         out.print(seeds)
     if (probes := probe_load_text(result)) is not None:
         out.print(f"probes: {probes}")
-    engines = result.prediction.replicas if result.prediction is not None else 1
-    if result.costs and engines > 1:
-        out.print(f"priced per engine: each of the {engines} engines on its own chip, at its 1/{engines} of the tok/s")
+    if (share := cost_share_text(result)) is not None:
+        out.print(f"priced per chip: {share}")
     for c in result.costs:
         out.print(
             f"  {c.chip} {c.pricing} ({c.region}): ${c.usd_per_mtok:,.3f}/Mtok output, ${c.monthly_usd:,.0f}/month"

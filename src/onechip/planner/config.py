@@ -1398,13 +1398,19 @@ def _hunyuan_fields(text: dict[str, Any], family: str, where: str) -> None:
 
 def _pangu_fields(text: Mapping[str, Any], where: str) -> None:
     """openPangu-Embedded's fields the planner does not model, refused naming them: openpangu.py
-    OpenPanguEmbeddedAttention takes a window from interleaved_sliding_window (an int for every layer, a list cycled by
-    layer index: lines 463-476), and is_causal false builds encoder-only attention, which caches no KV (lines
-    858-866; 0.34.0 sdist)."""
-    if text.get("interleaved_sliding_window") is not None:
+    OpenPanguEmbeddedAttention takes a window from interleaved_sliding_window whenever the config has it (an int for
+    every layer, a list cycled by layer index; anything else, a null too, raises ValueError: lines 463-476), and an
+    is_causal that is false as Python reads it (false, null, 0: 'if getattr(config, "is_causal", True)') builds
+    encoder-only attention, which caches no KV (lines 858-866; 0.34.0 sdist)."""
+    if "interleaved_sliding_window" in text:
+        if text["interleaved_sliding_window"] is None:
+            raise _fail(where, "interleaved_sliding_window", "is null, which vLLM refuses (an int or a list)")
         raise _fail(where, "interleaved_sliding_window", "gives openPangu layers windows, which are not modelled")
-    if text.get("is_causal") is False:
-        raise _fail(where, "is_causal", "is false: openPangu's layers are then encoder-only and cache no KV")
+    if "is_causal" in text and not text["is_causal"]:
+        causal = text["is_causal"]
+        value = "null" if causal is None else "false" if causal is False else repr(causal)  # as the file spells it
+        said = f"is {value}, which vLLM reads as false: openPangu's layers are then encoder-only and cache no KV"
+        raise _fail(where, "is_causal", said)
 
 
 # The fields that set ERNIE-4.5-VL's cache, which its file must state: vLLM loads it with the hub's remote
@@ -1417,10 +1423,12 @@ def _ernie_vl_fields(text: dict[str, Any], stated: set[str], where: str) -> None
     moe_num_experts[0] experts of moe_intermediate_size[0] and a vision one of [1], both routing moe_k (lines
     207-306, 0.34.0 sdist; it asserts both expert counts equal): the planner reads the text experts and the wider
     intermediate size (the widest FusedMoE sizes the forward's workspace). A file that leaves out a field of the cache
-    is refused naming it (_ERNIE_VL_STATED)."""
+    or states null is refused naming it (_ERNIE_VL_STATED): ernie45_vl_moe.py passes each as it is (a null KV head
+    count fails its 'total_num_kv_heads >= tp_size', lines 116-117)."""
     for name in _ERNIE_VL_STATED:
-        if name not in stated:
-            raise _fail(where, name, "is missing; ERNIE-4.5-VL's remote Ernie4_5_VLMoEConfig default was not read")
+        if name not in stated or text.get(name) is None:
+            said = "is missing" if name not in stated else "is null"
+            raise _fail(where, name, f"{said}; ERNIE-4.5-VL's remote Ernie4_5_VLMoEConfig default was not read")
     for name, own, read in (
         ("num_experts", "moe_num_experts", _first),
         ("moe_intermediate_size", "moe_intermediate_size", max),

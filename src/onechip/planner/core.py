@@ -26,6 +26,7 @@ from onechip.catalog.files import (
     FusedMoeBufferRule,
     GpuMemoryRule,
     HybridStateRule,
+    KvPagePaddingRule,
     Mxfp4Layout,
     NcclNvlsRule,
     NcclP2pRule,
@@ -1088,13 +1089,20 @@ def _page_padding(
     if not undivided or not rules.page_padding_rules or all(latent):
         return False  # nothing to pad, or MLA latents only (one UniformTypeKVCacheSpecs group, kv_groups)
     rule = select_rule(rules.page_padding_rules, request.engine_version)
-    pads = rule.pads == "non_mla_attention" or (rule.pads == "block_stride_backends" and not rocm_mha)
-    if not pads or any(latent):
+
+    def pads(r: KvPagePaddingRule) -> bool:  # MLA's page is padded by no release
+        return not any(latent) and (
+            r.pads == "non_mla_attention" or (r.pads == "block_stride_backends" and not rocm_mha)
+        )
+
+    if not pads(rule):
         why = " of an MLA layer" if any(latent) else " on ROCM_ATTN" if rule.pads == "block_stride_backends" else ""
-        padding = " / ".join(r.versions for r in rules.page_padding_rules if r.pads != "never")
+        # the releases that would pad it on this backend: 0.24.0 - 0.28.x refuse on ROCM_ATTN too
+        padding = " / ".join(r.versions for r in rules.page_padding_rules if pads(r))
+        where = f"padded in {padding}" if padding else "no release pads it"
         raise ConfigError(
             f"KV page sizes {sorted({*undivided, largest})} cannot be unified: vLLM {request.engine_version or ''} "
-            f"({rule.versions}) refuses a page that does not divide the largest{why} (padded in {padding}; "
+            f"({rule.versions}) refuses a page that does not divide the largest{why} ({where}; "
             "--block-size does not change it)"
         )
     sizes = ", ".join(f"{page:,}" for page in undivided)

@@ -88,6 +88,22 @@ def basis_text(result: SearchResult) -> str:
     return f"calibration measured on engine version {measured_on}{planned}"
 
 
+def cost_share_text(result: SearchResult) -> str | None:
+    """Whose share of the answer's tok/s a cost line prices, when not all of it (api._sim_search.answer_costs: one
+    chip each): 'each of the 2 engines on its own chip, at its 1/2 of the output tok/s', or over the chips a
+    tensor-parallel engine holds, 'each of the 4 chips (2 engines x 2), at its 1/4 of the output tok/s'; else None."""
+    engines = result.prediction.replicas if result.prediction is not None else 1
+    if not result.costs or not result.output_tok_per_s:
+        return None
+    chips = round(result.output_tok_per_s / result.costs[0].output_tok_per_s)  # an integer share (answer_costs)
+    if chips <= 1:
+        return None
+    if chips == engines:
+        return f"each of the {engines} engines on its own chip, at its 1/{engines} of the output tok/s"
+    per = f"{plural(engines, 'engine')} x {chips // engines}"
+    return f"each of the {chips} chips ({per}), at its 1/{chips} of the output tok/s"
+
+
 def search_markdown(result: SearchResult) -> list[str]:
     """'## SLO search': the answer, why the search stopped, the KV wall, and every probe in load order."""
     slo = ", ".join(f"{k} ≤ {v:g} ms" for k, v in result.slo.items())
@@ -112,13 +128,8 @@ def search_markdown(result: SearchResult) -> list[str]:
     if result.kv_wall_clients is not None:
         lines += [f"KV wall (plan): {result.kv_wall_clients:,} clients at the longest prompt plus output.", ""]
     if result.costs:
-        engines = result.prediction.replicas if result.prediction is not None else 1
-        each = (
-            f" (each of the {engines} engines on its own chip, at its 1/{engines} of the output tok/s)"
-            if engines > 1
-            else ""
-        )
-        lines += [f"At the answer's throughput{each}:", ""] + [
+        share = cost_share_text(result)
+        lines += [f"At the answer's throughput{f' ({share})' if share else ''}:", ""] + [
             f"- {c.chip} {c.pricing} ({c.region}): ${c.usd_per_mtok:,.3f} per million output tokens, "
             f"${c.monthly_usd:,.0f}/month (price of {c.price_date})"
             for c in result.costs

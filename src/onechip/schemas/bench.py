@@ -1234,7 +1234,7 @@ class SearchResult(ResultModel):
     costs: list[CostLine] = Field(
         default_factory=list,
         description="The answer's tok/s priced on --chip (one line per catalog price); predicted: on the plan's chip, "
-        "each of prediction.replicas engines on its own chip at its share of the tok/s.",
+        "each chip of prediction.replicas engines (a tensor-parallel engine holds several) at its share of the tok/s.",
     )
     max_load_range: tuple[float, float] | None = Field(
         default=None,

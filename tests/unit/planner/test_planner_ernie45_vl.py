@@ -66,6 +66,11 @@ def test_ernie45_vl_without_its_kv_heads_is_refused_naming_them() -> None:
     lean = {k: v for k, v in ERNIE_VL.items() if k != "num_key_value_heads"}
     with pytest.raises(ConfigError, match="'num_key_value_heads' is missing; ERNIE-4.5-VL's remote"):
         config_from_dict(lean, "config.json")
+    # stated null is no figure either: ernie45_vl_moe.py passes config.num_key_value_heads as it is to
+    # Ernie4_5_VLMoeAttention, whose 'self.total_num_kv_heads >= tp_size' (lines 116-117, 0.34.0 sdist) fails on None,
+    # where the planner read the 20 query heads as KV heads (5 x the cache of the published 4)
+    with pytest.raises(ConfigError, match="'num_key_value_heads' is null; ERNIE-4.5-VL's remote"):
+        config_from_dict({**ERNIE_VL, "num_key_value_heads": None}, "config.json")
 
 
 def test_ernie45_vl_tower_holds_its_resampler_and_text_only_drops_both(tmp_path: Path) -> None:

@@ -51,6 +51,22 @@ def test_openpangu_embedded_windows_are_refused_naming_the_field() -> None:
         config_from_dict({**PANGU_EMBEDDED_7B, "interleaved_sliding_window": 4096}, "config.json")
 
 
+@pytest.mark.parametrize("value", [False, None, 0])
+def test_openpangu_embedded_not_causal_by_any_false_value_is_refused(value: Any) -> None:
+    # lines 859-866: 'if getattr(config, "is_causal", True)' builds decoder attention, else ENCODER_ONLY (no KV cache):
+    # a stated null or 0 is false there too, where the planner refused `false` alone and planned the others' KV
+    with pytest.raises(ConfigError, match="'is_causal'"):
+        config_from_dict({**PANGU_EMBEDDED_7B, "is_causal": value}, "config.json")
+
+
+def test_openpangu_embedded_window_stated_null_is_refused() -> None:
+    # lines 463-474: 'if hasattr(config, "interleaved_sliding_window")' takes an int or a list, and raises ValueError
+    # ('... for interleaved_sliding_window is not supported') on anything else: a stated null does not start, where
+    # the planner planned it as no windows
+    with pytest.raises(ConfigError, match="'interleaved_sliding_window'"):
+        config_from_dict({**PANGU_EMBEDDED_7B, "interleaved_sliding_window": None}, "config.json")
+
+
 @pytest.mark.parametrize(
     ("architecture", "model_type", "file"),
     [

@@ -72,8 +72,14 @@ def test_rocm_attn_refuses_in_the_block_stride_releases_and_pads_from_0_29(tmp_p
     # stride order (indexes_kv_by_block_stride False) in 0.24.0 - 0.28.0; 0.29.0 pads every non-MLA page
     config = {**MIMO_V2_FLASH, "swa_head_dim": 128, "swa_v_head_dim": 128}
     directory = str(one_element_checkpoint(tmp_path / "ckpt", config, _NAMES))
-    with pytest.raises(ConfigError, match=r"\[40960, 65536\].*0\.28\.0.*on ROCM_ATTN"):
+    with pytest.raises(ConfigError, match=r"\[40960, 65536\].*0\.28\.0.*on ROCM_ATTN") as rocm:
         plan_model(directory, "mi300x", "vllm-gpu", engine_version="0.28.0", max_model_len=8192)
+    # the releases that pad on ROCM_ATTN are 0.29.0 on alone: the line named 0.24.0 - 0.28.x too, the range that had
+    # just refused it; and an upgrade from before 0.24.0 to 0.24.0 - 0.28.x would not start it on ROCm either
+    assert "(padded in 0.29.0 and later; --block-size does not change it)" in str(rocm.value)
+    with pytest.raises(ConfigError) as older:
+        plan_model(directory, "mi300x", "vllm-gpu", engine_version="0.23.0", max_model_len=8192)
+    assert "(padded in 0.29.0 and later; --block-size does not change it)" in str(older.value)
     for chip, version in (("h100", "0.28.0"), ("mi300x", "0.29.0")):
         plan = plan_model(directory, chip, "vllm-gpu", engine_version=version, max_model_len=8192)
         assert plan.memory_budget is not None

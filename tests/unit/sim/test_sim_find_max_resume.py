@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from onechip import api, cost, sim
+from onechip import api, cost, planner, sim
 from onechip.api import _sim_search
 from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent
 from onechip.schemas.bench import RequestSample, SearchResult
 from onechip.schemas.inputs import build_request
-from onechip.schemas.requests import SimulateRequest
+from onechip.schemas.requests import PlanRequest, SimulateRequest
 from onechip.sim.predict import CellPrediction
 
 TYPED = {"contexts": "1024", "find_max": "clients", "slo": "tpot_ms=15"}  # the knee inside the search (n + 1 missed)
@@ -204,3 +204,31 @@ def test_a_probe_torn_between_its_run_and_its_plan_is_predicted_again(
     asked = _counting(monkeypatch)
     _same(api.simulate_find_max(_request(seed_plan_file, out)), whole)
     assert asked == [2]
+
+
+def test_a_tensor_parallel_plan_is_priced_on_every_chip_its_engine_holds(tmp_path: Path) -> None:
+    # an engine of a --tensor-parallel-size 2 plan on l4 holds 2 L4s (Plan.devices; advise bills engines x TP chips,
+    # api._predict): the answer's $/M is 2 chip-hours' price over its tok/s, cost.cost_lines at half the tok/s a chip
+    plan = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="l4", tensor_parallel_size=2))
+    assert plan.devices == 2
+    path = tmp_path / "plan.json"
+    path.write_text(plan.model_dump_json())
+    typed = {"slo": "tpot_ms=30", "find_max_limit": "4", "reps": "2"}
+    one = api.simulate_find_max(_request(path, tmp_path / "one", **typed))
+    assert one.output_tok_per_s and one.costs
+    assert one.costs == cost.cost_lines("l4", one.output_tok_per_s / 2)
+    two = api.simulate_find_max(_request(path, tmp_path / "two", replicas="2", **typed))
+    assert two.output_tok_per_s and two.costs == cost.cost_lines("l4", two.output_tok_per_s / 4)
+    report = " ".join((tmp_path / "two" / "search.md").read_text().split())
+    assert "each of the 4 chips (2 engines x 2), at its 1/4 of the output tok/s" in report
+
+
+@pytest.mark.parametrize(
+    ("chip", "tp", "chips"),
+    # accelerators.json: v5e-4 is a slice of 4 chips priced as 4 x v5e-1 (price_chip), so its TP-4 engine is one
+    # priced entry; an l4 is one card, so a TP-2 engine holds two; a TPU7x chip shows 2 devices (devices_per_chip)
+    [("v5e-4", 4, 1), ("l4", 2, 2), ("l4", 1, 1), ("tpu7x-1", 2, 1)],
+)
+def test_an_engine_holds_its_devices_in_whole_priced_entries(chip: str, tp: int, chips: int) -> None:
+    plan = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip=chip, tensor_parallel_size=tp))
+    assert _sim_search.chips_per_engine(plan) == chips
