@@ -162,6 +162,18 @@ def test_down_of_tpus_whose_deletes_finish_at_different_times_deletes_each(fast,
     assert len([m for m, _, _ in fast.requests if m == "DELETE"]) == 3  # each sent once
 
 
+def test_down_counts_a_delete_that_finished_while_another_used_up_the_bound_as_done(fast, run, monkeypatch):
+    # a's delete never finishes and uses up the bound; b's finished meanwhile (300 s), unread: it is read once then
+    fast.delete_s_of = {"a": 10.0**6, "b": 300.0, "c": 10.0**6}
+    clock = _three_nodes(run, monkeypatch)
+    started = clock.now
+    with pytest.raises(CloudDownError) as info:
+        _cloud.cloud_down(CloudNameRequest(project=P), targets=records.load_all())
+    assert clock.now - started <= provision.DELETE_WAIT_S + 5  # the bound, and the poll (5 s) that went past it
+    assert info.value.result.deleted == [f"node b ({OK})"], info.value.result
+    assert sorted(r.name for r in records.load_all()) == ["a", "c"]
+
+
 def test_down_sends_a_nodes_delete_before_it_waits_out_a_provisioning_queued_resource(fast, monkeypatch):
     # the queued resource (listed first) cannot be deleted while PROVISIONING (seed): down waited it out, 300 s, and
     # only then sent the node's delete (200 s more). Every delete is sent first, the refused one sent again after
