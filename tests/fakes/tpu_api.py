@@ -67,7 +67,8 @@ times, after)`; the first request matching one is answered with `kind` (and `tim
 A queued resource's create answers a `requestId` it has seen with that request's operation and makes nothing
 (AIP-155: the same request is executed once), unless `honour_request_id` is False (then the queuedResourceId alone
 answers a repeat ALREADY_EXISTS, as AIP-133 says of any create with a taken id). A delete takes `delete_s` (0: at
-once): the resource shows DELETING until its operation is done, then is gone, as the real API's are. Lists answer
+once; `delete_s_of` a resource's own, by its id): the resource shows DELETING until its operation is done, then is
+gone, as the real API's are. Lists answer
 `page_size` items a page (0: all) with `nextPageToken`; a zone in `unreachable` lists nothing and names its location in
 the answer's `unreachable` (ListNodesResponse / ListQueuedResourcesResponse: 'Locations that could not be reached';
 AIP-217: a list that could not reach part of what it lists says so there, HTTP 200). Every request is kept in
@@ -149,6 +150,7 @@ class FakeTpuApi:
     provisioning_s: float = 0.2
     run_s: float | None = None
     delete_s: float = 0.0
+    delete_s_of: dict[str, float] = field(default_factory=dict)  # node or queued resource id -> its delete's seconds
     page_size: int = 0
     hang_s: float = 1.0
     retry_after_s: int = 1
@@ -460,8 +462,9 @@ class FakeTpuApi:
 
     def _delete_later(self, parent: str, keys: list[str]) -> dict[str, Any]:
         """The operation of a delete of `keys` (a queued resource and its node, or a node): each shows
-        DELETING until it is done, after `delete_s`, then is gone."""
-        done_at = time.monotonic() + self.delete_s
+        DELETING until it is done, after `delete_s` (or the first key's `delete_s_of`), then is gone."""
+        delay_s = self.delete_s_of.get(keys[0].rsplit("/", 1)[-1], self.delete_s)
+        done_at = time.monotonic() + delay_s
         for key in keys:
             if key in self.queued:
                 self.queued[key]["state"] = {"state": "DELETING"}
@@ -469,7 +472,7 @@ class FakeTpuApi:
                 self.nodes[key]["state"] = "DELETING"
         op = self._operation(parent, done_at)
         self.operations[op["name"]]["_deletes"] = keys
-        if not self.delete_s:
+        if not delay_s:
             self._advance()
             return self._public(self.operations[op["name"]])
         return op

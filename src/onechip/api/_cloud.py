@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -363,8 +362,9 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
     cloud_down_targets, after stopping the engines `up` runs on them (`cloud up --model`: every replica, the
     router and the tunnels here). `targets`: the list cloud_down_targets gave and the user confirmed, deleted as
     it is (nothing found since is added; each label is checked again); None: looked up now. A queued resource in
-    PROVISIONING is waited out, then deleted; an outage of the API is sent and read through for
-    provision.DOWN_OUTAGE_S (10 min) in all, every TPU together. Every one is tried; raises CloudDownError afterwards
+    PROVISIONING is waited out, then deleted; every delete is sent first, then all are waited for (a
+    PROVISIONING wait, a delete not finished, an outage sent and read through) for provision.DOWN_WAIT_S (10 min) in
+    all, every TPU of every project together. Every one is tried; raises CloudDownError afterwards
     when some could not be deleted, naming each with its delete command, or when a zone could not be listed
     (`unreachable`: the lines cloud_down_found gave with `targets`; with no targets, found now), naming it and what
     was deleted; its `result` holds the same (deleted, failed, unreachable). `notes`: the zones whose failed list hid
@@ -385,29 +385,15 @@ def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, 
     result = CloudDownResult(notes=list(notes))
     # the last address each had: a preempted TPU shows none, and the engines started on it still run their tunnels
     _stop_engines_on({ip for _, r in chosen if (ip := r.external_ip or r.last_external_ip)}, on_progress)
-    by_project: dict[str, tuple[TpuApi, list[CloudResource]]] = {}
-    for tpu, resource in chosen:
-        by_project.setdefault(tpu.project, (tpu, []))[1].append(resource)
-    failures: list[CloudDownError] = []
-    groups = list(by_project.values())
-    outage_end_s = time.monotonic() + provision.DOWN_OUTAGE_S  # the whole command's, every project's TPUs together
-    for k, (tpu, resources) in enumerate(groups):
-        later = [r for _, rest in groups[k + 1 :] for r in rest]  # named on Ctrl-C, with what was deleted before
-        before = list(result.deleted)
-        try:  # a project whose deletes fail does not keep the next one's TPUs billing
-            done = provision.down(tpu, resources, on_progress, later, before, outage_end_s)
-        except CloudDownError as exc:
-            failures.append(exc)
-            done = exc.result
-        result.deleted += done.deleted
-        result.kept += done.kept
-        result.failed += done.failed
+    failure: CloudDownError | None = None
+    try:  # every TPU of every project: all deletes sent first, then waited on under the command's one bound
+        done = provision.down(chosen, on_progress)
+    except CloudDownError as exc:
+        failure, done = exc, exc.result
+    result.deleted, result.kept, result.failed = done.deleted, done.kept, done.failed
     result.unreachable = list(unreachable)
-    if failures:  # each project's line names what it deleted; those of the projects that went through are added
-        said = "; ".join([*(str(f) for f in failures), *unreachable])
-        named = {d for f in failures for d in f.result.deleted}
-        clean = [d for d in result.deleted if d not in named]
-        raise CloudDownError(f"{said}; also deleted {', '.join(clean)}" if clean else said, result, failures[0])
+    if failure is not None:  # its line names what was deleted and what may still exist
+        raise CloudDownError("; ".join([str(failure), *unreachable]), result, failure)
     if unreachable:  # what it reached is deleted; a labelled TPU in that zone may bill on unseen
         went = f"deleted {', '.join(result.deleted)}; " if result.deleted else "nothing deleted; "
         said = f"{went}{'; '.join(unreachable)}: {UNLISTED_AGAIN}"

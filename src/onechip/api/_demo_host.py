@@ -266,7 +266,7 @@ def _demo_down(
     on_progress(ProgressEvent("demo", f"deleting {resource.kind} {resource.name} ({resource.zone})"))
     try:
         with ExitStack() as stack:
-            result = provision.down(_tpu(resource.project, on_progress, stack), [resource], on_progress)
+            result = provision.down([(_tpu(resource.project, on_progress, stack), resource)], on_progress)
     except KeyboardInterrupt:  # a second Ctrl-C while deleting: say what may still bill
         raise Interrupted(provision.interrupted_message(resource)) from None
     except CloudError as exc:

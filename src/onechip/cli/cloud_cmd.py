@@ -254,9 +254,9 @@ def nothing_line(request: CloudNameRequest, elsewhere: list[CloudResource]) -> s
 @cloud_app.command()
 @options_from(CloudNameRequest)
 def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
-    """Delete what onechip created (labelled created-by=onechip; a queued resource with its node). Each delete is
-    waited for up to 10 min; an outage of the API (no answer, 5xx, rate limit) is sent and read through for 10 min
-    in all, every TPU together (each after that gets one call's retries, 30 s), then the ones left are named."""
+    """Delete what onechip created (labelled created-by=onechip; a queued resource with its node). Every delete is
+    sent first, then all are waited for up to 10 min in all (PROVISIONING, a delete not finished, an outage of the
+    API: no answer, 5xx, rate limit); then the ones left are named."""
     request = build_request(CloudNameRequest, fields)
     progress = state_lines()
     listing = api.cloud_down_found(request, progress)

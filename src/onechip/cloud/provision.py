@@ -59,9 +59,9 @@ Member = tuple[str, int] | None  # (set name, index) of a TPU of a `cloud up --r
 QUEUE_GRACE_S = 30.0  # past valid-until, the API may take a poll or two to mark the request FAILED
 CREATE_GRACE_S = 60.0  # a resource just created (or found made by a retried create) may answer NOT_FOUND this long
 DELETE_WAIT_S = 600.0  # a delete that cannot start (PROVISIONING) or has not finished is waited this long
-# an outage of the API (tpu_api.OUTAGE) a `down` sends its deletes again through, and reads through, this long in all,
-# every TPU of it together: per TPU, N TPUs held it N x 10 min
-DOWN_OUTAGE_S = DELETE_WAIT_S
+# a `down` waits this long in all for its deletes, every TPU of it together (sent first, then waited on): PROVISIONING
+# waited out, a delete not finished, an outage sent again and read through. Per TPU, N TPUs held it N x 10 min
+DOWN_WAIT_S = DELETE_WAIT_S
 GONE = "gone"  # the state `status` gives a recorded resource the API no longer has (no state of the API's enums)
 
 # Every state of each kind, from the TPU API's discovery documents (googleapis/google-api-go-client
@@ -282,31 +282,44 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
         time.sleep(api.poll_s)
 
 
+def send_delete(api: TpuApi, resource: CloudResource) -> Json:
+    """Send the delete of a queued resource with its node (force), or of a node, once; return its operation.
+    Raises CloudError as the API refuses it (tpu_api.TpuApi.call: one call's retries)."""
+    if resource.kind == "queued-resource":
+        return api.delete_queued_resource(resource.zone, resource.name)
+    return api.delete_node(resource.zone, resource.node_id)
+
+
 def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_progress,
-           limit_s: float = DELETE_WAIT_S, outage_end_s: float | None = None) -> None:  # fmt: skip
+           limit_s: float = DELETE_WAIT_S, end_s: float | None = None,
+           sent: Json | CloudError | None = None) -> None:  # fmt: skip
     """Delete a queued resource with its node (force), or a node, and wait until the API no longer has it;
     then forget the record (only then: a delete that answered 'not found' while a GET still finds it is
     sent again). A queued resource in PROVISIONING cannot be deleted (FAILED_PRECONDITION, seed), nor any resource
     the API answers so (said with its state, _not_deletable_yet): it is waited out, and one already DELETING is
-    waited for, up to `limit_s`, whatever the API answers its delete (_on_its_way_out); one refused by an outage or a
-    rate limit (tpu_api.OUTAGE) is sent again after the wait it asks for, within `limit_s`. `outage_end_s`: the
-    time.monotonic() second past which an outage is neither sent again through nor read through (a `down`'s, shared
-    by all its TPUs: `down`); None: `limit_s` from now. Raises CloudError when the API refuses or keeps failing. The
-    wait is said through `on_progress` (a delete takes minutes)."""
+    waited for, whatever the API answers its delete (_on_its_way_out); one refused by an outage or a rate limit
+    (tpu_api.OUTAGE) is sent again after the wait it asks for. All of it ends at `end_s` (time.monotonic seconds:
+    a `down`'s, `limit_s` after it began, shared by all its TPUs, whose deletes it sent first); None: `limit_s` from
+    now. Past it nothing is sent again nor read through, and a resource the API no longer has then counts as
+    deleted. `sent`: what this delete's first send got (`send_delete`'s operation, or its refusal), met as a send
+    made here; None: sent here. Raises CloudError when the API refuses or keeps failing. The wait is said through
+    `on_progress` (a delete takes minutes)."""
     started = time.monotonic()
-    end_s = started + limit_s
-    outage_end_s = end_s if outage_end_s is None else min(outage_end_s, end_s)
+    shared = end_s is not None
+    end_s = started + limit_s if end_s is None else end_s
+    since_s = end_s - limit_s  # when the bound began: now, or the down's start
+    version = "v2alpha1" if resource.kind == "queued-resource" else "v2"
+    what = f"delete of {resource.kind} {resource.name} in {resource.zone}"
     resent = 0
 
     def gave_up(exc: CloudError) -> CloudError:  # one call's tries alone read as giving up at once
         spent_s = time.monotonic() - started
         if resent:
-            bound = f"a delete is waited for up to {limit_s:g} s" if outage_end_s == end_s else (
-                "an outage is sent through for the rest of the down's bound")  # fmt: skip
+            bound = f"a down waits for its deletes, all its TPUs together, up to {limit_s:g} s" if shared else (
+                f"a delete is waited for up to {limit_s:g} s")  # fmt: skip
             return exc.reworded(f"{exc}; the delete was sent again {resent} times over {spent_s:.0f} s ({bound})")
-        if exc.reason in OUTAGE and outage_end_s < end_s and time.monotonic() >= outage_end_s:
-            return exc.reworded(f"{exc}; not sent again: the down's {DOWN_OUTAGE_S:g} s for an outage, all its TPUs "
-                                "together, are spent")  # fmt: skip
+        if exc.reason in OUTAGE and shared and time.monotonic() >= end_s:
+            return exc.reworded(f"{exc}; not sent again: the down's {limit_s:g} s, all its TPUs together, are spent")
         return exc
 
     def waiting(elapsed_s: float) -> None:
@@ -314,33 +327,32 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
                                   elapsed_s, limit_s))  # fmt: skip
 
     while True:
+        first, sent = sent, None
         try:
-            what = f"delete of {resource.kind} {resource.name} in {resource.zone}"
-            if resource.kind == "queued-resource":
-                operation = api.delete_queued_resource(resource.zone, resource.name)
-                api.wait_operation(operation, "v2alpha1", limit_s, waiting, what, outage_end_s)
-            else:
-                operation = api.delete_node(resource.zone, resource.node_id)
-                api.wait_operation(operation, "v2", limit_s, waiting, what, outage_end_s)
+            if isinstance(first, CloudError):
+                raise first
+            operation = send_delete(api, resource) if first is None else first
+            api.wait_operation(operation, version, limit_s, waiting, what, end_s, since_s)
         except CloudError as exc:
             if time.monotonic() > end_s:
-                raise gave_up(exc) from None
-            if exc.reason == "precondition":
+                if not _gone(api, resource):  # a delete done while the down waited on the others is not a failure
+                    raise gave_up(exc) from None
+            elif exc.reason == "precondition":
                 on_progress(ProgressEvent("cloud", _not_deletable_yet(api, resource, exc)))
             elif exc.reason != "not-found" and not _on_its_way_out(api, resource):
                 wait_s = exc.retry_after_s or 0.0  # RetryInfo / Retry-After: what the API asked to wait
-                if exc.reason not in OUTAGE or time.monotonic() + wait_s > outage_end_s:
+                if exc.reason not in OUTAGE or time.monotonic() + wait_s > end_s:
                     raise gave_up(exc) from None
                 # an outage or a rate limit past the call's own deadline refused it (nothing was done): sent again,
                 # within limit_s, as a delete the API cannot start yet is; the bound and the way out said, as an
                 # outage may hold it there that long
-                left_s = outage_end_s - time.monotonic()
+                left_s = end_s - time.monotonic()
                 on_progress(ProgressEvent("cloud", f"{exc}; the delete is sent again in {wait_s:g} s, for up to "
                                                    f"{limit_s:g} s ({left_s:.0f} s left); Ctrl-C stops it, naming "
                                                    f"it and the command that deletes it"))  # fmt: skip
                 resent += 1
                 time.sleep(wait_s)
-        while (item := poll(api, resource.kind, resource.zone, _ident(resource), outage_end_s,
+        while (item := poll(api, resource.kind, resource.zone, _ident(resource), end_s,
                             on_progress)) is not None:  # fmt: skip
             if time.monotonic() > end_s:
                 # said with the resends too: a wait that ran out here, between two refused sends, is one the
@@ -349,7 +361,7 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
                                          "its delete"))  # fmt: skip
             deleting = phase(resource.kind, state_of(resource.kind, item)) == "deleting"
             if deleting:  # not said while PROVISIONING: its own line says that wait
-                waiting(time.monotonic() - started)
+                waiting(time.monotonic() - since_s)
             time.sleep(api.poll_s)
             if not deleting:
                 break  # not on its way out: send the delete again
@@ -369,6 +381,14 @@ def _not_deletable_yet(api: TpuApi, resource: CloudResource, refusal: CloudError
     state = state_of(resource.kind, item) if item is not None else ""
     said = f"{resource.kind} {resource.name} is {state}" if state else f"{resource.kind} {resource.name}"
     return f"{said}: the API refuses its delete for now ({refusal}); waiting"
+
+
+def _gone(api: TpuApi, resource: CloudResource) -> bool:
+    """Whether the API no longer has `resource` (one read; False when it cannot be read)."""
+    try:
+        return fetch(api, resource.kind, resource.zone, _ident(resource)) is None
+    except CloudError:
+        return False
 
 
 def _on_its_way_out(api: TpuApi, resource: CloudResource) -> bool:
@@ -1148,50 +1168,75 @@ def recorded_targets(project: str, request: CloudNameRequest, recorded: list[Clo
             and (not request.zones or r.zone in request.zones) and r.project == project]  # fmt: skip
 
 
-def down(api: TpuApi, chosen: list[CloudResource], on_progress: ProgressFn, later: Sequence[CloudResource] = (),
-         before: Sequence[str] = (), outage_end_s: float | None = None) -> CloudDownResult:  # fmt: skip
-    """Delete each of `chosen` (from `targets`) after checking onechip's label on the API's copy. A queued
-    resource in PROVISIONING cannot be deleted (seed): it is waited out (up to DELETE_WAIT_S, 10 min, each), then
-    deleted. An outage of the API is sent and read through until `outage_end_s` (time.monotonic seconds; None:
-    DOWN_OUTAGE_S, 10 min, from now), all of `chosen` together: each TPU after it is tried with one call's retries
-    (ONECHIP_CLOUD_DEADLINE_S, 30 s). A record whose resource is gone, or is not onechip's, is dropped. One that
-    cannot be deleted does not stop the others: CloudDownError afterwards names what was deleted and each that may
-    still exist with the command that deletes it (and stays recorded), its `result` saying the same (`failed`); Ctrl-C
-    raises Interrupted saying the same, with `later` (the TPUs of the projects a `cloud down` reaches after this one)
-    among what may exist and `before` (what it deleted in the projects before) among what was deleted."""
-    outage_end_s = time.monotonic() + DOWN_OUTAGE_S if outage_end_s is None else outage_end_s
+def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn,
+         end_s: float | None = None) -> CloudDownResult:  # fmt: skip
+    """Delete each of `chosen` (from `targets`, each with the client of its project) after checking onechip's label
+    on the API's copy: every delete is sent first, then each is waited for (`delete`) until `end_s` (time.monotonic
+    seconds; None: DOWN_WAIT_S, 10 min, from now), all of them together: a queued resource in PROVISIONING, which
+    cannot be deleted (seed), is waited out and deleted, a refusal by an outage of the API sent again, and a delete
+    that has not finished waited for, within that one bound (one after another, N TPUs held it N x 10 min); past it,
+    each left is read once (gone: deleted) and a refused send is not sent again. A record whose resource is gone, or
+    is not onechip's, is dropped. One that cannot be deleted does not stop the others: CloudDownError afterwards names
+    what was deleted and each that may still exist with the command that deletes it (and stays recorded), its `result`
+    saying the same (`failed`); Ctrl-C raises Interrupted saying the same of every one not yet seen deleted."""
+    end_s = time.monotonic() + DOWN_WAIT_S if end_s is None else end_s
     result = CloudDownResult()
-    failed: list[tuple[CloudResource, CloudError]] = []
-    for resource in chosen:
-        what = f"{resource.kind} {resource.name} ({resource.zone})"
-        try:
-            item = _fetch(api, resource)
-            if item is None:  # read twice before a record is dropped: one answer may be a just-created lag
-                again = f"{what}: not found; reading it again in {api.poll_s:g} s before its record is dropped"
-                on_progress(ProgressEvent("cloud", again))
-                time.sleep(api.poll_s)
-                item = _fetch(api, resource)
-            if item is None:
-                records.forget(resource)
-                result.kept.append(f"{what}: already gone")
+    failed: dict[int, CloudError] = {}  # by index in `chosen`: said in its order
+    sent: list[tuple[int, Json | CloudError]] = []  # what each send got, for `delete` to wait on or deal with
+    left = [resource for _, resource in chosen]  # what may still exist, named on Ctrl-C
+    try:
+        for k, (api, resource) in enumerate(chosen):
+            try:
+                if not _ours(api, resource, result, on_progress):
+                    left.remove(resource)
+                    continue
+                on_progress(ProgressEvent("cloud", f"deleting {_what(resource)}"))
+                try:
+                    sent.append((k, send_delete(api, resource)))
+                except CloudError as exc:  # met by `delete` (waited out, sent again, or failed) once all are sent
+                    sent.append((k, exc))
+            except CloudError as exc:  # the others are still deleted: one refusal must not leave them billing
+                failed[k] = exc
+        for k, first in sent:
+            api, resource = chosen[k]
+            try:
+                delete(api, resource, on_progress, DOWN_WAIT_S, end_s, first)
+            except CloudError as exc:
+                failed[k] = exc
                 continue
-            if not labelled(item):
-                records.forget(resource)
-                result.kept.append(f"{what}: not labelled created-by=onechip; onechip deletes only what it created")
-                continue
-            on_progress(ProgressEvent("cloud", f"deleting {what}"))
-            delete(api, resource, on_progress, outage_end_s=outage_end_s)
-        except CloudError as exc:  # the others are still deleted: one refusal must not leave them billing
-            failed.append((resource, exc))
-            continue
-        except KeyboardInterrupt:
-            done = CloudDownResult(deleted=[*before, *result.deleted])
-            raise Interrupted("interrupted: " + _left_line([*chosen[chosen.index(resource) :], *later], done)) from None
-        result.deleted.append(what)
+            result.deleted.append(_what(resource))
+            left.remove(resource)
+    except KeyboardInterrupt:
+        raise Interrupted("interrupted: " + _left_line(left, result)) from None
     if failed:
-        result.failed = [f"{r.kind} {r.name} ({r.zone}): {exc}; delete it: {delete_command(r)}" for r, exc in failed]
-        raise CloudDownError(_left_line([r for r, _ in failed], result, failed[0][1]), result, failed[0][1])
+        gone = [(chosen[k][1], failed[k]) for k in sorted(failed)]
+        result.failed = [f"{r.kind} {r.name} ({r.zone}): {exc}; delete it: {delete_command(r)}" for r, exc in gone]
+        raise CloudDownError(_left_line([r for r, _ in gone], result, gone[0][1]), result, gone[0][1])
     return result
+
+
+def _what(resource: CloudResource) -> str:
+    return f"{resource.kind} {resource.name} ({resource.zone})"
+
+
+def _ours(api: TpuApi, resource: CloudResource, result: CloudDownResult, on_progress: ProgressFn) -> bool:
+    """Whether `down` deletes `resource`: the API has it, labelled onechip's. Otherwise its record is dropped and
+    `result.kept` says why. Raises CloudError when it cannot be read."""
+    item = _fetch(api, resource)
+    if item is None:  # read twice before a record is dropped: one answer may be a just-created lag
+        again = f"{_what(resource)}: not found; reading it again in {api.poll_s:g} s before its record is dropped"
+        on_progress(ProgressEvent("cloud", again))
+        time.sleep(api.poll_s)
+        item = _fetch(api, resource)
+    if item is None:
+        records.forget(resource)
+        result.kept.append(f"{_what(resource)}: already gone")
+        return False
+    if not labelled(item):
+        records.forget(resource)
+        result.kept.append(f"{_what(resource)}: not labelled created-by=onechip; onechip deletes only what it created")
+        return False
+    return True
 
 
 def _left_line(left: list[CloudResource], done: CloudDownResult, failure: CloudError | None = None) -> str:

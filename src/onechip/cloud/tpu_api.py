@@ -540,26 +540,29 @@ class TpuApi:
 
     def wait_operation(self, operation: Json, version: str, timeout_s: float,
                        on_tick: Callable[[float], None] | None = None, what: str = "",
-                       outage_end_s: float | None = None) -> Json:  # fmt: skip
+                       outage_end_s: float | None = None, since_s: float | None = None) -> Json:  # fmt: skip
         """Poll a long-running operation of API `version` ('v2' or 'v2alpha1': the operation's name does not
         say) until done, through outages (`through_outages`) within `timeout_s`, and not past `outage_end_s`
         (time.monotonic seconds: a bound on outages shared with other waits, a `cloud down`'s), when given; return its
-        `response`. A poll answered NOT_FOUND is polled again for OPERATION_GRACE_S from the start (one 404 stopped
-        an `up` whose TPU was made). Raises CloudError from its `error` (e.g. code 8 stockout), when it is not done
-        within `timeout_s`, or when a poll fails (NOT_FOUND past the grace), naming `what` it does ('create of node N in
-        ZONE') before the operation's id (an error named 'operations/operation-1' alone: not which TPU, nor where)."""
+        `response`. `timeout_s` (and the seconds `on_tick` is given) count from `since_s` (time.monotonic seconds: a
+        `cloud down`'s start, whose deletes share one bound); None: now. A poll answered NOT_FOUND is polled again
+        for OPERATION_GRACE_S from this call (one 404 stopped an `up` whose TPU was made). Raises CloudError from its
+        `error` (e.g. code 8 stockout), when it is not done within `timeout_s`, or when a poll fails (NOT_FOUND past the
+        grace), naming `what` it does ('create of node N in ZONE') before the operation's id (an error named
+        'operations/operation-1' alone: not which TPU, nor where)."""
         started = time.monotonic()
+        since_s = started if since_s is None else since_s
         url = f"{self.tpu_url}/{version}/{operation['name']}"
         short = str(operation.get("name", "")).rsplit("/", 1)[-1] or "operation"
         where = f"{what} (operation {short})" if what else str(operation.get("name", "operation"))
         while not operation.get("done"):
-            elapsed = time.monotonic() - started
+            elapsed = time.monotonic() - since_s
             if elapsed > timeout_s:
                 raise CloudError(f"{where}: not done after {timeout_s:.0f} s")
             if on_tick is not None:
                 on_tick(elapsed)
             time.sleep(self.poll_s)
-            end_s = min(started + timeout_s, outage_end_s if outage_end_s is not None else math.inf)
+            end_s = min(since_s + timeout_s, outage_end_s if outage_end_s is not None else math.inf)
             try:
                 answer = self.through_outages(lambda: self.call("GET", url), end_s, self.on_retry)
             except CloudError as exc:

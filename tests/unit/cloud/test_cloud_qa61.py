@@ -10,7 +10,7 @@ import pytest
 from fakes.tpu_api import Fault
 from onechip.api import _cloud
 from onechip.cloud import auth, provision, records, tpu_api
-from onechip.errors import CloudError
+from onechip.errors import CloudDownError, CloudError
 from onechip.schemas.cloud import CloudNameRequest, ZoneOffer
 
 P = "proj-1"
@@ -116,6 +116,82 @@ def test_down_through_a_whole_outage_is_bounded_once_not_per_tpu(fast, run, monk
     said = str(info.value)
     assert all(f"node {n} in" in said for n in "abcd"), said  # each named as one that may still exist
     assert sorted(r.name for r in records.load_all()) == ["a", "b", "c", "d"]
+
+
+def _three_nodes(run, monkeypatch) -> Clock:
+    """TPUs a, b (us-west4-a) and c (us-east1-d) made, then the default call deadline and poll on the fake clock."""
+    for name, zone in (("a", OK), ("b", OK), ("c", FAR)):
+        rc, out, err = run("cloud", "up", "--project", P, "--zone", zone, "--name", name, "--provisioning", "spot",
+                           "--no-limit", "--yes")  # fmt: skip
+        assert rc == 0, (out, err)
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "30")  # tpu_api's default call deadline
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "5")  # tpu_api's default poll
+    return Clock(monkeypatch)
+
+
+def test_down_of_tpus_whose_deletes_never_finish_is_bounded_once_not_per_tpu(fast, run, monkeypatch):
+    # each delete's operation stays RUNNING: down sent a's delete and waited its 10 minutes, then b's, then c's, one
+    # after another (1,815 s on this clock). Every delete is sent first, then all are waited for under one bound
+    fast.delete_s = 10**6  # the delete operations never finish (within this test)
+    clock = _three_nodes(run, monkeypatch)
+    started = clock.now
+    with pytest.raises(CloudDownError) as info:
+        _cloud.cloud_down(CloudNameRequest(project=P), targets=records.load_all())
+    spent_s = clock.now - started
+    # the command's bound (provision.DELETE_WAIT_S), and the poll (5 s) that went past it
+    assert provision.DELETE_WAIT_S <= spent_s <= provision.DELETE_WAIT_S + 5, spent_s
+    deletes = [p.split("/nodes/")[1] for m, p, _ in fast.requests if m == "DELETE"]
+    assert sorted(deletes) == ["a", "b", "c"], deletes  # each sent once: a running delete is waited on, not resent
+    failed = info.value.result.failed
+    assert sorted(line.split(" (")[0] for line in failed) == ["node a", "node b", "node c"], failed
+    assert all("not done after 600 s" in line for line in failed), failed  # the bound, said as it is
+    assert all(provision.delete_command(r) in " ".join(failed) for r in records.load_all())
+    assert sorted(r.name for r in records.load_all()) == ["a", "b", "c"]  # they may still exist: recorded
+
+
+def test_down_of_tpus_whose_deletes_finish_at_different_times_deletes_each(fast, run, monkeypatch):
+    # waited one after another, these took 400 + 100 + 550 s; sent together, the longest alone
+    fast.delete_s_of = {"a": 400.0, "b": 100.0, "c": 550.0}
+    clock = _three_nodes(run, monkeypatch)
+    started = clock.now
+    result = _cloud.cloud_down(CloudNameRequest(project=P), targets=records.load_all())
+    spent_s = clock.now - started
+    assert 550 <= spent_s <= 550 + 3 * 5, spent_s  # the longest delete, and a poll (5 s) per TPU at most past it
+    assert sorted(result.deleted) == [f"node a ({OK})", f"node b ({OK})", f"node c ({FAR})"] and not result.failed
+    assert records.load_all() == [] and not fast.nodes
+    assert len([m for m, _, _ in fast.requests if m == "DELETE"]) == 3  # each sent once
+
+
+def test_down_counts_a_delete_that_finished_while_another_used_up_the_bound_as_done(fast, run, monkeypatch):
+    # a's delete never finishes and uses up the bound; b's finished meanwhile (300 s), unread: it is read once then
+    fast.delete_s_of = {"a": 10.0**6, "b": 300.0, "c": 10.0**6}
+    clock = _three_nodes(run, monkeypatch)
+    started = clock.now
+    with pytest.raises(CloudDownError) as info:
+        _cloud.cloud_down(CloudNameRequest(project=P), targets=records.load_all())
+    assert clock.now - started <= provision.DELETE_WAIT_S + 5  # the bound, and the poll (5 s) that went past it
+    assert info.value.result.deleted == [f"node b ({OK})"], info.value.result
+    assert sorted(r.name for r in records.load_all()) == ["a", "c"]
+
+
+def test_down_sends_a_nodes_delete_before_it_waits_out_a_provisioning_queued_resource(fast, monkeypatch):
+    # the queued resource (listed first) cannot be deleted while PROVISIONING (seed): down waited it out, 300 s, and
+    # only then sent the node's delete (200 s more). Every delete is sent first, the refused one sent again after
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "30")
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "5")
+    clock = Clock(monkeypatch)
+    fast.provisioning_s = 300.0  # PROVISIONING for 300 s, then ACTIVE (the fake's queued resource)
+    fast.put("queued-resource", OK, "q", "PROVISIONING")
+    fast.put("node", OK, "n", "READY", spot=True)
+    fast.delete_s_of = {"n": 200.0}
+    lines: list[str] = []
+    started = clock.now
+    result = _cloud.cloud_down(CloudNameRequest(project=P, zones=[OK]), lambda e: lines.append(e.message))
+    spent_s = clock.now - started
+    assert 300 <= spent_s <= 300 + 2 * 5, spent_s  # the PROVISIONING wait alone, and a poll (5 s) per TPU past it
+    assert sorted(result.deleted) == [f"node n ({OK})", f"queued-resource q ({OK})"] and not result.failed, result
+    assert any("queued-resource q is PROVISIONING: the API refuses its delete for now" in line for line in lines)
+    assert not fast.nodes and not fast.queued
 
 
 def test_down_help_says_the_bound_of_the_whole_command(run):
