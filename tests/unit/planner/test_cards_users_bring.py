@@ -31,7 +31,7 @@ def test_h20_figures_and_the_memory_torch_reports() -> None:
     # nvidia-smi's 97871MiB (NVIDIA/nvtrust#128) is the NVML total, above torch's, as on the H100 and H200
     assert "97871MiB" in (h20.memory_visible_source or "") and h20.memory_nominal_bytes == 96 * GIB
     assert h20.bandwidth_bytes_per_s == 4.0e12 and "4,000 GB/s" in (h20.bandwidth_vendor or "")
-    assert h20.peak_bf16_tflops == 148 and h20.peak_int8_tops == 296 and h20.peak_fp8_tflops is None
+    assert h20.peak_bf16_tflops == 148 and h20.peak_int8_tops == 296 and h20.peak_fp8_tflops == 296
     assert "148 TFLOPS FP16" in (h20.peaks_source or "") and "296 INT8 TOPS" in (h20.peaks_source or "")
 
 

@@ -21,7 +21,16 @@ VENDOR = {
     "radeon-pro-w7900": (122.6, "bfloat16", None, None, ["'TFLOPS 122.6'", "'WMMA supports inputs of FP16 or BF16'"]),
     "mi325x": (1307.4, "bfloat16", 2614.9, None, ["'FP16 / BF16 1,307.4 TFLOPS'", "'FP8 Performance 2,614.9 TFLOPS'"]),
     # cards users bring (issue 27): the export-filing H20 figures, the GB200's 1,200 W bin, Intel's B70 int8
-    "h20": (148, "bfloat16", None, 296, ["'148 TFLOPS FP16 (throttled for export compliance) / 296 INT8 TOPS'"]),
+    # Hopper's dense fp8 tensor rate is twice its bf16 (H100 datasheet: 3,958 / 1,979 with sparsity); on the H20 a
+    # public roofline note states it, on the H800 (the H100 SXM, NVLink cut) DeepGEMM's share of it does
+    "h20": (
+        148,
+        "bfloat16",
+        296,
+        296,
+        ["'148 TFLOPS FP16 (throttled for export compliance) / 296 INT8 TOPS'", "'H20 FP8 / BF16 peak | ~296 / ~148"],
+    ),
+    "h800": (989, "bfloat16", 1979, 1979, ["BF16 稠密算力 989 TFLOPS", "'≈78% of H800 FP8 peak'", "FP8 3,958"]),
     "gb200": (2500, "bfloat16", 5000, 5000, ["'BF16 | 2500 | 5000'", "'FP8 | 5000 | 10000'", "'INT8 | 5000 | 10000'"]),
     "arc-pro-b70": (None, "bfloat16", None, 367, ["'256 XMX matrix engines pushing 367 INT8 TOPS'"]),
     # GeForce: the FP32-accumulate rows (half the FP16-accumulate rate), what vLLM's bf16 and fp8 GEMMs run at
