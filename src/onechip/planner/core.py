@@ -1754,7 +1754,9 @@ def _serve_settings(
         ) if request.mamba_ssm_cache_dtype != "auto" else None,
         quantization=ServeSetting[str](
             value=request.quantization, source="request",
-            reason="the weights above are counted as this online quantization loads them",
+            reason=f"vLLM serves the checkpoint by its own quantization_config ({_quant_method(r.src.config)}), "
+            "which this method is or claims: the weights above are as it loads them"
+            if _quant_method(r.src.config) else "the weights above are counted as this online quantization loads them",
         ) if request.quantization is not None else None,
         cpu_offload_gb=ServeSetting[float](
             value=request.cpu_offload_gb, source="request",
@@ -2771,7 +2773,7 @@ def _fp8_without_native_notes(
     if cap is None or release is None or "fp8" in acc.native_formats:
         return []
     quant = _quant_config(config)
-    fp8_weights = _quant_method(config) == "fp8" or request.quantization == "fp8"
+    fp8_weights = _quant_method(config) == "fp8" or (request.quantization == "fp8" and not _quant_method(config))
     fp8_kv = request.kv_cache_dtype.startswith("fp8")
     used = {
         "kv_cache": fp8_kv and not _is_mla(config.text),
@@ -3300,8 +3302,7 @@ def _quantization_in_release(method: str, version: str | None, rules: EngineRule
     bitsandbytes to the vllm_bnb_plugin package; register_quantization_config). Only for the engines whose registry
     is vLLM's own (rules.quantization_methods set) and a release known (--engine-version, else the release the rules
     were read from); a name no release read registers is left to the rules' list, one another registered method
-    claims (QUANT_METHOD_CLAIMED_BY) is served as that one. (--quantization takes fp8 only, which every release read
-    registers.)"""
+    claims (QUANT_METHOD_CLAIMED_BY) is served as that one. (--quantization is checked by _served_quantization.)"""
     registries = catalog.vllm_registries()
     entry = registries.quantization_methods.get(method)
     if not rules.quantization_methods or version is None or entry is None:
@@ -3442,13 +3443,18 @@ def _platform_quantization(request: PlanRequest, rules: EngineRules, acc: Accele
 def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules, acc: Accelerator) -> bool:
     """Whether --quantization fp8 quantizes the weights as they load; and the checkpoint's own method, which the
     engine must know (a quant_method outside rules.quantization_methods is refused as vLLM refuses it) and the card's
-    platform serve (outside _platform_quantization's list: refused as Platform.verify_quantization refuses it)."""
+    platform serve (outside _platform_quantization's list: refused as Platform.verify_quantization refuses it).
+    A --quantization on a quantized checkpoint is served as vLLM's _verify_quantization serves it
+    (_served_quantization): the checkpoint loads by its own quantization_config, its weights planned as without the
+    flag. On a checkpoint without one, fp8 is the only online method planned; any other raises ConfigError."""
     method = _quant_method(config)
     if method and rules.quantization_methods and method not in rules.quantization_methods:
         raise ConfigError(
             f"quantization_config.quant_method {method!r} is not a method {rules.name} registers; the engine refuses "
             f"it at start ('Unknown quantization method: {method}')"
         )
+    if request.quantization is not None:
+        _served_quantization(request, config, rules)
     served, platform = _platform_quantization(request, rules, acc)
     wanted = method or request.quantization
     if wanted and served and wanted not in served:
@@ -3458,16 +3464,88 @@ def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules, a
             f"{said}: {rules.name if platform == 'tpu' else where} serves {', '.join(served)} only; the engine "
             f"refuses it at start ('{wanted} quantization is currently not supported in {platform}.')"
         )
-    if request.quantization is None:
+    if request.quantization is None or method:
         return False
-    if method:
+    if request.quantization != "fp8":
         raise ConfigError(
-            f"--quantization {request.quantization}: the checkpoint is already quantized ({method}); vLLM serves it "
-            "by its own quantization_config"
+            f"--quantization {request.quantization}: the checkpoint has no quantization_config; vLLM reads a "
+            f"{request.quantization} checkpoint's own, and the planner sizes one online method only (fp8)"
         )
     if request.pipeline_parallel_size > 1:
         raise ConfigError("--quantization with --pipeline-parallel-size is not modelled")
     return True
+
+
+# The --quantization values for which AutoAWQConfig / AutoGPTQConfig.override_quantization_method claim an awq / gptq
+# checkpoint ('user_quant is None or user_quant in (...)', vllm/model_executor/layers/quantization/auto_awq.py and
+# auto_gptq.py of the 0.32.0 and 0.34.0 sdists); before auto_awq / auto_gptq were registered (0.24.0 / 0.22.0:
+# catalog/vllm_registries.json) AWQMarlinConfig / GPTQMarlinConfig claimed them for 'marlin' and their own name
+# ('user_quant is None or user_quant == "marlin" or user_quant == "awq_marlin"', awq_marlin.py, as vLLM's releases
+# and their forks carry it), and an explicit 'awq' / 'gptq' fell through to the checkpoint's own method.
+_AWQ_ASKED = ("awq", "awq_marlin", "auto_awq", "marlin")
+_GPTQ_ASKED = ("gptq", "gptq_marlin", "auto_gptq", "marlin")
+
+
+def _override_claims(quant: Mapping[str, Any], asked: str, model_type: Any) -> list[tuple[str, bool]]:
+    """(method, whether its override_quantization_method claims the checkpoint's quantization_config `quant` for
+    --quantization `asked`), in the order ModelConfig._verify_quantization asks them (its `overrides` list,
+    vllm/config/model.py of the 0.34.0 sdist; the classes in vllm/model_executor/layers/quantization/ of the 0.32.0
+    and 0.34.0 sdists, which agree). ModelOpt's, INC's and gpt-oss MXFP4's claim the checkpoint whatever was asked;
+    moe_wna16's compute-capability bound (AWQ's, 7.5) is not checked. Conditions on the marlin kernels' shapes in
+    releases before auto_awq / auto_gptq are not modelled."""
+    method = str(quant.get("quant_method", "")).lower()
+    inner = quant.get("quantization")
+    algo = str((inner if isinstance(inner, dict) else quant).get("quant_algo", "")).upper()
+    modelopt, bits = method.startswith("modelopt"), quant.get("bits")
+    return [
+        ("auto_gptq", method == "gptq" and asked in _GPTQ_ASKED),
+        ("gptq_marlin", method == "gptq" and asked in ("gptq_marlin", "marlin")),
+        ("auto_awq", method == "awq" and asked in _AWQ_ASKED),
+        ("awq_marlin", method == "awq" and asked in ("awq_marlin", "marlin")),
+        ("inc", method == "auto-round"),
+        ("moe_wna16", asked == "moe_wna16" and ((method == "gptq" and bits in (4, 8)) or (method, bits) == ("awq", 4))),
+        ("modelopt", modelopt and algo == "FP8"),
+        ("modelopt_fp4", modelopt and "FP4" in algo),
+        ("modelopt_mxfp8", modelopt and "MXFP8" in algo),
+        ("modelopt_mixed", modelopt and algo == "MIXED_PRECISION"),
+        ("gpt_oss_mxfp4", method in ("mxfp4", "gpt_oss_mxfp4") and model_type == "gpt_oss"),
+    ]
+
+
+def _served_quantization(request: PlanRequest, config: ModelConfig, rules: EngineRules) -> str:
+    """The method vLLM serves for --quantization `request.quantization` (vllm/config/model.py
+    ModelConfig._verify_quantization, 0.34.0 sdist): on a quantized checkpoint, the first method registered in the
+    planned release whose override claims it (_override_claims), else the asked one when it is the checkpoint's own;
+    that one must be registered (catalog/vllm_registries.json; for the engines whose registry is vLLM's own:
+    rules.quantization_methods set). Raises ConfigError with vLLM's own error where it refuses: another method than
+    the checkpoint's ('... does not match ...'), or one the release does not register ('Unknown quantization
+    method')."""
+    asked, quant = request.quantization or "", _quant_config(config)
+    method, version = _quant_method(config), request.engine_version or rules.release
+    registries = catalog.vllm_registries()
+
+    def missing(name: str) -> str | None:
+        if not rules.quantization_methods:
+            return None
+        return registries.missing("quantization_methods", "quantization method", name, version)
+
+    served = asked
+    if method:
+        claims = _override_claims(quant, asked, config.data.get("model_type"))
+        claimant = next((name for name, claimed in claims if claimed and missing(name) is None), None)
+        if claimant is None and asked != method:
+            raise ConfigError(
+                f"--quantization {asked} on a checkpoint quantized with {method}: no method vLLM registers claims it "
+                f"for {asked}, so the engine refuses it at start ('Quantization method specified in the model config "
+                f"({method}) does not match the quantization method specified in the `quantization` argument "
+                f"({asked})'); leave --quantization out, or give {method}"
+            )
+        served = claimant or asked
+    why = missing(served)
+    if why is not None:
+        raise ConfigError(f"--quantization {asked}: {why}; vLLM refuses it at start ('Unknown quantization method: "
+                          f"{served}')")  # fmt: skip
+    return served
 
 
 def _text_only_towers_reason(r: _Resolved) -> str:

@@ -324,10 +324,13 @@ class PlanRequest(SizingOptions, ServeOptions, ReplicaOptions):
         "layer by layer from the first; they leave the GPU's weights, and releases that copy an offloaded layer "
         "back for its forward (the V0 engine, V1 before 0.8.3) add the largest one to the activation peak.",
     )
-    quantization: Literal["fp8"] | None = Field(
+    quantization: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")] | None = Field(
         default=None,
-        description="vLLM --quantization for a checkpoint that has none: 'fp8' quantizes the decoder's linear "
-        "and expert weights to 1 byte as they load (online FP8); embeddings, LM head and norms keep --dtype.",
+        description="vLLM --quantization, a method its registry lists: on a checkpoint that has none, 'fp8' "
+        "quantizes the decoder's linear and expert weights to 1 byte as they load (online FP8; embeddings, LM head "
+        "and norms keep --dtype), the only online method planned; on a quantized checkpoint, its own method or one "
+        "vLLM's override_quantization_method claims it for (awq_marlin on an AWQ checkpoint), planned as the "
+        "checkpoint loads, any other refused as vLLM refuses it.",
     )
     contexts: Annotated[list[Annotated[int, Field(ge=1, le=INT64_MAX)]] | None, TOKEN_COUNTS] = Field(
         default=None,

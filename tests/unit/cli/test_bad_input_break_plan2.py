@@ -147,3 +147,17 @@ def test_online_fp8_weights_are_not_labelled_as_the_unquantized_dtype(run) -> No
     assert line.endswith("weights (bfloat16, fp8 where quantized)"), line
     code, out, err = run("plan", LLAMA, "--chip", "h100")
     assert code == 0 and any(line.endswith("GiB  weights (bfloat16)") for line in out.splitlines()), err
+
+
+def test_quantization_a_user_passes_with_a_quantized_checkpoint(run, tmp_path: Path) -> None:
+    # was refused for any value but fp8 ("Input should be 'fp8'"); vLLM's _verify_quantization (vllm/config/model.py,
+    # 0.34.0) serves awq_marlin on an AWQ checkpoint (AutoAWQConfig claims it) and refuses gptq with its own error
+    model = str(_quantized(tmp_path, "awq"))
+    code, out, err = run("plan", model, "--chip", "h100", "--quantization", "awq_marlin", "--json")
+    assert code == 0, err
+    assert json.loads(out)["serve"]["quantization"]["value"] == "awq_marlin"
+    line = one_error_line(run, "plan", model, "--chip", "h100", "--quantization", "gptq")
+    assert line.endswith(
+        "('Quantization method specified in the model config (awq) does not match the quantization method specified "
+        "in the `quantization` argument (gptq)'); leave --quantization out, or give awq"
+    ), line

@@ -4,6 +4,7 @@ quantization_config method checked against the methods the engine registers."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -57,11 +58,82 @@ def test_an_unknown_quant_method_is_refused_as_the_engine_refuses_it(tmp_path: P
         plan_model(str(path), "h100", max_model_len=8192)
 
 
-def test_runtime_fp8_on_a_quantized_checkpoint_is_refused(tmp_path: Path) -> None:
+# vLLM's refusal when --quantization names a method the checkpoint's quantization_config is not and no method's
+# override_quantization_method claims it for that value (vllm/config/model.py ModelConfig._verify_quantization, 0.34.0)
+MISMATCH = (
+    "Quantization method specified in the model config ({}) does not match the quantization method specified in "
+    "the `quantization` argument ({})"
+)
+
+
+def test_runtime_fp8_on_a_quantized_checkpoint_is_refused_as_vllm_refuses_it(tmp_path: Path) -> None:
     config = {**LLAMA, "quantization_config": {"quant_method": "awq"}}
     path = llama_layout(tmp_path / "awq", config)
-    with pytest.raises(ConfigError, match="already quantized"):
+    with pytest.raises(ConfigError, match=re.escape(MISMATCH.format("awq", "fp8"))):
         plan_model(str(path), "h100", max_model_len=8192, quantization="fp8")
+
+
+@pytest.mark.parametrize(
+    ("method", "asked"),
+    [
+        # AutoAWQConfig / AutoGPTQConfig.override_quantization_method claim an awq / gptq checkpoint for these
+        # values (vllm/model_executor/layers/quantization/auto_awq.py, auto_gptq.py of the 0.34.0 sdist)
+        ("awq", "awq_marlin"), ("awq", "awq"), ("awq", "auto_awq"),
+        ("gptq", "gptq_marlin"), ("gptq", "gptq"), ("gptq", "auto_gptq"),
+        # no override: accepted because it is the checkpoint's own method
+        ("compressed-tensors", "compressed-tensors"), ("fp8", "fp8"), ("bitsandbytes", "bitsandbytes"),
+        # MoeWNA16Config claims a 4-bit awq checkpoint for 'moe_wna16' (is_moe_wna16_compatible), MoE or not
+        ("awq", "moe_wna16"),
+    ],
+)  # fmt: skip
+def test_the_checkpoints_own_method_asked_again_is_planned_as_the_checkpoint(
+    tmp_path: Path, method: str, asked: str
+) -> None:
+    path = llama_layout(tmp_path / method, {**LLAMA, "quantization_config": {"quant_method": method, "bits": 4}})
+    kw = {"max_model_len": 8192, "engine_version": "0.27.1"}  # bitsandbytes is in-tree up to 0.27.1
+    plain = plan_model(str(path), "h100", **kw)
+    plan = plan_model(str(path), "h100", quantization=asked, **kw)
+    assert plan.weights_bytes == plain.weights_bytes  # vLLM loads the checkpoint by its own quantization_config
+    assert plan.serve.quantization is not None and plan.serve.quantization.value == asked
+    assert any(f.flag == "--quantization" and f.value == asked for f in flags.plan_flags(plan))
+
+
+@pytest.mark.parametrize(
+    ("method", "asked"),
+    [("awq", "gptq"), ("gptq", "awq_marlin"), ("compressed-tensors", "fp8"), ("fp8", "compressed-tensors"),
+     ("bitsandbytes", "awq"), ("gptq", "auto_awq")],
+)  # fmt: skip
+def test_another_method_is_refused_with_vllms_error(tmp_path: Path, method: str, asked: str) -> None:
+    path = llama_layout(tmp_path / method, {**LLAMA, "quantization_config": {"quant_method": method, "bits": 4}})
+    with pytest.raises(ConfigError, match=re.escape(MISMATCH.format(method, asked))):
+        plan_model(str(path), "h100", max_model_len=8192, engine_version="0.27.1", quantization=asked)
+
+
+def test_a_modelopt_checkpoint_is_claimed_whatever_is_asked(tmp_path: Path) -> None:
+    # ModelOptFp8Config.override_quantization_method returns 'modelopt' for quant_algo FP8 without reading the
+    # user's value (vllm/model_executor/layers/quantization/modelopt.py, 0.32.0 and 0.34.0 sdists)
+    quant = {"producer": {"name": "modelopt", "version": "0.19.0"}, "quantization": {"quant_algo": "FP8"}}
+    path = llama_layout(tmp_path / "mo", {**LLAMA, "quantization_config": quant})
+    plain = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.34.0")
+    plan = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.34.0", quantization="fp8")
+    assert plan.weights_bytes == plain.weights_bytes
+
+
+def test_a_method_the_release_does_not_register_is_refused_with_vllms_error(tmp_path: Path) -> None:
+    path = llama_layout(tmp_path / "llama", LLAMA)
+    with pytest.raises(ConfigError, match=re.escape("('Unknown quantization method: frobquant')")):
+        plan_model(str(path), "h100", max_model_len=8192, quantization="frobquant")
+    # auto_awq is registered from 0.24.0 (catalog/vllm_registries.json), and claims nothing before
+    awq = llama_layout(tmp_path / "awq", {**LLAMA, "quantization_config": {"quant_method": "awq", "bits": 4}})
+    with pytest.raises(ConfigError, match=re.escape(MISMATCH.format("awq", "auto_awq"))):
+        plan_model(str(awq), "h100", max_model_len=8192, engine_version="0.23.0", quantization="auto_awq")
+
+
+def test_a_checkpoint_method_asked_of_an_unquantized_checkpoint_is_refused(tmp_path: Path) -> None:
+    # vLLM keeps 'awq' and fails at load looking for the checkpoint's quantization config; fp8 alone is online
+    path = llama_layout(tmp_path / "llama", LLAMA)
+    with pytest.raises(ConfigError, match=r"--quantization awq: the checkpoint has no quantization_config"):
+        plan_model(str(path), "h100", max_model_len=8192, quantization="awq")
 
 
 # --- MXFP4 as loaded (issue 27): gpt-oss checkpoints, whose expert tensors vLLM pads at load ----------------------
@@ -129,6 +201,16 @@ def test_gpt_oss_120b_on_one_h100_at_095_is_refused_as_vllm_refused_it(tmp_path:
     marlin_gib = float(note.message.split("Marlin backend would load ")[1].split(" GiB")[0])
     pool_gib = plan.memory_budget.kv_cache_bytes / GIB - (marlin_gib - plan.weights_bytes / GIB)
     assert pool_gib == pytest.approx(logged, abs=0.25)
+
+
+def test_mxfp4_asked_of_gpt_oss_is_planned_as_the_checkpoint(tmp_path: Path) -> None:
+    # the checkpoint's own method; from 0.20.0 GptOssMxfp4Config claims a gpt_oss mxfp4 checkpoint whatever is asked
+    # (vllm/model_executor/layers/quantization/mxfp4.py, 0.32.0 and 0.34.0 sdists)
+    path = gpt_oss(tmp_path / "g", GPT_OSS_120B)
+    plain = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.34.0")
+    for asked in ("mxfp4", "gpt_oss_mxfp4"):
+        plan = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.34.0", quantization=asked)
+        assert plan.weights_bytes == plain.weights_bytes, asked
 
 
 def test_mxfp4_below_compute_capability_80_is_refused_as_the_engine_refuses_it(tmp_path: Path) -> None:
