@@ -303,7 +303,7 @@ def parse_sets(items: list[str] | None) -> list[Override]:
     keeps the last and drops the other without a word), naming both items.
 
     Parsed once for each list of items and secrets known (a plan reads its sets in six places: the planner's inputs,
-    its auto-fit, its GDN and quantization rules, the serve command, the MCP summary).
+    its auto-fit, its GDN and quantization rules, the serve command, the MCP summary), the last list alone kept.
     """
     return list(_parsed(tuple(items or ()), known_secrets()))
 
@@ -315,7 +315,9 @@ def set_name(item: str) -> str:
     return key if _ENV_NAME.match(key) else f"--{_dashed(key).lstrip('-')}"
 
 
-@functools.lru_cache(maxsize=64)
+# One list kept: a call parses its own list again and again, no other between (api.plan: 4 times), and a list is kept
+# whole (100,000 items parsed hold ~65 MB: a long-lived MCP server kept 64 such lists after answering them)
+@functools.lru_cache(maxsize=1)
 def _parsed(items: tuple[str, ...], secrets: tuple[str, ...]) -> tuple[Override, ...]:
     """parse_sets of `items`, judged against `secrets` (errors.known_secrets)."""
     out: list[Override] = []
