@@ -10,7 +10,8 @@ and one streamed request:
 - parallel calls: the asked call may be any of them; the others are named in the note, and one that is broken or
   writes (`record_reading` unasked) makes a pass 'partial' (see `judge_call`);
 - streamed: the joined argument deltas must equal the non-streamed arguments byte for byte;
-- finish_reason: 'tool_calls' for calls under auto or required, as OpenAI and vLLM send it; 'length' (cut at
+- finish_reason: 'tool_calls' for calls under auto or required, as OpenAI and vLLM send it ('stop' under required
+  passes, said: vLLM before 0.12.0 sends it); 'length' (cut at
   max_tokens) named first in a failed probe's note (see `finish_judged`).
 
 HTTP 400 on a request with `tools` (server started without tool support) → `blocked` with the
@@ -183,6 +184,12 @@ def _same_typed(a: Any, b: Any) -> bool:
     return a == b and (a is None) == (b is None)
 
 
+# vLLM before 0.12.0 sent 'tool_calls' only for calls its auto tool parser found (auto_tools_called in
+# vllm/entrypoints/openai/serving_chat.py, 0.8.5 - 0.11.0 sdists): a call under tool_choice 'required' finished 'stop',
+# plain, and streamed too before 0.11.0 (tools_streamed); 0.12.0 sends 'tool_calls' for it (is_finish_reason_tool_calls)
+REQUIRED_STOP = "vLLM before 0.12.0 sends 'stop' for calls under tool_choice required"
+
+
 def finish_judged(
     mode: ToolChoice, max_tokens: int, reply: ChatReply, verdict: Verdict, note: str, args: Any, args_text: str | None
 ) -> tuple[Verdict, str, Any, str | None]:
@@ -190,11 +197,18 @@ def finish_judged(
     text in it: the note says first that it was cut at `max_tokens` (what broke the call, not the parser). Else a
     pass made 'partial' when calls under tool_choice auto or required did not finish with 'tool_calls': OpenAI's API
     sends it for those and 'stop' for a named choice (so says vLLM's chat_completion/serving.py, which does the same),
-    and a client whose loop runs the calls on 'tool_calls' would not run them."""
+    and a client whose loop runs the calls on 'tool_calls' would not run them. A call under 'required' that finished
+    'stop' stays a pass, said in the note: every vLLM before 0.12.0 sends that (REQUIRED_STOP)."""
     if reply.finish_reason == "length" and verdict != "pass" and (reply.tool_calls or reply.content.strip()):
         return verdict, f"cut at max_tokens {max_tokens} (finish_reason 'length'); {note}", args, args_text
     if mode == "named" or not reply.tool_calls or reply.finish_reason == "tool_calls":
         return verdict, note, args, args_text
+    if mode == "required" and reply.finish_reason == "stop":  # what vLLM itself sent before 0.12.0: not a defect
+        said = (
+            f"finish_reason 'stop', not 'tool_calls' ({REQUIRED_STOP}; a client that runs calls on 'tool_calls' "
+            "would not run these)"
+        )
+        return verdict, "; ".join(filter(None, [said, note])), args, args_text
     said = (
         f"finish_reason {reply.finish_reason!r}, not 'tool_calls' (what OpenAI and vLLM send for auto or required "
         "calls; a client that runs calls on 'tool_calls' would not run these)"

@@ -1531,6 +1531,9 @@ def _kind(params: Mapping[str, Any]) -> str:
 # inside rope_scaling ('we give priority to `self.original_max_position_embeddings`', modeling_rope_utils.py), so
 # the top-level field (planner.config fills the default) is the one vLLM reads; Phi-3 and Phi-4-mini state it there.
 ORIGINAL_POSITIONS_FIELD = "original_max_position_embeddings"
+# vLLM serves a LongRoPE model its original_max_position_embeddings without --max-model-len ('For LongRoPE, default to
+# original_max_position_embeddings' in _get_and_verify_max_len) from 0.12.0: 0.11.0's sdist serves derived_max_model_len
+LONGROPE_DEFAULT_SINCE = "0.12.0"
 
 
 def _class_original_positions(text: Mapping[str, Any], model_type: str) -> int | None:
@@ -1577,6 +1580,8 @@ def model_positions(text: Mapping[str, Any], model_type: str, version: str | Non
             base, field, how = original, "original_max_position_embeddings", kind
     if any(_kind(params) in ("longrope", "su") for params in every):  # Phi3Config reads 'su' as longrope
         longrope = _class_original_positions(text, model_type) or longrope
+    if older_than(version, LONGROPE_DEFAULT_SINCE):
+        longrope = None
     limit = int(base * factor)
     default = min(longrope, limit) if longrope else limit
     if not how:

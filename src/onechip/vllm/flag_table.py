@@ -300,22 +300,33 @@ def parse_sets(items: list[str] | None) -> list[Override]:
     that carries a token (the token goes in --hf-token-file) or a secret (a value shaped as one, vLLM's API key, an
     environment variable whose name says it holds one: _SECRET_ENV_NAME) or a NUL character (no argv or environment
     carries one); the message never repeats the value. Refuses one flag or variable given twice (vLLM's argparse
-    keeps the last and drops the other without a word), naming both items.
+    keeps the last and drops the other without a word), a switch and its --no- form too (_one_flag), naming both
+    items.
 
     Parsed once for each list of items and secrets known (a plan reads its sets in six places: the planner's inputs,
-    its auto-fit, its GDN and quantization rules, the serve command, the MCP summary).
+    its auto-fit, its GDN and quantization rules, the serve command, the MCP summary), the last list alone kept.
     """
     return list(_parsed(tuple(items or ()), known_secrets()))
 
 
 def set_name(item: str) -> str:
-    """The flag ('--max-num-seqs') or environment variable a `--set` item names, as parse_sets reads it:
-    'max_num_seqs=32' and '--max-num-seqs' name '--max-num-seqs'."""
+    """The flag ('--max-num-seqs') or environment variable a `--set` item sets, as parse_sets reads it:
+    'max_num_seqs=32' and '--max-num-seqs' set '--max-num-seqs', 'no-enable-prefix-caching' '--enable-prefix-caching'
+    (_one_flag)."""
     key = item.partition("=")[0].strip()
-    return key if _ENV_NAME.match(key) else f"--{_dashed(key).lstrip('-')}"
+    return key if _ENV_NAME.match(key) else _one_flag(f"--{_dashed(key).lstrip('-')}")
 
 
-@functools.lru_cache(maxsize=64)
+def _one_flag(name: str) -> str:
+    """The flag '--X' a '--no-X' sets: vLLM declares each boolean engine argument with argparse.BooleanOptionalAction
+    ('Creates --no-<name> and --<name> flags', vllm/engine/arg_utils.py, 0.34.0 sdist), one dest for both, the last
+    given kept, and no flag of its own that begins with 'no-'. Any other name is itself."""
+    return "--" + name.removeprefix("--").removeprefix("no-") if name.startswith("--no-") else name
+
+
+# One list kept: a call parses its own list again and again, no other between (api.plan: 4 times), and a list is kept
+# whole (100,000 items parsed hold ~65 MB: a long-lived MCP server kept 64 such lists after answering them)
+@functools.lru_cache(maxsize=1)
 def _parsed(items: tuple[str, ...], secrets: tuple[str, ...]) -> tuple[Override, ...]:
     """parse_sets of `items`, judged against `secrets` (errors.known_secrets)."""
     out: list[Override] = []
@@ -323,12 +334,11 @@ def _parsed(items: tuple[str, ...], secrets: tuple[str, ...]) -> tuple[Override,
     first: dict[str, str] = {}  # name -> the item that named it first
 
     def add(override: Override) -> None:
-        if override.name in first:
-            shown = override.name if override.is_env else override.name.removeprefix("--")
-            raise ConfigError(
-                f"--set {shown} is given twice ({first[override.name]!r} and {override.item!r}); give it once"
-            )
-        first[override.name] = override.item
+        sets = override.name if override.is_env else _one_flag(override.name)  # --no-X sets --X
+        if sets in first:
+            shown = sets if override.is_env else sets.removeprefix("--")
+            raise ConfigError(f"--set {shown} is given twice ({first[sets]!r} and {override.item!r}); give it once")
+        first[sets] = override.item
         out.append(override)
 
     for item in items:

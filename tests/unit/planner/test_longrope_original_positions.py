@@ -1,7 +1,8 @@
 """The max_model_len vLLM serves a LongRoPE model when none is given: `getattr(hf_config,
-'original_max_position_embeddings', derived_max_model_len)` (vllm/config/model.py _get_and_verify_max_len, 0.26.0 and
-0.34.0 sdists), an attribute of the loaded config. Phi-3 / Phi-4-mini files state it at the top level, not inside
-rope_scaling, and transformers' Phi3Config declares it (default 4096) and copies it into rope_parameters over the file's
+'original_max_position_embeddings', derived_max_model_len)` (vllm/config/model.py _get_and_verify_max_len, 0.12.0,
+0.26.0 and 0.34.0 sdists; 0.11.0 served the derived length), an attribute of the loaded config. Phi-3 / Phi-4-mini
+files state it at the top level, not inside rope_scaling, and transformers' Phi3Config declares it (default 4096) and
+copies it into rope_parameters over the file's
 ('Phi3 ... save `original_max_position_embeddings` field ... outside rope parameters ... we give priority to
 `self.original_max_position_embeddings`', modeling_rope_utils.standardize_rope_params, transformers 5.19.0 wheel).
 
@@ -77,3 +78,13 @@ def test_a_repository_config_class_keeps_the_top_level_field() -> None:
     text = PHI4_MINI | {"architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm"}
     got = model_positions(text, "phi4mm", "0.34.0")
     assert got is not None and (got.limit, got.default) == (131072, 4096)
+
+
+def test_before_0_12_0_vllm_serves_the_whole_positions() -> None:
+    # vLLM 0.11.0's _get_and_verify_max_len (vllm/config/model.py of its sdist): 'if max_model_len is None:
+    # max_model_len = int(derived_max_model_len)', no LongRoPE branch; 0.12.0's sdist has 'For LongRoPE, default to
+    # original_max_position_embeddings'. A plan for 0.11.0 defaults to the 131,072 positions, one for 0.12.0 to 4,096
+    text = config_from_dict(PHI4_MINI, "config.json").text
+    older, newer = (model_positions(text, "phi3", version) for version in ("0.11.0", "0.12.0"))
+    assert older is not None and (older.limit, older.default) == (131072, 131072)
+    assert newer is not None and (newer.limit, newer.default) == (131072, 4096)
