@@ -27,7 +27,8 @@ def plan(request: PlanRequest) -> Plan:
     (`request.launch`) defaults to 'vllm-docker' where the rules have a default image (vllm-tpu, vllm-gpu:
     the seed's way) and to 'vllm' otherwise (vllm-cpu, vllm-ascend, an AMD card without --image); 'embedded'
     plans the bundled model as the embedded engine serves it (MODEL must name it, CHIP must be cpu).
-    request.against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation.
+    request.against: a vLLM boot log; the plan's `crosscheck` then holds planned vs reported allocation (ConfigError
+    where the log is of a platform no engine rule plans: bootlog.unplanned_platform).
     """
     request = flag_table.with_sets(request)  # `--set max-num-seqs=64` is planned with, not only launched
     rules = request.engine or planner.default_engine_rules(request.chip)
@@ -51,6 +52,8 @@ def plan(request: PlanRequest) -> Plan:
         except OSError as exc:
             raise ConfigError(f"--against {request.against}: cannot read: {exc.strerror}") from None
         boot = bootlog.read_boot_log(text, result.engine, result.serve_model or result.model)
+        if (unplanned := bootlog.unplanned_platform(boot)) is not None:  # a Metal log is no CPU backend's
+            raise ConfigError(f"--against {request.against}: {unplanned}")
         result.crosscheck = bootlog.crosscheck(result, boot, other_card)
         result.crosscheck.not_stored = remember_boot(result, result.crosscheck)
     return result

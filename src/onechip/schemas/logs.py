@@ -106,6 +106,11 @@ class BootVerdict(ResultModel):
     device_name: str | None = Field(
         default=None, description="The card the log names (a kernel config file's, nvidia-smi's, a TPU type)."
     )
+    platform: str | None = Field(
+        default=None,
+        description="The platform the log shows vLLM ran on, by the lines only it prints (vllm.bootlog.PLATFORMS: "
+        "'Platform plugin metal is activated' is Apple Metal via vllm-metal, though its token line says 'CPU').",
+    )
 
 
 class LogSummary(ResultModel):

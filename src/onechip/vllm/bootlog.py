@@ -50,9 +50,9 @@ import html
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from onechip.errors import redact, redactor
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
@@ -326,11 +326,6 @@ _LOGGED = {
     #   without the index before the name, its other fields one word each ('81559 MiB', '350.00 W' with their unit)
     # (tests/fixtures/bootlogs h200x2-qwen3-next-80b-a3b-tp2-v0102, mi300x-gemma4-26b-a4b-len32768-v0311,
     # tpu-v6e1-gemma4-12b-len2048-v0291, tpu-v6e4-tp4-len4096, h200x8-deepseek-r1-tp8-len128000-v073, rtx4090-...)
-    # the device the KV token line names where vLLM derives it from the platform (vllm/v1/core/kv_cache_utils.py
-    # _kv_cache_device_name of 0.32: 'GPU' for cuda, else the device type upper-cased: 'CPU KV cache size' in
-    # tests/data/vllm_cpu_0.32_boot.log, 'TPU KV cache size' in tests/fixtures/bootlogs tpu-v5e1-gemma4-e2b-seed);
-    # 'GPU' is not read: earlier releases printed it on every platform (ascend-qwen3-vl-8b-len16384-v0180)
-    "kv_device": re.compile(r"\b(CPU|TPU|XPU)(?: \+ host)? KV cache size: [\d,]+ tokens"),
     "device_name": re.compile(
         r"\bdevice_name=([^,/\\'\"\]\s]+?)(?:,|\.json)|\| tpu_type=([\w-]+) \|"
         r"|^(?:\|\s+)?\d+\s+((?:NVIDIA|Tesla|Quadro|AMD)\b[^|]*?[^.|\s])\s+(?:On|Off)\s+\|"
@@ -353,8 +348,80 @@ _SAME_CARD = 0.03
 # (planned chip, device name a log printed) -> the card that name means when it is another one, else None (an unmapped
 # name says nothing): planner.chips.other_card, passed in by the caller (vllm/ sits below planner/)
 OtherCard = Callable[[str, str], str | None]
-# The engine rules a plan of a log's KV device (_LOGGED 'kv_device') has: a CPU or TPU engine's pool is no GPU's
-_KV_DEVICE_ENGINES = {"CPU": "vllm-cpu", "TPU": "vllm-tpu", "XPU": "vllm-gpu"}
+
+
+class Platform(NamedTuple):
+    """A platform vLLM runs on, as a boot log shows it (PLATFORMS)."""
+
+    name: str  # what `onechip logs` and plan --against call it
+    engine: str | None  # the engine rules (catalog/engines.json) that plan it; None: no engine rule does
+    marks: str  # a pattern of the lines only a boot on it prints
+
+
+# The platform a log is of, by the lines only it prints, first match in this order wins: vLLM's own 'Platform plugin %s
+# is activated' for an out-of-tree plugin (the name it registers under vllm.platform_plugins) and 'Automatically
+# detected platform %s.' for a built-in one (vllm/platforms/__init__.py resolve_current_platform_cls_qualname, 0.8.5 -
+# 0.34.0: the corpus logs and the 0.32.0 and 0.34.0 sdists), the engine config line's 'device_config=' (the platform's
+# device_type), V0's '# %s blocks' (executor_base.py, the device name), the token line's device word (from 0.30:
+# kv_cache_utils.py _kv_cache_device_name, 'GPU' for cuda, else the device type upper-cased; 'GPU' before it on every
+# platform, so 'GPU' tells nothing), and what a plugin prints of its own where an excerpt keeps none of those. The
+# plugins first: vllm-metal and vllm-spyre report device type 'cpu' (vllm_metal/platform.py MetalPlatform @ 211a1e4,
+# vllm_spyre/platform.py SpyrePlatform @ fc6b54b9), so their logs say 'device_config=cpu' and 'CPU KV cache size' as
+# vLLM's CPU backend does (tests/fixtures/bootlogs mac-m4-metal-qwen3-0.6b-util030-len4096-v0300-wrapped). A plugin's
+# own lines, each at the commit named:
+# - vllm-metal (entry point 'metal', pyproject.toml @ 211a1e4): platform.py check_and_update_config 'Metal: chunked
+#   prefill enabled (paged attention), ...' and 'Metal memory: %.1fGB total, %.1fGB available', v1/worker.py
+#   init_device 'MLX device set to: ...', v1/cache_policy.py 'Paged attention: not enough Metal memory for KV cache.'
+#   (mac-metal-qwen3-0.6b-frac020-len4096-v0230; vllm-project/vllm-metal#398)
+# - vllm-spyre ('spyre', pyproject.toml @ fc6b54b9): platform.py '%s KV cache size: %s tokens' with 'Spyre' on the card
+#   ('CPU' off it) and 'Spyre constraint: num blocks rounded ...'
+# - vllm-gaudi ('hpu', setup.py @ 091bbadd; HabanaAI's earlier vllm_hpu plugin registers 'hpu' too): device_type 'hpu'
+#   (vllm_gaudi/platform.py), the HPU bridge's 'HPU PT BRIDGE CONFIGURATION' table
+#   (gaudi3-llama31-8b-len4096-eager-v0-hpu-plugin-v091dev)
+# - vllm-ascend ('ascend', setup.py @ 182b75ea84): device_type 'npu' (vllm_ascend/platform.py; its own token line
+#   'NPU KV cache size: %s tokens', ascend-qwen3-vl-8b-len16384-v0180 prints vLLM 0.18's 'GPU KV cache size')
+# - tpu-inference: the built-in 'tpu' platform, its 'TPU info: ... | tpu_type=', 'Memory statistics | total_hbm_...' and
+#   module names (tpu_inference, tpu_commons, tpu_platform.py: tpu-v6e1-gemma4-e2b-len32768-v0261 prints 'GPU KV cache')
+PLATFORMS: dict[str, Platform] = {
+    "metal": Platform(
+        "Apple Metal via vllm-metal", None,
+        r"Platform plugin metal is activated|\bMetal memory: [\d.]+\s*GB total|\bMetal: chunked prefill"
+        r"|\bMLX device set to\b|not enough Metal memory for KV cache|\bvllm_metal\b",
+    ),
+    "spyre": Platform(
+        "IBM Spyre via vllm-spyre", None,
+        r"Platform plugin spyre is activated|\bSpyre KV cache size\b|\bSpyre constraint:|\bvllm_spyre\b",
+    ),
+    "hpu": Platform(
+        "Intel Gaudi (HPU) via vllm-gaudi", None,
+        r"Platform plugin hpu is activated|\bdevice_config=hpu\b|# hpu blocks:|\bHPU KV cache size\b"
+        r"|\bvllm_(?:gaudi|hpu)\b|\bHPU PT BRIDGE CONFIGURATION\b",
+    ),
+    "ascend": Platform(
+        "Huawei Ascend (NPU) via vllm-ascend", "vllm-ascend",
+        r"Platform plugin ascend is activated|\bdevice_config=npu\b|# npu blocks:|\bNPU KV cache size\b"
+        r"|\bvllm_ascend\b",
+    ),
+    "tpu": Platform(
+        "Google TPU via tpu-inference", "vllm-tpu",
+        r"Automatically detected platform tpu\.|\bdevice_config=tpu\b|# (?:tpu|TPU) blocks:|\bTPU KV cache size\b"
+        r"|\| tpu_type=|\btotal_hbm_limit_gb=|\btpu_inference\b|\btpu_commons\b|\[tpu_platform\.py:",
+    ),
+    "xpu": Platform(
+        "Intel GPU (XPU)", "vllm-gpu",
+        r"Automatically detected platform xpu\.|\bdevice_config=xpu\b|# xpu blocks:|\bXPU KV cache size\b",
+    ),
+    "rocm": Platform("AMD GPU (ROCm)", "vllm-gpu", r"Automatically detected platform rocm\.|# rocm blocks:"),
+    "cpu": Platform(
+        "vLLM's CPU backend", "vllm-cpu",
+        r"Automatically detected platform cpu\.|\bdevice_config=cpu\b|\bCPU(?: \+ host)? KV cache size\b"
+        r"|\b(?:Explicitly|Auto) set \([\d.]+/[\d.]+\) GiB for KV cache",
+    ),
+    "cuda": Platform(
+        "NVIDIA GPU (CUDA)", "vllm-gpu", r"Automatically detected platform cuda\.|# (?:cuda|CUDA) blocks:"
+    ),
+}  # fmt: skip
+_PLATFORM_MARK = re.compile("|".join(f"(?P<{key}>{platform.marks})" for key, platform in PLATFORMS.items()))
 # Intel GPUs' V1 worker of 0.9 - 0.14 prints the card's memory in MiB, labelled 'MB' ('Before memory profiling run,
 # total GPU memory: %.2f MB, model load takes %.2f MB, free gpu memory is %.2f MB.', total / 1024**2:
 # vllm/v1/worker/xpu_worker.py of the 0.9.2, 0.11.0, 0.13.0 and 0.14.1 sdists; 0.16+ runs the CUDA worker's lines):
@@ -747,14 +814,11 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     ),
 ]
 
-# A log of vLLM's CPU backend: its token line ('CPU KV cache size: N tokens', _LOGGED 'kv_device') or its worker's pool
-# line ('Explicitly set (1.0/15.84) GiB for KV cache on node 0', 'Auto set (...)': vllm/v1/worker/cpu_worker.py)
-_CPU_ENGINE = re.compile(
-    r"\bCPU KV cache size: [\d,]+ tokens|\b(?:Explicitly|Auto) set \([\d.]+/[\d.]+\) GiB for KV cache"
-)
-# The host-memory kills of _CAUSES as a CPU engine meets them: there the weights and the KV cache are host RAM, the KV
-# space VLLM_CPU_KVCACHE_SPACE (GiB) or --kv-cache-memory-bytes (cpu_worker.py; vllm/platforms/cpu.py maps the first
-# onto the second), so the space is what to lower (tests/fixtures/bootlogs
+# The host-memory kills of _CAUSES as a log of vLLM's CPU backend (PLATFORMS 'cpu': its token line 'CPU KV cache size:
+# N tokens' or its worker's pool line 'Explicitly set (1.0/15.84) GiB for KV cache on node 0', vllm/v1/worker/
+# cpu_worker.py; not a plugin's that reports device type 'cpu' too) meets them: there the weights and the KV cache are
+# host RAM, the KV space VLLM_CPU_KVCACHE_SPACE (GiB) or --kv-cache-memory-bytes (cpu_worker.py; vllm/platforms/cpu.py
+# maps the first onto the second), so the space is what to lower (tests/fixtures/bootlogs
 # cpu-qwen25-0.5b-kvspace1g-len4096-eager-oomkilled-v0300: a 1 GiB space OOM-killed in a 4 GiB pod, three processes
 # importing torch beside it; 256 MiB served, cpu-qwen25-0.5b-kvmem256mib-len2048-eager-v0300)
 _CPU_HOST_RAM = (
@@ -803,7 +867,7 @@ def failure_cause(text: str) -> str | None:
     for pattern, cause in _CAUSES:
         for line in bare:
             if match := pattern.search(line):
-                if pattern in _HOST_RAM_KILLS and any(_CPU_ENGINE.search(b) for b in bare):
+                if pattern in _HOST_RAM_KILLS and platform_of(bare) == "cpu":
                     return _HOST_RAM_KILLS[pattern]
                 return cause(match) if callable(cause) else cause.format(*match.groups())
     exceptions = [m.group(1) for line in bare if (m := _EXCEPTION.match(line))]
@@ -1042,6 +1106,10 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         names = [_first(match) for line in lines[:first] if (match := card.search(_unprefixed(_plain(line))))]
         if names:
             out.logged["device_name"] = names[-1]
+    if (
+        platform := platform_of(_unprefixed(_plain(line)) for line in lines)
+    ) is not None:  # earlier boots too: one host
+        out.logged["platform"] = platform
     if out.errors:
         out.failure_cause = failure_cause("\n".join(lines[first:]))
     return out
@@ -1107,7 +1175,7 @@ def read_after_ready(bare: str) -> bool:
 _VERDICT_FACTS = [
     *_VERSION, _KV_TOKENS, _KV_GIB, _RANK_POOL, _POOL_ROUND_END, _COMMITTED_POOL, _MEMSTAT, _CONCURRENCY, _ARGS_OPEN,
     _PROGRAM_ALLOC, _PROGRAM_FREE, *(_LOGGED[key] for key in ("model", "max_model_len", "tensor_parallel_size",
-    "device_name", "kv_device")), *(pattern for pattern, _ in _CAUSES),
+    "device_name")), _PLATFORM_MARK, *(pattern for pattern, _ in _CAUSES),
 ]  # fmt: skip
 _BEFORE_READY = (_AFTER_READY, *_VERDICT_FACTS)  # searched one by one: as one alternation each line took 2-4x longer
 
@@ -1123,11 +1191,35 @@ def read_before_ready(bare: str) -> bool:
 
 def last_boot(lines: list[str]) -> list[str]:
     """The lines of the last boot of a log's `lines` (_last_boot), after the last line before it naming the card
-    (_LOGGED's device_name), which parse_boot_log reads where the boot names none: what it reads of `lines`."""
+    (_LOGGED's device_name), which parse_boot_log reads where the boot names none, and the last one before it of each
+    platform mark (PLATFORMS: a plugin's 'Platform plugin metal is activated' comes before the boot's banner), which it
+    reads with the boot's: what it reads of `lines`."""
     first = _last_boot(lines)
     card = _LOGGED["device_name"]
     named = next((line for line in reversed(lines[:first]) if card.search(_unprefixed(_plain(line)))), None)
-    return ([named] if named is not None else []) + lines[first:]
+    marked = {m.lastgroup: line for line in lines[:first] if (m := _PLATFORM_MARK.search(_unprefixed(_plain(line))))}
+    earlier = [line for line in lines[:first] if line is named or line in marked.values()]
+    return earlier + lines[first:]
+
+
+def platform_of(lines: Iterable[str]) -> str | None:
+    """The key of PLATFORMS whose marks `lines` show, the first in its order where they show several (a plugin that
+    reports device type 'cpu' beside its own lines); None where they show none."""
+    seen = {match.lastgroup for line in lines if (match := _PLATFORM_MARK.search(line))}
+    return next((key for key in PLATFORMS if key in seen), None)
+
+
+def unplanned_platform(boot: BootRecord) -> str | None:
+    """One line saying that `boot` (parse_boot_log) is a log of a platform no engine rule plans (PLATFORMS with no
+    engine: Apple Metal, IBM Spyre, Intel Gaudi), so no plan can be held against it; None for any other log."""
+    platform = PLATFORMS.get(boot.logged.get("platform", ""))
+    if platform is None or platform.engine is not None:
+        return None
+    engines = sorted({p.engine for p in PLATFORMS.values() if p.engine is not None})
+    return (
+        f"the log is of {platform.name}, a platform onechip plans no engine for (it plans {', '.join(engines)}): "
+        "no plan can be held against it"
+    )
 
 
 def read_boot_log(text: str, engine: str, model: str) -> BootRecord:
@@ -1341,7 +1433,7 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
     log's architecture beside the plan's model type), max_model_len, tensor_parallel_size, gpu_memory_utilization
     (where the plan has one), another card by name
     (`other_card(plan.chip, logged device_name)`: an H100 log and an A100 80GB plan have one total memory), a KV token
-    line of another kind of device (a CPU or TPU engine's for a vLLM GPU plan, _KV_DEVICE_ENGINES) or, on a
+    log of another engine's platform (PLATFORMS: a CPU or TPU engine's for a vLLM GPU plan) or, on a
     vLLM GPU plan, a total memory per GPU more than _SAME_CARD from the planned chip's (another card); None when
     what the log names matches (or it names none of them, or a card name that maps to no one chip). Models are told
     apart by name only when neither is a checkpoint directory (a directory's name is whatever its owner chose:
@@ -1364,9 +1456,9 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
     total = float(logged["total_memory_gib"]) if "total_memory_gib" in logged else None
     if card and total is not None and abs(total / card - 1) > _SAME_CARD:
         differs.append(f"total memory per GPU {total:.2f} GiB, planned {plan.chip}'s {card:.2f} GiB (another card)")
-    device = logged.get("kv_device")
-    if device is not None and _KV_DEVICE_ENGINES[device] != plan.engine:
-        differs.append(f"a {device} engine's KV cache, planned {plan.engine} on {plan.chip}")
+    platform = PLATFORMS.get(logged.get("platform", ""))
+    if platform is not None and platform.engine is not None and platform.engine != plan.engine:
+        differs.append(f"a log of {platform.name} ({platform.engine}), planned {plan.engine} on {plan.chip}")
     printed = logged.get("device_name")
     if other_card is not None and printed is not None and (another := other_card(plan.chip, printed)) is not None:
         differs.append(f"card {printed}{f' ({another})' if another != printed else ''}, planned {plan.chip}")

@@ -43,6 +43,7 @@ from onechip.paths import open_regular
 from onechip.schemas import BootRecord
 from onechip.schemas.logs import BootVerdict, LineKind, LogLine, LogSummary
 from onechip.vllm.bootlog import (
+    PLATFORMS,
     V0_BLOCKS,
     bare_line,
     boot_edge,
@@ -401,6 +402,7 @@ def boot_verdict(record: BootRecord) -> BootVerdict:
         kv_cache_tokens=record.kv_cache_tokens, kv_cache_gib=record.kv_cache_gib,
         max_concurrency=record.max_concurrency, max_concurrency_context=record.max_concurrency_context,
         engine_version=record.engine_version, device_name=logged.get("device_name"),
+        platform=PLATFORMS[logged["platform"]].name if "platform" in logged else None,
     )  # fmt: skip
 
 
@@ -426,6 +428,7 @@ def verdict_line(verdict: BootVerdict) -> str:
         else None,
         f"tensor parallel {verdict.tensor_parallel_size}" if verdict.tensor_parallel_size else None,
         f"vLLM {verdict.engine_version}" if verdict.engine_version else None,
+        f"platform {verdict.platform}" if verdict.platform else None,
         f"card {verdict.device_name}" if verdict.device_name else None,
         f"model {verdict.model}" if verdict.model else None,
     ]

@@ -185,8 +185,9 @@ def test_the_summary_says_whether_the_boot_started_and_what_it_ran_with() -> Non
     assert (started.max_concurrency, started.max_concurrency_context, started.engine_version) == (1.05, 2816, "0.32.0")
     assert verdict_line(started) == (
         "started: max_model_len 2,816; KV cache 2,944 tokens, 0.13 GiB; max concurrency 1.05x at 2,816 tokens; "
-        "tensor parallel 1; vLLM 0.32.0; model /root/.cache/onechip/models/smollm2-135m-instruct"
-    )
+        "tensor parallel 1; vLLM 0.32.0; platform vLLM's CPU backend; model "
+        "/root/.cache/onechip/models/smollm2-135m-instruct"
+    )  # the platform from the engine config's 'device_config=cpu' and 'CPU KV cache size' (bootlog.PLATFORMS)
     refused = summarize(read_log(DATA / "vllm_cpu_0.32_smollm2_nullblock_refused_boot.log"), "refused.log").boot
     assert refused is not None and (refused.outcome, refused.max_model_len) == ("did not start", 2944)
     assert verdict_line(refused).startswith(
