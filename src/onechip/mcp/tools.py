@@ -920,7 +920,9 @@ TOOLS: list[ToolSpec] = [
         "Delete the TPUs onechip created (labelled only). Destructive: without confirm, lists the targets; the "
         "call with confirm: true and those targets deletes them and nothing found since (a target not found now, or "
         "a name that matches nothing while others exist, is refused: nothing deleted); with nothing to delete it "
-        "says so, no confirm needed.",
+        "says so, no confirm needed. A delete that failed or a zone it could not list is a tool error whose "
+        "structured content is still the result (deleted, failed, unreachable) with error and exit_code, as "
+        "`onechip cloud down --json` prints it.",
         CloudDownToolRequest, CloudDownResult, _cloud_down, _cloud_down_summary,
         destructive=True, idempotent=True, open_world=True, gate=_cloud_down_gated, preview=_cloud_down_preview,
     ),
