@@ -586,13 +586,13 @@ def _crosscheck_words(cc: CrossCheck | None) -> str:
 def _up_summary(r: UpResult) -> str:
     if r.dry_run:
         return "dry run, nothing started; commands: " + _commands(r.replica_set or r.launch)
+    warned = "".join(f"; warning: {w}" for w in r.warnings)  # port claims off (UpResult.warnings), as the CLI says
     b = r.boot
     if b is None:
-        return "started"
+        return "started" + warned
     kv = f"; KV cache {b.kv_cache_tokens:,} tokens" if b.kv_cache_tokens is not None else ""
-    return f"ready: {b.model} at {b.base_url} after {b.ready_s} s (vLLM {b.engine_version}){kv}" + _crosscheck_words(
-        r.crosscheck
-    )
+    said = f"ready: {b.model} at {b.base_url} after {b.ready_s} s (vLLM {b.engine_version}){kv}"
+    return said + _crosscheck_words(r.crosscheck) + warned
 
 
 def _check_summary(r: CheckReport) -> str:
