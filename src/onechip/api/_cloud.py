@@ -334,7 +334,8 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
     `recorded` False: perhaps another checkout's or user's, which the CLI and MCP listings say); only ever what
     carries onechip's label; each API retry told through `on_progress`; and the zones the API could not list (their
     recorded resources are taken; cloud_down deletes the rest, then raises naming them). Nothing is deleted. Raises
-    CloudError when a zone could not be listed and nothing was found anywhere (the one line names it), ConfigError
+    CloudDownError when a zone could not be listed and nothing was found anywhere (the one line names it; its result
+    the `unreachable` lines, nothing deleted, as cloud_down's own partial result), ConfigError
     when --name matches nothing while onechip has other resources recorded (a typo, or the wrong --zone /
     --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on; a name whose record
     cannot be read is not refused (it is looked for with --zone)."""
@@ -342,8 +343,10 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
     with ExitStack() as stack:
         targets, unreachable, notes = _targets(request, on_progress, stack, saved)
     found = [r for _, r in targets]
-    if unreachable and not found:
-        raise CloudError(f"{'; '.join(unreachable)}; nothing was deleted: {UNLISTED_AGAIN}", reason="transient")
+    if unreachable and not found:  # a result naming the zones, as a down that reached another zone raises one
+        said = f"{'; '.join(unreachable)}; nothing was deleted: {UNLISTED_AGAIN}"
+        result = CloudDownResult(unreachable=unreachable, notes=notes)
+        raise CloudDownError(said, result, CloudError(said, reason="transient"))
     if not found and request.name and request.name not in {bad.name for bad in saved.unreadable}:
         others = _recorded(CloudNameRequest(project=request.project), saved.resources)
         if others:

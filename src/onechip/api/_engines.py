@@ -9,7 +9,7 @@ from typing import BinaryIO
 
 from onechip import planner
 from onechip.api._plan import measured_boots_dir, plan_replica, remember_boot
-from onechip.engines import EmbeddedEngine, launch, replicas, startup
+from onechip.engines import EmbeddedEngine, launch, port_claims, replicas, startup
 from onechip.engines import state as engine_state
 from onechip.engines.base import Engine
 from onechip.engines.launch import UpResult
@@ -126,8 +126,17 @@ def up(request: UpRequest, on_progress: ProgressFn = no_progress) -> UpResult:
     choices (ports, tunnel, token wording, local process or host) live in engines.startup. Raises
     ConfigError, EngineError (already running, ssh/docker failed), PortInUseError, EngineBootError
     (one-line cause + log path), MissingDependencyError, BusyError (another `up` or a `down` holds the
-    engine-state lock: see _start).
+    engine-state lock: see _start). When the port claims cannot be used here (engines.port_claims.unusable: claims
+    are then skipped), the result's `warnings` says once that they are off and why.
     """
+    result = _up(request, on_progress)
+    if not result.dry_run and (off := port_claims.unusable()) is not None:
+        result.warnings.append(off)
+    return result
+
+
+def _up(request: UpRequest, on_progress: ProgressFn) -> UpResult:
+    """up, its warnings not yet added."""
     if request.replicas > 1:
         return _up_replicas(request, on_progress)
     if not request.dry_run:

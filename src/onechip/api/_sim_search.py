@@ -114,8 +114,8 @@ class _Predicted:
             plan = Plan.model_validate_json((probe_dir / RUN_FILES["plan"]).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             plan = None
-        if plan != self.plan:
-            return "--plan: it was predicted for another plan"
+        if plan is None or plan.without_provenance() != self.plan.without_provenance():
+            return "--plan: it was predicted for another plan"  # not where a setting's value came from
         if was.terms != now.terms:
             return "its step-time terms were others (another calibration, or priors)"
         return None

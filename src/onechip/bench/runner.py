@@ -145,11 +145,17 @@ def config_difference(old: BenchConfig, new: BenchConfig, also: tuple[str, ...] 
     and `new` differ, named as the user typed it (schemas.inputs.flag_of: '--clients', bench's argument URL; a field
     onechip sets, by _RESUME_WORDS); None when they agree on all."""
     for key in (*_RESUME_KEYS, *also):
-        if getattr(old, key) != getattr(new, key):
+        if _compared(getattr(old, key)) != _compared(getattr(new, key)):
             was, now = (_resume_value(getattr(c, key)) for c in (old, new))
             name = _RESUME_WORDS.get(key) or flag_of(BenchConfig, key)
             return f"{name} was {was}, now {now}" + (" (another plan)" if was == now else "")
     return None
+
+
+def _compared(value: object) -> object:
+    """A resume key's value as a resume compares it: a plan less where its values came from (Plan.without_provenance:
+    `--tensor-parallel-size 1` typed or left at its default plan one engine), anything else as it is."""
+    return value.without_provenance() if isinstance(value, Plan) else value
 
 
 def input_digests(config: BenchConfig) -> dict[str, str]:

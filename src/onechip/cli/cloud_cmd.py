@@ -259,7 +259,12 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     API: no answer, 5xx, rate limit); then the ones left are named."""
     request = build_request(CloudNameRequest, fields)
     progress = state_lines()
-    listing = api.cloud_down_found(request, progress)
+    try:
+        listing = api.cloud_down_found(request, progress)
+    except CloudDownError as exc:  # its only zone(s) could not be listed: the result names them, as below
+        if as_json:
+            print_json(exc.result, exc)
+        raise
     targets = listing.resources
     if not targets:  # under --json, stdout holds the JSON alone: an empty result, the line on stderr
         typer.echo("nothing to delete: no resource onechip created matches", err=as_json)

@@ -161,6 +161,8 @@ def register(app: typer.Typer) -> None:
         else:
             with live_progress(transient=True) as on_progress:
                 result = api.up(request, on_progress)
+        for warning in result.warnings:  # on stderr, so --json keeps stdout to the JSON (which holds them too)
+            typer.echo(f"warning: {warning}", err=True)
         if as_json:
             typer.echo(result.model_dump_json(indent=2))
             return

@@ -192,3 +192,7 @@ class UpResult(ResultModel):
         default=None, description="With --replicas N: every replica's launch and the router's."
     )
     boots: list[BootRecord] = Field(default_factory=list, description="With --replicas N: each replica's boot.")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What this up could not guard, said once: port claims off and why (engines.port_claims.unusable).",
+    )

@@ -11,6 +11,8 @@ The claims are this user's, shared by all of its onechip homes: `~/.cache/onechi
 procs.start_ticks), is ignored, and removed by the next claim (of any port): a `down` from another process than the
 `up` (state.down releases the claim it stopped), a crashed `up` or a killed test left theirs, and hundreds of dead
 claims piled up. Claims are read and written under a flock of the folder's `.lock`, held for a read and a write.
+A folder that cannot be used (a file at $ONECHIP_PORT_CLAIMS, a read-only home) turns claims off rather than refusing
+the `up`, which says so once, with why (unusable).
 """
 
 from __future__ import annotations
@@ -58,6 +60,26 @@ def _folder() -> Path:
     folder = claims_dir()
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     return folder
+
+
+def unusable() -> str | None:
+    """Why the claims are off, in one line (the folder and the OS's reason), or None when the claims folder can be
+    used: claim and claimed skip a folder that cannot be (a file at $ONECHIP_PORT_CLAIMS, a read-only or missing home)
+    rather than refuse the `up`, so the `up` says this once (api.up: UpResult.warnings)."""
+    try:
+        with _locked():
+            return None
+    except FileExistsError as exc:  # mkdir(exist_ok=True) of a path that is not a folder: EEXIST, 'File exists'
+        why = f"{exc.filename or claims_dir()} is not a folder"
+    except OSError as exc:
+        why = f"{exc.filename or claims_dir()}: {exc.strerror or exc}"
+    except RuntimeError:  # Path.home() with no home to find
+        why = "no home folder to keep them in"
+    return (
+        f"port claims are off ({why}; ${CLAIMS_ENV} or ~/.cache/onechip/ports must be a folder this user can write): "
+        "each port is checked in the kernel's tables alone, so an engine of another onechip home that has not bound "
+        "its port yet is not seen"
+    )
 
 
 @contextmanager

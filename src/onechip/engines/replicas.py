@@ -53,6 +53,7 @@ from onechip.engines.router import (
     DEFAULT_PORT,
     HEALTH_CHECK_INTERVAL_S,
     HEALTH_FAILURE_THRESHOLD,
+    METRICS_HOST,
     RouterEngine,
     router_command,
 )
@@ -195,7 +196,7 @@ PIN_NAMES = frozenset(
 )
 
 
-LOOPBACK_HOST = "127.0.0.1"  # where the router's metrics listen (router_command: --prometheus-host)
+LOOPBACK_HOST = "127.0.0.1"  # where the router listens (router_command's bind_host, the loopback only)
 FREE_PORT_TRIES = 20  # ports claim_metrics_port tries before it gives up (each one free when drawn, at random)
 
 
@@ -416,7 +417,7 @@ def start(
         try:
             return _start(launch, prepared, timeout_s, on_progress)
         except BaseException:
-            port_claims.release(LOOPBACK_HOST, launch.router.metrics_port, me)
+            port_claims.release(METRICS_HOST, launch.router.metrics_port, me)
             raise
     except BaseException:
         port_claims.release(LOOPBACK_HOST, launch.router.port, me)
@@ -476,7 +477,7 @@ def claim_metrics_port(launch: ReplicaSetLaunch) -> ReplicaSetLaunch:
     for _ in range(FREE_PORT_TRIES):
         if port_is_free(port, reuse=False):  # the exporter binds without SO_REUSEADDR (local.free_port)
             try:
-                port_claims.claim(LOOPBACK_HOST, port, me, start_ticks(me))
+                port_claims.claim(METRICS_HOST, port, me, start_ticks(me))
                 break
             except PortInUseError:  # another live `up` claimed it: its router will bind it
                 pass
@@ -728,6 +729,8 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
         remove_rpc_dir(replica.ipc_dir)
     if state.router is None and not state.left_by_down:  # an `up` killed while the replicas booted: no router
         notes.append("router: never started")
+    if state.router is not None:  # engine.json's, which state.down stops: its metrics claim (RouterEngine.start)
+        port_claims.release(METRICS_HOST, state.launch.router.metrics_port, state.router.pid)
     # the whole set's record, for `logs --replica K`: not the replicas a `down` kept, which took that record before
     if not state.left_by_down and (kept := engine_state.keep_last(last_path(), state.model_dump_json(indent=2))):
         notes.append(f"replicas: {kept}")

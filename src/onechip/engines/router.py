@@ -13,12 +13,14 @@ client authentication and onechip binds it to the loopback only (router_command 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 from pathlib import Path
 
+from onechip.engines import port_claims
 from onechip.engines.local import LocalVllmEngine
-from onechip.errors import ConfigError, MissingDependencyError
+from onechip.errors import ConfigError, MissingDependencyError, PortInUseError
 from onechip.schemas.replicas import RouterCommand, RouterFlag, RouterPolicy
 from onechip.vllm.flags import shell_join
 
@@ -26,6 +28,7 @@ PROGRAM = "vllm-router"
 DEFAULT_POLICY: RouterPolicy = "cache_aware"  # agent sessions share a growing prefix (DESIGN.md, Scaling)
 DEFAULT_PORT = 30000  # vllm-router's own default --port
 DEFAULT_METRICS_PORT = 29000  # vllm-router's own default --prometheus-port
+METRICS_HOST = "127.0.0.1"  # where onechip has the router's metrics listen (--prometheus-host), and claims their port
 HEALTH_CHECK_INTERVAL_S = 5  # vllm-router's default is 60 s: a dead replica would stay "healthy" for a minute
 # Failed health checks in a row before the router marks a worker unhealthy and stops sending to it (vllm-router 0.1.17
 # router_args.py, health_failure_threshold; measured: a SIGKILLed replica stayed in rotation ~15 s, its requests each
@@ -64,7 +67,7 @@ def router_command(
         RouterFlag(flag="--port", values=[str(port)], reason="the URL every other onechip command uses"),
         RouterFlag(flag="--worker-urls", values=list(worker_urls), reason="the replicas `up` started"),
         RouterFlag(flag="--policy", values=[policy], reason="--router-policy (default cache_aware: agent prefixes)"),
-        RouterFlag(flag="--prometheus-host", values=["127.0.0.1"], reason="its /metrics, read by status and bench"),
+        RouterFlag(flag="--prometheus-host", values=[METRICS_HOST], reason="its /metrics, read by status and bench"),
         RouterFlag(flag="--prometheus-port", values=[str(metrics_port)], reason="requests routed to each replica"),
         RouterFlag(
             flag="--health-check-interval-secs", values=[str(HEALTH_CHECK_INTERVAL_S)],
@@ -95,9 +98,22 @@ class RouterEngine(LocalVllmEngine):
         self.router = command
 
     def start(self) -> None:
-        """Raises MissingDependencyError when vllm-router is not installed, PortInUseError for a taken port."""
+        """Launch the router; its port's claim and its metrics port's (replicas.claim_metrics_port, the `up`'s) are
+        handed to its pid, as an engine's port claim is (port_claims.claim replaces this process's): left the `up`'s,
+        the metrics claim outlived `down` in a long-lived MCP server. Raises MissingDependencyError when vllm-router
+        is not installed, PortInUseError for a taken port."""
         require(self.router)
         super().start()
+        assert self.pid is not None
+        # another live `up` claiming it now is left its claim: this router binds the port first, as before claims
+        with contextlib.suppress(PortInUseError):
+            port_claims.claim(METRICS_HOST, self.router.metrics_port, self.pid, self._pid_started)
+
+    def stop(self) -> None:
+        """Stop the router (LocalVllmEngine.stop) and release its metrics port's claim. Idempotent."""
+        super().stop()
+        if self.pid is not None:
+            port_claims.release(METRICS_HOST, self.router.metrics_port, self.pid)
 
 
 def require(command: RouterCommand) -> None:

@@ -107,13 +107,27 @@ def _told(data: T, words: Callable[[str], str], keys: tuple[str, ...] = ("verdic
     return data
 
 
-def refusal(message: str) -> CallToolResult:
+def refusal(message: str, done: BaseModel | None = None, exit_code: int = 1) -> CallToolResult:
     """A tool error result (isError) with one redacted line (errors.one_line): what was refused and why. Its
     whitespace runs are one space, so a value the caller sent with a newline in it (a path, a chip) does not break
     the line, and a control character shows escaped; it is not cut (a gate's preview names every command it would
-    run, however many replicas)."""
+    run, however many replicas). `done`: what a job that failed in part did (PartialFailure), the structured content,
+    redacted, with "error" (the line) and "exit_code" (the CLI's) added, as `cloud down --json` prints it."""
     text = one_line(message)
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    data = (
+        None if done is None else {**json.loads(redact(done.model_dump_json())), "error": text, "exit_code": exit_code}
+    )
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, structured_content=data)
+
+
+class PartialFailure(ToolError):
+    """A job that failed after doing part of its work: its error carries what it did as `result` (a result model:
+    errors.CloudDownError's deleted, failed, unreachable). `done` is that result, `exit_code` the error's, so the tool
+    error still gives the agent the result the CLI's --json prints (refusal)."""
+
+    def __init__(self, line: str, done: BaseModel, exit_code: int) -> None:
+        super().__init__(line)
+        self.done, self.exit_code = done, exit_code
 
 
 def _progress_sink(ctx: Context | None, stop: threading.Event) -> ProgressFn:
@@ -179,7 +193,8 @@ def wait_for_jobs(timeout_s: float) -> bool:
 
 
 async def run_job(ctx: Context | None, job: Callable[[ProgressFn], T]) -> T:
-    """Run `job(on_progress)` in a worker thread; OnechipError -> ToolError with its one-line message.
+    """Run `job(on_progress)` in a worker thread; OnechipError -> ToolError with its one-line message, PartialFailure
+    when the error carries what the job did (its `result`).
     On cancellation the job is interrupted as by Ctrl-C (see the module docstring)."""
     stop = threading.Event()
     on_progress = _progress_sink(ctx, stop)
@@ -215,6 +230,8 @@ async def run_job(ctx: Context | None, job: Callable[[ProgressFn], T]) -> T:
     except ToolError:
         raise
     except Exception as exc:  # noqa: BLE001 (the server's edge: every failure is the client's one line)
+        if isinstance(done := getattr(exc, "result", None), BaseModel):  # it failed in part: what it did is kept
+            raise PartialFailure(failure_line(exc), done, getattr(exc, "exit_code", 1)) from None
         raise ToolError(failure_line(exc)) from None
 
 

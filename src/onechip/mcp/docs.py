@@ -22,7 +22,10 @@ Run the server with `onechip mcp` (stdio), `onechip mcp --http` (streamable HTTP
 or `onechip mcp --read-only` (only the tools marked read-only below, with their writing fields removed).
 Each tool's input is its job's request model and its output (`structuredContent`) the job's result model;
 the text content is a one-line summary. Errors come back as tool errors with the CLI's one-line message,
-naming arguments as the tool spells them (`tensor_parallel_size`, not `--tensor-parallel-size`).
+naming arguments as the tool spells them (`tensor_parallel_size`, not `--tensor-parallel-size`). A job that failed
+after doing part of its work (`cloud_down`: a delete refused, a zone not listed) is a tool error that still carries
+its result as `structuredContent`, with `error` (the line) and `exit_code` (the CLI's) added, as the CLI's `--json`
+prints it.
 
 Safety, for an agent's hands:
 - Arguments are strict JSON: a boolean is `true`/`false` (never `"false"`, `1` or `0`), an integer is never a

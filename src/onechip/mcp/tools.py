@@ -586,13 +586,13 @@ def _crosscheck_words(cc: CrossCheck | None) -> str:
 def _up_summary(r: UpResult) -> str:
     if r.dry_run:
         return "dry run, nothing started; commands: " + _commands(r.replica_set or r.launch)
+    warned = "".join(f"; warning: {w}" for w in r.warnings)  # port claims off (UpResult.warnings), as the CLI says
     b = r.boot
     if b is None:
-        return "started"
+        return "started" + warned
     kv = f"; KV cache {b.kv_cache_tokens:,} tokens" if b.kv_cache_tokens is not None else ""
-    return f"ready: {b.model} at {b.base_url} after {b.ready_s} s (vLLM {b.engine_version}){kv}" + _crosscheck_words(
-        r.crosscheck
-    )
+    said = f"ready: {b.model} at {b.base_url} after {b.ready_s} s (vLLM {b.engine_version}){kv}"
+    return said + _crosscheck_words(r.crosscheck) + warned
 
 
 def _check_summary(r: CheckReport) -> str:
@@ -920,7 +920,9 @@ TOOLS: list[ToolSpec] = [
         "Delete the TPUs onechip created (labelled only). Destructive: without confirm, lists the targets; the "
         "call with confirm: true and those targets deletes them and nothing found since (a target not found now, or "
         "a name that matches nothing while others exist, is refused: nothing deleted); with nothing to delete it "
-        "says so, no confirm needed.",
+        "says so, no confirm needed. A delete that failed or a zone it could not list is a tool error whose "
+        "structured content is still the result (deleted, failed, unreachable) with error and exit_code, as "
+        "`onechip cloud down --json` prints it.",
         CloudDownToolRequest, CloudDownResult, _cloud_down, _cloud_down_summary,
         destructive=True, idempotent=True, open_world=True, gate=_cloud_down_gated, preview=_cloud_down_preview,
     ),

@@ -355,6 +355,16 @@ class Plan(ResultModel):
             return f"change what limits it (binding limit: {self.binding_limit or 'not recorded'})"
         return f"give {length.format(self.longest_fit_max_model_len)}, the longest length that fits"
 
+    def without_provenance(self) -> dict[str, Any]:
+        """This plan as a dict less where its values came from: each serve setting's `source` and `reason`, and the
+        `request` it was made from. Two plans equal here size and launch the same engine, so a resume compares these:
+        `--tensor-parallel-size 1` typed (source 'request', recorded in the request) and left at its default
+        (source 'planner') are one plan (api._sim_search, bench.runner.config_difference)."""
+        provenance = {"source", "reason"}
+        return self.model_dump(
+            exclude={"request": True, "serve": dict.fromkeys(ServeSettings.model_fields, provenance)}
+        )
+
     def refuse_other_replicas(self, replicas: int, named: str = "--plan") -> None:
         """Raise ConfigError when this plan is one of several replicas (`plan --replicas N`: one replica's share of
         the chip) and `replicas` engines of it are asked for instead of N: `up --plan` ran one engine on one share

@@ -13,12 +13,15 @@ import pytest
 from factories import embedded_plan, sized_checkpoint
 from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm, count_body, sse_event
 from onechip.bench import run_grid
-from onechip.bench.runner import _Run, load_samples
+from onechip.bench.runner import _Run, config_difference, load_samples
 from onechip.errors import ConfigError, EndpointError, Interrupted
+from onechip.planner import plan_model
 from onechip.progress import ProgressEvent
 from onechip.schemas.bench import BenchConfig, BenchRun
 from onechip.schemas.common import GIB, SCHEMA_VERSION
+from onechip.schemas.inputs import build_request
 from onechip.schemas.plan import Plan
+from onechip.schemas.requests import PlanRequest
 
 
 def config(server: FakeVllm, **kw: object) -> BenchConfig:
@@ -547,3 +550,17 @@ def test_a_servers_error_that_names_a_token_is_recorded_redacted(tmp_path: Path)
     assert run.cells[0].status == "failed"
     written = (tmp_path / "requests.jsonl").read_text() + (tmp_path / "summary.json").read_text()
     assert token not in written and "HTTP 200: upstream refused the token ***" in written
+
+
+def test_a_resume_takes_a_plan_that_differs_only_in_where_a_setting_came_from() -> None:
+    # `plan --tensor-parallel-size 1` (source 'request') and the default 1 (source 'planner') plan the same engine: a
+    # resume (and a --find-max search's, bench.search.refuse_other_search) refused it as '--plan ... (another plan)'
+    asked = {"model": "google/gemma-4-E2B-it", "chip": "v5e-1"}
+    default, explicit = plan_model(PlanRequest(**asked)), plan_model(PlanRequest(**asked, tensor_parallel_size=1))
+    assert default.serve.tensor_parallel_size is not None and explicit.serve.tensor_parallel_size is not None
+    assert explicit.serve.tensor_parallel_size.source == "request" != default.serve.tensor_parallel_size.source
+    base = build_request(BenchConfig, {"base_url": "http://127.0.0.1:8000"})
+    old, new = (base.model_copy(update={"bench_plan": p}) for p in (default, explicit))
+    assert config_difference(old, new) is None
+    shorter = plan_model(PlanRequest(**asked, max_model_len=4096))  # a value that differs is still refused
+    assert config_difference(old, base.model_copy(update={"bench_plan": shorter})) is not None

@@ -178,3 +178,13 @@ def test_down_from_another_process_releases_the_engine_claim(tmp_path, monkeypat
         assert not (tmp_path / "claims" / f"127.0.0.1:{engine.port}").exists()
     finally:
         engine.stop()
+
+
+def test_a_claims_folder_that_cannot_be_made_is_said_with_why(tmp_path, monkeypatch):
+    # claim and claimed skip it without a word (above); unusable() is the line `up` says once (UpResult.warnings)
+    assert port_claims.unusable() is None  # this test's folder (the claims fixture) can be used
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setattr(port_claims, "claims_dir", lambda: tmp_path / "file" / "ports")
+    said = port_claims.unusable()
+    assert said is not None and said.startswith("port claims are off (") and str(tmp_path / "file") in said, said
+    assert "Not a directory" in said, said  # mkdir under a file: ENOTDIR's strerror

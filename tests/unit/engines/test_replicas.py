@@ -486,12 +486,30 @@ def test_a_metrics_port_another_up_claimed_is_left_to_it(tmp_path, monkeypatch):
             saved = replicas.load()
             assert saved is not None and saved.launch.router.metrics_port == moved
             held = (tmp_path / "claims" / f"127.0.0.1:{moved}").read_text().split()
-            assert int(held[0]) == os.getpid()  # claimed for this `up` until its router binds it
+            assert saved.router is not None and int(held[0]) == saved.router.pid  # the router's once it runs
         finally:
             api.down()
     finally:
         other.kill()
         other.wait()
+
+
+@needs_router
+def test_the_metrics_port_claim_moves_to_the_router_and_down_releases_it(tmp_path, monkeypatch):
+    # the claim stayed this process's (the `up`'s) after the router ran: in a long-lived MCP server it outlived
+    # `down`, and the next `up` there passed over a free port as claimed. It is handed to the router's pid as the
+    # engine port's claim is to the engine's (port_claims.claim replaces this process's), and `down` releases it.
+    monkeypatch.setattr(port_claims, "claims_dir", lambda: tmp_path / "claims")  # this test's, not the machine's
+    launch = _up_fakes(tmp_path, monkeypatch)
+    assert launch is not None
+    claim = tmp_path / "claims" / f"127.0.0.1:{launch.router.metrics_port}"
+    try:
+        saved = replicas.load()
+        assert saved is not None and saved.router is not None
+        assert int(claim.read_text().split()[0]) == saved.router.pid != os.getpid()
+    finally:
+        api.down()
+    assert not claim.exists()  # released by down, though this process (the `up`) still runs
 
 
 @needs_router

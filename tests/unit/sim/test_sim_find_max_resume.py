@@ -18,6 +18,7 @@ from onechip.errors import ConfigError
 from onechip.progress import ProgressEvent
 from onechip.schemas.bench import RequestSample, SearchResult
 from onechip.schemas.inputs import build_request
+from onechip.schemas.plan import Plan
 from onechip.schemas.requests import PlanRequest, SimulateRequest
 from onechip.sim.predict import CellPrediction
 
@@ -232,3 +233,27 @@ def test_a_tensor_parallel_plan_is_priced_on_every_chip_its_engine_holds(tmp_pat
 def test_an_engine_holds_its_devices_in_whole_priced_entries(chip: str, tp: int, chips: int) -> None:
     plan = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip=chip, tensor_parallel_size=tp))
     assert _sim_search.chips_per_engine(plan) == chips
+
+
+def test_a_plan_that_differs_only_in_where_a_setting_came_from_resumes(
+    seed_plan_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `plan --tensor-parallel-size 1` (source 'request') and the default 1 (source 'planner') plan the same engine:
+    # the search was refused ('--plan: it was predicted for another plan') for a setting's provenance alone
+    out = tmp_path / "s"
+    whole = api.simulate_find_max(_request(seed_plan_file, out))
+    default = Plan.model_validate_json(seed_plan_file.read_text())
+    explicit = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1", max_model_len=32768,
+                                              max_num_batched_tokens=4096, tensor_parallel_size=1))  # fmt: skip
+    assert default.serve.tensor_parallel_size is not None and explicit.serve.tensor_parallel_size is not None
+    assert explicit.serve.tensor_parallel_size.source == "request" != default.serve.tensor_parallel_size.source
+    path = tmp_path / "explicit.json"
+    path.write_text(explicit.model_dump_json())
+    asked = _counting(monkeypatch)
+    _same(api.simulate_find_max(_request(path, out)), whole)
+    assert asked == []  # every probe read back
+    wider = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="v5e-1", max_model_len=16384,
+                                           max_num_batched_tokens=4096))  # fmt: skip
+    path.write_text(wider.model_dump_json())
+    with pytest.raises(ConfigError, match="it was predicted for another plan"):  # a value that differs still does
+        api.simulate_find_max(_request(path, out))
