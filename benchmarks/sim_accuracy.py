@@ -211,7 +211,9 @@ SEEDS = 5
 # the measured requests. gke's protocol says num_prompts 100 (server.py's default, inferred) where its cells were
 # simulated at the grid's 3 a client (at 1,024 x 64 the replayed hits covered prompts 0 - 99 of the 192 simulated);
 # fit_clients now simulates each of its cells at the record's 100, as sim.protocol counts them. The figures above were
-# measured before that.
+# measured before that; after it (2026-12-06, corpus, calibrated, steady tok/s / TTFT / TPOT): default 10.3 / 35.7 /
+# 9.6% -> 10.8 / 35.7 / 10.4%, --recorded 8.6 / 40.1 / 9.5% -> 7.5 / 43.8 / 9.4% (one-chunk cells below the knee
+# 85.0% TTFT, 58% of the error); carry mode unchanged (9.1 / 25.4 / 7.5%).
 TOGETHER, RECORDED = "--together" in sys.argv, "--recorded" in sys.argv
 
 
