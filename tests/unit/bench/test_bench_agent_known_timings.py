@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from test_bench_agent import agent_config  # the agent workload of 2 clients x 2 sessions x 3 turns, 200-token system
+
 from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
 from onechip.bench import run_grid
-from onechip.schemas.bench import BenchConfig
 
 FIRST_TTFT_S, LATER_TTFT_S, ITL_S = 0.120, 0.040, 0.020
 
@@ -20,21 +21,7 @@ def _ttft(number: int, body: dict[str, Any]) -> float:
 
 def test_each_turns_ttft_tpot_and_prompt_are_the_fakes(tmp_path: Path) -> None:
     with FakeVllm(ttft_for=_ttft, itl_s=ITL_S) as srv:
-        cfg = BenchConfig(
-            base_url=srv.url,
-            workload="agent",
-            contexts=[200],
-            clients=[2],
-            reps=1,
-            output_tokens=4,
-            warmup_requests=1,
-            turns=3,
-            user_tokens=10,
-            call_tokens=20,
-            result_tokens=30,
-            sessions_per_client=2,
-        )
-        run = run_grid(cfg, tmp_path)
+        run = run_grid(agent_config(srv, output_tokens=4), tmp_path)
         turn_bodies = [b for b in srv.chat_requests if len(b["messages"]) > 1]
     cell = run.cells[0]
     assert [(t.turn, t.requests) for t in cell.turns] == [(0, 4), (1, 4), (2, 4)]  # 2 clients x 2 sessions each

@@ -30,6 +30,12 @@ def fake_api(monkeypatch, tmp_path):
 
 
 @pytest.fixture
+def short_deadline(monkeypatch):
+    """Each call's retries within 0.5 s, not 30 s (test files that use it: pytestmark usefixtures)."""
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "0.5")
+
+
+@pytest.fixture
 def fast(fake_api, monkeypatch):
     """The fake at its quickest (test_cloud_failures and test_cloud_mcp keep
     their own `fast`: the first with a foreign node, the second with the default timeouts)."""

@@ -19,9 +19,7 @@ def _two_nodes(run) -> None:
         assert rc == 0, (out, err)
 
 
-@pytest.fixture(autouse=True)
-def short_deadline(monkeypatch):
-    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "0.5")  # each call's retries within 0.5 s, not 30 s
+pytestmark = pytest.mark.usefixtures("short_deadline")  # conftest: each call's retries within 0.5 s, not 30 s
 
 
 def test_status_without_zone_reads_every_recorded_zone_and_names_the_one_it_could_not_list(fast, run):

@@ -18,9 +18,7 @@ OK = "us-west4-a"
 FAR = "us-east1-d"  # granted everything too (the fake's default Zone)
 
 
-@pytest.fixture(autouse=True)
-def short_deadline(monkeypatch):
-    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "0.5")  # each call's retries within 0.5 s, not 30 s
+pytestmark = pytest.mark.usefixtures("short_deadline")  # conftest: each call's retries within 0.5 s, not 30 s
 
 
 def _two_nodes(run) -> None:
