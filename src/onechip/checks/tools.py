@@ -203,17 +203,14 @@ def finish_judged(
         return verdict, f"cut at max_tokens {max_tokens} (finish_reason 'length'); {note}", args, args_text
     if mode == "named" or not reply.tool_calls or reply.finish_reason == "tool_calls":
         return verdict, note, args, args_text
-    if mode == "required" and reply.finish_reason == "stop":  # what vLLM itself sent before 0.12.0: not a defect
-        said = (
-            f"finish_reason 'stop', not 'tool_calls' ({REQUIRED_STOP}; a client that runs calls on 'tool_calls' "
-            "would not run these)"
-        )
-        return verdict, "; ".join(filter(None, [said, note])), args, args_text
+    required_stop = mode == "required" and reply.finish_reason == "stop"  # what vLLM sent before 0.12.0: no defect
+    why = REQUIRED_STOP if required_stop else "what OpenAI and vLLM send for auto or required calls"
     said = (
-        f"finish_reason {reply.finish_reason!r}, not 'tool_calls' (what OpenAI and vLLM send for auto or required "
-        "calls; a client that runs calls on 'tool_calls' would not run these)"
+        f"finish_reason {reply.finish_reason!r}, not 'tool_calls' ({why}; a client that runs calls on 'tool_calls' "
+        "would not run these)"
     )
-    return ("partial" if verdict == "pass" else verdict), "; ".join(filter(None, [said, note])), args, args_text
+    verdict = "partial" if verdict == "pass" and not required_stop else verdict
+    return verdict, "; ".join(filter(None, [said, note])), args, args_text
 
 
 def stream_vs_plain(s_parsed: Any, plain_args: str | None, s_verdict: Verdict, s_note: str) -> tuple[Verdict, str]:
