@@ -1210,7 +1210,7 @@ def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn
         raise Interrupted("interrupted: " + _left_line(left, result)) from None
     if failed:
         gone = [(chosen[k][1], failed[k]) for k in sorted(failed)]
-        result.failed = [f"{r.kind} {r.name} ({r.zone}): {exc}; delete it: {delete_command(r)}" for r, exc in gone]
+        result.failed = [f"{_what(r)}: {exc}; delete it: {delete_command(r)}" for r, exc in gone]
         raise CloudDownError(_left_line([r for r, _ in gone], result, gone[0][1]), result, gone[0][1])
     return result
 
