@@ -278,6 +278,14 @@ _LOGGED = {
         # '--tensor-parallel-size', '-tp'; 'vllm serve deepseek-ai/DeepSeek-V4-Pro --dtype auto -tp 8', vllm#53961)
         r"|(?:^|\s)-tp[= ](\d+)\b"
     ),
+    # the data-parallel size, as the config line ('data_parallel_size=8, ': vllm/config/vllm.py __str__ of the 0.19.0 -
+    # 0.34.0 sdists), 'non-default args' and a command line ('--data-parallel-size', '-dp': vllm/engine/arg_utils.py
+    # add_cli_args of the 0.34.0 sdist) print it (b200x8-deepseek-v4-flash-0731-dp8-ep-v0250-banner:
+    # "'data_parallel_size': 8"); each DP rank is an engine of its own, which onechip does not plan as one
+    "data_parallel_size": re.compile(
+        r"\bdata_parallel_size=(\d+)|non-default args: \{.*'data_parallel_size': (\d+)"
+        r"|(?:^|\s)--data[-_]parallel[-_]size[= ](\d+)\b|(?:^|\s)-dp[= ](\d+)\b"
+    ),
     # the share of the card's memory the engine may use, as each vLLM generation prints it: 'non-default args' (0.10+),
     # V1's 'Requested memory: 0.950000 (util), 75.23 GiB' (gpu_worker.py, 0.10 - 0.19) and the closing 'Desired GPU
     # memory utilization is (0.85, 67.43 GiB)' (0.2x+), 0.21+'s 'The current --gpu-memory-utilization=0.6200 is
@@ -1423,6 +1431,20 @@ def _compare_fitted_length(plan: Plan, boot: BootRecord, notes: list[str]) -> bo
     return False
 
 
+# A snapshot of the Hugging Face Hub cache, '<cache>/models--{owner}--{name}/snapshots/{revision}': huggingface_hub's
+# file_download.repo_folder_name joins 'models' and the repo id's parts with constants.REPO_ID_SEPARATOR '--' (2.4.0),
+# and utils/_validators.validate_repo_id refuses '--' in an id, so the folder splits back into one id
+_HUB_SNAPSHOT = re.compile(r"(?:^|/)models--((?:[^/]+?--)?[^/]+)/snapshots/[^/]+/?$")
+
+
+def hub_snapshot_id(path: str) -> str | None:
+    """The Hugging Face repo id a Hub cache snapshot path holds ('.../models--deepseek-ai--DeepSeek-V4-Flash-0731/
+    snapshots/7872f01b...' -> 'deepseek-ai/DeepSeek-V4-Flash-0731'), None for any other path (a directory its owner
+    named, whose name says nothing of what it holds)."""
+    match = _HUB_SNAPSHOT.search(path)
+    return match.group(1).replace("--", "/") if match else None
+
+
 def _name(model: str) -> str:
     """A model as its last path part, lower case: 'google/gemma-4-E2B-it' and '/models/gemma-4-e2b-it' are one."""
     return model.rstrip("/").rsplit("/", 1)[-1].lower()
@@ -1430,21 +1452,28 @@ def _name(model: str) -> str:
 
 def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None = None) -> str | None:
     """One line naming what the log's deployment (boot.logged) has that the plan does not: another model (with the
-    log's architecture beside the plan's model type), max_model_len, tensor_parallel_size, gpu_memory_utilization
-    (where the plan has one), another card by name
+    log's architecture beside the plan's model type), max_model_len, tensor_parallel_size, a data_parallel_size above
+    1 (the plan is one engine), gpu_memory_utilization (where the plan has one), another card by name
     (`other_card(plan.chip, logged device_name)`: an H100 log and an A100 80GB plan have one total memory), a KV token
     log of another engine's platform (PLATFORMS: a CPU or TPU engine's for a vLLM GPU plan) or, on a
     vLLM GPU plan, a total memory per GPU more than _SAME_CARD from the planned chip's (another card); None when
     what the log names matches (or it names none of them, or a card name that maps to no one chip). Models are told
     apart by name only when neither is a checkpoint directory (a directory's name is whatever its owner chose:
-    '/models/m' may hold the planned model)."""
+    '/models/m' may hold the planned model), a Hub cache snapshot being read as the repo id it holds
+    (hub_snapshot_id)."""
     logged, differs = boot.logged, []
     model = logged.get("model")
+    snapshot = hub_snapshot_id(model) if model is not None else None
+    model, how = (snapshot, " (a Hugging Face cache snapshot)") if snapshot else (model, "")
     named = model is not None and plan.model_source != "local" and not model.startswith(("/", ".", "~"))
     if model is not None and named and _name(model) not in {_name(plan.model), _name(plan.serve_model or plan.model)}:
-        arch = f" ({logged['architecture']})" if "architecture" in logged else ""
+        arch = f" ({logged['architecture']})" if "architecture" in logged else how
         differs.append(f"model {model}{arch}, planned {plan.model} ({plan.architecture})")
-    for key, planned in (("max_model_len", plan.max_model_len), ("tensor_parallel_size", plan.tensor_parallel_size)):
+    for key, planned in (
+        ("max_model_len", plan.max_model_len),
+        ("tensor_parallel_size", plan.tensor_parallel_size),
+        ("data_parallel_size", 1),  # onechip plans one engine; --replicas N plans N of them, each its own log
+    ):
         if key == "max_model_len" and _both_auto_fit(plan, boot):
             continue  # the length is what each fitted, a prediction (_compare_fitted_length), not the deployment's
         if key in logged and int(logged[key]) != planned:
