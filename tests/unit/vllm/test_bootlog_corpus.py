@@ -55,7 +55,7 @@ def test_the_grammar_reads_what_each_log_prints(entry: dict[str, Any]) -> None:
 def test_the_corpus_is_all_read() -> None:
     lines = sum("kv_cache_tokens" in e["logged"] for e in CORPUS)
     # README.md "Coverage"; every token line is asserted above
-    assert (len(CORPUS), lines) == (222, 162)
+    assert (len(CORPUS), lines) == (227, 165)
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
@@ -72,9 +72,9 @@ def test_the_utilization_a_log_prints_is_its_deployments(entry: dict[str, Any]) 
 
 def test_most_of_the_corpus_prints_its_utilization() -> None:
     # counted by hand (grep "'gpu_memory_utilization': |(util)|Desired GPU memory utilization|--gpu-memory-utilization"
-    # and V0's forms over tests/fixtures/bootlogs/*.log): 123 logs print theirs on one line; two more only in a line the
+    # and V0's forms over tests/fixtures/bootlogs/*.log): 125 logs print theirs on one line; two more only in a line the
     # paste hard-wraps or cuts before the figure (mi300x-gemma4-e2b-len32768-v0291-rocm, rtx4090x2-r1-distill-...-v0)
-    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 125
+    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 127
 
 
 TOTALS = [e for e in CORPUS if "total_gpu_memory_gib" in e["logged"]]
@@ -100,6 +100,9 @@ NAMES = {
     "l40s-deepseek-coder-v2-lite-cpuoffload30-len100000-v0": "NVIDIA_L40S",  # line 2, 'Using default MoE config'
     "mi300x-gemma4-26b-a4b-len32768-v0311": "AMD_Instinct_MI300X",  # line 20, 'Using default MoE config'
     "rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110": "NVIDIA_GeForce_RTX_3090",  # line 12, a list of config paths
+    # nvidia-smi's CSV rows inside club-3090 reports (line 14 of each)
+    "rtx4090x2-qwen36-27b-int4-dflash-tp2-len180000-v0201rc1dev": "NVIDIA GeForce RTX 4090",
+    "rtx3090x2-qwen36-27b-int4-dflash-tp2-len200000-v0202rc1dev": "NVIDIA GeForce RTX 3090",
     "rtx4090-cosyvoice2-0.5b-llm-len32768-util040-v090": "NVIDIA GeForce RTX 4090",  # line 1, 'GPU device name:'
     "t4-gemma4-e2b-len16384-v0280": "Tesla T4",  # line 14, nvidia-smi's CSV row 'Tesla T4, 7.5, 15360 MiB, ...'
     "tpu-v5e1-gemma3-1b-keras-len512-v0260": "v5e-1",  # 'TPU info: ... | tpu_type=v5e-1 | ...'
