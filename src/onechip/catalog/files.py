@@ -1661,8 +1661,24 @@ class NvmlRuntimeGap(StrictModel):
     why: str = Field(description="What the gap is and why both readings are kept.")
 
 
+class UnsizedCard(StrictModel):
+    """A card people name whose memory, as the runtime sees it, no sourced rule or measurement gives one figure for
+    (accelerators.json `unsized_cards`): --chip refuses it, saying what sets the figure and what to pass instead."""
+
+    card: str = Field(description="The card, as its maker names it ('AMD Strix Halo (Ryzen AI Max+ 395)').")
+    names: list[str] = Field(min_length=1, description="Names people give it (matched as a --chip name is).")
+    why: str = Field(description="What sets the memory the runtime sees, so that no one figure holds.")
+    instead: str = Field(description="What to pass instead, e.g. 'gpu:<size>GiB, the total ROCm reports'.")
+    source: str = Field(description="Where what sets the figure is read.")
+    date: str = Field(description="ISO date the source was read.")
+
+
 class AcceleratorsFile(_File):
     accelerators: dict[str, AcceleratorEntry] = Field(description="Chips by catalog key, e.g. 'v5e-1'.")
+    unsized_cards: list[UnsizedCard] = Field(
+        default_factory=list,
+        description="Cards refused by name: no sourced rule or measurement gives the memory the runtime sees.",
+    )
     nvml_runtime_gap: NvmlRuntimeGap | None = Field(
         default=None, description="NVML total -> runtime total for cards known only by nvidia-smi."
     )

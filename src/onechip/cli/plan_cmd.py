@@ -110,7 +110,7 @@ def _layer_groups(layers: list[LayerKV]) -> list[tuple[list[int], tuple[str, int
     for layer in layers:
         cache = "own" if layer.owns_cache else "none" if layer.shares_from is None else f"from {layer.shares_from}"
         dim = str(layer.head_dim) if layer.v_head_dim is None else f"{layer.head_dim} (V {layer.v_head_dim})"
-        key = (layer.attention_type, layer.kv_heads, dim, cache, layer.bytes_per_token)
+        key = (layer.state_kind or layer.attention_type, layer.kv_heads, dim, cache, layer.bytes_per_token)
         groups.setdefault(key, []).append(layer.index)
     return [(indices, key) for key, indices in groups.items()]
 

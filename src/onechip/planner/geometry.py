@@ -441,6 +441,7 @@ def hybrid_geometry(
                 owns_cache=attention or state,
                 bytes_per_token=int((1 if latent else 2) * padded * dim * kv_dtype_bytes) + padded * kv_scale_bytes,
                 state_bytes=state_bytes_per_gpu * tp if state else 0,
+                state_kind=recurrent.vllm_state_kind(family) if state and not attention else None,
             )
         )
     return Geometry(layers=layers, raw_kv_heads=frozenset(raw_heads))

@@ -142,6 +142,27 @@ MAMBA1_ONLY_FAMILIES = frozenset({"mamba", "falcon_mamba"})
 ATTENTION_FREE_FAMILIES = MAMBA1_ONLY_FAMILIES | {"mamba2"}
 _LINEAR = GDN_STATE_FAMILIES | LIGHTNING_FAMILIES | KDA_FAMILIES | SHORT_CONV_FAMILIES
 HYBRID_FAMILIES = _LINEAR | MAMBA2_FAMILIES | ATTENTION_FREE_FAMILIES | {"jamba"}
+# What vLLM calls a family's recurrent layer: the mamba_type of its MambaBase layer (MambaAttentionBackendEnum, the
+# backend its MambaSpec carries), lower-cased, as the 0.34.0 sdist has them: ShortConv SHORT_CONV
+# (vllm/model_executor/layers/mamba/short_conv.py), MambaMixer MAMBA1 (mamba_mixer.py: Jamba, and mamba.py, which
+# serves FalconMambaForCausalLM too), MambaMixer2 MAMBA2 (mamba_mixer2.py), GatedDeltaNetAttention GDN_ATTN
+# (gdn/base.py; Kimi-Linear's KimiGatedDeltaNetAttention subclasses it, bailing_moe_v3.py returns it). Names only:
+# every one is a MambaSpec, planned alike (geometry.MAMBA). MiniMax lightning attention is not named (0.34.0 no longer
+# serves MiniMaxM1ForCausalLM).
+_VLLM_STATE_KINDS = {
+    **dict.fromkeys(SHORT_CONV_FAMILIES, "short_conv"),
+    **dict.fromkeys(MAMBA1_ONLY_FAMILIES | {"jamba"}, "mamba1"),
+    **dict.fromkeys(MAMBA2_FAMILIES | {"mamba2"}, "mamba2"),
+    **dict.fromkeys(GDN_STATE_FAMILIES | KDA_FAMILIES, "gdn_attn"),
+}
+
+
+def vllm_state_kind(family: str) -> str | None:
+    """vLLM's name for `family`'s recurrent layers ('short_conv', 'mamba1', 'mamba2', 'gdn_attn': _VLLM_STATE_KINDS),
+    or None where it is not read."""
+    return _VLLM_STATE_KINDS.get(family)
+
+
 # Model classes that implement SupportsMambaPrefixCaching (vllm 0.24.0 nemotron_h.py, granitemoehybrid.py,
 # jamba.py, falcon_h1.py; mamba.py and mamba2.py in the 0.13.0, 0.16.0, 0.22.0 and 0.25.0 sdists): with prefix
 # caching they get mamba_cache_mode 'all' where the version has it.

@@ -122,6 +122,12 @@ class LayerKV(ResultModel):
         default=0,
         description="Recurrent state bytes per request over all TP ranks (Mamba / linear-attention layers; 0 else).",
     )
+    state_kind: str | None = Field(
+        default=None,
+        description="What vLLM calls a recurrent layer (its MambaSpec's mamba_type: 'short_conv', 'mamba1', 'mamba2', "
+        "'gdn_attn'; planner.recurrent.vllm_state_kind), shown in place of attention_type 'mamba'; None: a "
+        "layer with attention, or a name not read.",
+    )
 
 
 class GpuMemoryBudget(ResultModel):

@@ -77,7 +77,7 @@ def test_jetson_agx_thor_figures() -> None:
         ("GB300", ("catalog", "gb300")),
         ("NVIDIA H200 NVL", ("database", "H200 NVL")),
         ("H20", ("catalog", "h20")),
-        ("NVIDIA L20", ("database", "L20")),
+        ("NVIDIA L20", ("catalog", "l20")),  # entered for its tensor peaks (accelerators.json l20)
         ("NVIDIA L4", ("catalog", "l4")),
         ("AMD Instinct MI325X", ("catalog", "mi325x")),
         ("AMD Instinct MI355X", ("database", "Radeon Instinct MI355X")),
