@@ -208,14 +208,21 @@ _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request:
 # V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0), the shell's
 # report of a process ended by SIGKILL, the host's out-of-memory killer's signal ('Killed', bash's strsignal text;
 # jetson-orin-nx-qwen2-7b-gguf-len200-killed-v063, whose log ends there with no traceback), or a container runtime's
-# report of a container the kernel killed at its memory limit (_OOM_KILLED)
+# report of a container the kernel killed at its memory limit (_OOM_KILLED), or a device runtime's report of a GPU
+# fault it aborts the process on (GPU_FAULT)
 _FAILURE = re.compile(
     r"(Traceback \(most recent call last\)|^[\w.]*(?:Error|Exception|Failure): .+"
     r"|is larger than the maximum number of tokens that can be stored in KV cache|^Killed$"
     # vLLM's start-up checks' messages, which a note quotes without their 'ValueError: ' (_CAUSES reads them;
     # l40s-qwen25-coder-14b-util060-free-memory-refused, l40sx3-qwen25-coder-14b-tp3-heads-refused)
-    r"|on startup is less than desired [GC]PU memory utilization|must be divisible by tensor parallel size)"
+    r"|on startup is less than desired [GC]PU memory utilization|must be divisible by tensor parallel size"
+    r"|^Memory access fault by GPU node-\d+)"
 )
+# ROCm's runtime on a GPU page fault: 'Memory access fault by GPU node-%u (Agent handle: %p) on address %p%s. Reason:
+# %s.' on stderr, then std::abort() (ROCR-Runtime src/core/runtime/runtime.cpp, its VM fault handler; search-index file
+# ids 1254024261 and 5138422984; older runtimes print it without the agent handle, file id 37303823587), so no Python
+# traceback follows (gfx1151-granite4-h-350m-len32768-gpu-fault-v0111rc2-rocm, ROCm/ROCm#5724)
+GPU_FAULT = re.compile(r"^Memory access fault by GPU node-(\d+)\b.*?(?:\. Reason: (.+?)\.?)?$")
 # Kubernetes' termination reason 'OOMKilled' (kubectl describe: 'Reason: OOMKilled', exit code 137 = 128 + SIGKILL),
 # Docker's State.OOMKilled, and a platform's sentence around the container log ('exceeded its 8Gi memory limit and was
 # OOM-killed (exit 137)', gpu16g-sm90-lfm25-1.2b-int4-kvfp8-len32768-util095-v0260-container-oom); `docker inspect`'s
@@ -829,6 +836,13 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "the process was killed (SIGKILL), most often by the host's out-of-memory killer: host RAM ran out (on a "
         "unified-memory board such as a Jetson or a GB10 the GPU pool is taken from that RAM too): lower "
         "--gpu-memory-utilization, and on V0 --swap-space (CPU KV blocks are host RAM)",
+    ),
+    (
+        GPU_FAULT,
+        lambda match: (
+            f"GPU memory access fault on GPU node-{match.group(1)} (Reason: {match.group(2) or 'not printed'}): the "
+            "ROCm runtime aborts the process on it: a kernel, driver or firmware fault, not a memory shortfall"
+        ),
     ),
     (
         re.compile(r"CUDA out of memory|OutOfMemoryError"),
