@@ -39,6 +39,8 @@ def _read(path: Path):  # type: ignore[no-untyped-def]
         # '# HPU blocks: 4107' (habana_executor.py), 'reserved for HPUGraphs' (habana_worker.py): no plugin line, no
         # device_config in the excerpt
         (GAUDI2, "hpu"),
+        # the same worker under its later file names (hpu_worker.py, hpu_executor.py), '# HPU blocks: 1519'
+        (BOOTLOGS / "gaudi2-util050-graphmem040-habana-v0-readme.log", "hpu"),
         # 'GiB for NPU graph memory' (vllm_ascend/worker/worker.py): the only vLLM line of the excerpt
         (ASCEND_CLOSING, "ascend"),
     ],
