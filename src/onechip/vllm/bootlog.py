@@ -80,17 +80,22 @@ _WEIGHT_LOAD = re.compile(r"Loading weights took (\d+(?:\.\d+)?) seconds")
 # V0 prints GiB figures with a 'GB' label ('Loading model weights took %.4f GB' divides by 2**30,
 # vllm/worker/model_runner.py, and V1 0.7's gpu_model_runner.py), the XPU runner of 0.8 - 0.9 with a 'GiB' one ('Loading
 # model weights took %.4f GiB', vllm/worker/xpu_model_runner.py of the 0.8.5 and 0.9.2 sdists), and its profiler table
-# 'model weights take 14.96GiB'
+# 'model weights take 14.96GiB'; HabanaAI's HPU runner 'Loading model weights took in total 15.05 GiB of device memory
+# (...)' (habana_model_runner.py's f"Loading model weights took in total {m.get_summary_string()}", measured on the
+# device: gaudi2-llama31-8b-util090-habana-v0-docs)
 _WEIGHTS_GIB = re.compile(
     r"Model loading took (\d+(?:\.\d+)?) GiB|Checkpoint size: (\d+(?:\.\d+)?) GiB"
-    r"|Loading model weights took (\d+(?:\.\d+)?) Gi?B"
+    r"|Loading model weights took (?:in total )?(\d+(?:\.\d+)?) Gi?B"
     r"|model weights take\s+(\d+(?:\.\d+)?)\s*GiB"
 )
 # The closing memory line of 0.19+ states the weights again, 'Actual usage is 8.28 GiB for weight, 1.02 GiB for peak
 # activation, ...' (vllm/v1/worker/gpu_worker.py: the model runner's model_memory_usage, the figure 'Model loading took'
 # prints; the 0.19.0, 0.20.0 and 0.26.0 sdists): read where the loading line is not (a paste that keeps only the
-# closing line, a10-gemma4-12b-qat-len16384-util080-sleepmode-excerpt)
-_CLOSING_WEIGHTS_GIB = re.compile(r"Actual usage is (-?\d+(?:\.\d+)?) GiB for weight\b")
+# closing line, a10-gemma4-12b-qat-len16384-util080-sleepmode-excerpt). vllm-ascend's NPUWorker words its own closing
+# line 'Actual usage: 39.51 GiB for weights, ...' (vllm_ascend/worker/worker.py, format_gib(self.model_runner.
+# model_memory_usage); search-index file ids 55862559283 and 59654600633; ascend-dsv4-flash-dp2-tp8-closing-line-
+# excerpt)
+_CLOSING_WEIGHTS_GIB = re.compile(r"Actual usage(?: is|:) (-?\d+(?:\.\d+)?) GiB for weights?\b")
 _KV_TOKENS = re.compile(
     r"\b(?:CPU|GPU|TPU|XPU)? ?KV cache size: ([\d,]+) tokens"
     # the V0 and V1 refusal when the pool holds less than one max-length request
@@ -106,6 +111,12 @@ _KV_GIB = re.compile(
     # 'Initial free memory 31.16 GiB, reserved 4.25 GiB memory for KV Cache as specified by kv_cache_memory_bytes
     # config', b70-len100000-refused-xpu)
     r"|reserved (\d+(?:\.\d+)?) GiB memory for KV Cache"
+    # HabanaAI's V0 HPU worker cuts its blocks from the figure it states last, 'Free device memory: 79.22 GiB, 71.3 GiB
+    # usable (gpu_memory_utilization=0.9), 7.13 GiB reserved for HPUGraphs (VLLM_GRAPH_RESERVED_MEM=0.1), 64.17 GiB
+    # reserved for KV cache' (habana_worker.py / hpu_worker.py determine_num_available_blocks: num_hpu_blocks =
+    # int(cache_size_bytes // cache_block_size), the figure format_bytes(cache_size_bytes); search-index file ids
+    # 39436309804 and 66919756683; gaudi2-llama31-8b-util090-habana-v0-docs)
+    r"|(\d+(?:\.\d+)?) GiB reserved for KV cache\b"
 )
 # V0 executor_base.py prints "# %s blocks" with the platform's device name: "# CUDA blocks" (the 0.7.2 L40 fixture),
 # "# cuda blocks" (the 0.9.0 RTX 4090 fixture), "# rocm blocks" on ROCm
@@ -131,16 +142,19 @@ _KV_NEEDED = re.compile(r"(\d+(?:\.\d+)?) GiB KV cach")
 # GiB.' (vllm/v1/worker/gpu_worker.py _reserve_mm_ipc_gpu_memory of the 0.25.0 sdist, vllm/multimodal/gpu_ipc_memory.py
 # of 0.34.0), once per rank; the cache is sized from the reduced figure, while the closing 'Current kv cache memory in
 # use' still prints the figure before the carve-out (self.available_kv_cache_memory_bytes, which the carve-out leaves
-# as it was), so after a reduced line the closing lines are not read as the pool. The CPU backend's worker prints its
-# pool per NUMA node, 'Explicitly set (%s/%s) GiB for KV cache on node %d.' (VLLM_CPU_KVCACHE_SPACE or
-# --kv-cache-memory-bytes) or 'Auto set (%s/%s) GiB for KV cache on node %d, with ...' (pool / the node's memory;
-# vllm/v1/worker/cpu_worker.py of the 0.22.0, 0.25.0 and 0.34.0 sdists; tests/data/vllm_cpu_0.32_boot.log). The closing
-# line of 0.10.2 prints the pool in bytes, 'Current kv cache memory in use is 57213612851 bytes.' (int(self.
-# available_kv_cache_memory_bytes): vllm/v1/worker/gpu_worker.py and V0's vllm/worker/worker.py of the 0.10.2 sdist; GiB
-# from 0.11.0), read as GiB to 2 decimals, as the 'Available' line of the same figure prints it
+# as it was), so after a reduced line the closing lines are not read as the pool. vllm-ascend's NPUWorker ends its own
+# closing line with 'Current KV cache memory: 13.73 GiB.' (format_gib(self.available_kv_cache_memory_bytes):
+# vllm_ascend/worker/worker.py, search-index file ids 55862559283 and 59654600633), read as the CUDA worker's. The CPU
+# backend's worker prints its pool per NUMA node, 'Explicitly set (%s/%s) GiB for KV cache on node %d.'
+# (VLLM_CPU_KVCACHE_SPACE or --kv-cache-memory-bytes) or 'Auto set (%s/%s) GiB for KV cache on node %d, with ...' (pool
+# / the node's memory; vllm/v1/worker/cpu_worker.py of the 0.22.0, 0.25.0 and 0.34.0 sdists;
+# tests/data/vllm_cpu_0.32_boot.log). The closing line of 0.10.2 prints the pool in bytes, 'Current kv cache memory in
+# use is 57213612851 bytes.' (int(self.available_kv_cache_memory_bytes): vllm/v1/worker/gpu_worker.py and V0's
+# vllm/worker/worker.py of the 0.10.2 sdist; GiB from 0.11.0), read as GiB to 2 decimals, as the 'Available' line of the
+# same figure prints it
 _RANK_POOL = re.compile(
     r"Available KV cache memory: (-?\d+(?:\.\d+)?) GiB"
-    r"|Current kv cache memory in use is (?:(\d+(?:\.\d+)?) GiB|(\d+) bytes)"
+    r"|Current (?:kv cache memory in use is|KV cache memory:) (?:(\d+(?:\.\d+)?) GiB|(\d+) bytes)"
     r"|KV cache memory reduced to (\d+(?:\.\d+)?) GiB"
     r"|\b(?:Explicitly|Auto) set \((\d+(?:\.\d+)?)/[\d.]+\) GiB for KV cache"
 )
@@ -194,14 +208,21 @@ _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request:
 # V0's refusal sentence, printed with no exception name (rtx3090-llama31-8b-len29000-refused-v0), the shell's
 # report of a process ended by SIGKILL, the host's out-of-memory killer's signal ('Killed', bash's strsignal text;
 # jetson-orin-nx-qwen2-7b-gguf-len200-killed-v063, whose log ends there with no traceback), or a container runtime's
-# report of a container the kernel killed at its memory limit (_OOM_KILLED)
+# report of a container the kernel killed at its memory limit (_OOM_KILLED), or a device runtime's report of a GPU
+# fault it aborts the process on (GPU_FAULT)
 _FAILURE = re.compile(
     r"(Traceback \(most recent call last\)|^[\w.]*(?:Error|Exception|Failure): .+"
     r"|is larger than the maximum number of tokens that can be stored in KV cache|^Killed$"
     # vLLM's start-up checks' messages, which a note quotes without their 'ValueError: ' (_CAUSES reads them;
     # l40s-qwen25-coder-14b-util060-free-memory-refused, l40sx3-qwen25-coder-14b-tp3-heads-refused)
-    r"|on startup is less than desired [GC]PU memory utilization|must be divisible by tensor parallel size)"
+    r"|on startup is less than desired [GC]PU memory utilization|must be divisible by tensor parallel size"
+    r"|^Memory access fault by GPU node-\d+)"
 )
+# ROCm's runtime on a GPU page fault: 'Memory access fault by GPU node-%u (Agent handle: %p) on address %p%s. Reason:
+# %s.' on stderr, then std::abort() (ROCR-Runtime src/core/runtime/runtime.cpp, its VM fault handler; search-index file
+# ids 1254024261 and 5138422984; older runtimes print it without the agent handle, file id 37303823587), so no Python
+# traceback follows (gfx1151-granite4-h-350m-len32768-gpu-fault-v0111rc2-rocm, ROCm/ROCm#5724)
+GPU_FAULT = re.compile(r"^Memory access fault by GPU node-(\d+)\b.*?(?:\. Reason: (.+?)\.?)?$")
 # Kubernetes' termination reason 'OOMKilled' (kubectl describe: 'Reason: OOMKilled', exit code 137 = 128 + SIGKILL),
 # Docker's State.OOMKilled, and a platform's sentence around the container log ('exceeded its 8Gi memory limit and was
 # OOM-killed (exit 137)', gpu16g-sm90-lfm25-1.2b-int4-kvfp8-len32768-util095-v0260-container-oom); `docker inspect`'s
@@ -385,9 +406,15 @@ class Platform(NamedTuple):
 #   ('CPU' off it) and 'Spyre constraint: num blocks rounded ...'
 # - vllm-gaudi ('hpu', setup.py @ 091bbadd; HabanaAI's earlier vllm_hpu plugin registers 'hpu' too): device_type 'hpu'
 #   (vllm_gaudi/platform.py), the HPU bridge's 'HPU PT BRIDGE CONFIGURATION' table
-#   (gaudi3-llama31-8b-len4096-eager-v0-hpu-plugin-v091dev)
+#   (gaudi3-llama31-8b-len4096-eager-v0-hpu-plugin-v091dev); HabanaAI's V0 worker before the plugin, in its vllm-fork,
+#   writes the device upper-case, '# HPU blocks: 4107, # CPU blocks: 256' (habana_executor.py / hpu_executor.py:
+#   f"# HPU blocks: {num_gpu_blocks}, ...", search-index file ids 21543343658 and 6128983866) and states its HPU-graph
+#   reserve, '7.13 GiB reserved for HPUGraphs (VLLM_GRAPH_RESERVED_MEM=0.1)' (habana_worker.py / hpu_worker.py;
+#   gaudi2-llama31-8b-util090-habana-v0-docs)
 # - vllm-ascend ('ascend', setup.py @ 182b75ea84): device_type 'npu' (vllm_ascend/platform.py; its own token line
-#   'NPU KV cache size: %s tokens', ascend-qwen3-vl-8b-len16384-v0180 prints vLLM 0.18's 'GPU KV cache size')
+#   'NPU KV cache size: %s tokens', ascend-qwen3-vl-8b-len16384-v0180 prints vLLM 0.18's 'GPU KV cache size'), and its
+#   NPUWorker's closing line '..., 0.0 GiB for NPU graph memory. ...' (vllm_ascend/worker/worker.py, search-index file
+#   ids 55862559283 and 59654600633; ascend-dsv4-flash-dp2-tp8-closing-line-excerpt, which keeps no other vLLM line)
 # - tpu-inference: the built-in 'tpu' platform, its 'TPU info: ... | tpu_type=', 'Memory statistics | total_hbm_...' and
 #   module names (tpu_inference, tpu_commons, tpu_platform.py: tpu-v6e1-gemma4-e2b-len32768-v0261 prints 'GPU KV cache')
 PLATFORMS: dict[str, Platform] = {
@@ -402,12 +429,14 @@ PLATFORMS: dict[str, Platform] = {
     ),
     "hpu": Platform(
         "Intel Gaudi (HPU) via vllm-gaudi", None,
-        r"Platform plugin hpu is activated|\bdevice_config=hpu\b|# hpu blocks:|\bHPU KV cache size\b"
+        r"Platform plugin hpu is activated|\bdevice_config=hpu\b|# (?:hpu|HPU) blocks:|\bHPU KV cache size\b"
+        r"|\breserved for HPUGraphs\b"
         r"|\bvllm_(?:gaudi|hpu)\b|\bHPU PT BRIDGE CONFIGURATION\b",
     ),
     "ascend": Platform(
         "Huawei Ascend (NPU) via vllm-ascend", "vllm-ascend",
         r"Platform plugin ascend is activated|\bdevice_config=npu\b|# npu blocks:|\bNPU KV cache size\b"
+        r"|\bGiB for NPU graph memory\b"
         r"|\bvllm_ascend\b",
     ),
     "tpu": Platform(
@@ -815,6 +844,13 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "the process was killed (SIGKILL), most often by the host's out-of-memory killer: host RAM ran out (on a "
         "unified-memory board such as a Jetson or a GB10 the GPU pool is taken from that RAM too): lower "
         "--gpu-memory-utilization, and on V0 --swap-space (CPU KV blocks are host RAM)",
+    ),
+    (
+        GPU_FAULT,
+        lambda match: (
+            f"GPU memory access fault on GPU node-{match.group(1)} (Reason: {match.group(2) or 'not printed'}): the "
+            "ROCm runtime aborts the process on it: a kernel, driver or firmware fault, not a memory shortfall"
+        ),
     ),
     (
         re.compile(r"CUDA out of memory|OutOfMemoryError"),

@@ -43,6 +43,7 @@ from onechip.paths import open_regular
 from onechip.schemas import BootRecord
 from onechip.schemas.logs import BootVerdict, LineKind, LogLine, LogSummary
 from onechip.vllm.bootlog import (
+    GPU_FAULT,
     PLATFORMS,
     V0_BLOCKS,
     bare_line,
@@ -154,6 +155,7 @@ def classify(
     if (
         _ERROR.search(bare)
         or _EXCEPTION.match(bare)
+        or GPU_FAULT.match(bare)  # the device runtime's report before it aborts the process: no traceback follows
         or (in_traceback and (line.startswith((" ", "\t")) or not line.strip()))
     ):
         return "error", trap
