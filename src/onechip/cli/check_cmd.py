@@ -20,7 +20,7 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, print_whole, titled_table
-from onechip.errors import ChecksNotPassed, EndpointError
+from onechip.errors import EndpointError
 from onechip.schemas.checks import CheckReport, CheckResult
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CheckRequest
@@ -107,13 +107,8 @@ def register(app: typer.Typer) -> None:
         else:
             for table in check_tables(report):
                 print_whole(table)
-        if report.endpoint_failing:  # could not run, though it answered /v1/models: 6, not the model's 10
-            raise EndpointError(report.endpoint_failing)
-        bad = [r for r in report.results if request.disallowed([r.verdict])]
-        if report.server_busy and all(r.verdict == "not_tested" for r in bad):
-            raise EndpointError(report.server_busy)  # nothing failed, some could not be asked: 6, not 10
-        if report.server_busy and not json_out:
+        failure = api.check_failure(request, report)
+        if report.server_busy and not isinstance(failure, EndpointError) and not json_out:
             console.print(f"[yellow]{report.server_busy}[/]")
-        if bad:
-            listed = ", ".join(f"{r.domain} {r.verdict}" for r in bad)
-            raise ChecksNotPassed(f"checks did not pass: {listed} (allow with --allow VERDICT,...)")
+        if failure is not None:
+            raise failure
