@@ -16,8 +16,8 @@
     │   └── CloudDownError       a `cloud down` that did not delete all it should: `result` says what it did
     ├── BusyError                another onechip process holds the lock (an `up` starting, a bench writing
     │                            the same --out): refused, nothing done (exit 8)
-    ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10)
-    ├── DoesNotFit               `plan` ran, and its verdict is 'does not fit' (exit 10)
+    ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10; `result`: the report)
+    ├── DoesNotFit               `plan` ran, and its verdict is 'does not fit' (exit 10; `result`: the plan)
     └── Interrupted              the user pressed Ctrl-C; what was measured is kept on disk
 
 An OSError that escapes a job (a read-only directory, a file where a directory should be, a launcher that
@@ -34,7 +34,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the result model only types the attribute: schemas import this module
+if TYPE_CHECKING:  # the result models only type the attributes: schemas import this module
+    from onechip.schemas import CheckReport, Plan
     from onechip.schemas.cloud import CloudDownResult
 
 
@@ -161,17 +162,27 @@ class BusyError(OnechipError):
 class ChecksNotPassed(OnechipError):
     """`check` ran to the end and some verdict is not allowed (see CheckRequest.allow); the report was
     printed and saved. Distinct from "could not run" (EndpointError 6, ConfigError 2), so a pipeline can
-    tell a broken model from a broken endpoint."""
+    tell a broken model from a broken endpoint. `result` is the report, which an MCP tool error keeps as its
+    structured content (mcp.bridge.run_job), as `check --json` prints it before exiting 10."""
 
     exit_code = 10
+
+    def __init__(self, message: str, result: CheckReport | None = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 class DoesNotFit(OnechipError):
     """`plan` ran to the end and its verdict is 'does not fit'; the plan was printed. Exit 10, as `check`'s verdict
     that did not pass (ChecksNotPassed), so `onechip plan ... && onechip up ...` stops where the engine would refuse
-    to start, and a pipeline tells a plan that does not fit from bad input (ConfigError 2)."""
+    to start, and a pipeline tells a plan that does not fit from bad input (ConfigError 2). `result` is the plan,
+    which an MCP tool error keeps as its structured content (mcp.bridge.run_job), as `plan --json` prints it."""
 
     exit_code = 10
+
+    def __init__(self, message: str, result: Plan | None = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 class Interrupted(OnechipError):

@@ -30,7 +30,7 @@ from onechip.api._bench import (
     nothing_to_resume,
     saved_bench_config,
 )
-from onechip.api._checks import check
+from onechip.api._checks import check, check_failure
 from onechip.api._cloud import (
     UNLISTED_AGAIN,
     cloud_down,
@@ -49,7 +49,7 @@ from onechip.api._demo import demo
 from onechip.api._demo_host import demo_cloud_request
 from onechip.api._deploy import DeployResult, deploy_k8s
 from onechip.api._engines import down, logs, logs_tail, recorded, status, summarize_logs, up
-from onechip.api._plan import measured_boots_dir, plan, remember_boot
+from onechip.api._plan import does_not_fit, measured_boots_dir, plan, remember_boot
 from onechip.api._policies import simulate_policies
 from onechip.api._predict import advise, advise_unserved, calibration_for, predicted_cells, simulate
 from onechip.api._prices import prices, prices_refresh
@@ -59,10 +59,10 @@ from onechip.cloud.provision import tpu_name
 
 __all__ = [
     "UNLISTED_AGAIN", "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for",
-    "check", "cloud_down", "cloud_down_found", "cloud_down_targets", "cloud_probe", "cloud_quote", "cloud_status",
-    "cloud_statuses", "cloud_target", "cloud_up", "cloud_up_quote", "cloud_zones", "compare_policies", "cost", "demo",
-    "demo_cloud_request", "deploy_k8s", "down", "find_max", "logs", "logs_tail", "measured_boots_dir",
-    "nothing_to_resume", "plan", "predicted_cells", "prices", "prices_refresh", "recorded", "remember_boot", "report",
-    "saved_bench_config", "simulate", "simulate_find_max", "simulate_policies", "status", "summarize_logs", "tpu_name",
-    "up",
+    "check", "check_failure", "cloud_down", "cloud_down_found", "cloud_down_targets", "cloud_probe", "cloud_quote",
+    "cloud_status", "cloud_statuses", "cloud_target", "cloud_up", "cloud_up_quote", "cloud_zones", "compare_policies",
+    "cost", "demo", "demo_cloud_request", "deploy_k8s", "does_not_fit", "down", "find_max", "logs", "logs_tail",
+    "measured_boots_dir", "nothing_to_resume", "plan", "predicted_cells", "prices", "prices_refresh", "recorded",
+    "remember_boot", "report", "saved_bench_config", "simulate", "simulate_find_max", "simulate_policies", "status",
+    "summarize_logs", "tpu_name", "up",
 ]  # fmt: skip

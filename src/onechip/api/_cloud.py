@@ -34,7 +34,9 @@ from onechip.schemas.cloud import (
     Quote,
     ZoneOffer,
 )
+from onechip.schemas.plan import Plan
 from onechip.schemas.requests import UpRequest
+from onechip.vllm import flag_table
 
 CloudTargetT = TypeVar("CloudTargetT", bound=CloudTarget)
 UNLISTED_AGAIN = (
@@ -111,13 +113,22 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> 
         check = up(_engine_request(request, [f"{request.ssh_user}@tpu-{k}" for k in range(tpus)], dry_run=True))
         if check.plan is not None and not check.plan.fits:
             raise ConfigError(f"the plan says {request.model} does not fit one replica on {request.chip} "
-                              f"({check.plan.verdict}); nothing was created")  # fmt: skip
+                              f"({check.plan.verdict}); {_fit_hint(check.plan)}; nothing was created")  # fmt: skip
     with ExitStack() as stack:
         tpu = _tpu(request.project, on_progress, stack)
         result = provision.up_set(tpu, request, on_progress) if tpus > 1 else provision.up(tpu, request, on_progress)
     if request.model is None:
         return result
     return _serve(request, result, on_progress)
+
+
+def _fit_hint(the_plan: Plan) -> str:
+    """What a cloud up refused for a plan that does not fit says to change (Plan.fit_hint): the longest length that
+    fits as `up` takes it, and where to give it, since cloud up takes no --set; else what limits it."""
+    hint = the_plan.fit_hint(flag_table.SET_LENGTH)
+    if the_plan.longest_fit_max_model_len is None:
+        return hint
+    return f"{hint}, to `onechip up --engine vllm-docker --host USER@IP` on TPUs got by cloud up without --model"
 
 
 def _engine_request(request: CloudUpRequest, hosts: list[str], dry_run: bool = False) -> UpRequest:

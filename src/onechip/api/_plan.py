@@ -7,7 +7,7 @@ from pathlib import Path
 
 from onechip import planner
 from onechip.engines import embedded, model_store, replicas, startup
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, DoesNotFit
 from onechip.paths import home_store, write_text_atomic
 from onechip.planner import calibration
 from onechip.planner.chips import other_card
@@ -16,6 +16,15 @@ from onechip.schemas import CrossCheck, Plan
 from onechip.schemas.common import GIB
 from onechip.schemas.requests import PlanRequest
 from onechip.vllm import bootlog, flag_table, flags, log_summary
+
+# a length as `plan` takes it (Plan.fit_hint); an MCP error names the argument instead (schemas.inputs.as_parameters)
+PLAN_LENGTH = "--max-model-len {}"
+
+
+def does_not_fit(the_plan: Plan, said: str = "the plan does not fit") -> DoesNotFit:
+    """The error a plan that does not fit (fits False) ends `plan` with (exit 10): `said`, then what to change
+    (Plan.fit_hint: the longest length that fits, where the plan knows it), carrying the plan as its `result`."""
+    return DoesNotFit(f"{said}; {the_plan.fit_hint(PLAN_LENGTH)}", the_plan)
 
 
 def plan(request: PlanRequest) -> Plan:

@@ -85,7 +85,7 @@ def calibration_for(plan: Plan, run_dir: Path | None, on_progress: ProgressFn = 
     the fit needs."""
     if run_dir is None:
         return calibration_store.find(plan.model, plan.chip, plan.engine, plan.engine_version)
-    files = report_layer.read_run(run_dir)
+    files = report_layer.read_run(run_dir, "--calibrate")
     if files.bench is None:
         why = files.problem("bench") or "no bench summary.json there (run `onechip bench --calibration`)"
         raise ConfigError(f"--calibrate {run_dir}: {why}")

@@ -28,7 +28,7 @@ def cost(request: CostRequest) -> CostReport:
     as `cost.json` in the run directory. Raises ConfigError for unknown chip/region/pricing, no throughput, or a
     `run_dir` that holds no run files (report.require_run_files). See onechip.cost.
     """
-    files = report_layer.read_run(request.run_dir) if request.run_dir is not None else None
+    files = report_layer.read_run(request.run_dir, "--run") if request.run_dir is not None else None
     measured_on = None
     if files is not None and (damaged := files.problem("bench")):  # not priced as if the run had no summary
         raise ConfigError(f"--run {request.run_dir}: {damaged}")
@@ -95,7 +95,9 @@ def report(request: ReportRequest) -> list[Path]:
     if (Path(request.run_dir) / SEARCH_FILE).is_file():
         return _report_search(request)
     if request.compare is not None:  # the other run is judged as `report` judges this one, before writing
-        _refuse_damaged(report_layer.read_run(request.compare).problems, f"--compare {request.compare}: ", "")
+        _refuse_damaged(
+            report_layer.read_run(request.compare, "--compare").problems, f"--compare {request.compare}: ", ""
+        )
     written = report_layer.write_report(request.run_dir, request.formats, compare=request.compare)
     shown = f"; the report in {written[0].parent} shows what could be read"
     _refuse_damaged(report_layer.read_run(request.run_dir).problems, "", shown)

@@ -333,11 +333,18 @@ def saved_config(out_dir: Path) -> BenchConfig | None:
     """The config of the run saved in `out_dir` (its summary.json), None when there is none yet.
 
     Raises ConfigError when summary.json is there but cannot be read: a folder, a broken or looping symlink."""
+    saved = _resumed_run(out_dir)
+    return None if saved is None else saved.config
+
+
+def _resumed_run(out_dir: Path) -> BenchRun | None:
+    """The run saved in `out_dir` (its summary.json, read once), None when there is none yet. Raises ConfigError as
+    saved_config does."""
     path = Path(out_dir) / RUN_FILES["bench"]
     if not os.path.lexists(path):
         return None
     try:
-        return BenchRun.model_validate_json(path.read_text()).config
+        return BenchRun.model_validate_json(path.read_text())
     except ValidationError as exc:  # the field and why (a newer schema_version, a NaN tok/s), not pydantic's count
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"])
@@ -435,7 +442,14 @@ def _summarized(config: BenchConfig, group: list[RequestSample]) -> bool:
 class _Run:
     """State of one run_grid call inside its event loop."""
 
-    def __init__(self, config: BenchConfig, out_dir: Path, plan: Plan | None, on_progress: ProgressFn):
+    def __init__(
+        self,
+        config: BenchConfig,
+        out_dir: Path,
+        plan: Plan | None,
+        on_progress: ProgressFn,
+        saved: BenchRun | None = None,
+    ):
         self.config, self.out_dir, self.plan, self.on_progress = config, out_dir, plan, on_progress
         self.requests_path = out_dir / RUN_FILES["requests"]
         self.summary_path = out_dir / RUN_FILES["bench"]
@@ -445,7 +459,7 @@ class _Run:
         self.nonce = uuid.uuid4().hex[:8]
         self.asked_until = 0.0  # perf_counter s before which the server asked for nothing more (carried_wait)
         self.run: BenchRun | None = None
-        self.saved: BenchRun | None = None  # the run being resumed, as its summary.json last saved it
+        self.saved = saved  # the run being resumed, as its summary.json last saved it (read once: run_grid)
         self.pool = WorkerPool(config.workers)
         self.server_max_len: int | None = None  # the served model's max_model_len from /v1/models
         self.unchecked: list[str] = []  # notes of input files a resume could not check (_check_inputs)
@@ -726,8 +740,7 @@ class _Run:
             if self.requests_path.exists() and self.requests_path.stat().st_size > 0:
                 raise ConfigError(f"{self.requests_path} already holds samples; resume it or choose another --out")
             return {}, [], []
-        old = saved_config(self.out_dir)
-        self.saved = saved_run(self.out_dir)
+        old = self.saved.config if self.saved is not None else None
         if self.saved is not None and self.saved.prediction is not None:  # its base_url is http://predicted...
             raise ConfigError(
                 f"cannot resume {self.out_dir}: it is a predicted run (onechip simulate), not a bench run"
@@ -911,10 +924,12 @@ def run_grid(
                 f"{out_dir} already holds a bench run; resume it (--resume {out_dir}) or choose another --out"
             )
     resume_hint = resume_hint or f"resume it (--resume {out_dir})"
-    if not (resume and config.max_in_flight is None and saved_config(out_dir) is not None):
+    # read once: the config decided here and the resume's checks (_Run._check_resume) judge the same bytes
+    saved = _resumed_run(out_dir) if resume else None
+    if not (resume and config.max_in_flight is None and saved is not None):
         config = open_loop(config)  # a resume keeps its saved config's; one saved before max_in_flight is refused
     created = create_run_dir(out_dir)
-    run = _Run(config, out_dir, plan, on_progress)
+    run = _Run(config, out_dir, plan, on_progress, saved)
     try:
         with exclusive(out_dir, busy):
             if not resume and (out_dir / RUN_FILES["bench"]).exists():  # written since the check above

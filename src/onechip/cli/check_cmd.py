@@ -20,8 +20,9 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, print_whole, titled_table
-from onechip.errors import ChecksNotPassed, EndpointError
+from onechip.errors import EndpointError
 from onechip.schemas.checks import CheckReport, CheckResult
+from onechip.schemas.common import cut_at_word
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CheckRequest
 
@@ -33,6 +34,10 @@ VERDICT_STYLE = {
     "not_tested": "dim",
 }
 
+# The most characters of a note the verdict table and the needle table show (the cuts they had); checks.json and the
+# report keep each note whole
+NOTE_CHARS, PROBE_NOTE_CHARS = 90, 60
+
 
 def check_tables(report: CheckReport) -> list[Table]:
     """The verdict table (one row per domain) and, when the agent ran, the seed demo's agent table."""
@@ -41,7 +46,7 @@ def check_tables(report: CheckReport) -> list[Table]:
         verdicts.add_column(col)
     for r in report.results:
         style = VERDICT_STYLE.get(r.verdict, "")
-        verdicts.add_row(r.domain, f"[{style}]{r.verdict}[/]", r.probes_passed(), r.note[:90])
+        verdicts.add_row(r.domain, f"[{style}]{r.verdict}[/]", r.probes_passed(), cut_at_word(r.note, NOTE_CHARS))
     tables = [verdicts]
     for r in report.results:
         if r.agent_table is not None and r.agent_table.runs:
@@ -81,7 +86,7 @@ def _needle_table(result: CheckResult) -> Table:
             str(obs.get("prompt_tokens", "-")),
             seconds,
             str(obs.get("prompt_tok_per_s") or "-"),
-            p.note[:60],
+            cut_at_word(p.note, PROBE_NOTE_CHARS),
         )
     return table
 
@@ -107,13 +112,8 @@ def register(app: typer.Typer) -> None:
         else:
             for table in check_tables(report):
                 print_whole(table)
-        if report.endpoint_failing:  # could not run, though it answered /v1/models: 6, not the model's 10
-            raise EndpointError(report.endpoint_failing)
-        bad = [r for r in report.results if request.disallowed([r.verdict])]
-        if report.server_busy and all(r.verdict == "not_tested" for r in bad):
-            raise EndpointError(report.server_busy)  # nothing failed, some could not be asked: 6, not 10
-        if report.server_busy and not json_out:
+        failure = api.check_failure(request, report)
+        if report.server_busy and not isinstance(failure, EndpointError) and not json_out:
             console.print(f"[yellow]{report.server_busy}[/]")
-        if bad:
-            listed = ", ".join(f"{r.domain} {r.verdict}" for r in bad)
-            raise ChecksNotPassed(f"checks did not pass: {listed} (allow with --allow VERDICT,...)")
+        if failure is not None:
+            raise failure

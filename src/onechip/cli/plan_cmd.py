@@ -15,7 +15,6 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.render import new_console, print_whole
-from onechip.errors import DoesNotFit
 from onechip.schemas import CrossCheck, LayerKV, Plan, ServeCommand
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
@@ -240,4 +239,4 @@ def register(app: typer.Typer) -> None:
         else:
             render(plan, new_console())
         if not plan.fits:
-            raise DoesNotFit(f"the plan does not fit: {plan.fit_hint('--max-model-len {}')}")
+            raise api.does_not_fit(plan)

@@ -15,6 +15,7 @@ from onechip.errors import ConfigError
 from onechip.paths import run_dir
 from onechip.schemas import BenchRun
 from onechip.schemas.bench import PolicyComparison, SearchResult
+from onechip.schemas.common import plural
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import AdviseRequest, SimulateRequest
 from onechip.schemas.sim import Advice, Prediction
@@ -144,12 +145,15 @@ def _rate(tok_per_s: float | None, tok_per_s_range: tuple[float, float] | None) 
 def _print_advice(advice: Advice, request: AdviseRequest) -> None:
     """The ranked table of the chips that fit, then one line when every row shares its source."""
     wl = advice.workload
+    count = {key: round(value) for key, value in wl.items()}  # whole numbers (AdviseRequest's workload)
     sessions = (
-        f", agent sessions of {wl['turns']:.0f} turns ({request.router_policy} over replicas)" if "turns" in wl else ""
+        f", agent sessions of {plural(count['turns'], 'turn')} ({request.router_policy} over replicas)"
+        if "turns" in wl
+        else ""
     )
     table = titled_table(
-        f"{advice.model}: {wl['ctx']:,.0f} tokens x {wl['clients']:,.0f} clients, "
-        f"{wl['output_tokens']:,.0f} output tokens{sessions}",
+        f"{advice.model}: {plural(count['ctx'], 'token')} x {plural(count['clients'], 'client')}, "
+        f"{plural(count['output_tokens'], 'output token')}{sessions}",
         title_justify="left",
         show_edge=False,
     )

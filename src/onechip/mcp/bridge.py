@@ -107,23 +107,29 @@ def _told(data: T, words: Callable[[str], str], keys: tuple[str, ...] = ("verdic
     return data
 
 
-def refusal(message: str, done: BaseModel | None = None, exit_code: int = 1) -> CallToolResult:
+def refusal(
+    message: str, done: BaseModel | None = None, exit_code: int = 1, words: Callable[[str], str] = str
+) -> CallToolResult:
     """A tool error result (isError) with one redacted line (errors.one_line): what was refused and why. Its
     whitespace runs are one space, so a value the caller sent with a newline in it (a path, a chip) does not break
     the line, and a control character shows escaped; it is not cut (a gate's preview names every command it would
-    run, however many replicas). `done`: what a job that failed in part did (PartialFailure), the structured content,
-    redacted, with "error" (the line) and "exit_code" (the CLI's) added, as `cloud down --json` prints it."""
+    run, however many replicas). `done`: the result of a job that failed in part or whose verdict the CLI exits 10 on
+    (PartialFailure), the structured content, redacted and its verdicts and warnings passed through `words` as a
+    result's are, with "error" (the line) and "exit_code" (the CLI's) added, as `cloud down --json` prints it."""
     text = one_line(message)
     data = (
-        None if done is None else {**json.loads(redact(done.model_dump_json())), "error": text, "exit_code": exit_code}
+        None
+        if done is None
+        else {**_told(json.loads(redact(done.model_dump_json())), words), "error": text, "exit_code": exit_code}
     )
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, structured_content=data)
 
 
 class PartialFailure(ToolError):
-    """A job that failed after doing part of its work: its error carries what it did as `result` (a result model:
-    errors.CloudDownError's deleted, failed, unreachable). `done` is that result, `exit_code` the error's, so the tool
-    error still gives the agent the result the CLI's --json prints (refusal)."""
+    """A job that failed after doing part of its work, or ran to a verdict the CLI exits 10 on: its error carries
+    its result model as `result` (errors.CloudDownError's deleted, failed, unreachable; DoesNotFit's plan;
+    ChecksNotPassed's report). `done` is that result, `exit_code` the error's, so the tool error still gives the agent
+    the result the CLI's --json prints (refusal)."""
 
     def __init__(self, line: str, done: BaseModel, exit_code: int) -> None:
         super().__init__(line)

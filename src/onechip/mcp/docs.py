@@ -23,9 +23,10 @@ or `onechip mcp --read-only` (only the tools marked read-only below, with their 
 Each tool's input is its job's request model and its output (`structuredContent`) the job's result model;
 the text content is a one-line summary. Errors come back as tool errors with the CLI's one-line message,
 naming arguments as the tool spells them (`tensor_parallel_size`, not `--tensor-parallel-size`). A job that failed
-after doing part of its work (`cloud_down`: a delete refused, a zone not listed) is a tool error that still carries
-its result as `structuredContent`, with `error` (the line) and `exit_code` (the CLI's) added, as the CLI's `--json`
-prints it.
+after doing part of its work (`cloud_down`: a delete refused, a zone not listed), or that ran to a verdict the CLI
+exits 10 on (`plan`: does not fit; `check`: a verdict `allow` does not allow), is a tool error (`isError`) that still
+carries its result as `structuredContent`, with `error` (the line) and `exit_code` (the CLI's) added, as the CLI's
+`--json` prints it.
 
 Safety, for an agent's hands:
 - Arguments are strict JSON: a boolean is `true`/`false` (never `"false"`, `1` or `0`), an integer is never a

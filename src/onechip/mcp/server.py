@@ -143,8 +143,10 @@ def _tool_fn(spec: ToolSpec, read_only: bool) -> Any:
                 return refusal(f"not done: {spec.name} {preview}; call {spec.name} again with confirm: true")
             out = await run_job(ctx, lambda on_progress: spec.job(request, on_progress))
             return result(out, spec.summary(out), lambda text: as_parameters(spec.request, text))
-        except PartialFailure as exc:  # failed in part (cloud_down): the line, and what it did as its content
-            return refusal(as_parameters(spec.request, str(exc)), exc.done, exc.exit_code)
+        except PartialFailure as exc:  # failed in part (cloud_down), or a verdict the CLI exits 10 on (plan, check):
+            # the line, and the result as its content
+            words = partial(as_parameters, spec.request)
+            return refusal(words(str(exc)), exc.done, exc.exit_code, words)
         except ToolError as exc:  # the CLI's one-line message, without the SDK's "Error executing tool" prefix,
             return refusal(as_parameters(spec.request, str(exc)))  # naming this tool's arguments, not flags
 

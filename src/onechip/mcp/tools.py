@@ -39,7 +39,13 @@ from pydantic import BaseModel, Field, field_validator
 
 from onechip import api
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
-from onechip.errors import CloudError, ConfigError, EndpointError, MissingDependencyError, RemoteCodeRefused
+from onechip.errors import (
+    ChecksNotPassed,
+    CloudError,
+    ConfigError,
+    MissingDependencyError,
+    RemoteCodeRefused,
+)
 from onechip.paths import onechip_home, run_dir
 from onechip.progress import ProgressFn
 from onechip.report.search import clients_answer, probe_load_text, seeds_range_text
@@ -516,12 +522,26 @@ def _advise(request: AdviseRequest, on_progress: ProgressFn) -> Advice:
 
 
 def _check(request: CheckRequest, on_progress: ProgressFn) -> CheckReport:
-    """api.check, refused (a tool error, the CLI's exit 6) when the server failed every request the probes sent:
-    an agent must not read those all-fail verdicts as the model's (the report is still saved in out_dir)."""
+    """api.check, a tool error where the CLI exits non-zero (api.check_failure): the server failed every request
+    the probes sent, or stayed busy (exit 6: an agent must not read those verdicts as the model's); or a verdict is
+    not one `allow` allows (exit 10), the line then the summary's, the report kept as the error's structured content
+    (bridge.run_job). The report is saved in out_dir either way."""
     report = api.check(request, on_progress)
-    if report.endpoint_failing:
-        raise EndpointError(report.endpoint_failing)
+    failure = api.check_failure(request, report)
+    if isinstance(failure, ChecksNotPassed):
+        raise ChecksNotPassed(f"{failure}; {_check_summary(report)}", report)
+    if failure is not None:
+        raise failure
     return report
+
+
+def _plan(request: PlanRequest, on_progress: ProgressFn) -> Plan:
+    """api.plan, a tool error where its verdict is 'does not fit' (the CLI's exit 10): the summary line, then the
+    longest length that fits (api.does_not_fit), the plan kept as the error's structured content (bridge.run_job)."""
+    the_plan = api.plan(request)
+    if not the_plan.fits:
+        raise api.does_not_fit(the_plan, _plan_summary(the_plan))
+    return the_plan
 
 
 def _statuses_summary(c: CloudStatuses) -> str:
@@ -781,8 +801,9 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "plan", "Plan a deployment",
         "Memory budget, KV bytes/token, KV pool tokens, concurrency by context, TPOT floor and serve flags "
-        "for a model on a chip (onechip plan).",
-        PlanRequest, Plan, lambda r, p: api.plan(r), _plan_summary,
+        "for a model on a chip (onechip plan). A plan that does not fit is a tool error (the CLI's exit 10) naming "
+        "the longest max_model_len that fits; its structured content is still the plan, with error and exit_code.",
+        PlanRequest, Plan, _plan, _plan_summary,
         read_only=True, idempotent=True, open_world=True,
     ),
     ToolSpec(
@@ -821,7 +842,9 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "check", "Capability checks",
         "Probe an OpenAI-compatible endpoint: chat smoke, tool calling, MCP count_ids agent, long-context "
-        "needle, determinism; verdicts (onechip check). Reports progress per probe.",
+        "needle, determinism; verdicts (onechip check). Reports progress per probe. A verdict not pass and not in "
+        "allow is a tool error (the CLI's exit 10) whose structured content is still the report, with error and "
+        "exit_code.",
         CheckRequest, CheckReport, _check, _check_summary, open_world=True, read_only_without=("out_dir",),
     ),
     ToolSpec(

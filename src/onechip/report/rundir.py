@@ -68,14 +68,17 @@ class RunFiles:
         return next((line for line in self.problems if line.startswith(RUN_FILES[kind])), None)
 
 
-def read_run(run_dir: Path | str) -> RunFiles:
+def read_run(run_dir: Path | str, flag: str = "") -> RunFiles:
     """Load whichever of run.json, plan.json, crosscheck.json, boot.json, checks.json, summary.json and
     cost.json exist in `run_dir` into their models (see the module docstring for what is lenient).
-    Raises ConfigError when `run_dir` is not a directory; a bad file is a problem line, not an error.
+    Raises ConfigError when `run_dir` is not a directory, naming `flag` where the path came from one ('--calibrate
+    D: does not exist or is not a directory', as the caller's other refusals of it say); a bad file is a problem
+    line, not an error.
     """
     path = Path(run_dir)
     if not path.is_dir():
-        raise ConfigError(f"run directory {path} does not exist or is not a directory")
+        said = f"{flag} {path}: does not exist" if flag else f"run directory {path} does not exist"
+        raise ConfigError(f"{said} or is not a directory")
     files = RunFiles(path=path)
     for kind, model in MODELS.items():
         target = path / RUN_FILES[kind]

@@ -62,12 +62,15 @@ def at_percentile_text(p: SearchProbe, metric: str) -> str:
 def seeds_range_text(result: SearchResult) -> str | None:
     """A predicted search's answer over its seeds: 'every one of the 5 seeds gives 6 clients', or 'over the 5 seeds:
     every seed meets the SLOs up to 11 clients, some seed up to 13 clients; cannot tell between the two'; with one
-    seed, that there is no range (one seed agrees with itself); None when measured."""
-    if result.max_load_range is None or result.prediction is None:
+    seed, that there is no range (one seed agrees with itself); of a search stopped before its answer (its
+    max_load_range None), that the range over its seeds comes with the answer; None when measured."""
+    if result.prediction is None:
         return None
     n = result.prediction.seeds
     if n == 1:
         return "one seed: no range over the seeds (--reps 2 or more gives one)"
+    if result.max_load_range is None:  # answer_and_range runs once the search has its answer
+        return f"over the {n} seeds: no range before the answer (it stopped first)"
     low, high = (
         plural(int(x), "client") if result.kind == "clients" else f"{x:g} req/s" for x in result.max_load_range
     )

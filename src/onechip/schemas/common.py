@@ -267,6 +267,18 @@ def plural(n: int, noun: str) -> str:
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
+def cut_at_word(text: str, chars: int) -> str:
+    """`text` whole when it has at most `chars` characters, else cut where a word ends and marked '…' (at most `chars`
+    with the mark): a console cell never ends mid-word ('your prompt con'), nor reads as the whole note. A first word
+    longer than that is cut inside itself."""
+    if len(text) <= chars:
+        return text
+    head = text[: chars - 1]
+    if text[chars - 1] != " " and " " in head:  # the cut falls inside a word: end at the space before it
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip(" ,;:") + "…"
+
+
 def figures(value: float) -> str:
     """A rate or an amount as a table title says it: one decimal place from 0.1 up (1,496.5), three significant
     figures below (0.001, 0.0123), so a small positive value never reads as 0.0."""

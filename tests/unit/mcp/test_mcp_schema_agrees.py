@@ -46,7 +46,8 @@ def test_utilization_bound_is_in_the_schema_and_enforced() -> None:
     assert number["exclusiveMinimum"] == 0 and number["maximum"] == 1
     assert line(zero) == "Invalid value for 'utilization': Input should be greater than 0 (got 0)"
     assert line(over) == "Invalid value for 'utilization': Input should be less than or equal to 1 (got 1.5)"
-    assert not one.is_error and one.structured_content["utilization"] == 1.0
+    # accepted: the plan is made (on a TPU it does not fit at 1, a tool error keeping the plan: the CLI's exit 10)
+    assert one.structured_content is not None and one.structured_content["utilization"] == 1.0
 
 
 def null_admitted(schema: dict) -> bool:
