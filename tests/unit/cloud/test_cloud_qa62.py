@@ -257,3 +257,42 @@ def test_credentials_that_expire_while_a_queued_resource_waits_name_what_to_dele
     assert info.value.reason == "auth" and "the credentials were refused" in said, said
     (left,) = records.load_all()  # it may exist, waiting in the queue: recorded, and the line says how to delete it
     assert provision.delete_command(left) in said, said
+
+
+# --- the Billing Catalog (cloudbilling v1 services.skus.list) as another server may answer it
+
+
+def test_a_sku_list_over_pages_prices_nanos_only_and_gaps_a_sku_without_tiers(monkeypatch):
+    from datetime import UTC, datetime
+
+    from onechip.cloud import billing
+
+    monkeypatch.setenv(billing.ENDPOINT_ENV, "http://billing.scenario.test")
+    vegas = {"skuId": "V5E-OD", "description": "TpuV5e running in Las Vegas", "serviceRegions": ["us-west4"],
+             "category": {"usageType": "OnDemand", "newCategoryField": "x"}, "geoTaxonomy": {"type": "REGIONAL"},
+             "pricingInfo": [{"pricingExpression": {"usageUnit": "h", "tieredRates": [
+                 {"unitPrice": {"currencyCode": "USD", "nanos": 875000000}}]}}]}  # fmt: skip
+    # units omitted (proto3: 0) and startUsageAmount omitted: $0.875 an hour
+    spot = {
+        "skuId": "V5E-SP",
+        "description": "TpuV5e attached to Spot Preemptible VMs running in Las Vegas",
+        "serviceRegions": ["us-west4"],
+        "category": {"usageType": "Preemptible"},
+        "pricingInfo": [{"pricingExpression": {"usageUnit": "h"}}],
+    }  # no tieredRates at all
+    pages = {"": {"skus": [vegas], "nextPageToken": "p2"}, "p2": {"nextPageToken": "p3"}, "p3": {"skus": [spot]}}
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        token = request.url.params.get("pageToken", "")
+        asked.append(token)
+        return httpx.Response(200, json=pages[token])
+
+    with httpx.Client(transport=httpx.MockTransport(handler)) as http:
+        _, read_pages, skus = billing.list_skus("svc", http=http)
+    assert (read_pages, asked) == (3, ["", "p2", "p3"])
+    prices, gaps, *_ = billing.match(skus, datetime(2026, 12, 6, tzinfo=UTC))
+    got = {(p.chip, p.region, p.pricing): p.usd_per_chip_hour for p in prices}
+    assert got[("v5e-1", "us-west4", "on-demand")] == pytest.approx(0.875)  # nanos alone: 875,000,000e-9 USD
+    (gap,) = [g for g in gaps if (g.chip, g.region, g.pricing) == ("v5e-1", "us-west4", "spot")]
+    assert "V5E-SP has no hourly rate" in gap.reason, gap  # a SKU with no tiered rate prices nothing, never $0
