@@ -296,3 +296,9 @@ def test_a_sku_list_over_pages_prices_nanos_only_and_gaps_a_sku_without_tiers(mo
     assert got[("v5e-1", "us-west4", "on-demand")] == pytest.approx(0.875)  # nanos alone: 875,000,000e-9 USD
     (gap,) = [g for g in gaps if (g.chip, g.region, g.pricing) == ("v5e-1", "us-west4", "spot")]
     assert "V5E-SP has no hourly rate" in gap.reason, gap  # a SKU with no tiered rate prices nothing, never $0
+
+
+def test_a_zone_whose_lists_answer_no_key_at_all_holds_nothing(script):
+    # ListNodesResponse / ListQueuedResourcesResponse with nothing in them: {} (proto3 omits an empty repeated field)
+    assert provision.targets(script.api, CloudNameRequest(project=P, zones=[Z]), []) == []
+    assert {("GET", NODES), ("GET", QR)} <= set(script.sent)
