@@ -282,12 +282,12 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
         time.sleep(api.poll_s)
 
 
-def send_delete(api: TpuApi, resource: CloudResource) -> Json:
+def send_delete(api: TpuApi, resource: CloudResource, retry: bool = True) -> Json:
     """Send the delete of a queued resource with its node (force), or of a node, once; return its operation.
-    Raises CloudError as the API refuses it (tpu_api.TpuApi.call: one call's retries)."""
+    Raises CloudError as the API refuses it (tpu_api.TpuApi.call: one call's retries; `retry` False: one try)."""
     if resource.kind == "queued-resource":
-        return api.delete_queued_resource(resource.zone, resource.name)
-    return api.delete_node(resource.zone, resource.node_id)
+        return api.delete_queued_resource(resource.zone, resource.name, retry)
+    return api.delete_node(resource.zone, resource.node_id, retry)
 
 
 def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_progress,
@@ -312,11 +312,12 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
     what = f"delete of {resource.kind} {resource.name} in {resource.zone}"
     resent = 0
 
+    # the bound this delete is under, as the resend and give-up lines name it: a down's, shared by its TPUs, or its own
+    bound = f"within the down's {limit_s:g} s, all its TPUs together" if shared else f"for up to {limit_s:g} s"
+
     def gave_up(exc: CloudError) -> CloudError:  # one call's tries alone read as giving up at once
         spent_s = time.monotonic() - started
         if resent:
-            bound = f"a down waits for its deletes, all its TPUs together, up to {limit_s:g} s" if shared else (
-                f"a delete is waited for up to {limit_s:g} s")  # fmt: skip
             return exc.reworded(f"{exc}; the delete was sent again {resent} times over {spent_s:.0f} s ({bound})")
         if exc.reason in OUTAGE and shared and time.monotonic() >= end_s:
             return exc.reworded(f"{exc}; not sent again: the down's {limit_s:g} s, all its TPUs together, are spent")
@@ -347,8 +348,8 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
                 # within limit_s, as a delete the API cannot start yet is; the bound and the way out said, as an
                 # outage may hold it there that long
                 left_s = end_s - time.monotonic()
-                on_progress(ProgressEvent("cloud", f"{exc}; the delete is sent again in {wait_s:g} s, for up to "
-                                                   f"{limit_s:g} s ({left_s:.0f} s left); Ctrl-C stops it, naming "
+                on_progress(ProgressEvent("cloud", f"{exc}; the delete is sent again in {wait_s:g} s, {bound} "
+                                                   f"({left_s:.0f} s left); Ctrl-C stops it, naming "
                                                    f"it and the command that deletes it"))  # fmt: skip
                 resent += 1
                 time.sleep(wait_s)
@@ -1171,7 +1172,9 @@ def recorded_targets(project: str, request: CloudNameRequest, recorded: list[Clo
 def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn,
          end_s: float | None = None) -> CloudDownResult:  # fmt: skip
     """Delete each of `chosen` (from `targets`, each with the client of its project) after checking onechip's label
-    on the API's copy: every delete is sent first, then each is waited for (`delete`) until `end_s` (time.monotonic
+    on the API's copy: every delete is sent first (after one send was refused by an outage, the rest with one try
+    each, sent again in the wait: a call's retries each, one TPU after another, spent the bound before it began),
+    then each is waited for (`delete`) until `end_s` (time.monotonic
     seconds; None: DOWN_WAIT_S, 10 min, from now), all of them together: a queued resource in PROVISIONING, which
     cannot be deleted (seed), is waited out and deleted, a refusal by an outage of the API sent again, and a delete
     that has not finished waited for, within that one bound (one after another, N TPUs held it N x 10 min); past it,
@@ -1184,6 +1187,7 @@ def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn
     failed: dict[int, CloudError] = {}  # by index in `chosen`: said in its order
     sent: list[tuple[int, Json | CloudError]] = []  # what each send got, for `delete` to wait on or deal with
     left = [resource for _, resource in chosen]  # what may still exist, named on Ctrl-C
+    outage = False  # a send met an outage of the API (tpu_api.OUTAGE) past its call's retries
     try:
         for k, (api, resource) in enumerate(chosen):
             try:
@@ -1191,9 +1195,11 @@ def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn
                     left.remove(resource)
                     continue
                 on_progress(ProgressEvent("cloud", f"deleting {_what(resource)}"))
-                try:
-                    sent.append((k, send_delete(api, resource)))
+                try:  # once one send spent a call's retries on an outage, the others are tried once: `delete`
+                    # sends them again under the shared bound (each spent a call's 15 s of pauses before it began)
+                    sent.append((k, send_delete(api, resource, retry=not outage)))
                 except CloudError as exc:  # met by `delete` (waited out, sent again, or failed) once all are sent
+                    outage = outage or exc.reason in OUTAGE
                     sent.append((k, exc))
             except CloudError as exc:  # the others are still deleted: one refusal must not leave them billing
                 failed[k] = exc

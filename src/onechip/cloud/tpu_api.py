@@ -362,17 +362,18 @@ class TpuApi:
 
         return through_outages(read, end_s, self.poll_s, on_outage, hush)
 
-    def call(self, method: str, url: str, *, params: Json | None = None, body: Json | None = None) -> Json:
+    def call(self, method: str, url: str, *, params: Json | None = None, body: Json | None = None,
+             retry: bool = True) -> Json:  # fmt: skip
         """One call, its JSON object answer; transient failures (and a truncated answer to a read) retried
         with backoff within the call's deadline (`retrying`), except a POST (sent once, but for a rate limit and
-        one the token step kept from leaving; a create retries as `_create`). Raises CloudError (reason
-        'transient' or 'unsent' once the retries or the deadline are spent, 'offline', 'bad-endpoint', 'auth', or
-        the API's refusal)."""
+        one the token step kept from leaving; a create retries as `_create`). `retry` False: one try (within the
+        call's deadline), for a caller that sends again itself. Raises CloudError (reason 'transient' or 'unsent'
+        once the retries or the deadline are spent, 'offline', 'bad-endpoint', 'auth', or the API's refusal)."""
 
         def again(exc: CloudError) -> bool:
             transient = exc.reason == "transient" or (exc.status == "BAD_JSON" and method == "GET")
             # a rate limit refused the request, and an unsent one never left: even a create is sent again
-            return (transient and method != "POST") or exc.reason in ("rate-limit", "unsent")
+            return retry and ((transient and method != "POST") or exc.reason in ("rate-limit", "unsent"))
 
         return retrying(lambda end_s: self._once(method, url, params, body, end_s), again, base_s=self.poll_s,
                         on_retry=self.on_retry, deadline_s=self.deadline_s)  # fmt: skip
@@ -500,9 +501,10 @@ class TpuApi:
     def get_node(self, zone: str, node_id: str) -> Json:
         return _named(self.call("GET", f"{self.tpu_url}/v2/{self.parent(zone)}/nodes/{node_id}"), self.tpu_url)
 
-    def delete_node(self, zone: str, node_id: str) -> Json:
+    def delete_node(self, zone: str, node_id: str, retry: bool = True) -> Json:
+        """DELETE a node; returns the long-running operation. `retry` False: one try (`call`)."""
         url = f"{self.tpu_url}/v2/{self.parent(zone)}/nodes/{node_id}"
-        return _operation(self.call("DELETE", url), self.tpu_url)
+        return _operation(self.call("DELETE", url, retry=retry), self.tpu_url)
 
     def list_nodes(self, zone: str) -> list[Json]:
         return self._list(f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", "nodes")
@@ -527,11 +529,11 @@ class TpuApi:
             raise not_the_api(self.tpu_url, "a queued resource's state is not an object")
         return item
 
-    def delete_queued_resource(self, zone: str, qr_id: str) -> Json:
+    def delete_queued_resource(self, zone: str, qr_id: str, retry: bool = True) -> Json:
         """Delete a queued resource and its node (force=true). A request in PROVISIONING cannot be deleted:
-        the API answers FAILED_PRECONDITION (reason 'precondition')."""
+        the API answers FAILED_PRECONDITION (reason 'precondition'). `retry` False: one try (`call`)."""
         url = f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources/{qr_id}"
-        return _operation(self.call("DELETE", url, params={"force": "true"}), self.tpu_url)
+        return _operation(self.call("DELETE", url, params={"force": "true"}, retry=retry), self.tpu_url)
 
     def list_queued_resources(self, zone: str) -> list[Json]:
         return self._list(f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources", "queuedResources")
