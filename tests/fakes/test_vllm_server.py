@@ -191,3 +191,28 @@ def test_usage_on_the_last_choice_chunk() -> None:
         events = _events(srv, _chat("hi", max_tokens=3, stream_options={"include_usage": True}))
     assert [("usage" in e, bool(e["choices"])) for e in events] == [(False, True), (False, True), (True, True)]
     assert events[-1]["choices"][0]["finish_reason"] == "length" and events[-1]["usage"]["completion_tokens"] == 3
+
+
+def test_a_step_law_engine_runs_one_batch_a_step_each_as_long_as_the_law_says() -> None:
+    """step_law (100 ms + 10 ms per sequence), 2 slots; request a (3 tokens), then b (3) and c (2) each sent once the
+    one before arrived, inside a's first step. a finds the engine idle: a step of 1 (110 ms). b joins the next step,
+    c waits for a slot: steps of 2, 2 (a ends), 2 (b and c; b ends), 1 (c ends), each 100 + 10 x B ms, one chunk per
+    sequence in it."""
+    a_s, b_s = 0.100, 0.010
+    with FakeVllm(step_law=(a_s, b_s), slots=2) as srv:
+        threads = []
+        for word, tokens in (("a", 3), ("b", 3), ("c", 2)):
+            threads.append(threading.Thread(target=_events, args=(srv, _chat(word, max_tokens=tokens))))
+            threads[-1].start()
+            while len(srv.chat_requests) < len(threads):
+                threading.Event().wait(0.001)
+        for t in threads:
+            t.join()
+        number = {body["messages"][0]["content"]: n + 1 for n, body in enumerate(srv.chat_requests)}
+    assert {w: srv.batches[number[w]] for w in "abc"} == {"a": [1, 2, 2], "b": [2, 2, 2], "c": [2, 1]}
+    assert [b for _, _, b in srv.steps] == [1, 2, 2, 2, 1]
+    assert [len(srv.sent_times[number[w]]) for w in "abc"] == [3, 3, 2]
+    for (due, _, _), (next_due, ended, batch) in zip(srv.steps, srv.steps[1:], strict=False):
+        assert next_due - due == pytest.approx(a_s + b_s * batch)  # back to back, each as long as the law says
+        assert ended >= next_due  # never before it is due
+    assert srv.sent_times[number["c"]][0] >= srv.steps[2][1]  # c's first chunk: once a's end freed a slot

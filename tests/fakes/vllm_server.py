@@ -40,6 +40,12 @@ before it answers as itself (a gateway whose backend died). Error bodies are Ope
 Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s` (or `itl_for`, the same); with
 `slots` only that many streams generate at once and the others queue, their wait part of TTFT (`admitted`
 records when each got a slot); `tokenize_s` delays the answer to a /tokenize of generated text (a plain `prompt`).
+`step_law` = (a_s, b_s) makes the fake a continuous-batching engine instead (`_Engine`, one step loop as vLLM's
+EngineCore): a step of B sequences takes a_s + b_s x B; every running sequence gets its next chunk as the step ends;
+a request joins the first step that starts after it arrives (TTFT = the wait for the step in progress + its own
+step), at most `slots` sequences a step (0: any), the rest waiting. Steps run back to back on absolute deadlines
+(a late one does not delay the next's); `steps` records each step (due, ended, B) and `batches` each request's B step
+by step, the truth the bench's figures are checked against.
 `stop_after` ends generated streams early (finish "stop"; else "length" at max_tokens); `extra_tokens` sends that
 many more than max_tokens (a server that does not honour it);
 `empty_chunks` sends chunk k with content "" (its tokens still counted, as a detokenizer holding text back);
@@ -182,6 +188,7 @@ class FakeVllm:
     # per-request inter-token gap, s (else itl_s), asked as the stream starts (`running` counts it): a latency law
     itl_for: Callable[[int, dict[str, Any]], float] | None = None
     slots: int = 0  # 0: every stream generates at once; n: n at a time, the rest queue (the wait is in TTFT)
+    step_law: tuple[float, float] | None = None  # (a_s, b_s): a batched engine, a step of B takes a_s + b_s x B
     fail_status: dict[int, int] = field(default_factory=dict)  # request number -> HTTP status (500, 429, ...)
     retry_after: str | None = None  # the Retry-After header of every 429 and 503 answer
     stall_requests: set[int] = field(default_factory=set)  # these stop sending before chunk cut_after_chunks...
@@ -230,6 +237,9 @@ class FakeVllm:
     # truth the client's timestamps are checked against: same process, same monotonic clock)
     sent_times: dict[int, list[float]] = field(default_factory=dict)
     admitted: dict[int, float] = field(default_factory=dict)  # request number -> perf_counter it got a slot
+    # step_law: (when it was due to end, when it ended (perf_counter), sequences in it) of each step
+    steps: list[tuple[float, float, int]] = field(default_factory=list)
+    batches: dict[int, list[int]] = field(default_factory=dict)  # step_law: request number -> B of each of its steps
     tokenize_calls: int = 0
     connections: int = 0  # TCP connections accepted (a client that reuses its connection opens one)
     running: int = 0
@@ -237,6 +247,7 @@ class FakeVllm:
     cache_hits: int = 0
     _seen_prompts: list[list[str]] = field(default_factory=list)
     _slot_gate: asyncio.Semaphore | None = None
+    _engine: _Engine | None = None
 
     # ---- lifecycle ----
     def start(self) -> FakeVllm:
@@ -469,6 +480,15 @@ class FakeVllm:
             return await self._wire_writes(writer, t0, number, self.wire_script(number, body))
         stream = _Stream(self, body, number, prompt, self._cached(body))
         chunks = stream.generated(self._plan(max_tokens), max_tokens) if reply is None else stream.scripted(reply)
+        if self.step_law is not None:  # the engine's step loop paces the chunks and holds the slots
+            if self._engine is None:
+                self._engine = _Engine(self, *self.step_law)
+            self.admitted[number] = t0
+            self.running += 1
+            try:
+                return await stream.send(writer, t0, chunks, self._engine)
+            finally:
+                self.running -= 1
         if self.slots and self._slot_gate is None:
             self._slot_gate = asyncio.Semaphore(self.slots)
         if self._slot_gate is not None:  # queued: the engine has no free slot; TTFT runs from admission
@@ -653,18 +673,36 @@ class _Stream:
         data = f'data: {self.head}, "choices": {choices}{usage}}}\n\n'.encode()
         return b"%x\r\n%b\r\n" % (len(data), data)
 
-    async def send(self, writer: asyncio.StreamWriter, t0: float, chunks: list[tuple[str, int]]) -> bool:
+    async def send(
+        self, writer: asyncio.StreamWriter, t0: float, chunks: list[tuple[str, int]], engine: _Engine | None = None
+    ) -> bool:
+        """Write the stream: each chunk at its deadline (ttft_s, itl_s) or, with `engine`, as its step ends."""
+        try:
+            return await self._send(writer, t0, chunks, engine)
+        finally:
+            if engine is not None:
+                engine.leave(self.number)
+
+    async def _send(
+        self, writer: asyncio.StreamWriter, t0: float, chunks: list[tuple[str, int]], engine: _Engine | None
+    ) -> bool:
         fake = self.fake
         ttft_s = fake.ttft_s if fake.ttft_for is None else fake.ttft_for(self.number, self.body)
         itl_s = fake.itl_s if fake.itl_for is None else fake.itl_for(self.number, self.body)
-        timed = bool(ttft_s or itl_s)
+        timed = bool(ttft_s or itl_s) and engine is None
+        # a finish chunk rides on the last token's step
+        steps = engine.join(self.number, len(chunks) - fake.finish_chunk) if engine is not None else None
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
         sent = fake.sent_times.setdefault(self.number, [])
         role = self._choice({"role": "assistant", "content": ""}, None)
         writer.write(self.event(role, 0 if self.each else None))
         done = 0
         for k, (choice, tokens) in enumerate(chunks):
-            if timed and not (fake.finish_chunk and k == len(chunks) - 1):  # a finish chunk follows at once
+            last_finish = fake.finish_chunk and k == len(chunks) - 1  # a finish chunk follows at once
+            if steps is not None and not last_finish:
+                await writer.drain()
+                await steps.get()
+            elif timed and not last_finish:
                 await writer.drain()
                 await _sleep_until(t0 + ttft_s + k * itl_s)
             if self.number in fake.stall_requests and k == fake.cut_after_chunks:
@@ -691,6 +729,63 @@ class _Stream:
         writer.write(f"{len(final):x}\r\n".encode() + final + b"\r\n0\r\n\r\n")
         await writer.drain()
         return True
+
+
+class _Engine:
+    """FakeVllm.step_law's continuous-batching engine: one step at a time, as vLLM's EngineCore loop (without
+    async scheduling) runs them. A step admits the waiting requests (first come, up to `slots` running), takes
+    a_s + b_s x B for its B sequences, then hands each one token chunk; a sequence leaves after its last chunk, so
+    the next step's B is exact. Prefill costs nothing beyond its step (the law has no per-token term)."""
+
+    def __init__(self, fake: FakeVllm, a_s: float, b_s: float) -> None:
+        self.fake, self.a_s, self.b_s = fake, a_s, b_s
+        self.waiting: list[int] = []
+        self.running: dict[int, tuple[asyncio.Queue[None], list[int]]] = {}  # number -> (its chunks, [left])
+        self.queues: dict[int, tuple[asyncio.Queue[None], list[int]]] = {}
+        self.wake = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    def join(self, number: int, chunks: int) -> asyncio.Queue[None]:
+        """Queue request `number` for `chunks` steps; its queue gets one item per step that gave it a chunk."""
+        queue: asyncio.Queue[None] = asyncio.Queue()
+        self.queues[number] = (queue, [chunks])
+        self.waiting.append(number)
+        self.fake.batches[number] = []
+        self.wake.set()
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self.loop())
+        return queue
+
+    def leave(self, number: int) -> None:
+        """The request's stream ended (or was dropped): vLLM aborts it, so it takes no further step."""
+        self.running.pop(number, None)
+        self.queues.pop(number, None)
+        if number in self.waiting:
+            self.waiting.remove(number)
+
+    async def loop(self) -> None:
+        end = 0.0  # when the last step was due to end (0: none yet)
+        while True:
+            idle = not self.running and not self.waiting
+            if idle:
+                self.wake.clear()
+                await self.wake.wait()
+            slots = self.fake.slots
+            while self.waiting and (not slots or len(self.running) < slots):
+                number = self.waiting.pop(0)
+                self.running[number] = self.queues[number]
+            batch = len(self.running)
+            # back to back, a step starts when the last was due to end, not when this loop got round to it (writing
+            # the last step's chunks, reading new requests): absolute deadlines, so the steps do not drift
+            end = (end if end and not idle else time.perf_counter()) + self.a_s + self.b_s * batch
+            await _sleep_until(end)
+            self.fake.steps.append((end, time.perf_counter(), batch))
+            for number, (queue, left) in list(self.running.items()):
+                self.fake.batches[number].append(batch)
+                queue.put_nowait(None)
+                left[0] -= 1
+                if left[0] <= 0:
+                    del self.running[number]
 
 
 async def _sleep_until(deadline: float) -> None:
