@@ -727,6 +727,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
         else:
             notes.append(f"replica {k}: was already gone")
         remove_rpc_dir(replica.ipc_dir)
+        engine_state.release_claim(replica)  # its port's, which only the `up` process's own stop() released
     if state.router is None and not state.left_by_down:  # an `up` killed while the replicas booted: no router
         notes.append("router: never started")
     if state.router is not None:  # engine.json's, which state.down stops: its metrics claim (RouterEngine.start)
