@@ -224,13 +224,19 @@ def stop_group(pgid: int, grace_s: float = 20.0, on_progress: ProgressFn = no_pr
     as asked is not reported.
     Interrupted while it waits (a second Ctrl-C, or SIGTERM, as the CLI raises it: KeyboardInterrupt), it SIGKILLs
     the group before the interrupt goes on: a shutdown that takes long is never left half done, its engine running
-    with no record."""
+    with no record. Raises EngineError when the group is another user's (the signal not permitted) or survives
+    SIGKILL."""
     try:
         for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
             try:
                 os.killpg(pgid, sig)
             except ProcessLookupError:
                 return
+            except PermissionError:  # kill(2) EPERM: another user's group (an `up` run as them, or with sudo)
+                raise EngineError(
+                    f"engine process group {pgid} belongs to another user: not permitted to signal it; stop it as "
+                    "that user (or root)"
+                ) from None
             sent = time.monotonic()
             deadline = sent + wait_s
             said = sig == signal.SIGKILL
