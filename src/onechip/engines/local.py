@@ -309,7 +309,6 @@ class LogWriter:
     def __init__(self, output: int, log: IO[bytes], environ: dict[str, str]):
         ask_r, ask_w = os.pipe()
         answer_r, answer_w = os.pipe()
-        # file objects, closed when this is collected: a long-lived MCP server runs many `up`s
         self._ask: IO[bytes] | None = open(ask_w, "wb", buffering=0)  # noqa: SIM115 - kept open until close()
         self._answer = open(answer_r, "rb", buffering=0)  # noqa: SIM115
         package = str(Path(__file__).parents[2])  # the folder onechip is imported from, first on the writer's path
@@ -344,12 +343,21 @@ class LogWriter:
         """Stop asking, and wait up to `timeout_s` (seconds) for the writer to write the engine's last lines and exit
         (its input ends once the engine's processes have: after stop_group); one still running then (a process that
         left the engine's group holds its output) is left to write for it. Idempotent."""
-        if self._ask is not None:
+        self._stop_asking()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout_s)
+
+    def _stop_asking(self) -> None:
+        if getattr(self, "_ask", None) is not None:  # (an __init__ that failed before it set them)
+            assert self._ask is not None
             self._ask.close()
             self._answer.close()
             self._ask = None
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout_s)
+
+    def __del__(self) -> None:
+        # the engine outlives this object (an `up` returns with it serving; a long-lived MCP server runs many): its
+        # pipes close with it, the writer goes on to the end of the engine's output
+        self._stop_asking()
 
 
 # What a local engine's process runs first: it waits for the word `start` sends once `up` has recorded its pid, then
