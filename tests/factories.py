@@ -315,7 +315,12 @@ def engine_state(**overrides: Any) -> EngineState:
 
 
 def fake_docker(tmp_path: Path, monkeypatch: Any, script: str) -> Path:
-    """A `docker` program running `script` (a shell script), first on PATH for the test; returns its path."""
+    """A `docker` program running `script` (a shell script), first on PATH for the test; returns its path. Its host is
+    this machine with a $HOME of its own under `tmp_path`: a docker launch makes ~/.cache/vllm there first
+    (remote.start_command, the compile cache mount), which went into the real home."""
+    home = tmp_path / "docker-host-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     docker = bin_dir / "docker"

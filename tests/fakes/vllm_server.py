@@ -841,6 +841,9 @@ def _args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--fake-boot-log", type=Path, help="replay this recorded log instead (see main)")
     parser.add_argument("--fake-boot-s", type=float, default=0.0, help="seconds the boot takes before serving")
     parser.add_argument("--fake-itl-s", type=float, default=0.0, help="seconds between streamed tokens")
+    parser.add_argument(
+        "--fake-print-secrets", action="store_true", help="log its argv and environment whole, secrets included"
+    )
     args, _ = parser.parse_known_args(argv)
     return args
 
@@ -848,7 +851,9 @@ def _args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     """Boot like `vllm serve`: log vLLM-shaped lines, then serve until killed.
 
-    Boot log: the version, whether HF_TOKEN reached the environment (never its value), the engine line,
+    Boot log: the version, whether HF_TOKEN reached the environment (never its value; but with --fake-print-secrets
+    then its argv as vLLM's 'non-default args' line, its whole environment, and HF_TOKEN's value alone), the engine
+    line,
     "ipc=<path>" with --fake-ipc (a socket bound as vLLM binds its engine-core sockets), "grandchild=<pid>" with
     --fake-fork, then the KV line (--fake-kv-tokens at --max-model-len; defaults are
     the embedded engine's measured 46,592 tokens, 5.69x at 8,192) and "Application startup complete.".
@@ -879,6 +884,11 @@ def main(argv: list[str] | None = None) -> None:
         threading.Event().wait()
     _log(f"vLLM API server version {args.fake_version}")
     _log(f"token received: {'yes' if os.environ.get('HF_TOKEN') else 'no'}")
+    # as vLLM before 0.34.0 logs every CLI argument, and a launcher's `env` or a crash dumps the environment
+    if args.fake_print_secrets:
+        _log(f"non-default args: {{'argv': {sys.argv[1:] if argv is None else argv!r}}}")
+        print(f"environ({dict(os.environ)!r})", flush=True)
+        print(os.environ.get("HF_TOKEN", ""), end="", flush=True)  # the token alone, no newline after it
     if boot == "fail-program-load":
         print(PROGRAM_LOAD_FAILURE, flush=True)
         sys.exit(1)

@@ -38,12 +38,21 @@ def tpu_vm(tmp_path_factory):
     (bin_dir / "docker").write_text(f'#!/bin/sh\nexec {sys.executable} {FAKES / "fake_docker.py"} "$@"\n')
     (bin_dir / "docker").chmod(0o755)
     state = work / "docker-state"
-    path = f"SetEnv PATH={bin_dir}:/usr/local/bin:/usr/bin:/bin FAKE_DOCKER_STATE={state}\n"
+    # the VM's home (_vm_home): its sessions' ~ (the token file, the compile cache `docker run` mounts) was root's
+    # real one, this machine's, and every run left ~/.cache/vllm there; sshd's SetEnv overrides the HOME it sets
+    # (sshd_config(5))
+    _vm_home(state).mkdir()
+    path = f"SetEnv PATH={bin_dir}:/usr/local/bin:/usr/bin:/bin FAKE_DOCKER_STATE={state} HOME={_vm_home(state)}\n"
     with local_sshd(work, path) as (options, key):
         argv = ["ssh", "-o", "BatchMode=yes", "-i", str(key), *sum((["-o", o] for o in options), [])]
         found = subprocess.run([*argv, "root@127.0.0.1", "command -v docker"], capture_output=True, text=True)
         assert found.stdout.strip() == str(bin_dir / "docker"), found.stdout + found.stderr
         yield options, key, state
+
+
+def _vm_home(state: Path) -> Path:
+    """The fake TPU VM's $HOME, beside its docker state (tpu_vm)."""
+    return state.parent / "vm-home"
 
 
 def _ps() -> str:
@@ -85,8 +94,9 @@ def test_demo_cloud_gcp_end_to_end(tpu_vm, tmp_path):
     cost = json.loads((out_dir / "cost.json").read_text())
     assert {line["pricing"] for line in cost["lines"]} == {"flex-start"}
     assert (out_dir / "report.md").exists()
+    assert (_vm_home(state) / ".cache" / "vllm").is_dir()  # made on the VM (remote.start_command), in its home
     # the token: only in the 0600 file on the host
-    stored = Path("/root/.onechip/hf_token.env")
+    stored = _vm_home(state) / ".onechip" / "hf_token.env"
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600 and TOKEN in stored.read_text()
     for text in (sent, done.stdout, done.stderr, _ps()):
         assert TOKEN not in text

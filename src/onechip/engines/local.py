@@ -5,7 +5,8 @@ Lifecycle guarantees (tested in tests/integration/test_engine_lifecycle.py):
   SIGKILL after `stop_grace_s`), so vLLM's EngineCore and worker children go with it;
 - with `tie_to_parent=True` the server also gets SIGTERM if onechip itself dies (Linux PR_SET_PDEATHSIG),
   so even a SIGKILLed demo leaves no engine behind;
-- the log streams to `log_path` from the first byte; a boot failure raises EngineBootError with its tail.
+- the log streams to `log_path` from the first byte, through a writer of its own (LogWriter, onechip.logpump) that
+  redacts every secret before it reaches the disk; a boot failure raises EngineBootError with its tail.
 """
 
 from __future__ import annotations
@@ -14,16 +15,19 @@ import contextlib
 import os
 import random
 import re
+import select
 import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 from onechip.engines import port_claims, ports
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
@@ -220,13 +224,19 @@ def stop_group(pgid: int, grace_s: float = 20.0, on_progress: ProgressFn = no_pr
     as asked is not reported.
     Interrupted while it waits (a second Ctrl-C, or SIGTERM, as the CLI raises it: KeyboardInterrupt), it SIGKILLs
     the group before the interrupt goes on: a shutdown that takes long is never left half done, its engine running
-    with no record."""
+    with no record. Raises EngineError when the group is another user's (the signal not permitted) or survives
+    SIGKILL."""
     try:
         for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
             try:
                 os.killpg(pgid, sig)
             except ProcessLookupError:
                 return
+            except PermissionError:  # kill(2) EPERM: another user's group (an `up` run as them, or with sudo)
+                raise EngineError(
+                    f"engine process group {pgid} belongs to another user: not permitted to signal it; stop it as "
+                    "that user (or root)"
+                ) from None
             sent = time.monotonic()
             deadline = sent + wait_s
             said = sig == signal.SIGKILL
@@ -284,6 +294,72 @@ def remove_rpc_dir(folder: str | None) -> None:
         return
 
 
+# Seconds `up` waits for the log writer to copy what the engine wrote (a sync, or the rest as it stops) before it reads
+# the log as it is: a copy takes milliseconds; a writer not answering is stuck or gone, and the log is then read as is
+LOG_SYNC_S = 5.0
+
+
+class LogWriter:
+    """The process (onechip.logpump) that writes a local engine's output, read from fd `output`, to `log` (an open
+    file), every secret redacted: the secrets of `environ` (the engine's environment: HF_TOKEN, VLLM_API_KEY, any
+    named as one) and those shaped as one (errors.redactor). In a session of its own, so that a Ctrl-C of `up` or a
+    `down` of the engine's process group leaves it to write the engine's last lines; it exits at the end of the
+    engine's output. The `up` that started it may ask it to catch up (sync)."""
+
+    def __init__(self, output: int, log: IO[bytes], environ: dict[str, str]):
+        ask_r, ask_w = os.pipe()
+        answer_r, answer_w = os.pipe()
+        self._ask: IO[bytes] | None = open(ask_w, "wb", buffering=0)  # noqa: SIM115 - kept open until close()
+        self._answer = open(answer_r, "rb", buffering=0)  # noqa: SIM115
+        package = str(Path(__file__).parents[2])  # the folder onechip is imported from, first on the writer's path
+        path = os.pathsep.join(p for p in (package, environ.get("PYTHONPATH")) if p)
+        try:
+            self.process = subprocess.Popen(  # noqa: S603 - argv list, no shell
+                [sys.executable, "-m", "onechip.logpump", str(ask_r), str(answer_w)],
+                stdin=output, stdout=log, stderr=log, env={**environ, "PYTHONPATH": path},
+                pass_fds=(ask_r, answer_w), start_new_session=True,
+            )  # fmt: skip
+        except BaseException:
+            self._ask.close()
+            self._answer.close()
+            raise
+        finally:
+            os.close(ask_r)
+            os.close(answer_w)
+
+    def sync(self, timeout_s: float = LOG_SYNC_S) -> None:
+        """Return once the writer has written all the engine wrote before this call, or after `timeout_s` (seconds),
+        or at once when it has exited (its input ended: all is written) or the writer was closed."""
+        if self._ask is None:
+            return
+        try:
+            self._ask.write(b"?")
+        except OSError:  # EPIPE: the writer has exited, all written
+            return
+        if select.select([self._answer], [], [], timeout_s)[0]:
+            self._answer.read(64)
+
+    def close(self, timeout_s: float = LOG_SYNC_S) -> None:
+        """Stop asking, and wait up to `timeout_s` (seconds) for the writer to write the engine's last lines and exit
+        (its input ends once the engine's processes have: after stop_group); one still running then (a process that
+        left the engine's group holds its output) is left to write for it. Idempotent."""
+        self._stop_asking()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout_s)
+
+    def _stop_asking(self) -> None:
+        if getattr(self, "_ask", None) is not None:  # (an __init__ that failed before it set them)
+            assert self._ask is not None
+            self._ask.close()
+            self._answer.close()
+            self._ask = None
+
+    def __del__(self) -> None:
+        # the engine outlives this object (an `up` returns with it serving; a long-lived MCP server runs many): its
+        # pipes close with it, the writer goes on to the end of the engine's output
+        self._stop_asking()
+
+
 # What a local engine's process runs first: it waits for the word `start` sends once `up` has recorded its pid, then
 # execs the serve command (same pid and start time, stdin /dev/null). An `up` SIGKILLed between the launch and that
 # record (the write of engine.json, fsynced) left an engine serving on no record: `status` said 'no engine', `down`
@@ -330,6 +406,7 @@ class LocalVllmEngine:
         self._started_mono: float | None = None
         self._ready_s: float | None = None
         self._said_unowned = False  # wait_ready said that /proc cannot tell who listens on the port
+        self.log_writer: LogWriter | None = None  # what writes its output to `log_path`, redacted (start)
         self.ipc_dir: Path | None = None  # where its zmq IPC sockets go (rpc_dir), removed by stop() and `down`
         # Added to the child's environment at start() and recorded nowhere (boot_record shows `env` only):
         # how a Hugging Face token reaches the engine without entering argv, logs or reports.
@@ -373,18 +450,24 @@ class LocalVllmEngine:
         if self.rpc_sockets and "VLLM_RPC_BASE_PATH" not in env:  # one the user set (--set, the shell) is kept
             self.ipc_dir = rpc_dir(self.log_path)
             env["VLLM_RPC_BASE_PATH"] = str(self.ipc_dir)
-        with open_owner_only(self.log_path, append=True) as log:
+        output, into_log = os.pipe()  # the engine writes into the pipe, its log writer (logpump) out to the log
+        try:
+            with open_owner_only(self.log_path, append=True) as log:
+                self.log_writer = LogWriter(output, log, {**os.environ, **self.secret_env})
             self._started_wall = datetime.now(UTC)
             self._started_mono = time.monotonic()
             self.process = subprocess.Popen(  # noqa: S603 - argv list, no shell
                 [*_GATE, *self.command()],
                 stdin=subprocess.PIPE,
-                stdout=log,
+                stdout=into_log,
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
                 preexec_fn=die_with_parent if self.tie_to_parent else None,  # noqa: PLW1509
             )
+        finally:  # the engine's copy alone is left: its writer reads to the end of the engine's output
+            os.close(output)
+            os.close(into_log)
         self.pid = self.process.pid
         self._pid_started = start_ticks(self.pid)  # with the pid, what tells this process from a later one of that pid
         assert self.process.stdin is not None
@@ -420,6 +503,7 @@ class LocalVllmEngine:
                 progress(ProgressEvent("boot", f"engine booting ({stage()})", elapsed, timeout_s))
                 time.sleep(0.5)
         self._ready_s = round(time.monotonic() - self._started_mono, 2)
+        self.sync_log()  # every line before its answer is in the log the boot record is read from
         progress(ProgressEvent("boot", "engine ready", self._ready_s, self._ready_s))
         return self.boot_record()
 
@@ -438,6 +522,7 @@ class LocalVllmEngine:
                 why = "no /proc/net/tcp" if seen is None else "a process of the engine is another user's"
                 what = f"cannot tell which process listens on port {self.port} ({why})"
                 progress(ProgressEvent("boot", f"{what}: ready once the engine's log says it listens"))
+            self.sync_log()
             return _LISTENING.search(self.log_path.read_text(encoding="utf-8", errors="replace")) is not None
         if seen.others:
             self.stop()
@@ -474,6 +559,7 @@ class LocalVllmEngine:
         )
 
     def _boot_error(self, what: str) -> EngineBootError:
+        self.sync_log()  # its last lines, written as it died, are the reason
         tail = tail_lines(self.log_path, 15)
         last = last_error(tail)[:200] or "it logged nothing"
         return EngineBootError(f"{what}: {last} (full log: {self.log_path})", str(self.log_path), tail)
@@ -511,6 +597,11 @@ class LocalVllmEngine:
     def metrics(self) -> str:
         return metrics_text(self.base_url)
 
+    def sync_log(self) -> None:
+        """Return once the log holds all the engine has written so far (LogWriter.sync)."""
+        if self.log_writer is not None:
+            self.log_writer.sync()
+
     def stop(self) -> None:
         """Stop the whole process group. Idempotent."""
         if self.pid is None:
@@ -518,6 +609,8 @@ class LocalVllmEngine:
         stop_group(self.pid, self.stop_grace_s)
         if self.process is not None:
             self.process.poll()
+        if self.log_writer is not None:
+            self.log_writer.close()
         remove_rpc_dir(str(self.ipc_dir) if self.ipc_dir else None)
         if self.port is not None:
             port_claims.release(self.host, self.port, self.pid)

@@ -101,12 +101,13 @@ def _read(path: Path) -> Claim | None:
         return None
 
 
-def claim(host: str, port: int, pid: int, started: int | None, flag: str = "--port") -> None:
+def claim(host: str, port: int, pid: int, started: int | None, flag: str = "--port", what: str = "port") -> None:
     """Claim `host`:`port` for process `pid` (started at `started`, procs.start_ticks). Raises PortInUseError naming
-    the claim's process and home, and `flag` as the way to another port, when a live claim of another process holds
-    it (one of this process or of `pid` is replaced: the `up` that claimed it before it launched the engine). A claims
-    folder that cannot be used (a read-only or missing home) claims nothing: the port is then checked in the kernel's
-    tables alone, as before claims existed, rather than refusing the `up`."""
+    the port as `what` ('port', "the router's metrics port"), the claim's process and home, and `flag` as the way to
+    another port, when a live claim of another process holds it (one of this process or of `pid` is replaced: the
+    `up` that claimed it before it launched the engine). A claims folder that cannot be used (a read-only or missing
+    home) claims nothing: the port is then checked in the kernel's tables alone, as before claims existed, rather than
+    refusing the `up`."""
     try:
         with _locked() as folder:
             _sweep(folder)
@@ -118,7 +119,7 @@ def claim(host: str, port: int, pid: int, started: int | None, flag: str = "--po
         return
     if held is not None:
         raise PortInUseError(
-            f"port {port} on {host} is claimed by the engine pid {held.pid} (started by `onechip up` with "
+            f"{what} {port} on {host} is claimed by the engine pid {held.pid} (started by `onechip up` with "
             f"ONECHIP_HOME={held.home}; it may not listen yet); pick another port with {flag}, or wait for "
             "that engine's `onechip down`"
         )

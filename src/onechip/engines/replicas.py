@@ -541,6 +541,7 @@ def revive(timeout_s: float = 600.0, on_progress: ProgressFn = no_progress) -> R
         engine = _local_engine(spec, folder / f"replica-{k}.log")
         _boot_recorded(state, engine, timeout_s, on_progress, k)
     if not _alive(state.router)[0]:
+        state.launch = claim_metrics_port(state.launch)  # off a port another `up` claimed since the router died
         _boot_recorded(state, RouterEngine(state.launch.router, folder / "router.log", state.router.model), 120.0,
                        on_progress)  # fmt: skip
     save(state)
@@ -580,11 +581,13 @@ def switch_policy(policy: RouterPolicy, on_progress: ProgressFn = no_progress) -
     if _alive(state.router)[0]:
         stop_group(state.router.pid, 10.0)
     old = state.launch.router
-    metrics_port = old.metrics_port if port_is_free(old.metrics_port, reuse=False) else free_port()
-    command = router_command(old.worker_urls, policy, old.port, metrics_port, old.bind_host)
     on_progress(ProgressEvent("boot", f"router restarting with --policy {policy}", None, None))
-    state.launch.router = command  # the set's ports and policy are the new router's from its launch on
+    # the set's ports and policy are the new router's from its launch on; its metrics port moves off one still held
+    # or claimed by another `up` (claim_metrics_port), claimed for this process until the router's pid takes it
+    state.launch.router = router_command(old.worker_urls, policy, old.port, old.metrics_port, old.bind_host)
     try:
+        state.launch = claim_metrics_port(state.launch)
+        command = state.launch.router
         _boot_recorded(state, RouterEngine(command, _replica_dir() / "router.log", state.router.model), 120.0,
                        on_progress)  # fmt: skip
     except BaseException:
@@ -727,6 +730,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
         else:
             notes.append(f"replica {k}: was already gone")
         remove_rpc_dir(replica.ipc_dir)
+        engine_state.release_claim(replica)  # its port's, which only the `up` process's own stop() released
     if state.router is None and not state.left_by_down:  # an `up` killed while the replicas booted: no router
         notes.append("router: never started")
     if state.router is not None:  # engine.json's, which state.down stops: its metrics claim (RouterEngine.start)

@@ -13,14 +13,15 @@ client authentication and onechip binds it to the loopback only (router_command 
 
 from __future__ import annotations
 
-import contextlib
+import os
 import shutil
 import sys
 from pathlib import Path
 
 from onechip.engines import port_claims
 from onechip.engines.local import LocalVllmEngine
-from onechip.errors import ConfigError, MissingDependencyError, PortInUseError
+from onechip.errors import ConfigError, MissingDependencyError
+from onechip.procs import start_ticks
 from onechip.schemas.replicas import RouterCommand, RouterFlag, RouterPolicy
 from onechip.vllm.flags import shell_join
 
@@ -35,6 +36,8 @@ HEALTH_CHECK_INTERVAL_S = 5  # vllm-router's default is 60 s: a dead replica wou
 # retried on another, then vllm_router_worker_health{worker=URL} went 0 and its processed count stopped)
 HEALTH_FAILURE_THRESHOLD = 3
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# how to another metrics port: `up --replicas N` moves it off one another `up` claims (replicas.claim_metrics_port)
+METRICS_AGAIN = "`onechip up --replicas N` again (it moves the router's metrics off a claimed port)"
 
 
 def router_program() -> str:
@@ -98,16 +101,22 @@ class RouterEngine(LocalVllmEngine):
         self.router = command
 
     def start(self) -> None:
-        """Launch the router; its port's claim and its metrics port's (replicas.claim_metrics_port, the `up`'s) are
-        handed to its pid, as an engine's port claim is (port_claims.claim replaces this process's): left the `up`'s,
-        the metrics claim outlived `down` in a long-lived MCP server. Raises MissingDependencyError when vllm-router
-        is not installed, PortInUseError for a taken port."""
+        """Launch the router; its port's claim and its metrics port's are handed to its pid, as an engine's port claim
+        is (port_claims.claim replaces this process's): left the `up`'s, the metrics claim outlived `down` in a
+        long-lived MCP server. The metrics port is claimed for this process before the launch (it is already where
+        replicas.claim_metrics_port chose it), so no other `up` can claim it between the launch and the hand-over.
+        Raises MissingDependencyError when vllm-router is not installed, PortInUseError for a taken port or a metrics
+        port another live `up` claims (its router will bind it: this one is not launched)."""
         require(self.router)
-        super().start()
+        me, port = os.getpid(), self.router.metrics_port
+        port_claims.claim(METRICS_HOST, port, me, start_ticks(me), flag=METRICS_AGAIN, what="the router's metrics port")
+        try:
+            super().start()
+        except BaseException:
+            port_claims.release(METRICS_HOST, port, me)
+            raise
         assert self.pid is not None
-        # another live `up` claiming it now is left its claim: this router binds the port first, as before claims
-        with contextlib.suppress(PortInUseError):
-            port_claims.claim(METRICS_HOST, self.router.metrics_port, self.pid, self._pid_started)
+        port_claims.claim(METRICS_HOST, port, self.pid, self._pid_started)  # replaces this process's: never refused
 
     def stop(self) -> None:
         """Stop the router (LocalVllmEngine.stop) and release its metrics port's claim. Idempotent."""

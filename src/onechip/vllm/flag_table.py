@@ -247,6 +247,19 @@ _SECRET_NAMES = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "--hf-token"}
 # vLLM's own key for its OpenAI API (vllm/entrypoints/openai/cli_args.py --api-key; vllm/envs.py VLLM_API_KEY):
 # --set would print it in the plan and the dry run and put it in the engine's ps line
 _KEY_NAMES = {"--api-key", "VLLM_API_KEY"}
+# vLLM's FlexibleArgumentParser keeps argparse's allow_abbrev=True (vllm/utils/argparse_utils.py, 0.34.0 sdist), so a
+# flag's unique prefix is read as the flag: '--api-k KEY' is --api-key. A prefix past the first word ('--api-k',
+# '--hf-t') names these alone; a shorter one ('--api', '--hf-') is ambiguous there (--api-server-count,
+# --hf-overrides), which vLLM's argparse refuses itself
+_SECRET_FLAGS = ("--api-key", "--hf-token")
+
+
+def _abbreviated(flag: str) -> set[str]:
+    """The secret flag (_SECRET_FLAGS) vLLM would read `flag` ('--api-k') as, a prefix of it past its first word; none
+    for any other."""
+    return {name for name in _SECRET_FLAGS if name.startswith(flag) and len(flag) > name.index("-", 2) + 1}
+
+
 # An environment variable whose name says, word by word, that it holds a secret (GITHUB_TOKEN, OPENAI_API_KEY,
 # AWS_SECRET_ACCESS_KEY, DB_PASSWORD): --set would print its value in the plan and the dry run and put it in the
 # engine's ps line. Whole words only: TOKENIZERS_PARALLELISM is no token; and TOKEN only as the last word, since vLLM's
@@ -347,6 +360,7 @@ def _parsed(items: tuple[str, ...], secrets: tuple[str, ...]) -> tuple[Override,
         if not _ENV_NAME.match(key):
             key = _dashed(key)
         names = {key.upper(), f"--{key.lstrip('-')}"}  # as an env variable and as a flag
+        names |= _abbreviated(f"--{key.lstrip('-')}")
         if "\x00" in value:  # an MCP call's JSON string can hold one; the launch failed on it ('embedded null byte')
             raise ConfigError(
                 f"--set {key}: holds a NUL character, which no command line or environment variable can carry; "

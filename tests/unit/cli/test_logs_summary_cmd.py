@@ -79,6 +79,10 @@ def test_the_summary_of_an_engine_on_a_host_names_the_log_it_read(run, tmp_path,
         (bin_dir / program).write_text(f"#!/bin/sh\ncat {REFUSED}\n")
         (bin_dir / program).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    # the record goes in the test's home: it went in the default one (~/.cache/onechip/engine.json), over a real
+    # engine's record, and stayed there after the test
+    assert engine_state_store.state_path().is_relative_to(tmp_path), engine_state_store.state_path()
     engine_state_store.save(engine_state(engine="vllm@ssh" if "host" in record else "vllm-docker", **record))
     code, out, _ = run("logs", "--summary")
     verdict = run("logs", str(REFUSED))[1].splitlines()[1]  # the same log's verdict, read from its file

@@ -354,6 +354,16 @@ def test_a_container_is_known_by_its_id_so_down_never_removes_a_namesake(tmp_pat
     assert "rm -f onechip-vllm" in remote.stop_command(booting)
 
 
+def test_a_docker_launch_on_this_machine_makes_its_compile_cache_in_the_test_s_home(tmp_path, monkeypatch):
+    # start_command runs `mkdir -p ~/.cache/vllm` before `docker run` (the COMPILE_CACHE mount, vllm.flags), and a
+    # test's docker host is this machine: every such test made ~/.cache/vllm under the real HOME, not onechip's or the
+    # test's. The fake docker's host (factories.fake_docker) now has a home of its own under tmp_path.
+    factories.fake_docker(tmp_path, monkeypatch, FAKE_DOCKER_GONE)
+    ready = startup.prepare(_plan(), "vllm-docker", port=free_port(), image="vllm/vllm-openai:v0.32.0")
+    remote.Shell(None).run(remote.start_command(ready.spec), timeout_s=30)
+    assert Path.home().is_relative_to(tmp_path) and (Path.home() / ".cache" / "vllm").is_dir()
+
+
 def test_down_stops_the_log_mirror_the_state_records():
     mirror = subprocess.Popen(["sleep", "60"], start_new_session=True)  # noqa: S607
     try:

@@ -1,0 +1,107 @@
+"""The writer of a local engine's log: a process of its own between the engine's stdout+stderr and engine.log, which
+copies the engine's output to the log with every secret redacted (errors.redactor), so the file on disk never holds
+one. `logs` redacted on read, but the engine prints what it is given: vLLM before 0.34.0 logs every CLI argument
+('non-default args: {...}', an `--api-key` whole; vllm/entrypoints/common/startup.py redacts it from 0.34.0), a
+launcher's `env` or a crash dumps the environment, where the Hugging Face token and VLLM_API_KEY are.
+
+    python -m onechip.logpump SYNC_IN SYNC_OUT   < engine output  >> engine.log
+
+Run by engines.local.LocalVllmEngine; it lives at the package's top so that its start imports onechip.errors alone
+(onechip.engines imports pydantic and httpx: a second or more before the first line is written). The secrets it
+knows are its environment's (the engine's: HF_TOKEN, VLLM_API_KEY, any named as one), read once at its start.
+
+It copies whole lines (ended by '\\n' or '\\r', a progress bar's), or LINE_MAX bytes of one without an end, and what
+is left at the end of its input. It runs until its input ends (every process holding the engine's output has
+exited), ignoring SIGINT, SIGTERM and SIGHUP, so the engine's last lines as it stops are written; a write that fails
+(the disk full, the log's folder gone) drops those lines and goes on: the engine is never stopped by its log. A byte
+on fd SYNC_IN asks it to write all the engine has written so far; it answers a byte on fd SYNC_OUT once written
+(sync): a caller that reads the log after the engine did something (answered /health, exited) reads every line
+before it, not those the pump had not copied yet.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import sys
+
+from onechip.errors import redactor
+
+LINE_MAX = 1 << 16  # bytes of a line without an end written as it is (a pipe's capacity on Linux: pipe(7))
+_ENDS = re.compile(rb"[\r\n]")
+
+
+class _Copier:
+    """The engine's output, from fd `source` to fd `sink`, redacted a whole line at a time."""
+
+    def __init__(self, source: int, sink: int):
+        self.source, self.sink = source, sink
+        self.held = b""  # the start of a line whose end has not come
+        self.scrub = redactor()
+
+    def read(self) -> bool:
+        """Copy what one read of `source` gives. Returns False at its end (the rest written)."""
+        data = os.read(self.source, LINE_MAX)
+        if not data:
+            self.flush()
+            return False
+        text = self.held + data
+        last = max(text.rfind(b"\n"), text.rfind(b"\r"))
+        cut = last + 1 if last >= 0 else (len(text) if len(text) >= LINE_MAX else 0)
+        self._write(text[:cut])
+        self.held = text[cut:]
+        return True
+
+    def drain(self) -> bool:
+        """Copy all `source` holds now (never waits). Returns False at its end."""
+        while select.select([self.source], [], [], 0)[0]:
+            if not self.read():
+                return False
+        return True
+
+    def flush(self) -> None:
+        """Write the line held for its end."""
+        self._write(self.held)
+        self.held = b""
+
+    def _write(self, data: bytes) -> None:
+        if not data:
+            return
+        text = self.scrub(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+        try:
+            while text:
+                text = text[os.write(self.sink, text) :]
+        except OSError:  # ENOSPC, EIO: these lines are lost, the engine goes on
+            return
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Copy stdin to stdout, redacted, until stdin ends; answer syncs (fd argv[0] in, argv[1] out)."""
+    sync_in, sync_out = (int(word) for word in (sys.argv[1:] if argv is None else argv))
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    copier = _Copier(sys.stdin.fileno(), sys.stdout.fileno())
+    watched = [copier.source, sync_in]
+    while True:
+        ready = select.select(watched, [], [])[0]
+        if sync_in in ready:
+            asked = os.read(sync_in, 64)
+            open_ = copier.drain()
+            copier.flush()  # a line the engine has not ended (its last before it died) is written too
+            if not asked:  # the caller is gone (its `up` returned): no more syncs
+                watched.remove(sync_in)
+            else:
+                try:
+                    os.write(sync_out, b"." * len(asked))
+                except OSError:
+                    pass
+            if not open_:
+                return
+        elif not copier.read():
+            return
+
+
+if __name__ == "__main__":
+    main()
