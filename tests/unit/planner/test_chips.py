@@ -313,7 +313,9 @@ def test_a_google_tpu_name_the_catalog_lacks_names_the_tpus_it_has() -> None:
     for spelling in ("trillium-16", "v5litepod-16"):
         with pytest.raises(ConfigError, match="no TPU of that name or slice"):
             accelerator(spelling)
-    assert accelerator("v100").kind == "gpu"  # a GPU named like a TPU version is still the GPU
+    with pytest.raises(chips.SeveralCards) as several:  # a GPU named like a TPU version is still the GPU, its boards
+        accelerator("v100")  # named (16 and 32 GB: gpus.json)
+    assert "v100-32gb" in several.value.cards and "TPU" not in str(several.value)
 
 
 @pytest.mark.parametrize("name", ["mi325x", "MI325X", "AMD Instinct MI325X", "Radeon Instinct MI325X"])

@@ -110,7 +110,9 @@ def test_v100_qwen25_7b_fp16_v085(tmp_path: Path) -> None:
     entry = CORPUS["v100-qwen25-7b-fp16-v085"]
     config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
     path = sized_checkpoint(tmp_path / "q", config, entry["weights_total_bytes"])
-    plan = plan_model(str(path), "V100", max_model_len=32768, engine_version="0.8.5", dtype="float16", multimodal=False)
+    plan = plan_model(
+        str(path), "V100 32GB", max_model_len=32768, engine_version="0.8.5", dtype="float16", multimodal=False
+    )
     assert plan.memory_budget is not None and "V0" in plan.memory_budget.rule_versions  # compute capability 7.0
     assert round(plan.memory_budget.requested_bytes / GIB, 2) == entry["logged"]["requested_memory_gib"]
     assert abs(plan.memory_budget.kv_cache_bytes / GIB - 9.88) / 9.88 < 0.05

@@ -88,7 +88,7 @@ def test_the_param_pass_rule(version: str) -> None:
 
 @pytest.mark.parametrize(
     ("chip", "per_element"),
-    [("h100", 14), ("rtx5090", 14), ("a100-80gb", 14), ("mi300x", 6), ("t4", 6), ("v100", 6)],
+    [("h100", 14), ("rtx5090", 14), ("a100-80gb", 14), ("mi300x", 6), ("t4", 6), ("v100-32gb", 6)],
 )
 @pytest.mark.parametrize("version", ["0.33.0", "0.34.0"])
 def test_the_param_pass_by_card(chip: str, per_element: int, version: str) -> None:

@@ -35,7 +35,9 @@ def test_a_card_vllm_does_not_list_is_planned_and_told(tmp_path: Path, chip: str
     assert words in message
 
 
-@pytest.mark.parametrize("chip", ["t4", "v100", "h100", "mi300x", "radeon-pro-w7900", "Radeon AI PRO R9700", "gb10"])
+@pytest.mark.parametrize(
+    "chip", ["t4", "v100-32gb", "h100", "mi300x", "radeon-pro-w7900", "Radeon AI PRO R9700", "gb10"]
+)
 def test_a_listed_card_is_not_told(tmp_path: Path, chip: str) -> None:
     assert _said(plan_model(str(smollm2_checkpoint(tmp_path / "m")), chip, max_model_len=2048)) == []
 
