@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from fakes.clock import SleepClock
 from fakes.tpu_api import Fault
 from onechip.api import _cloud
 from onechip.cloud import auth, provision, records, tpu_api
@@ -79,20 +80,6 @@ def test_down_json_names_the_zone_it_could_not_list_beside_what_it_deleted(fast,
     assert f"zone {FAR} (project {P}) could not be listed" in line and data["failed"] == [], data
 
 
-class Clock:
-    """time.monotonic and time.sleep of provision and tpu_api on a clock that only sleeps move: a wait of minutes
-    runs in the time its HTTP calls take, and what it measures is the same on a loaded machine."""
-
-    def __init__(self, monkeypatch):
-        self.now = 1000.0
-        for module in (provision, tpu_api):
-            monkeypatch.setattr(module.time, "monotonic", lambda: self.now)
-            monkeypatch.setattr(module.time, "sleep", self.sleep)
-
-    def sleep(self, seconds: float) -> None:
-        self.now += max(seconds, 0.0)
-
-
 def test_down_through_a_whole_outage_is_bounded_once_not_per_tpu(fast, run, monkeypatch):
     # every delete refused by an outage (HTTP 503; the reads answer): each TPU's delete was sent again for its own
     # 10 minutes, one after another, so 4 TPUs held the command 40 minutes. The bound covers the command
@@ -103,7 +90,7 @@ def test_down_through_a_whole_outage_is_bounded_once_not_per_tpu(fast, run, monk
     monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "30")  # the default call deadline, on the clock below
     monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "5")  # the default poll: tens of requests a TPU, not thousands
     fast.faults.append(Fault("DELETE", "/", 503, times=10**6))
-    clock = Clock(monkeypatch)
+    clock = SleepClock(monkeypatch, provision, tpu_api)
     started = clock.now
     with pytest.raises(CloudError) as info:
         _cloud.cloud_down(CloudNameRequest(project=P), targets=records.load_all())
@@ -116,7 +103,7 @@ def test_down_through_a_whole_outage_is_bounded_once_not_per_tpu(fast, run, monk
     assert sorted(r.name for r in records.load_all()) == ["a", "b", "c", "d"]
 
 
-def _three_nodes(run, monkeypatch) -> Clock:
+def _three_nodes(run, monkeypatch) -> SleepClock:
     """TPUs a, b (us-west4-a) and c (us-east1-d) made, then the default call deadline and poll on the fake clock."""
     for name, zone in (("a", OK), ("b", OK), ("c", FAR)):
         rc, out, err = run("cloud", "up", "--project", P, "--zone", zone, "--name", name, "--provisioning", "spot",
@@ -124,7 +111,7 @@ def _three_nodes(run, monkeypatch) -> Clock:
         assert rc == 0, (out, err)
     monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "30")  # tpu_api's default call deadline
     monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "5")  # tpu_api's default poll
-    return Clock(monkeypatch)
+    return SleepClock(monkeypatch, provision, tpu_api)
 
 
 def test_down_of_tpus_whose_deletes_never_finish_is_bounded_once_not_per_tpu(fast, run, monkeypatch):
@@ -177,7 +164,7 @@ def test_down_sends_a_nodes_delete_before_it_waits_out_a_provisioning_queued_res
     # only then sent the node's delete (200 s more). Every delete is sent first, the refused one sent again after
     monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "30")
     monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "5")
-    clock = Clock(monkeypatch)
+    clock = SleepClock(monkeypatch, provision, tpu_api)
     fast.provisioning_s = 300.0  # PROVISIONING for 300 s, then ACTIVE (the fake's queued resource)
     fast.put("queued-resource", OK, "q", "PROVISIONING")
     fast.put("node", OK, "n", "READY", spot=True)
@@ -244,7 +231,7 @@ def test_up_polls_on_through_a_404_of_the_operation_it_was_just_given(fast, run,
 
 
 def test_an_operation_the_api_never_has_fails_once_its_grace_is_spent(fast, monkeypatch):
-    clock = Clock(monkeypatch)
+    clock = SleepClock(monkeypatch, provision, tpu_api)
     started = clock.now
     missing = {"name": f"projects/{P}/locations/{OK}/operations/operation-404"}  # the fake has no such operation
     with pytest.raises(CloudError) as info, tpu_api.TpuApi(P, poll_s=5.0) as tpu:

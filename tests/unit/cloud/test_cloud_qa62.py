@@ -9,6 +9,7 @@ import re
 import httpx
 import pytest
 
+from fakes.clock import SleepClock
 from fakes.tpu_api import Fault
 from onechip.api import _cloud
 from onechip.cloud import provision, records, tpu_api
@@ -19,20 +20,6 @@ from onechip.schemas.cloud import CloudNameRequest, CloudUpRequest
 P = "proj-1"
 OK = "us-west4-a"
 FAR = "us-east1-d"  # granted everything too (the fake's default Zone)
-
-
-class Clock:
-    """time.monotonic and time.sleep of provision and tpu_api on a clock that only sleeps move (test_cloud_qa61's):
-    a wait of minutes runs in the time its HTTP calls take."""
-
-    def __init__(self, monkeypatch):
-        self.now = 1000.0
-        for module in (provision, tpu_api):
-            monkeypatch.setattr(module.time, "monotonic", lambda: self.now)
-            monkeypatch.setattr(module.time, "sleep", self.sleep)
-
-    def sleep(self, seconds: float) -> None:
-        self.now += max(seconds, 0.0)
 
 
 def _nodes(run, names_zones) -> None:
@@ -49,7 +36,7 @@ def test_down_through_an_outage_sends_every_first_delete_within_one_calls_deadli
     monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "30")  # tpu_api's default call deadline
     monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "5")  # tpu_api's default poll
     fast.faults.append(Fault("DELETE", "/", 503, times=10**6))
-    clock = Clock(monkeypatch)
+    clock = SleepClock(monkeypatch, provision, tpu_api)
     sent_at: dict[str, float] = {}
     real_send = tpu_api.send
 
@@ -143,7 +130,7 @@ def script(monkeypatch, tmp_path):
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
-    Clock(monkeypatch)  # the waits' minutes on a clock that only sleeps move
+    SleepClock(monkeypatch, provision, tpu_api)  # the waits' minutes on a clock that only sleeps move
     handler = Script()
     with httpx.Client(transport=httpx.MockTransport(handler)) as http, TpuApi(P, http=http, poll_s=5) as api:
         handler.api = api
