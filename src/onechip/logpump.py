@@ -10,13 +10,17 @@ Run by engines.local.LocalVllmEngine; it lives at the package's top so that its 
 (onechip.engines imports pydantic and httpx: a second or more before the first line is written). The secrets it
 knows are its environment's (the engine's: HF_TOKEN, VLLM_API_KEY, any named as one), read once at its start.
 
-It copies whole lines (ended by '\\n' or '\\r', a progress bar's), or LINE_MAX bytes of one without an end, and what
-is left at the end of its input. It runs until its input ends (every process holding the engine's output has
-exited), ignoring SIGINT, SIGTERM and SIGHUP, so the engine's last lines as it stops are written; a write that fails
-(the disk full, the log's folder gone) drops those lines and goes on: the engine is never stopped by its log. A byte
-on fd SYNC_IN asks it to write all the engine has written so far; it answers a byte on fd SYNC_OUT once written
-(sync): a caller that reads the log after the engine did something (answered /health, exited) reads every line
-before it, not those the pump had not copied yet.
+It copies whole lines (ended by '\\n' or '\\r', a progress bar's), redacted whole, and what is left at the end of its
+input. Of a line without an end it writes, once LINE_MAX bytes of it are held or at a sync, all but its last SECRET_SPAN
+bytes (or the longest known secret's), which may be the start of a secret its rest completes: a piece redacted alone
+matched no secret, and a token written in two went to the disk whole. It runs until its input ends (every process
+holding the engine's output has exited), ignoring SIGINT, SIGTERM and SIGHUP, so the engine's last lines as it stops are
+written; a write that fails (the disk full, the log's folder gone) drops those lines and goes on: the engine is never
+stopped by its log. A byte on fd SYNC_IN asks it to write all the engine has written so far (but the end of a line not
+ended, as above, while the engine's output is open; ENDED, sent once the engine has exited, that too: its last line, the
+reason it died, which a process it left holding its output will not end); it answers a byte on fd SYNC_OUT once written
+(sync): a caller that reads the log after the engine did something (answered /health, exited) reads every line before
+it, not those the pump had not copied yet.
 """
 
 from __future__ import annotations
@@ -27,9 +31,13 @@ import select
 import signal
 import sys
 
-from onechip.errors import redactor
+from onechip.errors import known_secrets, redactor
 
-LINE_MAX = 1 << 16  # bytes of a line without an end written as it is (a pipe's capacity on Linux: pipe(7))
+LINE_MAX = 1 << 16  # bytes of a line without an end held before it is written (a pipe's capacity on Linux: pipe(7))
+# Bytes of a line without an end held back when the rest is written: longer than any secret a shape matches with its
+# name (a Google OAuth access token is up to 2048 bytes: developers.google.com/identity/protocols/oauth2, Token size)
+SECRET_SPAN = 4096
+ENDED = b"!"  # the sync byte of a caller whose engine has exited (LogWriter.sync(ended=True)); any other: a sync
 _ENDS = re.compile(rb"[\r\n]")
 
 
@@ -40,6 +48,7 @@ class _Copier:
         self.source, self.sink = source, sink
         self.held = b""  # the start of a line whose end has not come
         self.scrub = redactor()
+        self.span = max([SECRET_SPAN, *(len(value.encode("utf-8", "surrogateescape")) for value in known_secrets())])
 
     def read(self) -> bool:
         """Copy what one read of `source` gives. Returns False at its end (the rest written)."""
@@ -48,10 +57,11 @@ class _Copier:
             self.flush()
             return False
         text = self.held + data
-        last = max(text.rfind(b"\n"), text.rfind(b"\r"))
-        cut = last + 1 if last >= 0 else (len(text) if len(text) >= LINE_MAX else 0)
-        self._write(text[:cut])
+        cut = max(text.rfind(b"\n"), text.rfind(b"\r")) + 1
+        self._put(self._scrubbed(text[:cut]))
         self.held = text[cut:]
+        if len(self.held) >= LINE_MAX:
+            self.release()
         return True
 
     def drain(self) -> bool:
@@ -61,15 +71,23 @@ class _Copier:
                 return False
         return True
 
+    def release(self) -> None:
+        """Write the line held for its end, redacted, but its last `span` bytes, held still: the start of a secret
+        the rest of the line may complete (redacted again with it)."""
+        scrubbed = self._scrubbed(self.held)
+        cut = max(len(scrubbed) - self.span, 0)
+        self._put(scrubbed[:cut])
+        self.held = scrubbed[cut:]
+
     def flush(self) -> None:
-        """Write the line held for its end."""
-        self._write(self.held)
+        """Write the line held for its end, redacted (the end of the input: nothing more will come)."""
+        self._put(self._scrubbed(self.held))
         self.held = b""
 
-    def _write(self, data: bytes) -> None:
-        if not data:
-            return
-        text = self.scrub(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+    def _scrubbed(self, data: bytes) -> bytes:
+        return self.scrub(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+    def _put(self, text: bytes) -> None:
         try:
             while text:
                 text = text[os.write(self.sink, text) :]
@@ -88,8 +106,11 @@ def main(argv: list[str] | None = None) -> None:
         ready = select.select(watched, [], [])[0]
         if sync_in in ready:
             asked = os.read(sync_in, 64)
-            open_ = copier.drain()
-            copier.flush()  # a line the engine has not ended (its last before it died) is written too
+            open_ = copier.drain()  # at the end of the input, the line not ended (its last before it died) too
+            if ENDED in asked:
+                copier.flush()
+            else:
+                copier.release()
             if not asked:  # the caller is gone (its `up` returned): no more syncs
                 watched.remove(sync_in)
             else:

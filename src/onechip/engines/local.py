@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+from onechip import logpump
 from onechip.engines import port_claims, ports
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
@@ -327,13 +328,15 @@ class LogWriter:
             os.close(ask_r)
             os.close(answer_w)
 
-    def sync(self, timeout_s: float = LOG_SYNC_S) -> None:
-        """Return once the writer has written all the engine wrote before this call, or after `timeout_s` (seconds),
-        or at once when it has exited (its input ended: all is written) or the writer was closed."""
+    def sync(self, timeout_s: float = LOG_SYNC_S, ended: bool = False) -> None:
+        """Return once the writer has written all the engine wrote before this call (but the end of a line not ended,
+        which may be the start of a secret: onechip.logpump), or after `timeout_s` (seconds), or at once when it has
+        exited (its input ended: all is written) or the writer was closed. `ended`: the engine has exited, its last
+        line is written as it is (a process it left may hold its output open)."""
         if self._ask is None:
             return
         try:
-            self._ask.write(b"?")
+            self._ask.write(logpump.ENDED if ended else b"?")
         except OSError:  # EPIPE: the writer has exited, all written
             return
         if select.select([self._answer], [], [], timeout_s)[0]:
@@ -559,7 +562,7 @@ class LocalVllmEngine:
         )
 
     def _boot_error(self, what: str) -> EngineBootError:
-        self.sync_log()  # its last lines, written as it died, are the reason
+        self.sync_log(ended=self.process is not None and self.process.poll() is not None)  # its last lines, the reason
         tail = tail_lines(self.log_path, 15)
         last = last_error(tail)[:200] or "it logged nothing"
         return EngineBootError(f"{what}: {last} (full log: {self.log_path})", str(self.log_path), tail)
@@ -597,10 +600,10 @@ class LocalVllmEngine:
     def metrics(self) -> str:
         return metrics_text(self.base_url)
 
-    def sync_log(self) -> None:
-        """Return once the log holds all the engine has written so far (LogWriter.sync)."""
+    def sync_log(self, ended: bool = False) -> None:
+        """Return once the log holds all the engine has written so far (LogWriter.sync; `ended`: it has exited)."""
         if self.log_writer is not None:
-            self.log_writer.sync()
+            self.log_writer.sync(ended=ended)
 
     def stop(self) -> None:
         """Stop the whole process group. Idempotent."""
