@@ -471,8 +471,16 @@ _EXCEPTION = re.compile(r"^(?:ERROR [^\]]*\] )?([\w.]*(?:Error|Exception|Failure
 # vLLM's wrappers around a worker's exception, printed after it: the engine client's 'RuntimeError: Engine core
 # initialization failed. See root cause above.' (vllm/v1/engine/utils.py) and the executor's 'Exception: WorkerProc
 # initialization failed due to an exception in a background process. See stack trace for root cause.'
-# (vllm/v1/executor/multiproc_executor.py); the cause is the exception before them (h100x5-qwen3-14b-tp5-refused-v0190)
-_WRAPPER = re.compile(r"See root cause above|See stack trace for root cause")
+# (vllm/v1/executor/multiproc_executor.py); the cause is the exception before them (h100x5-qwen3-14b-tp5-refused-v0190).
+# Known by their opening words too, which a paste keeps where it drops the pointer after them
+# (rtx5060tix2-qwen36-27b-int4-autoround-tp2-nccl-failed-v0202: 'Exception: WorkerProc initialization failed due to an
+# exception in a background process.'); 0.34's client also raises 'Frontend process failed during engine core
+# initialization. See root cause above.' (vllm/v1/engine/utils.py)
+_WRAPPER = re.compile(
+    r"See root cause above|See stack trace for root cause|^Exception: WorkerProc initialization failed due to an "
+    r"exception in a background process|^RuntimeError: (?:Engine core initialization failed|Frontend process failed "
+    r"during engine core initialization)\b"
+)
 # What pastes and log collectors put before vLLM's own text, stripped (any number, any order) before a line's level or
 # exception is read: ANSI colours (raw, or as a terminal copy shows them, '^[[0;36m'), a docker compose service column
 # ('vllm-service  | ', intel/llm-scaler#672), a Markdown or chat quote marker ('> ', '▎ ', eugr/spark-vllm-docker#396)
@@ -748,6 +756,30 @@ def _heads_cause(match: re.Match[str]) -> str:
     return f"{said}: use {listed} (more GPUs than a divisor can serve with --pipeline-parallel-size)"
 
 
+# NCCL's failures as vLLM raises them (vllm/distributed/device_communicators/pynccl_wrapper.py NCCL_CHECK:
+# 'RuntimeError: NCCL error: {ncclGetErrorString}') and as torch's ProcessGroupNCCL does ('NCCL error in:
+# .../ProcessGroupNCCL.cpp:518, unhandled system error, NCCL version 2.4.8'), with what each result means in NCCL's
+# user guide (api/types.html, ncclResult_t; 'NCCL should print a more detailed message when the environment variable
+# NCCL_DEBUG is set to "WARN"'): communication between the engine's GPU ranks (TP, PP), no memory shortfall
+_NCCL_RESULTS = {
+    "unhandled cuda error": "a call to a CUDA function failed",
+    "unhandled system error": "a call to the system failed",
+    "internal error": "an internal check failed, a bug in NCCL or memory corruption",
+    "invalid argument": "an argument has an invalid value",
+    "invalid usage": "the call to NCCL is incorrect",
+    "remote process exited or there was a network error": "a network error or a remote process exiting prematurely",
+}
+_NCCL_ERROR = re.compile(rf"NCCL error(?: in: \S+)?:? ({'|'.join(_NCCL_RESULTS)})")
+
+
+def _nccl_cause(result: str) -> str:
+    """The cause of a boot NCCL failed: its result string and what NCCL's docs say it means (_NCCL_RESULTS)."""
+    return (
+        f"NCCL failed between the engine's GPU ranks ({result}: {_NCCL_RESULTS[result]}): a communication fault, not "
+        "a memory shortfall; set NCCL_DEBUG=WARN (or INFO) for NCCL's own message naming the call that failed"
+    )
+
+
 # Known boot failures: (pattern, one-line cause, or a function of the match giving it). The first that matches wins.
 _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (
@@ -856,6 +888,7 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         re.compile(r"CUDA out of memory|OutOfMemoryError"),
         "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan",
     ),
+    (_NCCL_ERROR, lambda match: _nccl_cause(match.group(1))),
 ]
 
 # The host-memory kills of _CAUSES as a log of vLLM's CPU backend (PLATFORMS 'cpu': its token line 'CPU KV cache size:

@@ -151,6 +151,51 @@ def test_the_cause_is_the_workers_exception_not_the_wrappers_after_it() -> None:
     )
 
 
+def test_a_wrapper_quoted_without_its_pointer_is_still_not_the_cause() -> None:
+    # an upgrade note quoting two lines of a TP 2 boot on 2x RTX 5060 Ti (search-index file id 56584983392): the
+    # worker's NCCL error, then the executor's wrapper cut before its closing 'See stack trace for root cause.'
+    # (vllm/v1/executor/multiproc_executor.py: 'WorkerProc initialization failed due to an exception in a background
+    # process. See stack trace for root cause.'), which was taken for the cause
+    cause = _read("rtx5060tix2-qwen36-27b-int4-autoround-tp2-nccl-failed-v0202").failure_cause
+    assert cause is not None and "WorkerProc" not in cause
+    assert "NCCL" in cause and "unhandled cuda error" in cause
+
+
+@pytest.mark.parametrize(
+    "line, meaning",
+    [
+        # vLLM's pynccl_wrapper.py NCCL_CHECK: RuntimeError(f"NCCL error: {error_str}"), error_str NCCL's
+        # ncclGetErrorString; the meanings are NCCL's ncclResult_t docs (user guide, api/types.html)
+        (
+            "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+            "a call to a CUDA function failed",
+        ),
+        (  # vllm#39774's title: Qwen3.5 at TP > 1 on vLLM 0.19
+            "RuntimeError: NCCL error: unhandled system error",
+            "a call to the system failed",
+        ),
+        (  # vllm#8691: Qwen2.5-72B at TP 4, V0
+            "Exception in worker VllmWorkerProcess while processing method init_device: NCCL error: internal error - "
+            "please report this issue to the NCCL developers, Traceback (most recent call last):",
+            "an internal check failed",
+        ),
+        (  # torch's ProcessGroupNCCL form (WZMIAOMIAO/deep-learning-for-image-processing#545's title)
+            "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:518, unhandled system error, "
+            "NCCL version 2.4.8",
+            "a call to the system failed",
+        ),
+        (  # sglang's copy of the same NCCL_CHECK (search-index file id 33728764021)
+            "RuntimeError: NCCL error: remote process exited or there was a network error",
+            "a network error or a remote process exiting prematurely",
+        ),
+    ],
+)
+def test_an_nccl_error_is_named_as_a_failure_between_the_ranks(line: str, meaning: str) -> None:
+    cause = failure_cause(line)
+    assert cause is not None and meaning in cause and "NCCL_DEBUG" in cause
+    assert "out of memory" not in cause  # not a memory shortfall: no re-plan of the budget fixes it
+
+
 # A tqdm bar that ends without a newline glues the next log line to it (tqdm's default bar and its form without a
 # total as the tqdm(1) man page prints them, 'counting: 100%|█████████| 432/432 [00:00<00:00, 794361.83files/s]' and
 # '327it [00:00, 981773.38it/s]'; vLLM's own 'Loading safetensors checkpoint shards: 100% Completed | 1/1
