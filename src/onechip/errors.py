@@ -248,6 +248,9 @@ _PATH_NAME = re.compile(r"^GOOGLE_APPLICATION_CREDENTIALS$|_(?:FILE|PATH)$")
 _MIN_SECRET = 6  # shorter values ("1", "true") would redact ordinary words
 # Values read this run from a secret source (a token file, Secret Manager): see remember_secret.
 _KNOWN_SECRETS: set[str] = set()
+# The rules a redacting filter outside Python takes from here (engines.remote's serve.sh filter, in bash): which names
+# hold a secret, from how many characters a value counts, and a Hugging Face token's shape as `redact` finds it
+SECRET_NAME, MIN_SECRET_CHARS, HF_SHAPE = _SECRET_NAME, _MIN_SECRET, _SECRET_PATTERNS[0]
 
 
 def remember_secret(value: str) -> None:

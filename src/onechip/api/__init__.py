@@ -6,6 +6,7 @@ Each job lives in a module of its own; this package only names them.
     check(CheckRequest, on_progress) -> CheckReport  bench(BenchConfig, on_progress, out_dir=...) -> BenchRun
     cost(CostRequest) -> CostReport              report(ReportRequest) -> [paths written]
     demo(DemoRequest, on_progress) -> RunManifest  status() / down() -> EngineStatus; logs() -> lines
+    logs_note() -> str (what `logs` says beside them: its log writer gone)
     recorded() -> bool (an engine `up` started is on record)
     demo_cloud_request(DemoRequest) -> CloudUpRequest (the TPU `demo --cloud gcp` asks for)
     tpu_name(CloudUpRequest) -> str (the name `cloud up` gives its TPU: --name, else onechip-CHIP)
@@ -48,7 +49,7 @@ from onechip.api._cloud import (
 from onechip.api._demo import demo
 from onechip.api._demo_host import demo_cloud_request
 from onechip.api._deploy import DeployResult, deploy_k8s
-from onechip.api._engines import down, logs, logs_tail, recorded, status, summarize_logs, up
+from onechip.api._engines import down, logs, logs_note, logs_tail, recorded, status, summarize_logs, up
 from onechip.api._plan import does_not_fit, measured_boots_dir, plan, remember_boot
 from onechip.api._policies import simulate_policies
 from onechip.api._predict import advise, advise_unserved, calibration_for, predicted_cells, simulate
@@ -61,8 +62,8 @@ __all__ = [
     "UNLISTED_AGAIN", "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for",
     "check", "check_failure", "cloud_down", "cloud_down_found", "cloud_down_targets", "cloud_probe", "cloud_quote",
     "cloud_status", "cloud_statuses", "cloud_target", "cloud_up", "cloud_up_quote", "cloud_zones", "compare_policies",
-    "cost", "demo", "demo_cloud_request", "deploy_k8s", "does_not_fit", "down", "find_max", "logs", "logs_tail",
-    "measured_boots_dir", "nothing_to_resume", "plan", "predicted_cells", "prices", "prices_refresh", "recorded",
-    "remember_boot", "report", "saved_bench_config", "simulate", "simulate_find_max", "simulate_policies", "status",
-    "summarize_logs", "tpu_name", "up",
+    "cost", "demo", "demo_cloud_request", "deploy_k8s", "does_not_fit", "down", "find_max", "logs", "logs_note",
+    "logs_tail", "measured_boots_dir", "nothing_to_resume", "plan", "predicted_cells", "prices", "prices_refresh",
+    "recorded", "remember_boot", "report", "saved_bench_config", "simulate", "simulate_find_max", "simulate_policies",
+    "status", "summarize_logs", "tpu_name", "up",
 ]  # fmt: skip

@@ -446,6 +446,14 @@ def logs(follow: bool = False, replica: int | None = None) -> Iterator[str]:
     return engine_state.log_lines(follow)
 
 
+def logs_note(replica: int | None = None) -> str:
+    """What `logs` says beside the lines of the engine `up` started (`replica` K: that replica's): that its log writer
+    is gone while it runs (state.log_writer_note), else ''. Raises EngineError as `logs` does (no such replica, an
+    unreadable record)."""
+    saved = replicas.replica_state(replica) if replica is not None else engine_state.load()
+    return engine_state.log_writer_note(saved) if saved is not None else ""
+
+
 def logs_tail(request: LogsRequest) -> LogTail:
     """The last `request.lines` lines of the engine log, or the page of that many from line `request.offset` (0-based;
     redacted; `request.replica` K: that replica's, as `logs` reads it), where it starts, and how many lines the log
@@ -458,7 +466,7 @@ def logs_tail(request: LogsRequest) -> LogTail:
             page.append(line)
         total += 1
     first = total - len(page) if request.offset is None else request.offset  # past the end too: the page asked for
-    return LogTail(lines=list(page), total_lines=total, first_line=first)
+    return LogTail(lines=list(page), total_lines=total, first_line=first, note=logs_note(request.replica))
 
 
 def summarize_logs(request: SummarizeLogsRequest, stdin: BinaryIO | None = None) -> LogSummary:

@@ -199,6 +199,8 @@ def register(app: typer.Typer) -> None:
         if file is None and not (summary or as_json):
             for line in api.logs(follow, replica):
                 typer.echo(line)
+            if note := api.logs_note(replica):  # on stderr: stdout holds the log's lines alone
+                typer.echo(f"warning: {note}", err=True)
             return
         if follow or replica is not None:
             raise ConfigError(
@@ -221,7 +223,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(st.model_dump_json(indent=2))
         elif st.running and st.state:
             health = "[green]healthy[/]" if st.healthy else "[red]not healthy[/]"
-            booting = f"  [yellow]{escape(st.note)}[/]" if st.state.booting else ""
+            booting = f"  [yellow]{escape(st.note)}[/]" if st.note else ""  # booting, a tunnel or log writer gone
             console.print(
                 f"{health} {st.state.model} at {st.state.base_url} ({escape(engine_words(st.state))}, "
                 f"up {st.uptime_s:.0f} s)  log: {st.state.log_path}{booting}"

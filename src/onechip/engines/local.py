@@ -33,7 +33,7 @@ from onechip import logpump
 from onechip.engines import port_claims, ports
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
-from onechip.procs import die_with_parent, group_runs, start_ticks, uncap_child
+from onechip.procs import die_with_parent, group_runs, start_ticks, uncap_child, zombie
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState
 from onechip.vllm.bootlog import parse_boot_log
@@ -327,6 +327,7 @@ class LogWriter:
         finally:
             os.close(ask_r)
             os.close(answer_w)
+        self.started = start_ticks(self.process.pid)  # with the pid, what tells it from a later process of that pid
 
     def sync(self, timeout_s: float = LOG_SYNC_S, ended: bool = False) -> None:
         """Return once the writer has written all the engine wrote before this call (but the end of a line not ended,
@@ -361,6 +362,22 @@ class LogWriter:
         # the engine outlives this object (an `up` returns with it serving; a long-lived MCP server runs many): its
         # pipes close with it, the writer goes on to the end of the engine's output
         self._stop_asking()
+
+
+def writer_runs(pid: int, started: int | None) -> bool:
+    """Whether the log writer recorded as `pid`, started at `started` (procs.start_ticks; None: not known), still
+    runs: that pid has that start time and has not exited (a zombie waits for its parent, writing nothing)."""
+    now = start_ticks(pid)
+    return now is not None and (started is None or now == started) and not zombie(pid)
+
+
+def await_writer(pid: int, started: int | None, timeout_s: float = LOG_SYNC_S) -> None:
+    """Wait up to `timeout_s` (seconds) for the log writer `pid` (writer_runs) to exit: once its engine's processes
+    have exited its input ends, and it writes the engine's last lines, then exits. One that runs on past it (a process
+    that left the engine's group holds its output) is left to write for it."""
+    deadline = time.monotonic() + timeout_s
+    while writer_runs(pid, started) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 # What a local engine's process runs first: it waits for the word `start` sends once `up` has recorded its pid, then
@@ -595,6 +612,8 @@ class LocalVllmEngine:
             base_url=self.base_url, model=self.served_name,
             started_at=self._started_wall.isoformat() if self._started_wall else "", log_path=str(self.log_path),
             mode=self.mode, ipc_dir=str(self.ipc_dir) if self.ipc_dir else None,
+            log_writer_pid=self.log_writer.process.pid if self.log_writer else None,
+            log_writer_started=self.log_writer.started if self.log_writer else None,
         )  # fmt: skip
 
     def metrics(self) -> str:

@@ -7,7 +7,8 @@ On the host (`~/.onechip/`):
     hf_token.env        HF_TOKEN=...  written by `umask 077; cat > ...` with the token on ssh's stdin (0600)
     engine/serve.sh     the serve command; sources hf_token.env (set -a), so the token is in the engine's
                         environment only, never in an argv, `ps` or a log line
-    engine/engine.log   the engine's stdout+stderr (process mode; docker mode reads `docker logs`)
+    engine/engine.log   the engine's stdout+stderr, every secret redacted by serve.sh's filter (process mode; docker
+                        mode reads `docker logs`: docker's own file, which onechip does not write)
     engine/engine.pid   'PID START_TICKS' of the process group serve.sh leads (process mode), written as it starts:
                         what `status` / `down` ask when an `up` was killed before the pid came back to it
     engine/ipc/         vLLM's zmq IPC sockets (VLLM_RPC_BASE_PATH, 0700; process mode, unless the user set that
@@ -17,7 +18,8 @@ On the host (`~/.onechip/`):
 Process mode runs serve.sh under `setsid`: its pid is the process-group id `down` signals (TERM, then KILL).
 Docker mode runs `docker run -d --name NAME ...` and stops with `docker rm -f NAME`.
 Locally: `ssh -N -L 127.0.0.1:TUNNEL:127.0.0.1:PORT` in its own session, so every other onechip command
-talks to http://127.0.0.1:TUNNEL; a background `tail -F` (or `docker logs -f`) mirrors the log until `down`.
+talks to http://127.0.0.1:TUNNEL; a background `tail -F` (or `docker logs -f`) mirrors the log until `down`, through
+a log writer (local.LogWriter) that redacts it as a local engine's.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from onechip.engines import ports
 from onechip.engines.launch import LaunchSpec, Secret
 from onechip.engines.local import (
     BootStage,
+    LogWriter,
     free_port,
     group_ours,
     last_error,
@@ -45,7 +48,15 @@ from onechip.engines.local import (
     tail_lines,
 )
 from onechip.engines.ready import confirm_ready, healthy
-from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
+from onechip.errors import (
+    HF_SHAPE,
+    MIN_SECRET_CHARS,
+    SECRET_NAME,
+    EngineBootError,
+    EngineError,
+    PortInUseError,
+    redact,
+)
 from onechip.paths import open_owner_only
 from onechip.procs import start_ticks
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -142,8 +153,36 @@ def serve_script(spec: LaunchSpec) -> str:
         lines.append(f"export {key}={shell_join([value])}")
     if RPC_VAR not in spec.env:  # one the user set with --set is kept
         lines += _ipc_lines(f"{engine_dir(spec)}/ipc")
+    lines += _REDACTED_OUTPUT
     lines.append(f"exec {shell_join(spec.serve_argv)}")
     return "\n".join(lines) + "\n"
+
+
+# serve.sh's lines that send the engine's output (its stdout+stderr, engine.log) through a filter that writes each line
+# with every secret of this environment redacted: the host's engine.log holds none, as a local engine's
+# (onechip.logpump), nor its mirror (redacted again here: HostEngine._start_mirror). Bash alone, as the host may have
+# no onechip (nor python). A secret is, as errors.redact has it: the value (errors.MIN_SECRET_CHARS or more) of a
+# variable whose name says one (errors.SECRET_NAME: HF_TOKEN, sourced from hf_token.env above; VLLM_API_KEY), but for
+# one naming a file (errors._PATH_NAME, spelled in bash), and a Hugging Face token's shape (errors.HF_SHAPE). Values go
+# in by environment, never by argv (`ps`). The filter ignores INT, TERM and HUP, as logpump does, so `down` (TERM to
+# the engine's group) leaves it to write the engine's last lines; it exits at the end of the engine's output. A line
+# not ended at that end is written with one.
+_REDACTED_OUTPUT = [
+    "onechip_redact() {",
+    "  local name value line secrets=()",
+    "  for name in $(compgen -e); do",
+    f"    [[ $name =~ {SECRET_NAME.pattern} ]] || continue",
+    "    [[ $name == GOOGLE_APPLICATION_CREDENTIALS || $name == *_FILE || $name == *_PATH ]] && continue",
+    f'    value=${{!name}}; [ ${{#value}} -ge {MIN_SECRET_CHARS} ] && secrets+=("$value")',
+    "  done",
+    '  while IFS= read -r line || [ -n "$line" ]; do',
+    '    for value in "${secrets[@]}"; do line=${line//"$value"/***}; done',
+    f'    while [[ $line =~ {HF_SHAPE.pattern} ]]; do line=${{line//"${{BASH_REMATCH[0]}}"/***}}; done',
+    "    printf '%s\\n' \"$line\"",
+    "  done",
+    "}",
+    "exec > >(trap '' INT TERM HUP; onechip_redact) 2>&1",
+]
 
 
 RPC_VAR = "VLLM_RPC_BASE_PATH"
@@ -337,6 +376,7 @@ class HostEngine:
         self.remote_pid_started: int | None = None
         self.tunnel: subprocess.Popen[bytes] | None = None
         self.mirror: subprocess.Popen[bytes] | None = None
+        self.mirror_writer: LogWriter | None = None  # what writes the mirror's copy to log_path, redacted
         self._tunnel_started: int | None = None  # their start times (procs.start_ticks): `down` signals no stranger
         self._mirror_started: int | None = None
         self.local_port: int | None = spec.base_port
@@ -468,27 +508,42 @@ class HostEngine:
         return seen.ours > 0
 
     def _start_mirror(self) -> None:
-        with open_owner_only(self.log_path, append=False) as log:
+        """Start the mirror (`tail -F` of the host's log, `docker logs -f` of the container) writing to `log_path`
+        through a log writer of its own (local.LogWriter, with the token in its environment): `docker logs` gives the
+        container's output as the engine printed it, secrets and all, and a host's log is redacted by serve.sh's filter
+        by shape and name alone (_REDACTED_OUTPUT); the local copy holds none either way."""
+        output, into_log = os.pipe()
+        try:
+            with open_owner_only(self.log_path, append=False) as log:
+                secrets = {"HF_TOKEN": self.token.reveal()} if self.token is not None else {}
+                self.mirror_writer = LogWriter(output, log, {**os.environ, **secrets})
             self.mirror = subprocess.Popen(  # noqa: S603
                 self.shell.argv(logs_command(self.state(), follow=True)), stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                stdout=into_log, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
+        finally:  # the mirror's copy alone is left: its writer reads to the end of the mirror's output
+            os.close(output)
+            os.close(into_log)
         self._mirror_started = start_ticks(self.mirror.pid)
 
     def _await_mirror(self, timeout_s: float = 30.0) -> None:
-        """Wait until the local mirror holds as many bytes as the host's log held now, so that the boot record
-        read from it has every line the engine wrote before it answered (the mirror copies asynchronously, over
-        ssh or from a `tail -F`). `timeout_s` bounds a mirror that died or hangs: then the record is read as is."""
+        """Wait until the local mirror holds as many lines as the host's log held now (`wc -l` there), so that the
+        boot record read from it has every line the engine wrote before it answered (the mirror copies
+        asynchronously, over ssh or from a `tail -F`). Lines, not bytes: the copy is redacted (its writer puts '***'
+        for each secret), so shorter than the host's, but redaction never adds or drops a line's end. `timeout_s`
+        bounds a mirror that died or hangs: then the record is read as is."""
         if self.mirror is None:
             return
         try:
-            held = int(self.shell.run(f"{logs_command(self.state())} | wc -c", timeout_s=timeout_s).split()[-1])
+            held = int(self.shell.run(f"{logs_command(self.state())} | wc -l", timeout_s=timeout_s).split()[-1])
         except (EngineError, ValueError, IndexError):
             return
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and self.mirror.poll() is None:
+            if self.mirror_writer is not None:
+                self.mirror_writer.sync()  # what the mirror copied so far is in the file
             try:
-                if self.log_path.stat().st_size >= held:
+                if _line_ends(self.log_path) >= held:
                     return
             except FileNotFoundError:
                 pass
@@ -498,6 +553,8 @@ class HostEngine:
         if self.mirror is not None and self.mirror.poll() is None:
             stop_group(self.mirror.pid, 2.0)
         self.mirror = None
+        if self.mirror_writer is not None:  # its input ended with the mirror: it writes the rest and exits
+            self.mirror_writer.close()
 
     def alive(self) -> bool:
         return self.shell.run(alive_command(self.state()), timeout_s=30.0).strip().endswith("true")
@@ -589,6 +646,12 @@ class HostEngine:
         if self.tunnel is not None and self.tunnel.stderr is not None:
             self.tunnel.stderr.close()
         self.tunnel = None
+
+
+def _line_ends(path: Path) -> int:
+    """How many lines the file at `path` holds ended ('\\n' counted, as `wc -l` counts). Raises OSError."""
+    with path.open("rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
 
 
 def stop_host_engine(shell: Shell, state: EngineState, grace_s: float = 20.0) -> bool:

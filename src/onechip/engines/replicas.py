@@ -660,6 +660,8 @@ def replica_statuses(state: ReplicaSetState) -> tuple[RouterStatus, list[Replica
             note = "booting: `up` has not seen it ready; if that `up` was stopped, `onechip down` stops it"
         elif not healthy:
             note = "alive but /health does not answer 200"
+        if alive and (gone := engine_state.log_writer_note(replica)):
+            note = f"{note}; {gone}" if note else gone
         in_rotation = rotation.get(replica.base_url)
         if not healthy and in_rotation is not None:
             note += f"; {_rotation_words(in_rotation)}"
@@ -725,7 +727,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
             where = replica.host or "this machine"
             notes.append(f"replica {k}: stopped on {where}" if stopped else f"replica {k}: was already gone on {where}")
         elif engine_state.engine_alive(replica):  # never a pid the kernel has given to another process since
-            stop_group(replica.pid, grace_s, on_progress)
+            engine_state.stop_local(replica, grace_s, on_progress)
             notes.append(f"replica {k}: stopped pid {replica.pid}")
         else:
             notes.append(f"replica {k}: was already gone")

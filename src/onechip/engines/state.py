@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from onechip.engines import port_claims, remote
 from onechip.engines.base import Engine
-from onechip.engines.local import group_alive, remove_rpc_dir, stop_group
+from onechip.engines.local import await_writer, group_alive, remove_rpc_dir, stop_group, writer_runs
 from onechip.errors import EngineError, OnechipError, os_error_line, redact, redactor, remember_secret
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
@@ -224,6 +224,28 @@ def engine_alive(state: EngineState) -> bool:
     return b"vllm" in cmdline
 
 
+def log_writer_note(state: EngineState) -> str:
+    """The one line `status` and `logs` say when the log writer of the local engine `state` records (onechip.logpump:
+    EngineState.log_writer_pid) is gone while the engine runs (killed: SIGKILL, the out-of-memory killer): its log no
+    longer grows, and nothing else says so. '' when it runs, the engine does not, or none is recorded (an older
+    record, a host engine)."""
+    pid = state.log_writer_pid
+    if state.mode != "process" or pid is None or writer_runs(pid, state.log_writer_started) or not engine_alive(state):
+        return ""
+    return (
+        f"the log writer (pid {pid}) is gone: {state.log_path} no longer grows while the engine serves on; "
+        "`onechip down` and `onechip up` again to log anew"
+    )
+
+
+def stop_local(state: EngineState, grace_s: float, on_progress: ProgressFn = no_progress) -> None:
+    """Stop the local engine `state` records (its process group: local.stop_group), then wait for its log writer to
+    write its last lines and exit (local.await_writer, at most local.LOG_SYNC_S): `logs` right after `down` has them."""
+    stop_group(state.pid, grace_s, on_progress)
+    if state.log_writer_pid is not None:
+        await_writer(state.log_writer_pid, state.log_writer_started)
+
+
 def status() -> EngineStatus:
     """Health, model, port and uptime of the engine `up` started, if any."""
     state = load()
@@ -259,6 +281,7 @@ def status() -> EngineStatus:
             booting = (f"serving ({which}, /health answers) but `up` has not seen it ready: if that `up` was stopped, "
                        "no boot record was kept; `onechip down` stops it")  # fmt: skip
         note = f"{booting}; {note}" if note else booting
+    note = "; ".join(words for words in (note, log_writer_note(state)) if words)
     try:
         uptime: float | None = round((datetime.now(UTC) - datetime.fromisoformat(state.started_at)).total_seconds(), 1)
     except ValueError:
@@ -304,7 +327,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
         return EngineStatus(running=False, state=state, note=f"{said}; {kept}" if kept else said)
     was_alive = engine_alive(state)
     if was_alive:
-        stop_group(state.pid, grace_s, on_progress)
+        stop_local(state, grace_s, on_progress)
     remove_rpc_dir(state.ipc_dir)
     release_claim(state)
     kept = keep_last(last_path(), state.model_dump_json(indent=2))
@@ -462,6 +485,9 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 if recorded and not _still_recorded(state):  # `down` stopped it: the follow ends, as `tail --pid`
                     return
                 raise _exited(f"pid {state.pid}")
+            if gone := log_writer_note(state):  # it writes on, but its log grows no more: say so, as `status` does
+                yield from map(hidden, log_summary.read_lines(handle))
+                raise EngineError(gone)
             time.sleep(0.5)
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
                 yield from map(hidden, log_summary.read_lines(handle))

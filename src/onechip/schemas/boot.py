@@ -151,6 +151,14 @@ class EngineState(ResultModel):
         "pid the kernel gave to another process since has another, and is never signalled.",
     )
     mirror_started: int | None = Field(default=None, description="When the log mirror started, as tunnel_started.")
+    log_writer_pid: int | None = Field(
+        default=None,
+        description="The local process (its own session) writing the engine's output to log_path, redacted "
+        "(onechip.logpump); None for a record kept before it was, and for a host engine.",
+    )
+    log_writer_started: int | None = Field(
+        default=None, description="When the log writer started, clock ticks after this machine's boot, as pid_started."
+    )
     token_file: str | None = Field(
         default=None, description="The --hf-token-file `up` read (its path, never its value): `logs` redacts its token."
     )

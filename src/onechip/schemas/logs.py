@@ -43,6 +43,10 @@ class LogTail(ResultModel):
     first_line: int = Field(
         default=0, description="0-based number of the first line returned (the `offset` of this page)."
     )
+    note: str = Field(
+        default="",
+        description="What the lines cannot say: that the engine's log writer is gone (its log grows no more).",
+    )
 
 
 class SummarizeLogsRequest(RequestModel):
