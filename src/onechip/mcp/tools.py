@@ -581,8 +581,14 @@ SUMMARY_NOTE_CHARS = 80
 
 def _plan_summary(p: Plan) -> str:
     """The plan's verdict, weights and capacity: KV tokens and concurrency, or, for an attention-free model (Mamba:
-    Plan.state_slots), the sequences its state cache holds, as plan's console says (its kv_tokens hold no token)."""
-    head = f"{p.model} on {p.chip} ({p.engine}, {p.dtype}): {p.verdict}; weights {p.weights_bytes / GIB:.2f} GiB, "
+    Plan.state_slots), the sequences its state cache holds, as plan's console says (its kv_tokens hold no token).
+    The weights are the figure plan's console subtracts: on a GPU what one GPU holds (memory_budget: its share of the
+    checkpoint and the buffers loaded with it, the figure a weights-bound verdict names), not the checkpoint's total
+    (Plan.weights_bytes), which the line said beside it unnamed ('weights 14.99 GiB per GPU exceed ...; weights
+    14.96 GiB')."""
+    budget = p.memory_budget
+    weights = f"{p.weights_bytes / GIB:.2f} GiB" if budget is None else f"{budget.weights_bytes / GIB:.2f} GiB per GPU"
+    head = f"{p.model} on {p.chip} ({p.engine}, {p.dtype}): {p.verdict}; weights {weights}, "
     if p.state_slots is not None:
         capacity = (
             f"recurrent state cache for {p.state_slots:,} concurrent sequences of any length up to "
