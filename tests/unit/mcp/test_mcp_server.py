@@ -518,8 +518,10 @@ def test_checks_summary_gives_each_domain_its_note_and_says_a_cut_one_was_cut():
         CheckResult(domain="tool_calling", verdict="blocked", note=long_note),
     ]
     report = CheckReport(base_url="http://127.0.0.1:1", model="m", results=results)
-    # before: 'chat pass ()', and the note cut at 80 characters mid-word with no mark
-    assert _check_summary(report) == f"m at http://127.0.0.1:1: chat pass; tool_calling blocked ({long_note[:77]}...)"
+    # before: 'chat pass ()', then the note cut at 80 characters mid-word ('your prompt cont...'); now cut where a word
+    # ends and marked '…', as `onechip check` cuts its notes (schemas.common.cut_at_word: 80 characters at most)
+    cut = "This model's maximum context length is 4096 tokens. However, your prompt…"
+    assert _check_summary(report) == f"m at http://127.0.0.1:1: chat pass; tool_calling blocked ({cut})"
 
 
 def test_a_plan_against_a_boot_log_says_what_the_cross_check_found(tmp_path):
