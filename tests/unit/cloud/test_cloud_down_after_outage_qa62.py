@@ -5,11 +5,12 @@ credentials refused (401, 'auth') must not be sent again (passes as it is)."""
 from __future__ import annotations
 
 import pytest
-from test_cloud_qa62 import FAR, OK, Clock, P, _nodes
+from test_cloud_qa62 import FAR, OK, P, _nodes
 
+from fakes.clock import SleepClock
 from fakes.tpu_api import Fault
 from onechip.api import _cloud
-from onechip.cloud import records, tpu_api
+from onechip.cloud import provision, records, tpu_api
 from onechip.errors import CloudDownError
 from onechip.schemas.cloud import CloudNameRequest
 
@@ -23,7 +24,7 @@ def test_after_an_outage_a_rate_limited_send_is_sent_again_and_refused_credentia
         Fault("DELETE", "/nodes/b$", 429, times=1),  # b's one try meets a rate limit, once
         Fault("DELETE", "/nodes/c$", 401, times=10**6),  # c's credentials refused, after google-auth's one refresh
     ]
-    Clock(monkeypatch)
+    SleepClock(monkeypatch, provision, tpu_api)
     sends: list[str] = []
     real_send = tpu_api.send
 
