@@ -377,12 +377,12 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
     router and the tunnels here). `targets`: the list cloud_down_targets gave and the user confirmed, deleted as
     it is (nothing found since is added; each label is checked again); None: looked up now. A queued resource in
     PROVISIONING is waited out, then deleted; every delete is sent first, then all are waited for (a
-    PROVISIONING wait, a delete not finished, an outage sent and read through) for provision.DOWN_WAIT_S (10 min) in
-    all, every TPU of every project together. Every one is tried; raises CloudDownError afterwards
-    when some could not be deleted, naming each with its delete command, or when a zone could not be listed
-    (`unreachable`: the lines cloud_down_found gave with `targets`; with no targets, found now), naming it and what
-    was deleted; its `result` holds the same (deleted, failed, unreachable). `notes`: the zones whose failed list hid
-    nothing (CloudTargets.notes), kept in the result."""
+    PROVISIONING wait, a delete not finished, an outage its label reads and sends are read and sent through) for
+    provision.DOWN_WAIT_S (10 min) in all, every TPU of every project together. Every one is tried; raises
+    CloudDownError afterwards when some could not be deleted, naming each with its delete command, or when a zone
+    could not be listed (`unreachable`: the lines cloud_down_found gave with `targets`; with no targets, found now),
+    naming it and what was deleted; its `result` holds the same (deleted, failed, unreachable). `notes`: the zones
+    whose failed list hid nothing (CloudTargets.notes), kept in the result."""
     with ExitStack() as stack:
         return _down(request, on_progress, stack, targets, unreachable, notes)
 

@@ -274,8 +274,11 @@ def _pattern(template: str) -> re.Pattern[str]:
 
 
 def _currency(sku: Sku) -> str:
-    """The currency of `sku`'s latest rate when it is not USD ('EUR'), else ''. The request asks for USD, and the
-    API gives no exchange rate (cloudbilling v1: a Money's currencyCode only), so such a SKU is converted never."""
+    """The currency of `sku`'s latest rate when it is not USD ('EUR'), else ''. The request asks for USD
+    (currencyCode=USD), and PricingInfo.currencyConversionRate is 'from USD to the currency specified in the request',
+    surcharge for billing in it included (cloudbilling v1 discovery document): 1 for USD, never a rate from another
+    currency into USD, so such a SKU is converted never (its price read as dollars, or divided by that rate, would be
+    a guess)."""
     tiers = sku.pricing_info[-1].pricing_expression.tiered_rates if sku.pricing_info else []
     return next((t.unit_price.currency_code for t in tiers if t.unit_price.currency_code != "USD"), "")
 
@@ -362,9 +365,11 @@ def match(
                         why = f"SKU {here[0][0].sku_id} has no hourly rate (unit {unit!r}, USD {usd})"
                         if usd == 0 and unit == "h":
                             why = f"SKU {here[0][0].sku_id} is priced at $0 an hour: no chip-hour is free"
-                    elif foreign := [h[0].sku_id for h in hits if region in h[0].service_regions
+                    elif foreign := [h[0] for h in hits if region in h[0].service_regions
                                      and _fits(h[0], pricing) and h[0].sku_id in skipped]:  # fmt: skip
-                        why = f"{skipped[foreign[0]]} (skipped: the catalog gives no exchange rate)"
+                        why = (f"{skipped[foreign[0].sku_id]} (skipped: onechip asks for USD, and PricingInfo."
+                               f"currencyConversionRate converts USD into the currency asked, never "
+                               f"{_currency(foreign[0])} into USD)")  # fmt: skip
                     gaps.append(PriceGap(chip=chip, region=region, pricing=pricing, reason=why))
                     continue
                 (sku, place), usd = best

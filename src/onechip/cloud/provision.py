@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from onechip.cloud import offers, records, refusals
-from onechip.cloud.tpu_api import OUTAGE, Json, TpuApi
+from onechip.cloud.tpu_api import OUTAGE, Json, TpuApi, through_outages
 from onechip.errors import CloudDownError, CloudError, ConfigError, Interrupted, OnechipError
 from onechip.paths import NotRegularFileError, TooLargeError, read_regular
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -60,7 +60,8 @@ QUEUE_GRACE_S = 30.0  # past valid-until, the API may take a poll or two to mark
 CREATE_GRACE_S = 60.0  # a resource just created (or found made by a retried create) may answer NOT_FOUND this long
 DELETE_WAIT_S = 600.0  # a delete that cannot start (PROVISIONING) or has not finished is waited this long
 # a `down` waits this long in all for its deletes, every TPU of it together (sent first, then waited on): PROVISIONING
-# waited out, a delete not finished, an outage sent again and read through. Per TPU, N TPUs held it N x 10 min
+# waited out, a delete not finished, an outage read (the labels too) and sent again through. Per TPU, N TPUs held it
+# N x 10 min
 DOWN_WAIT_S = DELETE_WAIT_S
 GONE = "gone"  # the state `status` gives a recorded resource the API no longer has (no state of the API's enums)
 
@@ -188,10 +189,10 @@ def qr_failure(item: Json, where: str) -> CloudError:
     return failure
 
 
-def fetch(api: TpuApi, kind: str, zone: str, ident: str) -> Json | None:
-    """The API's copy of a queued resource or node (None when the API does not have it)."""
+def fetch(api: TpuApi, kind: str, zone: str, ident: str, retry: bool = True) -> Json | None:
+    """The API's copy of a queued resource or node (None when the API does not have it). `retry` False: one try."""
     try:
-        return (api.get_queued_resource if kind == "queued-resource" else api.get_node)(zone, ident)
+        return (api.get_queued_resource if kind == "queued-resource" else api.get_node)(zone, ident, retry)
     except CloudError as exc:
         if exc.reason == "not-found":
             return None
@@ -903,20 +904,20 @@ def _observe(request: CloudProbeRequest, attempt: Attempt) -> None:
 # --- status and down
 
 
-def _fetch(api: TpuApi, resource: CloudResource) -> Json | None:
+def _fetch(api: TpuApi, resource: CloudResource, retry: bool = True) -> Json | None:
     """The API's view of a recorded resource, its state and IP refreshed (None when it is gone), and, for one
     running whose record has no granted_at (`up` stopped by Ctrl-C or its --timeout before READY, the TPU READY
     since), the time its billing began from the API (`granted_from`). A TPU gone, or a queued resource whose node the
     API does not have (not yet granted; SUSPENDED: its node deleted), has no IP: the address it had is released and
-    may be another VM's now."""
-    item = fetch(api, resource.kind, resource.zone, _ident(resource))
+    may be another VM's now. `retry` False: each read one try."""
+    item = fetch(api, resource.kind, resource.zone, _ident(resource), retry)
     if item is None:
         see_ip(resource, None)
         return None
     resource.state = state_of(resource.kind, item)
     node = item if resource.kind == "node" else None
     if resource.kind == "queued-resource" and resource.state == "ACTIVE":
-        node = fetch(api, "node", resource.zone, resource.node_id)
+        node = fetch(api, "node", resource.zone, resource.node_id, retry)
     resource.health = str(node.get("health") or "") if node is not None else ""
     resource.node_state = state_of("node", node) if node is not None and node is not item else ""
     # a node not READY (preempted, stopped) has no address of its own, whatever endpoint its record still shows
@@ -1172,37 +1173,72 @@ def recorded_targets(project: str, request: CloudNameRequest, recorded: list[Clo
 def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn,
          end_s: float | None = None) -> CloudDownResult:  # fmt: skip
     """Delete each of `chosen` (from `targets`, each with the client of its project) after checking onechip's label
-    on the API's copy: every delete is sent first (after one send was refused by an outage, the rest with one try
-    each, sent again in the wait: a call's retries each, one TPU after another, spent the bound before it began),
-    then each is waited for (`delete`) until `end_s` (time.monotonic
-    seconds; None: DOWN_WAIT_S, 10 min, from now), all of them together: a queued resource in PROVISIONING, which
-    cannot be deleted (seed), is waited out and deleted, a refusal by an outage of the API sent again, and a delete
-    that has not finished waited for, within that one bound (one after another, N TPUs held it N x 10 min); past it,
-    each left is read once (gone: deleted) and a refused send is not sent again. A record whose resource is gone, or
+    on the API's copy: every label is read and every delete sent first (after one read or send met an outage, the rest
+    with one try each, sent again in the wait: a call's retries each, one TPU after another, spent the bound before it
+    began; a label read an outage refused is read again, all of them together, every poll until the bound, and its
+    delete sent once it answers: one call's retries each, 15 s, ended a whole outage in a minute, nothing deleted),
+    then each is waited for (`delete`) until `end_s` (time.monotonic seconds; None: DOWN_WAIT_S, 10 min, from now),
+    all of them together: a queued resource in PROVISIONING, which cannot be deleted (seed), is waited out and
+    deleted, a refusal by an outage of the API sent again, and a delete that has not finished waited for, within that
+    one bound (one after another, N TPUs held it N x 10 min); past it, each left is read once (gone: deleted), a
+    refused send is not sent again, and a label never read names its TPU as one that may still exist. A read refused
+    otherwise is met at once (not found: gone; credentials, permission: failed). A record whose resource is gone, or
     is not onechip's, is dropped. One that cannot be deleted does not stop the others: CloudDownError afterwards names
     what was deleted and each that may still exist with the command that deletes it (and stays recorded), its `result`
     saying the same (`failed`); Ctrl-C raises Interrupted saying the same of every one not yet seen deleted."""
     end_s = time.monotonic() + DOWN_WAIT_S if end_s is None else end_s
     result = CloudDownResult()
     failed: dict[int, CloudError] = {}  # by index in `chosen`: said in its order
+    unread: dict[int, CloudError] = {}  # by index: each whose label read met an outage, read again under the bound
     sent: list[tuple[int, Json | CloudError]] = []  # what each send got, for `delete` to wait on or deal with
     left = [resource for _, resource in chosen]  # what may still exist, named on Ctrl-C
-    outage = False  # a send met an outage of the API (tpu_api.OUTAGE) past its call's retries
-    try:
-        for k, (api, resource) in enumerate(chosen):
+    outage = False  # a read or a send met an outage of the API (tpu_api.OUTAGE) past its call's retries
+
+    def read_and_send(k: int) -> None:
+        """Check k's label and send its delete. Raises CloudError as its read fails (the others are still deleted:
+        one refusal must not leave them billing)."""
+        nonlocal outage
+        api, resource = chosen[k]
+        try:  # once one call spent its retries on an outage, the others are tried once: read again and sent again
+            # under the shared bound (each spent a call's 15 s of pauses before it began)
+            ours = _ours(api, resource, result, on_progress, retry=not outage)
+        except CloudError as exc:
+            if exc.reason not in OUTAGE:
+                raise
+            outage, unread[k] = True, exc
+            return
+        unread.pop(k, None)
+        if not ours:
+            left.remove(resource)
+            return
+        on_progress(ProgressEvent("cloud", f"deleting {_what(resource)}"))
+        try:
+            sent.append((k, send_delete(api, resource, retry=not outage)))
+        except CloudError as exc:  # met by `delete` (waited out, sent again, or failed) once all are sent
+            outage = outage or exc.reason in OUTAGE
+            sent.append((k, exc))
+
+    def read_unread() -> None:  # every label read an outage refused, tried again; raises while one is left
+        for k in list(unread):
             try:
-                if not _ours(api, resource, result, on_progress):
-                    left.remove(resource)
-                    continue
-                on_progress(ProgressEvent("cloud", f"deleting {_what(resource)}"))
-                try:  # once one send spent a call's retries on an outage, the others are tried once: `delete`
-                    # sends them again under the shared bound (each spent a call's 15 s of pauses before it began)
-                    sent.append((k, send_delete(api, resource, retry=not outage)))
-                except CloudError as exc:  # met by `delete` (waited out, sent again, or failed) once all are sent
-                    outage = outage or exc.reason in OUTAGE
-                    sent.append((k, exc))
-            except CloudError as exc:  # the others are still deleted: one refusal must not leave them billing
+                read_and_send(k)
+            except CloudError as exc:
+                unread.pop(k)
                 failed[k] = exc
+        if unread:
+            last = list(unread.values())[-1]
+            said = last.reworded(f"the labels of {len(unread)} TPU(s) not read: {last}")
+            said.retry_after_s = max(exc.retry_after_s or 0.0 for exc in unread.values())  # the longest asked
+            raise said
+
+    try:
+        for k in range(len(chosen)):
+            try:
+                read_and_send(k)
+            except CloudError as exc:
+                failed[k] = exc
+        if unread:  # an outage of the reads too: read through, all together, within the bound, as the deletes are
+            _read_through(read_unread, unread, chosen[next(iter(unread))][0].poll_s, end_s, on_progress)
         for k, first in sent:
             api, resource = chosen[k]
             try:
@@ -1214,6 +1250,7 @@ def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn
             left.remove(resource)
     except KeyboardInterrupt:
         raise Interrupted("interrupted: " + _left_line(left, result)) from None
+    failed.update(unread)  # past the bound, each label still unread (`_read_through` said how long it was read)
     if failed:
         gone = [(chosen[k][1], failed[k]) for k in sorted(failed)]
         result.failed = [f"{_what(r)}: {exc}; delete it: {delete_command(r)}" for r, exc in gone]
@@ -1221,19 +1258,36 @@ def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn
     return result
 
 
+def _read_through(read: Callable[[], None], unread: dict[int, CloudError], pause_s: float, end_s: float,
+                  on_progress: ProgressFn) -> None:  # fmt: skip
+    """`read()` every `pause_s` seconds (or what the API asked to wait, when longer) while `unread` holds a label read
+    an outage refused (tpu_api.through_outages, told once as one outage) and `end_s` (time.monotonic seconds, the
+    down's bound) is not reached; past it, each refusal left in `unread` is reworded to say how long it was read."""
+    started = time.monotonic()
+    try:
+        through_outages(read, end_s, pause_s, lambda line: on_progress(ProgressEvent("cloud", line)))
+    except CloudError:
+        spent_s = time.monotonic() - started
+        for k, exc in unread.items():
+            unread[k] = exc.reworded(f"{exc}; its label (created-by=onechip) read again over {spent_s:.0f} s within "
+                                     f"the down's {DOWN_WAIT_S:g} s, all its TPUs together, never answered, so "
+                                     "its delete was not sent")  # fmt: skip
+
+
 def _what(resource: CloudResource) -> str:
     return f"{resource.kind} {resource.name} ({resource.zone})"
 
 
-def _ours(api: TpuApi, resource: CloudResource, result: CloudDownResult, on_progress: ProgressFn) -> bool:
+def _ours(api: TpuApi, resource: CloudResource, result: CloudDownResult, on_progress: ProgressFn,
+          retry: bool = True) -> bool:  # fmt: skip
     """Whether `down` deletes `resource`: the API has it, labelled onechip's. Otherwise its record is dropped and
-    `result.kept` says why. Raises CloudError when it cannot be read."""
-    item = _fetch(api, resource)
+    `result.kept` says why. `retry` False: each read one try. Raises CloudError when it cannot be read."""
+    item = _fetch(api, resource, retry)
     if item is None:  # read twice before a record is dropped: one answer may be a just-created lag
         again = f"{_what(resource)}: not found; reading it again in {api.poll_s:g} s before its record is dropped"
         on_progress(ProgressEvent("cloud", again))
         time.sleep(api.poll_s)
-        item = _fetch(api, resource)
+        item = _fetch(api, resource, retry)
     if item is None:
         records.forget(resource)
         result.kept.append(f"{_what(resource)}: already gone")

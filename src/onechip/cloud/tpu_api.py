@@ -498,8 +498,10 @@ class TpuApi:
         returns the long-running operation, None when a retry found the first try made it (`_create`)."""
         return self._create(f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", node_id, {"nodeId": node_id}, node)
 
-    def get_node(self, zone: str, node_id: str) -> Json:
-        return _named(self.call("GET", f"{self.tpu_url}/v2/{self.parent(zone)}/nodes/{node_id}"), self.tpu_url)
+    def get_node(self, zone: str, node_id: str, retry: bool = True) -> Json:
+        """GET a node. `retry` False: one try (`call`)."""
+        url = f"{self.tpu_url}/v2/{self.parent(zone)}/nodes/{node_id}"
+        return _named(self.call("GET", url, retry=retry), self.tpu_url)
 
     def delete_node(self, zone: str, node_id: str, retry: bool = True) -> Json:
         """DELETE a node; returns the long-running operation. `retry` False: one try (`call`)."""
@@ -522,9 +524,10 @@ class TpuApi:
         params = {"queuedResourceId": qr_id, "requestId": str(uuid.uuid4())}
         return self._create(f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources", qr_id, params, body)
 
-    def get_queued_resource(self, zone: str, qr_id: str) -> Json:
-        item = _named(self.call("GET", f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources/{qr_id}"),
-                      self.tpu_url)  # fmt: skip
+    def get_queued_resource(self, zone: str, qr_id: str, retry: bool = True) -> Json:
+        """GET a queued resource. `retry` False: one try (`call`)."""
+        url = f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources/{qr_id}"
+        item = _named(self.call("GET", url, retry=retry), self.tpu_url)
         if not isinstance(item.get("state", {}), dict):
             raise not_the_api(self.tpu_url, "a queued resource's state is not an object")
         return item

@@ -75,7 +75,8 @@ def _in(currency: str, entry: dict, tier: int = 0) -> dict:
 
 def test_a_sku_in_another_currency_is_skipped_and_named_and_the_usd_ones_still_price(fake, run, tmp_path, monkeypatch):
     # Before: one matching SKU priced in JPY failed the whole refresh ('SKU X is priced in JPY, not USD'), exit 1,
-    # nothing stored: every USD price of the read was lost with it. The API gives no exchange rate to convert by.
+    # nothing stored: every USD price of the read was lost with it. We ask for USD; PricingInfo.currencyConversionRate
+    # (cloudbilling v1 discovery document) converts USD into the currency asked, 1 here, never JPY into USD.
     monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
     tokyo = _in("JPY", sku("TEST-V5E-TYO", "TpuV5e running in Tokyo", ["asia-northeast1"], 180.0))
     vegas = _in("EUR", sku("AAAA-V5E-EUR", "TpuV5e running in Las Vegas", ["us-west4"], 9.0))
@@ -94,8 +95,11 @@ def test_a_sku_in_another_currency_is_skipped_and_named_and_the_usd_ones_still_p
     )  # the USD SKU, never the EUR one's 9.0 read as dollars
     assert ("v5e-1", "asia-northeast1", "on-demand") not in got
     gap = next(g for g in read.missing if (g.chip, g.region, g.pricing) == ("v5e-1", "asia-northeast1", "on-demand"))
-    assert gap.reason == ("SKU TEST-V5E-TYO 'TpuV5e running in Tokyo': priced in JPY, not USD (skipped: the catalog "
-                          "gives no exchange rate)")  # fmt: skip
+    # the skip said 'the catalog gives no exchange rate', but each PricingInfo carries currencyConversionRate (the
+    # fake's: 1, a USD request's): the line says why that rate does not convert this one
+    assert gap.reason == ("SKU TEST-V5E-TYO 'TpuV5e running in Tokyo': priced in JPY, not USD (skipped: onechip asks "
+                          "for USD, and PricingInfo.currencyConversionRate converts USD into the currency asked, "
+                          "never JPY into USD)")  # fmt: skip
     code, out, err = run("prices")
     assert code == 0 and "skipped SKU TEST-V5E-TYO 'TpuV5e running in Tokyo': priced in JPY, not USD" in " ".join(
         out.split()
