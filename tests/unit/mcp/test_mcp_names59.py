@@ -39,5 +39,5 @@ def test_a_logs_page_past_the_end_is_the_offset_asked_for(tmp_path) -> None:
     # summary said 'no lines from offset 10', an offset the caller never sent
     _fake_state(tmp_path, "".join(f"INFO line {n}\n" for n in range(1, 11)))
     past = call("logs", {"offset": 20})
-    assert past.structured_content == {"lines": [], "total_lines": 10, "first_line": 20}
+    assert past.structured_content == {"lines": [], "total_lines": 10, "first_line": 20, "note": ""}
     assert past.content[0].text == "no lines from offset 20: the log has 10 lines (offsets 0-9)"

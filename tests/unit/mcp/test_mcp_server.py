@@ -211,6 +211,7 @@ def test_logs_and_summarize_logs_read_the_engine_log(tmp_path):
         "lines": [tail.structured_content["lines"][0]],
         "total_lines": 2,
         "first_line": 1,
+        "note": "",
     }
     assert "hf_a1" not in json.dumps(tail.structured_content)
     summary = call("summarize_logs", {})
@@ -236,17 +237,17 @@ def test_logs_pages_through_a_log_longer_than_one_call_returns(tmp_path):
     _fake_state(tmp_path, "".join(f"INFO line {n}\n" for n in range(1, 7_001)))
     first = call("logs", {"offset": 0, "lines": 3})
     assert first.structured_content == {"lines": ["INFO line 1", "INFO line 2", "INFO line 3"], "total_lines": 7_000,
-                                        "first_line": 0}  # fmt: skip
+                                        "first_line": 0, "note": ""}  # fmt: skip
     # said in offsets, as the `offset` argument and first_line count (0-based): 'lines 1-3' read as offsets 1-3
     assert first.content[0].text == "offsets 0-2 of 7,000 lines; next page: offset 3"
     after = call("logs", {"offset": 6_999, "lines": 3}).structured_content
-    assert after == {"lines": ["INFO line 7000"], "total_lines": 7_000, "first_line": 6_999}
+    assert after == {"lines": ["INFO line 7000"], "total_lines": 7_000, "first_line": 6_999, "note": ""}
     tail = call("logs", {"lines": 2})  # no offset: the last lines, as before, saying where they start
     assert tail.structured_content == {"lines": ["INFO line 6999", "INFO line 7000"], "total_lines": 7_000,
-                                       "first_line": 6_998}  # fmt: skip
+                                       "first_line": 6_998, "note": ""}  # fmt: skip
     assert tail.content[0].text == "offsets 6,998-6,999 of 7,000 lines"
     past = call("logs", {"offset": 7_000}).structured_content
-    assert past == {"lines": [], "total_lines": 7_000, "first_line": 7_000}
+    assert past == {"lines": [], "total_lines": 7_000, "first_line": 7_000, "note": ""}
 
 
 def test_summarize_logs_reads_a_given_file_and_explain_needs_a_running_engine(tmp_path):
@@ -757,7 +758,7 @@ def test_logs_takes_a_replica_as_the_cli_does(tmp_path):
     engine_state.save(members[2])  # engine.json is the router's
     result = call("logs", {"replica": 1, "lines": 1})
     assert not result.is_error and result.structured_content == {"lines": ["r1 line 2"], "total_lines": 2,
-                                                         "first_line": 1}  # fmt: skip
+                                                         "first_line": 1, "note": ""}  # fmt: skip
     assert call("logs", {"lines": 1}).structured_content["lines"] == ["router line 2"]
     wrong = call("logs", {"replica": 2})
     assert wrong.is_error and "replica 2: the set has replicas 0-1" in wrong.content[0].text
