@@ -66,7 +66,9 @@ _VERSION = [
     # a build without version metadata prints '(vdev)' (vllm/version.py falls back to __version__ = "dev"; livepeer/
     # ai-runner#230's image): not a release, so a version must start with a digit
     re.compile(r"Initializing (?:a V[01]|an) LLM engine \(v(\d[\w.+-]*)\)"),
-    re.compile(r"\bversion[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE),
+    # vLLM's banner ('version 0.22.0', 'vLLM API server version 0.6.3'), not the CUDA base image's entrypoint banner
+    # '== CUDA == CUDA Version 12.8.1' a container log opens with (l40s-qwen35-9b-kvfp8-len65536-modal-v0180)
+    re.compile(r"\b(?<!CUDA )version[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE),
     re.compile(r"^vllm (\d+\.\d+[\w.+-]*) /"),  # a versions table beside the log: 'vllm 0.28.0 / torch 2.13.0'
     # what a report pastes beside its lines: collect_env's 'vLLM Version : 0.17.1' (vllm#41619) or prose ('vLLM
     # 0.29.1rc1.dev17+gd2d649e67', eugr/spark-vllm-docker#396), Markdown's bold label and code span ('- **vLLM:**
@@ -197,10 +199,13 @@ _GPU_BLOCKS = re.compile(rf"num_gpu_blocks is: (\d+)|{V0_BLOCKS}(\d+)|\bExtended
 # memory: 0.84 GiB total' (gpu_model_runner.py profile_cudagraph_memory; h100-llama31-8b-tp1-v0190) and the closing
 # 'CUDA graph pool memory: 0.28 GiB (actual), 0.53 GiB (estimated), difference: ...' (gpu_worker.py;
 # l4-gemma4-e2b-w4a16-len8192-v0300); and what the capture took ('Graph capturing finished in 6 secs, took 0.28 GiB'
-# there: the last one, as the V2 runner prints its profiling capture's first, 0.48 GiB in the same log)
+# there: the last one, as the V2 runner prints its profiling capture's first, 0.48 GiB in the same log). The estimate
+# may be negative (free memory grew between the captures: 'Estimated CUDA graph memory: -0.81 GiB total',
+# gpu-arm64-qwen36-27b-nvfp4-mtp2-kvfp8-len262144-util070-v0231dev531), and gpu_worker.py determine_available_memory
+# subtracts it as it is (requested - non-KV - estimate, 0.34.0 sdist), so the sign is read
 _CUDA_GRAPH_ESTIMATE = re.compile(
-    r"Estimated CUDA graph memory: (\d+(?:\.\d+)?) GiB total"
-    r"|CUDA graph pool memory: [\d.]+ GiB \(actual\), (\d+(?:\.\d+)?) GiB \(estimated\)"
+    r"Estimated CUDA graph memory: (-?\d+(?:\.\d+)?) GiB total"
+    r"|CUDA graph pool memory: [\d.]+ GiB \(actual\), (-?\d+(?:\.\d+)?) GiB \(estimated\)"
 )
 _CUDA_GRAPH_CAPTURE = re.compile(r"Graph capturing finished in [\d.]+ secs?, took (-?\d+(?:\.\d+)?) GiB")
 _CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: (\d+(?:\.\d+)?)x")
@@ -792,6 +797,17 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "the engine's CLI rejected the value '{0}' before starting (--kv-cache-dtype int8 is not in its enum)",
     ),
     (re.compile(r"Address already in use"), "the engine port is in use on its host; pick another --port"),
+    # a --quantization the checkpoint was not made for: get_quant_config (vllm/model_executor/model_loader/
+    # weight_utils.py, 0.10 - 0.34 sdists) reads it from config.json's quantization_config, else from a file the
+    # method names (AWQ's quant_config.json, GPTQ's quantize_config.json), and raises 'Cannot find the config file for
+    # <method>' where neither is there; 0.23 prints it inside a pydantic ValidationError for VllmConfig
+    # (gpu-qwen3-coder-next-awq-marlin-kvfp8-len32768-util064-refused-v0230)
+    (
+        re.compile(r"Cannot find the config file for (\S+)"),
+        "--quantization {0} names a method the checkpoint was not quantized with: its config.json has no "
+        "quantization_config and its folder no {0} config file; serve a {0} checkpoint, or drop --quantization to "
+        "let vLLM read the checkpoint's own method",
+    ),
     # the start-up checks before anything loads: the memory free at start against the utilization's share of the
     # total ('Free memory on device cuda:0 (48.48/178.35 GiB) on startup is less than desired GPU memory utilization
     # (0.7, 124.85 GiB)', b200-qwen3-4b-instruct-2507-util070-free-memory-refused-v0191; the CPU worker's 'Available
@@ -1095,10 +1111,20 @@ def _top_level_args(text: str) -> str:
     return head + inner
 
 
+# Logged keys whose first line in a boot is the served model's: a speculative config's draft model resolves its own
+# architecture after the target's ('Resolved architecture: Qwen3_5MoeForConditionalGeneration', then
+# '... Qwen3_5MoeMTP': vllm/engine/arg_utils.py create_engine_config builds the model config before
+# create_speculative_config builds the draft's, 0.34.0 sdist;
+# gpu-qwen36-35b-a3b-prismaquant-mtp3-len200000-util085-v0220)
+_FIRST_OF_BOOT = frozenset({"architecture"})
+
+
 def _read_logged(out: BootRecord, text: str) -> None:
     """Update `out.logged` with what deployment `text` (one line, or a wrapped 'non-default args' dict joined) names."""
     text = _top_level_args(text)
     for key, pattern in _LOGGED.items():
+        if key in _FIRST_OF_BOOT and key in out.logged:
+            continue
         if match := pattern.search(text):
             out.logged[key] = _first(match)
 
