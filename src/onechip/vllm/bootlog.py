@@ -785,6 +785,27 @@ def _nccl_cause(result: str) -> str:
     )
 
 
+# oneCCL's exceptions, the XPU's counterpart of NCCL (vLLM's XPU platform sets torch.distributed's 'xccl' backend,
+# vllm/platforms/xpu.py dist_backend), as oneCCL raises them: 'oneCCL: <file>:<line> <function>: EXCEPTION: <message>'
+# ('RuntimeError: oneCCL: comm_selector.cpp:57 create_comm_impl: EXCEPTION: ze_data was not initialized' at TP 1,
+# xpu-e211-qwen3-0.6b-len40960-oneccl-failed-v0101dev; 'exec.cpp:122 start_workers: EXCEPTION: failed to start worker
+# # 0', vllm#10109; 'atl_ofi_comm.cpp:232 init_transport: EXCEPTION: failed to initialize ATL', llm-d/llm-d#2270). The
+# XPU worker's init_device runs a oneCCL all-reduce warm-up at every world size up to 0.28.0's source (vllm/v1/worker/
+# xpu_worker.py) and at world size > 1 only in 0.32.0's (vllm#52386: 'XPU worker fails to start with world_size=1
+# when oneCCL cannot initialize'); oneCCL prints its own messages at CCL_LOG_LEVEL=info
+_ONECCL_ERROR = re.compile(r"oneCCL: (\S+ \w+): EXCEPTION: (.+?)\s*$")
+
+
+def _oneccl_cause(match: re.Match[str]) -> str:
+    """The cause of a boot oneCCL failed: where oneCCL raised and its message (_ONECCL_ERROR)."""
+    return (
+        f"oneCCL failed setting up the XPU worker's communicator ({match.group(1)}: {match.group(2)}): a "
+        "communication library fault, not a memory shortfall; the XPU worker runs oneCCL's warm-up all-reduce even at "
+        "--tensor-parallel-size 1 up to vLLM 0.28 at least (not in 0.32); set CCL_LOG_LEVEL=info for oneCCL's own "
+        "messages"
+    )
+
+
 # Known boot failures: (pattern, one-line cause, or a function of the match giving it). The first that matches wins.
 _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (
@@ -905,6 +926,7 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan",
     ),
     (_NCCL_ERROR, lambda match: _nccl_cause(match.group(1))),
+    (_ONECCL_ERROR, _oneccl_cause),
 ]
 
 # The host-memory kills of _CAUSES as a log of vLLM's CPU backend (PLATFORMS 'cpu': its token line 'CPU KV cache size:

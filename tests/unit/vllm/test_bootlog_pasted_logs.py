@@ -196,6 +196,36 @@ def test_an_nccl_error_is_named_as_a_failure_between_the_ranks(line: str, meanin
     assert "out of memory" not in cause  # not a memory shortfall: no re-plan of the budget fixes it
 
 
+def test_a_oneccl_error_is_named_as_the_xpu_workers_communication_fault() -> None:
+    # an XPU boot of Qwen/Qwen3-0.6B at TP 1 on vLLM 0.10.1.dev636 (search-index file id 7375926845): the worker's
+    # oneCCL warm-up all-reduce (vllm/v1/worker/xpu_worker.py init_device, at every world size up to 0.28.0's source, at
+    # world size > 1 only in 0.32.0's: vllm#52386) raised oneCCL's own exception, 'RuntimeError: oneCCL:
+    # comm_selector.cpp:57 create_comm_impl: EXCEPTION: ze_data was not initialized', which was the raw cause
+    cause = _read("xpu-e211-qwen3-0.6b-len40960-oneccl-failed-v0101dev").failure_cause
+    assert cause is not None and cause.startswith("oneCCL failed")
+    assert "ze_data was not initialized" in cause and "not a memory shortfall" in cause and "CCL_LOG_LEVEL" in cause
+
+
+@pytest.mark.parametrize(
+    "line, where, message",
+    [
+        (  # vllm#10109's title: the XPU offline example on vLLM 0.6.3.post2
+            "RuntimeError: oneCCL: exec.cpp:122 start_workers: EXCEPTION: failed to start worker # 0",
+            "exec.cpp:122 start_workers",
+            "failed to start worker # 0",
+        ),
+        (  # llm-d/llm-d#2270: an XPU decode pod at TP 4 whose libfabric exposed no providers
+            "oneCCL: atl_ofi_comm.cpp:232 init_transport: EXCEPTION: failed to initialize ATL",
+            "atl_ofi_comm.cpp:232 init_transport",
+            "failed to initialize ATL",
+        ),
+    ],
+)
+def test_every_oneccl_exception_is_named_where_it_raised(line: str, where: str, message: str) -> None:
+    cause = failure_cause(line)
+    assert cause is not None and f"({where}: {message})" in cause and "not a memory shortfall" in cause
+
+
 # A tqdm bar that ends without a newline glues the next log line to it (tqdm's default bar and its form without a
 # total as the tqdm(1) man page prints them, 'counting: 100%|█████████| 432/432 [00:00<00:00, 794361.83files/s]' and
 # '327it [00:00, 981773.38it/s]'; vLLM's own 'Loading safetensors checkpoint shards: 100% Completed | 1/1
