@@ -243,6 +243,16 @@ class TritonTopkSampler(StrictModel):
     source: str = Field(description="The source lines each figure is read from, with versions.")
 
 
+class CublasWorkspace(StrictModel):
+    """torch's default cuBLAS workspace in the torch a range of vLLM releases pins (engines.json v2_runner_rules
+    `cublas_workspace`): taken from the caching allocator at the first GEMM and kept, so in the torch peak vLLM's
+    profiling counts (planner.gpu_memory.cublas_workspace_rule)."""
+
+    cublas_workspace_bytes: int = Field(description="The default off compute capability 9.0, bytes.")
+    cublas_workspace_sm90_bytes: int = Field(description="The same on a compute capability 9.0 card, bytes.")
+    source: str = Field(description="The torch pin and the torch source each figure is read from.")
+
+
 class GpuMemoryRule(VersionedRule):
     """What vLLM's start-up memory profiling takes from `total x utilization` before the KV pool, for one
     range of versions (engines.json `memory_rules`). Sizes are per GPU (per tensor-parallel rank)."""
@@ -1159,6 +1169,13 @@ class V2RunnerRule(VersionedRule):
     encoder_profile_held: Literal["none", "inputs_and_outputs", "outputs"] = Field(
         description="What this runner's multimodal encoder profiling leaves allocated through the text dummy forward "
         "and the sampler warm-up (GpuMemoryRule.encoder_profile_held, whose memory-rule value is the V1 runner's)."
+    )
+    cublas_workspace: CublasWorkspace | None = Field(
+        default=None,
+        description="The activation base on this runner where the release's torch workspace is read: its warm-up is "
+        "counted from the sources, so no fitted per-element figure pairs with the memory rule's fitted "
+        "activation_base_bytes, and a CUDA card of known compute capability takes torch's cuBLAS workspace instead "
+        "(GpuMemoryRule.cublas_workspace_bytes). None: not read, the fitted base stays.",
     )
     source: str = Field(description="The engine sources read, by file and version.")
     date: str = Field(description="ISO date read.")

@@ -2064,7 +2064,7 @@ def _memory_rule(r: _Resolved) -> GpuMemoryRule:
     `v2_runner_rules`, _runs_v2_runner): its profile_cudagraph_memory returns 0 before 0.29.0 (graph_estimate), its
     sampler warms up on logits only before 0.33.0, it holds one [rows, hidden] copy, not V1's two, and it profiles
     no encoder before 0.27.0, then keeps its outputs only (vllm/v1/worker/gpu/model_runner.py, 0.22.0 - 0.34.0
-    sdists)."""
+    sdists); its activation base is torch's cuBLAS workspace where the release's torch is read (cublas_workspace)."""
     rule = _rule(r.rules, r.request, r.acc, r.src.config)
     v2 = _v2_runner_rule(r)
     if rule.v0_engine or v2 is None or not _runs_v2_runner(r, v2):
@@ -2077,6 +2077,14 @@ def _memory_rule(r: _Resolved) -> GpuMemoryRule:
             "sampler_logits_only": v2.sampler_logits_only,
             "sampler_hidden_copies": 1,
             "encoder_profile_held": v2.encoder_profile_held,
+            **(
+                {
+                    "cublas_workspace_bytes": v2.cublas_workspace.cublas_workspace_bytes,
+                    "cublas_workspace_sm90_bytes": v2.cublas_workspace.cublas_workspace_sm90_bytes,
+                }
+                if v2.cublas_workspace is not None
+                else {}
+            ),
         }
     )
 
