@@ -95,8 +95,8 @@ def test_a_calibration_on_the_law_predicts_an_unmeasured_context_within_its_stat
 def test_a_wait_asked_with_retry_after_is_waited_and_the_refusals_counted(tmp_path: Path) -> None:
     """Chat requests 3 and 4 (1 is the probe) answer 429 with Retry-After: 1: both are failed with the server's
     message and counted as asking a wait, the stream waits the second asked before its next request (bench.worker),
-    and the 2 others are ok, 6 tokens each (vllm bench serve's endpoint_request_func records any non-200 as a failed
-    request, its reason the body)."""
+    and the 2 others are ok, 6 tokens each (vllm bench serve's endpoint_request_func fails any non-200 answer too, its
+    error the reason phrase, `output.error = response.reason`; onechip keeps the server's message)."""
     with FakeVllm(itl_s=0.005, fail_status={3: 429, 4: 429}, retry_after="1") as srv:
         cell, _, measured = bench(srv, tmp_path)
     assert [s.status for s in measured] == ["ok", "failed", "failed", "ok"]
@@ -122,9 +122,10 @@ def _stalling(number: int, body: dict[str, Any]) -> list[WireWrite]:
 
 def test_a_stream_that_stalls_mid_way_and_resumes_is_ok_its_stall_one_gap(tmp_path: Path) -> None:
     """Chat request 3 of 2-5 (1 is the probe) holds its fourth token 0.5 s, then streams on (inside the 5 s
-    timeout): it is ok with its 6 tokens (vllm bench serve's endpoint_request_func bounds a request by its total
-    timeout only, no gap between chunks); its stall is one inter-token gap (10 + 500 ms) and its TPOT is its 5 gaps'
-    mean (110 ms), while the cell's median TPOT stays the 10 ms of the 3 others."""
+    timeout): it is ok with its 6 tokens (vllm bench serve bounds a request by its total time only,
+    `AIOHTTP_TIMEOUT = aiohttp.ClientTimeout(total=6 * 60 * 60)`, no limit on a gap between chunks); its stall is
+    one inter-token gap (10 + 500 ms) and its TPOT is its 5 gaps' mean (110 ms), while the cell's median TPOT stays
+    the 10 ms of the 3 others."""
     with FakeVllm(wire_script=_stalling) as srv:
         cell, _, measured = bench(srv, tmp_path, request_timeout_s=5.0)
     assert [s.status for s in measured] == ["ok"] * 4 and {s.completion_tokens for s in measured} == {6}
@@ -164,6 +165,6 @@ def test_the_slo_search_finds_the_servers_slots_or_says_no_load_passes(
     assert result.max_clients == answer and [int(p.load) for p in result.probes] == probes
     for p in result.probes:
         ttft = p.at_percentile_ms["ttft_ms"]
-        assert ttft is not None and (ttft >= 20 + 50 - 5 if p.load > 3 else 20 - 0.1 <= ttft < 30), (p.load, ttft)
+        assert ttft is not None and ttft >= (20 + 50 - 5 if p.load > 3 else 20 - 0.1), (p.load, ttft)
     said = "the first load (1 client) missed the SLOs" if answer == 0 else f"{answer + 1} clients missed the SLOs"
     assert result.bound_reason == said
