@@ -216,3 +216,27 @@ def test_a_step_law_engine_runs_one_batch_a_step_each_as_long_as_the_law_says() 
         assert next_due - due == pytest.approx(a_s + b_s * batch)  # back to back, each as long as the law says
         assert ended >= next_due  # never before it is due
     assert srv.sent_times[number["c"]][0] >= srv.steps[2][1]  # c's first chunk: once a's end freed a slot
+
+
+def test_a_step_law_with_a_prefill_term_charges_the_prompt_less_its_cached_prefix_in_the_admitting_step() -> None:
+    """step_law (20 ms + 5 ms per sequence + 0.1 ms per prompt token prefilled), a prefix cache of 16-word blocks.
+    Request a (a 300-word prompt: 307 tokens with the template) finds the engine idle: its first step prefills 307
+    tokens, 20 + 5 + 30.7 ms; its 2 later steps are decode steps, 25 ms. Request b, sent after a ended, repeats a's
+    prompt with one more word: the cache serves 288 tokens (the 18 whole 16-word blocks of the 301 it shares with a: the
+    role tag and the 300 words, fake._cached), so b's first step prefills 308 - 288 = 20 tokens, 27 ms."""
+    a_s, b_s, c_s = 0.020, 0.005, 0.0001
+    words = " ".join(f"w{i}" for i in range(300))
+    with FakeVllm(step_law=(a_s, b_s, c_s), prefix_cache_block=16) as srv:
+        first = _events(srv, _chat(words, max_tokens=3, stream_options={"include_usage": True}))
+        second = _events(srv, _chat(words + " more", max_tokens=1, stream_options={"include_usage": True}))
+    cached = [e["usage"]["prompt_tokens_details"]["cached_tokens"] for e in (first[-1], second[-1])]
+    assert cached == [0, 18 * 16]
+    assert srv.step_prefill == [307, 0, 0, 308 - 288]
+    assert [b for _, _, b in srv.steps] == [1, 1, 1, 1]
+    (a0, _, _), (a1, _, _), (a2, _, _) = srv.steps[:3]
+    assert a1 - a0 == pytest.approx(a_s + b_s) and a2 - a1 == pytest.approx(a_s + b_s)  # decode steps: no prompt
+    # the admitting step's own length is its deadline less its start: the first chunk's write is no earlier
+    for number, step in ((1, 0), (2, 3)):
+        due, ended, _ = srv.steps[step]
+        assert ended >= due and srv.sent_times[number][0] >= due
+        assert due - srv.admitted[number] >= a_s + b_s + c_s * srv.step_prefill[step] - 0.001

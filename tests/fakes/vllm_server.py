@@ -41,7 +41,10 @@ Known timings: `ttft_s` (or `ttft_for(number, body)` per request) and `itl_s` (o
 `slots` only that many streams generate at once and the others queue, their wait part of TTFT (`admitted`
 records when each got a slot); `tokenize_s` delays the answer to a /tokenize of generated text (a plain `prompt`).
 `step_law` = (a_s, b_s) makes the fake a continuous-batching engine instead (`_Engine`, one step loop as vLLM's
-EngineCore): a step of B sequences takes a_s + b_s x B; every running sequence gets its next chunk as the step ends;
+EngineCore): a step of B sequences takes a_s + b_s x B; (a_s, b_s, c_s) adds c_s per prompt token the step prefills
+(each request admitted in it, its whole prompt less the prefix cache's `cached_tokens`, in that one step: no chunking;
+keep a step's prompts under the engine's token budget), so TTFT grows with the prompt and is free for cached tokens;
+every running sequence gets its next chunk as the step ends;
 a request joins the first step that starts after it arrives (TTFT = the wait for the step in progress + its own
 step), at most `slots` sequences a step (0: any), the rest waiting. Steps run back to back on absolute deadlines
 (a late one does not delay the next's); `steps` records each step (due, ended, B) and `batches` each request's B step
@@ -188,7 +191,8 @@ class FakeVllm:
     # per-request inter-token gap, s (else itl_s), asked as the stream starts (`running` counts it): a latency law
     itl_for: Callable[[int, dict[str, Any]], float] | None = None
     slots: int = 0  # 0: every stream generates at once; n: n at a time, the rest queue (the wait is in TTFT)
-    step_law: tuple[float, float] | None = None  # (a_s, b_s): a batched engine, a step of B takes a_s + b_s x B
+    # (a_s, b_s[, c_s]): a batched engine, a step of B sequences prefilling P prompt tokens takes a_s + b_s B + c_s P
+    step_law: tuple[float, float] | tuple[float, float, float] | None = None
     fail_status: dict[int, int] = field(default_factory=dict)  # request number -> HTTP status (500, 429, ...)
     retry_after: str | None = None  # the Retry-After header of every 429 and 503 answer
     stall_requests: set[int] = field(default_factory=set)  # these stop sending before chunk cut_after_chunks...
@@ -239,6 +243,7 @@ class FakeVllm:
     admitted: dict[int, float] = field(default_factory=dict)  # request number -> perf_counter it got a slot
     # step_law: (when it was due to end, when it ended (perf_counter), sequences in it) of each step
     steps: list[tuple[float, float, int]] = field(default_factory=list)
+    step_prefill: list[int] = field(default_factory=list)  # step_law: prompt tokens each step of `steps` prefilled
     batches: dict[int, list[int]] = field(default_factory=dict)  # step_law: request number -> B of each of its steps
     tokenize_calls: int = 0
     connections: int = 0  # TCP connections accepted (a client that reuses its connection opens one)
@@ -603,6 +608,7 @@ class _Stream:
 
     def __init__(self, fake: FakeVllm, body: dict[str, Any], number: int, prompt: int, cached: int | None = None):
         self.fake, self.number, self.prompt, self.body = fake, number, prompt, body
+        self.prefill = prompt - (cached or 0)  # prompt tokens the engine computes: step_law's c_s term
         self.details = "" if cached is None else f', "prompt_tokens_details": {{"cached_tokens": {cached}}}'
 
         options = body.get("stream_options") or {}
@@ -691,7 +697,7 @@ class _Stream:
         itl_s = fake.itl_s if fake.itl_for is None else fake.itl_for(self.number, self.body)
         timed = bool(ttft_s or itl_s) and engine is None
         # a finish chunk rides on the last token's step
-        steps = engine.join(self.number, len(chunks) - fake.finish_chunk) if engine is not None else None
+        steps = engine.join(self.number, len(chunks) - fake.finish_chunk, self.prefill) if engine is not None else None
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
         sent = fake.sent_times.setdefault(self.number, [])
         role = self._choice({"role": "assistant", "content": ""}, None)
@@ -734,21 +740,25 @@ class _Stream:
 class _Engine:
     """FakeVllm.step_law's continuous-batching engine: one step at a time, as vLLM's EngineCore loop (without
     async scheduling) runs them. A step admits the waiting requests (first come, up to `slots` running), takes
-    a_s + b_s x B for its B sequences, then hands each one token chunk; a sequence leaves after its last chunk, so
-    the next step's B is exact. Prefill costs nothing beyond its step (the law has no per-token term)."""
+    a_s + b_s x B for its B sequences plus c_s per prompt token it prefills (the admitted requests' whole prompts,
+    their cached prefix free), then hands each one token chunk; a sequence leaves after its last chunk, so the next
+    step's B is exact."""
 
-    def __init__(self, fake: FakeVllm, a_s: float, b_s: float) -> None:
-        self.fake, self.a_s, self.b_s = fake, a_s, b_s
+    def __init__(self, fake: FakeVllm, a_s: float, b_s: float, c_s: float = 0.0) -> None:
+        self.fake, self.a_s, self.b_s, self.c_s = fake, a_s, b_s, c_s
+        self.prefill: dict[int, int] = {}  # number -> prompt tokens its first step computes
         self.waiting: list[int] = []
         self.running: dict[int, tuple[asyncio.Queue[None], list[int]]] = {}  # number -> (its chunks, [left])
         self.queues: dict[int, tuple[asyncio.Queue[None], list[int]]] = {}
         self.wake = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
-    def join(self, number: int, chunks: int) -> asyncio.Queue[None]:
-        """Queue request `number` for `chunks` steps; its queue gets one item per step that gave it a chunk."""
+    def join(self, number: int, chunks: int, prefill: int = 0) -> asyncio.Queue[None]:
+        """Queue request `number` for `chunks` steps, its first prefilling `prefill` prompt tokens; its queue gets
+        one item per step that gave it a chunk."""
         queue: asyncio.Queue[None] = asyncio.Queue()
         self.queues[number] = (queue, [chunks])
+        self.prefill[number] = prefill
         self.waiting.append(number)
         self.fake.batches[number] = []
         self.wake.set()
@@ -759,6 +769,7 @@ class _Engine:
     def leave(self, number: int) -> None:
         """The request's stream ended (or was dropped): vLLM aborts it, so it takes no further step."""
         self.running.pop(number, None)
+        self.prefill.pop(number, None)
         self.queues.pop(number, None)
         if number in self.waiting:
             self.waiting.remove(number)
@@ -771,15 +782,19 @@ class _Engine:
                 self.wake.clear()
                 await self.wake.wait()
             slots = self.fake.slots
+            prefill = 0
             while self.waiting and (not slots or len(self.running) < slots):
                 number = self.waiting.pop(0)
                 self.running[number] = self.queues[number]
+                prefill += self.prefill.pop(number, 0)
             batch = len(self.running)
             # back to back, a step starts when the last was due to end, not when this loop got round to it (writing
             # the last step's chunks, reading new requests): absolute deadlines, so the steps do not drift
-            end = (end if end and not idle else time.perf_counter()) + self.a_s + self.b_s * batch
+            cost_s = self.a_s + self.b_s * batch + self.c_s * prefill
+            end = (end if end and not idle else time.perf_counter()) + cost_s
             await _sleep_until(end)
             self.fake.steps.append((end, time.perf_counter(), batch))
+            self.fake.step_prefill.append(prefill)
             for number, (queue, left) in list(self.running.items()):
                 self.fake.batches[number].append(batch)
                 queue.put_nowait(None)
