@@ -82,8 +82,8 @@ def test_jetson_agx_thor_figures() -> None:
         ("AMD Instinct MI325X", ("catalog", "mi325x")),
         ("AMD Instinct MI355X", ("database", "Radeon Instinct MI355X")),
         ("AMD Radeon AI PRO R9700", ("database", "Radeon AI PRO R9700")),
-        ("Intel Arc Pro B50", ("database", "Arc Pro B50")),
-        ("Intel(R) Arc(TM) Pro B60 Graphics", ("database", "Arc Pro B60")),
+        ("Intel Arc Pro B50", ("catalog", "arc-pro-b50")),  # entered for its int8 figure (cards63)
+        ("Intel(R) Arc(TM) Pro B60 Graphics", ("catalog", "arc-pro-b60")),
         ("DGX Spark", ("catalog", "gb10")),
         ("NVIDIA GB10", ("catalog", "gb10")),
         ("Jetson AGX Thor", ("catalog", "jetson-agx-thor")),
