@@ -227,8 +227,9 @@ def _database_index() -> list[dict[str, set[str]]]:
 
 @cache
 def _sizeless_index() -> list[dict[str, set[str]]]:
-    """The database's index (_index) by its cards' names without the sizes they say."""
-    return _index({n: _spellings(n) for n in _named()}, sizeless=True)
+    """The database's index (_index) by the names that say a size, without it (a name that says none has its keys in
+    _database_index already)."""
+    return _index({n: [s for s in _spellings(n) if sizes(s)] for n in _named()}, sizeless=True)
 
 
 def _cards_at(level: int, key: str, sized: bool) -> tuple[set[str], set[str]]:
