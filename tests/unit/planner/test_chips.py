@@ -83,7 +83,7 @@ def test_the_names_people_write_resolve_to_one_card(spellings: list[str], resolv
         # torch.xpu.get_device_name() on a B70 (a Ray worker's printout, search-index file id 57457978618; sycl-ls and
         # xpu-smi print the same, file ids 68593365329, 59083081078): was 'unknown chip'
         ("Intel(R) Arc(TM) Pro B70 Graphics", "arc-pro-b70"),
-        ("Intel(R) Arc(TM) Pro B60 Graphics", "Arc Pro B60"),  # sycl-ls on a B60 (file id 52959816117)
+        ("Intel(R) Arc(TM) Pro B60 Graphics", "arc-pro-b60"),  # sycl-ls on a B60 (file id 52959816117)
         ("Intel® Arc™ A750 Graphics", "Arc A750"),  # the marks as Windows writes them (file id 71085080319)
         ("AMD Radeon (TM) Pro VII", "radeon-pro-vii"),  # HIP's name (accelerators.json), as before
     ],
