@@ -49,14 +49,12 @@ from onechip.engines.local import (
 )
 from onechip.engines.ready import confirm_ready, healthy
 from onechip.errors import (
-    HF_SHAPE,
-    MIN_SECRET_CHARS,
-    SECRET_NAME,
     EngineBootError,
     EngineError,
     PortInUseError,
     redact,
 )
+from onechip.logfilter import FILTER_FUNCTION
 from onechip.paths import open_owner_only
 from onechip.procs import start_ticks
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -153,36 +151,16 @@ def serve_script(spec: LaunchSpec) -> str:
         lines.append(f"export {key}={shell_join([value])}")
     if RPC_VAR not in spec.env:  # one the user set with --set is kept
         lines += _ipc_lines(f"{engine_dir(spec)}/ipc")
-    lines += _REDACTED_OUTPUT
+    lines += REDACTED_OUTPUT
     lines.append(f"exec {shell_join(spec.serve_argv)}")
     return "\n".join(lines) + "\n"
 
 
-# serve.sh's lines that send the engine's output (its stdout+stderr, engine.log) through a filter that writes each line
-# with every secret of this environment redacted: the host's engine.log holds none, as a local engine's
-# (onechip.logpump), nor its mirror (redacted again here: HostEngine._start_mirror). Bash alone, as the host may have
-# no onechip (nor python). A secret is, as errors.redact has it: the value (errors.MIN_SECRET_CHARS or more) of a
-# variable whose name says one (errors.SECRET_NAME: HF_TOKEN, sourced from hf_token.env above; VLLM_API_KEY), but for
-# one naming a file (errors._PATH_NAME, spelled in bash), and a Hugging Face token's shape (errors.HF_SHAPE). Values go
-# in by environment, never by argv (`ps`). The filter ignores INT, TERM and HUP, as logpump does, so `down` (TERM to
-# the engine's group) leaves it to write the engine's last lines; it exits at the end of the engine's output. A line
-# not ended at that end is written with one.
-_REDACTED_OUTPUT = [
-    "onechip_redact() {",
-    "  local name value line secrets=()",
-    "  for name in $(compgen -e); do",
-    f"    [[ $name =~ {SECRET_NAME.pattern} ]] || continue",
-    "    [[ $name == GOOGLE_APPLICATION_CREDENTIALS || $name == *_FILE || $name == *_PATH ]] && continue",
-    f'    value=${{!name}}; [ ${{#value}} -ge {MIN_SECRET_CHARS} ] && secrets+=("$value")',
-    "  done",
-    '  while IFS= read -r line || [ -n "$line" ]; do',
-    '    for value in "${secrets[@]}"; do line=${line//"$value"/***}; done',
-    f'    while [[ $line =~ {HF_SHAPE.pattern} ]]; do line=${{line//"${{BASH_REMATCH[0]}}"/***}}; done',
-    "    printf '%s\\n' \"$line\"",
-    "  done",
-    "}",
-    "exec > >(trap '' INT TERM HUP; onechip_redact) 2>&1",
-]
+# serve.sh's lines that send the engine's output (its stdout+stderr, engine.log) through the redacting filter
+# (onechip.logfilter), so the host's engine.log holds no secret, as a local engine's (onechip.logpump), nor its mirror
+# (redacted again here: HostEngine._start_mirror). The filter ignores INT, TERM and HUP, as logpump does, so `down`
+# (TERM to the engine's group) leaves it to write the engine's last lines; it exits at the end of the engine's output.
+REDACTED_OUTPUT = [*FILTER_FUNCTION, "exec > >(trap '' INT TERM HUP; onechip_redact) 2>&1"]
 
 
 RPC_VAR = "VLLM_RPC_BASE_PATH"
@@ -511,7 +489,7 @@ class HostEngine:
         """Start the mirror (`tail -F` of the host's log, `docker logs -f` of the container) writing to `log_path`
         through a log writer of its own (local.LogWriter, with the token in its environment): `docker logs` gives the
         container's output as the engine printed it, secrets and all, and a host's log is redacted by serve.sh's filter
-        by shape and name alone (_REDACTED_OUTPUT); the local copy holds none either way."""
+        by shape and name alone (REDACTED_OUTPUT); the local copy holds none either way."""
         output, into_log = os.pipe()
         try:
             with open_owner_only(self.log_path, append=False) as log:
