@@ -28,9 +28,23 @@ ONECHIP = [sys.executable, "-m", "onechip"]
 
 
 @pytest.fixture(scope="module")
-def sshd(tmp_path_factory):
-    with local_sshd(tmp_path_factory.mktemp("sshd")) as (options, key):
+def host_home(tmp_path_factory) -> Path:
+    """The ssh host's $HOME: its sessions' ~ (the token file, the engine's folder) was root's real one, this machine's,
+    where two suites at once wrote and removed one another's ~/.onechip; sshd's SetEnv overrides the HOME it sets
+    (sshd_config(5)), as test_cloud_demo's fake TPU VM does."""
+    return tmp_path_factory.mktemp("host-home")
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory, host_home):
+    with local_sshd(tmp_path_factory.mktemp("sshd"), f"SetEnv HOME={host_home}\n") as (options, key):
         yield [*options, f"IdentityFile={key}"]
+
+
+def test_the_host_s_sessions_have_a_home_of_their_own(sshd, host_home):
+    argv = ["ssh", "-o", "BatchMode=yes", *sum((["-o", o] for o in sshd), []), "root@127.0.0.1", "echo ~"]
+    said = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert said.stdout.strip() == str(host_home), said.stdout + said.stderr
 
 
 def _run(args, env, timeout=900):
@@ -41,7 +55,7 @@ def _ps() -> str:
     return subprocess.run(["ps", "-eo", "pid,pgid,args"], capture_output=True, text=True).stdout
 
 
-def test_up_over_ssh_tunnel_check_down(sshd, tmp_path):
+def test_up_over_ssh_tunnel_check_down(sshd, host_home, tmp_path):
     model = model_store.ensure_model()  # the embedded SmolLM2 checkpoint; the "remote" host is this one
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)
@@ -92,7 +106,7 @@ def test_up_over_ssh_tunnel_check_down(sshd, tmp_path):
         cross = json.loads((tmp_path / "home" / "engine" / "crosscheck.json").read_text())
         assert cross["agrees"], cross
         assert TOKEN not in _ps()
-        stored = Path("/root/.onechip/hf_token.env")
+        stored = host_home / ".onechip" / "hf_token.env"
         assert stat.S_IMODE(stored.stat().st_mode) == 0o600
         status = _run(["status"], env, 60)
         assert status.returncode == 0 and "healthy" in status.stdout
@@ -117,4 +131,6 @@ def test_up_over_ssh_tunnel_check_down(sshd, tmp_path):
     for file in (tmp_path / "home").rglob("*"):
         if file.is_file():
             assert TOKEN not in file.read_text(errors="replace"), file
-    Path("/root/.onechip/hf_token.env").unlink(missing_ok=True)
+    for file in host_home.rglob("*"):  # the host's side: its engine.log, serve.sh and the 0600 token file alone
+        if file.is_file() and file.name != "hf_token.env":
+            assert TOKEN not in file.read_text(errors="replace"), file
