@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
@@ -33,7 +33,7 @@ from onechip import logpump
 from onechip.engines import port_claims, ports
 from onechip.errors import EngineBootError, EngineError, PortInUseError, redact
 from onechip.paths import open_owner_only
-from onechip.procs import die_with_parent, group_runs, start_ticks, uncap_child, zombie
+from onechip.procs import die_with_parent, group_runs, start_ticks, uncap_child
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState
 from onechip.vllm.bootlog import parse_boot_log
@@ -364,20 +364,18 @@ class LogWriter:
         self._stop_asking()
 
 
-def writer_runs(pid: int, started: int | None) -> bool:
-    """Whether the log writer recorded as `pid`, started at `started` (procs.start_ticks; None: not known), still
-    runs: that pid has that start time and has not exited (a zombie waits for its parent, writing nothing)."""
-    now = start_ticks(pid)
-    return now is not None and (started is None or now == started) and not zombie(pid)
-
-
-def await_writer(pid: int, started: int | None, timeout_s: float = LOG_SYNC_S) -> None:
-    """Wait up to `timeout_s` (seconds) for the log writer `pid` (writer_runs) to exit: once its engine's processes
-    have exited its input ends, and it writes the engine's last lines, then exits. One that runs on past it (a process
-    that left the engine's group holds its output) is left to write for it."""
+def await_writers(writers: Iterable[tuple[int, int | None]], timeout_s: float = LOG_SYNC_S) -> None:
+    """Wait up to `timeout_s` (seconds) in all for the log writers `writers` (pid and start ticks, procs.start_ticks;
+    each its session's leader, so group_ours asks it) to exit: once its engine's processes (or its log mirror) have
+    exited its input ends, and it writes the last lines, then exits. Together, under one bound: a replica set's N
+    writers waited for in turn took N x `timeout_s`. One that runs on past it (a process that left the engine's group
+    holds its output) is left to write for it."""
+    left = list(writers)
     deadline = time.monotonic() + timeout_s
-    while writer_runs(pid, started) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while left and time.monotonic() < deadline:
+        left = [writer for writer in left if group_ours(*writer)]
+        if left:
+            time.sleep(0.05)
 
 
 # What a local engine's process runs first: it waits for the word `start` sends once `up` has recorded its pid, then

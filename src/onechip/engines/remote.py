@@ -384,6 +384,8 @@ class HostEngine:
             sudo="sudo" in self.spec.docker_argv[:1], mirror_pid=self.mirror.pid if self.mirror else None,
             tunnel_started=self._tunnel_started if self.tunnel else None,
             mirror_started=self._mirror_started if self.mirror else None,
+            log_writer_pid=self.mirror_writer.process.pid if self.mirror_writer else None,
+            log_writer_started=self.mirror_writer.started if self.mirror_writer else None,
         )  # fmt: skip
 
     def start(self) -> None:

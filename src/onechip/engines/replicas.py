@@ -715,6 +715,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
         return []
     notes: list[str] = []
     left: list[int] = []  # replicas whose host could not be reached: kept on record, the rest stopped all the same
+    writing: list[EngineState] = []  # whose log writers write their last lines: awaited together, under one bound
     for k, replica in enumerate(state.replicas):
         if replica.mode != "process":
             try:
@@ -724,15 +725,18 @@ def _down(grace_s: float, on_progress: ProgressFn) -> list[str]:
                 notes.append(f"replica {k} on {replica.host or 'this machine'}: not stopped ({exc})")
                 continue
             remote.stop_tunnel(replica)
+            writing.append(replica)
             where = replica.host or "this machine"
             notes.append(f"replica {k}: stopped on {where}" if stopped else f"replica {k}: was already gone on {where}")
         elif engine_state.engine_alive(replica):  # never a pid the kernel has given to another process since
-            engine_state.stop_local(replica, grace_s, on_progress)
+            stop_group(replica.pid, grace_s, on_progress)
+            writing.append(replica)
             notes.append(f"replica {k}: stopped pid {replica.pid}")
         else:
             notes.append(f"replica {k}: was already gone")
         remove_rpc_dir(replica.ipc_dir)
         engine_state.release_claim(replica)  # its port's, which only the `up` process's own stop() released
+    engine_state.await_log_writers(writing)
     if state.router is None and not state.left_by_down:  # an `up` killed while the replicas booted: no router
         notes.append("router: never started")
     if state.router is not None:  # engine.json's, which state.down stops: its metrics claim (RouterEngine.start)

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from onechip.engines import port_claims, remote
 from onechip.engines.base import Engine
-from onechip.engines.local import await_writer, group_alive, remove_rpc_dir, stop_group, writer_runs
+from onechip.engines.local import await_writers, group_alive, group_ours, remove_rpc_dir, stop_group
 from onechip.errors import EngineError, OnechipError, os_error_line, redact, redactor, remember_secret
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
@@ -225,25 +225,39 @@ def engine_alive(state: EngineState) -> bool:
 
 
 def log_writer_note(state: EngineState) -> str:
-    """The one line `status` and `logs` say when the log writer of the local engine `state` records (onechip.logpump:
-    EngineState.log_writer_pid) is gone while the engine runs (killed: SIGKILL, the out-of-memory killer): its log no
-    longer grows, and nothing else says so. '' when it runs, the engine does not, or none is recorded (an older
-    record, a host engine)."""
+    """The one line `status` and `logs` say when the log writer `state` records (EngineState.log_writer_pid: a local
+    engine's, onechip.logpump, or the one of a host engine's log mirror) is gone while what it copies runs on (killed:
+    SIGKILL, the out-of-memory killer): its log no longer grows, and nothing else says so. '' when it runs, the engine
+    (a host engine's mirror) does not, or none is recorded (an older record)."""
     pid = state.log_writer_pid
-    if state.mode != "process" or pid is None or writer_runs(pid, state.log_writer_started) or not engine_alive(state):
+    if pid is None or group_ours(pid, state.log_writer_started):
+        return ""
+    if state.mode == "process":
+        if not engine_alive(state):
+            return ""
+        return (
+            f"the log writer (pid {pid}) is gone: {state.log_path} no longer grows while the engine serves on; "
+            "`onechip down` and `onechip up` again to log anew"
+        )
+    if state.mirror_pid is None or not group_ours(state.mirror_pid, state.mirror_started):
         return ""
     return (
-        f"the log writer (pid {pid}) is gone: {state.log_path} no longer grows while the engine serves on; "
-        "`onechip down` and `onechip up` again to log anew"
+        f"the log writer (pid {pid}) is gone: {state.log_path} no longer grows (the local copy of the engine's log "
+        "that `logs` reads after `down`); `onechip down` and `onechip up` again to keep it anew"
     )
 
 
 def stop_local(state: EngineState, grace_s: float, on_progress: ProgressFn = no_progress) -> None:
     """Stop the local engine `state` records (its process group: local.stop_group), then wait for its log writer to
-    write its last lines and exit (local.await_writer, at most local.LOG_SYNC_S): `logs` right after `down` has them."""
+    write its last lines and exit (await_log_writers): `logs` right after `down` has them."""
     stop_group(state.pid, grace_s, on_progress)
-    if state.log_writer_pid is not None:
-        await_writer(state.log_writer_pid, state.log_writer_started)
+    await_log_writers([state])
+
+
+def await_log_writers(states: Iterable[EngineState]) -> None:
+    """Wait for the log writers of the engines `states` record, stopped (a local engine's, a host engine's mirror's), to
+    write their last lines and exit: all together, at most local.LOG_SYNC_S in all (local.await_writers)."""
+    await_writers((s.log_writer_pid, s.log_writer_started) for s in states if s.log_writer_pid is not None)
 
 
 def status() -> EngineStatus:
@@ -311,6 +325,7 @@ def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
                 "answers"
             ) from None
         remote.stop_tunnel(state)
+        await_log_writers([state])  # the mirror's last lines in its local copy
         # `logs` reads the local copy the mirror kept (log_path), as a local engine's file: the container (docker
         # rm -f) or the host may have its log no more
         kept = keep_last(last_path(), state.model_dump_json(indent=2))

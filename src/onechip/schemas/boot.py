@@ -154,7 +154,8 @@ class EngineState(ResultModel):
     log_writer_pid: int | None = Field(
         default=None,
         description="The local process (its own session) writing the engine's output to log_path, redacted "
-        "(onechip.logpump); None for a record kept before it was, and for a host engine.",
+        "(onechip.logpump): a local engine's, or the one of a host engine's log mirror; None for a record kept before "
+        "it was.",
     )
     log_writer_started: int | None = Field(
         default=None, description="When the log writer started, clock ticks after this machine's boot, as pid_started."
