@@ -1118,8 +1118,8 @@ def run_duration_s(item: Json) -> float | None:
 
 
 def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource],
-            lost: list[tuple[str, str, str]] | None = None,
-            unlisted: dict[str, CloudError] | None = None) -> list[CloudResource]:  # fmt: skip
+            lost: list[tuple[str, str, str]] | None = None, unlisted: dict[str, CloudError] | None = None,
+            end_s: float | None = None, on_progress: ProgressFn = no_progress) -> list[CloudResource]:  # fmt: skip
     """What status and down look at: recorded resources (by --name / --zone), plus, only for zones named
     with --zone, every labelled queued resource and node the API lists there (all pages): a label can be
     copied, or come from another user's onechip in the same project, so without --zone nothing unrecorded
@@ -1128,7 +1128,11 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
     used (records.read_all().unreadable), each looked up in the API by what its path says and taken when labelled.
     Every zone is listed (--zone's, and each recorded resource's: whether the API reaches it). `unlisted`: filled
     with zone -> the CloudError of each zone whose list failed for that zone alone (ZONE_FAILURES), the others
-    still taken and that zone's recorded resources too (each is read on its own after); None: that failure raises."""
+    still taken and that zone's recorded resources too (each is read on its own after); None: that failure raises.
+    `end_s` (time.monotonic seconds; a `down`'s one bound, DOWN_WAIT_S): a --zone zone whose list met an outage
+    (tpu_api.OUTAGE) is listed again, every such zone together, every poll until it answers or `end_s` (said through
+    `on_progress` as one outage), as the down's label reads and deletes are: with one call's retries (15 s), an
+    outage left a labelled TPU only its list finds unseen, billing on; None (status: a look): one call's retries."""
     chosen = recorded_targets(api.project, request, recorded)
     zones = request.zones or []
     known = {(r.zone, r.kind, r.name) for r in chosen}
@@ -1137,30 +1141,78 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
         if item is not None and labelled(item):
             chosen.append(_from_api(api, zone, item, kind).model_copy(update={"recorded": True}))  # its file, damaged
             known.add((zone, chosen[-1].kind, name))
-    for zone in dict.fromkeys([*zones, *(r.zone for r in chosen)]):
-        try:
-            found = _labelled_in(api, zone, {r.node_id for r in chosen if r.zone == zone and r.kind != "node"})
-        except CloudError as exc:
-            if unlisted is None or exc.reason not in ZONE_FAILURES:
-                raise
-            unlisted[zone] = exc  # one zone the API cannot list must not hide, or keep billing, the others' TPUs
-            continue
-        for resource in found:
+
+    def take(zone: str, retry: bool = True) -> None:  # list `zone`, take what it holds; raises as a list fails
+        ours = {r.node_id for r in chosen if r.zone == zone and r.kind != "node"}
+        for resource in _labelled_in(api, zone, ours, retry):
             key = (zone, resource.kind, resource.name)
             if zone not in zones:  # a recorded resource's own zone: only what is recorded there
                 continue
             if key not in known and (records.named(resource, request.name) or resource.name == f"{request.name}-node"):
                 chosen.append(resource)
                 known.add(key)
+
+    failed: dict[str, CloudError] = {}
+    for zone in dict.fromkeys([*zones, *(r.zone for r in chosen)]):
+        try:
+            take(zone)
+        except CloudError as exc:
+            if unlisted is None or exc.reason not in ZONE_FAILURES:
+                raise
+            failed[zone] = exc  # one zone the API cannot list must not hide, or keep billing, the others' TPUs
+    again = {z: exc for z, exc in failed.items() if z in zones and exc.reason in OUTAGE}
+    if end_s is not None and again:
+        listed = set(again)
+        _list_through(take, again, api.poll_s, end_s, on_progress)
+        failed = {z: again.get(z, exc) for z, exc in failed.items() if z not in listed or z in again}
+    if unlisted is not None:
+        unlisted.update(failed)
     return chosen
 
 
-def _labelled_in(api: TpuApi, zone: str, qr_nodes: set[str]) -> list[CloudResource]:
+def _list_through(take: Callable[[str, bool], None], again: dict[str, CloudError], pause_s: float, end_s: float,
+                  on_progress: ProgressFn) -> None:  # fmt: skip
+    """`take(zone, False)` (each list one try: its call's retries would pass `end_s`) for every zone of `again` (zone
+    -> the outage its list met), all of them every `pause_s` (or what the API asked to wait, when longer) until each
+    answers (dropped from `again`) or `end_s` (time.monotonic seconds) comes; past it, each left is reworded to say
+    how long it was listed. Raises a failure that is no outage."""
+    started = time.monotonic()
+
+    def list_again() -> None:
+        for zone in list(again):
+            try:
+                take(zone, False)
+            except CloudError as exc:
+                if exc.reason not in ZONE_FAILURES:
+                    raise
+                again[zone] = exc
+                continue
+            del again[zone]
+        if again:
+            last = list(again.values())[-1]
+            said = last.reworded(f"the lists of {len(again)} zone(s) not read: {last}")
+            said.retry_after_s = max(exc.retry_after_s or 0.0 for exc in again.values())  # the longest asked
+            raise said
+
+    try:
+        through_outages(list_again, end_s, pause_s, lambda line: on_progress(ProgressEvent("cloud", line)))
+    except CloudError as exc:
+        if exc.reason not in ZONE_FAILURES:
+            raise
+        spent_s = time.monotonic() - started
+        for zone, failure in again.items():
+            again[zone] = failure.reworded(f"{failure}; its list read every poll for {spent_s:.0f} s within the "
+                                           f"down's {DOWN_WAIT_S:g} s, never answered")  # fmt: skip
+
+
+def _labelled_in(api: TpuApi, zone: str, qr_nodes: set[str], retry: bool = True) -> list[CloudResource]:
     """Every labelled queued resource and node the API lists in `zone` (all pages), a queued resource's own node
-    (its node id, or one of `qr_nodes`) not apart from it. Raises CloudError when a list fails."""
-    found = [_from_api(api, zone, qr, "queued-resource") for qr in api.list_queued_resources(zone) if labelled(qr)]
+    (its node id, or one of `qr_nodes`) not apart from it. `retry` False: each page one try. Raises CloudError when
+    a list fails."""
+    listed = api.list_queued_resources(zone, retry)
+    found = [_from_api(api, zone, qr, "queued-resource") for qr in listed if labelled(qr)]
     qr_nodes = qr_nodes | {r.node_id for r in found}
-    return found + [_from_api(api, zone, n, "node") for n in api.list_nodes(zone)
+    return found + [_from_api(api, zone, n, "node") for n in api.list_nodes(zone, retry)
                     if labelled(n) and str(n.get("name", "")).rsplit("/", 1)[-1] not in qr_nodes]  # fmt: skip
 
 
@@ -1199,6 +1251,9 @@ def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn
         one refusal must not leave them billing)."""
         nonlocal outage
         api, resource = chosen[k]
+        # within a pause of the bound's end (its --zone lists spent it reading through an outage) each is read and
+        # sent once: a call's retries would pass the bound, as through_outages stops where its next pause would
+        outage = outage or time.monotonic() + api.poll_s >= end_s
         try:  # once one call spent its retries on an outage, the others are tried once: read again and sent again
             # under the shared bound (each spent a call's 15 s of pauses before it began)
             ours = _ours(api, resource, result, on_progress, retry=not outage)
@@ -1264,6 +1319,11 @@ def _read_through(read: Callable[[], None], unread: dict[int, CloudError], pause
     an outage refused (tpu_api.through_outages, told once as one outage) and `end_s` (time.monotonic seconds, the
     down's bound) is not reached; past it, each refusal left in `unread` is reworded to say how long it was read."""
     started = time.monotonic()
+    if started + pause_s >= end_s:  # the down's zone lists spent the bound reading through the outage
+        for k, exc in unread.items():
+            unread[k] = exc.reworded(f"{exc}; its label (created-by=onechip) not read again: the down's "
+                                     f"{DOWN_WAIT_S:g} s were spent, so its delete was not sent")  # fmt: skip
+        return
     try:
         through_outages(read, end_s, pause_s, lambda line: on_progress(ProgressEvent("cloud", line)))
     except CloudError:
