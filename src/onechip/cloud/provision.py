@@ -251,8 +251,9 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
 
 
 def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn) -> Json:
-    """Poll the node until READY and healthy (Node.health in HEALTHY: a READY node the API reports TIMEOUT or
-    UNHEALTHY_* runs nothing reliably, and the API may repair it); record its external IP and the time billing
+    """Poll the node until READY and healthy (Node.health not UNHEALTHY: a READY node the API reports TIMEOUT or
+    UNHEALTHY_* runs nothing reliably, and the API may repair it; a value onechip does not know is said once and read
+    as unknown, HEALTH_UNSPECIFIED); record its external IP and the time billing
     started (READY: it bills, healthy or not). Raises CloudError 'ended' when it ends (preempted, stopped, deleting, or
     not there CREATE_GRACE_S after the wait began) and 'other' when not READY and healthy within `timeout_s`; an outage
     of the API is polled through within `timeout_s` (`poll`)."""
@@ -262,9 +263,12 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
         elapsed = time.monotonic() - started
         node = poll(api, "node", resource.zone, resource.node_id, started + timeout_s, on_progress)
         state = state_of("node", node) if node is not None else "gone"
-        resource.health = str((node or {}).get("health") or "")
-        unhealthy = state == "READY" and resource.health not in HEALTHY
-        _tick(on_progress, resource, state or "CREATING", elapsed, None, f" ({resource.health})" if unhealthy else "")
+        health = str((node or {}).get("health") or "")
+        if state == "READY" and health != resource.health and (line := unknown_health(health)):
+            on_progress(ProgressEvent("cloud", f"node {resource.node_id}: {line}"))  # once, not every poll
+        resource.health = health
+        sick = state == "READY" and unhealthy(health)
+        _tick(on_progress, resource, state or "CREATING", elapsed, None, f" ({health})" if sick else "")
         if node is None and elapsed <= CREATE_GRACE_S:  # a create whose answer was lost: the API may show it late
             time.sleep(api.poll_s)
             continue
@@ -272,12 +276,12 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
             see_ip(resource, external_ip(node))
             resource.granted_at = resource.granted_at or now_iso()
             records.save(resource)
-            if not unhealthy:
+            if not sick:
                 return node
         if node is None or phase("node", state) in ("ended", "deleting"):
             raise CloudError(f"{where} is {state}", reason="ended")
         if elapsed > timeout_s:
-            if unhealthy:
+            if sick:
                 raise CloudError(f"{where} is READY but {resource.health} (Node.health) after {timeout_s:.0f} s")
             raise CloudError(f"{where} not READY after {timeout_s:.0f} s")
         time.sleep(api.poll_s)
@@ -983,7 +987,9 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     if ended:
         run_end = billed_from + timedelta(seconds=limit_s) if flex and billed_from and limit_s else None
         warnings.append(ended_line(resource, run_end, now))
-    if exists and not ended and resource.health not in HEALTHY:
+    if exists and not ended and (line := unknown_health(resource.health)):
+        warnings.append(line)
+    if exists and not ended and unhealthy(resource.health):
         warnings.append(f"{resource.health}: the API reports its node unhealthy (Node.health), so what runs on it may "
                         f"fail; wait for the API to repair it, or delete it: {delete_command(resource)}")  # fmt: skip
     if not resource.recorded:
@@ -1014,8 +1020,26 @@ NOT_RUNNING = {
 }
 
 
-# Node.health values (TPU API v2) that say nothing is wrong: HEALTH_UNSPECIFIED, HEALTHY, and none given
+# Node.health (TPU API v2, google.cloud.tpu.v2.Node.Health; v1 also DEPRECATED_UNHEALTHY): the values that say nothing
+# is wrong (HEALTH_UNSPECIFIED, the field's default: 'Health status is unknown: not initialized or failed to retrieve';
+# HEALTHY; none given), and those that say something is: 'unresponsive' (TIMEOUT), 'the in-guest ML stack is unhealthy'
+# (UNHEALTHY_TENSORFLOW), under maintenance (UNHEALTHY_MAINTENANCE), 'unhealthy' (DEPRECATED_UNHEALTHY). Any other
+# value is newer than this client (the API adds enum values): read as the default, unknown, and said so
 HEALTHY = ("", "HEALTH_UNSPECIFIED", "HEALTHY")
+UNHEALTHY = ("TIMEOUT", "UNHEALTHY_TENSORFLOW", "UNHEALTHY_MAINTENANCE", "DEPRECATED_UNHEALTHY")
+
+
+def unhealthy(health: str) -> bool:
+    """Does Node.health `health` say the node is unhealthy (UNHEALTHY)? An unknown value does not (`unknown_health`)."""
+    return health in UNHEALTHY
+
+
+def unknown_health(health: str) -> str:
+    """The one line for a Node.health value this client does not know, '' for a known one."""
+    if health in HEALTHY or health in UNHEALTHY:
+        return ""
+    return (f"Node.health {health!r} is not one onechip knows (a newer API): read as HEALTH_UNSPECIFIED (unknown), "
+            "not as a failure")  # fmt: skip
 
 
 # What a queued resource's ended state means (QueuedResourceState, TPU API v2alpha1): SUSPENDED 'the resources
