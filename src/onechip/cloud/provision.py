@@ -499,9 +499,8 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
         if made is None:
             records.forget(resource)
             raise
-        if exc.reason == "conflict":
-            _refuse_foreign(resource, made)
-            raise _may_exist(exc, resource, "it is onechip's (run `onechip cloud up` again to resume it)") from None
+        if exc.reason == "conflict":  # a name used before that claim_name's read did not show (the API lags)
+            _resume_taken(api, request, resource, made, exc, on_progress)
         return
     if operation is None:  # a retry answered ALREADY_EXISTS: the first try made it (unless the name is foreign)
         made = fetch(api, resource.kind, resource.zone, _ident(resource))
@@ -517,6 +516,31 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
             _clean_up(api, resource, exc, on_progress)
             raise
         raise _may_exist(exc, resource) from None
+
+
+def _resume_taken(api: TpuApi, request: CloudUpRequest, resource: CloudResource, made: Json, conflict: CloudError,
+                  on_progress: ProgressFn) -> None:  # fmt: skip
+    """Meet a create answered ALREADY_EXISTS (AIP-133: its id is taken) by `made`, the API's copy under that name, as
+    claim_name meets one it reads: not onechip's, refused (ConfigError, its record dropped); onechip's, of the chip and
+    pricing model asked and waiting or ready, waited on as this create's (said in one line); onechip's but another
+    (`_not_asked`: ConfigError naming it and its delete command, recorded as the API has it) or ended (CloudError
+    naming it and its delete command: `up` again deletes it first). Before, onechip's own live TPU stopped `up` with
+    'run it again to resume it'."""
+    _refuse_foreign(resource, made)
+    kind, state = resource.kind, state_of(resource.kind, made)
+    seen = _from_api(api, resource.zone, made, kind).model_copy(update={"recorded": True})
+    if not _as_asked(request, kind, kind, seen):
+        records.save(seen)  # its record as the API has it (this create's, saved over any it had, asked another)
+        raise ConfigError(_not_asked(seen, seen, state, offers.tpu_type(request.chip)[0], request.provisioning))
+    if phase(kind, state) not in ("waiting", "ready"):
+        raise _may_exist(conflict, resource, f"it is onechip's, {state or 'no state'} (`onechip cloud up` again "
+                         "deletes it and creates a new one)") from None  # fmt: skip
+    resource.created_at = seen.created_at  # billed from the API's times, not from this run's (claim_name's _fetch)
+    if kind == "node" and phase(kind, state) == "ready":
+        resource.granted_at = granted_from(resource, made)
+    records.save(resource)
+    on_progress(ProgressEvent("cloud", f"{resource.name}: the API already has onechip's {kind} of that name "
+                              f"({state or 'no state'}), of the chip and model asked; waiting on it"))  # fmt: skip
 
 
 def _refuse_foreign(resource: CloudResource, made: Json) -> None:

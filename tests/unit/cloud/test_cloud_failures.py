@@ -567,16 +567,16 @@ def test_a_page_token_given_twice_is_not_the_api(fast):
 
 
 def test_a_conflict_on_create_with_our_own_keeps_its_record(fast):
-    """claim_name did not see it (the API answered 404 once), the create says ALREADY_EXISTS: it is ours,
-    so it stays recorded and the line says so; a second up resumes it and down deletes it."""
+    """claim_name did not see it (the API answered 404 once), the create says ALREADY_EXISTS: it is ours, of the
+    chip and model asked, and READY, so it is used (a second up had to resume it: provision._resume_taken), stays
+    recorded, and down deletes it."""
     spot = {"provisioning": "spot", "max_hours": 1.0}
     up(zones=[OK], **spot)
     fast.faults.append(Fault("GET", r"/nodes/onechip-v5e-1$", 404, times=1))
-    with pytest.raises(CloudError) as info:
-        up(zones=[OK], **spot)
-    assert info.value.reason == "conflict" and "may exist in us-west4-a" in str(info.value)
+    assert up(zones=[OK], **spot).resource.state == "READY"
+    assert len(ours(fast)) == 1  # the API's TPU, not a second one
     assert [r.name for r in records.load_all()] == ["onechip-v5e-1"]
-    assert up(zones=[OK], **spot).reused
+    assert [m for m, _, _ in fast.requests].count("POST") == 2 and "DELETE" not in [m for m, _, _ in fast.requests]
     assert_tracked_then_down(fast)
 
 
