@@ -338,6 +338,31 @@ def _engines_on_hosts() -> dict[str, list[str]]:
     return out
 
 
+def tpu_ended_under(base_url: str) -> str:
+    """Why the engine at `base_url` (the one `up` runs on a host, or each replica behind that router) went away, when
+    the TPU under it is onechip's and ended (a spot node PREEMPTED, a flex-start run SUSPENDED once its max run
+    duration ran out, a node stopped) or is gone: one clause per such TPU (provision.status's warning, which names
+    its delete command), '' when none is known to have ended. One read of each TPU recorded at that address (its
+    current or last external IP); any failure to tell says nothing (the caller's own line stands)."""
+    try:
+        engine = engine_state.load()
+        saved = replicas.load()
+        engines = [engine] if engine is not None and engine.base_url == base_url else []
+        if saved is not None and saved.router is not None and saved.router.base_url == base_url:
+            engines += saved.replicas
+        hosts = {_address(e.host) for e in engines if e.host}
+        tpus = [r for r in cloud_records.load_all() if (r.external_ip or r.last_external_ip) in hosts]
+        said = []
+        with ExitStack() as stack:
+            for tpu in tpus:
+                st = provision.status(_tpu(tpu.project, no_progress, stack), tpu)
+                ended = [w for w in st.warnings if "will not run again" in w or w.startswith("gone:")]
+                said += [f"{tpu.kind} {tpu.name} in {tpu.zone} {w}" for w in ended[:1]]
+    except OnechipError:
+        return ""
+    return "; ".join(said)
+
+
 def _address(host: str | None) -> str:
     return (host or "").rsplit("@", 1)[-1]
 
