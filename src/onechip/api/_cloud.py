@@ -388,10 +388,10 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
     the `unreachable` lines, nothing deleted, as cloud_down's own partial result), ConfigError
     when --name matches nothing while onechip has other resources recorded (a typo, or the wrong --zone /
     --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on; a name whose record
-    cannot be read is not refused (it is looked for with --zone). A --zone list an outage refuses is listed again
-    until it answers or `end_s` (time.monotonic seconds: `down_deadline()`; None: a bound of its own begun now)."""
+    cannot be read is not refused (it is looked for with --zone). `end_s` (time.monotonic seconds: `down_deadline()`,
+    the down's that follows): a --zone list an outage refuses is listed again until it answers or then; None (a
+    preview, or an MCP gate, that deletes nothing): one call's retries."""
     saved = cloud_records.read_all()
-    end_s = down_deadline() if end_s is None else end_s
     with ExitStack() as stack:
         targets, unreachable, notes = _targets(request, on_progress, stack, saved, end_s)
     found = [r for _, r in targets]
