@@ -45,6 +45,7 @@ from onechip.api._cloud import (
     cloud_up,
     cloud_up_quote,
     cloud_zones,
+    down_deadline,
 )
 from onechip.api._demo import demo
 from onechip.api._demo_host import demo_cloud_request
@@ -62,8 +63,8 @@ __all__ = [
     "UNLISTED_AGAIN", "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for",
     "check", "check_failure", "cloud_down", "cloud_down_found", "cloud_down_targets", "cloud_probe", "cloud_quote",
     "cloud_status", "cloud_statuses", "cloud_target", "cloud_up", "cloud_up_quote", "cloud_zones", "compare_policies",
-    "cost", "demo", "demo_cloud_request", "deploy_k8s", "does_not_fit", "down", "find_max", "logs", "logs_note",
-    "logs_tail", "measured_boots_dir", "nothing_to_resume", "plan", "predicted_cells", "prices", "prices_refresh",
-    "recorded", "remember_boot", "report", "saved_bench_config", "simulate", "simulate_find_max", "simulate_policies",
-    "status", "summarize_logs", "tpu_name", "up",
+    "cost", "demo", "demo_cloud_request", "deploy_k8s", "does_not_fit", "down", "down_deadline", "find_max", "logs",
+    "logs_note", "logs_tail", "measured_boots_dir", "nothing_to_resume", "plan", "predicted_cells", "prices",
+    "prices_refresh", "recorded", "remember_boot", "report", "saved_bench_config", "simulate", "simulate_find_max",
+    "simulate_policies", "status", "summarize_logs", "tpu_name", "up",
 ]  # fmt: skip

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from onechip import bench as bench_layer
 from onechip import cost as cost_layer
+from onechip.api._cloud import tpu_ended_under
 from onechip.engines import replicas
 from onechip.errors import BusyError, ConfigError, EndpointError, OnechipError
 from onechip.paths import write_text_atomic
@@ -24,8 +25,22 @@ def bench(
     summary.json and returns the BenchRun. Raises EndpointError (unreachable URL, probe failed), ConfigError
     (out_dir holds another run; resumed config differs), Interrupted (Ctrl-C; finished requests kept).
     See onechip.bench.run_grid. When `config.base_url` is the router of `up --replicas N`, each replica's
-    /metrics is read around every cell too (CellResult.replicas)."""
-    return bench_layer.run_grid(with_replicas(config), out_dir, plan=plan, resume=resume, on_progress=on_progress)
+    /metrics is read around every cell too (CellResult.replicas); an engine gone mid-run is said as `measure` says."""
+    return measure(with_replicas(config), out_dir, plan=plan, resume=resume, on_progress=on_progress)
+
+
+def measure(config: BenchConfig, out_dir: Path, *, plan: Plan | None = None, resume: bool = False,
+            on_progress: ProgressFn = no_progress) -> BenchRun:  # fmt: skip
+    """bench.run_grid, whose EndpointError (the engine gone mid-run: what was measured is kept) names onechip's cloud
+    TPU under the engine when it ended meanwhile (spot PREEMPTED, a flex-start run SUSPENDED at its max run duration),
+    with its state and delete command (tpu_ended_under): the line said only that the connection was refused. Raises
+    as run_grid."""
+    try:
+        return bench_layer.run_grid(config, out_dir, plan=plan, resume=resume, on_progress=on_progress)
+    except EndpointError as exc:
+        if why := tpu_ended_under(config.base_url):
+            raise EndpointError(f"{exc}; the TPU it ran on ended: {why}") from None
+        raise
 
 
 def bench_unmeasured(run: BenchRun, out_dir: Path) -> OnechipError | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -191,7 +192,11 @@ def _recorded(request: CloudNameRequest, saved: list[CloudResource]) -> list[Clo
 
 
 def _targets(
-    request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, saved: cloud_records.Saved | None = None
+    request: CloudNameRequest,
+    on_progress: ProgressFn,
+    stack: ExitStack,
+    saved: cloud_records.Saved | None = None,
+    end_s: float | None = None,
 ) -> tuple[list[tuple[TpuApi, CloudResource]], list[str], list[str]]:
     """Each resource status/down look at (provision.targets), with the client of its project (each retry of its calls
     told through `on_progress`, as `cloud up` tells them; closed as `stack` closes): recorded ones, and every labelled
@@ -200,7 +205,9 @@ def _targets(
     read of them; None: read here). Also one line per zone whose list failed (said through `on_progress` too): its
     recorded resources are taken all the same, and the other zones are; a zone of --zone's is unreachable (its list
     is what finds a labelled TPU not recorded here), any other a note (provision.targets takes nothing unrecorded
-    from its list: the list hid nothing). Returns (targets, unreachable, notes)."""
+    from its list: the list hid nothing). `end_s`: a down's one bound (time.monotonic seconds), within which a --zone
+    list an outage refused is listed again (provision.targets); None: one call's retries. Returns (targets,
+    unreachable, notes)."""
     saved = cloud_records.read_all() if saved is None else saved
     recorded = _recorded(request, saved.resources)
     lost = _unreadable(request, saved.unreadable, on_progress)
@@ -217,7 +224,7 @@ def _targets(
         found = [(zone, kind, name) for (p, zone, kind), name in lost if p == tpu.project]
         unlisted: dict[str, CloudError] = {}
         try:
-            out += [(tpu, r) for r in provision.targets(tpu, request, mine, found, unlisted)]
+            out += [(tpu, r) for r in provision.targets(tpu, request, mine, found, unlisted, end_s, on_progress)]
         except CloudError as exc:
             if len(projects) == 1:
                 raise
@@ -331,6 +338,31 @@ def _engines_on_hosts() -> dict[str, list[str]]:
     return out
 
 
+def tpu_ended_under(base_url: str) -> str:
+    """Why the engine at `base_url` (the one `up` runs on a host, or each replica behind that router) went away, when
+    the TPU under it is onechip's and ended (a spot node PREEMPTED, a flex-start run SUSPENDED once its max run
+    duration ran out, a node stopped) or is gone: one clause per such TPU (provision.status's warning, which names
+    its delete command), '' when none is known to have ended. One read of each TPU recorded at that address (its
+    current or last external IP); any failure to tell says nothing (the caller's own line stands)."""
+    try:
+        engine = engine_state.load()
+        saved = replicas.load()
+        engines = [engine] if engine is not None and engine.base_url == base_url else []
+        if saved is not None and saved.router is not None and saved.router.base_url == base_url:
+            engines += saved.replicas
+        hosts = {_address(e.host) for e in engines if e.host}
+        tpus = [r for r in cloud_records.load_all() if (r.external_ip or r.last_external_ip) in hosts]
+        said = []
+        with ExitStack() as stack:
+            for tpu in tpus:
+                st = provision.status(_tpu(tpu.project, no_progress, stack), tpu)
+                ended = [w for w in st.warnings if "will not run again" in w or w.startswith("gone:")]
+                said += [f"{tpu.kind} {tpu.name} in {tpu.zone} {w}" for w in ended[:1]]
+    except OnechipError:
+        return ""
+    return "; ".join(said)
+
+
 def _address(host: str | None) -> str:
     return (host or "").rsplit("@", 1)[-1]
 
@@ -340,7 +372,14 @@ def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_p
     return cloud_down_found(request, on_progress).resources
 
 
-def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> CloudTargets:
+def down_deadline() -> float:
+    """The end (time.monotonic seconds) of a `cloud down` begun now: provision.DOWN_WAIT_S (10 min) from now, the one
+    bound its --zone lists, label reads and deletes share (give it to cloud_down_found and cloud_down alike)."""
+    return time.monotonic() + provision.DOWN_WAIT_S
+
+
+def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
+                     end_s: float | None = None) -> CloudTargets:  # fmt: skip
     """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone (those
     `recorded` False: perhaps another checkout's or user's, which the CLI and MCP listings say); only ever what
     carries onechip's label; each API retry told through `on_progress`; and the zones the API could not list (their
@@ -349,10 +388,12 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
     the `unreachable` lines, nothing deleted, as cloud_down's own partial result), ConfigError
     when --name matches nothing while onechip has other resources recorded (a typo, or the wrong --zone /
     --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on; a name whose record
-    cannot be read is not refused (it is looked for with --zone)."""
+    cannot be read is not refused (it is looked for with --zone). `end_s` (time.monotonic seconds: `down_deadline()`,
+    the down's that follows): a --zone list an outage refuses is listed again until it answers or then; None (a
+    preview, or an MCP gate, that deletes nothing): one call's retries."""
     saved = cloud_records.read_all()
     with ExitStack() as stack:
-        targets, unreachable, notes = _targets(request, on_progress, stack, saved)
+        targets, unreachable, notes = _targets(request, on_progress, stack, saved, end_s)
     found = [r for _, r in targets]
     if unreachable and not found:  # a result naming the zones, as a down that reached another zone raises one
         said = f"{'; '.join(unreachable)}; nothing was deleted: {UNLISTED_AGAIN}"
@@ -371,7 +412,7 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
                targets: list[CloudResource] | None = None, unreachable: Sequence[str] = (),
-               notes: Sequence[str] = ()) -> CloudDownResult:  # fmt: skip
+               notes: Sequence[str] = (), end_s: float | None = None) -> CloudDownResult:  # fmt: skip
     """Delete what onechip created (labelled; a queued resource with its node), as listed by
     cloud_down_targets, after stopping the engines `up` runs on them (`cloud up --model`: every replica, the
     router and the tunnels here). `targets`: the list cloud_down_targets gave and the user confirmed, deleted as
@@ -382,16 +423,19 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
     CloudDownError afterwards when some could not be deleted, naming each with its delete command, or when a zone
     could not be listed (`unreachable`: the lines cloud_down_found gave with `targets`; with no targets, found now),
     naming it and what was deleted; its `result` holds the same (deleted, failed, unreachable). `notes`: the zones
-    whose failed list hid nothing (CloudTargets.notes), kept in the result."""
+    whose failed list hid nothing (CloudTargets.notes), kept in the result. `end_s`: the one bound (time.monotonic
+    seconds, `down_deadline()`: the --zone lists' of cloud_down_found too, when no one was asked in between); None:
+    DOWN_WAIT_S from now, its lists (targets None) within it too."""
     with ExitStack() as stack:
-        return _down(request, on_progress, stack, targets, unreachable, notes)
+        return _down(request, on_progress, stack, targets, unreachable, notes, end_s)
 
 
 def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, targets: list[CloudResource] | None,
-          unreachable: Sequence[str], notes: Sequence[str]) -> CloudDownResult:  # fmt: skip
+          unreachable: Sequence[str], notes: Sequence[str], end_s: float | None) -> CloudDownResult:  # fmt: skip
     """cloud_down, its TPU API clients closed as `stack` closes."""
+    end_s = down_deadline() if end_s is None else end_s
     if targets is None:
-        chosen, unreachable, notes = _targets(request, on_progress, stack)
+        chosen, unreachable, notes = _targets(request, on_progress, stack, end_s=end_s)
     else:
         projects = dict.fromkeys(r.project for r in targets)
         clients = {project: _tpu(project, on_progress, stack) for project in projects}
@@ -401,7 +445,7 @@ def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, 
     _stop_engines_on({ip for _, r in chosen if (ip := r.external_ip or r.last_external_ip)}, on_progress)
     failure: CloudDownError | None = None
     try:  # every TPU of every project: all deletes sent first, then waited on under the command's one bound
-        done = provision.down(chosen, on_progress)
+        done = provision.down(chosen, on_progress, end_s)
     except CloudDownError as exc:
         failure, done = exc, exc.result
     result.deleted, result.kept, result.failed = done.deleted, done.kept, done.failed

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
-from onechip import bench as bench_layer
 from onechip import cost as cost_layer
 from onechip import planner
 from onechip import report as report_layer
+from onechip.api._bench import measure
 from onechip.api._checks import check
 from onechip.api._cloud import _tpu, cloud_up
 from onechip.api._engines import down, up
@@ -155,8 +155,8 @@ def _demo_measure(request: DemoRequest, the_plan: Plan, boot: BootRecord, run_di
         if not request.quick:
             grid.update(contexts=[128, 1024, 8192], clients=[1, 4, 16, 64])
         grid["contexts"] = [c for c in typing.cast(list[int], grid["contexts"]) if c < the_plan.max_model_len]
-        bench_run = bench_layer.run_grid(BenchConfig.model_validate({**served, **grid}), run_dir, plan=the_plan,
-                                         on_progress=on_progress)  # fmt: skip
+        bench_run = measure(BenchConfig.model_validate({**served, **grid}), run_dir, plan=the_plan,
+                            on_progress=on_progress)  # fmt: skip
     done("bench", run_dir)
     with stage("cost"):
         assert request.chip is not None

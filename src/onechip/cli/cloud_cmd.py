@@ -259,8 +259,11 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     API: no answer, 5xx, rate limit); then the ones left are named."""
     request = build_request(CloudNameRequest, fields)
     progress = state_lines()
+    # the lists ride an outage within a down's bound; with --yes nobody is asked between, so the label reads and
+    # deletes share that one bound (after a confirmation, theirs begins then)
+    end_s = api.down_deadline()
     try:
-        listing = api.cloud_down_found(request, progress)
+        listing = api.cloud_down_found(request, progress, end_s)
     except CloudDownError as exc:  # its only zone(s) could not be listed: the result names them, as below
         if as_json:
             print_json(exc.result, exc)
@@ -277,7 +280,7 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     confirm(f"delete these {len(targets)}", yes)
     # what was listed and confirmed, not looked up again; a zone it could not list is named after the deletes
     try:
-        result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes)
+        result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes, end_s if yes else None)
     except CloudDownError as exc:  # stdout says what was deleted and what was not; the line (stderr) says it too
         if as_json:
             print_json(exc.result, exc)

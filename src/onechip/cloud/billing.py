@@ -279,8 +279,25 @@ def _currency(sku: Sku) -> str:
     surcharge for billing in it included (cloudbilling v1 discovery document): 1 for USD, never a rate from another
     currency into USD, so such a SKU is converted never (its price read as dollars, or divided by that rate, would be
     a guess)."""
-    tiers = sku.pricing_info[-1].pricing_expression.tiered_rates if sku.pricing_info else []
+    tiers = _latest(sku).pricing_expression.tiered_rates if sku.pricing_info else []
     return next((t.unit_price.currency_code for t in tiers if t.unit_price.currency_code != "USD"), "")
+
+
+def _latest(sku: Sku) -> PricingInfo:
+    """`sku`'s PricingInfo of the latest effectiveTime (PricingInfo.effectiveTime: 'The timestamp from which this
+    pricing was effective'), the last of equals; one whose time does not parse counts as the earliest. Google's
+    discovery document calls pricingInfo 'a timeline ... in chronological order', but a server that lists it newest
+    first priced the chip at its oldest rate (the last entry was taken). Raises IndexError on none."""
+    oldest = datetime.min.replace(tzinfo=UTC)
+
+    def when(k: int) -> tuple[datetime, int]:
+        try:
+            moment = datetime.fromisoformat(sku.pricing_info[k].effective_time.replace("Z", "+00:00"))
+        except ValueError:
+            return oldest, k
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)), k
+
+    return sku.pricing_info[max(range(len(sku.pricing_info)), key=when)]
 
 
 def _rate(sku: Sku) -> tuple[float | None, str, str]:
@@ -291,7 +308,7 @@ def _rate(sku: Sku) -> tuple[float | None, str, str]:
     (a free or cheaper first tier priced a TPU at $0/h)."""
     if not sku.pricing_info:
         return None, "", ""
-    info = sku.pricing_info[-1]  # the discovery document: "a timeline ... in chronological order"
+    info = _latest(sku)
     tiers = info.pricing_expression.tiered_rates
     if not tiers or _currency(sku):
         return None, info.pricing_expression.usage_unit, info.effective_time

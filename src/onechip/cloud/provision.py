@@ -251,8 +251,9 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
 
 
 def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn) -> Json:
-    """Poll the node until READY and healthy (Node.health in HEALTHY: a READY node the API reports TIMEOUT or
-    UNHEALTHY_* runs nothing reliably, and the API may repair it); record its external IP and the time billing
+    """Poll the node until READY and healthy (Node.health not UNHEALTHY: a READY node the API reports TIMEOUT or
+    UNHEALTHY_* runs nothing reliably, and the API may repair it; a value onechip does not know is said once and read
+    as unknown, HEALTH_UNSPECIFIED); record its external IP and the time billing
     started (READY: it bills, healthy or not). Raises CloudError 'ended' when it ends (preempted, stopped, deleting, or
     not there CREATE_GRACE_S after the wait began) and 'other' when not READY and healthy within `timeout_s`; an outage
     of the API is polled through within `timeout_s` (`poll`)."""
@@ -262,9 +263,12 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
         elapsed = time.monotonic() - started
         node = poll(api, "node", resource.zone, resource.node_id, started + timeout_s, on_progress)
         state = state_of("node", node) if node is not None else "gone"
-        resource.health = str((node or {}).get("health") or "")
-        unhealthy = state == "READY" and resource.health not in HEALTHY
-        _tick(on_progress, resource, state or "CREATING", elapsed, None, f" ({resource.health})" if unhealthy else "")
+        health = str((node or {}).get("health") or "")
+        if state == "READY" and health != resource.health and (line := unknown_health(health)):
+            on_progress(ProgressEvent("cloud", f"node {resource.node_id}: {line}"))  # once, not every poll
+        resource.health = health
+        sick = state == "READY" and unhealthy(health)
+        _tick(on_progress, resource, state or "CREATING", elapsed, None, f" ({health})" if sick else "")
         if node is None and elapsed <= CREATE_GRACE_S:  # a create whose answer was lost: the API may show it late
             time.sleep(api.poll_s)
             continue
@@ -272,12 +276,12 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
             see_ip(resource, external_ip(node))
             resource.granted_at = resource.granted_at or now_iso()
             records.save(resource)
-            if not unhealthy:
+            if not sick:
                 return node
         if node is None or phase("node", state) in ("ended", "deleting"):
             raise CloudError(f"{where} is {state}", reason="ended")
         if elapsed > timeout_s:
-            if unhealthy:
+            if sick:
                 raise CloudError(f"{where} is READY but {resource.health} (Node.health) after {timeout_s:.0f} s")
             raise CloudError(f"{where} not READY after {timeout_s:.0f} s")
         time.sleep(api.poll_s)
@@ -495,9 +499,8 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
         if made is None:
             records.forget(resource)
             raise
-        if exc.reason == "conflict":
-            _refuse_foreign(resource, made)
-            raise _may_exist(exc, resource, "it is onechip's (run `onechip cloud up` again to resume it)") from None
+        if exc.reason == "conflict":  # a name used before that claim_name's read did not show (the API lags)
+            _resume_taken(api, request, resource, made, exc, on_progress)
         return
     if operation is None:  # a retry answered ALREADY_EXISTS: the first try made it (unless the name is foreign)
         made = fetch(api, resource.kind, resource.zone, _ident(resource))
@@ -513,6 +516,31 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
             _clean_up(api, resource, exc, on_progress)
             raise
         raise _may_exist(exc, resource) from None
+
+
+def _resume_taken(api: TpuApi, request: CloudUpRequest, resource: CloudResource, made: Json, conflict: CloudError,
+                  on_progress: ProgressFn) -> None:  # fmt: skip
+    """Meet a create answered ALREADY_EXISTS (AIP-133: its id is taken) by `made`, the API's copy under that name, as
+    claim_name meets one it reads: not onechip's, refused (ConfigError, its record dropped); onechip's, of the chip and
+    pricing model asked and waiting or ready, waited on as this create's (said in one line); onechip's but another
+    (`_not_asked`: ConfigError naming it and its delete command, recorded as the API has it) or ended (CloudError
+    naming it and its delete command: `up` again deletes it first). Before, onechip's own live TPU stopped `up` with
+    'run it again to resume it'."""
+    _refuse_foreign(resource, made)
+    kind, state = resource.kind, state_of(resource.kind, made)
+    seen = _from_api(api, resource.zone, made, kind).model_copy(update={"recorded": True})
+    if not _as_asked(request, kind, kind, seen):
+        records.save(seen)  # its record as the API has it (this create's, saved over any it had, asked another)
+        raise ConfigError(_not_asked(seen, seen, state, offers.tpu_type(request.chip)[0], request.provisioning))
+    if phase(kind, state) not in ("waiting", "ready"):
+        raise _may_exist(conflict, resource, f"it is onechip's, {state or 'no state'} (`onechip cloud up` again "
+                         "deletes it and creates a new one)") from None  # fmt: skip
+    resource.created_at = seen.created_at  # billed from the API's times, not from this run's (claim_name's _fetch)
+    if kind == "node" and phase(kind, state) == "ready":
+        resource.granted_at = granted_from(resource, made)
+    records.save(resource)
+    on_progress(ProgressEvent("cloud", f"{resource.name}: the API already has onechip's {kind} of that name "
+                              f"({state or 'no state'}), of the chip and model asked; waiting on it"))  # fmt: skip
 
 
 def _refuse_foreign(resource: CloudResource, made: Json) -> None:
@@ -983,7 +1011,9 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     if ended:
         run_end = billed_from + timedelta(seconds=limit_s) if flex and billed_from and limit_s else None
         warnings.append(ended_line(resource, run_end, now))
-    if exists and not ended and resource.health not in HEALTHY:
+    if exists and not ended and (line := unknown_health(resource.health)):
+        warnings.append(line)
+    if exists and not ended and unhealthy(resource.health):
         warnings.append(f"{resource.health}: the API reports its node unhealthy (Node.health), so what runs on it may "
                         f"fail; wait for the API to repair it, or delete it: {delete_command(resource)}")  # fmt: skip
     if not resource.recorded:
@@ -1014,8 +1044,26 @@ NOT_RUNNING = {
 }
 
 
-# Node.health values (TPU API v2) that say nothing is wrong: HEALTH_UNSPECIFIED, HEALTHY, and none given
+# Node.health (TPU API v2, google.cloud.tpu.v2.Node.Health; v1 also DEPRECATED_UNHEALTHY): the values that say nothing
+# is wrong (HEALTH_UNSPECIFIED, the field's default: 'Health status is unknown: not initialized or failed to retrieve';
+# HEALTHY; none given), and those that say something is: 'unresponsive' (TIMEOUT), 'the in-guest ML stack is unhealthy'
+# (UNHEALTHY_TENSORFLOW), under maintenance (UNHEALTHY_MAINTENANCE), 'unhealthy' (DEPRECATED_UNHEALTHY). Any other
+# value is newer than this client (the API adds enum values): read as the default, unknown, and said so
 HEALTHY = ("", "HEALTH_UNSPECIFIED", "HEALTHY")
+UNHEALTHY = ("TIMEOUT", "UNHEALTHY_TENSORFLOW", "UNHEALTHY_MAINTENANCE", "DEPRECATED_UNHEALTHY")
+
+
+def unhealthy(health: str) -> bool:
+    """Does Node.health `health` say the node is unhealthy (UNHEALTHY)? An unknown value does not (`unknown_health`)."""
+    return health in UNHEALTHY
+
+
+def unknown_health(health: str) -> str:
+    """The one line for a Node.health value this client does not know, '' for a known one."""
+    if health in HEALTHY or health in UNHEALTHY:
+        return ""
+    return (f"Node.health {health!r} is not one onechip knows (a newer API): read as HEALTH_UNSPECIFIED (unknown), "
+            "not as a failure")  # fmt: skip
 
 
 # What a queued resource's ended state means (QueuedResourceState, TPU API v2alpha1): SUSPENDED 'the resources
@@ -1118,8 +1166,8 @@ def run_duration_s(item: Json) -> float | None:
 
 
 def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource],
-            lost: list[tuple[str, str, str]] | None = None,
-            unlisted: dict[str, CloudError] | None = None) -> list[CloudResource]:  # fmt: skip
+            lost: list[tuple[str, str, str]] | None = None, unlisted: dict[str, CloudError] | None = None,
+            end_s: float | None = None, on_progress: ProgressFn = no_progress) -> list[CloudResource]:  # fmt: skip
     """What status and down look at: recorded resources (by --name / --zone), plus, only for zones named
     with --zone, every labelled queued resource and node the API lists there (all pages): a label can be
     copied, or come from another user's onechip in the same project, so without --zone nothing unrecorded
@@ -1128,7 +1176,11 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
     used (records.read_all().unreadable), each looked up in the API by what its path says and taken when labelled.
     Every zone is listed (--zone's, and each recorded resource's: whether the API reaches it). `unlisted`: filled
     with zone -> the CloudError of each zone whose list failed for that zone alone (ZONE_FAILURES), the others
-    still taken and that zone's recorded resources too (each is read on its own after); None: that failure raises."""
+    still taken and that zone's recorded resources too (each is read on its own after); None: that failure raises.
+    `end_s` (time.monotonic seconds; a `down`'s one bound, DOWN_WAIT_S): a --zone zone whose list met an outage
+    (tpu_api.OUTAGE) is listed again, every such zone together, every poll until it answers or `end_s` (said through
+    `on_progress` as one outage), as the down's label reads and deletes are: with one call's retries (15 s), an
+    outage left a labelled TPU only its list finds unseen, billing on; None (status: a look): one call's retries."""
     chosen = recorded_targets(api.project, request, recorded)
     zones = request.zones or []
     known = {(r.zone, r.kind, r.name) for r in chosen}
@@ -1137,30 +1189,78 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
         if item is not None and labelled(item):
             chosen.append(_from_api(api, zone, item, kind).model_copy(update={"recorded": True}))  # its file, damaged
             known.add((zone, chosen[-1].kind, name))
-    for zone in dict.fromkeys([*zones, *(r.zone for r in chosen)]):
-        try:
-            found = _labelled_in(api, zone, {r.node_id for r in chosen if r.zone == zone and r.kind != "node"})
-        except CloudError as exc:
-            if unlisted is None or exc.reason not in ZONE_FAILURES:
-                raise
-            unlisted[zone] = exc  # one zone the API cannot list must not hide, or keep billing, the others' TPUs
-            continue
-        for resource in found:
+
+    def take(zone: str, retry: bool = True) -> None:  # list `zone`, take what it holds; raises as a list fails
+        ours = {r.node_id for r in chosen if r.zone == zone and r.kind != "node"}
+        for resource in _labelled_in(api, zone, ours, retry):
             key = (zone, resource.kind, resource.name)
             if zone not in zones:  # a recorded resource's own zone: only what is recorded there
                 continue
             if key not in known and (records.named(resource, request.name) or resource.name == f"{request.name}-node"):
                 chosen.append(resource)
                 known.add(key)
+
+    failed: dict[str, CloudError] = {}
+    for zone in dict.fromkeys([*zones, *(r.zone for r in chosen)]):
+        try:
+            take(zone)
+        except CloudError as exc:
+            if unlisted is None or exc.reason not in ZONE_FAILURES:
+                raise
+            failed[zone] = exc  # one zone the API cannot list must not hide, or keep billing, the others' TPUs
+    again = {z: exc for z, exc in failed.items() if z in zones and exc.reason in OUTAGE}
+    if end_s is not None and again:
+        listed = set(again)
+        _list_through(take, again, api.poll_s, end_s, on_progress)
+        failed = {z: again.get(z, exc) for z, exc in failed.items() if z not in listed or z in again}
+    if unlisted is not None:
+        unlisted.update(failed)
     return chosen
 
 
-def _labelled_in(api: TpuApi, zone: str, qr_nodes: set[str]) -> list[CloudResource]:
+def _list_through(take: Callable[[str, bool], None], again: dict[str, CloudError], pause_s: float, end_s: float,
+                  on_progress: ProgressFn) -> None:  # fmt: skip
+    """`take(zone, False)` (each list one try: its call's retries would pass `end_s`) for every zone of `again` (zone
+    -> the outage its list met), all of them every `pause_s` (or what the API asked to wait, when longer) until each
+    answers (dropped from `again`) or `end_s` (time.monotonic seconds) comes; past it, each left is reworded to say
+    how long it was listed. Raises a failure that is no outage."""
+    started = time.monotonic()
+
+    def list_again() -> None:
+        for zone in list(again):
+            try:
+                take(zone, False)
+            except CloudError as exc:
+                if exc.reason not in ZONE_FAILURES:
+                    raise
+                again[zone] = exc
+                continue
+            del again[zone]
+        if again:
+            last = list(again.values())[-1]
+            said = last.reworded(f"the lists of {len(again)} zone(s) not read: {last}")
+            said.retry_after_s = max(exc.retry_after_s or 0.0 for exc in again.values())  # the longest asked
+            raise said
+
+    try:
+        through_outages(list_again, end_s, pause_s, lambda line: on_progress(ProgressEvent("cloud", line)))
+    except CloudError as exc:
+        if exc.reason not in ZONE_FAILURES:
+            raise
+        spent_s = time.monotonic() - started
+        for zone, failure in again.items():
+            again[zone] = failure.reworded(f"{failure}; its list read every poll for {spent_s:.0f} s within the "
+                                           f"down's {DOWN_WAIT_S:g} s, never answered")  # fmt: skip
+
+
+def _labelled_in(api: TpuApi, zone: str, qr_nodes: set[str], retry: bool = True) -> list[CloudResource]:
     """Every labelled queued resource and node the API lists in `zone` (all pages), a queued resource's own node
-    (its node id, or one of `qr_nodes`) not apart from it. Raises CloudError when a list fails."""
-    found = [_from_api(api, zone, qr, "queued-resource") for qr in api.list_queued_resources(zone) if labelled(qr)]
+    (its node id, or one of `qr_nodes`) not apart from it. `retry` False: each page one try. Raises CloudError when
+    a list fails."""
+    listed = api.list_queued_resources(zone, retry)
+    found = [_from_api(api, zone, qr, "queued-resource") for qr in listed if labelled(qr)]
     qr_nodes = qr_nodes | {r.node_id for r in found}
-    return found + [_from_api(api, zone, n, "node") for n in api.list_nodes(zone)
+    return found + [_from_api(api, zone, n, "node") for n in api.list_nodes(zone, retry)
                     if labelled(n) and str(n.get("name", "")).rsplit("/", 1)[-1] not in qr_nodes]  # fmt: skip
 
 
@@ -1199,6 +1299,9 @@ def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn
         one refusal must not leave them billing)."""
         nonlocal outage
         api, resource = chosen[k]
+        # within a pause of the bound's end (its --zone lists spent it reading through an outage) each is read and
+        # sent once: a call's retries would pass the bound, as through_outages stops where its next pause would
+        outage = outage or time.monotonic() + api.poll_s >= end_s
         try:  # once one call spent its retries on an outage, the others are tried once: read again and sent again
             # under the shared bound (each spent a call's 15 s of pauses before it began)
             ours = _ours(api, resource, result, on_progress, retry=not outage)
@@ -1264,6 +1367,11 @@ def _read_through(read: Callable[[], None], unread: dict[int, CloudError], pause
     an outage refused (tpu_api.through_outages, told once as one outage) and `end_s` (time.monotonic seconds, the
     down's bound) is not reached; past it, each refusal left in `unread` is reworded to say how long it was read."""
     started = time.monotonic()
+    if started + pause_s >= end_s:  # the down's zone lists spent the bound reading through the outage
+        for k, exc in unread.items():
+            unread[k] = exc.reworded(f"{exc}; its label (created-by=onechip) not read again: the down's "
+                                     f"{DOWN_WAIT_S:g} s were spent, so its delete was not sent")  # fmt: skip
+        return
     try:
         through_outages(read, end_s, pause_s, lambda line: on_progress(ProgressEvent("cloud", line)))
     except CloudError:

@@ -460,16 +460,17 @@ class TpuApi:
             raise
         return True
 
-    def _list(self, url: str, key: str) -> list[Json]:
-        """Every item of a list call, page after page (`nextPageToken`). Raises CloudError 'transient' for a page
-        whose `unreachable` names locations (ListNodesResponse, ListQueuedResourcesResponse: 'Locations that could not
-        be reached'; AIP-217, google.aip.dev/217: a partial list answers 200 and says what it left out): read as
-        complete, it was empty, and `cloud down --zone Z` said 'nothing to delete' while a TPU there billed on."""
+    def _list(self, url: str, key: str, retry: bool = True) -> list[Json]:
+        """Every item of a list call, page after page (`nextPageToken`); `retry` False: each page one try. Raises
+        CloudError 'transient' for a page whose `unreachable` names locations (ListNodesResponse,
+        ListQueuedResourcesResponse: 'Locations that could not be reached'; AIP-217, google.aip.dev/217: a partial list
+        answers 200 and says what it left out): read as complete, it was empty, and `cloud down --zone Z` said
+        'nothing to delete' while a TPU there billed on."""
         items: list[Json] = []
         token = ""
         seen: set[str] = set()
         for _ in range(MAX_PAGES):
-            page = self.call("GET", url, params={"pageToken": token} if token else None)
+            page = self.call("GET", url, params={"pageToken": token} if token else None, retry=retry)
             found = page.get(key, [])
             if not isinstance(found, list) or not all(isinstance(i, dict) and isinstance(i.get("name"), str)
                                                       for i in found):  # fmt: skip
@@ -508,8 +509,8 @@ class TpuApi:
         url = f"{self.tpu_url}/v2/{self.parent(zone)}/nodes/{node_id}"
         return _operation(self.call("DELETE", url, retry=retry), self.tpu_url)
 
-    def list_nodes(self, zone: str) -> list[Json]:
-        return self._list(f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", "nodes")
+    def list_nodes(self, zone: str, retry: bool = True) -> list[Json]:
+        return self._list(f"{self.tpu_url}/v2/{self.parent(zone)}/nodes", "nodes", retry)
 
     def check_zone(self, zone: str) -> None:
         """Raise CloudError (`unknown_zone`'s line) when the API has no zone `zone`: one page of one node of its list
@@ -538,8 +539,8 @@ class TpuApi:
         url = f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources/{qr_id}"
         return _operation(self.call("DELETE", url, params={"force": "true"}, retry=retry), self.tpu_url)
 
-    def list_queued_resources(self, zone: str) -> list[Json]:
-        return self._list(f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources", "queuedResources")
+    def list_queued_resources(self, zone: str, retry: bool = True) -> list[Json]:
+        return self._list(f"{self.tpu_url}/v2alpha1/{self.parent(zone)}/queuedResources", "queuedResources", retry)
 
     # --- operations
 

@@ -745,8 +745,10 @@ def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> Cloud
     """api.cloud_down of the targets the preview listed and this call gives back (its `targets`, as the CLI passes
     what it listed and the user confirmed): a labelled TPU found since is not deleted. Raises ConfigError when there is
     something to delete and no targets are given, or when a target given is not found now (a typo, or gone since the
-    preview: it named 'x' as kept and deleted the rest), before anything is deleted."""
-    listing = api.cloud_down_found(request, on_progress)
+    preview: it named 'x' as kept and deleted the rest), before anything is deleted. Its lists, label reads and deletes
+    share one bound (api.down_deadline), as `cloud down --yes`'s do."""
+    end_s = api.down_deadline()
+    listing = api.cloud_down_found(request, on_progress, end_s)
     found = {_target_key(r): r for r in listing.resources}
     if found and not request.targets:
         raise ConfigError("cloud_down deletes only what its preview listed: give targets as the preview wrote them "
@@ -757,7 +759,8 @@ def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> Cloud
         raise ConfigError(f"cloud_down: no such target {', '.join(unknown)} (a typo, or gone since the preview); "
                           f"nothing deleted; the targets now: {now}")  # fmt: skip
     # a zone it could not list: what it reached is deleted, then the call fails naming that zone
-    return api.cloud_down(request, on_progress, [found[t] for t in given], listing.unreachable, listing.notes)
+    chosen = [found[t] for t in given]
+    return api.cloud_down(request, on_progress, chosen, listing.unreachable, listing.notes, end_s)
 
 
 def _cloud_probe_preview(request: CloudProbeRequest) -> str:

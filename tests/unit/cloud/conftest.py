@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from fakes.clock import SleepClock
 from fakes.tpu_api import FakeTpuApi, Zone
-from onechip.cloud import provision
+from onechip.cloud import provision, tpu_api
 
 TOKEN = "hf_FAKEcloudTokenabcdefghij0123456789"
 
@@ -45,6 +46,17 @@ def fast(fake_api, monkeypatch):
     monkeypatch.setattr(provision, "QUEUE_GRACE_S", 0.2)
     monkeypatch.setattr(provision, "CREATE_GRACE_S", 0.5)
     return fake_api
+
+
+@pytest.fixture
+def fake_clock(fast, monkeypatch, short_deadline):
+    """`fast`, with provision's and tpu_api's waits on a clock that moves only when they sleep (fakes.clock.SleepClock),
+    at the default call deadline (30 s, replacing `short_deadline`'s, which a file may ask for too) and poll (5 s): a
+    wait of minutes (a `down`'s DOWN_WAIT_S) runs in the time its calls take, and no call's real timeout (what is left
+    of its deadline) is a fraction of a second a loaded machine can pass."""
+    monkeypatch.setenv("ONECHIP_CLOUD_DEADLINE_S", "30")
+    monkeypatch.setenv("ONECHIP_CLOUD_POLL_S", "5")
+    return SleepClock(monkeypatch, provision, tpu_api)
 
 
 @pytest.fixture

@@ -42,6 +42,7 @@ def test_a_retry_info_retry_delay_is_waited_before_the_request_is_sent_again(fas
     assert pauses and pauses[0] >= 3.0, pauses  # the 3 s RetryInfo asked for, not the 0.01 s backoff
 
 
+@pytest.mark.usefixtures("fake_clock")  # conftest: down reads the zone through the outage for its whole bound
 @pytest.mark.parametrize("kind", ["node", "queued-resource"])
 def test_a_list_that_could_not_reach_its_zone_is_never_read_as_empty(fast, run, kind):
     # ListNodesResponse / ListQueuedResourcesResponse.unreachable: 'Locations that could not be reached' (TPU API v2,

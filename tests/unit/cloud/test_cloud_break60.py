@@ -19,7 +19,10 @@ def _two_nodes(run) -> None:
         assert rc == 0, (out, err)
 
 
-pytestmark = pytest.mark.usefixtures("short_deadline")  # conftest: each call's retries within 0.5 s, not 30 s
+# conftest: the waits on a clock that moves only when they sleep, at the default deadline and poll: a down that reads
+# a zone through an outage for its whole bound (DOWN_WAIT_S) takes no real minutes, and no call's real timeout is a
+# fraction of a second (0.5 s before: a loaded machine's late answer failed a zone that answered, a flaky status)
+pytestmark = pytest.mark.usefixtures("fake_clock")
 
 
 def test_status_without_zone_reads_every_recorded_zone_and_names_the_one_it_could_not_list(fast, run):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import anyio
+import pytest
 from mcp import Client
 
 from fakes.tpu_api import Fault
@@ -44,6 +45,7 @@ def test_cloud_down_over_mcp_that_fails_in_part_returns_what_it_did_with_the_err
     assert data["exit_code"] == CloudError.exit_code == 7, data  # as `cloud down --json` (cloud_cmd.EXIT_CODES: 7)
 
 
+@pytest.mark.usefixtures("fake_clock")  # conftest: down lists the zone through the outage for its bound
 def test_down_json_whose_only_zone_could_not_be_listed_is_a_result_naming_it(fast, run):
     # nothing recorded, the one --zone unreachable (ListNodesResponse.unreachable): stdout held only
     # {"error", "exit_code"}, where a down that reached another zone prints its result with `unreachable`
@@ -57,6 +59,7 @@ def test_down_json_whose_only_zone_could_not_be_listed_is_a_result_naming_it(fas
     assert data["exit_code"] == 7 and FAR in data["error"], data
 
 
+@pytest.mark.usefixtures("fake_clock")  # conftest: down lists the zone through the outage for its bound
 def test_cloud_down_over_mcp_whose_only_zone_could_not_be_listed_names_it_in_the_result(fast):
     fast.unreachable.add(FAR)
     (down,) = _call(("cloud_down", {"project": P, "zones": [FAR]}))

@@ -69,6 +69,7 @@ def test_down_json_on_a_partial_failure_says_what_was_deleted_and_what_was_not(f
     assert [r.name for r in records.load_all()] == ["far"]  # it may still exist: its record stays
 
 
+@pytest.mark.usefixtures("fake_clock")  # conftest: down lists the zone through the outage for its bound
 def test_down_json_names_the_zone_it_could_not_list_beside_what_it_deleted(fast, run):
     _two_nodes(run)
     fast.unreachable.add(FAR)
@@ -198,6 +199,7 @@ def test_the_note_of_a_list_that_hid_nothing_does_not_ask_to_run_it_again(fast, 
     assert rc == 7 and said.count("again") == 1, said  # the advice said once, where it applies
 
 
+@pytest.mark.usefixtures("fake_clock")  # conftest: down lists the zone through the outage for its bound
 def test_down_error_says_run_it_again_once(fast, run):
     _two_nodes(run)
     fast.unreachable.add(FAR)
