@@ -233,6 +233,10 @@ _SECRET_PATTERNS = [
     re.compile(
         r"(?i)([?&][\w.-]*(?:key|token|secret|password|passwd|sig)[\w.-]*=)[^&\s#'\"]+?(?=[;,.)]*(?:[&\s#'\"]|$))"
     ),
+    # a private key's PEM block (RFC 7468: '-----BEGIN PRIVATE KEY-----', and 'RSA ', 'EC ', 'ENCRYPTED ' before
+    # 'PRIVATE KEY'), the "private_key" of a Google service-account key file: its body, up to its END line or, cut, to
+    # the text's end (the labels stay, saying what was there)
+    re.compile(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)[\s\S]*?(?=-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"),
 ]
 _SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY")
 # Any other environment variable whose name says it holds a secret (VLLM_API_KEY, GITHUB_TOKEN, DB_PASSWORD,
@@ -245,6 +249,27 @@ _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_
 # one must show the path ('File *** was not found' could not be acted on); the file's content is read by its own
 # library and never shown.
 _PATH_NAME = re.compile(r"^GOOGLE_APPLICATION_CREDENTIALS$|_(?:FILE|PATH)$")
+# A name that says, word by word, that it holds a secret (GITHUB_TOKEN, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY,
+# DB_PASSWORD, a key file's private_key, an OAuth client's client_secret), upper-cased with '-' read as '_'. Whole words
+# only: TOKENIZERS_PARALLELISM is no token; and TOKEN only as the last word, since vLLM's own tuning variables count
+# tokens in the middle of theirs (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD, VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD:
+# vllm/envs.py, 0.34.0), and JSON counts them in its keys (max_tokens, prompt_tokens).
+SECRET_WORD_NAME = re.compile(
+    r"(?:^|_)(?:TOKEN$|(?:SECRET|PASSWORD|PASSWD|CREDENTIALS?|(?:API|ACCESS|PRIVATE)_?KEY)(?:_|$))"
+)
+# A quoted key and the quoted text value after it, as JSON and a Python dict's repr write them, a JSON text inside a
+# JSON string too (\"private_key\": \"...\"): the value, up to a quote or a backslash, is redacted when the key is
+# named as a secret (secret_named). A PEM value's body, past its first '\n', is the PEM rule's (_SECRET_PATTERNS).
+_QUOTED_VALUE = re.compile(r"""(\\?["']([\w.-]+)\\?["']\s*:\s*\\?["'])[^"'\\]+""")
+
+
+def secret_named(name: str) -> bool:
+    """True when `name` (an environment variable, a JSON key) says it holds a secret (SECRET_WORD_NAME) and not where
+    one is kept (_PATH_NAME: 'hf_token_file', 'GOOGLE_APPLICATION_CREDENTIALS' name a file's path)."""
+    word = name.upper().replace("-", "_")
+    return bool(SECRET_WORD_NAME.search(word)) and not _PATH_NAME.search(word)
+
+
 _MIN_SECRET = 6  # shorter values ("1", "true") would redact ordinary words
 # Values read this run from a secret source (a token file, Secret Manager): see remember_secret.
 _KNOWN_SECRETS: set[str] = set()
@@ -383,6 +408,6 @@ def redactor() -> Callable[[str], str]:
             text = text.replace(value, "***")
         for pattern in _SECRET_PATTERNS:
             text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
-        return text
+        return _QUOTED_VALUE.sub(lambda m: m.group(1) + "***" if secret_named(m.group(2)) else m.group(0), text)
 
     return redact_known

@@ -143,3 +143,25 @@ def test_a_credentials_variable_naming_a_file_keeps_its_path():
             f"GOOGLE_APPLICATION_CREDENTIALS={path} names a directory"
         )
     assert redact("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG") == "AWS_SECRET_ACCESS_KEY=***"
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        # a Google service-account key file's secret parts ("private_key", a PKCS #8 PEM block: RFC 7468)
+        ('{"private_key": "abc-XYZ-123"}', '{"private_key": "***"}'),
+        ("{'client_secret': 'abc-XYZ-123'}", "{'client_secret': '***'}"),  # a dict's repr
+        ('"{\\"api-key\\": \\"abc-XYZ-123\\"}"', '"{\\"api-key\\": \\"***\\"}"'),  # JSON text inside a JSON string
+        (
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQIB\n-----END PRIVATE KEY-----",
+            "-----BEGIN PRIVATE KEY-----***-----END PRIVATE KEY-----",
+        ),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEvQIBADANBgkq", "-----BEGIN RSA PRIVATE KEY-----***"),  # cut before END
+        # not secrets: keys that count tokens, a path of a secret's file, a public key
+        ('{"max_tokens": "64", "tokenizer": "gpt2"}', '{"max_tokens": "64", "tokenizer": "gpt2"}'),
+        ('{"hf_token_file": "/keys/hf"}', '{"hf_token_file": "/keys/hf"}'),
+        ("-----BEGIN PUBLIC KEY-----\nMIIBIjAN", "-----BEGIN PUBLIC KEY-----\nMIIBIjAN"),
+    ],
+)
+def test_a_secret_named_key_and_a_private_key_block_are_redacted(text, redacted):
+    assert redact(text) == redacted

@@ -28,7 +28,7 @@ from pydantic import ConfigDict, Field
 
 from onechip import catalog
 from onechip.catalog.files import release_key
-from onechip.errors import HF_TOKEN_SHAPE, ConfigError, known_secrets, names_a_path, secret_finder
+from onechip.errors import HF_TOKEN_SHAPE, SECRET_WORD_NAME, ConfigError, known_secrets, names_a_path, secret_finder
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.inputs import (
     HUMAN_INT,
@@ -260,15 +260,11 @@ def _abbreviated(flag: str) -> set[str]:
     return {name for name in _SECRET_FLAGS if name.startswith(flag) and len(flag) > name.index("-", 2) + 1}
 
 
-# An environment variable whose name says, word by word, that it holds a secret (GITHUB_TOKEN, OPENAI_API_KEY,
-# AWS_SECRET_ACCESS_KEY, DB_PASSWORD): --set would print its value in the plan and the dry run and put it in the
-# engine's ps line. Whole words only: TOKENIZERS_PARALLELISM is no token; and TOKEN only as the last word, since vLLM's
-# own tuning variables count tokens in the middle of theirs (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD,
-# VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD: vllm/envs.py, 0.34.0). One that holds the path of a secret's file
-# (errors.names_a_path: GOOGLE_APPLICATION_CREDENTIALS=/path/adc.json) shows no secret and is passed.
-_SECRET_ENV_NAME = re.compile(
-    r"(?:^|_)(?:TOKEN$|(?:SECRET|PASSWORD|PASSWD|CREDENTIALS?|(?:API|ACCESS|PRIVATE)_?KEY)(?:_|$))"
-)
+# An environment variable whose name says, word by word, that it holds a secret (errors.SECRET_WORD_NAME: GITHUB_TOKEN,
+# DB_PASSWORD, not TOKENIZERS_PARALLELISM): --set would print its value in the plan and the dry run and put it in the
+# engine's ps line. One that holds the path of a secret's file (errors.names_a_path:
+# GOOGLE_APPLICATION_CREDENTIALS=/path/adc.json) shows no secret and is passed.
+_SECRET_ENV_NAME = SECRET_WORD_NAME
 
 
 # Flags onechip writes itself, which a --set would be dropped for (host, port) or contradict (the model is MODEL,
