@@ -26,7 +26,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, Va
 from pydantic_core import PydanticCustomError
 
 from onechip import jsontext
-from onechip.errors import ConfigError, redact, url_shown
+from onechip.errors import ConfigError, redact, secret_named, url_shown
 from onechip.paths import refuse_secret_path
 from onechip.schemas.common import StrictModel
 
@@ -375,16 +375,32 @@ def describe(model: type[BaseModel], exc: ValidationError, json_arguments: bool 
         if not loc or loc[0] not in model.model_fields:
             parts.append(as_parameters(model, msg) if json_arguments else msg)
             continue
+        if err["type"] == "missing":  # its input is everything else given: never echoed
+            parts.append(_missing(model, loc, json_arguments))
+            continue
+        # a secret-named key the caller gave inside an object ('slo.private_key') has its value unshown
+        got = "***" if any(secret_named(p) for p in loc[1:]) else shown(err.get("input"))
         if err["type"] in ("comma_list", "key_values", "json_shape"):
             parts.append(f"{loc[0] if json_arguments else flag_of(model, loc[0])} {msg}")
         elif json_arguments:  # the argument's path as sent: 'workload.ctx'; a value as JSON names it (null)
-            got = "null" if err.get("input") is None else shown(err.get("input"))
+            got = "null" if err.get("input") is None else got
             parts.append(f"Invalid value for '{'.'.join(loc)}': {msg} (got {got})")
         else:
-            parts.append(
-                f"Invalid value for '{flag_of(model, loc[0])}': {'.'.join(loc)}: {msg} (got {shown(err.get('input'))})"
-            )
+            parts.append(f"Invalid value for '{flag_of(model, loc[0])}': {'.'.join(loc)}: {msg} (got {got})")
     return "; ".join(parts)
+
+
+def _missing(model: type[BaseModel], loc: list[str], json_arguments: bool) -> str:
+    """The line for required field `loc` of `model` not given, in click's words for a missing parameter ("Missing
+    argument 'URL'", "Missing option '--chip'": typer's vendored click, core.MissingParameter), as the CLI's parser
+    says it; JSON arguments are all arguments, named as sent ("Missing argument 'base_url'"). pydantic's own line
+    ('Field required') carries the whole input as its value: echoed, it showed every other argument sent."""
+    if json_arguments:
+        return f"Missing argument '{'.'.join(loc)}'"
+    flag = flag_of(model, loc[0])
+    if len(loc) > 1:  # a key inside an object a flag gives (--slo '{...}')
+        return f"Invalid value for '{flag}': missing {'.'.join(loc)}"
+    return f"Missing {'argument' if cli_of(model, loc[0]).argument else 'option'} '{flag}'"
 
 
 def parameter_names(model: type[BaseModel]) -> dict[str, str]:

@@ -90,7 +90,7 @@ def test_a_comma_list_and_a_key_value_list_refuse_nothing_and_an_empty_entry_in_
         (PlanRequest, {"model": "m", "chip": "cpu", "utilization": 1.5}, "'--gpu-memory-utilization': utilization"),
         (PlanRequest, {"model": "m", "chip": "cpu", "max_model_len": 0}, "Invalid value for '--max-model-len'"),
         (PlanRequest, {"model": "m", "chip": "cpu", "kv_cache_memory_bytes": 0}, "'--kv-cache-memory'"),
-        (PlanRequest, {"chip": "cpu"}, "Invalid value for 'MODEL': model: Field required"),
+        (PlanRequest, {"chip": "cpu"}, "Missing argument 'MODEL'"),  # click's words, as typer's parser says it
         (UpRequest, {"port": 0}, "Invalid value for '--port'"),
         (UpRequest, {"engine": "sglang"}, "Invalid value for '--engine'"),
         (UpRequest, {"kv_cache_space_gib": 0}, "Invalid value for '--kv-cache-space-gib'"),
