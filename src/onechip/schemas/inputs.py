@@ -168,9 +168,9 @@ def _entries(error_type: str, value: str, wanted: str) -> list[str]:
     ('comma-separated integers', 'key=value pairs such as ctx=1024,clients=16'); build_request puts the flag first."""
     parts = [part.strip() for part in value.split(",")]
     if not any(parts):
-        raise PydanticCustomError(error_type, f"lists nothing (got {value!r}): give {wanted}")
+        raise PydanticCustomError(error_type, f"lists nothing (got {shown(value)}): give {wanted}")
     if "" in parts:
-        raise PydanticCustomError(error_type, f"has an empty entry (got {value!r}): give {wanted}, none empty")
+        raise PydanticCustomError(error_type, f"has an empty entry (got {shown(value)}): give {wanted}, none empty")
     return parts
 
 
@@ -195,7 +195,9 @@ def split_commas(kind: type, value: Any, context: Any = None) -> Any:
         return [_item(kind, part) for part in parts]
     except ValueError:
         # no context dict: the message is used as written (braces in the value stay)
-        raise PydanticCustomError("comma_list", f"must be comma-separated {_KIND_WORDS[kind]}, got {value!r}") from None
+        raise PydanticCustomError(
+            "comma_list", f"must be comma-separated {_KIND_WORDS[kind]}, got {shown(value)}"
+        ) from None
 
 
 def comma_list(kind: type) -> BeforeValidator:
@@ -281,11 +283,13 @@ def key_values(value: Any, info: ValidationInfo) -> Any:
     try:
         items = [(k.strip(), _number(v)) for k, v in (part.split("=", 1) for part in parts)]
     except ValueError:
-        raise PydanticCustomError("key_values", f"must look like {example}, got {value!r}") from None
+        raise PydanticCustomError("key_values", f"must look like {example}, got {shown(value)}") from None
     keys = [k for k, _ in items]
     twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:  # a dict would keep the last silently (`ctx=1024,ctx=2048` planned 2,048)
-        raise PydanticCustomError("key_values", f"gives {', '.join(twice)} twice (got {value!r}); give each key once")
+        raise PydanticCustomError(
+            "key_values", f"gives {', '.join(twice)} twice (got {shown(value)}); give each key once"
+        )
     return dict(items)
 
 
@@ -338,7 +342,8 @@ def read_mm_limits(value: Any) -> Any:
                 "key_values", f"{key}: per-item dummy sizes ({shown(count)}) are not planned; give a count"
             )
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise PydanticCustomError("key_values", f"{key}: a count is a whole number >= 0, got {shown(count)}")
+            got = "***" if secret_named(str(key)) else shown(count)  # as describe shows a secret-named key's value
+            raise PydanticCustomError("key_values", f"{key}: a count is a whole number >= 0, got {got}")
         out[str(key).strip().lower()] = count
     return out
 

@@ -83,3 +83,28 @@ def test_a_secret_named_key_or_a_private_key_is_not_echoed(tool, args) -> None:
     (result,) = calls((tool, args))
     assert result.is_error, whole(result)
     assert PLAIN_SECRET not in whole(result) and PEM_BODY[:20] not in whole(result), whole(result)
+
+
+def test_a_modality_limit_under_a_secret_named_key_is_not_echoed() -> None:
+    # limit_mm_per_prompt's own check named the key and echoed its value: 'private_key: a count is a whole number
+    # >= 0, got 'pw-...'' (schemas.inputs.read_mm_limits)
+    (result,) = calls(("plan", {"model": "m", "chip": "l4", "limit_mm_per_prompt": {"private_key": PLAIN_SECRET}}))
+    assert result.is_error and "a count is a whole number >= 0" in result.content[0].text
+    assert PLAIN_SECRET not in whole(result)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "m", "--chip", "l4", "--contexts", "a" * 5_000],  # split_commas: not integers
+        ["plan", "m", "--chip", "l4", "--contexts", " ,," + " " * 5_000],  # _entries: lists nothing
+        ["advise", "m", "--slo", "a" * 5_000],  # key_values: not key=value
+        ["advise", "m", "--slo", "ttft_ms=5,ttft_ms=6" + "0" * 5_000],  # key_values: a key twice
+    ],
+)
+def test_a_refused_comma_list_is_cut_on_the_cli_as_over_mcp(run, argv) -> None:
+    # the CLI's comma-list and key=value refusals echoed the value whole (repr: a 5,000-character line), where every
+    # other refused value is cut (schemas.inputs.shown, as MCP's refusal of the same value is)
+    code, _, err = run(*argv)
+    assert code == 2 and len(err.splitlines()) == 1 and len(err) < 400, len(err)
+    assert "characters)" in err  # shown's cut says the value's length
