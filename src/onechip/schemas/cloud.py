@@ -199,8 +199,13 @@ class CloudUpRequest(CloudTarget):
 
     @model_validator(mode="after")
     def _cost_guard(self) -> CloudUpRequest:
-        if self.model is None and (self.hf_token_file or self.ssh_options):
-            raise ValueError("--hf-token-file/--ssh-opt are for the engines --model starts")
+        given = [
+            flag for flag, value in (("--hf-token-file", self.hf_token_file), ("--ssh-opt", self.ssh_options)) if value
+        ]
+        if self.model is None and given:  # named as given: over MCP, ssh_options is no argument (mcp.tools)
+            raise ValueError(
+                f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for the engines --model starts"
+            )
         if self.provisioning == "flex-start":
             if self.max_hours is not None or self.no_limit:
                 raise ValueError(

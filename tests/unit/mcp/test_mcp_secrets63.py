@@ -108,3 +108,12 @@ def test_a_refused_comma_list_is_cut_on_the_cli_as_over_mcp(run, argv) -> None:
     code, _, err = run(*argv)
     assert code == 2 and len(err.splitlines()) == 1 and len(err) < 400, len(err)
     assert "characters)" in err  # shown's cut says the value's length
+
+
+def test_cloud_up_names_only_the_engine_argument_given_without_a_model(tmp_path) -> None:
+    # 'hf_token_file/ssh_options are for the engines model starts' named ssh_options, which the tool does not take
+    # (mcp.tools.NOT_MCP_INPUTS): the refusal names what was given
+    token = tmp_path / "hf"
+    token.write_text("x" * 37)
+    (result,) = calls(("cloud_up", {"hf_token_file": str(token)}))
+    assert result.is_error and result.content[0].text == "hf_token_file is for the engines model starts"
