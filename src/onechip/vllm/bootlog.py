@@ -66,9 +66,14 @@ _VERSION = [
     # a build without version metadata prints '(vdev)' (vllm/version.py falls back to __version__ = "dev"; livepeer/
     # ai-runner#230's image): not a release, so a version must start with a digit
     re.compile(r"Initializing (?:a V[01]|an) LLM engine \(v(\d[\w.+-]*)\)"),
-    # vLLM's banner ('version 0.22.0', 'vLLM API server version 0.6.3'), not the CUDA base image's entrypoint banner
-    # '== CUDA == CUDA Version 12.8.1' a container log opens with (l40s-qwen35-9b-kvfp8-len65536-modal-v0180)
-    re.compile(r"\b(?<!CUDA )version[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE),
+    # vLLM's banner as vllm/entrypoints/utils.py log_version_and_model prints it: the logo's '█ ▀▄▀ █  version 0.22.0'
+    # (the art is U+2580 - U+259F blocks) or, without the logo, 'vLLM server version 0.30.0, serving model M'; the API
+    # server's 'vLLM API server version 0.6.3' before it. Not another product's 'version X' a paste puts before the log:
+    # the CUDA image's 'CUDA Version 12.8.1' (l40s-qwen35-9b-kvfp8-len65536-modal-v0180), the PyTorch image's 'PyTorch
+    # Version 2.6.0a0+ecf3bae', collect_env's 'CMake version : version 3.22.1' (vllm#18946's bug template)
+    re.compile(
+        r"(?:\bvLLM(?: API)?(?: server)?\s+|[\u2580-\u259f]\s+)version[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE
+    ),
     re.compile(r"^vllm (\d+\.\d+[\w.+-]*) /"),  # a versions table beside the log: 'vllm 0.28.0 / torch 2.13.0'
     # what a report pastes beside its lines: collect_env's 'vLLM Version : 0.17.1' (vllm#41619) or prose ('vLLM
     # 0.29.1rc1.dev17+gd2d649e67', eugr/spark-vllm-docker#396), Markdown's bold label and code span ('- **vLLM:**
@@ -1061,9 +1066,10 @@ def _stamp_year(text: str, started: datetime | None) -> int:
     return year
 
 
-def _read_facts(out: BootRecord, line: str) -> None:
+def _read_facts(out: BootRecord, line: str, kept: set[str]) -> None:
     """Update `out` with the allocation facts on one log line; the last occurrence of each wins (a restart
-    inside one log file reports again), except the version, which is the first one printed."""
+    inside one log file reports again), except the version, which is the first one printed, and the _FIRST_OF_BOOT keys
+    in `kept` (_read_logged)."""
     if out.engine_version is None:
         for pattern in _VERSION:
             if match := pattern.search(line):
@@ -1111,7 +1117,7 @@ def _read_facts(out: BootRecord, line: str) -> None:
     if match := _CONCURRENCY.search(line):
         out.max_concurrency_context = int(_number(match.group(1)))
         out.max_concurrency = float(match.group(2))
-    _read_logged(out, line)
+    _read_logged(out, line, kept)
     if match := _XPU_TOTAL_MIB.search(line):
         out.logged["total_memory_gib"] = str(float(match.group(1)) / 1024)
 
@@ -1133,22 +1139,33 @@ def _top_level_args(text: str) -> str:
     return head + inner
 
 
-# Logged keys whose first line in a boot is the served model's: a speculative config's draft model resolves its own
-# architecture after the target's ('Resolved architecture: Qwen3_5MoeForConditionalGeneration', then
+# Logged keys whose first line in a boot's configuration is the served model's: a speculative config's draft model
+# resolves its own architecture after the target's ('Resolved architecture: Qwen3_5MoeForConditionalGeneration', then
 # '... Qwen3_5MoeMTP': vllm/engine/arg_utils.py create_engine_config builds the model config before
-# create_speculative_config builds the draft's, 0.34.0 sdist;
-# gpu-qwen36-35b-a3b-prismaquant-mtp3-len200000-util085-v0220)
+# create_speculative_config builds the draft's, 0.8 - 0.34 sources; gpu-qwen36-35b-a3b-prismaquant-mtp3-len200000-
+# util085-v0220). A configuration is built after the lines _config_starts names, so the first after the last of them
+# is the one kept: a second run in one log that _last_boot leaves joined to the first takes its own
 _FIRST_OF_BOOT = frozenset({"architecture"})
 
 
-def _read_logged(out: BootRecord, text: str) -> None:
-    """Update `out.logged` with what deployment `text` (one line, or a wrapped 'non-default args' dict joined) names."""
+def _config_starts(bare: str) -> bool:
+    """Whether `bare` (a bare_line) comes before vLLM builds an engine's configuration: the API server's banner
+    (_BOOT_START's first group) or 'non-default args' (_ARGS_OPEN), which vllm/entrypoints/utils.py logs before
+    create_engine_config, the offline LLM's too (log_non_default_args, 0.10 - 0.34 sources)."""
+    return bool(_ARGS_OPEN.search(bare)) or ((match := _BOOT_START.search(bare)) is not None and bool(match.group(1)))
+
+
+def _read_logged(out: BootRecord, text: str, kept: set[str]) -> None:
+    """Update `out.logged` with what deployment `text` (one line, or a wrapped 'non-default args' dict joined) names;
+    `kept` holds the _FIRST_OF_BOOT keys read since the configuration's build started (_config_starts), left as read."""
     text = _top_level_args(text)
     for key, pattern in _LOGGED.items():
-        if key in _FIRST_OF_BOOT and key in out.logged:
+        if key in kept:
             continue
         if match := pattern.search(text):
             out.logged[key] = _first(match)
+            if key in _FIRST_OF_BOOT:
+                kept.add(key)
 
 
 def _open_args(text: str) -> bool:
@@ -1175,6 +1192,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     carved = False  # a rank printed its pool with the multimodal carve-out taken (_RANK_POOL 'reduced to')
     committed_gib: float | None = None  # the smallest per-rank pool measured after warmup this round (_COMMITTED_POOL)
     wrapped: list[str] | None = None  # the lines so far of a 'non-default args' dict a paste wrapped (_ARGS_OPEN)
+    kept: set[str] = set()  # the _FIRST_OF_BOOT keys read since the configuration's build started (_config_starts)
     lines = _records(text)
     hidden = redactor()  # the secrets read once, not once a kept line
     cut = len(lines) - 1 if not text.endswith(("\n", "\r")) else -1  # a last line that may be cut short (_CUT_NUMBER)
@@ -1197,14 +1215,16 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         # on the bare line: the patterns anchored at a line's start (nvidia-smi's rows, 'GPU device name:', a versions
         # table's 'vllm 0.28.0 /') read behind a process tag or a collector's prefix as they do on the clean log
         facts = _CUT_NUMBER.sub("", bare) if i == cut else bare
-        _read_facts(out, facts)
+        if _config_starts(facts):
+            kept.clear()
+        _read_facts(out, facts, kept)
         if facts is not bare and (match := _LOGGED["device_name"].search(bare)):  # a card's name, whole or cut short,
             out.logged["device_name"] = _first(match)  # is its words, not a figure (a name cut short maps to no card)
         if wrapped is not None:  # a 'non-default args' dict a paste wrapped: read once it closes (_ARGS_OPEN)
             wrapped.append(facts)
             joined = " ".join(wrapped)
             if joined.count("{") and joined.count("{") <= joined.count("}"):
-                _read_logged(out, joined)
+                _read_logged(out, joined, kept)
                 wrapped = None
             elif len(wrapped) >= _ARGS_LINES:
                 wrapped = None

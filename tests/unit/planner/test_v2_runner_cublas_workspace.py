@@ -61,3 +61,12 @@ def test_the_v2_runner_of_0_26_takes_the_cards_cublas_workspace(tmp_path: Path) 
 @pytest.mark.parametrize("version", ["0.27.1"])
 def test_a_release_whose_torch_workspace_is_not_read_keeps_the_fitted_base(tmp_path: Path, version: str) -> None:
     assert _activation(_qwen3_0_6b(tmp_path), "rtx3050-6gb", version) == SAMPLER_PEAK + FITTED_BASE
+
+
+# a card whose compute capability the catalog does not give keeps the fitted base: a card known by its memory only
+# ('gpu:24GiB'), and an AMD card (accelerators.json architecture_compute_capability lists no AMD architecture; a ROCm
+# build keeps hipBLAS / hipBLASLt handles, aten/src/ATen/cuda/CublasHandlePool.cpp Note [hipblaslt handles], whose
+# workspace the rule does not read)
+@pytest.mark.parametrize("chip", ["gpu:24GiB", "radeon-pro-w7900"])
+def test_a_card_of_unknown_capability_keeps_the_fitted_base(tmp_path: Path, chip: str) -> None:
+    assert _activation(_qwen3_0_6b(tmp_path), chip, "0.26.0") == SAMPLER_PEAK + FITTED_BASE  # both under 70 GiB
