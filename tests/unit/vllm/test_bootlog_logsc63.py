@@ -43,4 +43,3 @@ def test_the_model_the_server_banner_names_is_read() -> None:
     assert _read("gfx1100-qwen3-14b-len40960-v0161dev0-rocm").logged.get("model") == "Qwen/Qwen3-14B"
     plain = "INFO 01-01 00:00:00 [launcher.py:368] vLLM server version 0.34.0, serving model Qwen/Qwen3-8B\n"
     assert read_boot_log(plain, "vllm", "m").logged.get("model") == "Qwen/Qwen3-8B"
-
