@@ -9,6 +9,7 @@ data only; the planner adds the logic that turns a rule into a value (planner/ru
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -157,15 +158,32 @@ class AcceleratorEntry(StrictModel):
 
 
 _RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+# A dev build: setuptools_scm's name for a commit past vLLM's latest tag. vLLM's pyproject.toml
+# [tool.setuptools_scm] sets no version_scheme, so guess-next-dev (setup.py get_vllm_version runs 'git describe
+# --tags --long'); setuptools_scm 8.1 version.py guess_next_dev_version formats '{guessed}.dev{distance}', its
+# guess_next_version bumping the tag's last number (_modify_version._bump_regex): 'X.Y.Z.devN' is N commits past
+# tag X.Y.(Z-1), 'X.Y.ZrcK.devN' N past X.Y.Zrc(K-1), '0.1.devN' a tree with no tag (its 0.0 bumped). Each is after
+# the release before X.Y.Z and before X.Y.Z (PEP 440). ('X.Y.Z.postK.devN' is past X.Y.Z.post(K-1): X.Y.Z's code.)
+_DEV_BUILD = re.compile(r"^v?\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc)\d+)?\.dev\d+")
+# the last patch of a minor release whose number a key cannot name: below X.(Y+1).0, above every X.Y.Z
+_LAST_PATCH = sys.maxsize
 
 
 def version_key(version: str) -> tuple[int, int, int]:
-    """(major, minor, patch) of a vLLM version string ('0.19.0', '0.8.5.dev169+g...', '0.26.1rc1').
-    Raises ConfigError when it does not start with a release number."""
+    """(major, minor, patch) of a vLLM version string ('0.19.0', '0.26.1rc1', '0.8.5.post1'); a dev build
+    (_DEV_BUILD: '0.8.5.dev169+g...', '0.20.1rc1.dev16+g...') has the key of the release before its number, as its
+    code comes after that release and before its own ('0.8.5.dev169' is 0.8.4; '0.13.0rc2.dev112' the last 0.12
+    patch, (0, 12, _LAST_PATCH)), so no rule that starts at its number covers it. Raises ConfigError when `version`
+    does not start with a release number."""
     match = _RELEASE.match(version.strip())
     if not match:
         raise ConfigError(f"engine_version {version!r} is not a vLLM release number such as 0.19.0")
-    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+    major, minor, patch = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+    if not _DEV_BUILD.match(version.strip()):
+        return major, minor, patch
+    if patch:
+        return major, minor, patch - 1
+    return (major, minor - 1, _LAST_PATCH) if minor else (major - 1, _LAST_PATCH, _LAST_PATCH)
 
 
 _FOURTH = re.compile(r"^v?\d+\.\d+\.\d+\.(?:post)?(\d+)")

@@ -3341,12 +3341,13 @@ def _quantization_in_release(method: str, version: str | None, rules: EngineRule
 
 
 # A vLLM pre-release or dev build ('0.27.0rc1', '0.26.1rc1.dev125+g<commit>', '0.8.5.post1.dev3') and the release
-# every version rule takes it as (catalog.files.version_key / release_key read the leading release numbers only)
+# numbers it carries (catalog.files.version_key takes a dev build as the release before them)
 _PRE_RELEASE = re.compile(r"^v?(\d+(?:\.\d+)+(?:\.post\d+)?)(?:(?:a|b|rc)\d+|\.dev\d+)")
 
 
 def _prerelease_note(version: str | None, rules: EngineRules) -> list[PlanWarning]:
-    """A pre-release or dev build of vLLM is planned as its release: the engines.json rules, and what
+    """A pre-release of vLLM is planned as its release, a dev build as the newest release before its number
+    (catalog.files.version_key: '0.26.1rc1.dev125' as 0.26.0): the engines.json rules, and what
     catalog/vllm_registries.json and vllm_architectures.json say that release registers, are read from release
     sources only (PyPI's vllm index holds no a/b/rc/dev version: 0.0.1 - 0.34.0, 2026-12-04), and an rc is tagged
     on the release branch before the fixes picked onto it for the release, so it may lack a name the release has.
@@ -3355,6 +3356,12 @@ def _prerelease_note(version: str | None, rules: EngineRules) -> list[PlanWarnin
     if match is None or not rules.quantization_methods:
         return []
     release = match.group(1)
+    if version_key(match.string) < version_key(release):  # a dev build: the release before its number (version_key)
+        read = catalog.vllm_architectures()
+        below = [
+            r for r in (*read.releases_read, *read.releases_not_read) if version_key(r) <= version_key(match.string)
+        ]
+        release = max(below, key=release_key) if below else release
     return [
         PlanWarning(
             code="engine-version-prerelease",

@@ -61,6 +61,10 @@ from onechip.vllm.flag_table import AUTO_FIT
 
 _STAMP = re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
 _LEVEL = re.compile(r"^(WARNING|ERROR|CRITICAL)\b")  # on the bare_line
+# The rest of a version after its first numbers ('.1rc1.dev17+gd2d649e67'): it ends in a letter or digit (PEP 440's
+# release, pre, post, dev and local parts all do), so a full stop after it ends the sentence, not the version
+# (Unsloth's banner 'Transformers: 4.55.4. vLLM: 0.9.2.', rtx4090d-qwen25-vl-3b-bnb-len16384-util0786-aot-failed-v092)
+_VERSION_TAIL = r"(?:[\w.+-]*[^\W_])?"
 _VERSION = [
     # V0 before 0.6: 'Initializing an LLM engine (v0.4.1) with config' (bootlogs/w7900-llama3-8b-len8192-v041-rocm.log)
     # a build without version metadata prints '(vdev)' (vllm/version.py falls back to __version__ = "dev"; livepeer/
@@ -72,13 +76,14 @@ _VERSION = [
     # the CUDA image's 'CUDA Version 12.8.1' (l40s-qwen35-9b-kvfp8-len65536-modal-v0180), the PyTorch image's 'PyTorch
     # Version 2.6.0a0+ecf3bae', collect_env's 'CMake version : version 3.22.1' (vllm#18946's bug template)
     re.compile(
-        r"(?:\bvLLM(?: API)?(?: server)?\s+|[\u2580-\u259f]\s+)version[ =]\s*v?(\d+\.\d+[\w.+-]*)", re.IGNORECASE
+        rf"(?:\bvLLM(?: API)?(?: server)?\s+|[\u2580-\u259f]\s+)version[ =]\s*v?(\d+\.\d+{_VERSION_TAIL})",
+        re.IGNORECASE,
     ),
-    re.compile(r"^vllm (\d+\.\d+[\w.+-]*) /"),  # a versions table beside the log: 'vllm 0.28.0 / torch 2.13.0'
+    re.compile(rf"^vllm (\d+\.\d+{_VERSION_TAIL}) /"),  # a versions table beside the log: 'vllm 0.28.0 / torch 2.13.0'
     # what a report pastes beside its lines: collect_env's 'vLLM Version : 0.17.1' (vllm#41619) or prose ('vLLM
     # 0.29.1rc1.dev17+gd2d649e67', eugr/spark-vllm-docker#396), Markdown's bold label and code span ('- **vLLM:**
     # `0.20.2rc1.dev9+g01d4d1ad3`', noonghunna/club-3090#96); three numbers, so 'vLLM 0.8' in prose is not one
-    re.compile(r"\bvLLM(?: Version)?[*\s]*:?[*`\s]*v?(\d+\.\d+\.\d+[\w.+-]*)"),
+    re.compile(rf"\bvLLM(?: Version)?[*\s]*:?[*`\s]*v?(\d+\.\d+\.\d+{_VERSION_TAIL})"),
     # the wheel a report names as its environment ('vllm-0.15.2rc1.dev93+g11a4c9d30.cu128-cp312-cp312-linux_x86_64.whl',
     # vllm#34076): PEP 427 name-version-pythontag-..., the version up to the python tag
     re.compile(r"\bvllm-(\d+\.\d+\.\d+[^-\s]*)-(?:cp|py)\d"),
@@ -256,12 +261,30 @@ _KV_SHAPE = re.compile(r"(?:\bregular_attn_|\| )shape=\(num_blocks,\s*\((\d+),\s
 _KV_BLOCKS = re.compile(r"num_blocks=\[(?:np\.int64\()?(\d+)")
 _KV_DTYPE = re.compile(r"(?:\bregular_attn_|\| )dtype=(\w+)")
 _GROUPS = re.compile(r"num_kv_cache_groups=(\d+)")
-_FP8 = re.compile(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8\w*)")
+_FP8 = re.compile(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8\w*)|--kv[-_]cache[-_]dtype(?:=|\s+)['\"]?(fp8\w*)")
+# A model reference on a command line, quotes off: a Hub id, a path or a name with a '/', '.', '-', '_' or digit in it
+# ('Qwen/Qwen3-32B', '/model', 'gpt2'), not a shell variable ('${MODEL_PATH}'), an option, a line's continuation '\\'
+# or a usage line's placeholder ('usage: vllm serve [model_tag] [options]', argparse's error of a bad command)
+_MODEL_WORD = r"""['"]?(?![$\\<\[{-])((?=[^\s'"`\\]*[/.\d_-])[^\s'"`\\]+)"""
 # What deployment a log is of: vLLM's 'non-default args: {...}' (arg_utils, 0.10+) and 'Initializing a V1 LLM engine
 # (vX) with config: model='...', ... max_seq_len=N, ... tensor_parallel_size=N' lines, and 'Resolved architecture: X'
 # (tests/fixtures/bootlogs/a100-gpt-oss-20b-len131072-util065-v0190.log, a100-qwen2-7b-util025-v01011.log)
 _LOGGED = {
-    "model": re.compile(r"with config: model='([^']+)'|non-default args: \{.*'model': '([^']+)'"),
+    "model": re.compile(
+        r"with config: model='([^']+)'|non-default args: \{.*'model': '([^']+)'"
+        # the API server's banner (log_version_and_model, vllm/entrypoints/common/startup.py of the 0.34.0 sdist,
+        # serve/utils/api_utils.py of 0.28.0: args.model beside the logo's 'model   ', or 'vLLM server version %s,
+        # serving model %s' with VLLM_DISABLE_LOG_LOGO), which a paste may quote without the 'non-default args' line
+        r"|█\s+model\s+(\S+)|\bserving model (\S+)"
+        # and the command a paste starts with, where no 'non-default args' line follows (one that does is read after
+        # it and wins), as FlexibleArgumentParser.parse_args takes it (vllm/utils/argparse_utils.py of the 0.34.0
+        # sdist): `vllm serve`'s positional model_tag ('vllm serve [model_tag] [options]', entrypoints/cli/serve.py),
+        # '--model X' or '--model=X' (also api_server's), and the word after the vllm/vllm-openai image, whose
+        # ENTRYPOINT is ["vllm", "serve"] (docker/Dockerfile of the 0.28.0 - 0.34.0 sdists); a model reference
+        # (_MODEL_WORD), so a sentence naming the command ('run vllm serve with ...') names none
+        rf"|(?:^|[\s\[`$#>;|&(])vllm serve\s+{_MODEL_WORD}|(?:^|\s)--model(?:=|\s+){_MODEL_WORD}"
+        rf"|\bvllm/vllm-openai(?:-\w+)?(?::[\w.+-]+)?\s+{_MODEL_WORD}"
+    ),
     "architecture": re.compile(r"Resolved architecture: (\w+)"),
     # and the length the engine settled on, stated or derived from the model ('Using max model len 262144',
     # vllm/config ModelConfig, 0.10+: the one line that says it where the args leave it to the model,
@@ -290,6 +313,18 @@ _LOGGED = {
         # reducing max_model_len to %d." (vllm/config/vllm.py _limit_max_model_len_to_draft, 0.33.0 sdist)
         r"|Changing max_model_len from \d+ to (\d+)|reducing max_model_len to (\d+)"
     ),
+    # the KV cache's element type and the quantization method, as 'non-default args', the engine config line
+    # ('kv_cache_dtype=fp8, ', 'quantization=compressed-tensors, ': the method the engine resolved) and a command line
+    # print them ('--kv-cache-dtype', '--quantization' / '-q': vllm/engine/arg_utils.py add_cli_args of the 0.34.0
+    # sdist; '-q' read on a vLLM command only, as 'pip install -q vllm' is another program's)
+    "kv_cache_dtype": re.compile(
+        r"non-default args: \{.*'kv_cache_dtype': '([\w.]+)'|\bkv_cache_dtype=([\w.]+)"
+        r"|(?:^|\s)--kv[-_]cache[-_]dtype(?:=|\s+)['\"]?([\w.]+)"
+    ),
+    "quantization": re.compile(
+        r"non-default args: \{.*'quantization': '([\w.-]+)'|\bquantization=([\w.-]+)"
+        r"|(?:^|\s)--quantization(?:=|\s+)['\"]?([\w.-]+)|\b(?:vllm serve|api_server)\b.*\s-q(?:=|\s+)['\"]?([\w.-]+)"
+    ),
     # the length left to vLLM's auto-fit, as the log says so: '--max-model-len auto' (or -1) is -1 in 'non-default args'
     # (tests/data/vllm_cpu_0.32_smollm2_autofit_boot.log), or on a command line, and the fit's own lines above
     "max_model_len_auto": re.compile(
@@ -304,7 +339,9 @@ _LOGGED = {
     # come after it, and the last one read wins
     "tensor_parallel_size": re.compile(
         r"\btensor_parallel_size=(\d+)|non-default args: \{.*'tensor_parallel_size': (\d+)"
-        r"|(?:^|\s)--tensor[-_]parallel[-_]size[= ](\d+)\b"
+        # (also a prefix argparse expands, allow_abbrev being True in FlexibleArgumentParser: '--tensor_parallel 2',
+        # vllm#28228; '--tensor-parallel-size' is the one option so named, vllm/engine/arg_utils.py of the 0.34.0 sdist)
+        r"|(?:^|\s)--tensor[-_]parallel(?:[-_]size)?[= ](\d+)\b"
         # and its short form, '-tp N' (vllm/engine/arg_utils.py add_cli_args of the 0.6.6 - 0.34.0 sdists:
         # '--tensor-parallel-size', '-tp'; 'vllm serve deepseek-ai/DeepSeek-V4-Pro --dtype auto -tp 8', vllm#53961)
         r"|(?:^|\s)-tp[= ](\d+)\b"
@@ -926,6 +963,16 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
             "ROCm runtime aborts the process on it: a kernel, driver or firmware fault, not a memory shortfall"
         ),
     ),
+    (  # vllm/v1/attention/backends/flash_attn.py FlashAttentionMetadataBuilder of the 0.9.2 sdist: full CUDA graphs
+        # need FA3's ahead-of-time scheduler (aot_schedule = get_flash_attn_version() == 3), and vllm/attention/utils/
+        # fa_utils.py picks FA3 on compute capability 9.x only (rtx4090d-qwen25-vl-3b-bnb-len16384-util0786-aot-failed-
+        # v092: Unsloth set full_cuda_graph on an RTX 4090 D, 8.9, after the pool was sized)
+        re.compile(r"AoT scheduling is required for full cuda graph"),
+        "full CUDA graphs (compilation_config full_cuda_graph) need FlashAttention 3's ahead-of-time scheduling, "
+        "which vLLM runs on Hopper (compute capability 9.x) only; this GPU runs FlashAttention 2: turn full_cuda_graph "
+        "off (piecewise CUDA graphs) or serve on a Hopper card. The boot stopped at the attention backend, not a "
+        "memory shortfall",
+    ),
     (
         re.compile(r"CUDA out of memory|OutOfMemoryError"),
         "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan",
@@ -1107,7 +1154,7 @@ def _read_facts(out: BootRecord, line: str, kept: set[str]) -> None:
     if m := _GROUPS.search(line):
         out.kv_cache_groups = int(m.group(1))
     if m := _FP8.search(line):
-        out.fp8_kv_cache_dtype = m.group(1)
+        out.fp8_kv_cache_dtype = _first(m)
     if match := _CUDA_GRAPH_ESTIMATE.search(line):
         out.cuda_graph_estimated_gib = float(_first(match))
     if match := _CUDA_GRAPH_CAPTURE.search(line):

@@ -19,12 +19,34 @@ from onechip.planner.gpu_memory import select_rule
         ("0.10.0", "0.11.0", "0.11.0", False),  # exclusive above
         ("0.10.0", "0.11.0", "0.10.2rc1", True),
         (None, "0.7.0", "0.6.6.post1", True),
-        ("0.8.0", None, "v0.8.5.dev169+gabc", True),
+        ("0.8.0", None, "v0.8.5.dev169+gabc", True),  # 169 past v0.8.4: a 0.8.4 build
         ("0.8.0", None, "0.7", False),  # '0.7' is 0.7.0
         ("0.8.0", None, "9999999999.0", True),  # an open end holds every later release, however large
     ],
 )
 def test_covers_is_the_half_open_range(low, high, version, covered) -> None:
+    assert VersionRange(min_version=low, max_version=high).covers(version) is covered
+
+
+# A dev build is what setuptools_scm names a commit past vLLM's latest tag (vLLM's pyproject.toml [tool.setuptools_scm]
+# sets no version_scheme, so guess-next-dev; setup.py get_vllm_version runs 'git describe --tags --long'):
+# setuptools_scm 8.1 version.py guess_next_dev_version formats '{guessed}.dev{distance}' with guess_next_version, which
+# bumps the tag's last number (_modify_version._bump_regex). A 'X.Y.Z.devN' is N commits past tag X.Y.(Z-1) and an
+# 'X.Y.ZrcK.devN' N past X.Y.Zrc(K-1): after the release before X.Y.Z, before X.Y.Z itself (PEP 440 orders them so)
+@pytest.mark.parametrize(
+    ("low", "high", "version", "covered"),
+    [
+        ("0.20.1", None, "0.20.1rc1.dev16+g7a1eb8ac2", False),  # rtx4090x2-...-v0201rc1dev: 16 past v0.20.1rc0
+        ("0.20.0", "0.20.1", "0.20.1rc1.dev16+g7a1eb8ac2", True),
+        ("0.11.0", "0.11.1", "0.11.1.dev0+cu129", True),  # a dirty tree at tag v0.11.0
+        ("0.12.0", "0.13.0", "0.13.0rc2.dev112+g763963aa7", True),  # past v0.13.0rc1, before 0.13.0
+        ("0.13.0", None, "0.13.0rc2.dev112+g763963aa7", False),
+        ("0.10.0", "0.10.1", "0.10.1.dev101+gbda9d0535", True),
+        ("0.27.0", None, "0.27.0rc1", True),  # a tagged release candidate (no .devN) is that release's code
+        (None, "0.4.1", "0.1.dev15312+g690e127b1", True),  # no tag at all: setuptools_scm's 0.0, bumped
+    ],
+)
+def test_a_dev_build_is_after_the_release_before_its_number_and_before_it(low, high, version, covered) -> None:
     assert VersionRange(min_version=low, max_version=high).covers(version) is covered
 
 

@@ -129,9 +129,14 @@ def test_a_pre_release_is_planned_as_its_release_and_says_so(tmp_path: Path) -> 
     (said,) = [w.message for w in rc.warnings if w.code == "engine-version-prerelease"]
     assert said.startswith("vLLM 0.27.0rc1 is a pre-release or dev build, planned as 0.27.0, with 0.27.0's rules")
     assert "engine-version-prerelease" not in {w.code for w in release.warnings}
+    # a dev build comes before its number (catalog.files._DEV_BUILD: setuptools_scm's guess-next-dev names 125 commits
+    # past tag v0.26.1rc0 '0.26.1rc1.dev125'), so it is planned as the release before, 0.26.0, whose rules it gets
     dev = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.26.1rc1.dev125+g43b4aaea3")
     (said,) = [w.message for w in dev.warnings if w.code == "engine-version-prerelease"]
-    assert "planned as 0.26.1," in said
+    assert "planned as 0.26.0," in said and "0.26.0's rules" in said
+    first = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.13.0rc2.dev112+g763963aa7")
+    (said,) = [w.message for w in first.warnings if w.code == "engine-version-prerelease"]
+    assert "planned as 0.12.0," in said  # the newest release before 0.13.0 on PyPI
 
 
 @pytest.mark.parametrize(("version", "beside"), [("0.10.3", "0.10.2 and 0.11.0"), ("0.33.5", "0.33.0 and 0.34.0")])

@@ -325,8 +325,14 @@ def test_a_cloudwatch_csv_export_of_a_failed_boot_reads_as_one() -> None:
     assert record.failure_cause == (
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"
     )
-    # 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 --quantization mxfp4 --gpu-memory-utilization 0.95 ...'
-    assert record.logged == {"tensor_parallel_size": "1", "gpu_memory_utilization": "0.95"}
+    # 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 --quantization mxfp4 --gpu-memory-utilization 0.95 ...
+    # --model /opt/ml/model ...' (the model and --quantization read as the engine parses its flags, logsc63)
+    assert record.logged == {
+        "tensor_parallel_size": "1",
+        "gpu_memory_utilization": "0.95",
+        "model": "/opt/ml/model",
+        "quantization": "mxfp4",
+    }
 
 
 def test_the_pool_of_a_tp_boot_is_its_smallest_rank_whatever_the_order() -> None:
@@ -518,6 +524,7 @@ def test_a_non_default_args_dict_a_paste_wrapped_names_the_deployment() -> None:
         "gpu_memory_utilization": "0.9",
         "model": "Qwen/Qwen2.5-7B-Instruct-AWQ",
         "max_model_len": "8192",
+        "quantization": "awq",  # the dict's 'quantization': 'awq' (logsc63 reads it)
     }
     # a dict a paste cut before it closes is read no further than _ARGS_LINES lines: a later line is not taken for it
     cut = "INFO [api_utils.py:272] non-default args:\n  {'model_tag': 'a/b',\n" + "INFO x\n" * 12 + "'model': 'c/d'}\n"
