@@ -37,12 +37,13 @@ from rich.text import Text
 from onechip import __version__
 from onechip.cli.commands import LazyGroup
 from onechip.cli.render import new_console
-from onechip.errors import Interrupted, OnechipError, internal_error_line, one_line, os_error_line
+from onechip.errors import Interrupted, OnechipError, exit_codes_line, internal_error_line, one_line, os_error_line
 
 app = typer.Typer(
     cls=LazyGroup,
     name="onechip",
     help="Plan, launch, check, benchmark and price a lite agent backend on one accelerator.",
+    epilog=exit_codes_line(),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
