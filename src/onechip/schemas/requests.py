@@ -61,6 +61,7 @@ from onechip.schemas.inputs import (
     comma_list,
     flag_of,
     given,
+    key_counts,
     key_values,
     mm_limits,
     split_commas,
@@ -776,7 +777,7 @@ class AdviseRequest(RequestModel):
     """The request of `onechip advise`: a model and a workload; every catalog chip it fits on, ranked."""
 
     model: Annotated[ModelName, Cli(argument=True)] = Field(description="Hub id, local directory or catalog name.")
-    workload: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
+    workload: Annotated[dict[str, float], BeforeValidator(key_counts)] = Field(
         default_factory=dict,
         validate_default=True,  # the default gets bench's cell from the validator
         description="ctx=TOKENS,clients=N[,output_tokens=N][,turns=N]: the cell to predict on each chip; keys "

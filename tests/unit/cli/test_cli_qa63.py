@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from factories import one_error_line
 from onechip import errors
 from onechip.cli.commands import COMMANDS
 
@@ -39,3 +40,24 @@ def test_every_command_help_says_its_exit_codes(run, command) -> None:
     code, out, err = run(command, "--help")
     assert code == 0, err
     assert {0, 2, 130} <= _exit_codes_said(out), out
+
+
+@pytest.mark.parametrize("count", ["1e3", "1024.0", "4e0"])
+def test_advise_reads_a_workload_count_as_contexts_does(run, count) -> None:
+    # advise --workload ctx=1e3 predicted 1,000 tokens (float('1e3')) and clients=4e0 4 clients, where bench and
+    # simulate --contexts and --clients refuse them, as vLLM's human_readable_int (int(value)) refuses them for
+    # --max-model-len (inputs.read_human_int)
+    line = one_error_line(run, "advise", "gemma-4-E2B-it", "--chips", "v5e-1", "--workload", f"ctx={count},clients=4")
+    assert "ctx" in line and count in line, line
+    line = one_error_line(
+        run, "advise", "gemma-4-E2B-it", "--chips", "v5e-1", "--workload", f"ctx=1024,clients={count}"
+    )
+    assert "clients" in line and count in line, line
+
+
+def test_advise_still_reads_a_workload_count_with_a_suffix(run) -> None:
+    # ctx=8K is 8,192 tokens, ctx=8k 8,000, as --contexts and vLLM's human_readable_int read them
+    for text, tokens in (("8K", "8,192"), ("8k", "8,000")):
+        code, out, err = run("advise", "gemma-4-E2B-it", "--chips", "v5e-1", "--workload", f"ctx={text},clients=1")
+        assert code == 0, err
+        assert f"gemma-4-E2B-it: {tokens} tokens x 1 client" in " ".join(out.split()), out
