@@ -61,3 +61,12 @@ def test_advise_still_reads_a_workload_count_with_a_suffix(run) -> None:
         code, out, err = run("advise", "gemma-4-E2B-it", "--chips", "v5e-1", "--workload", f"ctx={text},clients=1")
         assert code == 0, err
         assert f"gemma-4-E2B-it: {tokens} tokens x 1 client" in " ".join(out.split()), out
+
+
+@pytest.mark.parametrize("command", [name for name in COMMANDS if name not in ("cloud", "deploy", "prices")])
+def test_no_help_says_none_for_an_option_not_given(run, command) -> None:
+    # bench --help: '--model ... None = first from /v1/models', '--rate ... None = closed loop'; simulate --help:
+    # '--calibrate ... None = a stored calibration': Python's None, where a user leaves the option out
+    code, out, err = run(command, "--help")
+    assert code == 0, err
+    assert not re.search(r"\bNone\b", out), out
