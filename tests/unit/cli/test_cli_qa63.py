@@ -70,3 +70,18 @@ def test_no_help_says_none_for_an_option_not_given(run, command) -> None:
     code, out, err = run(command, "--help")
     assert code == 0, err
     assert not re.search(r"\bNone\b", out), out
+
+
+@pytest.mark.parametrize("flag", ["--max-model-len", "--kv-cache-dtype", "--max-num-seqs"])
+def test_a_vllm_flag_given_to_up_says_to_pass_it_through_set(run, flag) -> None:
+    # `up --model M --chip C --max-model-len 32768` said 'No such option: --max-model-len (Possible options:
+    # --language-model-only, --model)': up takes vLLM's serve flags through --set (vllm.flag_table.FLAGS), which a
+    # new user who read `plan --max-model-len` could not guess
+    line = one_error_line(run, "up", "--engine", "vllm", "--model", "gemma-4-E2B-it", "--chip", "l4", "--dry-run",
+                          flag, "8192")  # fmt: skip
+    assert f"--set {flag.removeprefix('--')}=" in line, line
+
+
+def test_an_unknown_option_that_is_no_vllm_flag_keeps_click_s_suggestions(run) -> None:
+    line = one_error_line(run, "up", "--engine", "vllm", "--modl", "gemma-4-E2B-it", "--chip", "l4", "--dry-run")
+    assert "--set" not in line and "--model" in line, line
