@@ -189,6 +189,33 @@ class Interrupted(OnechipError):
     exit_code = 130
 
 
+# What the CLI exits with (cli.main): each class's exit_code above, 1 for what escapes them (os_error_line,
+# internal_error_line), and 128 + the number of a signal that stopped it, the shell's convention. Shown by `onechip
+# --help` and each command's --help that lists none of its own (cli.commands); a test holds it to the tree above.
+EXIT_CODES: dict[int, str] = {
+    0: "done",
+    1: "a file-system error (its path and the OS's reason), a bug ('internal error'), a prompt declined, or status "
+    "with no engine running",
+    ConfigError.exit_code: "bad input (a flag, a file, --out onto an earlier run)",
+    MissingDependencyError.exit_code: "an optional part is not installed (the line names the extra)",
+    ModelConversionError.exit_code: "the embedded model's conversion failed",
+    EngineError.exit_code: "an engine could not be started, stopped or reached",
+    EndpointError.exit_code: "the endpoint is unreachable, timed out, failed or stayed busy",
+    CloudError.exit_code: "a cloud API refused or failed (the line names what may still exist)",
+    BusyError.exit_code: "another onechip holds the lock (an up starting, a bench writing the same --out)",
+    ChecksNotPassed.exit_code: "a verdict not allowed: check's, or plan's 'does not fit' (printed first)",
+    129: "hung up (SIGHUP)",
+    Interrupted.exit_code: "interrupted (Ctrl-C: what was measured is kept)",
+    141: "the reader of its output went away (SIGPIPE)",
+    143: "stopped by SIGTERM (kept as on Ctrl-C)",
+}
+
+
+def exit_codes_line() -> str:
+    """EXIT_CODES as one paragraph for a --help: 'Exit codes: 0 done; 1 ...; ...'."""
+    return "Exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in sorted(EXIT_CODES.items())) + "."
+
+
 def os_error_line(exc: OSError) -> str:
     """One line for a file-system error: the path(s) and the OS's reason, e.g. "cannot write
     runs/x/report.md: Permission denied" (no errno number, no traceback)."""

@@ -17,6 +17,8 @@ import typer
 import typer.core
 import typer.main
 
+from onechip.errors import exit_codes_line
+
 COMMANDS = {
     "demo": "demo_cmd", "plan": "plan_cmd", "up": "engine_cmds", "logs": "engine_cmds",
     "status": "engine_cmds", "down": "engine_cmds", "check": "check_cmd", "bench": "bench_cmd",
@@ -54,11 +56,19 @@ def _listed_help(command: Any) -> None:
         command.short_help = " ".join(paragraph.split())
 
 
+def _says_exit_codes(command: Any) -> None:
+    """Give `command` the exit codes of every command (errors.EXIT_CODES) as its --help's epilog, unless its help or
+    epilog lists its own (check's, cloud's, prices'): bench, report, simulate and the rest said none."""
+    if "Exit codes" not in f"{command.help or ''} {command.epilog or ''}":
+        command.epilog = exit_codes_line()
+
+
 def _as_shown(command: Any, ctx: Any) -> Any:
     """`command` and every command under it (cloud's, deploy's), their flags and --help taking no value shown, each
-    with its line for a listing (_listed_help)."""
+    with its line for a listing (_listed_help) and its exit codes (_says_exit_codes)."""
     _flags_take_no_value([*command.params, command.get_help_option(ctx)])
     _listed_help(command)
+    _says_exit_codes(command)
     for sub in getattr(command, "commands", {}).values():
         _as_shown(sub, ctx)
     return command

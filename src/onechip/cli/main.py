@@ -37,12 +37,13 @@ from rich.text import Text
 from onechip import __version__
 from onechip.cli.commands import LazyGroup
 from onechip.cli.render import new_console
-from onechip.errors import Interrupted, OnechipError, internal_error_line, one_line, os_error_line
+from onechip.errors import Interrupted, OnechipError, exit_codes_line, internal_error_line, one_line, os_error_line
 
 app = typer.Typer(
     cls=LazyGroup,
     name="onechip",
     help="Plan, launch, check, benchmark and price a lite agent backend on one accelerator.",
+    epilog=exit_codes_line(),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -295,8 +296,24 @@ def _usage_error(exc: Exception) -> int:
         return code
     ctx = getattr(exc, "ctx", None)
     hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-    _error(" ".join(message.split()) + hint)
+    through_set = _through_set(exc, ctx)
+    _error(f"No such option: {through_set}" if through_set else " ".join(message.split()) + hint)
     return code
+
+
+def _through_set(exc: Exception, ctx: Any) -> str | None:
+    """For an unknown option that is a vLLM serve flag onechip writes (vllm.flag_table.spec: `up --max-model-len`),
+    given to a command that takes such flags through --set, the rest of its line saying so; click's own suggestions
+    ('Possible options: --language-model-only, --model') named none of that. None otherwise."""
+    # loaded here, not at start: `onechip --version` pays for typer alone (cli.commands), a usage error for the table
+    from onechip.vllm import flag_table
+
+    name = getattr(exc, "option_name", None)
+    if type(exc).__name__ != "NoSuchOption" or not name or ctx is None or flag_table.spec(name) is None:
+        return None
+    if not any("--set" in param.opts for param in ctx.command.params):
+        return None
+    return f"{name} is vLLM's serve flag: give it as --set {name.removeprefix('--')}=VALUE"
 
 
 def _main(args: list[str], argv: list[str] | None) -> None:

@@ -155,7 +155,7 @@ class BenchConfig(RequestModel):
         Cli("url", argument=True),
         AfterValidator(openai_base_url),
     ]
-    model: Name | None = Field(default=None, description="Served model name; None = first from /v1/models.")
+    model: Name | None = Field(default=None, description="Served model name; not given: the first from /v1/models.")
     contexts: Annotated[
         list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]],
         TOKEN_COUNTS,
@@ -224,7 +224,7 @@ class BenchConfig(RequestModel):
         ge=MIN_RATE,
         le=MAX_RATE,
         description="Open loop (vllm bench serve's --request-rate): arrivals per second, one cell per context, in "
-        "flight at most --clients when given (else no cap); None = closed loop.",
+        "flight at most --clients when given (else no cap); not given: closed loop.",
     )
     max_in_flight: Annotated[int | None, Cli(hidden=True)] = Field(
         default=None,

@@ -16,7 +16,7 @@ import math
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path, PurePath
@@ -273,6 +273,29 @@ def key_values(value: Any, info: ValidationInfo) -> Any:
     lists nothing or has an empty entry is a `key_values` error, by split_commas's rule (_entries: `--workload ''`
     predicted bench's default cell), and so is a key given twice. With JSON arguments the field is an object;
     `{}` is its published default (mcp.server._given reads it as not sent)."""
+    return _key_pairs(value, info, lambda key, text: _number(text))
+
+
+def key_counts(value: Any, info: ValidationInfo) -> Any:
+    """key_values for pairs whose values are counts (advise's ctx=8K,clients=16): each read as --contexts and
+    --clients read theirs, vLLM's human_readable_int (read_human_int: 8K is 8,192), so 'ctx=1e3' or 'clients=1.5',
+    which those flags refuse, is refused here too, naming the key (float() read 'ctx=1e3' as 1,000 tokens)."""
+    return _key_pairs(value, info, _count)
+
+
+def _count(key: str, text: str) -> float:
+    """One count of key_counts. Raises PydanticCustomError naming `key` where read_human_int refuses `text`."""
+    try:
+        return float(read_human_int(text))
+    except ValueError:
+        raise PydanticCustomError(
+            "key_values", f"{key} must be a whole number, or one with a suffix (8k = 8,000, 8K = 8,192) as "
+            f"--contexts reads it (got '{key}={text}')"
+        ) from None  # fmt: skip
+
+
+def _key_pairs(value: Any, info: ValidationInfo, read: Callable[[str, str], float]) -> Any:
+    """key_values's body, each value read by `read(key, text)` (raises ValueError)."""
     if not isinstance(value, str):
         return value
     example = _KEY_VALUE_EXAMPLES.get(info.field_name or "", "ttft_ms=500,tpot_ms=50")
@@ -281,7 +304,9 @@ def key_values(value: Any, info: ValidationInfo) -> Any:
         raise _not_a_string(f"object such as {{{pairs}}}", value)
     parts = _entries("key_values", value, f"key=value pairs such as {example}")
     try:
-        items = [(k.strip(), _number(v)) for k, v in (part.split("=", 1) for part in parts)]
+        items = [(k.strip(), read(k.strip(), v)) for k, v in (part.split("=", 1) for part in parts)]
+    except PydanticCustomError:  # `read`'s own line, naming the key (a ValueError too)
+        raise
     except ValueError:
         raise PydanticCustomError("key_values", f"must look like {example}, got {shown(value)}") from None
     keys = [k for k, _ in items]

@@ -61,6 +61,7 @@ from onechip.schemas.inputs import (
     comma_list,
     flag_of,
     given,
+    key_counts,
     key_values,
     mm_limits,
     split_commas,
@@ -650,7 +651,7 @@ class SimulateRequest(RequestModel):
     calibrate: Path | None = Field(
         default=None,
         description="Run directory measured by `onechip bench` (ideally --calibration) to fit the step-time "
-        "terms on; stored for reuse. None = a stored calibration for the plan, else roofline priors.",
+        "terms on; stored for reuse. Not given: a stored calibration for the plan, else roofline priors.",
     )
     # the bounds are BenchConfig's (the grid is validated into one): out of them is a one-line refusal here
     contexts: Annotated[list[Annotated[int, Field(ge=1, le=MAX_TOKENS)]], TOKEN_COUNTS, Field(min_length=1)] = Field(
@@ -674,7 +675,7 @@ class SimulateRequest(RequestModel):
         ge=0.001,
         le=1_000_000,
         description="Open loop, as bench's --rate (Poisson arrivals): arrivals per second, one cell per context, in "
-        "flight at most --clients when given (else no cap); None = closed loop.",
+        "flight at most --clients when given (else no cap); not given: closed loop.",
     )
     workload: Literal["grid", "agent"] = Field(
         default="grid", description="grid: independent requests; agent: sessions as bench's agent workload."
@@ -776,7 +777,7 @@ class AdviseRequest(RequestModel):
     """The request of `onechip advise`: a model and a workload; every catalog chip it fits on, ranked."""
 
     model: Annotated[ModelName, Cli(argument=True)] = Field(description="Hub id, local directory or catalog name.")
-    workload: Annotated[dict[str, float], BeforeValidator(key_values)] = Field(
+    workload: Annotated[dict[str, float], BeforeValidator(key_counts)] = Field(
         default_factory=dict,
         validate_default=True,  # the default gets bench's cell from the validator
         description="ctx=TOKENS,clients=N[,output_tokens=N][,turns=N]: the cell to predict on each chip; keys "
