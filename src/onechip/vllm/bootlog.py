@@ -868,8 +868,8 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (
         re.compile(r"Cannot find the config file for (\S+)"),
         "--quantization {0} names a method the checkpoint was not quantized with: its config.json has no "
-        "quantization_config and its folder no {0} config file; serve a checkpoint quantized for {0}, or drop --quantization to "
-        "let vLLM read the checkpoint's own method",
+        "quantization_config and its folder no {0} config file; serve a checkpoint quantized for {0}, or drop "
+        "--quantization to let vLLM read the checkpoint's own method",
     ),
     # the start-up checks before anything loads: the memory free at start against the utilization's share of the
     # total ('Free memory on device cuda:0 (48.48/178.35 GiB) on startup is less than desired GPU memory utilization
