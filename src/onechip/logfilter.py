@@ -3,7 +3,8 @@ container's entrypoint (vllm.flags.docker_groups), as bash lines. Its Python twi
 
 A secret is, as errors.redact has it: the value (errors.MIN_SECRET_CHARS or more) of an environment variable whose name
 says one (errors.SECRET_NAME: HF_TOKEN, sourced from the 0600 hf_token.env or docker's --env-file; VLLM_API_KEY), but
-for one naming a file (errors._PATH_NAME, spelled in bash), and a Hugging Face token's shape (errors.HF_SHAPE). The
+for one naming a file (errors._PATH_NAME and errors.names_a_path, spelled in bash: the name read upper-cased, a
+value kept only where it reads as a path), and a Hugging Face token's shape (errors.HF_SHAPE). The
 values are read from the environment and reach sed as its script through a pipe (bash's process substitution,
 /dev/fd/N): never an argv (`ps`), never a file; longest first, so that a value holding another is redacted whole.
 
@@ -25,11 +26,14 @@ _ESCAPE = r"s/[][\/.*^$+?(){}|]/\\&/g"
 FILTER_FUNCTION = [
     "onechip_redact() {",
     '  command -v stdbuf >/dev/null || stdbuf() { shift; "$@"; }',
-    "  local name value script",
+    "  local name upper value script",
     "  script=$(for name in $(compgen -e); do",
-    f"    [[ $name =~ {SECRET_NAME.pattern} ]] || continue",
-    "    [[ $name == GOOGLE_APPLICATION_CREDENTIALS || $name == *_FILE || $name == *_PATH ]] && continue",
-    "    value=${!name}",
+    "    upper=${name^^} value=${!name}",
+    f"    [[ $upper =~ {SECRET_NAME.pattern} ]] || continue",
+    # errors.names_a_path: a value kept where a secret is kept's name reads as a file's path, and only then
+    "    [[ $upper == GOOGLE_APPLICATION_CREDENTIALS || $upper == *_FILE || $upper == *_PATH ]] &&"
+    " [[ -n $value && $value != *[[:space:]@:]* && $value != '{'* ]] && [[ $value == /* || $value == '~/'* ||"
+    " $value == ./* || $value == ../* || $value == */* && ${value##*/} =~ [^.]\\.+[^.] ]] && continue",
     # sed reads a line at a time: a value over two lines never stands whole on one
     f"    [ ${{#value}} -ge {MIN_SECRET_CHARS} ] && [[ $value != *$'\\n'* ]] && printf '%s\\n' \"$value\"",
     "  done | awk '{ print length($0) \"\\t\" $0 }' | sort -rn | cut -f2- | "

@@ -11,6 +11,9 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
+from onechip import errors
 from onechip.engines import remote
 
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"
@@ -60,3 +63,25 @@ def test_a_token_of_no_known_shape_is_redacted_by_its_value_and_a_partial_last_l
     text = f"HF_TOKEN={odd} key=k3y-{odd} shaped={TOKEN} path=/not/a/secret\nlast {odd}"
     out, _ = proc.communicate(text.encode(), timeout=30)
     assert out.decode() == "HF_TOKEN=*** key=*** shaped=*** path=/not/a/secret\nlast ***"
+
+
+def test_a_secret_is_the_one_errors_redact_takes_whatever_the_case_of_its_name_or_a_path_named_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # errors._secret_values reads a name upper-cased (a docker --env-file's 'hf_token=' is a secret) and keeps a
+    # ..._FILE / ..._PATH value only where it reads as a path (errors.names_a_path: 'DB_PASSWORD_FILE=hunter2pass',
+    # key text put there by mistake, stays a secret); the filter took neither
+    env = {
+        "hf_token": "lowercase-secret1",
+        "Db_Password": "mixedcase-secret2",
+        "DB_PASSWORD_FILE": "hunter2pass",
+        "HF_TOKEN_PATH": "/not/a/secret",
+        "AWS_SHARED_CREDENTIALS_FILE": "keys/aws.ini",
+        "GOOGLE_APPLICATION_CREDENTIALS": "~/adc",
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    text = " ".join(env.values())
+    proc = _filter(tmp_path, env)
+    out, _ = proc.communicate(text.encode(), timeout=30)
+    assert out.decode() == errors.redact(text) == "*** *** *** /not/a/secret keys/aws.ini ~/adc"
