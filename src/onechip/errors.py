@@ -211,7 +211,8 @@ def os_error_line(exc: OSError) -> str:
 _SECRET_PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{8,}"),
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
-    re.compile(r"(?i)(authorization:\s*bearer\s+)\S+"),
+    # the header line, or a headers dict's repr or JSON ("'Authorization': 'Bearer ...'"): the value to its quote
+    re.compile(r"""(?i)(authorization['"]?:\s*['"]?bearer\s+)[^\s'"]+"""),
     re.compile(r"AKIA[0-9A-Z]{16}"),
     # Google OAuth 2.0 access ('ya29.') and refresh ('1//') tokens, as Google's OAuth 2.0 for web server
     # applications guide shows them (developers.google.com/identity/protocols/oauth2/web-server)

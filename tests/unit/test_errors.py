@@ -188,3 +188,16 @@ def test_a_secret_named_key_and_a_private_key_block_are_redacted(text, redacted)
 )
 def test_a_secret_named_value_is_redacted_to_its_closing_quote(text, redacted):
     assert redact(text) == redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        # a headers dict's repr or JSON (httpx.Headers, requests' dict): the quotes between the name and the value
+        ("{'Authorization': 'Bearer abc-XYZ-123'}", "{'Authorization': 'Bearer ***'}"),
+        ('{"authorization": "Bearer abc-XYZ-123"}', '{"authorization": "Bearer ***"}'),
+        ("Authorization: Bearer abc-XYZ-123", "Authorization: Bearer ***"),  # the header line as before
+    ],
+)
+def test_a_bearer_token_under_a_quoted_authorization_key_is_redacted(text, redacted):
+    assert redact(text) == redacted
