@@ -238,7 +238,8 @@ def os_error_line(exc: OSError) -> str:
 _SECRET_PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{8,}"),
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
-    re.compile(r"(?i)(authorization:\s*bearer\s+)\S+"),
+    # the header line, or a headers dict's repr or JSON ("'Authorization': 'Bearer ...'"): the value to its quote
+    re.compile(r"""(?i)(authorization['"]?:\s*['"]?bearer\s+)[^\s'"]+"""),
     re.compile(r"AKIA[0-9A-Z]{16}"),
     # Google OAuth 2.0 access ('ya29.') and refresh ('1//') tokens, as Google's OAuth 2.0 for web server
     # applications guide shows them (developers.google.com/identity/protocols/oauth2/web-server)
@@ -285,14 +286,27 @@ SECRET_WORD_NAME = re.compile(
     r"(?:^|_)(?:TOKEN$|(?:SECRET|PASSWORD|PASSWD|CREDENTIALS?|(?:API|ACCESS|PRIVATE)_?KEY)(?:_|$))"
 )
 # A quoted key and the quoted text value after it, as JSON and a Python dict's repr write them, a JSON text inside a
-# JSON string too (\"private_key\": \"...\"): the value, up to a quote or a backslash, is redacted when the key is
-# named as a secret (secret_named). A PEM value's body, past its first '\n', is the PEM rule's (_SECRET_PATTERNS).
+# JSON string too (\"private_key\": \"...\"): the value is redacted when the key is named as a secret (secret_named),
+# up to its closing quote, past every escaped one (JSON's \" and \\, RFC 8259 section 7; repr's \' where a str holds
+# both quotes; a JSON string's own \\\" inside JSON text), or to the text's end where a cut ended it; a PEM value with
+# its \n escapes whole. Stopping at the first quote or backslash left the rest showing ("ab\"cd" read "***\"cd").
 # Only a text holding a quote and one of _KEY_WORDS is searched: searched, a dict-heavy log line ({'model': ...,
 # 'dtype': ...}) took 16 us more (measured here), a 1,000,000-line `logs` 16 s; and the key must hold one to match.
 _KEY_WORDS = ("token", "secret", "passw", "credential", "key")
+_SECRET_KEY = r"[\w.-]*(?i:token|secret|passw|credential|key)[\w.-]*"
 _QUOTED_VALUE = re.compile(
-    r"""(["']([\w.-]*(?i:token|secret|passw|credential|key)[\w.-]*)\\?["']\s*:\s*\\?["'])[^"'\\]+"""
+    # a key in plain quotes; its value in " or ' (the lookbehind reads which), a backslash escaping the next character
+    rf"""(["']({_SECRET_KEY})["']\s*:\s*["'])(?:(?<=")(?:[^"\\]|\\[\s\S])*|(?<=')(?:[^'\\]|\\[\s\S])*)"""
+    # a key in escaped quotes (JSON text in a JSON string): two backslashes are one of the inner text, and two then an
+    # escaped quote an escaped quote of the inner text, which goes on; an escaped quote alone closes the value
+    rf"""|(\\"({_SECRET_KEY})\\"\s*:\s*\\")(?:[^"\\]|\\\\\\[\\"]|\\\\|\\[^"\\])*"""
 )
+
+
+def _quoted_secret(match: re.Match[str]) -> str:
+    """A _QUOTED_VALUE match with its value as *** when its key is named as a secret, else as it was."""
+    head, name = (match.group(1), match.group(2)) if match.group(1) is not None else (match.group(3), match.group(4))
+    return head + "***" if secret_named(name) else match.group(0)
 
 
 def secret_named(name: str) -> bool:
@@ -443,6 +457,6 @@ def redactor() -> Callable[[str], str]:
         low = text.lower()
         if not (("'" in text or '"' in text) and any(word in low for word in _KEY_WORDS)):
             return text
-        return _QUOTED_VALUE.sub(lambda m: m.group(1) + "***" if secret_named(m.group(2)) else m.group(0), text)
+        return _QUOTED_VALUE.sub(_quoted_secret, text)
 
     return redact_known

@@ -165,3 +165,39 @@ def test_a_credentials_variable_naming_a_file_keeps_its_path():
 )
 def test_a_secret_named_key_and_a_private_key_block_are_redacted(text, redacted):
     assert redact(text) == redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        # JSON escapes a quote inside a string as \" (RFC 8259 section 7): the value runs on past it
+        ('{"password": "ab\\"cd-XYZ"}', '{"password": "***"}'),
+        # Python's repr quotes a str holding a ' with " (and one holding both with ', the ' escaped)
+        ("{'access_token': \"it's-XYZ-123\"}", "{'access_token': \"***\"}"),
+        ("{'api_key': 'it\\'s \"XYZ\"'}", "{'api_key': '***'}"),
+        # JSON text inside a JSON string: its escaped quote is \\\" (both levels' escapes)
+        ('"{\\"password\\": \\"ab\\\\\\"cd-XYZ\\"}"', '"{\\"password\\": \\"***\\"}"'),
+        # a service-account key file's "private_key": the PEM block with its \n escapes, all of it
+        (
+            '{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIB\\n-----END PRIVATE KEY-----\\n", "x": 1}',
+            '{"private_key": "***", "x": 1}',
+        ),
+        # a text cut inside the value (shown's 80 characters) still loses what it holds of it
+        ('{"client_secret": "ab\\"cd-XY', '{"client_secret": "***'),
+    ],
+)
+def test_a_secret_named_value_is_redacted_to_its_closing_quote(text, redacted):
+    assert redact(text) == redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        # a headers dict's repr or JSON (httpx.Headers, requests' dict): the quotes between the name and the value
+        ("{'Authorization': 'Bearer abc-XYZ-123'}", "{'Authorization': 'Bearer ***'}"),
+        ('{"authorization": "Bearer abc-XYZ-123"}', '{"authorization": "Bearer ***"}'),
+        ("Authorization: Bearer abc-XYZ-123", "Authorization: Bearer ***"),  # the header line as before
+    ],
+)
+def test_a_bearer_token_under_a_quoted_authorization_key_is_redacted(text, redacted):
+    assert redact(text) == redacted

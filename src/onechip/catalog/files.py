@@ -186,15 +186,20 @@ def version_key(version: str) -> tuple[int, int, int]:
     return (major, minor - 1, _LAST_PATCH) if minor else (major - 1, _LAST_PATCH, _LAST_PATCH)
 
 
-_FOURTH = re.compile(r"^v?\d+\.\d+\.\d+\.(?:post)?(\d+)")
+_FOURTH = re.compile(r"^v?\d+\.\d+\.\d+\.(?:post)?(\d+)(\.dev\d+)?")
 
 
 def release_key(version: str) -> tuple[int, ...]:
     """version_key and a fourth part, so a patch of a patch follows it ('0.10.1.1' and '0.6.1.post1' after
-    '0.10.1' and '0.6.1'): the releases vllm_architectures.json and vllm_registries.json name. Raises ConfigError
+    '0.10.1' and '0.6.1'): the releases vllm_architectures.json and vllm_registries.json name. A dev build of one
+    ('0.8.5.post1.dev3', '0.10.1.2.dev4') keys as the release before its number, as version_key keys a dev build
+    (_DEV_BUILD: guess-next-dev bumps the tag's last number, here the fourth): 0.8.5, 0.10.1.1. Raises ConfigError
     as version_key does."""
     fourth = _FOURTH.match(version.strip())
-    return (*version_key(version), int(fourth.group(1)) if fourth else 0)
+    if fourth is None:
+        return (*version_key(version), 0)
+    number = int(fourth.group(1))
+    return (*version_key(version), number - 1 if fourth.group(2) and number else number)
 
 
 class VersionRange(StrictModel):

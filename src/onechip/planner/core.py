@@ -3356,10 +3356,10 @@ def _prerelease_note(version: str | None, rules: EngineRules) -> list[PlanWarnin
     if match is None or not rules.quantization_methods:
         return []
     release = match.group(1)
-    if version_key(match.string) < version_key(release):  # a dev build: the release before its number (version_key)
+    if release_key(match.string) < release_key(release):  # a dev build: the release before its number (release_key)
         read = catalog.vllm_architectures()
         below = [
-            r for r in (*read.releases_read, *read.releases_not_read) if version_key(r) <= version_key(match.string)
+            r for r in (*read.releases_read, *read.releases_not_read) if release_key(r) <= release_key(match.string)
         ]
         release = max(below, key=release_key) if below else release
     return [

@@ -77,11 +77,15 @@ ResourceName = Annotated[
 
 
 def parse_duration(value: Any) -> Any:
-    """'4h' -> 14400.0, '1h30m' -> 5400.0, '90s' / '90' -> 90.0 (seconds); anything not a string passes."""
+    """'4h' -> 14400.0, '1h30m' -> 5400.0, '90s' / '90' -> 90.0 (seconds); a number passes. Raises ValueError for
+    anything else: a list or an object passed on reached Duration's float | int, whose refusal pydantic gives once
+    per branch, each named in its path ('max_run_duration_s.float', '...int')."""
     if isinstance(value, bool):
         raise ValueError("a duration is a number of seconds or text like 4h, not true/false")
-    if not isinstance(value, str):
+    if isinstance(value, int | float):
         return value
+    if not isinstance(value, str):
+        raise ValueError("a duration is a number of seconds or text like 4h, 30m, 90s or 1h30m")
     text = value.strip().lower()
     if re.fullmatch(r"\d+(?:\.\d+)?", text):
         return float(text)

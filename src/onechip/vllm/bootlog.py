@@ -266,6 +266,11 @@ _FP8 = re.compile(r"kv_cache_dtype['\"]?\s*[:=]\s*['\"]?(fp8\w*)|--kv[-_]cache[-
 # ('Qwen/Qwen3-32B', '/model', 'gpt2'), not a shell variable ('${MODEL_PATH}'), an option, a line's continuation '\\'
 # or a usage line's placeholder ('usage: vllm serve [model_tag] [options]', argparse's error of a bad command)
 _MODEL_WORD = r"""['"]?(?![$\\<\[{-])((?=[^\s'"`\\]*[/.\d_-])[^\s'"`\\]+)"""
+# A client of a running server on a pasted command line: `vllm bench serve` (vllm/entrypoints/cli/benchmark/serve.py,
+# vllm.benchmarks.serve's arguments) and the script before it (benchmarks/benchmark_serving.py) send requests; their
+# --model is the name those ask for (a --served-model-name, or the path the server was given), not what a server
+# loaded, so neither its line nor the lines its shell continuations ('\\') carry on is read as the deployment's
+_CLIENT_COMMAND = re.compile(r"\bvllm\s+bench\s+serve\b|\bbenchmark_serving\.py\b")
 # What deployment a log is of: vLLM's 'non-default args: {...}' (arg_utils, 0.10+) and 'Initializing a V1 LLM engine
 # (vX) with config: model='...', ... max_seq_len=N, ... tensor_parallel_size=N' lines, and 'Resolved architecture: X'
 # (tests/fixtures/bootlogs/a100-gpt-oss-20b-len131072-util065-v0190.log, a100-qwen2-7b-util025-v01011.log)
@@ -1244,8 +1249,10 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     hidden = redactor()  # the secrets read once, not once a kept line
     cut = len(lines) - 1 if not text.endswith(("\n", "\r")) else -1  # a last line that may be cut short (_CUT_NUMBER)
     first = _last_boot(lines)  # a log of a restart is read from its last boot on
+    client = False  # the line is a serving client's command, or one of its shell continuations (_CLIENT_COMMAND)
     for i, raw in enumerate(lines[first:], start=first):
         line = raw.rstrip()
+        client = bool(_CLIENT_COMMAND.search(line)) or (client and lines[i - 1].rstrip().endswith("\\"))
         plain = _plain(line)
         bare = _unprefixed(plain)
         stamp = _stamp(line, year)
@@ -1261,7 +1268,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             out.errors.append(hidden(line))
         # on the bare line: the patterns anchored at a line's start (nvidia-smi's rows, 'GPU device name:', a versions
         # table's 'vllm 0.28.0 /') read behind a process tag or a collector's prefix as they do on the clean log
-        facts = _CUT_NUMBER.sub("", bare) if i == cut else bare
+        facts = "" if client else _CUT_NUMBER.sub("", bare) if i == cut else bare
         if _config_starts(facts):
             kept.clear()
         _read_facts(out, facts, kept)

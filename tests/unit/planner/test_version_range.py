@@ -75,3 +75,19 @@ def test_a_version_no_rule_covers_is_refused_in_the_catalog_s_words() -> None:
     line = str(caught.value)
     assert "Rule" not in line and "\n" not in line
     assert line.startswith("engine_version '9999999999.0': ") and rules[0].versions in line
+
+
+@pytest.mark.parametrize(
+    ("version", "release"),
+    [
+        # guess-next-dev bumps a tag's last number (setuptools_scm 8.1 _modify_version._bump_regex): 'X.Y.Z.postK.devN'
+        # is N commits past X.Y.Z.post(K-1), 'X.Y.Z.postK' being the first release it comes before; 0.8.5 and
+        # 0.8.5.post1 are both vLLM releases (PyPI)
+        ("0.8.5.post1.dev3+g1234567", "0.8.5"),
+        ("0.8.5.post2.dev3", "0.8.5.post1"),
+        ("0.10.1.2.dev4", "0.10.1.1"),  # past tag v0.10.1.1, a patch of a patch (PyPI's 0.10.1.1)
+        ("0.8.5.post1", "0.8.5.post1"),
+    ],
+)
+def test_a_dev_build_of_a_post_release_keys_as_the_release_before(version, release) -> None:
+    assert catalog.files.release_key(version) == catalog.files.release_key(release)

@@ -137,6 +137,10 @@ def test_a_pre_release_is_planned_as_its_release_and_says_so(tmp_path: Path) -> 
     first = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.13.0rc2.dev112+g763963aa7")
     (said,) = [w.message for w in first.warnings if w.code == "engine-version-prerelease"]
     assert "planned as 0.12.0," in said  # the newest release before 0.13.0 on PyPI
+    # 3 commits past tag v0.8.5 is '0.8.5.post1.dev3': before 0.8.5.post1, so planned as 0.8.5 (both on PyPI)
+    post = plan_model(str(path), "h100", max_model_len=8192, engine_version="0.8.5.post1.dev3+g1234567")
+    (said,) = [w.message for w in post.warnings if w.code == "engine-version-prerelease"]
+    assert "planned as 0.8.5," in said
 
 
 @pytest.mark.parametrize(("version", "beside"), [("0.10.3", "0.10.2 and 0.11.0"), ("0.33.5", "0.33.0 and 0.34.0")])

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from onechip.bench.client import StreamOutcome
 from onechip.errors import ConfigError
 from onechip.schemas.bench import BenchConfig, BenchRun, RepJob, RequestSample
+from onechip.schemas.cloud import CloudUpRequest
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import (
     CheckRequest,
@@ -207,3 +208,16 @@ def test_rep_job_and_sample_are_built_from_shared_fields() -> None:
     failed = RequestSample.of(job, StreamOutcome(t_send=1.0, error="HTTP 400"), stream=0, seq=5, warmup=True)
     assert (failed.status, failed.error, failed.warmup) == ("failed", "HTTP 400", True)
     assert json.loads(failed.model_dump_json())["seq"] == 5
+
+
+@pytest.mark.parametrize("value", [[1], {"h": 4}, [[1]]])
+def test_a_duration_of_another_json_type_is_refused_in_one_line(value) -> None:
+    # Duration is float | int behind parse_duration: a list or an object went on to the union, whose branches
+    # pydantic names in the error's path ('max_run_duration_s.float', '...int'), two lines naming no argument sent.
+    # One line now names the argument and what it takes, parse_duration's own words for a duration
+    with pytest.raises(ConfigError) as caught:
+        build_request(CloudUpRequest, {"max_run_duration_s": value}, strict=True)
+    assert str(caught.value) == (
+        "Invalid value for 'max_run_duration_s': a duration is a number of seconds or text like 4h, 30m, 90s or "
+        f"1h30m (got {value!r})"
+    )

@@ -106,3 +106,30 @@ def test_an_abbreviated_flag_argparse_takes_is_read() -> None:
     assert (logged["tensor_parallel_size"], logged["max_model_len"]) == ("2", "120000")
     # '8111--gpu-memory-utilization' is one word, --port's value (no space before the flag): no utilization is read
     assert "gpu_memory_utilization" not in logged
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # `vllm bench serve` (vllm/entrypoints/cli/benchmark/serve.py, vllm.benchmarks.serve's arguments) and the script
+        # before it (benchmarks/benchmark_serving.py) are clients of a running server: their --model is the name their
+        # requests ask for (a --served-model-name, or a path the server was given), not what a server loaded
+        "vllm bench serve --model Qwen/Qwen3-4B-served --num-prompts 10\n",
+        "python3 benchmarks/benchmark_serving.py --backend vllm --model=Qwen/Qwen3-4B-served\n",
+        # the same command wrapped with shell continuations, as a paste shows it
+        "vllm bench serve \\\n  --backend vllm \\\n  --model Qwen/Qwen3-4B-served \\\n  --num-prompts 10\n",
+    ],
+)
+def test_a_serving_benchmarks_model_is_not_the_servers(text: str) -> None:
+    args = (
+        "INFO 05-01 10:00:02 [utils.py:233] non-default args: {'model_tag': 'Qwen/Qwen3-4B', 'model': "
+        "'Qwen/Qwen3-4B', 'max_model_len': 4096}\n"
+    )
+    assert read_boot_log(text, "vllm", "m").logged.get("model") is None
+    # pasted after the server's log, it no longer replaces the model the server's own line names
+    assert read_boot_log(args + text, "vllm", "m").logged.get("model") == "Qwen/Qwen3-4B"
+    # and a server's command wrapped the same way is still read
+    served = text.replace("vllm bench serve", "vllm serve").replace(
+        "benchmarks/benchmark_serving.py", "-m vllm.entrypoints.openai.api_server"
+    )
+    assert read_boot_log(served, "vllm", "m").logged.get("model") == "Qwen/Qwen3-4B-served"
