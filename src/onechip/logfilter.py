@@ -1,8 +1,9 @@
-"""The redacting filter an engine's output goes through where no onechip runs: a host's serve.sh (engines.remote) and a
-container's entrypoint (vllm.flags.docker_groups), as bash lines. Its Python twin is onechip.logpump, a local engine's.
+"""The redacting filter an engine's output goes through where no onechip runs: a host's serve.sh (engines.remote), as
+bash lines. Its Python twin is onechip.logpump, a local engine's. A container's own log (`docker logs`) does not go
+through it (README: what remains).
 
 A secret is, as errors.redact has it: the value (errors.MIN_SECRET_CHARS or more) of an environment variable whose name
-says one (errors.SECRET_NAME: HF_TOKEN, sourced from the 0600 hf_token.env or docker's --env-file; VLLM_API_KEY), but
+says one (errors.SECRET_NAME: HF_TOKEN, sourced from the 0600 hf_token.env; VLLM_API_KEY), but
 for one naming a file (errors._PATH_NAME and errors.names_a_path, spelled in bash: the name read upper-cased, a
 value kept only where it reads as a path), and a Hugging Face token's shape (errors.HF_SHAPE). The
 values are read from the environment and reach sed as its script through a pipe (bash's process substitution,
