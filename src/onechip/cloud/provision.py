@@ -1237,10 +1237,7 @@ def _list_through(take: Callable[[str, bool], None], again: dict[str, CloudError
                 continue
             del again[zone]
         if again:
-            last = list(again.values())[-1]
-            said = last.reworded(f"the lists of {len(again)} zone(s) not read: {last}")
-            said.retry_after_s = max(exc.retry_after_s or 0.0 for exc in again.values())  # the longest asked
-            raise said
+            raise _all_left(again, f"the lists of {len(again)} zone(s) not read")
 
     try:
         through_outages(list_again, end_s, pause_s, lambda line: on_progress(ProgressEvent("cloud", line)))
@@ -1329,10 +1326,7 @@ def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn
                 unread.pop(k)
                 failed[k] = exc
         if unread:
-            last = list(unread.values())[-1]
-            said = last.reworded(f"the labels of {len(unread)} TPU(s) not read: {last}")
-            said.retry_after_s = max(exc.retry_after_s or 0.0 for exc in unread.values())  # the longest asked
-            raise said
+            raise _all_left(unread, f"the labels of {len(unread)} TPU(s) not read")
 
     try:
         for k in range(len(chosen)):
@@ -1359,6 +1353,15 @@ def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn
         result.failed = [f"{_what(r)}: {exc}; delete it: {delete_command(r)}" for r, exc in gone]
         raise CloudDownError(_left_line([r for r, _ in gone], result, gone[0][1]), result, gone[0][1])
     return result
+
+
+def _all_left(left: dict[str, CloudError] | dict[int, CloudError], words: str) -> CloudError:
+    """One CloudError for the refusals `left` holds (a round of through_outages that left some): the last one's,
+    reworded '`words`: <it>', asking the longest wait any of them asked (retry_after_s)."""
+    last = list(left.values())[-1]
+    said = last.reworded(f"{words}: {last}")
+    said.retry_after_s = max(exc.retry_after_s or 0.0 for exc in left.values())
+    return said
 
 
 def _read_through(read: Callable[[], None], unread: dict[int, CloudError], pause_s: float, end_s: float,
