@@ -17,6 +17,8 @@ import signal
 import socket
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -127,6 +129,23 @@ def test_health_answered_by_another_server_is_refused(tmp_path):
         engine.stop()
 
 
+def _wait_for(done, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        assert time.monotonic() < deadline, "the scratch server did not start"
+        time.sleep(0.05)
+
+
+def _answer_ok(sock: socket.socket) -> None:
+    """Answer every connection on listening `sock` with 200, as SERVER does, until the socket is closed."""
+    with contextlib.suppress(OSError):
+        while True:
+            conn, _ = sock.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+
+
 def test_a_second_listener_beside_our_engine_is_refused(tmp_path, monkeypatch):
     """With SO_REUSEPORT both servers listen and the kernel splits connections between them: readiness, check and
     bench would measure a mix of two servers."""
@@ -140,10 +159,16 @@ def test_a_second_listener_beside_our_engine_is_refused(tmp_path, monkeypatch):
         monkeypatch.setattr(local, "port_is_free", lambda port, host="127.0.0.1", reuse=True: True)
         engine.start()
         try:
+            # listen once the engine's own server does, and answer as it does: a listener that never accepted held
+            # every /health the kernel gave it until the client's 2 s timeout, and on a slow machine the whole 20 s
+            # wait could pass without one answer from the engine's server (CI, stop 63: 'not healthy after 20 s')
+            _wait_for(lambda: "listening pid=" in log.read_text(errors="replace"), timeout_s=20)
             other.listen()
+            threading.Thread(target=_answer_ok, args=(other,), daemon=True).start()
             with pytest.raises(PortInUseError) as info:
                 engine.wait_ready(timeout_s=20)
-            assert f"port {number}" in str(info.value) and f"pid {os.getpid()}" in str(info.value)
+            said = str(info.value)
+            assert f"port {number}" in said and f"pid {os.getpid()}" in said and "beside this engine" in said
             assert not group_alive(engine.pid)
         finally:
             engine.stop()
