@@ -59,7 +59,8 @@ named choice), or with `tool_calls_finish` on every such reply.
 Wire habits (`wire_script(number, body)`): a streamed chat answer's body written verbatim, write by write at set
 offsets (`WireWrite`; `sse_event` builds the events), in place of the generated or scripted stream, for the
 habits of other OpenAI-compatible servers: CRLF line ends, `: ping` comments, an event split across writes, no
-[DONE], the connection held open after it, an error event mid-stream, a connection dropped mid-stream.
+[DONE], the connection held open after it, an error event mid-stream, a connection dropped mid-stream; `sse_event`
+writes a chunk as vLLM, SGLang, TGI or llama.cpp serialize theirs (`Shape`).
 
 Timing: zero ttft_s and itl_s stream as fast as the socket allows (the client-ceiling benchmark). The last
 2 ms before each deadline are spun in blocking steps (timing accuracy for one stream), which holds the
@@ -144,20 +145,43 @@ Script = list[Reply] | Callable[[dict[str, Any]], Reply] | None
 WireWrite = tuple[float, bytes | None, bool]
 
 
+# How a server writes a chunk. vllm: only the fields set (vLLM's model_dump_json(exclude_unset=True),
+# entrypoints/openai/chat_completion/serving.py, 0.34.0 sdist). sglang: every field of its DeltaMessage, null where
+# unset, `usage: null` on a chunk without usage, the choice's `logprobs` and `matched_stop` (model_dump_json without
+# exclude_none; python/sglang/srt/entrypoints/openai/protocol.py and serving_chat.py). tgi: the role on every delta
+# (TGI's TextMessage, role "assistant"; a special token, the EOS included, has content "": router/src/chat.rs
+# create_event_from_stream_token); TGI sends no role-only opening chunk. llamacpp: a `timings` object beside the
+# finish_reason (llama.cpp's server; its opening delta `{"role": "assistant", "content": null}` is the caller's).
+Shape = Literal["vllm", "sglang", "tgi", "llamacpp"]
+SGLANG_DELTA = ("role", "content", "reasoning_content", "tool_calls")  # SGLang's DeltaMessage fields, in its order
+
+
 def sse_event(
     delta: dict[str, Any] | None = None,
     finish: str | None = None,
     usage: tuple[int, int] | None = None,
     *,
     crlf: bool = False,
+    shape: Shape = "vllm",
 ) -> bytes:
     """One `data:` event of a chat-completions stream: a choice with `delta` (no choice when delta is None, as
     a usage-only final chunk), `finish` as its finish_reason, `usage` (prompt, completion tokens) when given;
-    lines end in CRLF when `crlf`."""
+    lines end in CRLF when `crlf`; written as the server `shape` writes its chunks (Shape)."""
     obj: dict[str, Any] = {"id": "chatcmpl-w", "object": "chat.completion.chunk", "model": "fake-model"}
-    obj["choices"] = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    if delta is not None and shape == "sglang":
+        delta = {**dict.fromkeys(SGLANG_DELTA), **delta}
+    elif delta is not None and shape == "tgi":
+        delta = {"role": "assistant", **delta}
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    if shape == "sglang":
+        choice |= {"logprobs": None, "matched_stop": None}
+    obj["choices"] = [] if delta is None else [choice]
     if usage is not None:
         obj["usage"] = _usage(*usage)
+    elif shape == "sglang":
+        obj["usage"] = None
+    if shape == "llamacpp" and finish is not None:
+        obj["timings"] = {"prompt_n": 16, "predicted_n": 4, "predicted_per_second": 100.0}
     end = b"\r\n" if crlf else b"\n"
     return b"data: " + json.dumps(obj).encode() + end + end
 

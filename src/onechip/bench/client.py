@@ -3,8 +3,11 @@
 Conventions (DESIGN.md "Measuring right"):
 - TTFT ends at the first chunk carrying generated content, reasoning or a tool call (its first delta, the
   name, is generated output), never at the role-only chunk. A chunk with `content: ""` and no role is a token
-  that decoded to no text (`vllm.wire.empty_token`, vllm bench serve's rule): without per-chunk usage it is
-  timed as a token chunk (TTFT, ITL, the one-per-chunk count); with per-chunk usage its count decides.
+  that decoded to no text (`vllm.wire.empty_token`, vllm bench serve's rule), and so is one after the first token
+  whatever role it repeats (TGI names it on every chunk, its EOS too): without per-chunk usage it is timed as a
+  token chunk (TTFT, ITL, the one-per-chunk count); with per-chunk usage its count decides. A thinking model's
+  first reasoning token ends TTFT: the server has answered (prefill and queue are behind it) and a client streams
+  the thinking as it comes; the answer's first content comes later by the reasoning's length.
   vllm bench serve 0.34 (vllm/benchmarks/lib/endpoint_request_func.py `_choice_has_streamed_output`, read in the
   0.34.0 sdist) ends TTFT at the same chunk; 0.32 (read in its wheel) ended it at the first chunk with `choices`, the
   role chunk included: the same instant against vLLM, which sends the role chunk with the first token's output
@@ -135,7 +138,7 @@ class _Timing:
         usage = obj.get("usage")
         choice = choices[0] if choices else {}
         generated = has_generated(choice)
-        empty = not generated and empty_token(choice)
+        empty = not generated and empty_token(choice, out.t_first is not None)
         delta_tokens: int | None = None
         if usage or generated or empty:  # a role-only chunk without usage does not break continuous usage
             self.events += 1
@@ -144,7 +147,7 @@ class _Timing:
             self.with_usage += 1
             ct = usage.get("completion_tokens")
             # the role chunk is never a token: what usage counts on it goes with the next chunk
-            if ct is not None and self.with_usage == self.events and (generated or not _opening(choice)):
+            if ct is not None and self.with_usage == self.events and (generated or not self.opening(choice)):
                 delta_tokens, self.prev_ct = int(ct) - self.prev_ct, int(ct)
                 if delta_tokens < 0:  # a cumulative count that fell counts no chunk: tokens are spread (finish)
                     self.per_chunk_known, delta_tokens = False, None
@@ -167,6 +170,12 @@ class _Timing:
                 self.per_chunk_known = False
             else:
                 out.chunk_tokens.append(delta_tokens)
+
+    def opening(self, choice: dict[str, Any]) -> bool:
+        """True for the role chunk: a delta naming a role (not null) before any token (asked only when nothing was
+        generated); a server that names the role on every delta (TGI) opens once all the same."""
+        delta = choice.get("delta")
+        return self.out.t_first is None and isinstance(delta, dict) and bool(delta.get("role"))
 
     def finish(self) -> StreamOutcome:
         """The outcome: counts from the latest usage (a usage-only final chunk, or usage on the last choice
@@ -237,12 +246,6 @@ async def _post(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> 
         fresh.post(url, json=body) as resp,
     ):
         yield resp
-
-
-def _opening(choice: dict[str, Any]) -> bool:
-    """True for the role chunk (a delta with the role, nothing generated: asked only when nothing was)."""
-    delta = choice.get("delta")
-    return isinstance(delta, dict) and "role" in delta
 
 
 async def _count_output(http: aiohttp.ClientSession, base_url: str, model: str, timing: _Timing) -> None:

@@ -363,12 +363,16 @@ def has_generated(choice: Json) -> bool:
     return isinstance(delta, dict) and any(delta.get(f) for f in GENERATED_DELTA_FIELDS)
 
 
-def empty_token(choice: Json) -> bool:
-    """True when a streamed choice's delta is `content: ""` without a role: a generated token that decodes to
-    no text (a special token under skip_special_tokens), as `vllm bench serve` counts it (vLLM 0.34.0
-    `_choice_has_streamed_output`); the opening chunk carries the role and is not one."""
+def empty_token(choice: Json, after_first: bool = False) -> bool:
+    """True when a streamed choice's delta is `content: ""` that is a generated token decoding to no text (a special
+    token under skip_special_tokens, the EOS included), as `vllm bench serve` counts it (vLLM 0.34.0
+    `_choice_has_streamed_output`); the opening chunk carries the role and is not one. `after_first`: a token came
+    before it in this answer, so it is no opening chunk whatever role it names: TGI names the role on every delta
+    (router/src/chat.rs: a special token's delta is `{"role": "assistant", "content": ""}`), where vllm bench serve
+    loses the token (a TGI answer that ends at its EOS, as every one does without ignore_eos, had its TPOT over
+    n - 1 tokens cut by one gap). A `role: null` names no role (SGLang writes every delta field, null where unset)."""
     delta = choice.get("delta")
-    return isinstance(delta, dict) and delta.get("content") == "" and "role" not in delta
+    return isinstance(delta, dict) and delta.get("content") == "" and (after_first or not delta.get("role"))
 
 
 def generated_text(choice: Json) -> dict[str, str]:

@@ -37,7 +37,7 @@ from typing import Any, Literal
 import pytest
 from rich.console import Console
 
-from fakes.vllm_server import FakeVllm, Reply, WireWrite, count_body, sse_event
+from fakes.vllm_server import FakeVllm, Reply, Shape, WireWrite, count_body, sse_event
 from onechip import api
 from onechip.bench import client, runner, stats, worker
 from onechip.bench.runner import load_samples
@@ -544,11 +544,18 @@ class Wire:
     # a server that sleeps before every event: the finish_reason in its own empty-delta event W_ITL_S after the last
     # content event, the final usage and [DONE] W_ITL_S after that (no token in either: E2E ends before them)
     late_finish: bool = False
+    # how the server writes its chunks (fakes.vllm_server.Shape): tgi sends no opening role event and names the role
+    # on every event; llamacpp opens with `content: null`
+    shape: Shape = "vllm"
+    # the last content event is a special token, the EOS, that decodes to no text (`content: ""`; finish "stop"): a
+    # server that ignores ignore_eos (TGI has no such field) ends every answer so; usage counts the token
+    eos: bool = False
 
     def __call__(self, number: int, body: dict[str, Any]) -> list[WireWrite]:
         prompt, end = count_body(body), b"\r\n" if self.crlf else b"\n"
         role_usage = None if self.role_usage is None else (prompt, self.role_usage)
-        writes = [(0.0, self.event({"role": "assistant", "content": ""}, None, role_usage), False)]
+        opening = {"role": "assistant", "content": None if self.shape == "llamacpp" else ""}
+        writes = [] if self.shape == "tgi" else [(0.0, self.event(opening, None, role_usage), False)]
         done = 0
         for k, tokens in enumerate(self.plan):
             at = W_TTFT_S + k * W_ITL_S
@@ -557,7 +564,8 @@ class Wire:
             done += tokens
             last = k == len(self.plan) - 1 and not self.late_finish
             usage = (prompt, done) if self.usage == "per_event" or (self.usage == "on_finish" and last) else None
-            writes += self.pieces(at, self.event({self.field: "w " * tokens}, self.finish if last else None, usage))
+            text = "" if self.eos and k == len(self.plan) - 1 else "w " * tokens
+            writes += self.pieces(at, self.event({self.field: text}, self.finish if last else None, usage))
         if self.late_finish:
             usage = (prompt, done) if self.usage in ("per_event", "on_finish") else None
             writes.append((writes[-1][0] + W_ITL_S, self.event({}, self.finish, usage), False))
@@ -571,7 +579,7 @@ class Wire:
     def event(
         self, delta: dict[str, Any] | None, finish: str | None = None, usage: tuple[int, int] | None = None
     ) -> bytes:
-        data = sse_event(delta, finish, usage, crlf=self.crlf)
+        data = sse_event(delta, finish, usage, crlf=self.crlf, shape=self.shape)
         keep_alive = b": ping\n\ndata:\n\n" if self.ping else b""
         if self.multiline:
             data = data.replace(b', "choices"', b"," + (b"\r\n" if self.crlf else b"\n") + b'data: "choices"', 1)
@@ -640,6 +648,15 @@ class Wire:
         (Wire(field="reasoning_content", usage="none"), "tokenize"),  # older ones; reasoning tokens counted too
         (Wire(late_finish=True), "usage"),  # E2E at the last token, not at the finish or usage event after it
         (Wire(late_finish=True, usage="none", ping=True), "tokenize"),
+        (Wire(eos=True, finish="stop"), "usage"),  # vLLM's EOS chunk: `content: ""`, no role
+        (Wire(shape="sglang"), "usage"),
+        (Wire(shape="sglang", eos=True, finish="stop"), "usage"),  # `role: null` beside it
+        (Wire(shape="sglang", field="reasoning_content", plan=(2, 1, 1), usage="per_event"), "usage"),
+        (Wire(shape="tgi"), "usage"),  # no opening event: the first event carries the role and the first token
+        (Wire(shape="tgi", eos=True, finish="stop"), "usage"),  # ... the EOS with the role repeated
+        (Wire(shape="tgi", usage="none"), "tokenize"),
+        (Wire(shape="tgi", eos=True, finish="stop", plan=(1, 3, 2, 1), usage="per_event"), "usage"),
+        (Wire(shape="llamacpp", usage="on_finish"), "usage"),
     ],
     ids=[
         "plain",
@@ -665,6 +682,15 @@ class Wire:
         "reasoning_content-no-usage",
         "late-finish",
         "late-finish-no-usage-ping",
+        "eos",
+        "sglang",
+        "sglang-eos",
+        "sglang-reasoning-batched",
+        "tgi",
+        "tgi-eos",
+        "tgi-no-usage",
+        "tgi-eos-per-event-usage",
+        "llamacpp",
     ],  # fmt: skip
 )
 def test_wire_habits_leave_every_figure_as_the_script_sets_it(tmp_path: Path, wire: Wire, counted_by: str) -> None:

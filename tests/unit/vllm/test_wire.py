@@ -257,6 +257,15 @@ def test_an_empty_content_delta_without_a_role_is_a_token_and_the_role_chunk_is_
     assert not wire.has_generated({"delta": {"content": ""}})  # it carries no text: nothing to join or tokenize
 
 
+def test_an_empty_content_delta_after_the_first_token_is_one_whatever_role_it_names() -> None:
+    # TGI names the role on every delta, a special token's (the EOS) with content "" (router/src/chat.rs); SGLang
+    # writes every DeltaMessage field, `role: null` where unset (its protocol.py, model_dump_json without exclude_none)
+    tgi_eos = {"delta": {"role": "assistant", "content": ""}, "finish_reason": "stop"}
+    assert wire.empty_token(tgi_eos, after_first=True) and not wire.empty_token(tgi_eos)
+    assert wire.empty_token({"delta": {"role": None, "content": "", "reasoning_content": None, "tool_calls": None}})
+    assert not wire.empty_token({"delta": {"role": "assistant", "content": None}}, after_first=True)  # llama.cpp's
+
+
 def test_a_tool_call_name_delta_is_generated_and_only_arguments_are_text() -> None:
     name = {"delta": {"tool_calls": [{"index": 0, "id": "c1", "type": "function",
                                       "function": {"name": "count_ids", "arguments": ""}}]}}  # fmt: skip
