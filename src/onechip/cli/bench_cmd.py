@@ -305,8 +305,14 @@ def _measure(config: BenchConfig, out_dir: Path, plan: Path | None, json_out: bo
         raise error
 
 
+BENCH_HELP = (
+    "Measure a context x clients grid (or agent sessions, or a trace): aggregate tok/s, TTFT, TPOT, ITL, per-stream "
+    f"tok/s, /metrics; --find-max searches the largest load meeting --slo.\n\n{TTFT_CONVENTION}."
+)
+
+
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(help=BENCH_HELP)
     @options_from(BenchConfig, optional={"base_url"})
     def bench(
         ctx: typer.Context,

@@ -77,8 +77,10 @@ PROBE_MAX_REQUESTS = 10_000
 
 TTFT_CONVENTION = (
     "TTFT ends at the first chunk carrying a generated token: content (an empty-content chunk without the role too: "
-    "a token that decoded to no text), reasoning or a tool call; never the role-only opening chunk (vllm bench "
-    "serve 0.34's rule)"
+    "a token that decoded to no text; after the first token, with the role too, as TGI repeats it), reasoning or a "
+    "tool call; never the role-only opening chunk (vllm bench serve 0.34's rule). A thinking model's first reasoning "
+    "token ends it: the server has answered and streams its thinking (its answer's first content comes later by the "
+    "reasoning)"
 )
 ITL_CONVENTION = (
     "per-token: when the server sends continuous usage, a chunk carrying k tokens contributes k gaps of "

@@ -211,3 +211,13 @@ def test_contexts_say_the_forms_they_take_when_refused(fake_server: FakeVllm) ->
     said = "--contexts must be comma-separated token counts (8192, 8k or 8K), got '1.5K'"
     assert isinstance(got.exception, ConfigError) and str(got.exception) == said
     assert len(fake_server.chat_requests) == 0
+
+
+def test_bench_help_says_what_ends_ttft_for_a_thinking_model() -> None:
+    """--help says the TTFT convention (schemas.bench.TTFT_CONVENTION), report.md's too: the first reasoning token
+    ends TTFT; it said only 'TTFT' before, and a user benchmarking a thinking model could not tell which token."""
+    r = CliRunner().invoke(app(), ["bench", "--help"], env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.replace("│", " ").split())
+    assert "A thinking model's first reasoning token ends it" in said
+    assert "never the role-only opening chunk" in said
