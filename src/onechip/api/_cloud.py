@@ -278,7 +278,7 @@ def cloud_statuses(request: CloudNameRequest, on_progress: ProgressFn = no_progr
         found = [_status(tpu, r, failed, several) for tpu, r in targets]
     for (project, zone), exc in failed.items():
         left = ", ".join(st.resource.name for st in found if (st.resource.project, st.resource.zone) == (project, zone)
-                         and st.warnings and st.warnings[0].startswith(UNREAD))  # fmt: skip
+                         and not st.state_read)  # fmt: skip
         unreachable.append(f"zone {zone} (project {project}) could not be read ({exc}): {left} may still bill")
     for st in found:  # the first time a recorded resource is seen ended is kept: its $ so far stops there
         if _key(st.resource) in stamped and stamped[_key(st.resource)] != st.resource.ended_at:
@@ -311,7 +311,7 @@ def _status(tpu: TpuApi, resource: CloudResource, failed: dict[tuple[str, str], 
             raise
         failed.setdefault(where, exc)
         said = f"{UNREAD} ({exc}); it may still exist and bill: {provision.delete_command(resource)}"
-        return CloudStatus(resource=resource, exists=True, elapsed_s=0.0, warnings=[said])
+        return CloudStatus(resource=resource, exists=True, elapsed_s=0.0, warnings=[said], state_read=False)
 
 
 def _key(resource: CloudResource) -> tuple[str, str, str, str]:
@@ -341,9 +341,10 @@ def _engines_on_hosts() -> dict[str, list[str]]:
 def tpu_ended_under(base_url: str) -> str:
     """Why the engine at `base_url` (the one `up` runs on a host, or each replica behind that router) went away, when
     the TPU under it is onechip's and ended (a spot node PREEMPTED, a flex-start run SUSPENDED once its max run
-    duration ran out, a node stopped) or is gone: one clause per such TPU (provision.status's warning, which names
-    its delete command), '' when none is known to have ended. One read of each TPU recorded at that address (its
-    current or last external IP); any failure to tell says nothing (the caller's own line stands)."""
+    duration ran out, a node stopped) or is gone: one clause per such TPU (CloudStatus.ended, set by its state, never
+    read from a warning's words: the line that names its delete command), '' when none is known to have ended. One
+    read of each TPU recorded at that address (its current or last external IP); any failure to tell says nothing (the
+    caller's own line stands)."""
     try:
         engine = engine_state.load()
         saved = replicas.load()
@@ -356,8 +357,8 @@ def tpu_ended_under(base_url: str) -> str:
         with ExitStack() as stack:
             for tpu in tpus:
                 st = provision.status(_tpu(tpu.project, no_progress, stack), tpu)
-                ended = [w for w in st.warnings if "will not run again" in w or w.startswith("gone:")]
-                said += [f"{tpu.kind} {tpu.name} in {tpu.zone} {w}" for w in ended[:1]]
+                if st.ended is not None:  # by its state (ended, or gone), never by a warning's words
+                    said.append(f"{tpu.kind} {tpu.name} in {tpu.zone} {st.ended}")
     except OnechipError:
         return ""
     return "; ".join(said)

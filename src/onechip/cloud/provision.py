@@ -115,12 +115,16 @@ def ssh_keys_metadata(user: str, key: Path | None) -> dict[str, str]:
 
 
 def node_body(resource: CloudResource, metadata: dict[str, str]) -> Json:
-    """The v2 Node a create sends: type, runtime, external IP, labels, spot when spot; no secret."""
+    """The v2 Node a create sends: type, runtime, external IP, labels (onechip's, this home's owner id, a set's
+    name), spot when spot; no secret."""
+    labels = {**records.LABELS, records.OWNER_LABEL: records.owner_id()}
+    if resource.replica_set:
+        labels[records.SET_LABEL] = resource.replica_set
     body: Json = {
         "acceleratorType": resource.accelerator_type,
         "runtimeVersion": resource.runtime_version,
         "networkConfig": {"enableExternalIps": True},
-        "labels": dict(records.LABELS, **({records.SET_LABEL: resource.replica_set} if resource.replica_set else {})),
+        "labels": labels,
         "metadata": dict(metadata),
     }
     if resource.provisioning == "spot":
@@ -141,12 +145,35 @@ def queued_resource_body(resource: CloudResource, node: Json, valid_until_s: flo
     }
 
 
-def labelled(item: Json) -> bool:
-    """Does a node or queued resource from the API carry onechip's label (on itself or its node spec)?"""
+def labels_of(item: Json) -> dict[str, str]:
+    """The labels of a node or queued resource from the API, on itself or its node spec."""
     labels = dict(item.get("labels") or {})
     for spec in (item.get("tpu") or {}).get("nodeSpec") or []:
         labels.update((spec.get("node") or {}).get("labels") or {})
+    return {str(k): str(v) for k, v in labels.items()}
+
+
+def labelled(item: Json) -> bool:
+    """Does a node or queued resource from the API carry onechip's label (on itself or its node spec)?"""
+    labels = labels_of(item)
     return all(labels.get(k) == v for k, v in records.LABELS.items())
+
+
+def another_onechips(item: Json) -> bool:
+    """Is `item`, labelled onechip's, another onechip home's: its owner label (records.OWNER_LABEL, written at every
+    create) names another id than this home's (records.owner_id)? One without that label (made by an onechip before
+    it) is not told apart, as before."""
+    owner = labels_of(item).get(records.OWNER_LABEL)
+    return labelled(item) and owner is not None and owner != records.owner_id()
+
+
+def another_onechips_line(zone: str, kind: str, ident: str, item: Json) -> str:
+    """The one line refusing onechip's TPU of another onechip home (`another_onechips`) under the name `up` uses."""
+    owner = labels_of(item).get(records.OWNER_LABEL, "")
+    return (
+        f"{zone} already has a TPU {kind} named {ident} that another onechip created (label "
+        f"{records.OWNER_LABEL}={owner[:63]}, not this one's); it was not touched; give another --name"
+    )
 
 
 def external_ip(node: Json) -> str | None:
@@ -175,6 +202,16 @@ def state_of(kind: str, item: Json) -> str:
 def phase(kind: str, state: str) -> str:
     """waiting, ready, ended or deleting (see QR_PHASE / NODE_PHASE); an unknown state is waiting."""
     return (QR_PHASE if kind == "queued-resource" else NODE_PHASE).get(state, "waiting")
+
+
+def unknown_state(kind: str, state: str) -> str:
+    """The one line for a state of a queued resource or node outside its enums (QR_PHASE, NODE_PHASE: a newer API),
+    '' for a known one or none: read as the enums' STATE_UNSPECIFIED, a wait (bounded, never deleted as ended)."""
+    if not state or state in (QR_PHASE if kind == "queued-resource" else NODE_PHASE):
+        return ""
+    what = "QueuedResourceState" if kind == "queued-resource" else "Node.state"
+    return (f"{what} {state!r} is not one onechip knows (a newer API): read as STATE_UNSPECIFIED, waited on within "
+            "its bound, never deleted as ended")  # fmt: skip
 
 
 def qr_failure(item: Json, where: str) -> CloudError:
@@ -235,6 +272,8 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
         if item is None and elapsed > CREATE_GRACE_S:  # just created, the API may not show it for a moment
             raise CloudError(f"{where}: the API does not have it {CREATE_GRACE_S:.0f} s after its create")
         state = state_of(resource.kind, item or {})
+        if state != resource.state and (line := unknown_state(resource.kind, state)):
+            on_progress(ProgressEvent("cloud", f"{where}: {line}"))  # once, not every poll
         _tick(on_progress, resource, state or "CREATING", elapsed, valid_until_s)
         step = phase(resource.kind, state)
         if step == "ready":
@@ -259,11 +298,15 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
     of the API is polled through within `timeout_s` (`poll`)."""
     started = time.monotonic()
     where = f"node {resource.node_id} in {resource.zone}"
+    last = ""  # the node state last seen (a queued resource's `state` is its own)
     while True:
         elapsed = time.monotonic() - started
         node = poll(api, "node", resource.zone, resource.node_id, started + timeout_s, on_progress)
         state = state_of("node", node) if node is not None else "gone"
         health = str((node or {}).get("health") or "")
+        if state != last and (line := unknown_state("node", state)):
+            on_progress(ProgressEvent("cloud", f"{where}: {line}"))  # once, not every poll
+        last = state
         if state == "READY" and health != resource.health and (line := unknown_health(health)):
             on_progress(ProgressEvent("cloud", f"node {resource.node_id}: {line}"))  # once, not every poll
         resource.health = health
@@ -544,11 +587,15 @@ def _resume_taken(api: TpuApi, request: CloudUpRequest, resource: CloudResource,
 
 
 def _refuse_foreign(resource: CloudResource, made: Json) -> None:
-    """Raise ConfigError (and drop the record) when `made`, the resource our create collided with, is not onechip's."""
+    """Raise ConfigError (and drop the record) when `made`, the resource our create collided with, is not this
+    onechip's: not labelled onechip's, or labelled by another onechip home (`another_onechips`)."""
     if not labelled(made):
         records.forget(resource)
         raise ConfigError(f"{resource.zone} already has a TPU {resource.kind} named {_ident(resource)} that "
                           "onechip did not create; give another --name") from None  # fmt: skip
+    if another_onechips(made):
+        records.forget(resource)
+        raise ConfigError(another_onechips_line(resource.zone, resource.kind, _ident(resource), made)) from None
 
 
 def interrupted_message(resource: CloudResource) -> str:
@@ -574,7 +621,8 @@ def _recorded(api: TpuApi, kind: str, zone: str, name: str) -> CloudResource | N
 def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str],
                on_progress: ProgressFn) -> CloudResource | None:  # fmt: skip
     """Make `name` free in every zone `up` may create it in: a resource of that name (or its flex-start node
-    id) that onechip did not create is refused (ConfigError, one line); one of ours that ended or failed is
+    id) that onechip did not create, or another onechip home did (`another_onechips`), is refused (ConfigError, one
+    line) and never touched; one of ours that ended or failed is
     deleted (said on the console); one being deleted is waited out. Returns one of ours still alive (waiting
     or ready, of the kind asked for): `up` resumes it instead of creating a second; Ctrl-C while one that ended is
     deleted raises Interrupted naming it (recorded first, so `cloud down` finds it). One of ours alive that is not
@@ -595,6 +643,8 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
             if not labelled(item):
                 raise ConfigError(f"{zone} already has a TPU {item_kind} named {ident} that onechip did not "
                                   "create; give another --name")  # fmt: skip
+            if another_onechips(item):  # never resumed, nor deleted as one of ours that ended
+                raise ConfigError(another_onechips_line(zone, item_kind, ident, item))
             state = state_of(item_kind, item)
             seen = _from_api(api, zone, item, item_kind)  # the API's word on its chip and pricing model
             found = _recorded(api, item_kind, zone, ident) or seen
@@ -645,10 +695,12 @@ def reusable(api: TpuApi, request: CloudUpRequest) -> CloudResource | None:
             if exc.reason == "inaccessible":  # a zone this project may not use holds nothing of it: `up` skips it
                 continue
             raise
-        if item is None or (labelled(item) and phase(kind, state_of(kind, item)) not in ("waiting", "ready")):
+        if item is not None and (not labelled(item) or another_onechips(item)):
+            return None  # not this onechip's: claim_name refuses it
+        if item is None or phase(kind, state_of(kind, item)) not in ("waiting", "ready"):
             continue  # none, or one of ours that ended: `up` deletes it and goes on
-        if not labelled(item) or not _as_asked(request, kind, kind, seen := _from_api(api, zone, item, kind)):
-            return None  # not onechip's, or not what is asked for: claim_name refuses it
+        if not _as_asked(request, kind, kind, seen := _from_api(api, zone, item, kind)):
+            return None  # not what is asked for: claim_name refuses it
         return _recorded(api, kind, zone, name) or seen
     return None
 
@@ -1008,10 +1060,14 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
                         f"it is still billing; delete it: {delete_command(resource)}")  # fmt: skip
     if exists and not flex and limit_s is None and not ended:
         warnings.append(f"no limit: it bills until deleted ({delete_command(resource)})")
+    over = None  # why it will not run again: an ended state, or gone (CloudStatus.ended, what a bench's line reads)
     if ended:
         run_end = billed_from + timedelta(seconds=limit_s) if flex and billed_from and limit_s else None
-        warnings.append(ended_line(resource, run_end, now))
+        over = ended_line(resource, run_end, now)
+        warnings.append(over)
     if exists and not ended and (line := unknown_health(resource.health)):
+        warnings.append(line)
+    if exists and (line := unknown_state(resource.kind, resource.state) or unknown_state("node", resource.node_state)):
         warnings.append(line)
     if exists and not ended and unhealthy(resource.health):
         warnings.append(f"{resource.health}: the API reports its node unhealthy (Node.health), so what runs on it may "
@@ -1019,13 +1075,19 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     if not resource.recorded:
         warnings.append(NOT_RECORDED)
     if not exists:
-        warnings.append(f"gone: the API no longer has it (deleted outside onechip, or by the cloud), so it bills no "
-                        f"more; `onechip cloud down --name {resource.name} --yes` drops its record")  # fmt: skip
+        over = gone_line(resource)
+        warnings.append(over)
     usd = round(billed_s / 3600 * resource.usd_per_hour, 4) if resource.usd_per_hour is not None else None
     return CloudStatus(
         resource=resource, exists=exists, elapsed_s=round(elapsed, 1), usd_so_far=usd,
-        deadline=deadline.isoformat(timespec="seconds") if deadline else None, warnings=warnings,
+        deadline=deadline.isoformat(timespec="seconds") if deadline else None, warnings=warnings, ended=over,
     )  # fmt: skip
+
+
+def gone_line(resource: CloudResource) -> str:
+    """The warning for a recorded resource the API no longer has: it bills no more, and how to drop its record."""
+    return (f"gone: the API no longer has it (deleted outside onechip, or by the cloud), so it bills no more; "
+            f"`onechip cloud down --name {resource.name} --yes` drops its record")  # fmt: skip
 
 
 # What a node state that does not run means, and that its chips no longer bill. A preempted TPU goes from READY to

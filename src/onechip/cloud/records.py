@@ -8,9 +8,11 @@
     <home>/cloud/zones-used.json                                 every (project, zone) onechip sent a create to:
                                                                  where status and down look for its resources
     <home>/cloud/zones-observed.json                             ZoneOffers from `onechip cloud probe`, newest first
+    <home>/cloud/owner-id                                        this home's id, the onechip-owner label's value
 
-The cloud side carries labels too (`created-by: onechip`; each TPU of a `cloud up --replicas N` set also
-`onechip-replica-set: NAME`), and `down` deletes only what carries them: a record alone never makes onechip
+The cloud side carries labels too (`created-by: onechip`; `onechip-owner: ID`, the home that created it: owner_id,
+so `up` never resumes or deletes another onechip's TPU of the same name; each TPU of a `cloud up --replicas N` set
+also `onechip-replica-set: NAME`), and `down` deletes only what carries them: a record alone never makes onechip
 delete something it did not create. Names, zones and projects are checked
 against the API's shapes (schemas.cloud) before a path is made of them.
 """
@@ -18,6 +20,7 @@ against the API's shapes (schemas.cloud) before a path is made of them.
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +30,27 @@ from onechip.schemas.cloud import CloudResource, ZoneOffer, valid_names
 
 LABELS = {"created-by": "onechip"}
 SET_LABEL = "onechip-replica-set"  # on each TPU of a `cloud up --replicas N` set: the set's name
+# on each TPU onechip creates: the id of the onechip home that created it (owner_id). created-by alone cannot tell this
+# home's TPU from another user's onechip TPU of the same name in the same project, which `up` resumed as its own
+OWNER_LABEL = "onechip-owner"
+
+
+def owner_id() -> str:
+    """This onechip home's id, the value of OWNER_LABEL on the TPUs it creates: 32 lowercase hex digits (uuid4),
+    made once and kept in <home>/cloud/owner-id (a label value: lowercase letters, digits, '-' and '_', at most 63
+    characters: cloud.google.com/compute/docs/labeling-resources). A file that does not hold one is made anew. Raises
+    OSError when the home cannot be written."""
+    path = _dir() / "owner-id"
+    try:
+        text = read_home_file(path).strip()
+    except (OSError, ValueError, ConfigError):
+        text = ""
+    if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
+        return text
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = uuid.uuid4().hex
+    write_text_atomic(path, text)
+    return text
 
 
 def named(resource: CloudResource, name: str | None) -> bool:

@@ -116,6 +116,7 @@ def from_status(error: dict[str, object], where: str) -> CloudError:
     said = error.get("message") or "; ".join(str(e.get("message") or e.get("code") or "") for e in legacy)
     message = redact(" ".join(str(said or "no message").split()))
     reason = classify(code, status, message)
+    message += redact(" ".join(_said_in_details(error.get("details"), message).split()))
     reasons = _reasons(error)
     if reason == "inaccessible" and reasons & PERMISSION_REASONS:
         reason = "auth"  # the location's words over a permission the caller lacks: no other zone answers otherwise
@@ -152,6 +153,35 @@ def _detail(details: object, kind: str) -> list[dict[str, object]]:
     if not isinstance(details, list):
         return []
     return [d for d in details if isinstance(d, dict) and str(d.get("@type", "")).endswith(kind)]
+
+
+def _said_in_details(details: object, message: str) -> str:
+    """What a Status's details name that its `message` may not (a server may give only a stock message): the quota a
+    google.rpc.QuotaFailure refused (each violation's quotaId and quotaMetric, else its description; Service Control's
+    ErrorInfo metadata quota_metric / quota_limit), and, for ErrorInfo reason SERVICE_DISABLED, the API to enable
+    (metadata service, serviceTitle, activationUrl, consumer: google/api/error_reason.proto). '' when they name
+    nothing the message does not already say."""
+    quotas: list[str] = []
+    for failure in _detail(details, "google.rpc.QuotaFailure"):
+        violations = failure.get("violations")
+        for v in violations if isinstance(violations, list) else []:
+            if isinstance(v, dict):
+                named = [str(v[k]) for k in ("quotaId", "quotaMetric") if v.get(k)]
+                quotas += named or ([str(v["description"])] if v.get("description") else [])
+    enable = ""
+    for info in _detail(details, "google.rpc.ErrorInfo"):
+        meta = info.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        quotas += [str(meta[k]) for k in ("quota_metric", "quota_limit") if meta.get(k)]
+        service = str(meta.get("service") or "")
+        if str(info.get("reason", "")).upper() == "SERVICE_DISABLED" and service and not enable:
+            project = str(meta.get("consumer") or "").removeprefix("projects/")
+            where = f" --project {project}" if project else ""
+            url = f": {meta['activationUrl']}" if meta.get("activationUrl") else ""
+            title = f"{meta['serviceTitle']} ({service})" if meta.get("serviceTitle") else service
+            enable = f"; enable {title} in the project{url}, or `gcloud services enable {service}{where}`"
+    new = [q for q in dict.fromkeys(quotas) if q not in message]
+    return (f" (quota: {', '.join(new)})" if new else "") + enable
 
 
 GENERIC_429 = "resource has been exhausted (e.g. check quota)"  # RESOURCE_EXHAUSTED's stock text: names no quota

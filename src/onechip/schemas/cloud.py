@@ -372,6 +372,18 @@ class CloudStatus(ResultModel):
     engines: list[str] = Field(
         default_factory=list, description="The engines `up` runs on it: replica K, its URL, alive and healthy."
     )
+    ended: str | None = Field(
+        default=None,
+        description="Set when it does not run and will not run again: in an ended state (a spot node PREEMPTED, a "
+        "flex-start run SUSPENDED, a node stopped; resource.ended_at stamped) or gone (`exists` false): the one line "
+        "saying so, what still bills and the command that deletes it (one of `warnings` too). None while it waits or "
+        "runs, when its state could not be read, and in a status saved before this field.",
+    )
+    state_read: bool = Field(
+        default=True,
+        description="False when the API could not be asked for its state (a zone it could not reach): the record as "
+        "it stands, which may still exist and bill (`warnings` says why and the command that deletes it).",
+    )
 
 
 class CloudStatuses(ResultModel):

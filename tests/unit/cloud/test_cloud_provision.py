@@ -40,7 +40,7 @@ def test_flex_start_is_a_queued_resource_with_max_run_duration(fake_api):
     node = body["tpu"]["nodeSpec"][0]["node"]
     assert node["acceleratorType"] == "v5litepod-1"  # v5e is v5litepod to the API (seed)
     assert node["runtimeVersion"] == "v2-alpha-tpuv5-lite"
-    assert node["labels"] == {"created-by": "onechip"}
+    assert node["labels"] == {"created-by": "onechip", "onechip-owner": records.owner_id()}  # this home's id too
     r = result.resource
     assert (r.kind, r.state, r.external_ip, r.provisioning) == ("queued-resource", "READY", "127.0.0.1", "flex-start")
     assert result.quote.usd_per_hour == 0.6 and result.quote.stops_itself  # prices.json, us-west4 flex-start

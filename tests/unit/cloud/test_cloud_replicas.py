@@ -41,7 +41,8 @@ def test_up_replicas_2_status_and_down_delete_both_tpus(fast, run):
     assert "delete them: onechip cloud down --name onechip-v5e-1 --project proj-1 --yes" in text
     assert ours(fast) == {(SPARE, "node", "onechip-v5e-1-0"), (SPARE, "node", "onechip-v5e-1-1")}
     for key in (f"projects/{P}/locations/{SPARE}/nodes/onechip-v5e-1-{k}" for k in range(2)):
-        assert fast.nodes[key]["labels"] == {"created-by": "onechip", "onechip-replica-set": "onechip-v5e-1"}
+        assert fast.nodes[key]["labels"] == {"created-by": "onechip", "onechip-replica-set": "onechip-v5e-1",
+                                             "onechip-owner": records.owner_id()}  # fmt: skip
         assert fast.nodes[key]["schedulingConfig"] == {"spot": True}
     rc, out, err = run("cloud", "status")
     text = " ".join(out.split())
