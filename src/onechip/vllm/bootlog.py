@@ -875,6 +875,33 @@ def _more_kv_memory(line: str, usual: str) -> str:
     return usual
 
 
+_OUT_OF_MEMORY = "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"
+# torch's out-of-memory message (c10/cuda/CUDACachingAllocator.cpp, HIP's the same: 'Tried to allocate 256.00 GiB. GPU 0
+# has a total capacity of 80.00 GiB of which 25.38 GiB is free.'); format_size prints MiB below 1 GiB
+_TORCH_OOM_SIZES = re.compile(
+    r"Tried to allocate (\d+(?:\.\d+)?) (GiB|MiB)\. GPU \d+ has a total capacity of (\d+(?:\.\d+)?) (GiB|MiB)"
+)
+
+
+def _torch_oom_cause(match: re.Match[str]) -> str:
+    """torch's OOM: where the one allocation is larger than the whole card, no --gpu-memory-utilization makes room for
+    it (the tensor is sized by the deployment: rocm80gib-qwen38-27b-len262144-mmprofile-oom-v01dev, vLLM's multimodal
+    encoder profiling batch at --max-model-len 262144 asked 256 GiB of an 80 GiB card); else the usual advice."""
+
+    def gib(figure: str, unit: str) -> float:
+        return float(figure) / (1024 if unit == "MiB" else 1)
+
+    wanted, total = gib(match.group(1), match.group(2)), gib(match.group(3), match.group(4))
+    if wanted <= total:
+        return _OUT_OF_MEMORY
+    return (
+        f"one allocation of {match.group(1)} {match.group(2)} is larger than the whole card "
+        f"({match.group(3)} {match.group(4)}), so no --gpu-memory-utilization fits it: the tensor is sized by the "
+        "deployment (--max-model-len, --max-num-batched-tokens, --max-num-seqs, or vLLM's multimodal profiling batch: "
+        "--limit-mm-per-prompt, --skip-mm-profiling); lower what sizes it, or re-plan"
+    )
+
+
 _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (
         re.compile(r"Chunked MM input disabled but max_tokens_per_mm_item \((\d+)\)"),
@@ -1009,10 +1036,8 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "off (piecewise CUDA graphs) or serve on a Hopper card. The boot stopped at the attention backend, not a "
         "memory shortfall",
     ),
-    (
-        re.compile(r"CUDA out of memory|OutOfMemoryError"),
-        "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan",
-    ),
+    (_TORCH_OOM_SIZES, _torch_oom_cause),
+    (re.compile(r"CUDA out of memory|OutOfMemoryError"), _OUT_OF_MEMORY),
     (_NCCL_ERROR, lambda match: _nccl_cause(match.group(1))),
     (_ONECCL_ERROR, _oneccl_cause),
 ]
