@@ -854,6 +854,54 @@ def _oneccl_cause(match: re.Match[str]) -> str:
 
 
 # Known boot failures: (pattern, one-line cause, or a function of the match giving it). The first that matches wins.
+# vLLM 0.34's extensible KV cache (the default on CUDA and ROCm) takes the memory left after warmup at
+# --gpu-memory-utilization 1.0 unless one is given, and at 1.0 both start-up refusals of the pool say so in place of
+# 'Try increasing `gpu_memory_utilization`': 'The extensible KV cache already takes all device memory left after ...;
+# decrease `max_model_len` or `max_num_seqs`, or the model needs a device with more memory.' (vllm/v1/core/
+# kv_cache_planning.py _more_kv_cache_memory_hint and _check_enough_kv_cache_memory, 0.34.0 sdist); below 1.0 its hint
+# still says to raise the utilization
+_EXTENSIBLE_AT_FULL = re.compile(r"The extensible KV cache already takes all device memory")
+
+
+def _more_kv_memory(line: str, usual: str) -> str:
+    """What a KV refusal `line` suggests beside a shorter --max-model-len: `usual` (a higher utilization), or where
+    the engine says its extensible KV cache already takes all device memory, what vLLM's hint names there: fewer
+    sequences, or more memory (GPUs or a larger card), since no higher utilization exists."""
+    if _EXTENSIBLE_AT_FULL.search(line):
+        return (
+            "or lower --max-num-seqs; vLLM's extensible KV cache already takes all the device memory left (at "
+            "--gpu-memory-utilization 1.0), so more needs more GPUs (--tensor-parallel-size) or a larger card"
+        )
+    return usual
+
+
+_OUT_OF_MEMORY = "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"
+# torch's out-of-memory message (c10/cuda/CUDACachingAllocator.cpp, HIP's the same: 'Tried to allocate 256.00 GiB. GPU 0
+# has a total capacity of 80.00 GiB of which 25.38 GiB is free.'); format_size prints MiB below 1 GiB
+_TORCH_OOM_SIZES = re.compile(
+    r"Tried to allocate (\d+(?:\.\d+)?) (GiB|MiB)\. GPU \d+ has a total capacity of (\d+(?:\.\d+)?) (GiB|MiB)"
+)
+
+
+def _torch_oom_cause(match: re.Match[str]) -> str:
+    """torch's OOM: where the one allocation is larger than the whole card, no --gpu-memory-utilization makes room for
+    it (the tensor is sized by the deployment: rocm80gib-qwen38-27b-len262144-mmprofile-oom-v01dev, vLLM's multimodal
+    encoder profiling batch at --max-model-len 262144 asked 256 GiB of an 80 GiB card); else the usual advice."""
+
+    def gib(figure: str, unit: str) -> float:
+        return float(figure) / (1024 if unit == "MiB" else 1)
+
+    wanted, total = gib(match.group(1), match.group(2)), gib(match.group(3), match.group(4))
+    if wanted <= total:
+        return _OUT_OF_MEMORY
+    return (
+        f"one allocation of {match.group(1)} {match.group(2)} is larger than the whole card "
+        f"({match.group(3)} {match.group(4)}), so no --gpu-memory-utilization fits it: the tensor is sized by the "
+        "deployment (--max-model-len, --max-num-batched-tokens, --max-num-seqs, or vLLM's multimodal profiling batch: "
+        "--limit-mm-per-prompt, --skip-mm-profiling); lower what sizes it, or re-plan"
+    )
+
+
 _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (
         re.compile(r"Chunked MM input disabled but max_tokens_per_mm_item \((\d+)\)"),
@@ -908,13 +956,18 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
             r"larger than the available KV cache memory \((-?\d+(?:\.\d+)?) GiB\)"
             r".*?estimated maximum model length is (\d+)"
         ),
-        "the KV pool ({0} GiB) holds less than one --max-model-len request: lower --max-model-len to at most {1} (the "
-        "engine's estimate of what fits) or raise --gpu-memory-utilization",
+        lambda match: (
+            f"the KV pool ({match.group(1)} GiB) holds less than one --max-model-len request: lower --max-model-len to "
+            f"at most {match.group(2)} (the engine's estimate of what fits) "
+            + _more_kv_memory(match.string, "or raise --gpu-memory-utilization")
+        ),
     ),
     (
         re.compile(r"larger than the available KV cache memory \((-?\d+(?:\.\d+)?) GiB\)"),
-        "the KV pool ({0} GiB) holds less than one --max-model-len request: lower --max-model-len or raise "
-        "--gpu-memory-utilization",
+        lambda match: (
+            f"the KV pool ({match.group(1)} GiB) holds less than one --max-model-len request: lower --max-model-len "
+            + _more_kv_memory(match.string, "or raise --gpu-memory-utilization")
+        ),
     ),
     (  # V0 (vllm/worker/worker.py raise_if_cache_size_invalid) and V1 before 0.10
         re.compile(r"larger than the maximum number of tokens that can be stored in KV cache \((\d+)\)"),
@@ -938,8 +991,13 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
             r"|total_hbm_avail_gb=-"
             rf"|{V0_BLOCKS}0\b"
         ),
-        "weights and the profiling peak fill the memory cap, leaving nothing for the KV cache: raise "
-        "--gpu-memory-utilization, add GPUs (--tensor-parallel-size) or serve a smaller checkpoint",
+        lambda match: (
+            "weights and the profiling peak fill the memory cap, leaving nothing for the KV cache: "
+            + _more_kv_memory(
+                match.string,
+                "raise --gpu-memory-utilization, add GPUs (--tensor-parallel-size) or serve a smaller checkpoint",
+            ).removeprefix("or ")
+        ),
     ),
     (  # Triton's refusal to compile an FP8 E4M3 kernel below compute capability 8.9 (vllm#26431 on an RTX 3090,
         # vllm#26646 with --kv-cache-dtype fp8_e5m2 too): the card has no native FP8, and a Triton kernel in e4m3
@@ -978,10 +1036,8 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "off (piecewise CUDA graphs) or serve on a Hopper card. The boot stopped at the attention backend, not a "
         "memory shortfall",
     ),
-    (
-        re.compile(r"CUDA out of memory|OutOfMemoryError"),
-        "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan",
-    ),
+    (_TORCH_OOM_SIZES, _torch_oom_cause),
+    (re.compile(r"CUDA out of memory|OutOfMemoryError"), _OUT_OF_MEMORY),
     (_NCCL_ERROR, lambda match: _nccl_cause(match.group(1))),
     (_ONECCL_ERROR, _oneccl_cause),
 ]

@@ -55,7 +55,7 @@ def test_the_grammar_reads_what_each_log_prints(entry: dict[str, Any]) -> None:
 def test_the_corpus_is_all_read() -> None:
     lines = sum("kv_cache_tokens" in e["logged"] for e in CORPUS)
     # README.md "Coverage"; every token line is asserted above
-    assert (len(CORPUS), lines) == (248, 176)
+    assert (len(CORPUS), lines) == (254, 179)
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
@@ -75,8 +75,10 @@ def test_most_of_the_corpus_prints_its_utilization() -> None:
     # and V0's forms over tests/fixtures/bootlogs/*.log): 130 logs print theirs on one line (the HPU worker's
     # '(gpu_memory_utilization=0.9)' among them); two more only in a line the paste hard-wraps or cuts before the figure
     # (mi300x-gemma4-e2b-len32768-v0291-rocm, rtx4090x2-r1-distill-...-v0); 2026-12-06 (logsa63): three more, the
-    # 0.22.0 / 0.23.0 / 0.23.1rc1 logs' non-default args (0.85, 0.64, 0.7)
-    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 135
+    # 0.22.0 / 0.23.0 / 0.23.1rc1 logs' non-default args (0.85, 0.64, 0.7); 2026-12-06 (logs64): three more, the 0.21+
+    # '--gpu-memory-utilization=0.9200 is equivalent to ...' notices of the L40S and RTX 5090 excerpts and the 8x H200
+    # excerpt's closing 'Desired GPU memory utilization is (0.9, ...)'; and the 80 GiB ROCm boot's (0.92, ...)
+    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 139
 
 
 TOTALS = [e for e in CORPUS if "total_gpu_memory_gib" in e["logged"]]

@@ -127,3 +127,26 @@ def test_the_head_count_check_of_a_huge_count_answers_at_once() -> None:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     assert cause is not None and f"does not divide the model's {10**18} attention heads" in cause
+
+
+def test_an_allocation_larger_than_the_whole_card_is_not_told_to_lower_the_utilization() -> None:
+    # torch's OOM message (c10/cuda/CUDACachingAllocator.cpp: 'Tried to allocate X. GPU N has a total capacity of Y of
+    # which Z is free.'): where X is more than Y, no --gpu-memory-utilization can make room for it; the tensor is sized
+    # by the deployment (tests/fixtures/bootlogs/rocm80gib-qwen38-27b-len262144-mmprofile-oom-v01dev: 256 GiB on an
+    # 80 GiB card, vLLM's multimodal encoder profiling batch at --max-model-len 262144)
+    huge = (
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 256.00 GiB. GPU 0 has a total capacity of 80.00 "
+        "GiB of which 25.38 GiB is free."
+    )
+    cause = failure_cause(huge)
+    assert cause is not None
+    assert "256.00 GiB" in cause and "80.00 GiB" in cause
+    assert "lower --gpu-memory-utilization" not in cause
+    # an allocation that fits the card but not what is free keeps the usual advice
+    small = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.72 GiB. GPU 0 has a total capacity of 22.06 "
+        "GiB of which 947.44 MiB is free."
+    )
+    assert failure_cause(small) == (
+        "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"
+    )

@@ -114,3 +114,44 @@ def test_the_start_of_weight_loading_is_read_from_the_v2_runners_line() -> None:
     name = "gpu2-qwen3-next-80b-a3b-thinking-fp8-mtp2-tp2-len131072-v0110-html"
     text = (Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs" / f"{name}.log").read_text(encoding="utf-8")
     assert "weights_loading" in [e.name for e in read_boot_log(text, "vllm", "m").events]
+
+
+def test_a_refusal_at_the_extensible_kv_caches_full_memory_does_not_say_raise_the_utilization() -> None:
+    # vllm/v1/core/kv_cache_planning.py _check_enough_kv_cache_memory of the 0.34.0 sdist puts
+    # _more_kv_cache_memory_hint into both refusals: with the extensible KV cache at utilization 1.0 (its default,
+    # vllm/config/cache.py) the hint says 'The extensible KV cache already takes all device memory left after ...;
+    # decrease `max_model_len` or `max_num_seqs`, or the model needs a device with more memory.', so 'raise
+    # --gpu-memory-utilization' is no remedy; below 1.0 ('... within `gpu_memory_utilization`=0.9; increase it ...')
+    # and without the extensible cache ('Try increasing `gpu_memory_utilization` ...') it is
+    full = (
+        "The extensible KV cache already takes all device memory left after the model, its activations, CUDA graphs "
+        "and warmup; decrease `max_model_len` or `max_num_seqs`, or the model needs a device with more memory. CUDA "
+        "graphs take less with fewer or smaller capture sizes in the compilation config."
+    )
+    below = (
+        "The KV cache gets what is left after the model and its activations within `gpu_memory_utilization`=0.9; "
+        "increase it (with the extensible KV cache it defaults to 1.0) or decrease `max_model_len` or `max_num_seqs`."
+    )
+    plain = (
+        "Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls CPU memory "
+        "reservation on the CPU backend, despite its name)."
+    )
+    docs = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    short = (
+        "ValueError: To serve at least one request with the model's max seq len (131072), (16.0 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (9.5 GiB). Based on the available memory, the "
+        "estimated maximum model length is 77824. {} Decreasing `max_model_len` also reduces what is needed. " + docs
+    )
+    empty = "ValueError: No available memory for the cache blocks. {} " + docs
+
+    def cause(message: str, hint: str) -> str:
+        line = _CORE.format(20, "core.py:1346", message.format(hint)).replace(" INFO ", " ERROR ")
+        cause = read_boot_log(line, "vllm", "m").failure_cause
+        assert cause is not None
+        return cause
+
+    for message in (short, empty):
+        assert "raise --gpu-memory-utilization" not in cause(message, full)
+        assert "--max-num-seqs" in cause(message, full)
+        assert "raise --gpu-memory-utilization" in cause(message, below)
+        assert "raise --gpu-memory-utilization" in cause(message, plain)

@@ -209,12 +209,14 @@ def test_a_log_past_the_bound_is_summarized_without_its_boot(monkeypatch: pytest
 
 
 BOOTLOGS = Path(__file__).parents[2] / "fixtures" / "bootlogs"
-# corpus.json's outcome is read by hand from each log's source; two verdicts differ from it, both by what the excerpt
+# corpus.json's outcome is read by hand from each log's source; three verdicts differ from it, each by what the excerpt
 # holds: the engine that sized its pool, then failed on its KV connector (its notes: 'started here means the KV check
-# passed'), and the refusal whose excerpt ends before its OOM (its notes: 'the OOM itself is not in it')
+# passed'), the refusal whose excerpt ends before its OOM (its notes: 'the OOM itself is not in it') and the one whose
+# excerpt ends inside its ERROR line, before any text (its notes: 'no failure is read from a cut line')
 VERDICT_NOT_OUTCOME = {
     "gpu-qwen3-vl-8b-len4096-eager-dev15312": "did not start",
     "h100-gpt-oss-120b-len5120-triton-v0141": "unknown",
+    "rtx5090-qwen36-27b-nvfp4-mtp-len100352-util085-refused-excerpt": "unknown",
 }
 
 
