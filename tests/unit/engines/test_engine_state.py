@@ -288,20 +288,26 @@ def test_a_log_is_redacted_reading_the_secrets_once_not_once_a_line(
 
 # An engine whose log is rotated while `logs --follow` reads it: logrotate's 'create' (the file renamed, a new one made
 # at its name) and 'copytruncate' (the file copied, then cut to 0 where the engine goes on writing)
+# Each step waits for a file the test makes once the follow has read the line before it (`log`.go1, .go2): sleeps of
+# 1.2 s and 1.5 s raced the follow's 0.5 s polls on a loaded machine ('before' cut by copytruncate before it was read,
+# the engine gone before its rotation was seen).
 ROTATING = """import os, sys, time
 log, how = sys.argv[1], sys.argv[2]
 def write(text, mode="a"):
     with open(log, mode) as out:
         out.write(text + "\\n")
+def wait_go(n):
+    while not os.path.exists(log + ".go" + n):
+        time.sleep(0.01)
 write("before")
-time.sleep(1.2)
+wait_go("1")
 if how == "create":
     os.rename(log, log + ".1")
     write("after", "w")
 else:
     os.truncate(log, 0)
     write("after")
-time.sleep(1.5)
+wait_go("2")
 """
 
 
@@ -320,11 +326,24 @@ def test_logs_follow_goes_on_reading_a_log_rotated_under_it(
 
     def follow() -> None:
         with contextlib.suppress(EngineError):  # the engine exits: the follow ends
-            seen.extend(state.log_lines(follow=True))
+            for line in state.log_lines(follow=True):  # each as read: the engine's steps wait on them
+                seen.append(line)
+
+    def read(lines: list[str]) -> None:
+        deadline = time.monotonic() + 10
+        while seen != lines and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert seen == lines
 
     reader = threading.Thread(target=follow, daemon=True)
     reader.start()
-    engine.wait()
+    try:
+        read(["before"])
+        Path(f"{log}.go1").touch()  # rotate, while the follow reads the file it opened
+        read(["before", "after"])
+    finally:
+        Path(f"{log}.go2").touch()
+        engine.wait()
     reader.join(timeout=10)
     assert not reader.is_alive() and seen == ["before", "after"]
 
