@@ -139,9 +139,10 @@ def _serving(app) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    for _ in range(100):
-        if server.started:
-            break
+    # started is set once it listens; 100 polls (5 s at least) fell through to an IndexError on a slow start
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start listening"
         time.sleep(0.05)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
