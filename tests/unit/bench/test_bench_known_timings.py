@@ -197,15 +197,24 @@ def test_requests_per_second_at_4_clients_is_littles_law(tmp_path: Path) -> None
     """4 closed-loop streams x 6 requests of 6 tokens (TTFT 40, ITL 10: 90 ms each). A stream ends a request and
     sends the next (its turnaround), so the run serves 4 / (mean E2E + mean turnaround) requests/s (Little's law,
     ~44/s), and 6 x that tok/s. Issue 22 read requests/s 17-21% low at clients > 1; both definitions are within
-    2% here (the whole run also holds the ramp and the drain)."""
+    2% here (the whole run also holds the ramp and the drain) when the streams start together: a stream sent late on
+    a loaded machine lengthens the ramp (the whole run's 40.8/s against 42.1 once under load), so each attempt is
+    checked whole, ATTEMPTS at most, as `measure` does."""
     set_ms = dict(ttft=40, tpot=10, e2e=90)
-    cell, _, measured = measure(tmp_path, dict(ttft_s=0.040, itl_s=0.010), set_ms, clients=[4], requests_per_client=6)
-    by_stream = [sorted((s for s in measured if s.stream == i), key=lambda s: s.seq) for i in range(4)]
-    turn_s = statistics.fmean(b.t_send - (a.t_done or 0.0) for x in by_stream for a, b in zip(x, x[1:], strict=False))
-    littles = 4 / (statistics.fmean((s.t_done or 0.0) - s.t_send for s in measured) + turn_s)
-    assert cell.request_rate_per_s == pytest.approx(littles, rel=0.02)
-    assert cell.whole_run_request_rate_per_s == pytest.approx(littles, rel=0.02)
-    assert cell.output_tok_per_s == pytest.approx(6 * littles, rel=0.02)
+    misses = []
+    for attempt in range(ATTEMPTS):
+        with FakeVllm(ttft_s=0.040, itl_s=0.010) as srv:
+            cell, _, measured = bench(srv, tmp_path / f"a{attempt}", clients=[4], requests_per_client=6)
+            record = server_record(srv, measured)
+        by_stream = [sorted((s for s in measured if s.stream == i), key=lambda s: s.seq) for i in range(4)]
+        turns = [b.t_send - (a.t_done or 0.0) for x in by_stream for a, b in zip(x, x[1:], strict=False)]
+        littles = 4 / (statistics.fmean((s.t_done or 0.0) - s.t_send for s in measured) + statistics.fmean(turns))
+        rates = [cell.request_rate_per_s, cell.whole_run_request_rate_per_s, (cell.output_tok_per_s or 0) / 6]
+        bad = check(cell, record, set_ms)
+        if not bad and all(rate == pytest.approx(littles, rel=0.02) for rate in rates):
+            return
+        misses.append((bad, littles, rates))
+    pytest.fail(f"timings or Little's law missed in all {ATTEMPTS} attempts: {misses}")
 
 
 STREAM_TTFT_S = {0: 0.030, 1: 0.035, 2: 0.060}  # E2E 80, 85, 110 ms with 6 tokens 10 ms apart
