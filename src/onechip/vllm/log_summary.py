@@ -33,6 +33,7 @@ from __future__ import annotations
 import codecs
 import collections
 import io
+import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -212,9 +213,35 @@ def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
         why = why or "bytes that are not UTF-8"
     if why:
         raise ConfigError(f"{name}: not a text log ({why} in its first {TEXT_PROBE_BYTES:,} bytes)")
+    if _json_document(block, whole=len(block) < TEXT_PROBE_BYTES):
+        raise ConfigError(f"{name}: a JSON document, not a log (a log is text lines, or vLLM's JSON records)")
     stream = io.BufferedReader(_Prefixed(block, raw))
     with io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=LINE_END) as handle:
         yield from read_lines(handle)
+
+
+def _json_document(block: bytes, whole: bool) -> bool:
+    """Whether `block`, a file's first bytes (`whole`: all of it), opens a JSON document, not a log: its first line
+    that is not blank is a lone '{' or '[' (an indented document: `onechip plan --json`, a run's summary.json), or one
+    whole JSON value that is not a log record, an object with a 'message' (bootlog._json_record: vLLM's JSON logging,
+    one record a line), such as a requests.jsonl line. Read as a log, a plan's '"engine_version": "0.32.0",' line was
+    taken for the engine's version and a warning's text for a trap. A log line that opens with '[' ('[rank0]: ...',
+    '[cuda.py:482] ...') is no JSON value; a first line the block cuts is not judged."""
+    text = block.decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = text.split(LINE_END)
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None or (first == len(lines) - 1 and not whole):
+        return False
+    line = lines[first].strip()
+    if line in ("{", "["):
+        return True
+    if not line.startswith(("{", "[")):
+        return False
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return False
+    return not (isinstance(value, dict) and isinstance(value.get("message"), str))
 
 
 class _Prefixed(io.RawIOBase):
