@@ -66,8 +66,10 @@ def _render(result: CostReport, console: Console) -> None:
         for name in ("context", "clients", "tok/s", *names):
             cells.add_column(name, justify="right")
         for c in result.cells:
-            # an ok cell that counted no output tokens is 0.0 tok/s (its price '—'), not 'ok' in the tok/s column
-            tok = f"{c.output_tok_per_s or 0:,.1f}" if c.status == "ok" else c.status
+            # an ok cell that counted no output tokens is 0.0 tok/s (its price '—'), not 'ok' in the tok/s column;
+            # one that holds no rate (no reps: bench.stats.summarize_cell's None) is '—', as `report` shows it
+            rate = "—" if c.output_tok_per_s is None else f"{c.output_tok_per_s:,.1f}"
+            tok = rate if c.status == "ok" else c.status
             cells.add_row(
                 f"{c.context_tokens:,}",
                 str(c.clients),

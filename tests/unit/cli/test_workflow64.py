@@ -47,3 +47,24 @@ def test_a_json_log_of_records_is_still_read(run, tmp_path) -> None:
     (tmp_path / "json.log").write_text(json.dumps(JSON_LOG_RECORD) + "\n")
     code, out, err = run("logs", "json.log")
     assert code == 0 and "vLLM 0.32.0" in out, (out, err)
+
+
+def test_a_cell_without_a_measured_rate_is_priced_as_not_measured_not_as_zero(run, tmp_path, plan_file) -> None:
+    # `cost --run` on a summary.json whose 'ok' cell holds no output_tok_per_s (a cell of no reps: bench/stats.py
+    # summarize_cell's None; a hand-edited file) showed it as '0.0' tok/s, a measurement of nothing, where
+    # `report` of the same run shows '—'; the cell now reads '—' in cost's table too
+    made = tmp_path / "made"
+    code, _, err = run("simulate", "--plan", str(plan_file), "--contexts", "128", "--clients", "1,2",
+                       "--reps", "1", "--out", str(made))  # fmt: skip
+    assert code == 0, err
+    summary = json.loads((made / "summary.json").read_text())
+    summary["prediction"] = None  # read as a measured run (bench writes none)
+    summary["cells"][0]["output_tok_per_s"] = None
+    measured = tmp_path / "measured"
+    measured.mkdir()
+    (measured / "summary.json").write_text(json.dumps(summary))
+    code, out, err = run("cost", "--chip", "v5e-1", "--run", str(measured))
+    assert code == 0, err
+    rows = [line.split("│")[1:-1] for line in out.splitlines() if line.startswith("│")]
+    first = next(cells for cells in rows if [c.strip() for c in cells[:2]] == ["128", "1"])
+    assert first[2].strip() == "—", first  # not measured; and priced at none (cost.estimate: priced only when > 0)
