@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from onechip.errors import ConfigError
 from onechip.paths import read_regular
@@ -390,6 +390,12 @@ class Plan(ResultModel):
             plan = cls.model_validate_json(read_regular(Path(path)))
         except OSError as exc:
             raise ConfigError(f"{flag} {path}: cannot read: {exc.strerror}") from None
+        except ValidationError as exc:  # say the first problem: a field removed, of the wrong type, a file cut short
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+            why = f"{where + ': ' if where else ''}{first['msg']}{more}"
+            raise ConfigError(f"{flag} {path}: not a plan JSON ({why}; see `onechip plan --json`)") from None
         except ValueError:
             raise ConfigError(f"{flag} {path}: not a plan JSON (see `onechip plan --json`)") from None
         positive = ("max_model_len", "block_size", "tensor_parallel_size", "pipeline_parallel_size")

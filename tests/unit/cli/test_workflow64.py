@@ -68,3 +68,28 @@ def test_a_cell_without_a_measured_rate_is_priced_as_not_measured_not_as_zero(ru
     rows = [line.split("│")[1:-1] for line in out.splitlines() if line.startswith("│")]
     first = next(cells for cells in rows if [c.strip() for c in cells[:2]] == ["128", "1"])
     assert first[2].strip() == "—", first  # not measured; and priced at none (cost.estimate: priced only when > 0)
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        # one field removed by hand: the field pydantic names (Plan.kv_tokens is required)
+        (
+            lambda text: json.dumps({k: v for k, v in json.loads(text).items() if k != "kv_tokens"}),
+            "kv_tokens: Field required",
+        ),
+        # a field of the wrong type
+        (lambda text: json.dumps({**json.loads(text), "max_model_len": "long"}), "max_model_len: Input should be"),
+        # a plan cut short, as by an interrupted `onechip plan --json > plan.json`: pydantic's 'Invalid JSON'
+        (lambda text: text[: len(text) // 2], "Invalid JSON: EOF while parsing"),
+    ],
+)
+def test_a_damaged_plan_file_is_refused_saying_what_is_wrong_with_it(run, tmp_path, plan_file, edit, said) -> None:
+    # `up --plan` / `simulate --plan` / `bench --plan` on a plan with one field removed, a value of the wrong type or
+    # a file cut short all said only 'not a plan JSON (see `onechip plan --json`)': the user could not tell which
+    # field, or that the file was truncated; the line now names the first problem, as `report` does for a run's files
+    bad = tmp_path / "bad.json"
+    bad.write_text(edit(plan_file.read_text()))
+    line = one_error_line(run, "simulate", "--plan", str(bad))
+    assert line.startswith(f"--plan {bad}: not a plan JSON ("), line
+    assert said in line and line.endswith("; see `onechip plan --json`)"), line
