@@ -1481,6 +1481,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         kv_tokens_range=b.gpu.tokens_range if b.gpu is not None else None,
         deployment_key=b.key if b.gpu is not None else None, calibrated_from=calibrated,
         engine_version=request.engine_version or rules.release or rules.version, model_source=r.src.origin,
+        quantized_checkpoint=bool(_quant_method(r.src.config)),
         serve_model=r.src.serve_name or _local_or_hub(request.model, r.src.origin),
     )  # fmt: skip
 
