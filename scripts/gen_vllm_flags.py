@@ -19,7 +19,8 @@ A release whose sources name none of those files (or an unreadable sdist) is not
 For each flag: `first_in`, the oldest release read that accepts it, `absent_in`, the newest release read before it
 that does not (null: the oldest release read already does), `last_in` and `gone_in` (null: the newest release read
 accepts it), `missing_in` (releases read between first_in and last_in that do not), and `spelled`, the flag the
-releases accept it as where that is an abbreviation.
+releases accept it as where that is an abbreviation. And `switches`: every flag of the newest release's serve parser
+that takes no value (switches()), so a pasted command line is read as argparse reads it (onechip.vllm.bootlog).
 
 Sources: vLLM sdists (vllm-X.tar.gz, fetched from PyPI as scripts/gen_vllm_architectures.py says) or directories
 holding an unpacked release (vllm-X/vllm/...). tests/unit/planner/test_vllm_flags.py checks the table against the
@@ -119,6 +120,52 @@ def accepted(files: dict[str, str]) -> dict[str, str]:
     return flags
 
 
+# add_argument actions that take no value (argparse: store_true, store_false, store_const, count, help, version)
+_NO_VALUE_ACTIONS = {"store_true", "store_false", "store_const", "count", "help", "version"}
+
+
+def switches(files: dict[str, str]) -> list[str]:
+    """The flags of one release's serve parser that take no value, from its files (path -> text), read as accepted()
+    reads them: an add_argument call whose action is one of _NO_VALUE_ACTIONS or argparse.BooleanOptionalAction (with
+    its --no-X), or whose kwargs are get_kwargs()'s for a config field annotated bool, and a front-end *Args field
+    annotated bool; every other flag takes one (argparse's add_argument without an action stores one value)."""
+    trees = {path: ast.parse(text) for path, text in files.items()}
+    config_fields: dict[str, ast.expr] = {}
+    for path, tree in trees.items():
+        if path.startswith("config") or path == "engine/arg_utils.py":
+            for name, annotation in _fields(tree).items():
+                config_fields.setdefault(name, annotation)
+    engine = files.get("engine/arg_utils.py", "")
+    kwargs_switch = 'kwargs[name]["action"] = argparse.BooleanOptionalAction' in engine.replace("'", '"')
+    out: set[str] = set()
+    for path, tree in trees.items():
+        if path.startswith("config"):
+            continue
+        if _PER_FIELD.search(files[path]) and kwargs_switch:
+            for name, annotation in _fields(tree, only_args=True).items():
+                if _bool_only(annotation):
+                    flag = "--" + name.replace("_", "-")
+                    out |= {flag, "--no-" + flag[2:]}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument"):
+                continue
+            names = [a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")]
+            bare = negated = False
+            for keyword in node.keywords:
+                if keyword.arg == "action":
+                    action = keyword.value.value if isinstance(keyword.value, ast.Constant) else ""
+                    negated = "BooleanOptionalAction" in ast.unparse(keyword.value)
+                    bare = negated or action in _NO_VALUE_ACTIONS
+                elif keyword.arg is None and kwargs_switch:
+                    for sub in ast.walk(keyword.value):
+                        if isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Constant):
+                            if _bool_only(config_fields.get(str(sub.slice.value))):
+                                bare = negated = True
+            if bare:
+                out |= set(names) | ({"--no-" + n[2:] for n in names if n.startswith("--")} if negated else set())
+    return sorted(out)
+
+
 def accepts(flags: dict[str, str], flag: str) -> str | None:
     """The flag `flag` is read as: itself, the one accepted flag it abbreviates, or None (refused)."""
     if flag in flags:
@@ -205,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--not-read", action="append", default=[], help="VERSION=WHY of a release with no source")
     args = parser.parse_args(argv)
     by_release: dict[str, dict[str, str]] = {}
+    bare: dict[str, list[str]] = {}
     not_read = dict(item.split("=", 1) for item in args.not_read)
     for path in args.sources:
         release, files = read_source(path)
@@ -212,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             not_read[release] = "no vllm/engine/arg_utils.py in its sources"
             continue
         by_release[release] = accepted(files)
+        bare[release] = switches(files)
         print(release, len(by_release[release]), file=sys.stderr)
     releases = sorted(by_release, key=release_key)
     table = {
@@ -231,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         "releases_read": releases,
         "releases_not_read": dict(sorted(not_read.items(), key=lambda kv: release_key(kv[0]))),
         "flags": build(by_release, emitted()),
+        "switches_release": releases[-1],
+        "switches": bare[releases[-1]],
     }
     OUT.write_text(json.dumps(table, indent=1) + "\n")
     print(f"wrote {OUT}: {len(table['flags'])} flags over {len(releases)} releases", file=sys.stderr)

@@ -2261,6 +2261,12 @@ class FlagReleases(StrictModel):
 class VllmFlagsFile(_ReleasesReadFile):
     releases_not_read: dict[str, str] = Field(description="Releases not read, with why.")
     flags: dict[str, FlagReleases] = Field(description="Each flag onechip writes, by name ('--max-model-len').")
+    switches_release: str | None = Field(default=None, description="The release `switches` was read from.")
+    switches: list[str] = Field(
+        default_factory=list,
+        description="Every flag of that release's serve parser that takes no value (store_true and the like, "
+        "argparse.BooleanOptionalAction and its --no-X); every other flag takes one.",
+    )
 
 
 FILES: dict[str, type[StrictModel]] = {

@@ -89,6 +89,7 @@ from onechip.planner.rules import (
     engine_rules,
     kv_element_bytes,
     kv_scale_bytes_per_head,
+    untagged_build,
     v0_fallback,
 )
 from onechip.planner.runner_tables import tpu_block_table_bytes, tpu_largest_bucket_bytes
@@ -1224,7 +1225,11 @@ def _tpu_runner_verdict(
 
 
 def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
-    """plan_model's body, on a validated request: resolve, budget, then the Plan."""
+    """plan_model's body, on a validated request: resolve, budget, then the Plan (an untagged build's version planned
+    as none given: planner.rules.untagged_build, which says why)."""
+    untagged = request.engine_version if untagged_build(request.engine_version) else None
+    if untagged is not None:
+        request = request.model_copy(update={"engine_version": None})
     r, b = _rdna_block_budget(_resolve(request), calibration_dir)
     if auto_max_model_len(request.sets):
         fitted = _auto_fit(r, b)
@@ -1239,7 +1244,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += _offload_warnings(r) + _rocm_warnings(r) + _extensible_kv_cache_warnings(r) + _cpu_host_warnings(r)
     longest = _longest_fitting(r, b)
-    warnings += r.notes + _longest_fit(r, longest)
+    warnings += r.notes + _longest_fit(r, longest) + _untagged_note(untagged, r.rules)
     plan = _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
     plan.longest_fit_max_model_len = longest
     return plan
@@ -1476,6 +1481,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         kv_tokens_range=b.gpu.tokens_range if b.gpu is not None else None,
         deployment_key=b.key if b.gpu is not None else None, calibrated_from=calibrated,
         engine_version=request.engine_version or rules.release or rules.version, model_source=r.src.origin,
+        quantized_checkpoint=bool(_quant_method(r.src.config)),
         serve_model=r.src.serve_name or _local_or_hub(request.model, r.src.origin),
     )  # fmt: skip
 
@@ -3370,6 +3376,23 @@ def _prerelease_note(version: str | None, rules: EngineRules) -> list[PlanWarnin
             f"them (one added to {release} after it was cut) or a dev build have others",
             source="catalog/vllm_registries.json, catalog/vllm_architectures.json (release sdists on PyPI, which "
             "holds no vLLM pre-release); catalog.files.release_key",
+        )
+    ]
+
+
+def _untagged_note(version: str | None, rules: EngineRules) -> list[PlanWarning]:
+    """The one note an untagged build's plan carries (untagged_build): it cannot tell the release; [] for None."""
+    if version is None:
+        return []
+    newest = rules.release or "the newest release the catalog has rules for"
+    return [
+        PlanWarning(
+            code="engine-version-untagged",
+            message=f"vLLM {version} cannot tell its release (setuptools_scm's number for a clone without tags, e.g. "
+            f"a shallow one): planned under the newest rules, {newest}; give --engine-version X.Y.Z, the release "
+            "the build comes after, to plan under its rules",
+            source="setuptools_scm git.py (tag '0.0' when git describe finds none); vllm/version.py "
+            "_prev_minor_version_was (a dev tree matches anything)",
         )
     ]
 

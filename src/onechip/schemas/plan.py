@@ -287,6 +287,11 @@ class Plan(ResultModel):
         description="Model argument for `vllm serve` (Hub id for catalog models, else as given).",
     )
     model_source: str | None = Field(default=None, description="'local', 'catalog' or 'hub'.")
+    quantized_checkpoint: bool | None = Field(
+        default=None,
+        description="Whether the checkpoint has a quantization_config (its own method, which vLLM serves whatever "
+        "--quantization names); None in plans made before it was recorded.",
+    )
     max_num_batched_tokens: int | None = Field(
         default=None, description="Scheduler token budget the plan assumed (None = engine default)."
     )

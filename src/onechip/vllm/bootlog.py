@@ -46,14 +46,17 @@ from __future__ import annotations
 
 import calendar
 import collections
+import functools
 import html
 import json
 import math
 import re
+import shlex
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Literal, NamedTuple
 
+from onechip import catalog
 from onechip.errors import redact, redactor
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
@@ -281,14 +284,6 @@ _LOGGED = {
         # serve/utils/api_utils.py of 0.28.0: args.model beside the logo's 'model   ', or 'vLLM server version %s,
         # serving model %s' with VLLM_DISABLE_LOG_LOGO), which a paste may quote without the 'non-default args' line
         r"|█\s+model\s+(\S+)|\bserving model (\S+)"
-        # and the command a paste starts with, where no 'non-default args' line follows (one that does is read after
-        # it and wins), as FlexibleArgumentParser.parse_args takes it (vllm/utils/argparse_utils.py of the 0.34.0
-        # sdist): `vllm serve`'s positional model_tag ('vllm serve [model_tag] [options]', entrypoints/cli/serve.py),
-        # '--model X' or '--model=X' (also api_server's), and the word after the vllm/vllm-openai image, whose
-        # ENTRYPOINT is ["vllm", "serve"] (docker/Dockerfile of the 0.28.0 - 0.34.0 sdists); a model reference
-        # (_MODEL_WORD), so a sentence naming the command ('run vllm serve with ...') names none
-        rf"|(?:^|[\s\[`$#>;|&(])vllm serve\s+{_MODEL_WORD}|(?:^|\s)--model(?:=|\s+){_MODEL_WORD}"
-        rf"|\bvllm/vllm-openai(?:-\w+)?(?::[\w.+-]+)?\s+{_MODEL_WORD}"
     ),
     "architecture": re.compile(r"Resolved architecture: (\w+)"),
     # and the length the engine settled on, stated or derived from the model ('Using max model len 262144',
@@ -296,7 +291,6 @@ _LOGGED = {
     # gpu2-qwen3-30b-a3b-thinking-2507-fp8-tp2-v01011-html)
     "max_model_len": re.compile(
         r"with config: .*\bmax_seq_len=(\d+)|non-default args: \{.*'max_model_len': (\d+)|Using max model len (\d+)"
-        r"|(?:^|\s)--max[-_]model[-_]len[= ](\d+)\b"
         # the start-up KV check's own statement of it (V1 'To serve at least one request with the models's max seq
         # len (262144), ...', V0 "The model's max seq len (29000) is larger than ..."; the refusals of the corpus)
         r"|max seq len \((\d+)\)"
@@ -318,22 +312,19 @@ _LOGGED = {
         # reducing max_model_len to %d." (vllm/config/vllm.py _limit_max_model_len_to_draft, 0.33.0 sdist)
         r"|Changing max_model_len from \d+ to (\d+)|reducing max_model_len to (\d+)"
     ),
-    # the KV cache's element type and the quantization method, as 'non-default args', the engine config line
-    # ('kv_cache_dtype=fp8, ', 'quantization=compressed-tensors, ': the method the engine resolved) and a command line
-    # print them ('--kv-cache-dtype', '--quantization' / '-q': vllm/engine/arg_utils.py add_cli_args of the 0.34.0
-    # sdist; '-q' read on a vLLM command only, as 'pip install -q vllm' is another program's)
-    "kv_cache_dtype": re.compile(
-        r"non-default args: \{.*'kv_cache_dtype': '([\w.]+)'|\bkv_cache_dtype=([\w.]+)"
-        r"|(?:^|\s)--kv[-_]cache[-_]dtype(?:=|\s+)['\"]?([\w.]+)"
-    ),
-    "quantization": re.compile(
-        r"non-default args: \{.*'quantization': '([\w.-]+)'|\bquantization=([\w.-]+)"
-        r"|(?:^|\s)--quantization(?:=|\s+)['\"]?([\w.-]+)|\b(?:vllm serve|api_server)\b.*\s-q(?:=|\s+)['\"]?([\w.-]+)"
-    ),
+    # the KV cache's element type, as 'non-default args' and the engine config line print it ('kv_cache_dtype=fp8, ':
+    # 0.34's the one resolve_kv_cache_dtype_string takes from a checkpoint for 'auto', vllm/engine/arg_utils.py)
+    "kv_cache_dtype": re.compile(r"non-default args: \{.*'kv_cache_dtype': '([\w.]+)'|\bkv_cache_dtype=([\w.]+)"),
+    # the quantization method given, as 'non-default args' prints it; not the engine config line's
+    # 'quantization=awq_marlin, ': the method the engine resolved (a checkpoint's own, or the kernel an override
+    # claims), which no one gave
+    "quantization": re.compile(r"non-default args: \{.*'quantization': '([\w.-]+)'"),
+    # the most sequences per step given (vllm/engine/arg_utils.py --max-num-seqs; the config line does not print it)
+    "max_num_seqs": re.compile(r"non-default args: \{.*'max_num_seqs': (\d+)"),
     # the length left to vLLM's auto-fit, as the log says so: '--max-model-len auto' (or -1) is -1 in 'non-default args'
-    # (tests/data/vllm_cpu_0.32_smollm2_autofit_boot.log), or on a command line, and the fit's own lines above
+    # (tests/data/vllm_cpu_0.32_smollm2_autofit_boot.log), and the fit's own lines above
     "max_model_len_auto": re.compile(
-        r"non-default args: \{.*'max_model_len': (-1)\b|(?:^|\s)--max[-_]model[-_]len[= ](auto|-1)\b"
+        r"non-default args: \{.*'max_model_len': (-1)\b"
         r"|\b(Auto-fit) max_model_len: |--max-model-len (auto) reduced max_model_len"
     ),
     # also the command line a paste or a container prints before the log ('$ vllm serve M --tensor-parallel-size 2',
@@ -344,21 +335,12 @@ _LOGGED = {
     # come after it, and the last one read wins
     "tensor_parallel_size": re.compile(
         r"\btensor_parallel_size=(\d+)|non-default args: \{.*'tensor_parallel_size': (\d+)"
-        # (also a prefix argparse expands, allow_abbrev being True in FlexibleArgumentParser: '--tensor_parallel 2',
-        # vllm#28228; '--tensor-parallel-size' is the one option so named, vllm/engine/arg_utils.py of the 0.34.0 sdist)
-        r"|(?:^|\s)--tensor[-_]parallel(?:[-_]size)?[= ](\d+)\b"
-        # and its short form, '-tp N' (vllm/engine/arg_utils.py add_cli_args of the 0.6.6 - 0.34.0 sdists:
-        # '--tensor-parallel-size', '-tp'; 'vllm serve deepseek-ai/DeepSeek-V4-Pro --dtype auto -tp 8', vllm#53961)
-        r"|(?:^|\s)-tp[= ](\d+)\b"
     ),
     # the data-parallel size, as the config line ('data_parallel_size=8, ': vllm/config/vllm.py __str__ of the 0.19.0 -
     # 0.34.0 sdists), 'non-default args' and a command line ('--data-parallel-size', '-dp': vllm/engine/arg_utils.py
     # add_cli_args of the 0.34.0 sdist) print it (b200x8-deepseek-v4-flash-0731-dp8-ep-v0250-banner:
     # "'data_parallel_size': 8"); each DP rank is an engine of its own, which onechip does not plan as one
-    "data_parallel_size": re.compile(
-        r"\bdata_parallel_size=(\d+)|non-default args: \{.*'data_parallel_size': (\d+)"
-        r"|(?:^|\s)--data[-_]parallel[-_]size[= ](\d+)\b|(?:^|\s)-dp[= ](\d+)\b"
-    ),
+    "data_parallel_size": re.compile(r"\bdata_parallel_size=(\d+)|non-default args: \{.*'data_parallel_size': (\d+)"),
     # the share of the card's memory the engine may use, as each vLLM generation prints it: 'non-default args' (0.10+),
     # V1's 'Requested memory: 0.950000 (util), 75.23 GiB' (gpu_worker.py, 0.10 - 0.19) and the closing 'Desired GPU
     # memory utilization is (0.85, 67.43 GiB)' (0.2x+), 0.21+'s 'The current --gpu-memory-utilization=0.6200 is
@@ -378,7 +360,7 @@ _LOGGED = {
         r"'gpu_memory_utilization': (\d*\.?\d+)|Requested memory: (\d*\.?\d+) \(util\)"
         r"|(?:[Dd]esired [CG]PU memory utilization (?:is )?|budget after excluding external process's weights )"
         r"\((\d*\.?\d+),|\bgpu_memory_utilization(?:=|\s+\(?)(\d*\.?\d+)"
-        r"|(?:^|\s)--gpu[-_]memory[-_]utilization[= ](\d*\.?\d+)(?![\d.]*\s+without\b)"
+        r"|\bThe current --gpu-memory-utilization=(\d*\.?\d+)"
     ),
     # the memory one GPU has, GiB, as the runtime sees it: V0's profiling lines ('total_gpu_memory (23.58GiB) x
     # gpu_memory_utilization', 'total_gpu_memory=23.58GiB', the PR #10511 table 'total_gpu_memory     79.22GiB'), V1's
@@ -415,6 +397,76 @@ _LOGGED = {
         r"|^(?:\d+, )?((?:NVIDIA|Tesla|Quadro|AMD)\b[^,|]*?[^.,|\s])(?:, [\w.:/\[\]-]+(?: (?:MiB|W|%|MHz))?)+\s*$"
     ),
 }
+# What the command line a paste or a container prints before the log gives ('$ vllm serve M --tensor-parallel-size 2',
+# ragflow#11166; SageMaker's 'vLLM engine args: [--port 8080 --tensor-parallel-size 1 ...]', sagemaker-gpt-oss-mxfp4-
+# cloudwatch-csv-failed-v0), as FlexibleArgumentParser.parse_args takes it (vllm/utils/argparse_utils.py of the 0.34.0
+# sdist: '--flag=value' and '--flag value', underscores in a flag's name made dashes; vllm/engine/arg_utils.py
+# add_cli_args: the short forms '-tp', '-dp', '-q'). vLLM's own lines ('non-default args', the config line: _LOGGED)
+# are what it parsed, the command what a paste says was typed: a key either names wins over the command's, wherever the
+# command stands (parse_boot_log). The model of `vllm serve M` is _command_model's.
+_COMMAND = {
+    "model": re.compile(rf"(?:^|\s)--model(?:=|\s+){_MODEL_WORD}"),
+    "max_model_len": re.compile(r"(?:^|\s)--max[-_]model[-_]len[= ](\d+)\b"),
+    "max_model_len_auto": re.compile(r"(?:^|\s)--max[-_]model[-_]len[= ](auto|-1)\b"),
+    "kv_cache_dtype": re.compile(r"(?:^|\s)--kv[-_]cache[-_]dtype(?:=|\s+)['\"]?([\w.]+)"),
+    # '-q' read on a vLLM command only, as 'pip install -q vllm' is another program's
+    "quantization": re.compile(
+        r"(?:^|\s)--quantization(?:=|\s+)['\"]?([\w.-]+)|\b(?:vllm serve|api_server)\b.*\s-q(?:=|\s+)['\"]?([\w.-]+)"
+    ),
+    "max_num_seqs": re.compile(r"(?:^|\s)--max[-_]num[-_]seqs[= ](\d+)\b"),
+    # (also a prefix argparse expands, allow_abbrev being True in FlexibleArgumentParser: '--tensor_parallel 2',
+    # vllm#28228; '--tensor-parallel-size' is the one option so named, vllm/engine/arg_utils.py of the 0.34.0 sdist),
+    # and its short form, '-tp N' (vllm/engine/arg_utils.py add_cli_args of the 0.6.6 - 0.34.0 sdists:
+    # '--tensor-parallel-size', '-tp'; 'vllm serve deepseek-ai/DeepSeek-V4-Pro --dtype auto -tp 8', vllm#53961)
+    "tensor_parallel_size": re.compile(r"(?:^|\s)--tensor[-_]parallel(?:[-_]size)?[= ](\d+)\b|(?:^|\s)-tp[= ](\d+)\b"),
+    "data_parallel_size": re.compile(r"(?:^|\s)--data[-_]parallel[-_]size[= ](\d+)\b|(?:^|\s)-dp[= ](\d+)\b"),
+    # (a number, so a sentence's full stop after it is not read: 'set --gpu-memory-utilization 0.9.'; one followed by
+    # 'without' is 0.21+'s notice's equivalent, not the deployment's, even where a paste wrapped the notice)
+    "gpu_memory_utilization": re.compile(
+        r"(?:^|\s)--gpu[-_]memory[-_]utilization[= ](\d*\.?\d+)(?![\d.]*\s+without\b)"
+    ),
+}
+# Where `vllm serve`'s arguments start: the command, or the vllm/vllm-openai image, whose ENTRYPOINT is
+# ["vllm", "serve"] (docker/Dockerfile of the 0.28.0 - 0.34.0 sdists), so the words after it are serve's
+_SERVE_ARGS = re.compile(r"(?:^|[\s\[`$#>;|&(])vllm serve(?=\s|$)|\bvllm/vllm-openai(?:-\w+)?(?::[\w.+-]+)?(?=\s|$)")
+_MODEL_REF = re.compile(_MODEL_WORD)
+
+
+@functools.cache
+def _switches() -> frozenset[str]:
+    """The serve flags that take no value (catalog/vllm_flags.json switches, scripts/gen_vllm_flags.py)."""
+    return frozenset(catalog.vllm_flags().switches)
+
+
+def _command_model(text: str) -> str | None:
+    """The model `vllm serve` (or the vllm/vllm-openai image) is given on the line `text`, as its parser reads it:
+    the positional model_tag ('vllm serve [model_tag] [options]', vllm/entrypoints/cli/serve.py of the 0.34.0 sdist),
+    which argparse takes from the first word that is neither an option nor an option's value. An option takes the
+    word after it unless it is written '--flag=value' or takes no value (_switches: store_true, BooleanOptionalAction
+    and the like, read in the newest release's sources), so 'vllm serve --tokenizer X M' serves M; underscores in an
+    option's name are dashes (FlexibleArgumentParser). That word must be a model reference (_MODEL_WORD: not a shell
+    variable, a placeholder or a sentence's word); None when it is not or the line names no serve command."""
+    match = _SERVE_ARGS.search(text)
+    if match is None:
+        return None
+    rest = text[match.end() :]
+    try:
+        words = shlex.split(rest)  # a quoted value with spaces is one word, as the shell passes it
+    except ValueError:  # an unclosed quote or a continuation's '\\' at the end: the words as written
+        words = rest.split()
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if len(word) > 1 and word.startswith("-"):
+            name = word.split("=", 1)[0]
+            name = name[:2] + name[2:].replace("_", "-")
+            i += 1 if "=" in word or name in _switches() else 2
+            continue
+        ref = _MODEL_REF.match(word)
+        return ref.group(1) if ref else None
+    return None
+
+
 # A 'non-default args:' line whose dict a paste wrapped onto the lines after it (a transcription hard-wrapped at ~90
 # columns: 'non-default args:' then "  {'model_tag': ..., 'model': '...'," and "   'max_model_len': 8192, ...}",
 # tests/fixtures/bootlogs rtxpro4000-qwen25-7b-awq-len8192-util090-v0280-wrapped): the lines up to the one that closes
@@ -1276,6 +1328,15 @@ def _read_logged(out: BootRecord, text: str, kept: set[str]) -> None:
                 kept.add(key)
 
 
+def _read_command(commanded: dict[str, str], text: str) -> None:
+    """Update `commanded` with what the command line `text` gives (_COMMAND, _command_model); the last line wins."""
+    for key, pattern in _COMMAND.items():
+        if match := pattern.search(text):
+            commanded[key] = _first(match)
+    if (model := _command_model(text)) is not None:
+        commanded["model"] = model
+
+
 def _open_args(text: str) -> bool:
     """Whether `text` holds a 'non-default args:' dict that does not close on it (a paste wrapped it)."""
     if (match := _ARGS_OPEN.search(text)) is None:
@@ -1306,6 +1367,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     cut = len(lines) - 1 if not text.endswith(("\n", "\r")) else -1  # a last line that may be cut short (_CUT_NUMBER)
     first = _last_boot(lines)  # a log of a restart is read from its last boot on
     client = False  # the line is a serving client's command, or one of its shell continuations (_CLIENT_COMMAND)
+    commanded: dict[str, str] = {}  # what the command lines give (_COMMAND): a key vLLM's own lines give wins over it
     for i, raw in enumerate(lines[first:], start=first):
         line = raw.rstrip()
         client = bool(_CLIENT_COMMAND.search(line)) or (client and lines[i - 1].rstrip().endswith("\\"))
@@ -1328,6 +1390,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         if _config_starts(facts):
             kept.clear()
         _read_facts(out, facts, kept)
+        _read_command(commanded, facts)
         if facts is not bare and (match := _LOGGED["device_name"].search(bare)):  # a card's name, whole or cut short,
             out.logged["device_name"] = _first(match)  # is its words, not a figure (a name cut short maps to no card)
         if wrapped is not None:  # a 'non-default args' dict a paste wrapped: read once it closes (_ARGS_OPEN)
@@ -1356,6 +1419,8 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
                 seen.add(name)
                 t_s = (stamp - t0).total_seconds() if (stamp and t0) else None
                 out.events.append(BootEvent(name=name, t_s=t_s, line=hidden(line)[:300]))
+    for key, value in commanded.items():
+        out.logged.setdefault(key, value)
     if "device_name" not in out.logged:  # a card printed before an earlier boot (nvidia-smi's table): the same host
         card = _LOGGED["device_name"]
         names = [_first(match) for line in lines[:first] if (match := card.search(_unprefixed(_plain(line))))]
@@ -1430,7 +1495,8 @@ def read_after_ready(bare: str) -> bool:
 _VERDICT_FACTS = [
     *_VERSION, _KV_TOKENS, _KV_GIB, _RANK_POOL, _POOL_ROUND_END, _COMMITTED_POOL, _MEMSTAT, _CONCURRENCY, _ARGS_OPEN,
     _PROGRAM_ALLOC, _PROGRAM_FREE, *(_LOGGED[key] for key in ("model", "max_model_len", "tensor_parallel_size",
-    "device_name")), _PLATFORM_MARK, *(pattern for pattern, _ in _CAUSES),
+    "device_name")), *(_COMMAND[key] for key in ("model", "max_model_len", "tensor_parallel_size")), _SERVE_ARGS,
+    _PLATFORM_MARK, *(pattern for pattern, _ in _CAUSES),
 ]  # fmt: skip
 _BEFORE_READY = (_AFTER_READY, *_VERDICT_FACTS)  # searched one by one: as one alternation each line took 2-4x longer
 
@@ -1697,6 +1763,47 @@ def _name(model: str) -> str:
     return model.rstrip("/").rsplit("/", 1)[-1].lower()
 
 
+def _kv_element(plan: Plan, value: str) -> str:
+    """A --kv-cache-dtype as the element it stores for `plan`'s model: 'auto' is the plan's own where the plan took it
+    from the checkpoint (ServeSettings.kv_cache_dtype source 'model': vLLM resolves auto so, resolve_kv_cache_dtype_
+    string in vllm/utils/torch_utils.py of the 0.34.0 sdist), else the model dtype; 'fp8' is fp8_e4m3 (vllm/config/
+    cache.py CacheDType: 'fp8 (=fp8_e4m3)')."""
+    setting = plan.serve.kv_cache_dtype
+    if value == "auto":
+        value = plan.kv_cache_dtype if setting is not None and setting.source == "model" else plan.dtype
+    return {"auto": plan.dtype, "fp8": "fp8_e4m3"}.get(value, value)
+
+
+def _served_inputs(plan: Plan, logged: dict[str, str]) -> list[str]:
+    """What the boot was served with (`logged`: 'non-default args', the config line, else the command line) that the
+    plan sized memory with otherwise, each with the figure it moves: the KV cache's element (KV bytes per token), an
+    online quantization (the weights) and max_num_seqs (the profiling run's activations and the sampler's warm-up).
+    A --quantization is compared where the plan gave one, or where the boot gave one and the plan's checkpoint has no
+    quantization_config (Plan.quantized_checkpoint False): on a quantized one vLLM serves the checkpoint's own method
+    whatever the flag names (or refuses it), which moves nothing."""
+    differs: list[str] = []
+    kv = logged.get("kv_cache_dtype")
+    if kv is not None and _kv_element(plan, kv) != _kv_element(plan, plan.kv_cache_dtype):
+        differs.append(
+            f"kv_cache_dtype {kv}, planned {plan.kv_cache_dtype}"
+            f"{f' ({plan.dtype})' if plan.kv_cache_dtype == 'auto' else ''}: it moves the KV bytes per token, so the "
+            "KV tokens and concurrency"
+        )
+    planned_q = plan.serve.quantization.value if plan.serve.quantization is not None else None
+    given_q = logged.get("quantization")
+    if given_q is not None and given_q != planned_q and (planned_q is not None or plan.quantized_checkpoint is False):
+        differs.append(f"quantization {given_q}, planned {planned_q or 'none'}: it moves the weights, so the KV pool")
+    seqs = logged.get("max_num_seqs")
+    planned_seqs = plan.serve.max_num_seqs.value if plan.serve.max_num_seqs is not None else None
+    if seqs is not None and int(seqs) != planned_seqs:
+        planned = f"{planned_seqs:,}" if planned_seqs is not None else "the engine's default"
+        differs.append(
+            f"max_num_seqs {int(seqs):,}, planned {planned}: it moves the profiling run's activations and the "
+            "sampler's warm-up, so the KV pool"
+        )
+    return differs
+
+
 def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None = None) -> str | None:
     """One line naming what the log's deployment (boot.logged) has that the plan does not: another model (with the
     log's architecture beside the plan's model type), max_model_len, tensor_parallel_size, a data_parallel_size above
@@ -1704,7 +1811,10 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
     (`other_card(plan.chip, logged device_name)`: an H100 log and an A100 80GB plan have one total memory), a KV token
     log of another engine's platform (PLATFORMS: a CPU or TPU engine's for a vLLM GPU plan) or, on a
     vLLM GPU plan, a total memory per GPU more than _SAME_CARD from the planned chip's (another card); None when
-    what the log names matches (or it names none of them, or a card name that maps to no one chip). Models are told
+    what the log names matches (or it names none of them, or a card name that maps to no one chip); and the inputs of
+    _served_inputs (KV cache dtype, quantization, max_num_seqs). Each is read from vLLM's own lines ('non-default args',
+    the config line) where the log has them, else from the command line pasted before it: the log line wins where both
+    give one (parse_boot_log, _COMMAND). Models are told
     apart by name only when neither is a checkpoint directory (a directory's name is whatever its owner chose:
     '/models/m' may hold the planned model), a Hub cache snapshot being read as the repo id it holds
     (hub_snapshot_id)."""
@@ -1725,6 +1835,7 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
             continue  # the length is what each fitted, a prediction (_compare_fitted_length), not the deployment's
         if key in logged and int(logged[key]) != planned:
             differs.append(f"{key} {int(logged[key]):,}, planned {planned:,}")
+    differs += _served_inputs(plan, logged)
     utilization = float(logged["gpu_memory_utilization"]) if "gpu_memory_utilization" in logged else None
     if utilization is not None and plan.utilization is not None and abs(utilization - plan.utilization) > 1e-6:
         differs.append(f"gpu_memory_utilization {utilization:g}, planned {plan.utilization:g}")

@@ -143,3 +143,17 @@ def test_a_release_between_the_last_without_and_the_first_read_with_is_not_told(
     assert flag_table.refusal("--enable-prefix-caching", "0.4.0") is None
     assert flag_table.refusal("--enable-prefix-caching", "0.3.3") == "needs vLLM 0.4.1 or later"
     assert flag_table.refusal("--enable-prefix-caching", "0.26.1rc1.dev3+g0123456") is None
+
+
+def test_the_switches_are_what_the_newest_source_tree_says() -> None:
+    # the flags a pasted command line's reader (onechip.vllm.bootlog._command_model) takes no value after
+    table = catalog.vllm_flags()
+    assert table.switches_release == table.releases_read[-1]
+    # vllm/engine/arg_utils.py of the 0.34.0 sdist: EngineArgs fields annotated bool get argparse.BooleanOptionalAction
+    # (enforce_eager, trust_remote_code: --X and --no-X); tokenizer, served_model_name take a value
+    assert {"--enforce-eager", "--no-enforce-eager", "--trust-remote-code"} <= set(table.switches)
+    assert not {"--tokenizer", "--served-model-name", "--max-model-len"} & set(table.switches)
+    tree = _trees().get(table.switches_release or "")
+    if tree is None:
+        pytest.skip(f"the vLLM {table.switches_release} source tree is not on this machine (ONECHIP_VLLM_TREES)")
+    assert table.switches == gen.switches(gen.read_source(tree)[1])

@@ -133,3 +133,27 @@ def test_a_serving_benchmarks_model_is_not_the_servers(text: str) -> None:
         "benchmarks/benchmark_serving.py", "-m vllm.entrypoints.openai.api_server"
     )
     assert read_boot_log(served, "vllm", "m").logged.get("model") == "Qwen/Qwen3-4B-served"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # options before `vllm serve`'s positional model_tag: argparse takes each option's value with it and the first
+        # other word as the model (flags that take a value and switches as vLLM 0.34.0's parser declares them:
+        # catalog/vllm_flags.json switches, scripts/gen_vllm_flags.py)
+        "vllm serve --tokenizer meta-llama/Llama-3.1-8B-Instruct Qwen/Qwen3-8B --max-model-len 4096",
+        "vllm serve --served-model-name my-model Qwen/Qwen3-8B",
+        "vllm serve --download-dir /data/hf --revision 3a2b1c Qwen/Qwen3-8B",
+        "vllm serve --chat-template ./tool_chat.jinja Qwen/Qwen3-8B --enable-auto-tool-choice",
+        "vllm serve --served_model_name=my-model --trust-remote-code --enforce-eager Qwen/Qwen3-8B",
+        'vllm serve --speculative-config \'{"method": "mtp", "num_speculative_tokens": 2}\' Qwen/Qwen3-8B',
+        "docker run --gpus all vllm/vllm-openai:v0.34.0 --tokenizer other/tok Qwen/Qwen3-8B",
+    ],
+)
+def test_options_before_the_positional_model_are_read_with_their_values(line: str) -> None:
+    assert read_boot_log(line + "\n", "vllm", "m").logged.get("model") == "Qwen/Qwen3-8B"
+
+
+def test_a_switch_before_a_placeholder_names_no_model() -> None:
+    # '--enforce-eager' takes no value, so the word after it is the positional: a shell variable, not a model
+    assert "model" not in read_boot_log("vllm serve --enforce-eager ${MODEL} --port 8000\n", "vllm", "m").logged
