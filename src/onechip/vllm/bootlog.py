@@ -639,8 +639,9 @@ _QUOTE = re.compile(r"^(?:[>▎│┃] ?)+")
 def _unwrapped(lines: list[str]) -> list[str]:
     """`lines` with the rows of a line a terminal hard-wrapped joined back (_WRAPPED_ROWS); unchanged when no width is
     told."""
-    # as the terminal shows it, without its colour codes; a table's row (nvidia-smi's, all of one width) is no wrap
-    columns = [0 if _TABLE_ROW.match(line) else len(_ANSI.sub("", line)) for line in lines]
+    # as the terminal shows it, without its colour codes and a byte-order mark (no width: a BOM a Windows editor wrote
+    # first made a log's first line one column wider); a table's row (nvidia-smi's, all of one width) is no wrap
+    columns = [0 if _TABLE_ROW.match(line) else len(_ANSI.sub("", line).lstrip("\ufeff")) for line in lines]
     width = max(columns, default=0)
     if width < _WRAP_MIN or columns.count(width) < _WRAPPED_ROWS:
         return lines
@@ -1026,7 +1027,13 @@ def failure_cause(text: str) -> str | None:
     The v5e program-load failure (seed article: 0.95 utilization, 691 s in) reads
     'XLA could not load a compiled program: needed 384.11M, 347.33M free ...'.
     """
-    lines = _records(text)
+    return _failure_cause(_records(text), not text.endswith(("\n", "\r")))
+
+
+def _failure_cause(lines: list[str], cut_short: bool) -> str | None:
+    """failure_cause of a log's `lines` as _records gives them (read as records once: a second reading of joined lines
+    may find a terminal's width in them that the log does not have, and join lines it should not); `cut_short`: the
+    last line may be cut short (no line end after it: _CUT_NUMBER)."""
     for i, line in enumerate(lines):
         if match := _PROGRAM_ALLOC.search(line):
             free = next((m.group(1) for later in lines[i : i + 3] if (m := _PROGRAM_FREE.search(later))), "?")
@@ -1043,6 +1050,10 @@ def failure_cause(text: str) -> str | None:
                     return _HOST_RAM_KILLS[pattern]
                 return cause(match) if callable(cause) else cause.format(*match.groups())
     exceptions = [m.group(1) for line in bare if (m := _EXCEPTION.match(line))]
+    # an exception on a last line cut short may be a wrapper cut before the words that name it ('RuntimeError: Engine
+    # core initializati', _WRAPPER): it is the cause only where no whole line names one
+    if cut_short and len(exceptions) > 1 and _EXCEPTION.match(bare[-1]):
+        exceptions.pop()
     if exceptions:
         causes = [e for e in exceptions if not _WRAPPER.search(e)] or exceptions
         return redact(causes[-1])[:300]
@@ -1310,7 +1321,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     ) is not None:  # earlier boots too: one host
         out.logged["platform"] = platform
     if out.errors:
-        out.failure_cause = failure_cause("\n".join(lines[first:]))
+        out.failure_cause = _failure_cause(lines[first:], cut >= 0)
     return out
 
 
