@@ -44,6 +44,7 @@ versions for hybrid models, so it is treated as derived and the version is recor
 
 from __future__ import annotations
 
+import ast
 import calendar
 import collections
 import html
@@ -1227,8 +1228,21 @@ def _read_logged(out: BootRecord, text: str, kept: set[str]) -> None:
             continue
         if match := pattern.search(text):
             out.logged[key] = _first(match)
+            if key == "model" and (match.group(1) or match.group(2)) is not None:
+                out.logged[key] = _repr_text(out.logged[key])
             if key in _FIRST_OF_BOOT:
                 kept.add(key)
+
+
+def _repr_text(text: str) -> str:
+    """The string whose Python repr, inside its quotes, is `text`: the config line's model=%r (vllm/config/vllm.py of
+    the 0.34.0 sdist) and the 'non-default args' dict's str write a Windows path's backslash twice ('C:\\\\models\\\\m'
+    is C:\\models\\m); `text` as it is where it holds no escape that repr writes."""
+    try:
+        value = ast.literal_eval(f"'{text}'")
+    except (SyntaxError, ValueError):
+        return text
+    return value if isinstance(value, str) else text
 
 
 def _open_args(text: str) -> bool:
@@ -1636,7 +1650,11 @@ def _compare_fitted_length(plan: Plan, boot: BootRecord, notes: list[str]) -> bo
 # A snapshot of the Hugging Face Hub cache, '<cache>/models--{owner}--{name}/snapshots/{revision}': huggingface_hub's
 # file_download.repo_folder_name joins 'models' and the repo id's parts with constants.REPO_ID_SEPARATOR '--' (2.4.0),
 # and utils/_validators.validate_repo_id refuses '--' in an id, so the folder splits back into one id
-_HUB_SNAPSHOT = re.compile(r"(?:^|/)models--((?:[^/]+?--)?[^/]+)/snapshots/[^/]+/?$")
+# (a Windows cache's path separates them by a backslash: C:\Users\me\.cache\huggingface\hub\models--...)
+_HUB_SNAPSHOT = re.compile(r"(?:^|[/\\])models--((?:[^/\\]+?--)?[^/\\]+)[/\\]snapshots[/\\][^/\\]+[/\\]?$")
+# A model named by where its checkpoint directory is, not by a Hub id: a path from a root ('/', '.', '~'), a Windows
+# drive ('C:\models\m', 'D:/models/m') or a UNC share ('\\wsl.localhost\Ubuntu\models\m')
+_DIRECTORY = re.compile(r"^(?:[/.~]|[A-Za-z]:[\\/]|\\\\)")
 
 
 def hub_snapshot_id(path: str) -> str | None:
@@ -1667,7 +1685,7 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
     model = logged.get("model")
     snapshot = hub_snapshot_id(model) if model is not None else None
     model, how = (snapshot, " (a Hugging Face cache snapshot)") if snapshot else (model, "")
-    named = model is not None and plan.model_source != "local" and not model.startswith(("/", ".", "~"))
+    named = model is not None and plan.model_source != "local" and not _DIRECTORY.match(model)
     if model is not None and named and _name(model) not in {_name(plan.model), _name(plan.serve_model or plan.model)}:
         arch = f" ({logged['architecture']})" if "architecture" in logged else how
         differs.append(f"model {model}{arch}, planned {plan.model} ({plan.architecture})")
