@@ -44,6 +44,7 @@ versions for hybrid models, so it is treated as derived and the version is recor
 
 from __future__ import annotations
 
+import ast
 import calendar
 import collections
 import functools
@@ -691,8 +692,9 @@ _QUOTE = re.compile(r"^(?:[>▎│┃] ?)+")
 def _unwrapped(lines: list[str]) -> list[str]:
     """`lines` with the rows of a line a terminal hard-wrapped joined back (_WRAPPED_ROWS); unchanged when no width is
     told."""
-    # as the terminal shows it, without its colour codes; a table's row (nvidia-smi's, all of one width) is no wrap
-    columns = [0 if _TABLE_ROW.match(line) else len(_ANSI.sub("", line)) for line in lines]
+    # as the terminal shows it, without its colour codes and a byte-order mark (no width: a BOM a Windows editor wrote
+    # first made a log's first line one column wider); a table's row (nvidia-smi's, all of one width) is no wrap
+    columns = [0 if _TABLE_ROW.match(line) else len(_ANSI.sub("", line).lstrip("\ufeff")) for line in lines]
     width = max(columns, default=0)
     if width < _WRAP_MIN or columns.count(width) < _WRAPPED_ROWS:
         return lines
@@ -1134,7 +1136,13 @@ def failure_cause(text: str) -> str | None:
     The v5e program-load failure (seed article: 0.95 utilization, 691 s in) reads
     'XLA could not load a compiled program: needed 384.11M, 347.33M free ...'.
     """
-    lines = _records(text)
+    return _failure_cause(_records(text), not text.endswith(("\n", "\r")))
+
+
+def _failure_cause(lines: list[str], cut_short: bool) -> str | None:
+    """failure_cause of a log's `lines` as _records gives them (read as records once: a second reading of joined lines
+    may find a terminal's width in them that the log does not have, and join lines it should not); `cut_short`: the
+    last line may be cut short (no line end after it: _CUT_NUMBER)."""
     for i, line in enumerate(lines):
         if match := _PROGRAM_ALLOC.search(line):
             free = next((m.group(1) for later in lines[i : i + 3] if (m := _PROGRAM_FREE.search(later))), "?")
@@ -1151,6 +1159,10 @@ def failure_cause(text: str) -> str | None:
                     return _HOST_RAM_KILLS[pattern]
                 return cause(match) if callable(cause) else cause.format(*match.groups())
     exceptions = [m.group(1) for line in bare if (m := _EXCEPTION.match(line))]
+    # an exception on a last line cut short may be a wrapper cut before the words that name it ('RuntimeError: Engine
+    # core initializati', _WRAPPER): it is the cause only where no whole line names one
+    if cut_short and len(exceptions) > 1 and _EXCEPTION.match(bare[-1]):
+        exceptions.pop()
     if exceptions:
         causes = [e for e in exceptions if not _WRAPPER.search(e)] or exceptions
         return redact(causes[-1])[:300]
@@ -1324,6 +1336,8 @@ def _read_logged(out: BootRecord, text: str, kept: set[str]) -> None:
             continue
         if match := pattern.search(text):
             out.logged[key] = _first(match)
+            if key == "model" and (match.group(1) or match.group(2)) is not None:
+                out.logged[key] = _repr_text(out.logged[key])
             if key in _FIRST_OF_BOOT:
                 kept.add(key)
 
@@ -1335,6 +1349,17 @@ def _read_command(commanded: dict[str, str], text: str) -> None:
             commanded[key] = _first(match)
     if (model := _command_model(text)) is not None:
         commanded["model"] = model
+
+
+def _repr_text(text: str) -> str:
+    """The string whose Python repr, inside its quotes, is `text`: the config line's model=%r (vllm/config/vllm.py of
+    the 0.34.0 sdist) and the 'non-default args' dict's str write a Windows path's backslash twice ('C:\\\\models\\\\m'
+    is C:\\models\\m); `text` as it is where it holds no escape that repr writes."""
+    try:
+        value = ast.literal_eval(f"'{text}'")
+    except (SyntaxError, ValueError):
+        return text
+    return value if isinstance(value, str) else text
 
 
 def _open_args(text: str) -> bool:
@@ -1431,7 +1456,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     ) is not None:  # earlier boots too: one host
         out.logged["platform"] = platform
     if out.errors:
-        out.failure_cause = failure_cause("\n".join(lines[first:]))
+        out.failure_cause = _failure_cause(lines[first:], cut >= 0)
     return out
 
 
@@ -1747,7 +1772,11 @@ def _compare_fitted_length(plan: Plan, boot: BootRecord, notes: list[str]) -> bo
 # A snapshot of the Hugging Face Hub cache, '<cache>/models--{owner}--{name}/snapshots/{revision}': huggingface_hub's
 # file_download.repo_folder_name joins 'models' and the repo id's parts with constants.REPO_ID_SEPARATOR '--' (2.4.0),
 # and utils/_validators.validate_repo_id refuses '--' in an id, so the folder splits back into one id
-_HUB_SNAPSHOT = re.compile(r"(?:^|/)models--((?:[^/]+?--)?[^/]+)/snapshots/[^/]+/?$")
+# (a Windows cache's path separates them by a backslash: C:\Users\me\.cache\huggingface\hub\models--...)
+_HUB_SNAPSHOT = re.compile(r"(?:^|[/\\])models--((?:[^/\\]+?--)?[^/\\]+)[/\\]snapshots[/\\][^/\\]+[/\\]?$")
+# A model named by where its checkpoint directory is, not by a Hub id: a path from a root ('/', '.', '~'), a Windows
+# drive ('C:\models\m', 'D:/models/m') or a UNC share ('\\wsl.localhost\Ubuntu\models\m')
+_DIRECTORY = re.compile(r"^(?:[/.~]|[A-Za-z]:[\\/]|\\\\)")
 
 
 def hub_snapshot_id(path: str) -> str | None:
@@ -1822,7 +1851,7 @@ def _other_deployment(plan: Plan, boot: BootRecord, other_card: OtherCard | None
     model = logged.get("model")
     snapshot = hub_snapshot_id(model) if model is not None else None
     model, how = (snapshot, " (a Hugging Face cache snapshot)") if snapshot else (model, "")
-    named = model is not None and plan.model_source != "local" and not model.startswith(("/", ".", "~"))
+    named = model is not None and plan.model_source != "local" and not _DIRECTORY.match(model)
     if model is not None and named and _name(model) not in {_name(plan.model), _name(plan.serve_model or plan.model)}:
         arch = f" ({logged['architecture']})" if "architecture" in logged else how
         differs.append(f"model {model}{arch}, planned {plan.model} ({plan.architecture})")

@@ -199,24 +199,44 @@ def read_log(path: Path) -> Iterator[str]:
         yield from read_stream(raw, str(path))
 
 
+# A compressed file by the magic number its format opens with (gzip: 1f 8b, RFC 1952; bzip2: 'BZh'; xz: fd '7zXZ' 00,
+# the .xz file format spec; zstd: 28 b5 2f fd, RFC 8878), with the tool that prints its text: a rotated log ('vllm.log.1
+# .gz': docker's json-file driver with compress=true, logrotate's compress) is no text, and its NUL bytes said only that
+_COMPRESSED = {b"\x1f\x8b": ("gzip", "zcat"), b"BZh": ("bzip2", "bzcat"), b"\xfd7zXZ\x00": ("xz", "xzcat"),
+               b"\x28\xb5\x2f\xfd": ("zstd", "zstdcat")}  # fmt: skip
+# UTF-16 text behind its byte-order mark, what Windows PowerShell 5.1's '>' and Out-File write (their default encoding
+# 'Unicode', UTF-16 LE with a BOM: Microsoft's about_Character_Encoding), read as text (Python's 'utf-16' codec reads
+# the BOM and drops it); UTF-16 without one is not told from a binary file
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+def _encoding(block: bytes) -> str:
+    """The encoding of a log whose first bytes are `block`: 'utf-16' behind a UTF-16 byte-order mark, else 'utf-8'."""
+    return "utf-16" if block.startswith(_UTF16_BOMS) else "utf-8"
+
+
 def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
     """The lines of the log read from `raw` (a file, or standard input: read once, never seeked), as read_lines reads
-    them, undecodable bytes past its first block replaced. Raises ConfigError naming `name` when it is not text: its
-    first TEXT_PROBE_BYTES hold a NUL byte (grep and git call a file binary so) or bytes that are not UTF-8 (a
-    character cut at the block's end is not counted); a binary file read as a log kept nothing and was summarized
-    as a quiet one."""
+    them, undecodable bytes past its first block replaced; UTF-8, or UTF-16 behind its byte-order mark (_UTF16_BOMS).
+    Raises ConfigError naming `name` when it is not text: a compressed file (_COMPRESSED, named with the tool that
+    prints it), or its first TEXT_PROBE_BYTES hold a NUL byte outside UTF-16 (grep and git call a file binary so) or
+    bytes its encoding does not decode (a character cut at the block's end is not counted); a binary file read as a
+    log kept nothing and was summarized as a quiet one."""
     block = raw.read(TEXT_PROBE_BYTES)
-    why = "a NUL byte" if b"\0" in block else None
+    if packed := next((what for magic, what in _COMPRESSED.items() if block.startswith(magic)), None):
+        raise ConfigError(f"{name}: {packed[0]}-compressed, not a text log: give its text ({packed[1]})")
+    encoding = _encoding(block)
+    why = "a NUL byte" if encoding == "utf-8" and b"\0" in block else None
     try:
-        codecs.getincrementaldecoder("utf-8")().decode(block, final=False)
+        codecs.getincrementaldecoder(encoding)().decode(block, final=False)
     except UnicodeDecodeError:
-        why = why or "bytes that are not UTF-8"
+        why = why or f"bytes that are not {encoding.upper()}"
     if why:
         raise ConfigError(f"{name}: not a text log ({why} in its first {TEXT_PROBE_BYTES:,} bytes)")
     if _json_document(block, whole=len(block) < TEXT_PROBE_BYTES):
         raise ConfigError(f"{name}: a JSON document, not a log (a log is text lines, or vLLM's JSON records)")
     stream = io.BufferedReader(_Prefixed(block, raw))
-    with io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=LINE_END) as handle:
+    with io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline=LINE_END) as handle:
         yield from read_lines(handle)
 
 
@@ -292,10 +312,12 @@ def ends_in_newline(path: Path) -> bool:
     """Whether the file at `path` ends in a newline: its last line is whole (one without may be cut short, a log still
     being written: bootlog._CUT_NUMBER)."""
     with open_regular(path) as raw:
-        if raw.seek(0, io.SEEK_END) == 0:
+        head = raw.read(len(codecs.BOM_UTF16_LE))
+        end = LINE_END.encode(("utf-16-le", "utf-16-be")[_UTF16_BOMS.index(head)] if head in _UTF16_BOMS else "utf-8")
+        if raw.seek(0, io.SEEK_END) < len(end):
             return False
-        raw.seek(-1, io.SEEK_END)
-        return raw.read(1) == LINE_END.encode()
+        raw.seek(-len(end), io.SEEK_END)
+        return raw.read(len(end)) == end
 
 
 class _Kept:

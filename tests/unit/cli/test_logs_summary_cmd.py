@@ -3,6 +3,7 @@ summarizes it (api.summarize_logs), its verdict first; bad files refused in one 
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -14,6 +15,7 @@ from factories import engine_state, one_error_line
 from onechip import api
 from onechip.engines import state as engine_state_store
 from onechip.schemas.logs import SummarizeLogsRequest
+from onechip.vllm import log_summary
 
 DATA = Path(__file__).parents[2] / "data"
 REFUSED = DATA / "vllm_cpu_0.32_smollm2_nullblock_refused_boot.log"
@@ -142,3 +144,23 @@ def test_logs_dash_with_nothing_piped_in_is_one_line(run, monkeypatch) -> None:
     monkeypatch.setattr("sys.stdin", _Terminal(io.BytesIO(REFUSED.read_bytes())))
     said = one_error_line(run, "logs", "-")
     assert said.startswith("-: nothing piped in (standard input is a terminal): pipe a log in") and "FILE" in said
+
+
+def test_a_utf16_log_windows_powershell_wrote_is_read_as_its_text(run, tmp_path: Path) -> None:
+    # Windows PowerShell 5.1's '>' and Out-File write UTF-16 LE with a byte-order mark and CRLF line ends (their default
+    # encoding 'Unicode', Microsoft's about_Character_Encoding): `docker logs vllm > vllm.log` there was refused as
+    # 'not a text log (a NUL byte ...)'; it reads as the same log written as UTF-8
+    text = REFUSED.read_bytes().decode("utf-8").replace("\n", "\r\n")  # its tqdm bars' lone CRs kept
+    for encoding in ("utf-16-le", "utf-16-be"):  # each behind its byte-order mark, FF FE and FE FF
+        log = tmp_path / f"{encoding}.log"
+        log.write_bytes(("\ufeff" + text).encode(encoding))
+        assert log_summary.ends_in_newline(log)  # its last line whole, as the UTF-8 file's: "\n" in two bytes
+        assert run("logs", str(log))[1].splitlines()[1:] == run("logs", str(REFUSED))[1].splitlines()[1:]
+
+
+def test_a_compressed_log_is_refused_in_one_line_naming_how_to_read_it(run, tmp_path: Path) -> None:
+    # a rotated log ('vllm.log.1.gz', docker's json-file driver with compress=true, logrotate's compress) was refused
+    # as 'a NUL byte': the file's magic number (gzip RFC 1952: 1f 8b) names what it is and the tool that prints it
+    log = tmp_path / "vllm.log.1.gz"
+    log.write_bytes(gzip.compress(REFUSED.read_bytes()))
+    assert one_error_line(run, "logs", str(log)) == f"{log}: gzip-compressed, not a text log: give its text (zcat)"

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from onechip.planner import plan_model
 from onechip.schemas import CrossCheck, Plan
-from onechip.vllm.bootlog import crosscheck, read_boot_log
+from onechip.vllm.bootlog import crosscheck, hub_snapshot_id, read_boot_log
 
 DATA = Path(__file__).parents[2] / "data"
 BOOTLOGS = Path(__file__).parents[2] / "fixtures" / "bootlogs"
@@ -122,6 +124,24 @@ def test_a_checkpoint_directory_is_not_judged_by_its_name_but_its_sizes_are(tiny
     result = crosscheck_log(plan, config + "tensor_parallel_size=2\n" + CPU_LOG)
     assert not result.agrees
     assert result.note == "the log is of another deployment than the plan: tensor_parallel_size 2, planned 1"
+
+
+@pytest.mark.parametrize("directory", [r"C:\models\m", "D:/models/m", r"\\wsl.localhost\Ubuntu\models\m"])
+def test_a_windows_checkpoint_directory_is_not_judged_by_its_name(directory: str) -> None:
+    # a vLLM on Windows (or a Windows path given to one under WSL) names its model by a drive or UNC path, which the
+    # 'non-default args' dict prints as Python's repr (each backslash twice); its last part is its owner's name for the
+    # directory, as '/models/m''s is, so it tells no other model from the planned one
+    args = f"INFO non-default args: {{'model': {directory!r}, 'max_model_len': 32768}}\n"
+    boot = read_boot_log(args + TPU_LOG, "vllm-tpu", "google/gemma-4-E2B-it")
+    assert boot.logged["model"] == directory
+    result = crosscheck(_e2b(), boot)
+    assert result.agrees and "other-deployment" not in result.flags, result.note
+
+
+def test_a_windows_hub_cache_snapshot_is_read_as_the_repo_it_holds() -> None:
+    # huggingface_hub's cache on Windows ('%USERPROFILE%\\.cache\\huggingface\\hub'), its folders joined by '\\'
+    snapshot = r"C:\Users\me\.cache\huggingface\hub\models--google--gemma-4-E2B-it\snapshots\0123abcd"
+    assert hub_snapshot_id(snapshot) == "google/gemma-4-E2B-it"
 
 
 def test_a_log_of_another_model_is_not_remembered_for_this_plan(tmp_path: Path, monkeypatch) -> None:

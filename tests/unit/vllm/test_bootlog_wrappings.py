@@ -1,0 +1,140 @@
+"""Real boot logs of tests/fixtures/bootlogs wrapped the ways users' logs arrive (a collector's column, a terminal's
+colours, an issue's Markdown, a second process's lines, a Windows editor's byte-order mark and line ends), each read
+as `onechip logs` reads it: the same verdict (model, vLLM version, card, platform, TP, length, KV tokens and GiB,
+concurrency, outcome and cause), weights and blocks as the plain log gives. test_bootlog_paste_shapes covers the
+shapes it names (hard-wrapped rows, JSON records, restarts); these are the rest."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from onechip.vllm import log_summary
+from onechip.vllm.bootlog import failure_cause, read_boot_log
+
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
+# V0 0.7 and V1 0.10 - 0.31, CUDA, ROCm, TPU, XPU and CPU, TP 2 - 5 (one over Ray), started and refused, a pasted
+# excerpt behind a chat quote and a refusal with its traceback
+LOGS = [
+    "l40sx2-qwen25-32b-tp2-len10000-v071",
+    "a100x4-gpt-oss-120b-tp4-ray-v01011",
+    "h100x2-llama31-8b-tp2-v0190",
+    "h100x5-qwen3-14b-tp5-refused-v0190",
+    "rtx3090x2-qwen36-27b-fp8-mtp3-kvfp8-tp2-v0240",
+    "mi300x-gemma4-12b-len32768-v0311",
+    "tpu-v6e4-gemma4-26b-a4b-tp4-len2048-v0291",
+    "b70-qwen35-9b-len8192-xpu",
+    "cpu-qwen3-0.6b-len40960-refused",
+    "gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291",
+]
+
+
+def _reading(text: str) -> dict[str, Any]:
+    """What `onechip logs` makes of `text` (its verdict) and the grammar's weights and blocks."""
+    record = read_boot_log(text, "vllm", "m")
+    verdict = log_summary.summarize(text, "x").boot
+    assert verdict is not None
+    return {**verdict.model_dump(), "weights_gib": record.weights_gib, "blocks": record.kv_cache_num_blocks}
+
+
+def _each_line(prefix: str) -> Callable[[str], str]:
+    return lambda text: "\n".join(prefix + line for line in text.splitlines())
+
+
+ESC = "\x1b"
+# vLLM's ColoredFormatter (vllm/logging_utils/formatter.py of the 0.34.0 sdist, used where stderr is a TTY,
+# vllm/logger.py _use_color): the process tag in '\033[0;36m' ... '\033[0;0m', the level in its colour ('\033[32m' INFO,
+# '\033[33m' WARNING, '\033[31m' ERROR) then '\033[0m', the asctime and '[file:line]' each in grey '\033[90m'
+_COLOURS = {"DEBUG": "37", "INFO": "32", "WARNING": "33", "ERROR": "31", "CRITICAL": "35"}
+_HEAD = re.compile(r"\b(INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d-\d\d [\d:]+) (\[[^\]]+\])")
+_TAG = re.compile(r"^(\([^)]*pid=\d+[^)]*\)) ")
+
+
+def _coloured(text: str) -> str:
+    def head(match: re.Match[str]) -> str:
+        level, when, where = match.groups()
+        grey = f"{ESC}[90m"
+        return f"{ESC}[{_COLOURS[level]}m{level}{ESC}[0m {grey}{when}{ESC}[0m {grey}{where}{ESC}[0m"
+
+    lines = (_TAG.sub(rf"{ESC}[0;36m\1{ESC}[0;0m ", line) for line in text.splitlines())
+    return "\n".join(_HEAD.sub(head, line) for line in lines)
+
+
+def _two_ranks(text: str) -> str:
+    """Each line as two ranks of one engine print it, one after the other (TP workers log the same start-up lines)."""
+    return "\n".join(f"(Worker_TP{rank} pid={10 + rank}) {line}" for line in text.splitlines() for rank in (0, 1))
+
+
+def _tab_indented(text: str) -> str:
+    """Each four spaces of a line's indent as a tab (an editor's 'convert indentation', a traceback's frames)."""
+    return "\n".join(re.sub(r"^(?: {4})+", lambda m: "\t" * (len(m.group()) // 4), line) for line in text.splitlines())
+
+
+WRAPS: dict[str, Callable[[str], str]] = {
+    # `docker compose logs`: the service's container name padded to the widest, then '| '
+    "compose": _each_line("vllm-1  | "),
+    "compose, vllm-openai": _each_line("vllm-openai-1 | "),
+    "compose in colour": lambda text: _each_line(f"{ESC}[36mvllm-openai-1  |{ESC}[0m ")(_coloured(text)),
+    # `kubectl logs --timestamps` and `docker logs -t`: RFC 3339 with nanoseconds; a log viewer's column ending in a tab
+    "kubectl --timestamps": _each_line("2026-12-06T12:00:01.123456789Z "),
+    "docker logs -t, offset": _each_line("2026-12-06T12:00:01.123456789+00:00 "),
+    "timestamp and a tab": _each_line("2026-12-06T12:00:01.123Z\t"),
+    "journald": _each_line("Dec 06 12:00:01 host vllm[123]: "),
+    "vllm colours": _coloured,
+    "crlf": lambda text: text.replace("\n", "\r\n"),
+    "bom": lambda text: "\ufeff" + text,
+    "bom and crlf": lambda text: "\ufeff" + text.replace("\n", "\r\n"),
+    "tab indent": _tab_indented,
+    # a GitHub issue's Markdown: a fenced block, a quote, a fenced block quoted in a reply
+    "fenced": lambda text: f"```text\n{text.rstrip()}\n```",
+    "quoted": _each_line("> "),
+    "fenced, quoted": lambda text: _each_line("> ")(f"```text\n{text.rstrip()}\n```"),
+    # vLLM's and Ray's process tags, before every line (before a tag a line already has, as Ray nests them)
+    "ray worker": _each_line("(RayWorkerWrapper pid=123, ip=10.0.0.1) "),
+    "engine core": _each_line("(EngineCore_DP0 pid=123) "),
+    "api server": _each_line("(APIServer pid=1) "),
+    "0.8 worker": _each_line("(VllmWorker rank=0 pid=5) "),
+    "two ranks interleaved": _two_ranks,
+}
+
+
+@pytest.fixture(scope="module")
+def plain() -> dict[str, dict[str, Any]]:
+    return {name: _reading((BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")) for name in LOGS}
+
+
+@pytest.mark.parametrize("wrap", WRAPS)
+@pytest.mark.parametrize("name", LOGS)
+def test_a_wrapped_log_reads_as_the_plain_log(name: str, wrap: str, plain: dict[str, dict[str, Any]]) -> None:
+    wrapped = WRAPS[wrap]((BOOTLOGS / f"{name}.log").read_text(encoding="utf-8"))
+    assert _reading(wrapped.rstrip("\r\n") + "\n") == plain[name]
+
+
+@pytest.mark.parametrize("name", LOGS)
+def test_a_log_cut_inside_its_last_line_reads_as_with_or_without_it(name: str) -> None:
+    # a paste cut at a size limit, a log still being written (`onechip status` during a boot): each figure of the last
+    # line is read whole or not at all, and a cause the lines before give, which the whole line leaves as it is, is not
+    # replaced by the cut line's (h100x5-qwen3-14b-tp5-refused-v0190 ends in vLLM's wrapper 'RuntimeError: Engine core
+    # initialization failed. See root cause above.', which cut short is no wrapper vLLM prints)
+    lines = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8").rstrip("\n").splitlines()
+    last = lines[-1]
+    cut = _reading("\n".join([*lines[:-1], last[: len(last) // 2]]))
+    without, whole = _reading("\n".join(lines[:-1]) + "\n"), _reading("\n".join(lines) + "\n")
+    for key, value in cut.items():
+        if key != "cause" or without[key] == whole[key]:  # a cause the cut line starts may be read from its words
+            assert value in (without[key], whole[key]), key
+
+
+def test_the_cause_of_a_boot_is_read_from_its_lines_once() -> None:
+    # parse_boot_log joined an exception a paste broke in two (bootlog._exception_rows), then failure_cause read the
+    # joined lines as a log again: a line as wide as the joined one made two lines of the widest length, read as a
+    # terminal's hard-wrap, and the note before the exception was joined onto it, hiding it behind the wrapper
+    exception = ["ValueError: the engine refused this model because the tokenizer and the config", "disagree."]
+    note = "n" * len(" ".join(exception))  # as wide as the exception once joined, the widest line of the paste
+    text = "\n".join([note, *exception, "RuntimeError: Engine core initialization failed. See root cause above."])
+    assert failure_cause(text) == " ".join(exception)
+    assert read_boot_log(text + "\n", "vllm", "m").failure_cause == " ".join(exception)
