@@ -75,9 +75,9 @@ def _fields(tree: ast.Module, only_args: bool = False) -> dict[str, ast.expr]:
     return out
 
 
-def accepted(files: dict[str, str]) -> dict[str, str]:
-    """{flag: where it is declared} for one release's serve parser (abbreviations aside), from its files (path ->
-    text)."""
+def _parsed(files: dict[str, str]) -> tuple[dict[str, ast.Module], dict[str, ast.expr], bool]:
+    """One release's files (path -> text) parsed: their trees, the config fields' annotations by name, and whether
+    get_kwargs makes a bool field's flag an argparse.BooleanOptionalAction."""
     trees = {path: ast.parse(text) for path, text in files.items()}
     config_fields: dict[str, ast.expr] = {}
     for path, tree in trees.items():
@@ -86,6 +86,13 @@ def accepted(files: dict[str, str]) -> dict[str, str]:
                 config_fields.setdefault(name, annotation)
     engine = files.get("engine/arg_utils.py", "")
     kwargs_switch = 'kwargs[name]["action"] = argparse.BooleanOptionalAction' in engine.replace("'", '"')
+    return trees, config_fields, kwargs_switch
+
+
+def accepted(files: dict[str, str]) -> dict[str, str]:
+    """{flag: where it is declared} for one release's serve parser (abbreviations aside), from its files (path ->
+    text)."""
+    trees, config_fields, kwargs_switch = _parsed(files)
     flags: dict[str, str] = {}
     for path, tree in sorted(trees.items()):
         if path.startswith("config"):
@@ -129,14 +136,7 @@ def switches(files: dict[str, str]) -> list[str]:
     reads them: an add_argument call whose action is one of _NO_VALUE_ACTIONS or argparse.BooleanOptionalAction (with
     its --no-X), or whose kwargs are get_kwargs()'s for a config field annotated bool, and a front-end *Args field
     annotated bool; every other flag takes one (argparse's add_argument without an action stores one value)."""
-    trees = {path: ast.parse(text) for path, text in files.items()}
-    config_fields: dict[str, ast.expr] = {}
-    for path, tree in trees.items():
-        if path.startswith("config") or path == "engine/arg_utils.py":
-            for name, annotation in _fields(tree).items():
-                config_fields.setdefault(name, annotation)
-    engine = files.get("engine/arg_utils.py", "")
-    kwargs_switch = 'kwargs[name]["action"] = argparse.BooleanOptionalAction' in engine.replace("'", '"')
+    trees, config_fields, kwargs_switch = _parsed(files)
     out: set[str] = set()
     for path, tree in trees.items():
         if path.startswith("config"):
