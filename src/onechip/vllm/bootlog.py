@@ -1793,12 +1793,16 @@ def _name(model: str) -> str:
 
 
 def _kv_element(plan: Plan, value: str) -> str:
-    """A --kv-cache-dtype as the element it stores for `plan`'s model: 'auto' is the plan's own where the plan took it
-    from the checkpoint (ServeSettings.kv_cache_dtype source 'model': vLLM resolves auto so, resolve_kv_cache_dtype_
-    string in vllm/utils/torch_utils.py of the 0.34.0 sdist), else the model dtype; 'fp8' is fp8_e4m3 (vllm/config/
-    cache.py CacheDType: 'fp8 (=fp8_e4m3)')."""
+    """A --kv-cache-dtype as the element it stores for `plan`'s model: 'auto' is what it serves for the plan's
+    checkpoint whatever the plan asked (Plan.auto_kv_cache_dtype: a ModelOpt checkpoint's stated KV dtype, which vLLM
+    resolves auto to, resolve_kv_cache_dtype_string in vllm/utils/torch_utils.py of the 0.34.0 sdist; else the model
+    dtype), in a plan made before that was recorded the plan's own where it took it from the checkpoint
+    (ServeSettings.kv_cache_dtype source 'model'), else the model dtype; 'fp8' is fp8_e4m3 (vllm/config/cache.py
+    CacheDType: 'fp8 (=fp8_e4m3)')."""
     setting = plan.serve.kv_cache_dtype
-    if value == "auto":
+    if value == "auto" and plan.auto_kv_cache_dtype is not None:
+        value = plan.auto_kv_cache_dtype
+    elif value == "auto":
         value = plan.kv_cache_dtype if setting is not None and setting.source == "model" else plan.dtype
     return {"auto": plan.dtype, "fp8": "fp8_e4m3"}.get(value, value)
 
@@ -1807,9 +1811,10 @@ def _served_inputs(plan: Plan, logged: dict[str, str]) -> list[str]:
     """What the boot was served with (`logged`: 'non-default args', the config line, else the command line) that the
     plan sized memory with otherwise, each with the figure it moves: the KV cache's element (KV bytes per token), an
     online quantization (the weights) and max_num_seqs (the profiling run's activations and the sampler's warm-up).
-    A --quantization is compared where the plan gave one, or where the boot gave one and the plan's checkpoint has no
-    quantization_config (Plan.quantized_checkpoint False): on a quantized one vLLM serves the checkpoint's own method
-    whatever the flag names (or refuses it), which moves nothing."""
+    A --quantization is compared where the plan's checkpoint has no quantization_config (Plan.quantized_checkpoint
+    False), or in a plan made before that was recorded where the plan gave one: on a quantized one vLLM serves the
+    checkpoint's own method whatever the flag names (awq_marlin for an AWQ checkpoint planned 'awq'), or refuses it,
+    which moves nothing."""
     differs: list[str] = []
     kv = logged.get("kv_cache_dtype")
     if kv is not None and _kv_element(plan, kv) != _kv_element(plan, plan.kv_cache_dtype):
@@ -1820,7 +1825,8 @@ def _served_inputs(plan: Plan, logged: dict[str, str]) -> list[str]:
         )
     planned_q = plan.serve.quantization.value if plan.serve.quantization is not None else None
     given_q = logged.get("quantization")
-    if given_q is not None and given_q != planned_q and (planned_q is not None or plan.quantized_checkpoint is False):
+    compared = plan.quantized_checkpoint is False or (plan.quantized_checkpoint is None and planned_q is not None)
+    if given_q is not None and given_q != planned_q and compared:
         differs.append(f"quantization {given_q}, planned {planned_q or 'none'}: it moves the weights, so the KV pool")
     seqs = logged.get("max_num_seqs")
     planned_seqs = plan.serve.max_num_seqs.value if plan.serve.max_num_seqs is not None else None
