@@ -407,7 +407,8 @@ _LOGGED = {
 # command stands (parse_boot_log). The model of `vllm serve M` is _command_model's.
 _COMMAND = {
     "model": re.compile(rf"(?:^|\s)--model(?:=|\s+){_MODEL_WORD}"),
-    "max_model_len": re.compile(r"(?:^|\s)--max[-_]model[-_]len(?:=|\s+)['\"]?(\d+)\b"),
+    # (the number as vLLM's human_readable_int_or_auto takes it, '32k' or '32K' too: _human_readable_int)
+    "max_model_len": re.compile(r"(?:^|\s)--max[-_]model[-_]len(?:=|\s+)['\"]?(\d+(?:\.\d+)?[kKmMgGtT]?)\b"),
     "max_model_len_auto": re.compile(r"(?:^|\s)--max[-_]model[-_]len[= ](auto|-1)\b"),
     "kv_cache_dtype": re.compile(r"(?:^|\s)--kv[-_]cache[-_]dtype(?:=|\s+)['\"]?([\w.]+)"),
     # '-q' read on a vLLM command only, as 'pip install -q vllm' is another program's
@@ -1346,12 +1347,35 @@ def _read_logged(out: BootRecord, text: str, kept: set[str]) -> None:
                 kept.add(key)
 
 
+def _human_readable_int(value: str) -> int | None:
+    """A number as vLLM's human_readable_int reads it (vllm/utils/argparse_utils.py of the 0.34.0 sdist, the type of
+    --max-model-len): digits, or a number with a decimal multiplier (k, m, g, t: powers of 1,000; '25.6k' is 25,600)
+    or a whole number with a binary one (K, M, G, T: powers of 1,024); None for a decimal with a binary multiplier,
+    which it refuses."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgGtT]?)", value)
+    if match is None:
+        return None
+    number, suffix = match.groups()
+    if not suffix:
+        return int(number) if number.isdigit() else None
+    if suffix.islower():
+        return int(float(number) * 1000 ** ("kmgt".index(suffix) + 1))
+    return int(number) * 1024 ** ("KMGT".index(suffix) + 1) if number.isdigit() else None
+
+
 def _read_command(commanded: dict[str, str], text: str, command: str) -> None:
     """Update `commanded` with what the command line `text` gives (_COMMAND) and the model of the shell command it
     belongs to, `command` (_command_model; _continued); the last line wins."""
     for key, pattern in _COMMAND.items():
-        if match := pattern.search(text):
-            commanded[key] = _first(match)
+        if (match := pattern.search(text)) is None:
+            continue
+        value = _first(match)
+        if key == "max_model_len":  # '32k' is 32,000 tokens; one vLLM refuses gives none
+            tokens = _human_readable_int(value)
+            if tokens is None:
+                continue
+            value = str(tokens)
+        commanded[key] = value
     if (model := _command_model(command)) is not None:
         commanded["model"] = model
 

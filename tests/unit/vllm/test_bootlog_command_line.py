@@ -201,3 +201,21 @@ def test_the_command_typed_before_a_restart_is_the_restarts() -> None:
         + "$ vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 16\n" + log
     )  # fmt: skip
     assert read_boot_log(text, "vllm", "m").logged.get("max_num_seqs") == "16"
+
+
+@pytest.mark.parametrize(
+    ("value", "tokens"),
+    [
+        # vLLM's human_readable_int_or_auto, the type of --max-model-len (vllm/utils/argparse_utils.py and
+        # engine/arg_utils.py of the 0.34.0 sdist): 'k' decimal (1,000), 'K' binary (1,024), decimals with a decimal
+        # multiplier only
+        ("32k", "32000"),
+        ("32K", "32768"),
+        ("25.6k", "25600"),
+        ("1M", "1048576"),
+        ("1.5K", None),  # 'Decimals are not allowed with binary suffixes': the engine refuses it, so no length
+    ],
+)
+def test_a_human_readable_max_model_len_is_the_number_vllm_reads(value: str, tokens: str | None) -> None:
+    text = f"vllm serve Qwen/Qwen3-8B --max-model-len {value}\n"
+    assert read_boot_log(text, "vllm", "m").logged.get("max_model_len") == tokens
