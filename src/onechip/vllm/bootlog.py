@@ -936,9 +936,12 @@ def _more_kv_memory(line: str, usual: str) -> str:
 
 _OUT_OF_MEMORY = "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"
 # torch's out-of-memory message (c10/cuda/CUDACachingAllocator.cpp, HIP's the same: 'Tried to allocate 256.00 GiB. GPU 0
-# has a total capacity of 80.00 GiB of which 25.38 GiB is free.'); format_size prints MiB below 1 GiB
+# has a total capacity of 80.00 GiB of which 25.38 GiB is free.'); format_size prints MiB below 1 GiB. torch 2.0 and
+# before, which V0 vLLM ran on, wrote the same figures 'Tried to allocate 36.00 MiB (GPU 0; 7.93 GiB total capacity;
+# ...' (a real message quoted in inha15/Camera_YOLOv5-HJ E2E_Camera/scripts/clean_cache.py)
 _TORCH_OOM_SIZES = re.compile(
-    r"Tried to allocate (\d+(?:\.\d+)?) (GiB|MiB)\. GPU \d+ has a total capacity of (\d+(?:\.\d+)?) (GiB|MiB)"
+    r"Tried to allocate (\d+(?:\.\d+)?) (GiB|MiB)(?:\. GPU \d+ has a total capacity of | \(GPU \d+; )"
+    r"(\d+(?:\.\d+)?) (GiB|MiB)"
 )
 
 
