@@ -1482,6 +1482,8 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
         deployment_key=b.key if b.gpu is not None else None, calibrated_from=calibrated,
         engine_version=request.engine_version or rules.release or rules.version, model_source=r.src.origin,
         quantized_checkpoint=bool(_quant_method(r.src.config)),
+        auto_kv_cache_dtype=_modelopt_kv_cache_dtype(r.src.config, request.engine_version or rules.release)
+        or r.dtype_name,
         serve_model=r.src.serve_name or _local_or_hub(request.model, r.src.origin),
     )  # fmt: skip
 

@@ -292,6 +292,12 @@ class Plan(ResultModel):
         description="Whether the checkpoint has a quantization_config (its own method, which vLLM serves whatever "
         "--quantization names); None in plans made before it was recorded.",
     )
+    auto_kv_cache_dtype: str | None = Field(
+        default=None,
+        description="The KV cache element vLLM serves for this checkpoint and release under --kv-cache-dtype auto "
+        "whatever the plan asked: the KV dtype a ModelOpt checkpoint's quantization_config states ('fp8_e4m3'), else "
+        "the model dtype; None in plans made before it was recorded.",
+    )
     max_num_batched_tokens: int | None = Field(
         default=None, description="Scheduler token budget the plan assumed (None = engine default)."
     )

@@ -407,24 +407,29 @@ _LOGGED = {
 # command stands (parse_boot_log). The model of `vllm serve M` is _command_model's.
 _COMMAND = {
     "model": re.compile(rf"(?:^|\s)--model(?:=|\s+){_MODEL_WORD}"),
-    "max_model_len": re.compile(r"(?:^|\s)--max[-_]model[-_]len[= ](\d+)\b"),
+    # (the number as vLLM's human_readable_int_or_auto takes it, '32k' or '32K' too: _human_readable_int)
+    "max_model_len": re.compile(r"(?:^|\s)--max[-_]model[-_]len(?:=|\s+)['\"]?(\d+(?:\.\d+)?[kKmMgGtT]?)\b"),
     "max_model_len_auto": re.compile(r"(?:^|\s)--max[-_]model[-_]len[= ](auto|-1)\b"),
     "kv_cache_dtype": re.compile(r"(?:^|\s)--kv[-_]cache[-_]dtype(?:=|\s+)['\"]?([\w.]+)"),
     # '-q' read on a vLLM command only, as 'pip install -q vllm' is another program's
     "quantization": re.compile(
         r"(?:^|\s)--quantization(?:=|\s+)['\"]?([\w.-]+)|\b(?:vllm serve|api_server)\b.*\s-q(?:=|\s+)['\"]?([\w.-]+)"
     ),
-    "max_num_seqs": re.compile(r"(?:^|\s)--max[-_]num[-_]seqs[= ](\d+)\b"),
+    "max_num_seqs": re.compile(r"(?:^|\s)--max[-_]num[-_]seqs(?:=|\s+)['\"]?(\d+)\b"),
     # (also a prefix argparse expands, allow_abbrev being True in FlexibleArgumentParser: '--tensor_parallel 2',
     # vllm#28228; '--tensor-parallel-size' is the one option so named, vllm/engine/arg_utils.py of the 0.34.0 sdist),
     # and its short form, '-tp N' (vllm/engine/arg_utils.py add_cli_args of the 0.6.6 - 0.34.0 sdists:
     # '--tensor-parallel-size', '-tp'; 'vllm serve deepseek-ai/DeepSeek-V4-Pro --dtype auto -tp 8', vllm#53961)
-    "tensor_parallel_size": re.compile(r"(?:^|\s)--tensor[-_]parallel(?:[-_]size)?[= ](\d+)\b|(?:^|\s)-tp[= ](\d+)\b"),
-    "data_parallel_size": re.compile(r"(?:^|\s)--data[-_]parallel[-_]size[= ](\d+)\b|(?:^|\s)-dp[= ](\d+)\b"),
+    "tensor_parallel_size": re.compile(
+        r"(?:^|\s)--tensor[-_]parallel(?:[-_]size)?(?:=|\s+)['\"]?(\d+)\b|(?:^|\s)-tp(?:=|\s+)['\"]?(\d+)\b"
+    ),
+    "data_parallel_size": re.compile(
+        r"(?:^|\s)--data[-_]parallel[-_]size(?:=|\s+)['\"]?(\d+)\b|(?:^|\s)-dp(?:=|\s+)['\"]?(\d+)\b"
+    ),
     # (a number, so a sentence's full stop after it is not read: 'set --gpu-memory-utilization 0.9.'; one followed by
     # 'without' is 0.21+'s notice's equivalent, not the deployment's, even where a paste wrapped the notice)
     "gpu_memory_utilization": re.compile(
-        r"(?:^|\s)--gpu[-_]memory[-_]utilization[= ](\d*\.?\d+)(?![\d.]*\s+without\b)"
+        r"(?:^|\s)--gpu[-_]memory[-_]utilization(?:=|\s+)['\"]?(\d*\.?\d+)(?![\d.]*\s+without\b)"
     ),
 }
 # Where `vllm serve`'s arguments start: the command, or the vllm/vllm-openai image, whose ENTRYPOINT is
@@ -931,9 +936,12 @@ def _more_kv_memory(line: str, usual: str) -> str:
 
 _OUT_OF_MEMORY = "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"
 # torch's out-of-memory message (c10/cuda/CUDACachingAllocator.cpp, HIP's the same: 'Tried to allocate 256.00 GiB. GPU 0
-# has a total capacity of 80.00 GiB of which 25.38 GiB is free.'); format_size prints MiB below 1 GiB
+# has a total capacity of 80.00 GiB of which 25.38 GiB is free.'); format_size prints MiB below 1 GiB. torch 2.0 and
+# before, which V0 vLLM ran on, wrote the same figures 'Tried to allocate 36.00 MiB (GPU 0; 7.93 GiB total capacity;
+# ...' (a real message quoted in inha15/Camera_YOLOv5-HJ E2E_Camera/scripts/clean_cache.py)
 _TORCH_OOM_SIZES = re.compile(
-    r"Tried to allocate (\d+(?:\.\d+)?) (GiB|MiB)\. GPU \d+ has a total capacity of (\d+(?:\.\d+)?) (GiB|MiB)"
+    r"Tried to allocate (\d+(?:\.\d+)?) (GiB|MiB)(?:\. GPU \d+ has a total capacity of | \(GPU \d+; )"
+    r"(\d+(?:\.\d+)?) (GiB|MiB)"
 )
 
 
@@ -1342,13 +1350,60 @@ def _read_logged(out: BootRecord, text: str, kept: set[str]) -> None:
                 kept.add(key)
 
 
-def _read_command(commanded: dict[str, str], text: str) -> None:
-    """Update `commanded` with what the command line `text` gives (_COMMAND, _command_model); the last line wins."""
+def _human_readable_int(value: str) -> int | None:
+    """A number as vLLM's human_readable_int reads it (vllm/utils/argparse_utils.py of the 0.34.0 sdist, the type of
+    --max-model-len): digits, or a number with a decimal multiplier (k, m, g, t: powers of 1,000; '25.6k' is 25,600)
+    or a whole number with a binary one (K, M, G, T: powers of 1,024); None for a decimal with a binary multiplier,
+    which it refuses."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgGtT]?)", value)
+    if match is None:
+        return None
+    number, suffix = match.groups()
+    if not suffix:
+        return int(number) if number.isdigit() else None
+    if suffix.islower():
+        return int(float(number) * 1000 ** ("kmgt".index(suffix) + 1))
+    return int(number) * 1024 ** ("KMGT".index(suffix) + 1) if number.isdigit() else None
+
+
+def _read_command(commanded: dict[str, str], text: str, command: str) -> None:
+    """Update `commanded` with what the command line `text` gives (_COMMAND) and the model of the shell command it
+    belongs to, `command` (_command_model; _continued); the last line wins."""
     for key, pattern in _COMMAND.items():
-        if match := pattern.search(text):
-            commanded[key] = _first(match)
-    if (model := _command_model(text)) is not None:
+        if (match := pattern.search(text)) is None:
+            continue
+        value = _first(match)
+        if key == "max_model_len":  # '32k' is 32,000 tokens; one vLLM refuses gives none
+            tokens = _human_readable_int(value)
+            if tokens is None:
+                continue
+            value = str(tokens)
+        commanded[key] = value
+    if (model := _command_model(command)) is not None:
         commanded["model"] = model
+
+
+def _continued(command: str, previous: str, text: str) -> str:
+    """The shell command the line `text` belongs to: `command`, the one so far, joined with it where the line before,
+    `previous`, ends in a backslash (the shell's line continuation: it removes the backslash and the newline, POSIX
+    'Escape Character (Backslash)'), so `vllm serve \\` with the model on a later line serves that model; else the
+    line alone."""
+    if previous.rstrip().endswith("\\"):
+        return command.rstrip().removesuffix("\\") + " " + text
+    return text
+
+
+def _typed_before(lines: list[str], first: int) -> int:
+    """The index of the first of the lines before `first`, the last boot's start (_last_boot), that are no log
+    record (no vLLM stamp, no level word leading the bare line): what a paste typed to start that boot (its command,
+    a prompt), after the earlier boot's last record; `first` where there are none."""
+    start = first
+    while start > 0:
+        line = lines[start - 1].rstrip()
+        if _STAMP.search(line) or _LOG_LEVEL.match(_unprefixed(_plain(line))):
+            break
+        start -= 1
+    return start
 
 
 def _repr_text(text: str) -> str:
@@ -1393,6 +1448,12 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     first = _last_boot(lines)  # a log of a restart is read from its last boot on
     client = False  # the line is a serving client's command, or one of its shell continuations (_CLIENT_COMMAND)
     commanded: dict[str, str] = {}  # what the command lines give (_COMMAND): a key vLLM's own lines give wins over it
+    command = ""  # the shell command the line belongs to, joined over its continuations (_continued)
+    for i in range(_typed_before(lines, first), first):  # the command typed for the last boot, before its start
+        client = bool(_CLIENT_COMMAND.search(lines[i])) or (client and lines[i - 1].rstrip().endswith("\\"))
+        line = "" if client else _unprefixed(_plain(lines[i].rstrip()))
+        command = _continued(command, lines[i - 1] if i else "", line)
+        _read_command(commanded, line, command)
     for i, raw in enumerate(lines[first:], start=first):
         line = raw.rstrip()
         client = bool(_CLIENT_COMMAND.search(line)) or (client and lines[i - 1].rstrip().endswith("\\"))
@@ -1415,7 +1476,8 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         if _config_starts(facts):
             kept.clear()
         _read_facts(out, facts, kept)
-        _read_command(commanded, facts)
+        command = _continued(command, lines[i - 1] if i else "", facts)
+        _read_command(commanded, facts, command)
         if facts is not bare and (match := _LOGGED["device_name"].search(bare)):  # a card's name, whole or cut short,
             out.logged["device_name"] = _first(match)  # is its words, not a figure (a name cut short maps to no card)
         if wrapped is not None:  # a 'non-default args' dict a paste wrapped: read once it closes (_ARGS_OPEN)
@@ -1491,6 +1553,7 @@ def _last_boot(lines: list[str]) -> int:
 # "POST /v1/chat/completions HTTP/1.1" 200 OK'); of those, what can still change its boot's reading: a boot start (a
 # restart, read from its own line on: _last_boot), a failure (failure_cause) or an event's line (_EVENTS)
 _ROUTINE = re.compile(r"^(?:INFO|DEBUG|WARNING)\b")
+_LOG_LEVEL = re.compile(r"^(?:INFO|DEBUG|WARNING|ERROR|CRITICAL)\b")  # a log record's level word, on the bare_line
 _AFTER_READY = re.compile("|".join(
     [f"(?:{_BOOT_START.pattern})", f"(?:{_FAILURE.pattern})", f"(?i:{_OOM_KILLED.pattern})",
      *(f"(?:{pattern.pattern})" for _, pattern in _EVENTS)]
@@ -1793,12 +1856,16 @@ def _name(model: str) -> str:
 
 
 def _kv_element(plan: Plan, value: str) -> str:
-    """A --kv-cache-dtype as the element it stores for `plan`'s model: 'auto' is the plan's own where the plan took it
-    from the checkpoint (ServeSettings.kv_cache_dtype source 'model': vLLM resolves auto so, resolve_kv_cache_dtype_
-    string in vllm/utils/torch_utils.py of the 0.34.0 sdist), else the model dtype; 'fp8' is fp8_e4m3 (vllm/config/
-    cache.py CacheDType: 'fp8 (=fp8_e4m3)')."""
+    """A --kv-cache-dtype as the element it stores for `plan`'s model: 'auto' is what it serves for the plan's
+    checkpoint whatever the plan asked (Plan.auto_kv_cache_dtype: a ModelOpt checkpoint's stated KV dtype, which vLLM
+    resolves auto to, resolve_kv_cache_dtype_string in vllm/utils/torch_utils.py of the 0.34.0 sdist; else the model
+    dtype), in a plan made before that was recorded the plan's own where it took it from the checkpoint
+    (ServeSettings.kv_cache_dtype source 'model'), else the model dtype; 'fp8' is fp8_e4m3 (vllm/config/cache.py
+    CacheDType: 'fp8 (=fp8_e4m3)')."""
     setting = plan.serve.kv_cache_dtype
-    if value == "auto":
+    if value == "auto" and plan.auto_kv_cache_dtype is not None:
+        value = plan.auto_kv_cache_dtype
+    elif value == "auto":
         value = plan.kv_cache_dtype if setting is not None and setting.source == "model" else plan.dtype
     return {"auto": plan.dtype, "fp8": "fp8_e4m3"}.get(value, value)
 
@@ -1807,9 +1874,10 @@ def _served_inputs(plan: Plan, logged: dict[str, str]) -> list[str]:
     """What the boot was served with (`logged`: 'non-default args', the config line, else the command line) that the
     plan sized memory with otherwise, each with the figure it moves: the KV cache's element (KV bytes per token), an
     online quantization (the weights) and max_num_seqs (the profiling run's activations and the sampler's warm-up).
-    A --quantization is compared where the plan gave one, or where the boot gave one and the plan's checkpoint has no
-    quantization_config (Plan.quantized_checkpoint False): on a quantized one vLLM serves the checkpoint's own method
-    whatever the flag names (or refuses it), which moves nothing."""
+    A --quantization is compared where the plan's checkpoint has no quantization_config (Plan.quantized_checkpoint
+    False), or in a plan made before that was recorded where the plan gave one: on a quantized one vLLM serves the
+    checkpoint's own method whatever the flag names (awq_marlin for an AWQ checkpoint planned 'awq'), or refuses it,
+    which moves nothing."""
     differs: list[str] = []
     kv = logged.get("kv_cache_dtype")
     if kv is not None and _kv_element(plan, kv) != _kv_element(plan, plan.kv_cache_dtype):
@@ -1820,7 +1888,8 @@ def _served_inputs(plan: Plan, logged: dict[str, str]) -> list[str]:
         )
     planned_q = plan.serve.quantization.value if plan.serve.quantization is not None else None
     given_q = logged.get("quantization")
-    if given_q is not None and given_q != planned_q and (planned_q is not None or plan.quantized_checkpoint is False):
+    compared = plan.quantized_checkpoint is False or (plan.quantized_checkpoint is None and planned_q is not None)
+    if given_q is not None and given_q != planned_q and compared:
         differs.append(f"quantization {given_q}, planned {planned_q or 'none'}: it moves the weights, so the KV pool")
     seqs = logged.get("max_num_seqs")
     planned_seqs = plan.serve.max_num_seqs.value if plan.serve.max_num_seqs is not None else None

@@ -219,16 +219,19 @@ def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
     """The lines of the log read from `raw` (a file, or standard input: read once, never seeked), as read_lines reads
     them, undecodable bytes past its first block replaced; UTF-8, or UTF-16 behind its byte-order mark (_UTF16_BOMS).
     Raises ConfigError naming `name` when it is not text: a compressed file (_COMPRESSED, named with the tool that
-    prints it), or its first TEXT_PROBE_BYTES hold a NUL byte outside UTF-16 (grep and git call a file binary so) or
-    bytes its encoding does not decode (a character cut at the block's end is not counted); a binary file read as a
-    log kept nothing and was summarized as a quiet one."""
+    prints it), or its first TEXT_PROBE_BYTES hold a NUL byte outside UTF-16 (grep and git call a file binary so), a
+    NUL character in UTF-16 (UTF-32 behind its mark, which opens with UTF-16 LE's) or bytes its encoding does not
+    decode (a character cut at the block's end is not counted); a binary file read as a log kept nothing and was
+    summarized as a quiet one."""
     block = raw.read(TEXT_PROBE_BYTES)
     if packed := next((what for magic, what in _COMPRESSED.items() if block.startswith(magic)), None):
         raise ConfigError(f"{name}: {packed[0]}-compressed, not a text log: give its text ({packed[1]})")
     encoding = _encoding(block)
     why = "a NUL byte" if encoding == "utf-8" and b"\0" in block else None
     try:
-        codecs.getincrementaldecoder(encoding)().decode(block, final=False)
+        # a NUL in UTF-16 text: UTF-32 LE (FF FE 00 00) opens with UTF-16 LE's mark, each character then a U+0000
+        if "\0" in codecs.getincrementaldecoder(encoding)().decode(block, final=False):
+            why = why or "a NUL character"
     except UnicodeDecodeError:
         why = why or f"bytes that are not {encoding.upper()}"
     if why:

@@ -158,6 +158,15 @@ def test_a_utf16_log_windows_powershell_wrote_is_read_as_its_text(run, tmp_path:
         assert run("logs", str(log))[1].splitlines()[1:] == run("logs", str(REFUSED))[1].splitlines()[1:]
 
 
+def test_a_utf32_log_is_not_read_as_utf16_text(run, tmp_path: Path) -> None:
+    # UTF-32 LE opens with FF FE 00 00 (PowerShell's 'Out-File -Encoding utf32'), whose first two bytes are UTF-16 LE's
+    # mark: read as UTF-16 every character came with a U+0000 after it, and the log was summarized as one with no
+    # verdict (exit 0); a NUL in the decoded text is no text log, as a NUL byte is in UTF-8 (grep's and git's rule)
+    log = tmp_path / "utf-32.log"
+    log.write_bytes(REFUSED.read_bytes().decode("utf-8").encode("utf-32"))  # Python's utf-32: LE behind FF FE 00 00
+    assert one_error_line(run, "logs", str(log)) == f"{log}: not a text log (a NUL character in its first 8,192 bytes)"
+
+
 def test_a_compressed_log_is_refused_in_one_line_naming_how_to_read_it(run, tmp_path: Path) -> None:
     # a rotated log ('vllm.log.1.gz', docker's json-file driver with compress=true, logrotate's compress) was refused
     # as 'a NUL byte': the file's magic number (gzip RFC 1952: 1f 8b) names what it is and the tool that prints it

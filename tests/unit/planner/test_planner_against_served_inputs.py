@@ -108,3 +108,36 @@ def test_the_log_line_wins_over_the_command_line_wherever_it_stands() -> None:
     ):
         result = _against(plan, text)
         assert "other-deployment" not in result.flags, result.note
+
+
+def _tiny(tmp_path: Path, quant: dict[str, object], **fields: object):
+    from factories import SMOLLM2_CONFIG, smollm2_checkpoint
+
+    path = smollm2_checkpoint(tmp_path / "ckpt", {**SMOLLM2_CONFIG, "quantization_config": quant})
+    return plan_model(str(path), "h100", "vllm-gpu", max_model_len=2048, utilization=0.9, **fields)
+
+
+def test_auto_on_a_modelopt_fp8_kv_checkpoint_is_the_fp8_kv_cache_a_plan_asked_for(tmp_path: Path) -> None:
+    # vLLM resolves --kv-cache-dtype auto to the checkpoint's kv_cache_quant_algo (resolve_kv_cache_dtype_string,
+    # vllm/utils/torch_utils.py of the 0.34.0 sdist: 'FP8' -> fp8_e4m3), so a boot with 'auto' holds the fp8 KV cache
+    # the plan sized by asking for fp8 outright: one deployment, not a bf16 one
+    modelopt = {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}
+    plan = _tiny(tmp_path, modelopt, kv_cache_dtype="fp8")
+    args = "INFO 04-22 23:58:13 [utils.py:233] non-default args: {'max_model_len': 2048, 'kv_cache_dtype': 'auto'}"
+    result = _against(plan, args)
+    assert "kv_cache_dtype" not in result.note, result.note
+    # and a boot asking bfloat16 outright is another deployment (twice the KV bytes per token)
+    bf16 = args.replace("'auto'", "'bfloat16'")
+    assert "kv_cache_dtype bfloat16, planned fp8" in _against(plan, bf16).note
+
+
+def test_a_quantized_checkpoint_served_by_its_own_method_is_one_deployment(tmp_path: Path) -> None:
+    # an AWQ checkpoint planned with '--quantization awq' and served with '--quantization awq_marlin': vLLM loads the
+    # checkpoint's own weights by its quantization_config either way (awq_marlin is the kernel AWQMarlinConfig
+    # offers for that config, vllm/model_executor/layers/quantization/awq_marlin.py of the 0.34.0 sdist), so the flag
+    # moves no weights (_served_inputs' own rule for a quantized checkpoint)
+    awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
+    plan = _tiny(tmp_path, awq, quantization="awq")
+    args = "INFO 04-22 23:58:13 [utils.py:233] non-default args: {'max_model_len': 2048, 'quantization': 'awq_marlin'}"
+    result = _against(plan, args)
+    assert "quantization" not in result.note, result.note

@@ -157,3 +157,65 @@ def test_options_before_the_positional_model_are_read_with_their_values(line: st
 def test_a_switch_before_a_placeholder_names_no_model() -> None:
     # '--enforce-eager' takes no value, so the word after it is the positional: a shell variable, not a model
     assert "model" not in read_boot_log("vllm serve --enforce-eager ${MODEL} --port 8000\n", "vllm", "m").logged
+
+
+def test_the_model_of_a_command_continued_over_lines_is_read() -> None:
+    # the shell joins a line ending in '\\' with the next (bash's line continuation), so `vllm serve \` with the model
+    # on the next line is `vllm serve M ...`, as users paste a long command (vLLM's docs write it so)
+    text = (
+        "$ vllm serve \\\n"
+        "    --tensor-parallel-size 2 \\\n"
+        "    meta-llama/Llama-3.1-8B-Instruct \\\n"
+        "    --kv-cache-dtype fp8\n"
+    )
+    logged = read_boot_log(text, "vllm", "m").logged
+    assert (logged.get("model"), logged.get("tensor_parallel_size")) == ("meta-llama/Llama-3.1-8B-Instruct", "2")
+
+
+@pytest.mark.parametrize(
+    ("flag", "key", "value"),
+    [
+        ('--max-model-len="8192"', "max_model_len", "8192"),
+        ("--max-num-seqs '64'", "max_num_seqs", "64"),
+        ('--tensor-parallel-size="2"', "tensor_parallel_size", "2"),
+        ("-tp '2'", "tensor_parallel_size", "2"),
+        ("--gpu-memory-utilization='0.85'", "gpu_memory_utilization", "0.85"),
+    ],
+)
+def test_a_quoted_number_is_the_number_the_shell_passes(flag: str, key: str, value: str) -> None:
+    # the shell removes the quotes before vLLM's parser sees the word (POSIX quote removal), so '--max-model-len="8192"'
+    # reaches FlexibleArgumentParser as '--max-model-len=8192'
+    assert read_boot_log(f"vllm serve Qwen/Qwen3-8B {flag}\n", "vllm", "m").logged.get(key) == value
+
+
+def test_the_command_typed_before_a_restart_is_the_restarts() -> None:
+    # a real 0.19.0 boot that came up, pasted twice, each after the command that started it; without its 'non-default
+    # args' line the second boot's max_num_seqs is only on its own command (the log is read from its last boot on)
+    log = "".join(
+        line
+        for line in (BOOTLOGS / "h100-llama31-8b-kvfp8-v0190.log").read_text(encoding="utf-8").splitlines(True)
+        if "non-default args" not in line
+    )
+    text = (
+        "$ vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 8\n" + log
+        + "$ vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 16\n" + log
+    )  # fmt: skip
+    assert read_boot_log(text, "vllm", "m").logged.get("max_num_seqs") == "16"
+
+
+@pytest.mark.parametrize(
+    ("value", "tokens"),
+    [
+        # vLLM's human_readable_int_or_auto, the type of --max-model-len (vllm/utils/argparse_utils.py and
+        # engine/arg_utils.py of the 0.34.0 sdist): 'k' decimal (1,000), 'K' binary (1,024), decimals with a decimal
+        # multiplier only
+        ("32k", "32000"),
+        ("32K", "32768"),
+        ("25.6k", "25600"),
+        ("1M", "1048576"),
+        ("1.5K", None),  # 'Decimals are not allowed with binary suffixes': the engine refuses it, so no length
+    ],
+)
+def test_a_human_readable_max_model_len_is_the_number_vllm_reads(value: str, tokens: str | None) -> None:
+    text = f"vllm serve Qwen/Qwen3-8B --max-model-len {value}\n"
+    assert read_boot_log(text, "vllm", "m").logged.get("max_model_len") == tokens

@@ -150,3 +150,20 @@ def test_an_allocation_larger_than_the_whole_card_is_not_told_to_lower_the_utili
     assert failure_cause(small) == (
         "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"
     )
+
+
+def test_an_allocation_larger_than_the_card_in_torch_2_0s_words_is_read_so() -> None:
+    # torch 2.0 and before, which V0 vLLM ran on, wrote the OOM as 'Tried to allocate 36.00 MiB (GPU 0; 7.93 GiB total
+    # capacity; 130.35 MiB already allocated; ...)' (a real message, quoted in inha15/Camera_YOLOv5-HJ
+    # E2E_Camera/scripts/clean_cache.py): the same two figures, so the same rule
+    huge = (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 GiB (GPU 0; 79.35 GiB total "
+        "capacity; 14.20 GiB already allocated; 63.84 GiB free; 14.52 GiB reserved in total by PyTorch)"
+    )
+    cause = failure_cause(huge)
+    assert cause is not None and "128.00 GiB" in cause and "79.35 GiB" in cause, cause
+    assert "lower --gpu-memory-utilization" not in cause
+    small = huge.replace("128.00 GiB (GPU", "36.00 MiB (GPU")
+    assert failure_cause(small) == (
+        "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"
+    )
