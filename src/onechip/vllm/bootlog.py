@@ -436,6 +436,11 @@ _COMMAND = {
 # ["vllm", "serve"] (docker/Dockerfile of the 0.28.0 - 0.34.0 sdists), so the words after it are serve's
 _SERVE_ARGS = re.compile(r"(?:^|[\s\[`$#>;|&(])vllm serve(?=\s|$)|\bvllm/vllm-openai(?:-\w+)?(?::[\w.+-]+)?(?=\s|$)")
 _MODEL_REF = re.compile(_MODEL_WORD)
+# a word argparse reads as an option, never as the value of the option before it ('expected one argument'): one that
+# starts with '-' and is no negative number (argparse.py _negative_number_matcher, '^-\d+$|^-\d*\.\d+$', with a
+# parser that has no option looking like one: vLLM's has none); so a switch of an older release that 0.34 dropped
+# ('--enable-reasoning', _switches not knowing it) does not swallow the option after it
+_OPTION_WORD = re.compile(r"-(?!\d+$|\d*\.\d+$).")
 
 
 @functools.cache
@@ -448,8 +453,9 @@ def _command_model(text: str) -> str | None:
     """The model `vllm serve` (or the vllm/vllm-openai image) is given on the line `text`, as its parser reads it:
     the positional model_tag ('vllm serve [model_tag] [options]', vllm/entrypoints/cli/serve.py of the 0.34.0 sdist),
     which argparse takes from the first word that is neither an option nor an option's value. An option takes the
-    word after it unless it is written '--flag=value' or takes no value (_switches: store_true, BooleanOptionalAction
-    and the like, read in the newest release's sources), so 'vllm serve --tokenizer X M' serves M; underscores in an
+    word after it unless it is written '--flag=value', takes no value (_switches: store_true, BooleanOptionalAction
+    and the like, read in the newest release's sources) or that word is an option (_OPTION_WORD), so 'vllm serve
+    --tokenizer X M' serves M, and so does 'vllm serve --enable-reasoning --reasoning-parser R M'; underscores in an
     option's name are dashes (FlexibleArgumentParser). That word must be a model reference (_MODEL_WORD: not a shell
     variable, a placeholder or a sentence's word); None when it is not or the line names no serve command."""
     match = _SERVE_ARGS.search(text)
@@ -466,7 +472,9 @@ def _command_model(text: str) -> str | None:
         if len(word) > 1 and word.startswith("-"):
             name = word.split("=", 1)[0]
             name = name[:2] + name[2:].replace("_", "-")
-            i += 1 if "=" in word or name in _switches() else 2
+            after = words[i + 1] if i + 1 < len(words) else ""
+            takes_next = "=" not in word and name not in _switches() and not _OPTION_WORD.match(after)
+            i += 2 if takes_next else 1
             continue
         ref = _MODEL_REF.match(word)
         return ref.group(1) if ref else None

@@ -148,6 +148,12 @@ def test_a_serving_benchmarks_model_is_not_the_servers(text: str) -> None:
         "vllm serve --served_model_name=my-model --trust-remote-code --enforce-eager Qwen/Qwen3-8B",
         'vllm serve --speculative-config \'{"method": "mtp", "num_speculative_tokens": 2}\' Qwen/Qwen3-8B',
         "docker run --gpus all vllm/vllm-openai:v0.34.0 --tokenizer other/tok Qwen/Qwen3-8B",
+        # a switch of an older release that 0.34.0 dropped (--enable-reasoning, 0.8 - 0.9's reasoning switch) is
+        # unknown to the switches list, but argparse never takes an option as a value: it takes none here (qa64a read
+        # the model as 'deepseek_r1')
+        "vllm serve --enable-reasoning --reasoning-parser deepseek_r1 Qwen/Qwen3-8B",
+        # a negative number is a value, not an option (argparse _negative_number_matcher)
+        "vllm serve --max-model-len -1 Qwen/Qwen3-8B",
     ],
 )
 def test_options_before_the_positional_model_are_read_with_their_values(line: str) -> None:
