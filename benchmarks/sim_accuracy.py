@@ -73,7 +73,7 @@ from onechip.planner.source import catalog_entry
 from onechip.report.rundir import read_run
 from onechip.schemas.bench import BenchConfig, BenchRun, CellResult, Dist
 from onechip.schemas.requests import PlanRequest
-from onechip.sim import transfer
+from onechip.sim import transfer, uncertainty
 from onechip.sim.calibrate import calibrate, check_cells
 from onechip.sim.predict import START_SPREAD_S, simulate_cell, simulate_grid
 from onechip.sim.priors import basis, carry, distinct_grids
@@ -713,6 +713,9 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
     keyed: dict[tuple[str, str], list[float]] = {}
     by_grid: dict[tuple[str, str], dict[str, list[float]]] = {}
     ttft_by: dict[tuple[str, str], list[float]] = {}  # calibrated TTFT errors by regime and by (fit, predicted grid)
+    covered: dict[tuple[str, str], list[bool]] = {}  # calibrated: measured inside advise's range, without / with own
+    for name, cal in fits.items():
+        print(f"  {name}: {uncertainty.misfit_note(cal) or 'within the calibrated error on its own cells'}")
     for fitted, cal in fits.items():
         source = GRIDS[fitted]
         for name, grid in GRIDS.items():
@@ -740,6 +743,7 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
                 whole = grid.client.tok_per_s.value == "whole_run" if REPLAY and grid.client else name in WHOLE_RUN
                 out = report(measured, pred, used, whole)
                 if how == "calibrated":
+                    _covered(measured, pred, whole, cal, covered)
                     _against_measured(out, source, grid, shared)
                     for ape, key in out["ttft_ms"]:
                         context, clients = (int(v) for v in key.split("x"))
@@ -772,6 +776,10 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
     for (kind, what), apes in sorted(ttft_by.items()):
         share = 100 * sum(apes) / total if total else 0.0
         print(f"  {kind:>16} {what:>68}: {statistics.fmean(apes):6.1f}% over {len(apes):>3} cells, {share:5.1f}%")
+    print("\ncalibrated, measured inside advise's range (sim.uncertainty.figure_range 'calibrated'), out of sample:")
+    for (figure, floor), inside in sorted(covered.items()):
+        share = 100 * sum(inside) / len(inside)
+        print(f"  {figure:>24} {floor:>36}: {sum(inside):>3} of {len(inside):>3} cells ({share:.0f}%)")
     print("\n'carried, measured (same family)' by the error entry advise gives the row (serving_measurements.json):")
     for (key, figure), apes in sorted(keyed.items()):
         if apes:
@@ -784,6 +792,34 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
             f"{statistics.fmean(v):15.1f}%" if v else f"{'-':>16}" for v in (figures.get(f, []) for f in shown_figures)
         )
         print(f"  {name:>36} {how:>36} {shown}")
+
+
+def _covered(
+    measured: BenchRun,
+    predicted: dict[tuple[int, int], CellResult],
+    whole_run: bool,
+    cal,  # type: ignore[no-untyped-def]
+    covered: dict[tuple[str, str], list[bool]],
+) -> None:
+    """Whether each measured figure of the out-of-sample cells lies inside the range advise gives a calibrated
+    prediction (uncertainty.figure_range 'calibrated', steady tok/s against measured_steady), without and with the
+    fit's misses on its own cells (uncertainty.own_factors), appended to `covered` by (figure, which range)."""
+    for m in measured.cells:
+        p = predicted.get((m.context_tokens, m.clients))
+        if p is None or p.status != "ok":
+            continue
+        steady = measured_steady(m.output_tok_per_s, m.ttft_ms.median, m.tpot_ms.median, m.clients,
+                                 measured.config.output_tokens, whole_run)  # fmt: skip
+        for figure, pv, mv in ((STEADY, p.output_tok_per_s, steady), ("ttft_ms", p.ttft_ms.median, m.ttft_ms.median),
+                               ("tpot_ms", p.tpot_ms.median, m.tpot_ms.median)):  # fmt: skip
+            if pv is None or mv is None:
+                continue
+            for floor, own in (
+                ("calibrated error", None),
+                ("and the fit's own misses", uncertainty.own_factors(cal, figure)),
+            ):
+                r = uncertainty.figure_range("calibrated", figure, pv, own=own)
+                covered.setdefault((figure, floor), []).append(r.low <= mv <= r.high)
 
 
 def _against_measured(

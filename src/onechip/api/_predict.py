@@ -260,10 +260,11 @@ def prediction_of(
     request: SimulateRequest, calibration: Calibration | None, terms: StepTerms, the_plan: Plan
 ) -> Prediction:
     """What a prediction of `request` for `the_plan` rests on: the calibration (or priors), the terms, the seeds, the
-    replicas, and the engine version it predicts for (the plan's)."""
+    replicas, the engine version it predicts for (the plan's), and how far the calibration misses its own cells."""
     policy = request.router_policies[0]
     return Prediction(calibration=calibration, terms=terms, seeds=request.reps,
                       note=SIM_NOTE if calibration else PRIORS_NOTE, replicas=request.replicas,
+                      calibration_misfit=uncertainty.misfit_note(calibration),
                       router_policy=policy if request.replicas > 1 else None,
                       engine_version=the_plan.engine_version)  # fmt: skip
 
@@ -452,12 +453,17 @@ def _advice_row(
     if bad := next((c for _, c in parts if c.status != "ok" or not c.output_tok_per_s), None):
         return row.model_copy(update={"verdict": bad.reason or bad.status, "kv_tokens": the_plan.kv_tokens})
     # a partly measured chip, or a tensor-parallel engine (its communication is not modelled), gets the wider error
-    key = uncertainty.error_key(source, basis.complete and tp == 1)
+    # (a calibration that pinned no term: a prior's); a calibrated row's never narrower than its fit's miss on the
+    # fit's own cells (a carried row's terms are rescaled to the target's measurements, sim.priors.carry: its error is
+    # the one measured for carried rows)
+    key = uncertainty.error_key(source, basis.complete and tp == 1, calibration)
+    own = calibration if source == "calibrated" else None
     total = sum(k * (c.output_tok_per_s or 0.0) for k, c in parts)
     rates = [sum(k * c.reps[i].output_tok_per_s for k, c in parts) for i in range(min(len(c.reps) for _, c in parts))]
-    tok = uncertainty.figure_range(key, uncertainty.STEADY, total, (min(rates), max(rates)) if rates else None)
+    tok = uncertainty.figure_range(key, uncertainty.STEADY, total, (min(rates), max(rates)) if rates else None,
+                                   uncertainty.own_factors(own, uncertainty.STEADY))  # fmt: skip
     latency = {
-        name: uncertainty.figure_range(key, name, value)
+        name: uncertainty.figure_range(key, name, value, own=uncertainty.own_factors(own, name))
         for name, value in (("ttft_ms", cell.ttft_ms.median), ("tpot_ms", cell.tpot_ms.median))
         if value is not None
     }
@@ -466,6 +472,7 @@ def _advice_row(
         "calibrated_on": calibration.key.chip if calibration else None, "chip_measured": basis.measured,
         "error_source": f"{uncertainty.error_source(key)}; {priors.describe(basis)}",
         "output_tok_per_s": total, "output_tok_per_s_range": (tok.low, tok.high),
+        "calibration_misfit": uncertainty.misfit_note(calibration, source),
         "prefix_cache_hit_share": cell.server_metrics_delta.get("prefix_cache_hit_rate"),
         "ttft_ms": cell.ttft_ms.median, "tpot_ms": cell.tpot_ms.median,
         **{f"{name}_range": (r.low, r.high) for name, r in latency.items()},
@@ -554,7 +561,14 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
     wanted = cost_layer.parse_pricing(request.pricing) or ["spot"]
     return Advice(model=request.model, workload=request.workload, slo=request.slo, pricing=wanted, rows=rank(rows),
                   notes=[*cost_layer.unusable_read(), ADVISE_NOTE, rank_note(), *_pricing_note(wanted, rows),
-                         *_local_note(request.chips or [])])  # fmt: skip
+                         *_local_note(request.chips or []), *_misfit_notes(rows)])  # fmt: skip
+
+
+def _misfit_notes(rows: list[AdviceRow]) -> list[str]:
+    """One note per chip whose rows rest on a calibration that misses its own cells or pinned no term
+    (AdviceRow.calibration_misfit): its ranges are wider than the source's measured error says."""
+    said = dict.fromkeys((r.chip, r.calibrated_on, r.calibration_misfit) for r in rows if r.calibration_misfit)
+    return [f"{chip}{f' (carried from {on})' if on and on != chip else ''}: {note}" for chip, on, note in said]
 
 
 def _pricing_note(wanted: list[str], rows: list[AdviceRow]) -> list[str]:

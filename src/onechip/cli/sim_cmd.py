@@ -81,6 +81,8 @@ def _print_basis(prediction: Prediction | None, planned: str | None) -> None:
         )
         if fitted_on and planned and fitted_on != planned:  # store.find: no calibration of the plan's version stored
             console.print(f"[yellow]fitted on engine version {fitted_on}[/]; the plan is for {planned}")
+        if prediction.calibration_misfit:  # a fit that misses its own cells is no calibration to bet on
+            console.print(f"[yellow]{prediction.calibration_misfit}[/]", highlight=False)
         if cal.unseparated:
             console.print(
                 f"[yellow]measured only together by these cells[/] (their split is the prior's, not the data's): "

@@ -95,10 +95,19 @@ class Calibration(ResultModel):
         "e.g. the fixed host cost and the weight read where every cell's one-client step is on one side of "
         "max(host, device). Their split is the prior's, not the data's.",
     )
+    pinning_judged: bool = Field(
+        default=False,
+        description="`fitted` and `unseparated` were judged jointly at the fit's solution (sim.calibrate.identified), "
+        "so both empty means the cells pinned no term; False: stored before that judgement (or made by hand), "
+        "both empty read as every term pinned (sim.calibrate.pinned_terms).",
+    )
     cells: list[str] = Field(default_factory=list, description="Cells used, as 'context x clients'.")
     source_run: str = Field(default="", description="The run directory it was fitted on.")
     residuals_pct: dict[str, float] = Field(
-        default_factory=dict, description="Per calibration figure, (model - measured) / measured, %."
+        default_factory=dict,
+        description="Per calibration figure ('<context>x<clients> <figure>', sim.figures.FIGURES), (model - measured) "
+        "/ measured, %: how far the fit misses its own cells, which a calibrated range is never narrower than "
+        "(sim.uncertainty.own_factors); {} (stored without them): no such floor.",
     )
     created_at: str = Field(default="", description="ISO-8601 UTC.")
 
@@ -112,6 +121,11 @@ class Prediction(ResultModel):
     )
     terms: StepTerms = Field(description="The step-time terms the simulation ran with.")
     seeds: int = Field(description="Simulations per cell (client start phases drawn per seed); the reps.")
+    calibration_misfit: str | None = Field(
+        default=None,
+        description="The calibration misses its own cells by more than the calibrated error, or pinned no term "
+        "(sim.uncertainty.misfit_note); None: neither, or no calibration.",
+    )
     note: str = Field(default="", description="What the prediction does not model, and its caveats.")
     replicas: int = Field(default=1, description="Engines of the plan the clients were split over.")
     router_policy: str | None = Field(
@@ -157,6 +171,12 @@ class AdviceRow(ResultModel):
     calibrated: bool = Field(default=False, description="True when a stored calibration was used, else priors.")
     calibrated_on: str | None = Field(
         default=None, description="Chip the calibration was measured on (another chip: carried over)."
+    )
+    calibration_misfit: str | None = Field(
+        default=None,
+        description="The calibration behind the row misses its own cells by more than the calibrated error, or "
+        "pinned no term (sim.uncertainty.misfit_note): its ranges are widened to its own misses, or a prior's; None: "
+        "neither, or no calibration.",
     )
     kv_tokens: int | None = Field(default=None, description="KV pool tokens per engine (plan).")
     output_tok_per_s: float | None = Field(

@@ -455,6 +455,16 @@ def identified(columns: list[Vector], least: float) -> tuple[list[str], list[str
     return pinned, unseparated
 
 
+def pinned_terms(calibration: Calibration) -> set[str]:
+    """The terms `calibration`'s cells pinned (`identified`): its `fitted`. One stored before the pinning was judged
+    jointly (`pinning_judged` false) that names no pinned and no unseparated term is read as pinning them all, as
+    such calibrations were used; one judged so that names none pinned none (helper workflow64: a fake server's 2 ms
+    steps, below the v5e-1 weight read the device terms cannot go under, fitted with every term near its start)."""
+    if calibration.pinning_judged or calibration.fitted or calibration.unseparated:
+        return set(calibration.fitted)
+    return set(StepTerms.model_fields)
+
+
 def _evidence(objective: float, columns: list[Vector], least: float) -> float:
     """The log posterior mass of the basin a fit ended in, by the Laplace approximation (MacKay, Information
     Theory, Inference, and Learning Algorithms, 2003, ch. 28: the best fit's likelihood times the Occam factor),
@@ -560,6 +570,7 @@ def calibrate(
         priors=priors,
         fitted=pinned,
         unseparated=unseparated,
+        pinning_judged=True,
         cells=[f"{c.context_tokens}x{c.clients}" for c in chosen],
         source_run=source_run,
         residuals_pct={label: round(100.0 * float(v), 2) for label, v in zip(labels, rel, strict=False)},

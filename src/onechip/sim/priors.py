@@ -73,6 +73,7 @@ from onechip.schemas import Plan
 from onechip.schemas.common import plural
 from onechip.schemas.requests import PlanRequest
 from onechip.schemas.sim import Calibration, StepTerms
+from onechip.sim.calibrate import pinned_terms
 from onechip.sim.steptime import roofline_priors
 
 MAX_PREFILL_CONTEXT = 16384  # see the module docstring
@@ -519,11 +520,8 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
         raise ConfigError(f"the calibration on {calibration.key.chip} has no roofline prior to carry it over")
     src = basis(calibration.key.chip, target.engine, exclude_grids=exclude_grids)
     dst = basis(target.chip, target.engine, exclude_grids=exclude_grids)
-    # a calibration that names no pinned and no unseparated term (stored before `fitted` was kept) is taken as
-    # pinning them all; one that names unseparated terms only pinned none (sim.calibrate.identified)
-    known = calibration.fitted or calibration.unseparated
     dst_roof, t = roofline_priors(target), calibration.terms
-    pinned = set(calibration.fitted if known else StepTerms.model_fields)
+    pinned = pinned_terms(calibration)
     measured: list[str] = []
     assumed: list[str] = []
 

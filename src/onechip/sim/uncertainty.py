@@ -9,7 +9,8 @@ the one measured that way (`carried_unmeasured`, and `prior` measured leaving th
 chip with all three gets `prior_measured_chip`. Output tok/s has two entries: `output_tok_per_s`, measured on
 each grid's published definition (whole-run for vllm bench serve's), and `steady_output_tok_per_s` (STEADY),
 measured on the steady window advise ranks and prices on. The range of a figure is the wider of the seeds' spread and
-the measured error around the median.
+the measured error around the median, and for a calibration's prediction never narrower than the fit's miss on the
+cells it was fitted on (own_factors); a calibration whose cells pinned no term is a prior's (error_key).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from onechip import catalog
+from onechip.schemas.sim import Calibration
+from onechip.sim.calibrate import pinned_terms
 
 Source = Literal["calibrated", "carried", "prior"]
 Verdict = Literal["pass", "fail", "cannot tell"]
@@ -33,10 +36,15 @@ STEADY = "steady_output_tok_per_s"
 ErrorKey = Literal["calibrated", "carried", "carried_unmeasured", "prior", "prior_measured_chip", "noise"]
 
 
-def error_key(source: Source, chip_measured: bool = True) -> ErrorKey:
+def error_key(source: Source, chip_measured: bool = True, calibration: Calibration | None = None) -> ErrorKey:
     """The corpus `prediction_error` entry for a prediction from `source` on a chip whose decode, prefill and
     host cost were all measured (`chip_measured`, sim.priors.Basis.complete) or not: a carried or prior row
-    on a chip measured in part or not at all gets the error measured without the chip's own measurements."""
+    on a chip measured in part or not at all gets the error measured without the chip's own measurements. A
+    calibrated or carried row whose `calibration`'s cells pinned no term (sim.calibrate.pinned_terms) rests on its
+    terms' starting points, not on the cells: a prior's error (the calibrated and carried errors were measured on
+    fits that pinned some)."""
+    if calibration is not None and source != "prior" and not pinned_terms(calibration):
+        source = "prior"
     if source == "carried" and not chip_measured:
         return "carried_unmeasured"
     if source == "prior" and chip_measured:
@@ -58,16 +66,69 @@ def error_source(key: ErrorKey) -> str:
     return str(catalog.serving_measurements().prediction_error[key].source)
 
 
+# a calibration's residuals are per figure of its cells (sim.figures.FIGURES); the steady tok/s advise ranges is
+# bench's output_tok_per_s, the figure a calibration run's cells measured
+_CELL_FIGURE = {STEADY: "output_tok_per_s"}
+
+
+def own_factors(calibration: Calibration | None, figure: str) -> tuple[float, float] | None:
+    """The measured value as a factor of the predicted one (lowest, highest) on `calibration`'s own cells for
+    `figure` (output_tok_per_s, STEADY, ttft_ms, tpot_ms): a residual r = predicted / measured - 1
+    (Calibration.residuals_pct) is a factor 1 / (1 + r). None without a calibration or residuals for the figure (one
+    stored without them). A residual of -100% (predicted 0) has no factor and is left out."""
+    name = _CELL_FIGURE.get(figure, figure)
+    residuals = [v / 100.0 for label, v in (calibration.residuals_pct if calibration else {}).items()
+                 if label.rsplit(" ", 1)[-1] == name]  # fmt: skip
+    factors = [1.0 / (1.0 + r) for r in residuals if r > -1.0]
+    return (min(factors), max(factors)) if factors else None
+
+
+def misfit_note(calibration: Calibration | None, row: Source | None = None) -> str | None:
+    """One line when `calibration` misses its own cells by more than a calibrated prediction's measured error on some
+    figure (serving_measurements.json prediction_error calibrated), naming the largest miss, or when its cells pinned
+    no term (sim.calibrate.pinned_terms). `row`: the advise row it backs, and what that does to the row's ranges: a
+    calibrated row's are widened to cover the fit's own cells (own_factors) and a prior's where it pinned no term
+    (error_key); a carried row's terms are rescaled to the target's measurements (sim.priors.carry), so only the latter
+    is said. None when there is nothing to say."""
+    if calibration is None:
+        return None
+    wider = False
+    for figure in (STEADY, "ttft_ms", "tpot_ms") if row != "carried" else ():
+        own, bare = own_factors(calibration, figure), figure_range("calibrated", figure, 1.0)
+        wider = wider or (own is not None and (own[0] < bare.low or own[1] > bare.high))
+    none_pinned = not pinned_terms(calibration)
+    if not wider and not none_pinned:
+        return None
+    said, then = [], []
+    if wider:
+        label, worst = max(calibration.residuals_pct.items(), key=lambda item: abs(item[1]))
+        said.append(f"misses its own cells by up to {abs(worst):,.0f}% ({label}), beyond the calibrated error")
+        then.append("widened to cover its own cells")
+    if none_pinned:
+        said.append("pinned no term (each stays near where the fit started)")
+        then.append("a prior's")
+    line = f"the calibration on {', '.join(calibration.cells) or 'its cells'} {' and '.join(said)}"
+    return f"{line}: its ranges are {' and '.join(then)}" if row is not None else line
+
+
 @dataclass(frozen=True)
 class Range:
     low: float
     high: float
 
 
-def figure_range(key: ErrorKey, figure: str, median: float, seeds: tuple[float, float] | None = None) -> Range:
+def figure_range(
+    key: ErrorKey,
+    figure: str,
+    median: float,
+    seeds: tuple[float, float] | None = None,
+    own: tuple[float, float] | None = None,
+) -> Range:
     """The range of `figure` predicted at `median` (seeds' min and max in `seeds`) for error entry `key`
     (error_key): median x the measured factors where the corpus gives them (lopsided where the predictions
-    were), else median -+ the measured relative error; widened to the seeds' spread."""
+    were), else median -+ the measured relative error; widened to the seeds' spread, and to median x `own`
+    (own_factors: the calibration's measured / predicted on the cells it was fitted on, which a prediction from it
+    is not known better than)."""
     entry = catalog.serving_measurements().prediction_error[key]
     factors = (entry.factors or {}).get(figure)
     if factors:
@@ -77,6 +138,8 @@ def figure_range(key: ErrorKey, figure: str, median: float, seeds: tuple[float, 
         low, high = median * max(0.0, 1.0 - e), median * (1.0 + e)
     if seeds is not None:
         low, high = min(low, seeds[0]), max(high, seeds[1])
+    if own is not None:
+        low, high = min(low, median * own[0]), max(high, median * own[1])
     return Range(low, high)
 
 
