@@ -72,7 +72,7 @@ def test_a_wait_is_bounded_by_the_request_timeout(tmp_path: Path) -> None:
         run = api.bench(_config(srv.url, requests_per_client=2, request_timeout_s=1.0), out_dir=tmp_path)
     refused, after = _measured(tmp_path)
     assert refused.retry_after_s == 3600.0 and refused.waited_s == 1.0
-    assert 1.0 <= after.t_send - (refused.t_done or 0.0) < 2.0
+    assert 1.0 <= after.t_send - (refused.t_done or 0.0) < 15.0  # 1 s waited, not 3,600; room for a loaded machine
     assert (run.cells[0].asked_wait_s, run.cells[0].waited_s) == (3600.0, 1.0)
 
 
