@@ -20,7 +20,10 @@ from onechip.errors import EndpointError
 from onechip.vllm import wire
 from onechip.vllm.wire import WireClient, bench_chat_body
 
-TIMEOUT_S = 8.0  # the request timeout; a bounded read ends within wire.SAID_S (2 s), well before it
+TIMEOUT_S = 60.0  # the request timeout: past the trickles' 30 s, so a body read whole reads till it ends
+# a bounded read ends within wire.SAID_S (2 s); one read whole, at the body's end (30 s): the bound lies between, far
+# from both, so a loaded machine cannot cross it (a number, not SAID_S + slack: a SAID_S grown too long must fail)
+PROMPT_S = 10.0
 
 
 def one(srv: FakeVllm, timeout_s: float = TIMEOUT_S) -> tuple[StreamOutcome, float]:
@@ -63,8 +66,8 @@ def test_an_endless_body_that_is_no_event_stream_fails_promptly_saying_what_it_s
     """A 200 answer to a streamed request whose body is no event stream and never ends (1 KiB every 5 ms, or a byte
     every 50 ms, for 30 s): the request fails within wire.SAID_S of the answer, with the server's message, in the
     bench and in the checks' chat_stream; the body was read whole before it was judged, so both hung until the
-    request timeout (8 s here, --timeout-s in a run; the checks' httpx read timeout is per read: till the body
-    ended) and held every byte the server sent."""
+    request timeout (--timeout-s in a run; here past the body's 30 s) or, in the checks (httpx's read timeout is
+    per read), till the body ended, and held every byte the server sent."""
     with FakeVllm(wire_script=lambda n, b: writes, wire_ctype=ctype) as srv:
         out, took = one(srv)
         said, took_check = checked(srv)
@@ -72,7 +75,7 @@ def test_an_endless_body_that_is_no_event_stream_fails_promptly_saying_what_it_s
     head = f"{srv.url}/v1/chat/completions: answered {media}, not an event stream (text/event-stream)"
     assert out.error is not None and out.error.startswith(head), out.error
     assert said.startswith(head), said
-    assert took < wire.SAID_S + 1.5 and took_check < wire.SAID_S + 1.5, (took, took_check)
+    assert took < PROMPT_S and took_check < PROMPT_S, (took, took_check)
     assert len(out.error) <= len(head) + 2 + wire.MESSAGE_LIMIT and len(said) <= len(head) + 2 + wire.MESSAGE_LIMIT
     assert out.http_status == 200 and out.t_first is None and out.chunk_times == []
     assert out.error.endswith(": queue full, try later") and said.endswith(": queue full, try later")
@@ -123,34 +126,36 @@ def test_an_endless_error_body_fails_promptly_with_the_servers_message(status: i
         said, took_check = checked(srv)
     assert out.error == f"HTTP {status}: queue full, try later" and out.http_status == status
     assert said.endswith("queue full, try later"), said
-    assert took < wire.SAID_S + 1.5 and took_check < wire.SAID_S + 1.5, (took, took_check)
+    assert took < PROMPT_S and took_check < PROMPT_S, (took, took_check)
 
 
 def test_the_checks_stream_ends_at_its_timeout_however_the_server_keeps_it_alive() -> None:
     """A stream whose role event comes at once and then only `: ping` keep-alives every 50 ms for 30 s: the checks'
-    chat_stream (timeout 1.5 s) fails as timed out within twice its timeout (the read under way may take one more
-    timeout). httpx's timeout is per read, so it waited the whole 30 s, until the body ended, and then said only
-    'stream ended without [DONE]...'; the bench's aiohttp timeout is the request's total and ended it at 1.5 s."""
+    chat_stream (timeout 1.5 s) fails as timed out, well before the pings end (bound 15 s: twice its timeout, the
+    read under way may take one more, leaves a loaded machine room). httpx's timeout is per read, so it waited the
+    whole 30 s, until the body ended, and then said only 'stream ended without [DONE]...'; the bench's aiohttp
+    timeout is the request's total and ended it at 1.5 s."""
     role = b'data: {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}\n\n'
     pings = trickle(role, every_s=0.05, piece=b": ping\n\n")
     with FakeVllm(wire_script=lambda n, b: pings) as srv:
         said, took = checked(srv, timeout_s=1.5)
         out, took_bench = one(srv, timeout_s=1.5)
-    assert said == f"{srv.url}/v1/chat/completions: stream timed out after 1.5 s" and took < 3.0 + 0.5, (said, took)
-    assert out.error is not None and out.error.startswith("TimeoutError") and took_bench < 2.0
+    assert said == f"{srv.url}/v1/chat/completions: stream timed out after 1.5 s" and took < 15.0, (said, took)
+    assert out.error is not None and out.error.startswith("TimeoutError") and took_bench < 15.0, (out.error, took_bench)
 
 
 def test_a_plain_chat_answer_trickled_past_the_timeout_times_out() -> None:
     """The checks' non-streamed chat (WireClient.chat, timeout 1.5 s) answered with a JSON body that trickles a
-    space every 50 ms for 30 s: it fails as 'no answer within 1.5 s' within twice its timeout. httpx's timeout is per
-    read, so it read the whole 30 s (without end against a server that never stops) and every byte of it."""
+    space every 50 ms for 30 s: it fails as 'no answer within 1.5 s' well before the body ends (bound 15 s). httpx's
+    timeout is per read, so it read the whole 30 s (without end against a server that never stops) and every byte
+    of it."""
     body = trickle(json.dumps(WHOLE).encode(), every_s=0.05, piece=b" ")
     with FakeVllm(wire_script=lambda n, b: body, wire_ctype="application/json", wire_plain=True) as srv:
         t0 = time.perf_counter()
         with WireClient(srv.url, 1.5) as c, pytest.raises(EndpointError) as err:
             c.chat(wire.chat_body("fake-model", [], 4))
         took = time.perf_counter() - t0
-    assert str(err.value) == f"{srv.url}/v1/chat/completions: no answer within 1.5 s (ReadTimeout)" and took < 3.5
+    assert str(err.value) == f"{srv.url}/v1/chat/completions: no answer within 1.5 s (ReadTimeout)" and took < 15.0
 
 
 def test_a_server_that_hangs_up_on_every_request_fails_it_after_one_more_try() -> None:

@@ -72,7 +72,7 @@ def test_a_wait_is_bounded_by_the_request_timeout(tmp_path: Path) -> None:
         run = api.bench(_config(srv.url, requests_per_client=2, request_timeout_s=1.0), out_dir=tmp_path)
     refused, after = _measured(tmp_path)
     assert refused.retry_after_s == 3600.0 and refused.waited_s == 1.0
-    assert 1.0 <= after.t_send - (refused.t_done or 0.0) < 2.0
+    assert 1.0 <= after.t_send - (refused.t_done or 0.0) < 15.0  # 1 s waited, not 3,600; room for a loaded machine
     assert (run.cells[0].asked_wait_s, run.cells[0].waited_s) == (3600.0, 1.0)
 
 
@@ -108,13 +108,13 @@ def test_the_stop_rule_counts_the_failures_of_every_worker_process_together(tmp_
     """The same server, 4 streams over 4 worker processes: each worker counted only its own stream's failures, so the
     cell stopped after 4 x FAILS_TO_STOP requests (30 x --workers); the count is the rep's, across its workers. More
     are sent than in one process: the STOP line reaches each worker over its stdin while its stream goes on (a 500 at
-    once is a request every ~ms; 39 on a loaded 2-core machine), bounded here well below the 120 of a count per
-    worker."""
+    once is a request every ~ms; 39 on a loaded 2-core machine, 61 beside another test run), bounded here only by
+    the 120 of a count per worker, which each worker reaches by itself: the bug sends at least that many."""
     with FakeVllm(fail_status=dict.fromkeys(range(2, 100_000), 500)) as srv:
         run = api.bench(_config(srv.url, clients=[4], workers=4, duration_s=5.0), out_dir=tmp_path)
         sent = len(srv.chat_requests) - 1  # the probe
     samples = _measured(tmp_path)
-    assert FAILS_TO_STOP <= sent < 2 * FAILS_TO_STOP and len(samples) == sent, sent
+    assert FAILS_TO_STOP <= sent < 4 * FAILS_TO_STOP and len(samples) == sent, sent
     assert sum(s.last_in_stream for s in samples) == 4 and sum(s.stopped_streams for s in samples) == 1
     cell = run.cells[0]
     assert cell.status == "failed" and f"{FAILS_TO_STOP} requests failed in a row" in (cell.reason or "")

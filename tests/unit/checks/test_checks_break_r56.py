@@ -2,37 +2,48 @@
 
 from __future__ import annotations
 
-import time
+import contextlib
+import threading
+from collections.abc import Iterator
 
 from fakes.vllm_server import FakeVllm, Reply
 from onechip.checks import run_checks
 
+TIMEOUT_S = 3.0  # the checks' request timeout: an answer sent at once comes well within it on a loaded machine
 
-def _slow_after(answered: int, delay_s: float):
-    """A model that answers its first `answered` chat requests at once and every later one after `delay_s`."""
+
+@contextlib.contextmanager
+def _slow_after(answered: int) -> Iterator[FakeVllm]:
+    """A model that answers its first `answered` chat requests at once and holds every later one until the test
+    ends (60 s at most): a late answer never comes within TIMEOUT_S, however loaded the machine."""
     seen: list[int] = []
+    release = threading.Event()
 
     def reply(body: dict) -> Reply:
         seen.append(1)
         if len(seen) > answered:
-            time.sleep(delay_s)  # holds the fake's loop: the checks send one request at a time
+            release.wait(60)  # holds the fake's loop: the checks send one request at a time
         return Reply("Paris is the capital.")
 
-    return reply
+    with FakeVllm(reply) as srv:
+        try:
+            yield srv
+        finally:
+            release.set()  # before FakeVllm stops: its loop is held till then
 
 
 def test_a_server_that_answers_no_request_in_time_leaves_its_probes_not_tested() -> None:
     """Every chat request timed out and nothing else was answered: nothing is known of the model's answers, as for
     a server busy on every try; the probes said 'fail' (the model's failure) while endpoint_failing said the verdicts
     say nothing of the model."""
-    with FakeVllm(_slow_after(0, 1.5)) as srv:
-        report = run_checks(srv.url, only=["determinism"], determinism_prompts=1, request_timeout_s=0.5)
+    with _slow_after(0) as srv:
+        report = run_checks(srv.url, only=["determinism"], determinism_prompts=1, request_timeout_s=TIMEOUT_S)
     assert report.endpoint_failing and "1 got no answer" in report.endpoint_failing
     (result,) = report.results
     (probe,) = result.probes
     assert (result.verdict, probe.verdict) == ("not_tested", "not_tested"), result
     assert probe.note.startswith("not tested: the server answered none of the checks' requests") and (
-        "no answer within 0.5 s" in probe.note
+        f"no answer within {TIMEOUT_S:g} s" in probe.note
     ), probe.note
     assert result.note.startswith("not tested: the server answered none of the checks' requests"), result.note
 
@@ -40,12 +51,12 @@ def test_a_server_that_answers_no_request_in_time_leaves_its_probes_not_tested()
 def test_a_timeout_on_a_server_that_answered_other_requests_is_a_failure() -> None:
     """The first prompt's two requests answered, the second prompt's timed out: the engine took the model's turn
     and did not answer in time, which is its failure, said in the note."""
-    with FakeVllm(_slow_after(2, 1.5)) as srv:
-        report = run_checks(srv.url, only=["determinism"], determinism_prompts=2, request_timeout_s=0.5)
+    with _slow_after(2) as srv:
+        report = run_checks(srv.url, only=["determinism"], determinism_prompts=2, request_timeout_s=TIMEOUT_S)
     assert report.endpoint_failing is None
     (result,) = report.results
     assert [p.verdict for p in result.probes] == ["pass", "fail"]
-    assert "no answer within 0.5 s" in result.probes[1].note
+    assert f"no answer within {TIMEOUT_S:g} s" in result.probes[1].note
     assert result.verdict == "partial"
 
 

@@ -52,7 +52,8 @@ def test_needle_not_found_fails_and_kv_tokens_cap_the_length():
 
 
 def test_a_server_that_hangs_on_an_over_limit_prompt_fails():
-    with FakeVllm(_reads_the_needle, max_model_len=300, over_limit="hang", hang_s=3) as srv:
+    # the fake holds the over-limit prompt 30 s, far past the 0.5 s timeout however loaded the machine
+    with FakeVllm(_reads_the_needle, max_model_len=300, over_limit="hang", hang_s=30) as srv:
         report = run_checks(srv.url, only=["needle"], needle_lengths=[100], over_limit_timeout_s=0.5)
     over = report.results[0].probes[-1]
     assert over.verdict == "fail" and over.note == "request hung past the timeout"

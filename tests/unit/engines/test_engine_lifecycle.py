@@ -318,7 +318,8 @@ def test_an_engine_that_died_unreaped_is_gone(tmp_path, monkeypatch):
         assert not state.status().running
         started = time.monotonic()
         assert state.down(grace_s=20.0).note == "engine was already gone; state cleared"
-        assert time.monotonic() - started < 5 and state.load() is None
+        # not the 20 s grace and 10 s after SIGKILL the bug waited; room for a loaded machine
+        assert time.monotonic() - started < 15 and state.load() is None
 
 
 def test_up_again_after_a_crash_keeps_the_crashed_engines_log(tmp_path, monkeypatch):

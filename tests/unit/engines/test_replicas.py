@@ -313,10 +313,9 @@ def _agent(url: str, **kw: object) -> BenchConfig:
 def test_a_missing_router_is_said_before_any_replica_boots(tmp_path, monkeypatch):
     # was said only once every replica had booted (minutes for vLLM; here the fakes' 30 s), then they were stopped
     monkeypatch.setattr(router, "router_program", lambda: str(tmp_path / "no" / "vllm-router"))
-    started = time.monotonic()
     with pytest.raises(MissingDependencyError, match=r"^the router needs vllm-router: pip install"):
         _up_fakes(tmp_path, monkeypatch, "--fake-boot-s", "30")
-    assert time.monotonic() - started < 20 and not (tmp_path / "home" / "replicas" / "replica-0.log").exists()
+    assert not (tmp_path / "home" / "replicas" / "replica-0.log").exists()  # said before any replica started
 
 
 @needs_router
@@ -327,14 +326,13 @@ def test_a_busy_router_port_is_said_before_any_replica_boots(tmp_path, monkeypat
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        started = time.monotonic()
         with pytest.raises(PortInUseError) as refused:
             _up_fakes(tmp_path, monkeypatch, "--fake-boot-s", "30", router_port=port)
     assert str(refused.value) == (
         f"--router-port {port} on 127.0.0.1 is already in use; pick another, or leave --router-port out (a free "
         "port is chosen)"
     )
-    assert time.monotonic() - started < 20 and not (tmp_path / "home" / "replicas" / "replica-0.log").exists()
+    assert not (tmp_path / "home" / "replicas" / "replica-0.log").exists()  # said before any replica started
 
 
 @needs_router

@@ -64,8 +64,8 @@ def test_unreachable_hub_is_a_fast_one_line_error(capsys, closed_endpoint):
     )
     assert f": {closed_endpoint} cannot be reached (ConnectError" in err
     assert "Retry" not in err  # huggingface_hub's back-off never started
-    # generous: a refused connection is immediate; huggingface_hub alone backed off 1+2+4+8+8 s
-    assert elapsed_s < 5
+    # a refused connection is immediate; huggingface_hub alone backed off 1+2+4+8+8 = 23 s: 15 s lies far from both
+    assert elapsed_s < 15
 
 
 @pytest.mark.parametrize("name", ["HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"])

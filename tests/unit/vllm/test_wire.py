@@ -750,39 +750,41 @@ def test_a_server_on_this_host_is_told_by_its_address_not_by_how_its_name_begins
 
 
 def test_a_health_answer_whose_body_trickles_is_judged_from_its_status_line() -> None:
-    """GET /health answered 200 with a body that trickles a byte every 50 ms for 8 s: healthy at once. Before, the
-    body was read whole under httpx's per-read timeout, so readiness polling waited the whole 8 s (without end
-    against a server that never stops)."""
+    """GET /health answered 200 with a body that trickles a byte every 50 ms for 60 s: healthy before the body has
+    ended. Before, the body was read whole under httpx's per-read timeout, so readiness polling waited the whole
+    60 s (without end against a server that never stops). Judged by order, not by a clock: `healthy` returned while
+    the server was still sending, which a loaded machine cannot fake and the body read whole cannot do."""
     import socket
     import threading
 
     listener = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
+    stop, body_ended = threading.Event(), threading.Event()
+    length = 1200  # one byte every 50 ms: 60 s of body
 
     def serve() -> None:
         conn, _ = listener.accept()
         with conn:
             conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nContent-Type: text/plain\r\n\r\n")
-            for _ in range(160):
+            conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {length}\r\nContent-Type: text/plain\r\n\r\n".encode())
+            for _ in range(length):
                 if stop.wait(0.05):
                     return
                 try:
                     conn.sendall(b" ")
                 except OSError:
                     return
+            body_ended.set()
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    t0 = time.perf_counter()
     try:
         assert wire.healthy(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout_s=1.0)
-        took = time.perf_counter() - t0
+        ended_first = body_ended.is_set()
     finally:
         stop.set()
         thread.join(5)
         listener.close()
-    assert took < 2.0, took
+    assert not ended_first, "healthy() waited for the whole body"
 
 
 def test_chat_stream_joins_the_first_choice_only_when_a_server_streams_several() -> None:
