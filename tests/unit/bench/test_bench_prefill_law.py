@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from test_bench_agent import agent_config  # 2 sessions of 3 turns a client, a 200-token shared system prompt
-from test_bench_known_timings import agrees, bench
+from test_bench_known_timings import ATTEMPTS, agrees, bench
 
 from factories import SERVED_NAME, embedded_plan
 from fakes.vllm_server import FakeVllm, WireWrite, count_body, sse_event
@@ -40,18 +40,28 @@ def test_agent_turns_ttft_is_the_prefill_law_with_the_cached_prefix_free(tmp_pat
     usage reported (`step_prefill`: requests one after another, so the steps that prefilled are theirs in order);
     each TTFT is never below the law's for that and is the server's first write (test_bench_known_timings' 1 ms + 2%).
     The turn table's TTFT is its requests' median, its cached tokens the server's, and the report's cached share
-    their sum over the prompts'."""
-    with FakeVllm(step_law=(A_S, B_S, C_S), prefix_cache_block=16) as srv:
-        run = run_grid(agent_config(srv, clients=[1], output_tokens=4), tmp_path)
-    measured = sorted((s for s in load_samples(tmp_path / "requests.jsonl") if not s.warmup), key=lambda s: s.t_send)
-    assert len(measured) == 6 and all(s.status == "ok" and s.cached_tokens is not None for s in measured)
-    charged = [p for p in srv.step_prefill if p][-6:]  # the last 6 requests' first steps
-    assert charged == [(s.prompt_tokens or 0) - (s.cached_tokens or 0) for s in measured]
-    ttft = {id(s): 1000 * ((s.t_first or 0) - s.t_send) for s in measured}
-    numbers = range(len(srv.chat_requests) - 5, len(srv.chat_requests) + 1)  # one client: the last 6, in order
-    for s, n in zip(measured, numbers, strict=True):
-        assert ttft[id(s)] >= law_ttft_ms(s.prompt_tokens or 0, s.cached_tokens or 0) - 0.1
-        assert agrees(ttft[id(s)], 1000 * (srv.sent_times[n][0] - s.t_send))  # the server's first write
+    their sum over the prompts'. The server stamps its first write after the write returns, a few ms late under load
+    (16.05 ms read against 18.1 beside another suite): the run is measured again where a TTFT misses the server's
+    figure, ATTEMPTS times at most, as test_bench_known_timings' measure does."""
+    for attempt in range(ATTEMPTS):
+        out = tmp_path / f"attempt{attempt}"
+        with FakeVllm(step_law=(A_S, B_S, C_S), prefix_cache_block=16) as srv:
+            run = run_grid(agent_config(srv, clients=[1], output_tokens=4), out)
+        samples = load_samples(out / "requests.jsonl")
+        measured = sorted((s for s in samples if not s.warmup), key=lambda s: s.t_send)
+        assert len(measured) == 6 and all(s.status == "ok" and s.cached_tokens is not None for s in measured)
+        charged = [p for p in srv.step_prefill if p][-6:]  # the last 6 requests' first steps
+        assert charged == [(s.prompt_tokens or 0) - (s.cached_tokens or 0) for s in measured]
+        ttft = {id(s): 1000 * ((s.t_first or 0) - s.t_send) for s in measured}
+        numbers = range(len(srv.chat_requests) - 5, len(srv.chat_requests) + 1)  # one client: the last 6, in order
+        for s in measured:
+            assert ttft[id(s)] >= law_ttft_ms(s.prompt_tokens or 0, s.cached_tokens or 0) - 0.1
+        server_ms = [1000 * (srv.sent_times[n][0] - s.t_send) for s, n in zip(measured, numbers, strict=True)]
+        misses = [(ttft[id(s)], ms) for s, ms in zip(measured, server_ms, strict=True) if not agrees(ttft[id(s)], ms)]
+        if not misses:  # each TTFT is the server's first write
+            break
+    else:
+        pytest.fail(f"TTFT against the server's first write missed in all {ATTEMPTS} attempts: {misses}")
     assert all((s.cached_tokens or 0) >= 192 for s in measured if s.turn > 0)  # at least the system prompt's blocks
     cell = run.cells[0]
     for t in cell.turns:
