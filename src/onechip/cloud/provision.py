@@ -1453,7 +1453,8 @@ def _what(resource: CloudResource) -> str:
 
 def _ours(api: TpuApi, resource: CloudResource, result: CloudDownResult, on_progress: ProgressFn,
           retry: bool = True) -> bool:  # fmt: skip
-    """Whether `down` deletes `resource`: the API has it, labelled onechip's. Otherwise its record is dropped and
+    """Whether `down` deletes `resource`: the API has it, labelled onechip's and not another onechip home's
+    (`another_onechips`: its name taken again by another home, or listed by --zone). Otherwise its record is dropped and
     `result.kept` says why. `retry` False: each read one try. Raises CloudError when it cannot be read."""
     item = _fetch(api, resource, retry)
     if item is None:  # read twice before a record is dropped: one answer may be a just-created lag
@@ -1468,6 +1469,14 @@ def _ours(api: TpuApi, resource: CloudResource, result: CloudDownResult, on_prog
     if not labelled(item):
         records.forget(resource)
         result.kept.append(f"{_what(resource)}: not labelled created-by=onechip; onechip deletes only what it created")
+        return False
+    if another_onechips(item):  # made under this name (or listed by --zone) by another onechip home: never deleted
+        records.forget(resource)
+        owner = labels_of(item).get(records.OWNER_LABEL, "")
+        result.kept.append(
+            f"{_what(resource)}: labelled {records.OWNER_LABEL}={owner[:63]}, another onechip home's "
+            "(this home's id: <home>/cloud/owner-id); onechip deletes only what this home created"
+        )
         return False
     return True
 

@@ -1,0 +1,75 @@
+"""QA of round 64's owner label (helper qa64b, 2026-12-07): `down` by a record or by --zone, and this home's owner-id
+file when it is not one; each test failed before its fix."""
+
+from __future__ import annotations
+
+import pytest
+import test_cloud_cloud64
+
+from onechip import api
+from onechip.cloud import records
+from onechip.errors import ConfigError
+from onechip.schemas.cloud import CloudNameRequest
+
+P = test_cloud_cloud64.P
+OK = test_cloud_cloud64.OK
+ANOTHER = "0123456789abcdef" * 2  # another onechip home's owner id (records.owner_id's shape: uuid4 hex)
+
+
+def _taken_by_another_home(fast, name: str) -> str:
+    """This home's TPU `name`, deleted outside onechip and made again under that name by another onechip home: the
+    API's node now carries created-by onechip and that home's onechip-owner. Its key in the fake."""
+    key = f"projects/{P}/locations/{OK}/nodes/{name}"
+    fast.nodes[key]["labels"] = dict(fast.nodes[key]["labels"], **{records.OWNER_LABEL: ANOTHER})
+    return key
+
+
+@pytest.mark.parametrize("by", ["record", "zone"])
+def test_down_never_deletes_another_onechip_homes_tpu(fast, by):
+    # `down` checked only created-by=onechip on the API's copy, so a TPU another onechip home made under a name this
+    # home recorded (or listed by --zone) was deleted: the owner label (records.OWNER_LABEL) says whose it is
+    tpu = test_cloud_cloud64._spot_up().resource
+    key = _taken_by_another_home(fast, tpu.node_id)
+    if by == "zone":
+        records.forget(tpu)
+    result = api.cloud_down(CloudNameRequest(project=P, zones=[OK] if by == "zone" else []))
+    assert key in fast.nodes and not any(m == "DELETE" for m, _, _ in fast.requests), result
+    (kept,) = result.kept
+    assert "another onechip" in kept and ANOTHER in kept and tpu.name in kept, kept
+
+
+def test_down_still_deletes_a_tpu_of_this_home_or_without_the_owner_label(fast):
+    # an onechip before the owner label wrote none: met as before (created-by alone)
+    tpu = test_cloud_cloud64._spot_up().resource
+    key = f"projects/{P}/locations/{OK}/nodes/{tpu.node_id}"
+    del fast.nodes[key]["labels"][records.OWNER_LABEL]
+    result = api.cloud_down(CloudNameRequest(project=P))
+    assert result.deleted and key not in fast.nodes, result
+
+
+@pytest.mark.parametrize("held", ["garbage\n", "0123456789abcdef0123456789abcde\n", b"\xff\xfe\x00"])
+def test_an_owner_id_file_that_holds_no_id_is_refused_not_replaced(offline_home, held):
+    # records.owner_id made a new id over a file that held none: every TPU this home had labelled with the id it held
+    # then read as another onechip's (up refused to resume it), and the id was lost for good
+    path = offline_home / "cloud" / "owner-id"
+    path.parent.mkdir(parents=True)
+    (path.write_bytes if isinstance(held, bytes) else path.write_text)(held)  # type: ignore[operator]
+    before = path.read_bytes()
+    with pytest.raises(ConfigError) as info:
+        records.owner_id()
+    said = str(info.value)
+    assert str(path) in said and "\n" not in said and "garbage" not in said, said
+    assert path.read_bytes() == before
+
+
+def test_an_owner_id_file_where_a_folder_is_is_one_line(offline_home):
+    path = offline_home / "cloud" / "owner-id"
+    path.mkdir(parents=True)
+    with pytest.raises(ConfigError) as info:
+        records.owner_id()
+    assert str(path) in str(info.value) and path.is_dir(), info.value
+
+
+def test_the_first_owner_id_is_made_once_and_kept(offline_home):
+    made = records.owner_id()
+    assert (offline_home / "cloud" / "owner-id").read_text().strip() == made == records.owner_id()
