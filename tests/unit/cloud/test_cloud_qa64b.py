@@ -7,7 +7,7 @@ import pytest
 import test_cloud_cloud64
 
 from onechip import api
-from onechip.cloud import records
+from onechip.cloud import records, refusals
 from onechip.errors import ConfigError
 from onechip.schemas.cloud import CloudNameRequest
 
@@ -73,3 +73,33 @@ def test_an_owner_id_file_where_a_folder_is_is_one_line(offline_home):
 def test_the_first_owner_id_is_made_once_and_kept(offline_home):
     made = records.owner_id()
     assert (offline_home / "cloud" / "owner-id").read_text().strip() == made == records.owner_id()
+
+
+# --- a refusal's details (google.rpc.Status.details) with odd fields
+
+QUOTA_FAILURE = "type.googleapis.com/google.rpc.QuotaFailure"
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+def _refused(message: str, details: list) -> str:
+    return str(refusals.from_status({"code": 429, "message": message, "details": details}, "zone z"))
+
+
+def test_a_quota_the_details_name_is_set_apart_from_the_message():
+    # RESOURCE_EXHAUSTED's stock message ends in '.', and the details' words were joined to it with no space
+    said = _refused("Quota exceeded.", [{"@type": QUOTA_FAILURE, "violations": [{"quotaId": "TPUPerZone"}]}])
+    assert said == "zone z: Quota exceeded. (quota: TPUPerZone)", said
+
+
+def test_a_huge_name_in_the_details_is_cut_to_one_short_line():
+    # a detail is the server's text: 100,000 characters of it made a 100,000-character error line
+    said = _refused("Quota exceeded.", [{"@type": QUOTA_FAILURE, "violations": [{"quotaId": "Q" * 100_000}]}])
+    assert len(said) < 400 and said.startswith("zone z: Quota exceeded. (quota: QQQ"), len(said)
+
+
+def test_a_service_or_project_not_in_its_shape_is_never_put_in_a_command():
+    # the `gcloud services enable` command is built from metadata.service and metadata.consumer: a value that is no
+    # service name (a DNS name) or project was pasted into a command the user is told to run
+    meta = {"service": "tpu.googleapis.com; rm -rf ~", "consumer": "projects/p; curl x"}
+    said = _refused("denied", [{"@type": ERROR_INFO, "reason": "SERVICE_DISABLED", "metadata": meta}])
+    assert "gcloud services enable" not in said and "rm -rf" not in said and "curl" not in said, said
