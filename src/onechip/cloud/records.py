@@ -60,6 +60,16 @@ def owner_id() -> str:
     return _held_id(path)
 
 
+def held_owner_id() -> str | None:
+    """This home's owner id (owner_id) when it has one, None when <home>/cloud/owner-id does not exist (this home
+    has labelled no TPU with one), without making it: what `status` and `down` compare a TPU's owner label with.
+    Raises ConfigError as owner_id does for a file that holds no id; OSError when it cannot be read."""
+    try:
+        return _held_id(_dir() / "owner-id")
+    except FileNotFoundError:
+        return None
+
+
 def _held_id(path: Path) -> str:
     """The owner id `path` holds; FileNotFoundError when there is none, ConfigError when it holds no id."""
     why = (f"{path} holds no onechip owner id (32 hex digits): restore it, or remove it to make a new one (the TPUs "

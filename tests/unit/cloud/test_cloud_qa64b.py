@@ -9,7 +9,7 @@ import test_cloud_cloud64
 from onechip import api
 from onechip.cloud import records, refusals
 from onechip.errors import ConfigError
-from onechip.schemas.cloud import CloudNameRequest
+from onechip.schemas.cloud import CloudNameRequest, CloudUpRequest
 
 P = test_cloud_cloud64.P
 OK = test_cloud_cloud64.OK
@@ -103,3 +103,24 @@ def test_a_service_or_project_not_in_its_shape_is_never_put_in_a_command():
     meta = {"service": "tpu.googleapis.com; rm -rf ~", "consumer": "projects/p; curl x"}
     said = _refused("denied", [{"@type": ERROR_INFO, "reason": "SERVICE_DISABLED", "metadata": meta}])
     assert "gcloud services enable" not in said and "rm -rf" not in said and "curl" not in said, said
+
+
+def test_down_with_an_owner_id_file_that_holds_no_id_deletes_nothing_and_says_why(fast, offline_home):
+    # `down` reads whose each TPU is: with no id to compare it raised at the first TPU with an owner label, after the
+    # delete of one without (an onechip before the label made it) had been sent, and the line did not say so
+    for name in ("a-older", "b-newer"):
+        api.cloud_up(CloudUpRequest(project=P, zones=[OK], name=name, provisioning="spot", no_limit=True))
+    del fast.nodes[f"projects/{P}/locations/{OK}/nodes/a-older"]["labels"][records.OWNER_LABEL]
+    (offline_home / "cloud" / "owner-id").write_text("garbage\n")
+    with pytest.raises(ConfigError) as info:
+        api.cloud_down(CloudNameRequest(project=P))
+    assert "owner-id" in str(info.value) and not any(m == "DELETE" for m, _, _ in fast.requests), info.value
+    assert sorted(r.name for r in records.load_all()) == ["a-older", "b-newer"]
+
+
+def test_status_says_a_tpu_under_a_recorded_name_is_another_onechip_homes(fast):
+    # its cost was counted as this home's, without a word that another home made it
+    tpu = test_cloud_cloud64._spot_up().resource
+    _taken_by_another_home(fast, tpu.node_id)
+    (st,) = api.cloud_status(CloudNameRequest(project=P))
+    assert any("another onechip" in w and ANOTHER in w for w in st.warnings), st.warnings
