@@ -161,10 +161,11 @@ def labelled(item: Json) -> bool:
 
 def another_onechips(item: Json) -> bool:
     """Is `item`, labelled onechip's, another onechip home's: its owner label (records.OWNER_LABEL, written at every
-    create) names another id than this home's (records.owner_id)? One without that label (made by an onechip before
-    it) is not told apart, as before."""
+    create) names another id than this home's (records.held_owner_id; a home with none has labelled nothing)? One
+    without that label (made by an onechip before it) is not told apart, as before. Raises ConfigError when this
+    home's owner-id file holds no id."""
     owner = labels_of(item).get(records.OWNER_LABEL)
-    return labelled(item) and owner is not None and owner != records.owner_id()
+    return labelled(item) and owner is not None and owner != records.held_owner_id()
 
 
 def another_onechips_line(zone: str, kind: str, ident: str, item: Json) -> str:
@@ -1033,7 +1034,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     max run duration, x the catalog price), and a warning when --max-hours has passed or it ended or is gone. A
     queued resource never granted has no deadline: nothing bills yet; nor has one that ended or is gone."""
     now = now or datetime.now(UTC)
-    exists = _fetch(api, resource) is not None
+    item = _fetch(api, resource)
+    exists = item is not None
     if not exists:  # its last state (READY) and health were the API's word on a TPU it no longer has (`--json`)
         resource.state, resource.health = GONE, ""
     ended = exists and (phase(resource.kind, resource.state) == "ended" or node_ended(resource))  # bills as no run
@@ -1072,6 +1074,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     if exists and not ended and unhealthy(resource.health):
         warnings.append(f"{resource.health}: the API reports its node unhealthy (Node.health), so what runs on it may "
                         f"fail; wait for the API to repair it, or delete it: {delete_command(resource)}")  # fmt: skip
+    if item is not None and (line := _owner_line(item)):
+        warnings.append(line)
     if not resource.recorded:
         warnings.append(NOT_RECORDED)
     if not exists:
@@ -1082,6 +1086,22 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
         resource=resource, exists=exists, elapsed_s=round(elapsed, 1), usd_so_far=usd,
         deadline=deadline.isoformat(timespec="seconds") if deadline else None, warnings=warnings, ended=over,
     )  # fmt: skip
+
+
+def _owner_line(item: Json) -> str:
+    """The status warning for a TPU another onechip home labelled (`another_onechips`: this home's of that name is
+    gone, or this home's owner-id file was replaced), or for one whose owner this home cannot tell (its owner-id file
+    holds no id); '' for this home's, or one made before the owner label."""
+    owner = labels_of(item).get(records.OWNER_LABEL, "")[:63]
+    try:
+        if not another_onechips(item):
+            return ""
+    except ConfigError as exc:
+        return f"labelled {records.OWNER_LABEL}={owner}, and whose it is cannot be told: {exc}"
+    return (
+        f"labelled {records.OWNER_LABEL}={owner}, another onechip home's, not this one's (<home>/cloud/owner-id): "
+        "its cost is not this home's, and `cloud down` keeps it"
+    )
 
 
 def gone_line(resource: CloudResource) -> str:
@@ -1344,8 +1364,10 @@ def down(chosen: Sequence[tuple[TpuApi, CloudResource]], on_progress: ProgressFn
     otherwise is met at once (not found: gone; credentials, permission: failed). A record whose resource is gone, or
     is not onechip's, is dropped. One that cannot be deleted does not stop the others: CloudDownError afterwards names
     what was deleted and each that may still exist with the command that deletes it (and stays recorded), its `result`
-    saying the same (`failed`); Ctrl-C raises Interrupted saying the same of every one not yet seen deleted."""
+    saying the same (`failed`); Ctrl-C raises Interrupted saying the same of every one not yet seen deleted. Raises
+    ConfigError, nothing deleted, when this home's owner-id file holds no id (whose each TPU is cannot be told)."""
     end_s = time.monotonic() + DOWN_WAIT_S if end_s is None else end_s
+    records.held_owner_id()  # read before any delete is sent: `_ours` compares each TPU's owner label with it
     result = CloudDownResult()
     failed: dict[int, CloudError] = {}  # by index in `chosen`: said in its order
     unread: dict[int, CloudError] = {}  # by index: each whose label read met an outage, read again under the bound
@@ -1453,7 +1475,8 @@ def _what(resource: CloudResource) -> str:
 
 def _ours(api: TpuApi, resource: CloudResource, result: CloudDownResult, on_progress: ProgressFn,
           retry: bool = True) -> bool:  # fmt: skip
-    """Whether `down` deletes `resource`: the API has it, labelled onechip's. Otherwise its record is dropped and
+    """Whether `down` deletes `resource`: the API has it, labelled onechip's and not another onechip home's
+    (`another_onechips`: its name taken again by another home, or listed by --zone). Otherwise its record is dropped and
     `result.kept` says why. `retry` False: each read one try. Raises CloudError when it cannot be read."""
     item = _fetch(api, resource, retry)
     if item is None:  # read twice before a record is dropped: one answer may be a just-created lag
@@ -1468,6 +1491,14 @@ def _ours(api: TpuApi, resource: CloudResource, result: CloudDownResult, on_prog
     if not labelled(item):
         records.forget(resource)
         result.kept.append(f"{_what(resource)}: not labelled created-by=onechip; onechip deletes only what it created")
+        return False
+    if another_onechips(item):  # made under this name (or listed by --zone) by another onechip home: never deleted
+        records.forget(resource)
+        owner = labels_of(item).get(records.OWNER_LABEL, "")
+        result.kept.append(
+            f"{_what(resource)}: labelled {records.OWNER_LABEL}={owner[:63]}, another onechip home's "
+            "(this home's id: <home>/cloud/owner-id); onechip deletes only what this home created"
+        )
         return False
     return True
 

@@ -20,6 +20,7 @@ against the API's shapes (schemas.cloud) before a path is made of them.
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,20 +38,49 @@ OWNER_LABEL = "onechip-owner"
 
 def owner_id() -> str:
     """This onechip home's id, the value of OWNER_LABEL on the TPUs it creates: 32 lowercase hex digits (uuid4),
-    made once and kept in <home>/cloud/owner-id (a label value: lowercase letters, digits, '-' and '_', at most 63
-    characters: cloud.google.com/compute/docs/labeling-resources). A file that does not hold one is made anew. Raises
-    OSError when the home cannot be written."""
+    made once, when <home>/cloud/owner-id does not exist, and kept there (a label value: lowercase letters, digits, '-'
+    and '_', at most 63 characters: cloud.google.com/compute/docs/labeling-resources). Made by a link that fails when
+    the file exists (two `up`s at once both keep the one made first). Raises ConfigError (one line, never the file's
+    contents) when the file holds no id or is not a file: a new id would make every TPU this home labelled with the
+    old one read as another onechip's; OSError when the home cannot be written."""
     path = _dir() / "owner-id"
+    for _ in range(2):  # made by another process since this one found none: read that one
+        try:
+            return _held_id(path)
+        except FileNotFoundError:
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made = write_text_atomic(path.with_name(f".owner-id.{uuid.uuid4().hex}.tmp"), uuid.uuid4().hex + "\n")
+        try:
+            os.link(made, path)  # never over an id: a link does not replace what is there
+        except FileExistsError:
+            pass
+        finally:
+            made.unlink(missing_ok=True)
+    return _held_id(path)
+
+
+def held_owner_id() -> str | None:
+    """This home's owner id (owner_id) when it has one, None when <home>/cloud/owner-id does not exist (this home
+    has labelled no TPU with one), without making it: what `status` and `down` compare a TPU's owner label with.
+    Raises ConfigError as owner_id does for a file that holds no id; OSError when it cannot be read."""
+    try:
+        return _held_id(_dir() / "owner-id")
+    except FileNotFoundError:
+        return None
+
+
+def _held_id(path: Path) -> str:
+    """The owner id `path` holds; FileNotFoundError when there is none, ConfigError when it holds no id."""
+    why = (f"{path} holds no onechip owner id (32 hex digits): restore it, or remove it to make a new one (the TPUs "
+           f"this home labelled {OWNER_LABEL}=<the old id> then read as another onechip's)")  # fmt: skip
     try:
         text = read_home_file(path).strip()
-    except (OSError, ValueError, ConfigError):
-        text = ""
+    except UnicodeDecodeError:
+        raise ConfigError(why) from None
     if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
         return text
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = uuid.uuid4().hex
-    write_text_atomic(path, text)
-    return text
+    raise ConfigError(why)
 
 
 def named(resource: CloudResource, name: str | None) -> bool:

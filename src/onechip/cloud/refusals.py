@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 
 from onechip.errors import CloudError, redact
+from onechip.schemas.cloud import valid_project
 
 GRPC_CODES = {
     "OK": 0, "CANCELLED": 1, "UNKNOWN": 2, "INVALID_ARGUMENT": 3, "DEADLINE_EXCEEDED": 4, "NOT_FOUND": 5,
@@ -116,7 +117,7 @@ def from_status(error: dict[str, object], where: str) -> CloudError:
     said = error.get("message") or "; ".join(str(e.get("message") or e.get("code") or "") for e in legacy)
     message = redact(" ".join(str(said or "no message").split()))
     reason = classify(code, status, message)
-    message += redact(" ".join(_said_in_details(error.get("details"), message).split()))
+    message += redact(_said_in_details(error.get("details"), message))
     reasons = _reasons(error)
     if reason == "inaccessible" and reasons & PERMISSION_REASONS:
         reason = "auth"  # the location's words over a permission the caller lacks: no other zone answers otherwise
@@ -155,30 +156,50 @@ def _detail(details: object, kind: str) -> list[dict[str, object]]:
     return [d for d in details if isinstance(d, dict) and str(d.get("@type", "")).endswith(kind)]
 
 
+# The longest detail value shown: a quota's id or metric, a service's title or activation URL run to tens of characters
+# (cloud.google.com/docs/quotas); past this bound of ours a value is the server's text, cut so one line stays short
+MAX_DETAIL_CHARS = 120
+# A service name as Service Usage names one: its DNS name ('tpu.googleapis.com', google/api/serviceusage/v1
+# resources.proto); only such a name, and a project in its shape, is put in the `gcloud services enable` command
+_SERVICE = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+")
+
+
+def _service(name: str) -> bool:
+    """Is `name` a service's DNS name (_SERVICE), at most 253 characters (RFC 1035's longest name)?"""
+    return len(name) <= 253 and bool(_SERVICE.fullmatch(name))
+
+
+def _shown(value: object) -> str:
+    """A detail's value as one short line: whitespace runs one space, cut at MAX_DETAIL_CHARS."""
+    flat = " ".join(str(value).split())
+    return flat if len(flat) <= MAX_DETAIL_CHARS else flat[:MAX_DETAIL_CHARS] + "..."
+
+
 def _said_in_details(details: object, message: str) -> str:
-    """What a Status's details name that its `message` may not (a server may give only a stock message): the quota a
-    google.rpc.QuotaFailure refused (each violation's quotaId and quotaMetric, else its description; Service Control's
-    ErrorInfo metadata quota_metric / quota_limit), and, for ErrorInfo reason SERVICE_DISABLED, the API to enable
-    (metadata service, serviceTitle, activationUrl, consumer: google/api/error_reason.proto). '' when they name
-    nothing the message does not already say."""
+    """What a Status's details name that its `message` may not (a server may give only a stock message), to follow
+    it on its line: the quota a google.rpc.QuotaFailure refused (each violation's quotaId and quotaMetric, else its
+    description; Service Control's ErrorInfo metadata quota_metric / quota_limit), and, for ErrorInfo reason
+    SERVICE_DISABLED, the API to enable (metadata service, serviceTitle, activationUrl, consumer: google/api/
+    error_reason.proto), with its `gcloud services enable` command where the service is a DNS name (_SERVICE) and the
+    consumer's project in its shape. Each value _shown; '' when they name nothing the message does not already say."""
     quotas: list[str] = []
     for failure in _detail(details, "google.rpc.QuotaFailure"):
         violations = failure.get("violations")
         for v in violations if isinstance(violations, list) else []:
             if isinstance(v, dict):
-                named = [str(v[k]) for k in ("quotaId", "quotaMetric") if v.get(k)]
-                quotas += named or ([str(v["description"])] if v.get("description") else [])
+                named = [_shown(v[k]) for k in ("quotaId", "quotaMetric") if v.get(k)]
+                quotas += named or ([_shown(v["description"])] if v.get("description") else [])
     enable = ""
     for info in _detail(details, "google.rpc.ErrorInfo"):
         meta = info.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
-        quotas += [str(meta[k]) for k in ("quota_metric", "quota_limit") if meta.get(k)]
+        quotas += [_shown(meta[k]) for k in ("quota_metric", "quota_limit") if meta.get(k)]
         service = str(meta.get("service") or "")
-        if str(info.get("reason", "")).upper() == "SERVICE_DISABLED" and service and not enable:
+        if str(info.get("reason", "")).upper() == "SERVICE_DISABLED" and _service(service) and not enable:
             project = str(meta.get("consumer") or "").removeprefix("projects/")
-            where = f" --project {project}" if project else ""
-            url = f": {meta['activationUrl']}" if meta.get("activationUrl") else ""
-            title = f"{meta['serviceTitle']} ({service})" if meta.get("serviceTitle") else service
+            where = f" --project {project}" if valid_project(project) else ""
+            url = f": {_shown(meta['activationUrl'])}" if meta.get("activationUrl") else ""
+            title = f"{_shown(meta['serviceTitle'])} ({service})" if meta.get("serviceTitle") else service
             enable = f"; enable {title} in the project{url}, or `gcloud services enable {service}{where}`"
     new = [q for q in dict.fromkeys(quotas) if q not in message]
     return (f" (quota: {', '.join(new)})" if new else "") + enable

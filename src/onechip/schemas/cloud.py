@@ -63,6 +63,11 @@ def _shaped(pattern: re.Pattern[str], what: str, example: str) -> AfterValidator
     return AfterValidator(check)
 
 
+def valid_project(project: str) -> bool:
+    """Is `project` a project id in the API's shape, or a project number (digits: an error's 'projects/123')?"""
+    return bool(_PROJECT.fullmatch(project)) or (project.isascii() and project.isdigit())
+
+
 def valid_names(project: str, zone: str, name: str | None = None) -> bool:
     """Are `project`, `zone` (and `name`) in the API's shapes (safe as URL segments and record paths)?"""
     shapes = [(_PROJECT, project), (_ZONE, zone)] + ([(_NAME, name)] if name is not None else [])

@@ -244,27 +244,31 @@ def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
 
 
 def _json_document(block: bytes, whole: bool) -> bool:
-    """Whether `block`, a file's first bytes (`whole`: all of it), opens a JSON document, not a log: its first line
-    that is not blank is a lone '{' or '[' (an indented document: `onechip plan --json`, a run's summary.json), or one
-    whole JSON value that is not a log record, an object with a 'message' (bootlog._json_record: vLLM's JSON logging,
-    one record a line), such as a requests.jsonl line. Read as a log, a plan's '"engine_version": "0.32.0",' line was
-    taken for the engine's version and a warning's text for a trap. A log line that opens with '[' ('[rank0]: ...',
-    '[cuda.py:482] ...') is no JSON value; a first line the block cuts is not judged."""
+    """Whether `block`, a file's first bytes (`whole`: all of it), is a JSON document, not a log: from its first line
+    that is not blank, nothing but JSON objects or arrays, none a log record (an object with a 'message',
+    bootlog._json_record: vLLM's JSON logging, one record a line): an indented document opened by a lone '{' or '['
+    (`onechip plan --json`, a run's summary.json; one the block cuts or a hand-edit broke too), or JSON lines (a
+    requests.jsonl). Read as a log, a plan's '"engine_version": "0.32.0",' line was taken for the engine's version and
+    a warning's text for a trap. A log line that opens with '[' ('[rank0]: ...', '[cuda.py:482] ...') is no JSON
+    value, and a log whose first lines are a JSON value (a wrapper's config dump before `vllm serve`) goes on with
+    text lines, so is a log; a line the block cuts is not judged."""
     text = block.decode("utf-8", errors="replace").lstrip("\ufeff")
-    lines = text.split(LINE_END)
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is None or (first == len(lines) - 1 and not whole):
-        return False
-    line = lines[first].strip()
-    if line in ("{", "["):
-        return True
-    if not line.startswith(("{", "[")):
-        return False
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return False
-    return not (isinstance(value, dict) and isinstance(value.get("message"), str))
+    if not whole:
+        text = text[: text.rfind(LINE_END) + 1]  # the block's last line, cut, is not judged
+    decoder = json.JSONDecoder()
+    at, values = 0, 0
+    while (at := len(text) - len(text[at:].lstrip())) < len(text):
+        opens_document = text[at:].split(LINE_END, 1)[0].strip() in ("{", "[")
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except ValueError:  # text that is no JSON value: a log, unless a document cut by the block or broken by hand
+            return opens_document
+        if isinstance(value, dict) and isinstance(value.get("message"), str):
+            return False  # vLLM's JSON log record
+        if not isinstance(value, (dict, list)):
+            return False  # a bare number or word opens many a text line
+        values += 1
+    return values > 0
 
 
 class _Prefixed(io.RawIOBase):
