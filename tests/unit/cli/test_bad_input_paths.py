@@ -136,31 +136,6 @@ def test_a_fifo_run_file_is_a_problem_of_the_report_not_a_hang(run, tmp_path: Pa
     assert line.startswith(f"summary.json could not be read: {path} is not a regular file"), line
 
 
-@pytest.fixture
-def measured_run(run, tmp_path: Path, plan_file: Path) -> Callable[[str, str, float], Path]:
-    """damaged(figure, stat, value): a simulated calibration grid saved as a measured run (no prediction), its
-    first cell's `figure` (its `stat`, '' for a plain number) set to `value`."""
-
-    def damaged(figure: str, stat: str, value: float) -> Path:
-        made = tmp_path / "made"
-        code, _, err = run("simulate", "--plan", str(plan_file), "--contexts", "128,1024", "--clients", "1,8",
-                           "--reps", "1", "--out", str(made))  # fmt: skip
-        assert code == 0, err
-        summary = json.loads((made / "summary.json").read_text())
-        summary["prediction"] = None  # read as a measured run (bench writes none)
-        cell = summary["cells"][0]
-        if stat:
-            cell[figure][stat] = value
-        else:
-            cell[figure] = value
-        measured = tmp_path / "measured"
-        measured.mkdir()
-        (measured / "summary.json").write_text(json.dumps(summary))
-        return measured
-
-    return damaged
-
-
 @pytest.mark.parametrize(
     ("figure", "stat", "said"),
     [

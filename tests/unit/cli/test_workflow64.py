@@ -49,20 +49,11 @@ def test_a_json_log_of_records_is_still_read(run, tmp_path) -> None:
     assert code == 0 and "vLLM 0.32.0" in out, (out, err)
 
 
-def test_a_cell_without_a_measured_rate_is_priced_as_not_measured_not_as_zero(run, tmp_path, plan_file) -> None:
+def test_a_cell_without_a_measured_rate_is_priced_as_not_measured_not_as_zero(run, measured_run) -> None:
     # `cost --run` on a summary.json whose 'ok' cell holds no output_tok_per_s (a cell of no reps: bench/stats.py
     # summarize_cell's None; a hand-edited file) showed it as '0.0' tok/s, a measurement of nothing, where
     # `report` of the same run shows '—'; the cell now reads '—' in cost's table too
-    made = tmp_path / "made"
-    code, _, err = run("simulate", "--plan", str(plan_file), "--contexts", "128", "--clients", "1,2",
-                       "--reps", "1", "--out", str(made))  # fmt: skip
-    assert code == 0, err
-    summary = json.loads((made / "summary.json").read_text())
-    summary["prediction"] = None  # read as a measured run (bench writes none)
-    summary["cells"][0]["output_tok_per_s"] = None
-    measured = tmp_path / "measured"
-    measured.mkdir()
-    (measured / "summary.json").write_text(json.dumps(summary))
+    measured = measured_run("output_tok_per_s", "", None)
     code, out, err = run("cost", "--chip", "v5e-1", "--run", str(measured))
     assert code == 0, err
     rows = [line.split("│")[1:-1] for line in out.splitlines() if line.startswith("│")]
