@@ -1401,6 +1401,12 @@ def _continued(command: str, previous: str, text: str) -> str:
     return text
 
 
+def _client_line(lines: list[str], i: int, client: bool) -> bool:
+    """Whether line `i` is a serving client's command (_CLIENT_COMMAND) or carries one on (`client`: the line before
+    was one, and ends in the shell's continuation '\\'): none of it is the deployment's."""
+    return bool(_CLIENT_COMMAND.search(lines[i])) or (client and i > 0 and lines[i - 1].rstrip().endswith("\\"))
+
+
 def _typed_before(lines: list[str], first: int) -> int:
     """The index of the first of the lines before `first`, the last boot's start (_last_boot), that are no log
     record (no vLLM stamp, no level word leading the bare line): what a paste typed to start that boot (its command,
@@ -1458,13 +1464,13 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     commanded: dict[str, str] = {}  # what the command lines give (_COMMAND): a key vLLM's own lines give wins over it
     command = ""  # the shell command the line belongs to, joined over its continuations (_continued)
     for i in range(_typed_before(lines, first), first):  # the command typed for the last boot, before its start
-        client = bool(_CLIENT_COMMAND.search(lines[i])) or (client and lines[i - 1].rstrip().endswith("\\"))
+        client = _client_line(lines, i, client)
         line = "" if client else _unprefixed(_plain(lines[i].rstrip()))
         command = _continued(command, lines[i - 1] if i else "", line)
         _read_command(commanded, line, command)
     for i, raw in enumerate(lines[first:], start=first):
         line = raw.rstrip()
-        client = bool(_CLIENT_COMMAND.search(line)) or (client and lines[i - 1].rstrip().endswith("\\"))
+        client = _client_line(lines, i, client)
         plain = _plain(line)
         bare = _unprefixed(plain)
         stamp = _stamp(line, year)
