@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 
-from onechip.errors import CloudError, redact
+from onechip.errors import CloudError, one_line, redact
 from onechip.schemas.cloud import valid_project
 
 GRPC_CODES = {
@@ -170,8 +170,8 @@ def _service(name: str) -> bool:
 
 
 def _shown(value: object) -> str:
-    """A detail's value as one short line: whitespace runs one space, cut at MAX_DETAIL_CHARS."""
-    flat = " ".join(str(value).split())
+    """A detail's value as one short line (errors.one_line: whitespace runs one space), cut at MAX_DETAIL_CHARS."""
+    flat = one_line(str(value))
     return flat if len(flat) <= MAX_DETAIL_CHARS else flat[:MAX_DETAIL_CHARS] + "..."
 
 
