@@ -15,6 +15,7 @@ from onechip.errors import ConfigError
 from onechip.paths import write_text_atomic
 from onechip.report.search import SEARCH_FORMATS, write_search_report
 from onechip.schemas import RUN_FILES
+from onechip.schemas.common import first_problem
 from onechip.schemas.cost import CostReport
 from onechip.schemas.requests import CostRequest, ReportRequest
 from onechip.schemas.run import POLICIES_FILE, SEARCH_FILE
@@ -123,9 +124,7 @@ def _report_search(request: ReportRequest) -> list[Path]:
     try:
         result = bench_layer.read_search(where)
     except ValidationError as exc:  # bad JSON too (model_validate_json)
-        errors = exc.errors()
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        first = f"{'.'.join(str(part) for part in errors[0]['loc']) or '(root)'}: {errors[0]['msg']}{more}"
+        first = first_problem(exc, root="(root)")
         raise ConfigError(f"{where / SEARCH_FILE} is not a search bench --find-max wrote: {first}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{where / SEARCH_FILE} is not a search bench --find-max wrote: {exc}") from None

@@ -66,7 +66,7 @@ from onechip.schemas.bench import (
     RequestSample,
     StreamOutcome,
 )
-from onechip.schemas.common import plural
+from onechip.schemas.common import first_problem, plural
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES, SEARCH_FILE
@@ -346,9 +346,7 @@ def _resumed_run(out_dir: Path) -> BenchRun | None:
     try:
         return BenchRun.model_validate_json(path.read_text())
     except ValidationError as exc:  # the field and why (a newer schema_version, a NaN tok/s), not pydantic's count
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        said = f"{where}: {error['msg']}" if where else error["msg"]
+        said = first_problem(exc, more=False)
         raise ConfigError(f"cannot resume {out_dir}: {path.name} is unreadable ({said})") from None
     except (OSError, ValueError) as exc:
         first = str(exc).splitlines()[0]

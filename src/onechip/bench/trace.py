@@ -24,7 +24,7 @@ from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.paths import read_regular
 from onechip.schemas.bench import MAX_REQUESTS, MAX_SECONDS, MAX_TOKENS
-from onechip.schemas.common import StrictModel
+from onechip.schemas.common import StrictModel, first_problem
 
 
 class TraceItem(StrictModel):
@@ -81,16 +81,15 @@ def load_trace(path: Path, sha256: str | None = None) -> list[TraceItem]:
         try:
             items.append(TraceItem.model_validate(jsontext.loads(line)))
         except (ValueError, ValidationError) as exc:
-            first = str(exc).splitlines()[0] if not isinstance(exc, ValidationError) else _first_error(exc)
+            first = (
+                str(exc).splitlines()[0]
+                if not isinstance(exc, ValidationError)
+                else first_problem(exc, root="entry", more=False)
+            )
             raise ConfigError(f"--trace {path} line {n}: {first}") from None
     if not items:
         raise ConfigError(f"--trace {path}: no requests in it")
     return items
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors(include_url=False)[0]
-    return f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}"
 
 
 def offsets_s(items: list[TraceItem], speed: float) -> list[float]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
 from onechip.errors import ConfigError, looks_secret, url_shown
@@ -283,3 +283,13 @@ def figures(value: float) -> str:
     """A rate or an amount as a table title says it: one decimal place from 0.1 up (1,496.5), three significant
     figures below (0.001, 0.0123), so a small positive value never reads as 0.0."""
     return f"{value:,.1f}" if value == 0 or abs(value) >= 0.1 else f"{value:.3g}"
+
+
+def first_problem(exc: ValidationError, root: str = "", more: bool = True) -> str:
+    """pydantic's first error of `exc` as one clause, 'where: why' ('kv_tokens: Field required'), where is its
+    location's parts joined by '.' (`root` for the document itself; '' names none: 'Invalid JSON: ...'), and with
+    `more`, how many others there are ('(and 2 more)')."""
+    errors = exc.errors(include_url=False)
+    where = ".".join(str(part) for part in errors[0]["loc"]) or root
+    others = f" (and {len(errors) - 1} more)" if more and len(errors) > 1 else ""
+    return f"{where + ': ' if where else ''}{errors[0]['msg']}{others}"

@@ -10,7 +10,7 @@ from pydantic import Field, ValidationError
 
 from onechip.errors import ConfigError
 from onechip.paths import read_regular
-from onechip.schemas.common import ResultModel
+from onechip.schemas.common import ResultModel, first_problem
 from onechip.schemas.serve import ServeCommand
 
 V = TypeVar("V", str, int, float, bool, dict[str, int])  # dict: per-modality counts
@@ -403,10 +403,7 @@ class Plan(ResultModel):
         except OSError as exc:
             raise ConfigError(f"{flag} {path}: cannot read: {exc.strerror}") from None
         except ValidationError as exc:  # say the first problem: a field removed, of the wrong type, a file cut short
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-            why = f"{where + ': ' if where else ''}{first['msg']}{more}"
+            why = first_problem(exc)
             raise ConfigError(f"{flag} {path}: not a plan JSON ({why}; see `onechip plan --json`)") from None
         except ValueError:
             raise ConfigError(f"{flag} {path}: not a plan JSON (see `onechip plan --json`)") from None
