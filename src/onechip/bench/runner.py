@@ -46,6 +46,7 @@ from typing import IO
 from pydantic import ValidationError
 
 from onechip import __version__
+from onechip.aio import run_to_end
 from onechip.bench import agent, stats, trace
 from onechip.bench.client import DRAIN_S, TIMED_OUT, data_session, stream_chat
 from onechip.bench.metrics import MetricsSampler, reduce_metrics, replica_served, scrape, scrape_url
@@ -932,7 +933,7 @@ def run_grid(
         with exclusive(out_dir, busy):
             if not resume and (out_dir / RUN_FILES["bench"]).exists():  # written since the check above
                 raise BusyError(f"{out_dir} was just started by another bench; choose another --out")
-            return asyncio.run(run.main(resume))
+            return run_to_end(run.main(resume))
     except BusyError:
         raise
     except EndpointError as exc:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -334,6 +336,41 @@ def test_ctrl_c_keeps_finished_requests_and_resume_completes(fake_server: FakeVl
     run = run_grid(cfg, tmp_path, resume=True)
     assert len(run.cells[0].reps) == 2 and run.cells[0].status == "ok"
     assert len(load_samples(tmp_path / "requests.jsonl")) == 6
+
+
+# run_grid interrupted mid-rep in a process of its own (the KeyboardInterrupt raised in a task, as the progress callback
+# here raises it and as the CLI's SIGTERM handler or a second Ctrl-C raises it in whatever frame runs), which then exits
+_CTRL_C_IN_A_TASK = """
+import sys
+from pathlib import Path
+from onechip.bench import run_grid
+from onechip.errors import Interrupted
+from onechip.schemas.bench import BenchConfig
+
+def ctrl_c(event):
+    if event.done == 2:
+        raise KeyboardInterrupt
+
+cfg = BenchConfig(base_url=sys.argv[1], contexts=[16], clients=[2], reps=1, output_tokens=3, requests_per_client=3,
+                  warmup_requests=0)
+try:
+    run_grid(cfg, Path(sys.argv[2]), on_progress=ctrl_c)
+except Interrupted as exc:
+    print(exc)
+"""
+
+
+def test_ctrl_c_in_a_task_leaves_no_unretrieved_task_at_exit(fake_server: FakeVllm, tmp_path: Path) -> None:
+    """asyncio stores a KeyboardInterrupt raised in a task's step in that task as well as raising it (Task.__step);
+    the run's main task was never read, and at interpreter exit asyncio logged 'Task exception was never retrieved'
+    and the interrupt's whole traceback on stderr, under bench's own one-line 'bench interrupted'."""
+    src = Path(__file__).resolve().parents[3] / "src"
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_IN_A_TASK, fake_server.url, str(tmp_path / "run")],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(src)}, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("bench interrupted; finished requests are in"), done
+    assert done.stderr == ""  # nothing else: no 'Task exception was never retrieved', no traceback
 
 
 def test_ctrl_c_before_the_first_request_points_at_nothing_to_resume(tmp_path: Path, monkeypatch) -> None:
