@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,7 +16,7 @@ from rich.table import Table
 from onechip import api
 from onechip.cli.options import on_command_line, options_from
 from onechip.cli.render import console, live_progress, print_whole, print_written, titled_table
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, Interrupted
 from onechip.paths import run_dir
 from onechip.report.markdown_bench import waits_text
 from onechip.report.search import (
@@ -30,6 +31,7 @@ from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import LATE_SEND_MS, TTFT_CONVENTION, PolicyComparison, SearchResult
 from onechip.schemas.common import plural
 from onechip.schemas.inputs import build_request
+from onechip.schemas.run import RUN_FILES, SEARCH_FILE
 
 PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool or max_model_len are recorded infeasible."
 OUT_HELP = "Directory for requests.jsonl and summary.json (default: a new runs/<run-id>/ per run)."
@@ -305,6 +307,19 @@ def _measure(config: BenchConfig, out_dir: Path, plan: Path | None, json_out: bo
         raise error
 
 
+@contextmanager
+def _ctrl_c_says_what_is_kept(out_dir: Path) -> Iterator[None]:
+    """A Ctrl-C (or SIGTERM) outside the job's own handler (run_grid and find_max raise Interrupted saying what they
+    kept) raised as Interrupted saying what is true: before the job wrote its run (nothing), or once it had written
+    its summary.json or search.json (while it is drawn, or between probes): where it is."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if any((out_dir / name).is_file() for name in (RUN_FILES["bench"], SEARCH_FILE)):
+            raise Interrupted(f"bench interrupted; what was measured is in {out_dir}") from None
+        raise Interrupted("bench interrupted before it measured anything; nothing written") from None
+
+
 BENCH_HELP = (
     "Measure a context x clients grid (or agent sessions, or a trace): aggregate tok/s, TTFT, TPOT, ITL, per-stream "
     f"tok/s, /metrics; --find-max searches the largest load meeting --slo.\n\n{TTFT_CONVENTION}."
@@ -339,8 +354,8 @@ def register(app: typer.Typer) -> None:
         if config.find_max is not None:
             if resume is not None:
                 raise ConfigError("--find-max resumes when run again into the same --out: give --out, not --resume")
-            with run_dir(out) as out_dir:
+            with run_dir(out) as out_dir, _ctrl_c_says_what_is_kept(out_dir):
                 return _search(config, out_dir, plan, json_out)
         # --resume's run, else --out, else a new runs/<run-id>/ per run (removed again when nothing was written in it)
-        with nullcontext(resume) if resume is not None else run_dir(out) as out_dir:
+        with nullcontext(resume) if resume is not None else run_dir(out) as out_dir, _ctrl_c_says_what_is_kept(out_dir):
             _measure(config, out_dir, plan, json_out, resume is not None)

@@ -356,8 +356,14 @@ def _signal_exit_code() -> int:
     return 128 + int(_stopped_by[0])
 
 
-# the commands that keep what they measured when stopped (bench resumes from it; check and demo mark it interrupted)
-_MEASURING = frozenset({"bench", "check", "demo"})
+# what a Ctrl-C that reaches _interrupted leaves, of the commands that measure: check and demo keep what they measured
+# (marked interrupted); bench turns every Ctrl-C once it runs into an Interrupted that says what it kept
+# (bench_cmd._ctrl_c_says_what_is_kept), so one that reaches here came before it ran (its flags, its imports)
+_KEPT = {
+    "bench": " (nothing measured yet; nothing written)",
+    "check": " (what was measured is kept on disk)",
+    "demo": " (what was measured is kept on disk)",
+}
 
 
 def leave_interrupted(argv: list[str]) -> None:
@@ -378,7 +384,7 @@ def _interrupted(argv: list[str]) -> None:
         _stopped_by[0], "interrupted"
     )
     command = next((arg for arg in argv if not arg.startswith("-")), "")
-    kept = " (what was measured is kept on disk)" if command in _MEASURING else ""
+    kept = _KEPT.get(command, "")
     _said[0] = f"{said}{kept}"
     err_console.print(f"[bold red]{said}[/]{kept}")
     sys.exit(_signal_exit_code())

@@ -117,7 +117,9 @@ def test_ctrl_c_says_interrupted_and_exits_130(run, monkeypatch) -> None:
     assert "kept on disk" not in err
 
 
-def test_ctrl_c_in_bench_says_what_was_measured_is_kept(run, monkeypatch) -> None:
+def test_ctrl_c_before_bench_wrote_anything_says_nothing_was_measured(run, monkeypatch, tmp_path: Path) -> None:
+    # Ctrl-C outside run_grid's own handler (here in api.bench before it measured) said 'what was measured is kept on
+    # disk' of a run that measured nothing, its new runs/<id>/ removed again (paths.run_dir)
     from onechip import api
 
     def ctrl_c(*args: object, **kwargs: object) -> None:
@@ -125,7 +127,34 @@ def test_ctrl_c_in_bench_says_what_was_measured_is_kept(run, monkeypatch) -> Non
 
     monkeypatch.setattr(api, "bench", ctrl_c)
     code, _, err = run("bench", "http://127.0.0.1:9", "--contexts", "128", "--clients", "1")
-    assert code == 130 and _one_line(err) == "interrupted (what was measured is kept on disk)", err
+    assert code == 130 and _one_line(err) == "error: bench interrupted before it measured anything; nothing written"
+    assert not (tmp_path / "runs").exists()
+
+
+def test_ctrl_c_after_bench_wrote_its_run_says_where_it_is(run, monkeypatch, tmp_path: Path) -> None:
+    # a Ctrl-C once the run's files are written (here as api.bench returns) keeps them: the line says where
+    from onechip import api
+
+    def wrote_then_ctrl_c(config: BenchConfig, *args: object, out_dir: Path, **kwargs: object) -> None:
+        out_dir.mkdir()
+        (out_dir / RUN_FILES["bench"]).write_text("{}")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "bench", wrote_then_ctrl_c)
+    code, _, err = run("bench", "http://127.0.0.1:9", "--contexts", "128", "--out", str(tmp_path / "r"))
+    assert code == 130 and _one_line(err) == f"error: bench interrupted; what was measured is in {tmp_path / 'r'}"
+
+
+def test_ctrl_c_while_bench_reads_its_flags_says_nothing_was_measured(run, monkeypatch) -> None:
+    # before the command itself runs (its flags parsed; at start, its imports) nothing can have been measured
+    import typer.core
+
+    def ctrl_c(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(typer.core.TyperCommand, "parse_args", ctrl_c)
+    code, _, err = run("bench", "http://127.0.0.1:9", "--contexts", "128")
+    assert code == 130 and _one_line(err) == "interrupted (nothing measured yet; nothing written)", err
 
 
 @pytest.mark.parametrize(("signum", "code", "said"), [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")])
