@@ -66,6 +66,7 @@ from onechip.schemas.bench import (
     RepJob,
     RequestSample,
     StreamOutcome,
+    ms_text,
 )
 from onechip.schemas.common import first_problem, plural
 from onechip.schemas.inputs import flag_of
@@ -872,7 +873,7 @@ def _cell_line(cell: CellResult, config: BenchConfig) -> str:
     head = f"{config.cell_text(cell.context_tokens, cell.clients)}: {cell.status}"
     if cell.status != "ok":
         return f"{head} ({cell.reason})"
-    return f"{head}, {cell.output_tok_per_s or 0:,.1f} tok/s, median TTFT {cell.ttft_ms.median or 0:,.1f} ms"
+    return f"{head}, {cell.output_tok_per_s or 0:,.1f} tok/s, median TTFT {ms_text(cell.ttft_ms.median or 0)} ms"
 
 
 def run_grid(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any
@@ -28,7 +28,7 @@ from onechip.report.search import (
     seeds_range_text,
 )
 from onechip.schemas import BenchConfig, BenchRun, Plan
-from onechip.schemas.bench import LATE_SEND_MS, TTFT_CONVENTION, PolicyComparison, SearchResult
+from onechip.schemas.bench import LATE_SEND_MS, TTFT_CONVENTION, PolicyComparison, SearchResult, ms_text
 from onechip.schemas.common import plural
 from onechip.schemas.inputs import build_request
 from onechip.schemas.run import RUN_FILES, SEARCH_FILE
@@ -44,7 +44,7 @@ def _load_plan(path: Path | None) -> Plan | None:
     return Plan.from_file(path)
 
 
-def _grid(run: BenchRun, title: str, value: str, fmt: str) -> Table:
+def _grid(run: BenchRun, title: str, value: str, fmt: str | Callable[[float], str]) -> Table:
     """One article table: rows = context tokens, columns = clients; infeasible/failed cells say so."""
     clients = sorted({c.clients for c in run.cells})
     table = titled_table(title, title_justify="left")
@@ -67,7 +67,8 @@ def _grid(run: BenchRun, title: str, value: str, fmt: str) -> Table:
                     if value == "output_tok_per_s" and cell.cv_output_tok_per_s is not None
                     else ""
                 )
-                row.append((fmt.format(v) if v is not None else "-") + cv)
+                text = fmt if callable(fmt) else fmt.format
+                row.append((text(v) if v is not None else "-") + cv)
         table.add_row(*row)
     return table
 
@@ -80,7 +81,7 @@ def bench_tables(run: BenchRun) -> list[Table]:
         _grid(
             run, "whole-run output tok/s (as vllm bench serve / GuideLLM / AIPerf)", "whole_run_tok_per_s", "{:,.1f}"
         ),
-        _grid(run, "median TTFT ms", "ttft", "{:,.1f}"),
+        _grid(run, "median TTFT ms", "ttft", ms_text),
         _grid(run, "per-stream tok/s (1000 / TPOT)", "per_stream_tok_per_s", "{:,.1f}"),
     ] + (
         [_grid(run, f"goodput requests/s ({run.config.slo_text()})", "goodput_per_s", "{:,.2f}")]
@@ -146,9 +147,9 @@ def turn_tables(run: BenchRun) -> list[Table]:
                 _num(t.prompt_tokens.median, "{:,.0f}"),
                 _num(t.cached_tokens.median, "{:,.0f}"),
                 _num(t.cached_share, "{:.0%}"),
-                _num(t.ttft_ms.median, "{:,.1f}"),
-                _num(t.ttft_ms.p90, "{:,.1f}"),
-                _num(t.tpot_ms.median, "{:,.1f}"),
+                _ms(t.ttft_ms.median),
+                _ms(t.ttft_ms.p90),
+                _ms(t.tpot_ms.median),
             )
         tables.append(table)
     return tables
@@ -188,7 +189,7 @@ def policy_table(result: PolicyComparison) -> Table:
             table.add_row(
                 run.policy, f"{c.context_tokens:,} x {c.clients}", _num(c.cached_share, "{:.0%}"),
                 _num(c.server_hit_rate, "{:.0%}"), _num(c.output_tok_per_s, "{:,.1f}"),
-                " / ".join(_num(t, "{:,.0f}") for t in c.ttft_ms_by_turn),
+                " / ".join(_ms(t) for t in c.ttft_ms_by_turn),
                 " / ".join(_num(n, "{:,.0f}") for n in c.requests_by_replica),
             )  # fmt: skip
     return table
@@ -207,6 +208,10 @@ def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else fmt.format(value)
 
 
+def _ms(value: float | None) -> str:
+    return "-" if value is None else ms_text(value)
+
+
 def slip_lines(run: BenchRun) -> list[str]:
     """Open loop: a warning per cell whose schedule slipped (the server could not keep up)."""
     out = []
@@ -220,7 +225,7 @@ def slip_lines(run: BenchRun) -> list[str]:
             f"{c.late_share or 0:.0%} of requests sent >{LATE_SEND_MS:g} ms late (slip p50 "
             f"{_num(c.slip_ms.median, '{:,.0f}')} ms, p99 {_num(c.slip_ms.p99, '{:,.0f}')} ms); the server "
             f"served {_num(c.request_rate_per_s, '{:.2f}')} req/s. TTFT from the intended send: p50 "
-            f"{_num(c.ttft_from_intended_ms.median, '{:,.0f}')} ms (vs {_num(c.ttft_ms.median, '{:,.0f}')} ms "
+            f"{_ms(c.ttft_from_intended_ms.median)} ms (vs {_ms(c.ttft_ms.median)} ms "
             "from the actual send)"
         )
     return out

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from onechip.report import tables
 from onechip.report.rundir import RunFiles
-from onechip.report.tables import KV_RULE_FRACTION, cells_of, grid_rows, guidance, kv_pool_tokens, md_table, num
+from onechip.report.tables import KV_RULE_FRACTION, cells_of, grid_rows, guidance, kv_pool_tokens, md_table, ms, num
 from onechip.schemas import BenchRun, CellResult
 from onechip.schemas.bench import TTFT_CONVENTION, BenchConfig
 from onechip.schemas.common import plural
@@ -34,7 +34,7 @@ WINDOW_NOTE = (
 GRIDS: tuple[tuple[str, Callable[[CellResult], str]], ...] = (
     ("Aggregate output tok/s (steady window)", _aggregate),
     ("Whole-run output tok/s (vllm bench serve / GuideLLM / AIPerf definition)", lambda c: num(c.whole_run_tok_per_s)),
-    ("Median TTFT (ms)", lambda c: num(c.ttft_ms.median, 0)),
+    ("Median TTFT (ms)", lambda c: ms(c.ttft_ms.median)),
     ("Per-stream output tok/s", lambda c: num(c.per_stream_tok_per_s)),
 )
 
@@ -173,7 +173,7 @@ def _slipped(bench: BenchRun) -> list[str]:
         f"- {bench.config.cell_label(c.context_tokens, c.clients, report=True)}: "
         f"{num((c.late_share or 0) * 100, 0)}% of "
         f"requests sent late, slip p50 {num(c.slip_ms.median, 0)} ms, p99 {num(c.slip_ms.p99, 0)} ms; TTFT from "
-        f"the intended send p50 {num(c.ttft_from_intended_ms.median, 0)} ms vs {num(c.ttft_ms.median, 0)} ms from "
+        f"the intended send p50 {ms(c.ttft_from_intended_ms.median)} ms vs {ms(c.ttft_ms.median)} ms from "
         "the actual send"
         for c in slipped
     ]
@@ -202,8 +202,8 @@ def agent_turns(cells: list[CellResult]) -> list[str]:
                 num(t.prompt_tokens.median, 0),
                 num(t.cached_tokens.median, 0),
                 _share(t.cached_share),
-                num(t.ttft_ms.median, 0),
-                num(t.ttft_ms.p90, 0),
+                ms(t.ttft_ms.median),
+                ms(t.ttft_ms.p90),
             ]
             for t in c.turns
         ]

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from onechip.schemas import BenchRun, BootRecord, CellResult, CrossCheck, Plan, ServeFlag
+from onechip.schemas.bench import ms_text
 from onechip.schemas.common import GIB, plural
 from onechip.vllm import flags
 
@@ -22,6 +23,11 @@ def num(value: Any, digits: int = 1, unit: str = "") -> str:
         return "—" if value is None else str(value)
     text = f"{value:z,.{digits}f}" if isinstance(value, float) or digits else f"{value:,}"
     return f"{text}{unit}"
+
+
+def ms(value: float | None) -> str:
+    """A latency in ms for the report: ms_text (the CLI's rule too), '—' for None."""
+    return "—" if value is None else ms_text(value)
 
 
 def gib(value_bytes: Any, digits: int = 2) -> str:
@@ -242,7 +248,7 @@ def guidance(cells: Sequence[CellResult], kv_tokens: int | None) -> list[tuple[s
                 "interactive agents",
                 _label(best),
                 f"{num(best.per_stream_tok_per_s)} tok/s per stream (≥ half of one client's), "
-                f"median TTFT {num(best.ttft_ms.median, 0)} ms",
+                f"median TTFT {ms(best.ttft_ms.median)} ms",
             )
         )
     if fits:

@@ -75,6 +75,17 @@ PROBE_MIN_REQUESTS = 30
 PROBE_MAX_S = 30.0
 PROBE_MAX_REQUESTS = 10_000
 
+MS_DIGITS = (
+    1  # decimals of a latency in ms (TTFT, TPOT): a local engine's TTFT is a few ms, which whole ms rounds apart
+)
+
+
+def ms_text(value: float) -> str:
+    """A latency in ms as the CLI and report.md both show it: MS_DIGITS decimals, thousands separators ('4.6',
+    '1,234.5'; '0.0', not '-0.0')."""
+    return f"{value:z,.{MS_DIGITS}f}"
+
+
 TTFT_CONVENTION = (
     "TTFT ends at the first chunk carrying a generated token: content (an empty-content chunk without the role too: "
     "a token that decoded to no text; after the first token, with the role too, as TGI repeats it), reasoning or a "

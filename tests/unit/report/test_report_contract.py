@@ -89,7 +89,7 @@ def test_report_from_model_dumps(tmp_path: Path) -> None:
     assert "| engine | embedded-vllm-cpu 0.32.0 |" in md
     assert "| KV pool tokens | — | 46,592 |" in md
     assert "| 128 | 7.5 (CV 3%) | 24.0 (CV 5%) |" in md
-    assert "| 128 | 310 | 520 |" in md
+    assert "| 128 | 310.0 | 520.0 |" in md  # median TTFT, ms to 0.1 (schemas.bench.ms_text)
     assert "| tool_calling | **fail** |" in md
     assert "measured on cpu, priced as v5e-1: the figures are hypothetical" in md
     (path,) = write_report(run, "serving-report")

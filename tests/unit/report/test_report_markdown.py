@@ -6,8 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from seed_run_files import seed_files, write_run
 
+from onechip.cli.bench_cmd import print_run
 from onechip.errors import ConfigError
 from onechip.report import read_run, render_markdown, write_report
 
@@ -53,7 +55,7 @@ def test_three_grids_with_contexts_as_rows_and_marked_cells(seed_run: Path) -> N
         "399.6 (CV 2%)",
         "infeasible",
     ]
-    assert _table_row(md, "### Median TTFT (ms)", "1,024") == ["1,024", "40", "99", "422"]
+    assert _table_row(md, "### Median TTFT (ms)", "1,024") == ["1,024", "40.0", "99.0", "422.0"]  # to 0.1 ms
     assert _table_row(md, "### Per-stream output tok/s", "128") == ["128", "123.7", "failed", "23.4"]
     assert "8,192 ctx × 64 clients: **infeasible** — 64 x 8,192 tokens exceeds" in md
     assert "128 ctx × 16 clients: **failed** — connection reset" in md
@@ -209,6 +211,20 @@ def test_a_run_with_slos_reports_its_goodput_grid_as_the_console_does(tmp_path: 
     assert _table_row(md, title, "128") == ["128", "0.95", "failed", "5.50"]  # the cells' goodput_per_s
     assert _table_row(md, title, "1,024") == ["1,024", "0.90", "7.25", "0.00"]
     assert "Goodput" not in render_markdown(seed_run)  # no SLO given, no goodput measured
+
+
+def test_a_sub_10_ms_ttft_reads_the_same_in_report_md_and_the_console(tmp_path: Path) -> None:
+    # a local engine's median TTFT of 4.56 ms: the console's grid showed 4.6, report.md rounded it to 5 (whole ms)
+    # from the same summary.json; both now give a latency in ms to 0.1 ms (schemas.bench.ms_text)
+    files = seed_files()
+    files["summary.json"]["cells"][0]["ttft_ms"].update(median=4.56, p90=6.04)  # the 128 ctx x 1 client cell
+    run_dir = write_run(tmp_path / "r", files)
+    md = render_markdown(run_dir)
+    assert _table_row(md, "### Median TTFT (ms)", "128")[1] == "4.6"
+    console = Console(record=True, width=200)
+    print_run(read_run(run_dir).bench, console)
+    grid = console.export_text().split("median TTFT ms", 1)[1]
+    assert re.search(r"128 │ +4\.6 │", grid), grid
 
 
 def test_report_says_how_the_runs_tokens_were_counted(tmp_path: Path) -> None:
