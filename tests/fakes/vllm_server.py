@@ -60,7 +60,7 @@ Wire habits (`wire_script(number, body)`): a streamed chat answer's body written
 offsets (`WireWrite`; `sse_event` builds the events), in place of the generated or scripted stream, for the
 habits of other OpenAI-compatible servers: CRLF line ends, `: ping` comments, an event split across writes, no
 [DONE], the connection held open after it, an error event mid-stream, a connection dropped mid-stream; `sse_event`
-writes a chunk as vLLM, SGLang, TGI or llama.cpp serialize theirs (`Shape`).
+writes a chunk as vLLM, SGLang, TGI, llama.cpp or Ollama serialize theirs (`Shape`).
 
 Timing: zero ttft_s and itl_s stream as fast as the socket allows (the client-ceiling benchmark). The last
 2 ms before each deadline are spun in blocking steps (timing accuracy for one stream), which holds the
@@ -152,7 +152,11 @@ WireWrite = tuple[float, bytes | None, bool]
 # (TGI's TextMessage, role "assistant"; a special token, the EOS included, has content "": router/src/chat.rs
 # create_event_from_stream_token); TGI sends no role-only opening chunk. llamacpp: a `timings` object beside the
 # finish_reason (llama.cpp's server; its opening delta `{"role": "assistant", "content": null}` is the caller's).
-Shape = Literal["vllm", "sglang", "tgi", "llamacpp"]
+# ollama: the role and `content` (its "" too) on every delta, and no role-only opening chunk (Ollama before 0.x's
+# #17485, 2026-08: openai/openai.go toChunk, Delta a Message, whose role and content are not omitempty); its
+# finish_reason comes on the Done response's own chunk, content "", which its caller writes: at the EOS's step, which
+# usage counts (runner numPredicted, llama.cpp n_decoded, as eval_count), or with the last token at a length stop.
+Shape = Literal["vllm", "sglang", "tgi", "llamacpp", "ollama"]
 SGLANG_DELTA = ("role", "content", "reasoning_content", "tool_calls")  # SGLang's DeltaMessage fields, in its order
 
 
@@ -172,6 +176,8 @@ def sse_event(
         delta = {**dict.fromkeys(SGLANG_DELTA), **delta}
     elif delta is not None and shape == "tgi":
         delta = {"role": "assistant", **delta}
+    elif delta is not None and shape == "ollama":
+        delta = {"role": "assistant", "content": "", **delta}
     choice = {"index": 0, "delta": delta, "finish_reason": finish}
     if shape == "sglang":
         choice |= {"logprobs": None, "matched_stop": None}

@@ -126,6 +126,7 @@ class _Timing:
         self.complete = False  # the final usage chunk came (`ends_answer`): the answer is whole
         self.answered_at: float | None = None  # when the finish_reason came with usage: whole unless more follows
         self.choices: list[dict[str, Any]] = []  # kept until usage makes counting moot; read only then (cheap)
+        self.empties: list[int] = []  # the chunks timed as a token for their `content: ""` alone (their index)
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
         """Fold one chunk in; raises ValueError (stream_chat: a failed request) for one of a shape no OpenAI-compatible
@@ -165,6 +166,8 @@ class _Timing:
             if out.t_first is None:
                 out.t_first = now
             out.t_last = now
+            if not generated and delta_tokens is None:
+                self.empties.append(len(out.chunk_times))
             out.chunk_times.append(now)
             if delta_tokens is None:
                 self.per_chunk_known = False
@@ -182,6 +185,7 @@ class _Timing:
         chunk, or the last of continuous usage); an error when the stream ended before [DONE], a finish_reason
         or a final usage."""
         out, usage = self.out, self.usage
+        self.drop_uncounted_empties()
         if not self.per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times):
             out.chunk_tokens = []
         if out.error is None and not (self.done or self.final_usage or out.finish_reason):
@@ -200,6 +204,20 @@ class _Timing:
             out.completion_tokens = usage.get("completion_tokens")
             out.cached_tokens = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
         return out
+
+    def drop_uncounted_empties(self) -> None:
+        """Untime the `content: ""` chunks, the last first, that usage leaves no token for: a stream carries at most
+        `completion_tokens` token chunks. A chunk whose empty content is a token (an EOS, a special token) and one
+        that carries none look alike (TGI's special token, Ollama's Done chunk: the role repeated, `content: ""`);
+        Ollama's comes at the EOS's step, which its usage counts (eval_count: the runner's numPredicted, llama.cpp's
+        n_decoded, both counted before the EOS check), or with the last token at a length stop, where it counts none
+        and was timed as one more token 0 ms after the last (an ITL gap of 0 per request)."""
+        out, counted = self.out, (self.usage or {}).get("completion_tokens")
+        if not isinstance(counted, int) or isinstance(counted, bool) or len(out.chunk_times) <= counted:
+            return
+        for index in reversed(self.empties[-(len(out.chunk_times) - counted) :]):
+            del out.chunk_times[index]
+        out.t_first, out.t_last = (out.chunk_times[0], out.chunk_times[-1]) if out.chunk_times else (None, None)
 
     def generated(self) -> str:
         """The generated text to count: each field's pieces joined, fields (reasoning, content, tool-call

@@ -571,12 +571,15 @@ class Wire:
     # the last content event is a special token, the EOS, that decodes to no text (`content: ""`; finish "stop"): a
     # server that ignores ignore_eos (TGI has no such field) ends every answer so; usage counts the token
     eos: bool = False
+    # the finish_reason on an event of its own, `content: ""`, written with the last content event (Ollama's Done
+    # response at a length stop: no token, and usage does not count one)
+    trailer: bool = False
 
     def __call__(self, number: int, body: dict[str, Any]) -> list[WireWrite]:
         prompt, end = count_body(body), b"\r\n" if self.crlf else b"\n"
         role_usage = None if self.role_usage is None else (prompt, self.role_usage)
         opening = {"role": "assistant", "content": None if self.shape == "llamacpp" else ""}
-        writes = [] if self.shape == "tgi" else [(0.0, self.event(opening, None, role_usage), False)]
+        writes = [] if self.shape in ("tgi", "ollama") else [(0.0, self.event(opening, None, role_usage), False)]
         done = 0
         for k, tokens in enumerate(self.plan):
             at = W_TTFT_S + k * W_ITL_S
@@ -586,7 +589,9 @@ class Wire:
             last = k == len(self.plan) - 1 and not self.late_finish
             usage = (prompt, done) if self.usage == "per_event" or (self.usage == "on_finish" and last) else None
             text = "" if self.eos and k == len(self.plan) - 1 else "w " * tokens
-            writes += self.pieces(at, self.event({self.field: text}, self.finish if last else None, usage))
+            finish = self.finish if last and not self.trailer else None
+            trailer = self.event({"content": ""}, self.finish) if last and self.trailer else b""
+            writes += self.pieces(at, self.event({self.field: text}, finish, usage) + trailer)
         if self.late_finish:
             usage = (prompt, done) if self.usage in ("per_event", "on_finish") else None
             writes.append((writes[-1][0] + W_ITL_S, self.event({}, self.finish, usage), False))
@@ -678,6 +683,9 @@ class Wire:
         (Wire(shape="tgi", usage="none"), "tokenize"),
         (Wire(shape="tgi", eos=True, finish="stop", plan=(1, 3, 2, 1), usage="per_event"), "usage"),
         (Wire(shape="llamacpp", usage="on_finish"), "usage"),
+        (Wire(shape="ollama", eos=True, finish="stop"), "usage"),  # its Done chunk at the EOS's step, counted
+        (Wire(shape="ollama", trailer=True), "usage"),  # ... at a length stop, with the last token: no token
+        (Wire(shape="ollama", field="reasoning", trailer=True), "usage"),  # `content: ""` beside the reasoning
     ],
     ids=[
         "plain",
@@ -712,6 +720,9 @@ class Wire:
         "tgi-no-usage",
         "tgi-eos-per-event-usage",
         "llamacpp",
+        "ollama-eos",
+        "ollama-length",
+        "ollama-reasoning",
     ],  # fmt: skip
 )
 def test_wire_habits_leave_every_figure_as_the_script_sets_it(tmp_path: Path, wire: Wire, counted_by: str) -> None:
