@@ -13,6 +13,12 @@ Conventions (DESIGN.md "Measuring right"):
   role chunk included: the same instant against vLLM, which sends the role chunk with the first token's output
   (chat_completion/serving.py `first_iteration`), but ~0 ms against a server that sends it at once, where ours is
   the first token's (tests/unit/bench: TTFT 40 ms, not 0). Said in every report (schemas.bench.TTFT_CONVENTION).
+  A client cannot tell an answer whose first token is a special token from TGI: TGI writes a special token's delta
+  as `{"role": "assistant", "content": ""}` (router/src/chat.rs `create_event_from_stream_token`, the role on every
+  delta) and sends no opening chunk, so that first chunk is, field for field, the role-only opening chunk vLLM sends
+  before the first token's text (chat_completion/serving.py `first_iteration`: the role, `content: ""`); and TGI's
+  usage comes once, in a usage-only chunk after the last token (chat.rs, include_usage), counting no chunk's tokens.
+  Such an answer's TTFT ends at its second token, one ITL late, and its TPOT spans one gap fewer over the same count.
 - Tokens come from the server's `usage` whenever it sends any. With continuous usage stats the cumulative
   `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries tokens but
   no text (a parser holding text back) still counts as generated, except the role chunk: a server that sends it
