@@ -53,6 +53,7 @@ from onechip.vllm.bootlog import (
     read_after_ready,
     read_before_ready,
     read_boot_log,
+    wrap_row,
 )
 
 FP8_ON_TPU = "fp8 KV cache on TPU buys no capacity (word-aligned layout, 1.000x)"
@@ -376,12 +377,25 @@ class _BootText:
         self.held_to = 0  # the number of the last line held
         self.came_up = False  # the boot held came up (boot_edge): after it, only what read_after_ready names
         self.compact_at = COMPACT_HELD_LINES
+        self.passed = ""  # the line before, where it was not held: the head of a record a paste's wrap broke
 
     def add(self, number: int, raw: str, bare: str, kind: LineKind | None) -> None:
-        """Hold line `number` (`raw`, its bare_line `bare`, its summary `kind`) where the verdict may read it."""
+        """Hold line `number` (`raw`, its bare_line `bare`, its summary `kind`) where the verdict may read it, and the
+        line before it where that was not held and a wrap may have broken `raw` off it (bootlog.wrap_row: its facts
+        are read once the rows are joined)."""
         if self.lines is None:
             return
+        passed, self.passed = self.passed, ""
         if kind not in _HELD_AFTER_READY and not (read_after_ready if self.came_up else read_before_ready)(bare):
+            self.passed = raw
+            return
+        if passed and wrap_row(passed, raw):
+            self._hold(number - 1, passed, bare_line(passed))
+        self._hold(number, raw, bare)
+
+    def _hold(self, number: int, raw: str, bare: str) -> None:
+        """Hold line `number` (`raw`, its bare_line `bare`)."""
+        if self.lines is None:
             return
         if (size := self.size + len(raw) + 1) > MAX_BOOT_LOG_CHARS:
             self.lines = None
