@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
@@ -12,6 +11,7 @@ from onechip.errors import ConfigError
 from onechip.paths import read_regular
 from onechip.schemas.common import ResultModel, first_problem
 from onechip.schemas.serve import ServeCommand
+from onechip.textcodec import decoded
 
 V = TypeVar("V", str, int, float, bool, dict[str, int])  # dict: per-modality counts
 
@@ -399,7 +399,9 @@ class Plan(ResultModel):
         simulation divides by and a launch allocates. Raises ConfigError naming `flag` and the file when
         it cannot be read, is not a plan JSON, or holds a size out of range (block_size 0, negative bytes)."""
         try:
-            plan = cls.model_validate_json(_unmarked(read_regular(Path(path))))
+            # JSON text is UTF-8 without a mark, and a parser 'MAY ignore the presence of a byte order mark' (RFC 8259
+            # section 8.1): a plan Windows saved behind one, or as UTF-16, is read as its text (textcodec.decoded)
+            plan = cls.model_validate_json(decoded(read_regular(Path(path))))
         except OSError as exc:
             raise ConfigError(f"{flag} {path}: cannot read: {exc.strerror}") from None
         except ValidationError as exc:  # say the first problem: a field removed, of the wrong type, a file cut short
@@ -414,14 +416,3 @@ class Plan(ResultModel):
         if bad:
             raise ConfigError(f"{flag} {path}: not a usable plan: {', '.join(bad)}; make it again with `onechip plan`")
         return plan
-
-
-def _unmarked(data: bytes) -> bytes | str:
-    """A JSON file's bytes without a byte-order mark: JSON text is UTF-8 without one, and a parser 'MAY ignore the
-    presence of a byte order mark rather than treating it as an error' (RFC 8259 section 8.1). Windows writes one: a
-    UTF-8 BOM (Notepad, Windows PowerShell's Out-File -Encoding utf8) or UTF-16 LE behind its BOM (Windows PowerShell
-    5.1's `>`: about_Character_Encoding), read as its text. Raises UnicodeDecodeError (a ValueError) for UTF-16 that
-    does not decode."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16")  # the codec reads the mark and drops it
-    return data.removeprefix(codecs.BOM_UTF8)

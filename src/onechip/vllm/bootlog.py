@@ -4,6 +4,7 @@
     read_boot_log(text, engine, model) -> BootRecord      the same for a log file given on its own
     failure_cause(text) -> str | None                     one line saying why a boot failed
     bare_line(line) -> str                                a line without what a paste or collector put before it
+    wrap_row(before, row) -> bool                         whether a paste's word wrap may have broken `row` off
     stage_durations(record)                               seconds spent in each boot stage
     planned_log_tokens(plan)                              the token figure the engine's log line will print
     crosscheck(plan, boot) -> CrossCheck                  planned vs reported allocation, known log lies flagged
@@ -685,6 +686,14 @@ def _json_record(bare: str) -> str | None:
 # its own, none on more); a row of that length is joined with the next unless the next starts a log line of its own
 # (vLLM's process tag or level); a Markdown quote's marker, which a quoted wrapped paste repeats on every row, is
 # dropped from the row joined (_unwrapped)
+# A log word-wrapped at that width (`fold -s -w 80`, a mail or chat box breaking at spaces) breaks a line at its last
+# space that fits instead: fold keeps the space at the row's end, a chat box drops it. A greedy wrap breaks a row only
+# where the next word would not fit, so a row is a wrap's when it and the next row's first word exceed the width
+# (_soft_break); such a row is joined with the next unless the next is a line of its own, and only on a line vLLM's
+# logger starts (each of its records opens with its process tag or 'LEVEL MM-DD HH:MM:SS', _HEAD), a serve command or
+# a paragraph of the user's own words (_opens_record): a log's other lines without a head (tracebacks, tqdm bars, a
+# pasted excerpt's bare lines) are no record a wrap broke. The rows so read must be at least _WRAPPED_ROWS, as a hard
+# wrap's: one long line before a line of no head in a plain log is none
 # A log that does not end in a newline may end inside a line: one still being written (`onechip up` and `status` read
 # the engine's log while it boots; a line longer than the writer's buffer goes out in pieces), a paste cut at a size
 # limit. A word with a digit it ends in may be the start of a longer one ("'max_model_len': 81" of 8192, 'version 0.1'
@@ -702,25 +711,91 @@ _OWN_LINE = re.compile(r"^(?:\(\S[^)]*pid=\d+|(?:INFO|WARNING|ERROR|DEBUG|CRITIC
 _QUOTE = re.compile(r"^(?:[>▎│┃] ?)+")
 
 
+def _own_line(row: str) -> bool:
+    """Whether `row` opens a line of its own: vLLM's process tag or level and stamp, before or after the prefixes a
+    paste or collector puts first (_PREFIX), or a table's row."""
+    plain = _plain(row).strip()
+    return bool(_OWN_LINE.match(plain) or _OWN_LINE.match(_unprefixed(plain)) or _TABLE_ROW.match(row))
+
+
+_WORD = re.compile(r"\S+\s?")
+_DIGITS = re.compile(r"\d+")
+_BLANK_INSIDE = re.compile(r"\S\s+\S")
+
+
+def wrap_row(before: str, row: str) -> bool:
+    """Whether `row` may be a row a word wrap broke off the line `before` it (_unwrapped): it is not blank, starts with
+    no space (a word wrap leaves its spaces on the row before), opens no line of its own, and its first word is not
+    of the shape `before`'s is, digits aside (a collector's prefix put before every row, a `kubectl logs --timestamps`
+    stamp or journalctl's '-o short-unix' head, was put after any wrap: '2026-01-01T10:00:00.123Z 25809' is no rest of
+    '... num_gpu_blocks is:'). What a reader of a log line by line (log_summary) holds `before` for, where it holds
+    `row`."""
+    if not row[:1].strip() or _own_line(row):
+        return False
+    return _DIGITS.sub("0", row.split(None, 1)[0]) != _DIGITS.sub("0", (before.split(None, 1) or [""])[0])
+
+
+def _soft_break(row: str, columns: int, after: str, width: int) -> bool:
+    """Whether a greedy word wrap at `width` columns broke a line between `row` (`columns` wide) and `after`: the
+    first word of `after`, with the blank after it, did not fit on `row` after the blank before it (kept at `row`'s end
+    by `fold -s`, dropped by a chat box). GNU fold -s breaks before a word that ends at the width where a blank
+    follows it ('aaaa bbbb cccc' at 9 columns: 'aaaa ' then 'bbbb cccc')."""
+    if not (word := _WORD.match(after)):
+        return False
+    return columns + (0 if row[-1:].isspace() else 1) + len(word.group()) > width
+
+
+def _opens_record(lines: list[str], i: int) -> bool:
+    """Whether `lines[i]` opens a record a word wrap may break: a line of vLLM's logger (_HEAD), a serve command, or a
+    paragraph of the paste's own text (its first line or one after a blank line, not indented: a user's words
+    before the log, 'On 2x DGX Spark (TP=2, ..., vLLM 0.29.1rc1...)')."""
+    line = lines[i]
+    if (i == 0 or not lines[i - 1].strip()) and line[:1].strip():
+        return True
+    plain = _plain(line)
+    return bool(_HEAD.search(plain, 0, _HEAD_AFTER) or _SERVE_ARGS.search(plain))
+
+
 def _unwrapped(lines: list[str]) -> list[str]:
-    """`lines` with the rows of a line a terminal hard-wrapped joined back (_WRAPPED_ROWS); unchanged when no width is
-    told."""
+    """`lines` with the rows of a line a terminal hard-wrapped or a paste word-wrapped joined back (_WRAPPED_ROWS);
+    unchanged when no width is told."""
     # as the terminal shows it, without its colour codes and a byte-order mark (no width: a BOM a Windows editor wrote
     # first made a log's first line one column wider); a table's row (nvidia-smi's, all of one width) is no wrap
     columns = [0 if _TABLE_ROW.match(line) else len(_ANSI.sub("", line).lstrip("\ufeff")) for line in lines]
     width = max(columns, default=0)
-    if width < _WRAP_MIN or columns.count(width) < _WRAPPED_ROWS:
+    if width < _WRAP_MIN:
         return lines
+    hard = columns.count(width) >= _WRAPPED_ROWS
+    soft: set[int] = set()  # the rows a word wrap broke on a record of vLLM's logger or a serve command
+    record = False  # lines[i - 1] is (a row of) a record whose rows a word wrap may have broken
+    for i, (line, length) in enumerate(zip(lines[:-1], columns, strict=False)):
+        if not (breaks := _soft_break(line, length, lines[i + 1], width)) and length < width:
+            continue  # a row the next does not continue: whether it is a record's is not asked (most are not)
+        broken = i - 1 in soft or (i > 0 and columns[i - 1] == width)  # lines[i] continues the row before it
+        record = (record and broken) or _opens_record(lines, i)
+        if record and breaks and wrap_row(line, lines[i + 1]):
+            soft.add(i)
+    # rows short of the width that a word wrap broke tell it from a terminal's wrap, which breaks rows at the width only
+    soft_before = sum(columns[i] < width for i in soft) >= _WRAPPED_ROWS
+    if len(soft) < _WRAPPED_ROWS:
+        soft.clear()
+        if not hard:
+            return lines
     out: list[str] = []
-    joining = False  # the last line of `out` is a row of `width` that a continuation may follow
-    for line, length in zip(lines, columns, strict=True):
-        quote = _QUOTE.match(out[-1]) if joining else None
+    joining: str | None = None  # what joins a row continuing the last line of `out` to it (a chat box's dropped space)
+    for i, line in enumerate(lines):
+        quote = _QUOTE.match(out[-1]) if joining is not None else None
         row = line[quote.end() :] if quote and line.startswith(quote.group()) else line
-        if joining and row and not _OWN_LINE.match(_unprefixed(_plain(row))) and not _TABLE_ROW.match(row):
-            out[-1] += row
+        if joining is not None and row and not _own_line(row):
+            out[-1] += joining + row
         else:
             out.append(line)
-        joining = length == width
+        joining = None
+        if i in soft:  # a row of the width with a blank inside is a chat box's (fold -s breaks at that blank)
+            word_cut = columns[i] == width and not (soft_before and _BLANK_INSIDE.search(line))
+            joining = "" if line[-1:].isspace() or word_cut else " "
+        elif hard and columns[i] == width:
+            joining = ""
     return out
 
 

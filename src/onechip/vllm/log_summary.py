@@ -43,6 +43,7 @@ from onechip.errors import ConfigError, redactor
 from onechip.paths import open_regular
 from onechip.schemas import BootRecord
 from onechip.schemas.logs import BootVerdict, LineKind, LogLine, LogSummary
+from onechip.textcodec import text_encoding
 from onechip.vllm.bootlog import (
     GPU_FAULT,
     PLATFORMS,
@@ -53,6 +54,7 @@ from onechip.vllm.bootlog import (
     read_after_ready,
     read_before_ready,
     read_boot_log,
+    wrap_row,
 )
 
 FP8_ON_TPU = "fp8 KV cache on TPU buys no capacity (word-aligned layout, 1.000x)"
@@ -204,55 +206,45 @@ def read_log(path: Path) -> Iterator[str]:
 # .gz': docker's json-file driver with compress=true, logrotate's compress) is no text, and its NUL bytes said only that
 _COMPRESSED = {b"\x1f\x8b": ("gzip", "zcat"), b"BZh": ("bzip2", "bzcat"), b"\xfd7zXZ\x00": ("xz", "xzcat"),
                b"\x28\xb5\x2f\xfd": ("zstd", "zstdcat")}  # fmt: skip
-# UTF-16 text behind its byte-order mark, what Windows PowerShell 5.1's '>' and Out-File write (their default encoding
-# 'Unicode', UTF-16 LE with a BOM: Microsoft's about_Character_Encoding), read as text (Python's 'utf-16' codec reads
-# the BOM and drops it); UTF-16 without one is not told from a binary file
-_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-
-
-def _encoding(block: bytes) -> str:
-    """The encoding of a log whose first bytes are `block`: 'utf-16' behind a UTF-16 byte-order mark, else 'utf-8'."""
-    return "utf-16" if block.startswith(_UTF16_BOMS) else "utf-8"
 
 
 def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
     """The lines of the log read from `raw` (a file, or standard input: read once, never seeked), as read_lines reads
-    them, undecodable bytes past its first block replaced; UTF-8, or UTF-16 behind its byte-order mark (_UTF16_BOMS).
+    them, undecodable bytes past its first block replaced; in the encoding its first block tells (textcodec: UTF-8,
+    UTF-16 or UTF-32 behind a byte-order mark, which is dropped, UTF-16 without one by its NUL bytes, else UTF-8).
     Raises ConfigError naming `name` when it is not text: a compressed file (_COMPRESSED, named with the tool that
-    prints it), or its first TEXT_PROBE_BYTES hold a NUL byte outside UTF-16 (grep and git call a file binary so), a
-    NUL character in UTF-16 (UTF-32 behind its mark, which opens with UTF-16 LE's) or bytes its encoding does not
-    decode (a character cut at the block's end is not counted); a binary file read as a log kept nothing and was
-    summarized as a quiet one."""
+    prints it), or its first TEXT_PROBE_BYTES hold a NUL byte in UTF-8 (grep and git call a file binary so), a NUL
+    character in another encoding or bytes its encoding does not decode (a character cut at the block's end is not
+    counted); a binary file read as a log kept nothing and was summarized as a quiet one."""
     block = raw.read(TEXT_PROBE_BYTES)
     if packed := next((what for magic, what in _COMPRESSED.items() if block.startswith(magic)), None):
         raise ConfigError(f"{name}: {packed[0]}-compressed, not a text log: give its text ({packed[1]})")
-    encoding = _encoding(block)
+    encoding, mark = text_encoding(block)
+    block = block[mark:]
     why = "a NUL byte" if encoding == "utf-8" and b"\0" in block else None
     try:
-        # a NUL in UTF-16 text: UTF-32 LE (FF FE 00 00) opens with UTF-16 LE's mark, each character then a U+0000
-        if "\0" in codecs.getincrementaldecoder(encoding)().decode(block, final=False):
+        if "\0" in (text := codecs.getincrementaldecoder(encoding)().decode(block, final=False)):
             why = why or "a NUL character"
     except UnicodeDecodeError:
         why = why or f"bytes that are not {encoding.upper()}"
     if why:
         raise ConfigError(f"{name}: not a text log ({why} in its first {TEXT_PROBE_BYTES:,} bytes)")
-    if _json_document(block, whole=len(block) < TEXT_PROBE_BYTES):
+    if _json_document(text, whole=len(block) + mark < TEXT_PROBE_BYTES):
         raise ConfigError(f"{name}: a JSON document, not a log (a log is text lines, or vLLM's JSON records)")
     stream = io.BufferedReader(_Prefixed(block, raw))
     with io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline=LINE_END) as handle:
         yield from read_lines(handle)
 
 
-def _json_document(block: bytes, whole: bool) -> bool:
-    """Whether `block`, a file's first bytes (`whole`: all of it), is a JSON document, not a log: from its first line
-    that is not blank, nothing but JSON objects or arrays, none a log record (an object with a 'message',
+def _json_document(text: str, whole: bool) -> bool:
+    """Whether `text`, a file's first block decoded (`whole`: all of it), is a JSON document, not a log: from its first
+    line that is not blank, nothing but JSON objects or arrays, none a log record (an object with a 'message',
     bootlog._json_record: vLLM's JSON logging, one record a line): an indented document opened by a lone '{' or '['
     (`onechip plan --json`, a run's summary.json; one the block cuts or a hand-edit broke too), or JSON lines (a
     requests.jsonl). Read as a log, a plan's '"engine_version": "0.32.0",' line was taken for the engine's version and
     a warning's text for a trap. A log line that opens with '[' ('[rank0]: ...', '[cuda.py:482] ...') is no JSON
     value, and a log whose first lines are a JSON value (a wrapper's config dump before `vllm serve`) goes on with
     text lines, so is a log; a line the block cuts is not judged."""
-    text = block.decode("utf-8", errors="replace").lstrip("\ufeff")
     if not whole:
         text = text[: text.rfind(LINE_END) + 1]  # the block's last line, cut, is not judged
     decoder = json.JSONDecoder()
@@ -319,8 +311,7 @@ def ends_in_newline(path: Path) -> bool:
     """Whether the file at `path` ends in a newline: its last line is whole (one without may be cut short, a log still
     being written: bootlog._CUT_NUMBER)."""
     with open_regular(path) as raw:
-        head = raw.read(len(codecs.BOM_UTF16_LE))
-        end = LINE_END.encode(("utf-16-le", "utf-16-be")[_UTF16_BOMS.index(head)] if head in _UTF16_BOMS else "utf-8")
+        end = LINE_END.encode(text_encoding(raw.read(TEXT_PROBE_BYTES))[0])
         if raw.seek(0, io.SEEK_END) < len(end):
             return False
         raw.seek(-len(end), io.SEEK_END)
@@ -376,12 +367,25 @@ class _BootText:
         self.held_to = 0  # the number of the last line held
         self.came_up = False  # the boot held came up (boot_edge): after it, only what read_after_ready names
         self.compact_at = COMPACT_HELD_LINES
+        self.passed = ""  # the line before, where it was not held: the head of a record a paste's wrap broke
 
     def add(self, number: int, raw: str, bare: str, kind: LineKind | None) -> None:
-        """Hold line `number` (`raw`, its bare_line `bare`, its summary `kind`) where the verdict may read it."""
+        """Hold line `number` (`raw`, its bare_line `bare`, its summary `kind`) where the verdict may read it, and the
+        line before it where that was not held and a wrap may have broken `raw` off it (bootlog.wrap_row: its facts
+        are read once the rows are joined)."""
         if self.lines is None:
             return
+        passed, self.passed = self.passed, ""
         if kind not in _HELD_AFTER_READY and not (read_after_ready if self.came_up else read_before_ready)(bare):
+            self.passed = raw
+            return
+        if passed and wrap_row(passed, raw):
+            self._hold(number - 1, passed, bare_line(passed))
+        self._hold(number, raw, bare)
+
+    def _hold(self, number: int, raw: str, bare: str) -> None:
+        """Hold line `number` (`raw`, its bare_line `bare`)."""
+        if self.lines is None:
             return
         if (size := self.size + len(raw) + 1) > MAX_BOOT_LOG_CHARS:
             self.lines = None

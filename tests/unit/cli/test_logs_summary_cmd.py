@@ -19,6 +19,7 @@ from onechip.vllm import log_summary
 
 DATA = Path(__file__).parents[2] / "data"
 REFUSED = DATA / "vllm_cpu_0.32_smollm2_nullblock_refused_boot.log"
+BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 STARTED = DATA / "vllm_cpu_0.32_smollm2_autofit_boot.log"
 
 
@@ -158,13 +159,28 @@ def test_a_utf16_log_windows_powershell_wrote_is_read_as_its_text(run, tmp_path:
         assert run("logs", str(log))[1].splitlines()[1:] == run("logs", str(REFUSED))[1].splitlines()[1:]
 
 
-def test_a_utf32_log_is_not_read_as_utf16_text(run, tmp_path: Path) -> None:
+def test_a_utf32_log_is_read_as_its_text(run, tmp_path: Path) -> None:
     # UTF-32 LE opens with FF FE 00 00 (PowerShell's 'Out-File -Encoding utf32'), whose first two bytes are UTF-16 LE's
-    # mark: read as UTF-16 every character came with a U+0000 after it, and the log was summarized as one with no
-    # verdict (exit 0); a NUL in the decoded text is no text log, as a NUL byte is in UTF-8 (grep's and git's rule)
-    log = tmp_path / "utf-32.log"
-    log.write_bytes(REFUSED.read_bytes().decode("utf-8").encode("utf-32"))  # Python's utf-32: LE behind FF FE 00 00
-    assert one_error_line(run, "logs", str(log)) == f"{log}: not a text log (a NUL character in its first 8,192 bytes)"
+    # mark: read as UTF-16 every character came with a U+0000 after it (summarized with no verdict, then refused as a
+    # NUL character); its own mark, read before UTF-16's (textcodec), reads it as the same log written as UTF-8
+    for encoding in ("utf-32-le", "utf-32-be"):  # each behind its byte-order mark, FF FE 00 00 and 00 00 FE FF
+        log = tmp_path / f"{encoding}.log"
+        log.write_bytes(("\ufeff" + REFUSED.read_bytes().decode("utf-8")).encode(encoding))
+        assert log_summary.ends_in_newline(log)  # "\n" in four bytes
+        assert run("logs", str(log))[1].splitlines()[1:] == run("logs", str(REFUSED))[1].splitlines()[1:]
+
+
+def test_a_utf16_log_without_its_mark_is_read_as_its_text(run, tmp_path: Path) -> None:
+    # UTF-16 written without a byte-order mark (a .NET StreamWriter's bytes without its preamble, a tool that strips
+    # it) was refused as 'not a text log (a NUL byte ...)'; its NUL bytes, one in each Latin character's high byte,
+    # tell it and its byte order (chardet's UTF1632Prober rule, textcodec) as they tell `file`: a real corpus log
+    # reads as its UTF-8 file
+    plain = BOOTLOGS / "h100x5-qwen3-14b-tp5-refused-v0190.log"
+    for encoding in ("utf-16-le", "utf-16-be"):
+        log = tmp_path / f"{encoding}.log"
+        log.write_bytes(plain.read_text(encoding="utf-8").replace("\n", "\r\n").encode(encoding))
+        assert log_summary.ends_in_newline(log)
+        assert run("logs", str(log))[1].splitlines()[1:] == run("logs", str(plain))[1].splitlines()[1:]
 
 
 def test_a_compressed_log_is_refused_in_one_line_naming_how_to_read_it(run, tmp_path: Path) -> None:

@@ -77,8 +77,10 @@ def test_most_of_the_corpus_prints_its_utilization() -> None:
     # (mi300x-gemma4-e2b-len32768-v0291-rocm, rtx4090x2-r1-distill-...-v0); 2026-12-06 (logsa63): three more, the
     # 0.22.0 / 0.23.0 / 0.23.1rc1 logs' non-default args (0.85, 0.64, 0.7); 2026-12-06 (logs64): three more, the 0.21+
     # '--gpu-memory-utilization=0.9200 is equivalent to ...' notices of the L40S and RTX 5090 excerpts and the 8x H200
-    # excerpt's closing 'Desired GPU memory utilization is (0.9, ...)'; and the 80 GiB ROCm boot's (0.92, ...)
-    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 139
+    # excerpt's closing 'Desired GPU memory utilization is (0.9, ...)'; and the 80 GiB ROCm boot's (0.92, ...);
+    # 2026-12-07 (boot65): mi300x-gemma4-e2b-len32768-v0291-rocm's, whose paste word-wrapped it at a space ('... Desired
+    # GPU memory utilization is' / '(0.9, 172.52 GiB). ...'), joined as a word wrap's rows are (bootlog._unwrapped)
+    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 140
 
 
 TOTALS = [e for e in CORPUS if "total_gpu_memory_gib" in e["logged"]]

@@ -1,8 +1,9 @@
 """Real boot logs of tests/fixtures/bootlogs wrapped the ways users' logs arrive (a collector's column, a terminal's
-colours, an issue's Markdown, a second process's lines, a Windows editor's byte-order mark and line ends), each read
-as `onechip logs` reads it: the same verdict (model, vLLM version, card, platform, TP, length, KV tokens and GiB,
-concurrency, outcome and cause), weights and blocks as the plain log gives. test_bootlog_paste_shapes covers the
-shapes it names (hard-wrapped rows, JSON records, restarts); these are the rest."""
+colours, an issue's Markdown, a second process's lines, a Windows editor's byte-order mark and line ends, a word wrap
+at spaces), each read as `onechip logs` reads it: the same verdict (model, vLLM version, card, platform, TP, length,
+KV tokens and GiB, concurrency, outcome and cause), weights and blocks as the plain log gives.
+test_bootlog_paste_shapes covers the shapes it names (hard-wrapped rows, JSON records, restarts); these are the
+rest."""
 
 from __future__ import annotations
 
@@ -69,6 +70,29 @@ def _two_ranks(text: str) -> str:
     return "\n".join(f"(Worker_TP{rank} pid={10 + rank}) {line}" for line in text.splitlines() for rank in (0, 1))
 
 
+def _folded(width: int, keep_blank: bool = True) -> Callable[[str], str]:
+    """Each line word-wrapped at `width` columns as GNU coreutils' `fold -s -w WIDTH` wraps it (fold.c: a line longer
+    than the width breaks after the last blank of its first `width` columns, the blank kept at the row's end, or at
+    the width where there is none; counted here in characters, where fold counts bytes), or as a chat or mail box
+    wraps at spaces, the blank dropped (`keep_blank` False)."""
+
+    def fold(text: str) -> str:
+        rows = []
+        for line in text.splitlines():
+            while len(line) > width:
+                cut = line.rfind(" ", 0, width)
+                if cut < 0:
+                    rows.append(line[:width])
+                    line = line[width:]
+                else:
+                    rows.append(line[: cut + 1] if keep_blank else line[:cut])
+                    line = line[cut + 1 :]
+            rows.append(line)
+        return "\n".join(rows)
+
+    return fold
+
+
 def _tab_indented(text: str) -> str:
     """Each four spaces of a line's indent as a tab (an editor's 'convert indentation', a traceback's frames)."""
     return "\n".join(re.sub(r"^(?: {4})+", lambda m: "\t" * (len(m.group()) // 4), line) for line in text.splitlines())
@@ -99,6 +123,13 @@ WRAPS: dict[str, Callable[[str], str]] = {
     "api server": _each_line("(APIServer pid=1) "),
     "0.8 worker": _each_line("(VllmWorker rank=0 pid=5) "),
     "two ranks interleaved": _two_ranks,
+    # a paste word-wrapped at spaces: `fold -s` at a mail's, a terminal's and a wide editor's width, a chat box
+    "fold -s -w 72": _folded(72),
+    "fold -s -w 80": _folded(80),
+    "fold -s -w 100": _folded(100),
+    "fold -s -w 120": _folded(120),
+    "chat box, 80 columns": _folded(80, keep_blank=False),
+    "chat box, 120 columns": _folded(120, keep_blank=False),
 }
 
 
