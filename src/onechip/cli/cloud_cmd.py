@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.render import console, print_whole, titled_table
-from onechip.errors import CloudDownError, CloudError, ConfigError, OnechipError, one_line
+from onechip.errors import CloudDownError, CloudError, ConfigError, OnechipError, error_line
 from onechip.progress import ProgressEvent, ProgressFn
 from onechip.schemas.cloud import (
     NOT_RECORDED,
@@ -234,7 +234,7 @@ def print_json(result: BaseModel, failure: OnechipError | None = None) -> None:
     if failure is None:
         typer.echo(result.model_dump_json(indent=2))
         return
-    data = {**result.model_dump(mode="json"), "error": one_line(str(failure)), "exit_code": failure.exit_code}
+    data = {**result.model_dump(mode="json"), "error": error_line(str(failure)), "exit_code": failure.exit_code}
     typer.echo(json.dumps(data, indent=2))
 
 
@@ -281,16 +281,26 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     # what was listed and confirmed, not looked up again; a zone it could not list is named after the deletes
     try:
         result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes, end_s if yes else None)
-    except CloudDownError as exc:  # stdout says what was deleted and what was not; the line (stderr) says it too
+    except CloudDownError as exc:  # stdout says what was deleted and what was not; the line (stderr) says it too, cut
+        # at errors.MAX_LINE_CHARS: each TPU left and its delete command is said whole on stdout
         if as_json:
             print_json(exc.result, exc)
+        else:
+            _print_down(exc.result)
         raise
     for note in result.notes:  # a zone's list failed, hiding nothing: each of its TPUs was deleted on its own
         typer.echo(f"note: {note}", err=True)
     if as_json:
         print_json(result)
-        return
+    else:
+        _print_down(result)
+
+
+def _print_down(result: CloudDownResult) -> None:
+    """What a `cloud down` did, a line a TPU: deleted, kept (and why), not deleted (why, and its delete command)."""
     for line in result.deleted:
         console.print(f"[green]deleted[/] {line}", highlight=False, soft_wrap=True)
     for line in result.kept:
         console.print(f"[yellow]kept[/] {line}", highlight=False, soft_wrap=True)
+    for line in result.failed:
+        console.print(f"[red]not deleted[/] {line}", highlight=False, soft_wrap=True)
