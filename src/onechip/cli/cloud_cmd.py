@@ -274,10 +274,12 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
         if as_json:
             typer.echo(CloudDownResult().model_dump_json(indent=2))
         return
+    kept = {id(t): why for t in targets if (why := api.listed_keeps(t))}  # the delete's own decision, said first
     for t in targets:
         found = "" if t.recorded else f"; {NOT_RECORDED}"
-        typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project}{found})", err=as_json)
-    confirm(f"delete these {len(targets)}", yes)
+        keep = f"; will be kept: {kept[id(t)]}" if id(t) in kept else ""
+        typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project}{found}){keep}", err=as_json)
+    confirm(f"delete these {len(targets) - len(kept)}" + (f", keep {len(kept)}" if kept else ""), yes)
     # what was listed and confirmed, not looked up again; a zone it could not list is named after the deletes
     try:
         result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes, end_s if yes else None)
