@@ -274,32 +274,35 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
         if as_json:
             typer.echo(CloudDownResult().model_dump_json(indent=2))
         return
-    kept = {id(t): why for t in targets if (why := api.listed_keeps(t))}  # the delete's own decision, said first
+    _confirm_targets(targets, as_json, yes)
+    # what was listed and confirmed, not looked up again; a zone it could not list is named after the deletes
+    try:
+        result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes, end_s if yes else None)
+    except CloudDownError as exc:  # stdout says what was deleted and what was not; the line (stderr) says it too, cut
+        _print_down(exc.result, as_json, exc)  # at errors.MAX_LINE_CHARS: stdout says each TPU left and its command
+        raise
+    for note in result.notes:  # a zone's list failed, hiding nothing: each of its TPUs was deleted on its own
+        typer.echo(f"note: {note}", err=True)
+    _print_down(result, as_json)
+
+
+def _confirm_targets(targets: list[CloudResource], as_json: bool, yes: bool) -> None:
+    """Each of `targets` on a line (stderr under --json), with why `cloud down` keeps it where it will
+    (api.listed_keeps: the delete's own decision, in its words), then the question (none with --yes)."""
+    kept = {id(t): why for t in targets if (why := api.listed_keeps(t))}
     for t in targets:
         found = "" if t.recorded else f"; {NOT_RECORDED}"
         keep = f"; will be kept: {kept[id(t)]}" if id(t) in kept else ""
         typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project}{found}){keep}", err=as_json)
     confirm(f"delete these {len(targets) - len(kept)}" + (f", keep {len(kept)}" if kept else ""), yes)
-    # what was listed and confirmed, not looked up again; a zone it could not list is named after the deletes
-    try:
-        result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes, end_s if yes else None)
-    except CloudDownError as exc:  # stdout says what was deleted and what was not; the line (stderr) says it too, cut
-        # at errors.MAX_LINE_CHARS: each TPU left and its delete command is said whole on stdout
-        if as_json:
-            print_json(exc.result, exc)
-        else:
-            _print_down(exc.result)
-        raise
-    for note in result.notes:  # a zone's list failed, hiding nothing: each of its TPUs was deleted on its own
-        typer.echo(f"note: {note}", err=True)
+
+
+def _print_down(result: CloudDownResult, as_json: bool, failure: OnechipError | None = None) -> None:
+    """What a `cloud down` did: under --json the result (print_json, with `failure`'s line); else a line a TPU:
+    deleted, kept (and why), not deleted (why, and its delete command)."""
     if as_json:
-        print_json(result)
-    else:
-        _print_down(result)
-
-
-def _print_down(result: CloudDownResult) -> None:
-    """What a `cloud down` did, a line a TPU: deleted, kept (and why), not deleted (why, and its delete command)."""
+        print_json(result, failure)
+        return
     for line in result.deleted:
         console.print(f"[green]deleted[/] {line}", highlight=False, soft_wrap=True)
     for line in result.kept:
