@@ -413,6 +413,25 @@ def one_line(text: str) -> str:
     return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), flat)
 
 
+# The longest error line shown (the CLI's `error:` line, a --json error object's "error", an MCP tool's failure): what
+# the MCP server cut a failed job's line at (mcp.bridge.failure_line, bad71a71), now every such line's bound. Each
+# value a line echoes is bounded on its own (inputs.shown: 80; cloud.refusals.MAX_DETAIL_CHARS: 120), but a line that
+# echoes a value twice, or a server's message whole, had none: a cloud error body of 100,000 characters made a line
+# of 100,000.
+MAX_LINE_CHARS = 1000
+
+
+def error_line(text: str) -> str:
+    """`text` as one_line shows it (redacted first: a secret across the cut would no longer be the whole value or
+    shape redact finds), cut to at most MAX_LINE_CHARS characters, the cut marked with the whole line's length
+    ('... (100,008 characters)', as inputs.shown marks a cut value)."""
+    line = one_line(text)
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    mark = f"... ({len(line):,} characters)"
+    return line[: MAX_LINE_CHARS - len(mark)] + mark
+
+
 # a URL's parts, as RFC 3986 splits them (appendix B's expression): scheme://, userinfo@, the rest of the authority
 # and the path, ?query, #fragment
 _URL_PARTS = re.compile(r"^([^:/?#]+://)?([^/?#]*@)?([^?#]*)(\?[^#]*)?(#.*)?$", re.DOTALL)

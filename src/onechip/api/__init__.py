@@ -13,6 +13,7 @@ Each job lives in a module of its own; this package only names them.
     cloud_up(CloudUpRequest, on_progress) -> CloudUpResult   cloud_probe / cloud_zones / cloud_status(es) /
     cloud_down_targets / cloud_down_found / cloud_down (CloudNameRequest) / cloud_quote / cloud_up_quote /
     cloud_target: getting a TPU (onechip.cloud)
+    listed_keeps(CloudResource) -> str (why `cloud down` keeps one cloud_down_found listed: what its preview says)
     simulate(SimulateRequest, on_progress) -> BenchRun (predicted)
     simulate_policies(SimulateRequest, on_progress) -> PolicyComparison (one predicted run per --router-policies)
     simulate_find_max(SimulateRequest, on_progress) -> SearchResult (bench's SLO search over predicted cells)
@@ -57,14 +58,14 @@ from onechip.api._predict import advise, advise_unserved, calibration_for, predi
 from onechip.api._prices import prices, prices_refresh
 from onechip.api._report import cost, report
 from onechip.api._sim_search import simulate_find_max
-from onechip.cloud.provision import tpu_name
+from onechip.cloud.provision import listed_keeps, tpu_name
 
 __all__ = [
     "UNLISTED_AGAIN", "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for",
     "check", "check_failure", "cloud_down", "cloud_down_found", "cloud_down_targets", "cloud_probe", "cloud_quote",
     "cloud_status", "cloud_statuses", "cloud_target", "cloud_up", "cloud_up_quote", "cloud_zones", "compare_policies",
-    "cost", "demo", "demo_cloud_request", "deploy_k8s", "does_not_fit", "down", "down_deadline", "find_max", "logs",
-    "logs_note", "logs_tail", "measured_boots_dir", "nothing_to_resume", "plan", "predicted_cells", "prices",
-    "prices_refresh", "recorded", "remember_boot", "report", "saved_bench_config", "simulate", "simulate_find_max",
-    "simulate_policies", "status", "summarize_logs", "tpu_name", "up",
+    "cost", "demo", "demo_cloud_request", "deploy_k8s", "does_not_fit", "down", "down_deadline", "find_max",
+    "listed_keeps", "logs", "logs_note", "logs_tail", "measured_boots_dir", "nothing_to_resume", "plan",
+    "predicted_cells", "prices", "prices_refresh", "recorded", "remember_boot", "report", "saved_bench_config",
+    "simulate", "simulate_find_max", "simulate_policies", "status", "summarize_logs", "tpu_name", "up",
 ]  # fmt: skip

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.render import console, print_whole, titled_table
-from onechip.errors import CloudDownError, CloudError, ConfigError, OnechipError, one_line
+from onechip.errors import CloudDownError, CloudError, ConfigError, OnechipError, error_line
 from onechip.progress import ProgressEvent, ProgressFn
 from onechip.schemas.cloud import (
     NOT_RECORDED,
@@ -234,7 +234,7 @@ def print_json(result: BaseModel, failure: OnechipError | None = None) -> None:
     if failure is None:
         typer.echo(result.model_dump_json(indent=2))
         return
-    data = {**result.model_dump(mode="json"), "error": one_line(str(failure)), "exit_code": failure.exit_code}
+    data = {**result.model_dump(mode="json"), "error": error_line(str(failure)), "exit_code": failure.exit_code}
     typer.echo(json.dumps(data, indent=2))
 
 
@@ -274,23 +274,38 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
         if as_json:
             typer.echo(CloudDownResult().model_dump_json(indent=2))
         return
-    for t in targets:
-        found = "" if t.recorded else f"; {NOT_RECORDED}"
-        typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project}{found})", err=as_json)
-    confirm(f"delete these {len(targets)}", yes)
+    _confirm_targets(targets, as_json, yes)
     # what was listed and confirmed, not looked up again; a zone it could not list is named after the deletes
     try:
         result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes, end_s if yes else None)
-    except CloudDownError as exc:  # stdout says what was deleted and what was not; the line (stderr) says it too
-        if as_json:
-            print_json(exc.result, exc)
+    except CloudDownError as exc:  # stdout says what was deleted and what was not; the line (stderr) says it too, cut
+        _print_down(exc.result, as_json, exc)  # at errors.MAX_LINE_CHARS: stdout says each TPU left and its command
         raise
     for note in result.notes:  # a zone's list failed, hiding nothing: each of its TPUs was deleted on its own
         typer.echo(f"note: {note}", err=True)
+    _print_down(result, as_json)
+
+
+def _confirm_targets(targets: list[CloudResource], as_json: bool, yes: bool) -> None:
+    """Each of `targets` on a line (stderr under --json), with why `cloud down` keeps it where it will
+    (api.listed_keeps: the delete's own decision, in its words), then the question (none with --yes)."""
+    kept = {id(t): why for t in targets if (why := api.listed_keeps(t))}
+    for t in targets:
+        found = "" if t.recorded else f"; {NOT_RECORDED}"
+        keep = f"; will be kept: {kept[id(t)]}" if id(t) in kept else ""
+        typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project}{found}){keep}", err=as_json)
+    confirm(f"delete these {len(targets) - len(kept)}" + (f", keep {len(kept)}" if kept else ""), yes)
+
+
+def _print_down(result: CloudDownResult, as_json: bool, failure: OnechipError | None = None) -> None:
+    """What a `cloud down` did: under --json the result (print_json, with `failure`'s line); else a line a TPU:
+    deleted, kept (and why), not deleted (why, and its delete command)."""
     if as_json:
-        print_json(result)
+        print_json(result, failure)
         return
     for line in result.deleted:
         console.print(f"[green]deleted[/] {line}", highlight=False, soft_wrap=True)
     for line in result.kept:
         console.print(f"[yellow]kept[/] {line}", highlight=False, soft_wrap=True)
+    for line in result.failed:
+        console.print(f"[red]not deleted[/] {line}", highlight=False, soft_wrap=True)

@@ -37,7 +37,7 @@ from rich.text import Text
 from onechip import __version__
 from onechip.cli.commands import LazyGroup
 from onechip.cli.render import new_console
-from onechip.errors import Interrupted, OnechipError, exit_codes_line, internal_error_line, one_line, os_error_line
+from onechip.errors import Interrupted, OnechipError, error_line, exit_codes_line, internal_error_line, os_error_line
 
 app = typer.Typer(
     cls=LazyGroup,
@@ -156,9 +156,9 @@ _said = [""]  # the last line _error or _interrupted printed: a --json command's
 
 
 def _error(message: str) -> None:
-    """One line on stderr (errors.one_line: a newline or escape sequence in a value it echoes is not one), escaped
-    (a '[/x]' in user input is not rich markup) and never hard-wrapped."""
-    _said[0] = one_line(message)
+    """One line on stderr (errors.error_line: a newline or escape sequence in a value it echoes is not one; at most
+    MAX_LINE_CHARS), escaped (a '[/x]' in user input is not rich markup) and never hard-wrapped."""
+    _said[0] = error_line(message)
     err_console.print(f"[bold red]error:[/] {escape(_said[0])}", highlight=False, soft_wrap=True)
 
 

@@ -155,7 +155,10 @@ def labels_of(item: Json) -> dict[str, str]:
 
 def labelled(item: Json) -> bool:
     """Does a node or queued resource from the API carry onechip's label (on itself or its node spec)?"""
-    labels = labels_of(item)
+    return _onechips(labels_of(item))
+
+
+def _onechips(labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in records.LABELS.items())
 
 
@@ -164,8 +167,34 @@ def another_onechips(item: Json) -> bool:
     create) names another id than this home's (records.held_owner_id; a home with none has labelled nothing)? One
     without that label (made by an onechip before it) is not told apart, as before. Raises ConfigError when this
     home's owner-id file holds no id."""
-    owner = labels_of(item).get(records.OWNER_LABEL)
-    return labelled(item) and owner is not None and owner != records.held_owner_id()
+    return _another_home(labels_of(item))
+
+
+def _another_home(labels: dict[str, str]) -> bool:
+    owner = labels.get(records.OWNER_LABEL)
+    return _onechips(labels) and owner is not None and owner != records.held_owner_id()
+
+
+def down_keeps(labels: dict[str, str]) -> str:
+    """Why `cloud down` keeps a TPU the API has with `labels` (labels_of), '' when it deletes it: not labelled
+    created-by=onechip, or labelled another onechip home's (`another_onechips`). The one decision the down makes
+    (`_ours`) and its preview says (CLI listing, MCP cloud_down's, by `listed_keeps`). Raises ConfigError when this
+    home's owner-id file holds no id (the down then deletes nothing)."""
+    if not _onechips(labels):
+        return "not labelled created-by=onechip; onechip deletes only what it created"
+    if _another_home(labels):  # made under this name (or listed by --zone) by another onechip home: never deleted
+        return (
+            f"labelled {records.OWNER_LABEL}={labels.get(records.OWNER_LABEL, '')[:63]}, another onechip home's "
+            "(this home's id: <home>/cloud/owner-id); onechip deletes only what this home created"
+        )
+    return ""
+
+
+def listed_keeps(resource: CloudResource) -> str:
+    """down_keeps of `resource` as its zone's list showed it (CloudResource.labels, set by `targets`): why `cloud
+    down` will keep it, '' when it will delete it or was not listed (its zone's list failed: the down reads it then).
+    Raises ConfigError as down_keeps does."""
+    return "" if resource.labels is None else down_keeps(resource.labels)
 
 
 def another_onechips_line(zone: str, kind: str, ident: str, item: Json) -> str:
@@ -1220,7 +1249,7 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
         provisioning=provisioning, created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
         max_run_duration_s=run_duration_s(item) if provisioning == "flex-start" else None,
         usd_per_hour=quote.usd_per_hour if quote else None, price_source=quote.price_source if quote else "",
-        recorded=False,
+        recorded=False, labels=labels_of(item),
     )  # fmt: skip
 
 
@@ -1262,7 +1291,8 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
     `end_s` (time.monotonic seconds; a `down`'s one bound, DOWN_WAIT_S): a --zone zone whose list met an outage
     (tpu_api.OUTAGE) is listed again, every such zone together, every poll until it answers or `end_s` (said through
     `on_progress` as one outage), as the down's label reads and deletes are: with one call's retries (15 s), an
-    outage left a labelled TPU only its list finds unseen, billing on; None (status: a look): one call's retries."""
+    outage left a labelled TPU only its list finds unseen, billing on; None (status: a look): one call's retries.
+    Each taken that a list showed carries the labels it showed (CloudResource.labels: what `listed_keeps` reads)."""
     chosen = recorded_targets(api.project, request, recorded)
     zones = request.zones or []
     known = {(r.zone, r.kind, r.name) for r in chosen}
@@ -1274,7 +1304,12 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
 
     def take(zone: str, retry: bool = True) -> None:  # list `zone`, take what it holds; raises as a list fails
         ours = {r.node_id for r in chosen if r.zone == zone and r.kind != "node"}
-        for resource in _labelled_in(api, zone, ours, retry):
+        listed = _labelled_in(api, zone, ours, retry)
+        labels = {(r.kind, r.name): r.labels for r in listed}
+        for r in chosen:  # what its list says of each taken (down_keeps: the preview says whether down keeps it)
+            if r.zone == zone and (r.kind, r.name) in labels:
+                r.labels = labels[r.kind, r.name]
+        for resource in listed:
             key = (zone, resource.kind, resource.name)
             if zone not in zones:  # a recorded resource's own zone: only what is recorded there
                 continue
@@ -1476,7 +1511,7 @@ def _what(resource: CloudResource) -> str:
 def _ours(api: TpuApi, resource: CloudResource, result: CloudDownResult, on_progress: ProgressFn,
           retry: bool = True) -> bool:  # fmt: skip
     """Whether `down` deletes `resource`: the API has it, labelled onechip's and not another onechip home's
-    (`another_onechips`: its name taken again by another home, or listed by --zone). Otherwise its record is dropped and
+    (`down_keeps`: its name taken again by another home, or listed by --zone). Otherwise its record is dropped and
     `result.kept` says why. `retry` False: each read one try. Raises CloudError when it cannot be read."""
     item = _fetch(api, resource, retry)
     if item is None:  # read twice before a record is dropped: one answer may be a just-created lag
@@ -1488,17 +1523,9 @@ def _ours(api: TpuApi, resource: CloudResource, result: CloudDownResult, on_prog
         records.forget(resource)
         result.kept.append(f"{_what(resource)}: already gone")
         return False
-    if not labelled(item):
+    if why := down_keeps(labels_of(item)):
         records.forget(resource)
-        result.kept.append(f"{_what(resource)}: not labelled created-by=onechip; onechip deletes only what it created")
-        return False
-    if another_onechips(item):  # made under this name (or listed by --zone) by another onechip home: never deleted
-        records.forget(resource)
-        owner = labels_of(item).get(records.OWNER_LABEL, "")
-        result.kept.append(
-            f"{_what(resource)}: labelled {records.OWNER_LABEL}={owner[:63]}, another onechip home's "
-            "(this home's id: <home>/cloud/owner-id); onechip deletes only what this home created"
-        )
+        result.kept.append(f"{_what(resource)}: {why}")
         return False
     return True
 

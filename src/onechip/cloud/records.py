@@ -8,7 +8,8 @@
     <home>/cloud/zones-used.json                                 every (project, zone) onechip sent a create to:
                                                                  where status and down look for its resources
     <home>/cloud/zones-observed.json                             ZoneOffers from `onechip cloud probe`, newest first
-    <home>/cloud/owner-id                                        this home's id, the onechip-owner label's value
+    <home>/cloud/owner-id                                        this home's id, the onechip-owner label's value,
+                                                                 and the real path of the home it was made for
 
 The cloud side carries labels too (`created-by: onechip`; `onechip-owner: ID`, the home that created it: owner_id,
 so `up` never resumes or deletes another onechip's TPU of the same name; each TPU of a `cloud up --replicas N` set
@@ -34,15 +35,19 @@ SET_LABEL = "onechip-replica-set"  # on each TPU of a `cloud up --replicas N` se
 # on each TPU onechip creates: the id of the onechip home that created it (owner_id). created-by alone cannot tell this
 # home's TPU from another user's onechip TPU of the same name in the same project, which `up` resumed as its own
 OWNER_LABEL = "onechip-owner"
+# owner-id's second line: the real path of the home the id was made for, so a copy of the file in another home is told
+HOME_LINE = "home "
 
 
 def owner_id() -> str:
     """This onechip home's id, the value of OWNER_LABEL on the TPUs it creates: 32 lowercase hex digits (uuid4),
     made once, when <home>/cloud/owner-id does not exist, and kept there (a label value: lowercase letters, digits, '-'
     and '_', at most 63 characters: cloud.google.com/compute/docs/labeling-resources). Made by a link that fails when
-    the file exists (two `up`s at once both keep the one made first). Raises ConfigError (one line, never the file's
-    contents) when the file holds no id or is not a file: a new id would make every TPU this home labelled with the
-    old one read as another onechip's; OSError when the home cannot be written."""
+    the file exists (two `up`s at once both keep the one made first), with the real path of this home (HOME_LINE).
+    Raises ConfigError (one line, never the file's id) when the file holds no id or is not a file: a new id would make
+    every TPU this home labelled with the old one read as another onechip's; and when it is plainly a copy of another
+    home's (that home still holds the same id: _copied_from), which is never replaced either; OSError when the home
+    cannot be written."""
     path = _dir() / "owner-id"
     for _ in range(2):  # made by another process since this one found none: read that one
         try:
@@ -50,7 +55,9 @@ def owner_id() -> str:
         except FileNotFoundError:
             pass
         path.parent.mkdir(parents=True, exist_ok=True)
-        made = write_text_atomic(path.with_name(f".owner-id.{uuid.uuid4().hex}.tmp"), uuid.uuid4().hex + "\n")
+        home = os.path.realpath(onechip_home())
+        made_for = f"{HOME_LINE}{home}\n" if "\n" not in home else ""  # the home it is made for: a copy is told
+        made = write_text_atomic(path.with_name(f".owner-id.{uuid.uuid4().hex}.tmp"), f"{uuid.uuid4().hex}\n{made_for}")
         try:
             os.link(made, path)  # never over an id: a link does not replace what is there
         except FileExistsError:
@@ -63,7 +70,7 @@ def owner_id() -> str:
 def held_owner_id() -> str | None:
     """This home's owner id (owner_id) when it has one, None when <home>/cloud/owner-id does not exist (this home
     has labelled no TPU with one), without making it: what `status` and `down` compare a TPU's owner label with.
-    Raises ConfigError as owner_id does for a file that holds no id; OSError when it cannot be read."""
+    Raises ConfigError as owner_id does for a file that holds no id or is a copy; OSError when it cannot be read."""
     try:
         return _held_id(_dir() / "owner-id")
     except FileNotFoundError:
@@ -71,16 +78,52 @@ def held_owner_id() -> str | None:
 
 
 def _held_id(path: Path) -> str:
-    """The owner id `path` holds; FileNotFoundError when there is none, ConfigError when it holds no id."""
+    """The owner id `path` holds; FileNotFoundError when there is none, ConfigError when it holds no id, or when it is
+    plainly a copy of another home's (_copied_from)."""
     why = (f"{path} holds no onechip owner id (32 hex digits): restore it, or remove it to make a new one (the TPUs "
            f"this home labelled {OWNER_LABEL}=<the old id> then read as another onechip's)")  # fmt: skip
     try:
-        text = read_home_file(path).strip()
-    except UnicodeDecodeError:
+        held, home = _parts(read_home_file(path))
+    except (UnicodeDecodeError, ValueError):
         raise ConfigError(why) from None
-    if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
-        return text
-    raise ConfigError(why)
+    if home is not None and (original := _copied_from(held, home)) is not None:
+        raise ConfigError(
+            f"{path} is a copy of {original} (the same onechip owner id, made for the home {home}, which still holds "
+            f"it): each home would take the other's TPUs for its own; remove {path} to give this home an id of its "
+            f"own (the TPUs this home labelled {OWNER_LABEL}=<that id> then read as another onechip's)"
+        )
+    return held
+
+
+def _parts(text: str) -> tuple[str, str | None]:
+    """The id an owner-id file's text holds and the home it was made for (None: an onechip before stop 65 wrote the
+    id alone). Raises ValueError when the text is not one: 32 lowercase hex digits on its first line, then at most a
+    HOME_LINE."""
+    first, *rest = text.splitlines() or [""]
+    rest = [line for line in rest if line.strip()]
+    held = first.strip()
+    if len(held) != 32 or any(c not in "0123456789abcdef" for c in held):
+        raise ValueError("no owner id")
+    if not rest:
+        return held, None
+    if len(rest) == 1 and rest[0].startswith(HOME_LINE + "/"):
+        return held, rest[0].removeprefix(HOME_LINE)
+    raise ValueError("not an owner-id file")
+
+
+def _copied_from(held: str, home: str) -> Path | None:
+    """The owner-id file this home's (holding `held`, made for the home at real path `home`) is plainly a copy of: the
+    home it was made for is not this one and its owner-id file, another file (not this one reached by a second path:
+    a bind mount), still holds `held`. None when it was made here, or that home holds it no more (this home was
+    moved, or that one made another id): the id is this home's."""
+    if home == os.path.realpath(onechip_home()):
+        return None
+    original = Path(home) / "cloud" / "owner-id"
+    try:
+        copy = not original.samefile(_dir() / "owner-id")
+        return original if copy and _parts(read_home_file(original))[0] == held else None
+    except (OSError, ValueError, ConfigError):
+        return None
 
 
 def named(resource: CloudResource, name: str | None) -> bool:

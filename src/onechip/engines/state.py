@@ -497,6 +497,10 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 return
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
                 yield from map(hidden, log_summary.read_lines(handle))  # what it wrote as it died
+                if _moved(path, handle):  # rotated before it died (read after the death, so no rotation is missed):
+                    handle.close()  # what it wrote to the file now at its name, to that file's end
+                    handle = _open_log(path)
+                    yield from map(hidden, log_summary.read_lines(handle))
                 if recorded and not _still_recorded(state):  # `down` stopped it: the follow ends, as `tail --pid`
                     return
                 raise _exited(f"pid {state.pid}")

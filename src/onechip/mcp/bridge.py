@@ -35,7 +35,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from onechip.errors import OnechipError, internal_error_line, one_line, os_error_line, redact
+from onechip.errors import OnechipError, error_line, internal_error_line, one_line, os_error_line, redact
 from onechip.progress import ProgressEvent, ProgressFn
 
 T = TypeVar("T")
@@ -244,7 +244,7 @@ async def run_job(ctx: Context | None, job: Callable[[ProgressFn], T]) -> T:
 def failure_line(exc: BaseException) -> str:
     """One redacted line for a failed job: an OnechipError's own message, an OSError's path and reason
     (errors.os_error_line), a MemoryError as the guard that stopped it, anything else as its type and first
-    line (a bug, still told to the client rather than "Error executing tool")."""
+    line (a bug, still told to the client rather than "Error executing tool"); at most errors.MAX_LINE_CHARS."""
     if isinstance(exc, OnechipError):
         text = str(exc)
     elif isinstance(exc, OSError):
@@ -253,5 +253,4 @@ def failure_line(exc: BaseException) -> str:
         text = "out of memory: the job needed more than this server may hold ($ONECHIP_MCP_MEMORY_GIB); it stopped"
     else:
         text = internal_error_line(exc)
-    line = one_line(text)
-    return line if len(line) <= 1000 else line[:997] + "..."
+    return error_line(text)

@@ -726,14 +726,20 @@ def _cloud_down_summary(r: CloudDownResult) -> str:
 
 
 def _cloud_down_preview(request: CloudDownToolRequest) -> str:
+    """What cloud_down would do with each target: delete it, or keep it and why (api.listed_keeps: the decision
+    the delete makes, in the words its result's `kept` says), then the targets to give back."""
     listing = api.cloud_down_found(request)
     targets = listing.resources
     if not targets:
         return "would delete nothing (no labelled resource found)"
-    names = ", ".join(f"{r.kind} {r.name} ({r.zone}{'' if r.recorded else '; ' + NOT_RECORDED})" for r in targets)
+    kept = {_target_key(r): why for r in targets if (why := api.listed_keeps(r))}
+    gone = [r for r in targets if _target_key(r) not in kept]
+    names = ", ".join(f"{r.kind} {r.name} ({r.zone}{'' if r.recorded else '; ' + NOT_RECORDED})" for r in gone)
+    keeps = "".join(f"; would keep {r.kind} {r.name} ({r.zone}): {kept[_target_key(r)]}" for r in targets
+                    if _target_key(r) in kept)  # fmt: skip
     unlisted = "".join(f"; {line}" for line in listing.unreachable) + "".join(f"; note: {n}" for n in listing.notes)
     keys = json.dumps([_target_key(r) for r in targets])
-    return f"would delete {names}{unlisted}; to delete them give targets: {keys}"
+    return f"would delete {names or 'nothing'}{keeps}{unlisted}; to do so give targets: {keys}"
 
 
 def _target_key(resource: CloudResource) -> str:

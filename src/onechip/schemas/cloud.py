@@ -345,6 +345,11 @@ class CloudResource(ResultModel):
         description="In this onechip's records (its home); False for one found by its created-by=onechip label alone "
         "(status / down --zone): another checkout's, another user's in the project, or one whose record was lost.",
     )
+    labels: dict[str, str] | None = Field(
+        default=None,
+        exclude=True,  # the API's word at one list, never saved into the record as if it still held
+        description="Its labels as its zone's list (status, down) last gave them this run; None when not listed.",
+    )
 
 
 class CloudUpResult(ResultModel):

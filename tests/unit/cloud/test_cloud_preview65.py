@@ -1,0 +1,52 @@
+"""`cloud down`'s preview (MCP cloud_down's, the CLI's listing) of another onechip home's TPU, found at stop 64 (helper
+cloud65, 2026-12-07): it said 'would delete' what the delete then kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from onechip import api
+from onechip.cloud import records
+from onechip.mcp import tools
+from onechip.schemas.cloud import CloudUpRequest
+
+P = "proj-1"
+OK = "us-west4-a"  # the fake's zone that grants everything (conftest.fake_api)
+ANOTHER = "0123456789abcdef" * 2  # another onechip home's owner id (records.owner_id's shape: uuid4 hex)
+
+
+def _taken_by_another_home(fast, name: str) -> None:
+    """This home's TPU `name`, deleted outside onechip and made again under that name by another onechip home: the
+    API's node carries created-by onechip and that home's onechip-owner (test_cloud_qa64b's case)."""
+    key = f"projects/{P}/locations/{OK}/nodes/{name}"
+    fast.nodes[key]["labels"] = dict(fast.nodes[key]["labels"], **{records.OWNER_LABEL: ANOTHER})
+
+
+@pytest.mark.parametrize("by", ["record", "zone"])
+def test_down_s_mcp_preview_says_it_keeps_another_homes_tpu_as_the_down_does(fast, by) -> None:
+    # the preview said 'would delete node NAME' of a TPU the delete then kept ('another onechip home's'): the preview
+    # now says what the run does, from the same decision (provision.down_keeps), in the run's own words
+    tpu = api.cloud_up(CloudUpRequest(project=P, zones=[OK], name="mine", provisioning="spot", no_limit=True))
+    api.cloud_up(CloudUpRequest(project=P, zones=[OK], name="theirs", provisioning="spot", no_limit=True))
+    _taken_by_another_home(fast, "theirs")
+    if by == "zone":
+        records.forget(next(r for r in records.load_all() if r.name == "theirs"))
+    request = tools.CloudDownToolRequest(project=P, zones=[OK] if by == "zone" else [])
+    preview = tools._cloud_down_preview(request)
+    result = api.cloud_down(request)
+    (kept,) = result.kept  # the run's word on it
+    assert result.deleted == [f"node mine ({OK})"] and tpu.resource.name == "mine", result
+    assert preview.startswith(f"would delete node mine ({OK}")
+    assert f"would keep {kept}" in preview and "theirs" not in preview.split("would keep", 1)[0], preview
+    assert ANOTHER in kept and "another onechip home's" in kept, kept
+
+
+def test_down_s_cli_listing_says_it_keeps_another_homes_tpu(run, fast) -> None:
+    api.cloud_up(CloudUpRequest(project=P, zones=[OK], name="theirs", provisioning="spot", no_limit=True))
+    _taken_by_another_home(fast, "theirs")
+    code, out, err = run("cloud", "down", "--project", P, "--zone", OK, "--yes")
+    assert code == 0 and not any(m == "DELETE" for m, _, _ in fast.requests), err
+    # the listing (stdout, stderr under --json) said it as one the run deletes, then the run kept it
+    (listed,) = [line for line in out.splitlines() if line.startswith("  node theirs in")]
+    (kept,) = [line.removeprefix("kept ") for line in out.splitlines() if line.startswith("kept ")]
+    assert listed.endswith(f"; will be kept: {kept.split(': ', 1)[1]}") and ANOTHER in listed, (listed, kept)
