@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_bench_agent import agent_config  # the agent workload of 2 clients x 2 sessions x 3 turns, 200-token system
+from test_bench_known_timings import ATTEMPTS
 
 from fakes.vllm_server import TEMPLATE_TOKENS, FakeVllm
 from onechip.bench import run_grid
@@ -20,18 +22,26 @@ def _ttft(number: int, body: dict[str, Any]) -> float:
 
 
 def test_each_turns_ttft_tpot_and_prompt_are_the_fakes(tmp_path: Path) -> None:
-    with FakeVllm(ttft_for=_ttft, itl_s=ITL_S) as srv:
-        run = run_grid(agent_config(srv, output_tokens=4), tmp_path)
-        turn_bodies = [b for b in srv.chat_requests if len(b["messages"]) > 1]
-    cell = run.cells[0]
-    assert [(t.turn, t.requests) for t in cell.turns] == [(0, 4), (1, 4), (2, 4)]  # 2 clients x 2 sessions each
-    ttft = [t.ttft_ms.median for t in cell.turns]
-    tpot = [t.tpot_ms.median for t in cell.turns]
     # the fake's 120 ms, then 40 ms twice; 4 tokens at 20 ms gaps: TPOT 20 ms. 10 / 5 ms of room for the client's
-    # timing on a loaded machine (the fake's deadlines are absolute; the client sends before the fake's clock starts)
-    assert all(v is not None for v in (*ttft, *tpot))
-    assert abs(ttft[0] - 120) < 10 and abs(ttft[1] - 40) < 10 and abs(ttft[2] - 40) < 10, ttft  # type: ignore[operator]
-    assert all(abs(v - 20) < 5 for v in tpot), tpot  # type: ignore[operator]
+    # timing on a loaded machine (the fake's deadlines are absolute; the client sends before the fake's clock starts);
+    # beside another suite a first turn read 130.3 ms (1 of 1 run), so the cell is measured again where a median
+    # misses, ATTEMPTS times at most, as test_bench_known_timings' measure does
+    misses = []
+    for attempt in range(ATTEMPTS):
+        with FakeVllm(ttft_for=_ttft, itl_s=ITL_S) as srv:
+            run = run_grid(agent_config(srv, output_tokens=4), tmp_path / f"attempt-{attempt}")
+            turn_bodies = [b for b in srv.chat_requests if len(b["messages"]) > 1]
+        cell = run.cells[0]
+        assert [(t.turn, t.requests) for t in cell.turns] == [(0, 4), (1, 4), (2, 4)]  # 2 clients x 2 sessions each
+        ttft = [t.ttft_ms.median or 0.0 for t in cell.turns]
+        tpot = [t.tpot_ms.median or 0.0 for t in cell.turns]
+        if all(abs(v - set_ms) < 10 for v, set_ms in zip(ttft, (120, 40, 40), strict=True)) and all(
+            abs(v - 20) < 5 for v in tpot
+        ):
+            break
+        misses.append((ttft, tpot))
+    else:
+        pytest.fail(f"(TTFT, TPOT) medians by turn missed in all {ATTEMPTS} attempts: {misses}")
     # prompts: the 200-token shared system prompt (template included) + 10 user tokens, then + the same step per turn
     prompts = [t.prompt_tokens.median for t in cell.turns]
     longest = max(turn_bodies, key=lambda b: len(b["messages"]))["messages"]

@@ -29,6 +29,8 @@ from onechip.schemas.bench import (
 )
 from onechip.schemas.inputs import build_request
 
+ATTEMPTS = 3  # a probe measured on a loaded machine is measured again, as test_bench_known_timings.py's cells are
+
 
 def _peak_in_flight(srv: FakeVllm) -> list[int]:
     """[the most chat requests the server held at once, queued or generating], updated as they arrive."""
@@ -58,21 +60,32 @@ def _search(srv: FakeVllm, out: Path, **flags: Any) -> SearchResult:
 def test_without_clients_a_rate_search_has_no_in_flight_cap(tmp_path: Path) -> None:
     # a server that serves any number at once, 50 ms to the first token: every rate up to the limit meets 200 ms. The
     # search ran each probe with 1 request in flight (the first of the default --clients 1,4): at 32 and 64 req/s
-    # the sends queued behind it (50 ms each, 20 req/s at most) and the answer was the schedule the client could keep
-    with FakeVllm(ttft_s=0.05) as srv:
-        peak = _peak_in_flight(srv)
-        result = _search(srv, tmp_path, slo="ttft_ms=200", duration_s=1.0)
-    assert result.max_rate_per_s == 64.0 and "limit" in result.bound_reason, result.bound_reason
-    assert result.in_flight_cap is None
-    assert peak[0] > 1  # more than one at once: at 64 req/s, 50 ms each, ~3 on average
+    # the sends queued behind it (50 ms each, 20 req/s at most) and the answer was the schedule the client could keep.
+    # A machine that holds the client sends late too: past LATE_SEND_MS (50 ms) the probe is marked slipped, and its
+    # TTFT, timed from the intended send, can pass 200 ms (each 1 of 3 copies beside CPU burners). The search is run
+    # again where it answered short of the limit or a probe slipped, ATTEMPTS times at most; the cap (one request in
+    # flight, 14.6 req/s answered) fails at once
+    misses = []
+    for attempt in range(ATTEMPTS):
+        run_dir = tmp_path / f"attempt-{attempt}"
+        with FakeVllm(ttft_s=0.05) as srv:
+            peak = _peak_in_flight(srv)
+            result = _search(srv, run_dir, slo="ttft_ms=200", duration_s=1.0)
+        assert result.in_flight_cap is None
+        assert peak[0] > 1  # more than one at once: at 64 req/s, 50 ms each, ~3 on average
+        slipped = [p.load for p in result.probes if p.schedule_slipped]
+        if result.max_rate_per_s == 64.0 and "limit" in result.bound_reason and not slipped:
+            break
+        misses.append((result.max_rate_per_s, result.bound_reason, slipped))
+    else:
+        pytest.fail(f"(req/s answered, why, probes that slipped) in all {ATTEMPTS} attempts: {misses}")
     probes = {p.load: p for p in result.probes}
-    assert not any(p.schedule_slipped for p in result.probes)
     assert probes[64.0].requests_sent > 2 * probes[16.0].requests_sent > 0  # the count follows the rate
-    saved = json.loads((tmp_path / "search.json").read_text())
+    saved = json.loads((run_dir / "search.json").read_text())
     assert saved["in_flight_cap"] is None and [p["requests_sent"] for p in saved["probes"]] == [
         p.requests_sent for p in result.probes
     ]
-    md = " ".join((tmp_path / "search.md").read_text().split())
+    md = " ".join((run_dir / "search.md").read_text().split())
     assert "in flight at most: none (no cap)" in md and "| req/s | requests | verdict |" in md
     assert f"| 64 | {probes[64.0].requests_sent} | meets |" in md
     out = Console(record=True, width=250)

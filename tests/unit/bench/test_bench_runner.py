@@ -25,6 +25,10 @@ from onechip.schemas.inputs import build_request
 from onechip.schemas.plan import Plan
 from onechip.schemas.requests import PlanRequest
 
+# A figure that a loaded machine can move (the client not scheduled for tens of ms) is measured again where it
+# misses, up to ATTEMPTS times, as test_bench_known_timings.py does; a systematic error misses every time.
+ATTEMPTS = 3
+
 
 def config(server: FakeVllm, **kw: object) -> BenchConfig:
     base: dict[str, object] = dict(
@@ -83,23 +87,31 @@ def test_grid_writes_every_request_and_a_summary(fake_server: FakeVllm, tmp_path
 def test_throughput_matches_closed_loop_arithmetic(fake_server: FakeVllm, tmp_path: Path) -> None:
     """Each request: TTFT 30 ms + 9 gaps x 5 ms = 75 ms for 10 tokens; 2 closed-loop streams -> at most
     2 x 10 / 0.075 = 267 tok/s (overheads and a loaded machine only lower it). Whatever the machine did,
-    aggregate tok/s must agree with the sum over streams of each stream's tokens / its busy span."""
+    aggregate tok/s must agree with the sum over streams of each stream's tokens / its busy span.
+
+    The two agree by the streams' phase: the window (measured_window) holds whatever share of each stream's TTFTs
+    falls inside it, so a stream the machine started late or held between requests moved them apart by 12%
+    (195 against 223 tok/s, 1 of 3 copies beside CPU burners); the run is measured again where they miss, ATTEMPTS
+    times at most, as test_bench_known_timings' measure does, and the ceiling is asserted on every attempt."""
     fake_server.ttft_s, fake_server.itl_s = 0.030, 0.005
-    run = run_grid(
-        config(fake_server, contexts=[16], clients=[2], reps=1, output_tokens=10, requests_per_client=4),
-        tmp_path,
-    )
-    cell = run.cells[0]
-    tok_s = cell.output_tok_per_s
-    assert tok_s is not None and cell.e2e_ms.median is not None
-    assert tok_s <= 1.03 * 2 * 10 / 0.075, tok_s
-    samples = [x for x in load_samples(tmp_path / "requests.jsonl") if not x.warmup]
-    per_stream = []
-    for i in (0, 1):
-        mine = [x for x in samples if x.stream == i]
-        span = max(x.t_done or 0 for x in mine) - min(x.t_send for x in mine)
-        per_stream.append(sum(x.completion_tokens or 0 for x in mine) / span)
-    assert tok_s == pytest.approx(sum(per_stream), rel=0.10)
+    misses = []
+    for attempt in range(ATTEMPTS):
+        out = tmp_path / f"attempt-{attempt}"
+        cfg = config(fake_server, contexts=[16], clients=[2], reps=1, output_tokens=10, requests_per_client=4)
+        cell = run_grid(cfg, out).cells[0]
+        tok_s = cell.output_tok_per_s
+        assert tok_s is not None and cell.e2e_ms.median is not None
+        assert tok_s <= 1.03 * 2 * 10 / 0.075, tok_s
+        samples = [x for x in load_samples(out / "requests.jsonl") if not x.warmup]
+        per_stream = []
+        for i in (0, 1):
+            mine = [x for x in samples if x.stream == i]
+            span = max(x.t_done or 0 for x in mine) - min(x.t_send for x in mine)
+            per_stream.append(sum(x.completion_tokens or 0 for x in mine) / span)
+        if tok_s == pytest.approx(sum(per_stream), rel=0.10):
+            return
+        misses.append((tok_s, sum(per_stream)))
+    pytest.fail(f"tok/s against the streams' sum missed in all {ATTEMPTS} attempts: {misses}")
 
 
 def test_prefix_reuse_sends_identical_prompts(fake_server: FakeVllm, tmp_path: Path) -> None:
@@ -301,26 +313,32 @@ def test_arrival_schedules() -> None:
 
 def test_open_loop_sends_at_the_requested_rate(fake_server: FakeVllm, tmp_path: Path) -> None:
     # constant 20/s: 8 measured requests (vllm bench serve's --num-prompts) sent 50 ms apart, each ~15 ms long, at
-    # most 4 in flight
+    # most 4 in flight. A client the machine leaves unscheduled sends late (median gap 56 ms, 1 of 3 copies beside
+    # CPU burners): measured again where the sends or the window miss, ATTEMPTS times at most
     fake_server.ttft_s, fake_server.itl_s = 0.010, 0.001
-    cfg = config(
-        fake_server,
-        contexts=[16],
-        clients=[4],
-        reps=1,
-        requests_per_client=8,
-        rate_per_s=20.0,
-        arrivals="constant",
-    )
-    run = run_grid(cfg, tmp_path)
-    sends = sorted(s.t_send for s in load_samples(tmp_path / "requests.jsonl") if not s.warmup)
-    assert len(sends) == 8
-    gaps = [b - a for a, b in zip(sends, sends[1:], strict=False)]
-    assert statistics.median(gaps) == pytest.approx(0.050, abs=0.005)
-    # open-loop window: first measured send to last completion = 7 x 50 ms + one request
-    cell = run.cells[0]
-    assert cell.status == "ok" and 0.35 + 0.014 <= cell.reps[0].window_s <= 0.35 + 0.1
-    assert cell.request_rate_per_s == pytest.approx(8 / cell.reps[0].window_s)
+    misses = []
+    for attempt in range(ATTEMPTS):
+        out = tmp_path / f"attempt-{attempt}"
+        cfg = config(
+            fake_server,
+            contexts=[16],
+            clients=[4],
+            reps=1,
+            requests_per_client=8,
+            rate_per_s=20.0,
+            arrivals="constant",
+        )
+        run = run_grid(cfg, out)
+        sends = sorted(s.t_send for s in load_samples(out / "requests.jsonl") if not s.warmup)
+        assert len(sends) == 8
+        gap_s = statistics.median(b - a for a, b in zip(sends, sends[1:], strict=False))
+        # open-loop window: first measured send to last completion = 7 x 50 ms + one request
+        cell = run.cells[0]
+        assert cell.status == "ok" and cell.request_rate_per_s == pytest.approx(8 / cell.reps[0].window_s)
+        if gap_s == pytest.approx(0.050, abs=0.005) and 0.35 + 0.014 <= cell.reps[0].window_s <= 0.35 + 0.1:
+            return
+        misses.append((gap_s, cell.reps[0].window_s))
+    pytest.fail(f"(median send gap s, window s) missed in all {ATTEMPTS} attempts: {misses}")
 
 
 def test_ctrl_c_keeps_finished_requests_and_resume_completes(fake_server: FakeVllm, tmp_path: Path) -> None:
