@@ -5,29 +5,16 @@ from __future__ import annotations
 
 import json
 
-import anyio
-from mcp import Client
+from test_mcp_safety import calls
 
-from onechip.mcp.server import build_server
 from onechip.schemas.common import SCHEMA_VERSION
 
 PLAN = {"model": "google/gemma-4-E2B-it", "chip": "l4"}
 
 
-def calls(*pairs: tuple[str, dict]) -> list:
-    """Each (tool, arguments) called in order on one server session: what a client sees of each."""
-
-    async def go():
-        async with Client(build_server()) as client:
-            return [await client.call_tool(name, args) for name, args in pairs]
-
-    return anyio.run(go)
-
-
 def test_the_up_tool_refuses_a_plan_of_a_newer_schema(tmp_path) -> None:
     (planned,) = calls(("plan", PLAN))
-    doc = json.loads(planned.content[0].text) if planned.structured_content is None else planned.structured_content
-    doc = doc.get("result", doc)
+    doc = planned.structured_content  # the Plan, as `onechip plan --json` writes it
     assert doc["schema_version"] == SCHEMA_VERSION  # schemas.common: what every stored result writes
     newer = tmp_path / "newer.json"
     newer.write_text(json.dumps({**doc, "schema_version": "2"}))
