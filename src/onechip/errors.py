@@ -233,8 +233,6 @@ def os_error_line(exc: OSError) -> str:
 #            longer word, so names such as "disk-..." or "task-..." survive
 #   Authorization: Bearer ... headers, and AWS access key ids (AKIA + 16)
 #   scheme://user:PASSWORD@host: the password of a URL (the user name is kept)
-#   NAME=value where NAME is a variable named as a secret (AWS_SECRET_ACCESS_KEY=..., GITHUB_TOKEN=...): an environment
-#            dump an engine or its launcher writes into its log, whose value has no shape of its own (the name is kept)
 _SECRET_PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{8,}"),
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
@@ -247,14 +245,6 @@ _SECRET_PATTERNS = [
     re.compile(r"(?<![A-Za-z0-9/])1//[A-Za-z0-9_-]{16,}"),
     # the password of a URL's user:password@ (RFC 3986 userinfo), e.g. a base URL behind a basic-auth proxy
     re.compile(r"(://[^/\s:@]*:)[^/\s@]+(?=@)"),
-    re.compile(
-        r"((?<![A-Za-z0-9_])(?:[A-Z][A-Z0-9_]*_)?"
-        r"(?:TOKEN|SECRET|SECRET_KEY|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)=[\"']?)"
-        # a file path is where a secret is kept, not one: GOOGLE_APPLICATION_CREDENTIALS holds the path of the
-        # credentials file (cloud.google.com/docs/authentication/application-default-credentials), which a refusal
-        # must show so the user can fix it
-        r"(?!/|~/|\.\.?/)[^\s\"']{6,}"
-    ),
     # a URL query parameter named as a key, token, secret, password or signature (?api_key=..., &token=...); the
     # ';', ',', '.' or ')' that ends a value where the text goes on is the text's ('?token=t; nothing to compare'
     # read 'token=*** nothing to compare')
@@ -266,10 +256,19 @@ _SECRET_PATTERNS = [
     # the text's end (the labels stay, saying what was there)
     re.compile(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)[\s\S]*?(?=-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"),
 ]
-_SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY")
-# Any other environment variable whose name says it holds a secret (VLLM_API_KEY, GITHUB_TOKEN, DB_PASSWORD,
-# AWS_SECRET_ACCESS_KEY, ...): its value is redacted too, whatever its shape, unless it names a path (names_a_path).
-_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|CREDENTIAL|PRIVATE_KEY)")
+# The one rule for a name that says it holds a secret: an environment variable's (HF_TOKEN, HUGGING_FACE_HUB_TOKEN,
+# GITHUB_TOKEN, OPENAI_API_KEY, VLLM_API_KEY, AWS_SECRET_ACCESS_KEY, DB_PASSWORD), a JSON key's (a key file's
+# private_key, an OAuth client's client_secret, api_key), a header's (x-goog-api-key), read upper-cased with '-' as '_'.
+# Its value is redacted whatever its shape (redact, and serve.sh's bash filter, engines.remote: so the pattern is an
+# ERE as well), and refused on a command line (vllm.flag_table), unless the name says where one is kept (_PATH_NAME).
+# SECRET, PASSWORD, PASSWD, CREDENTIAL and an API, access or private KEY anywhere in it ('DBPASSWORD',
+# 'CLIENT_SECRETS', 'DB_PASSWORD_HASH'); TOKEN only at its end ('HFTOKEN', 'GITHUB_TOKEN') or before the _FILE or _PATH
+# of a variable that says where one is kept (AWS_WEB_IDENTITY_TOKEN_FILE: a token put there by mistake is still one,
+# names_a_path). vLLM's own tuning variables count tokens in the middle of theirs
+# (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD, VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD: vllm/envs.py, 0.34.0), as Hugging
+# Face tokenizers' switch (TOKENIZERS_PARALLELISM) and JSON's keys (max_tokens) do, whose values are no secret: a count
+# of 6 digits redacted as one hid that number from every line.
+SECRET_NAME = re.compile(r"TOKEN(_FILE|_PATH)?$|SECRET|PASSWORD|PASSWD|CREDENTIAL|(API|ACCESS|PRIVATE)_?KEY")
 # Variables that say where a secret is kept, not the secret: Google's Application Default Credentials file
 # (GOOGLE_APPLICATION_CREDENTIALS, 'the path of the JSON file that contains your credentials':
 # cloud.google.com/docs/authentication/application-default-credentials) and any named ..._FILE or ..._PATH
@@ -277,14 +276,12 @@ _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_
 # one must show the path ('File *** was not found' could not be acted on); the file's content is read by its own
 # library and never shown.
 _PATH_NAME = re.compile(r"^GOOGLE_APPLICATION_CREDENTIALS$|_(?:FILE|PATH)$")
-# A name that says, word by word, that it holds a secret (GITHUB_TOKEN, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY,
-# DB_PASSWORD, a key file's private_key, an OAuth client's client_secret), upper-cased with '-' read as '_'. Whole words
-# only: TOKENIZERS_PARALLELISM is no token; and TOKEN only as the last word, since vLLM's own tuning variables count
-# tokens in the middle of theirs (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD, VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD:
-# vllm/envs.py, 0.34.0), and JSON counts them in its keys (max_tokens, prompt_tokens).
-SECRET_WORD_NAME = re.compile(
-    r"(?:^|_)(?:TOKEN$|(?:SECRET|PASSWORD|PASSWD|CREDENTIALS?|(?:API|ACCESS|PRIVATE)_?KEY)(?:_|$))"
-)
+# NAME=value in a text, NAME upper-case: an environment dump an engine or its launcher writes into its log, whose value
+# has no shape of its own; redacted where NAME is named as a secret (SECRET_NAME; the name is kept). A value that
+# starts as a file's path does ('/', '~/', './', '../') is where a secret is kept, not one:
+# GOOGLE_APPLICATION_CREDENTIALS holds the path of the credentials file, which a refusal must show so the user can fix
+# it.
+_NAMED_VALUE = re.compile(r"""((?<![A-Za-z0-9_])([A-Z][A-Z0-9_]*)=["']?)(?!/|~/|\.\.?/)[^\s"']{6,}""")
 # A quoted key and the quoted text value after it, as JSON and a Python dict's repr write them, a JSON text inside a
 # JSON string too (\"private_key\": \"...\"): the value is redacted when the key is named as a secret (secret_named),
 # up to its closing quote, past every escaped one (JSON's \" and \\, RFC 8259 section 7; repr's \' where a str holds
@@ -303,6 +300,11 @@ _QUOTED_VALUE = re.compile(
 )
 
 
+def _named_secret(match: re.Match[str]) -> str:
+    """A _NAMED_VALUE match with its value as *** when its name is named as a secret (SECRET_NAME), else as it was."""
+    return match.group(1) + "***" if SECRET_NAME.search(match.group(2)) else match.group(0)
+
+
 def _quoted_secret(match: re.Match[str]) -> str:
     """A _QUOTED_VALUE match with its value as *** when its key is named as a secret, else as it was."""
     head, name = (match.group(1), match.group(2)) if match.group(1) is not None else (match.group(3), match.group(4))
@@ -310,18 +312,18 @@ def _quoted_secret(match: re.Match[str]) -> str:
 
 
 def secret_named(name: str) -> bool:
-    """True when `name` (an environment variable, a JSON key) says it holds a secret (SECRET_WORD_NAME) and not where
-    one is kept (_PATH_NAME: 'hf_token_file', 'GOOGLE_APPLICATION_CREDENTIALS' name a file's path)."""
+    """True when `name` (an environment variable, a JSON key, a header) says it holds a secret (SECRET_NAME) and not
+    where one is kept (_PATH_NAME: 'hf_token_file', 'GOOGLE_APPLICATION_CREDENTIALS' name a file's path)."""
     word = name.upper().replace("-", "_")
-    return bool(SECRET_WORD_NAME.search(word)) and not _PATH_NAME.search(word)
+    return bool(SECRET_NAME.search(word)) and not _PATH_NAME.search(word)
 
 
 _MIN_SECRET = 6  # shorter values ("1", "true") would redact ordinary words
 # Values read this run from a secret source (a token file, Secret Manager): see remember_secret.
 _KNOWN_SECRETS: set[str] = set()
-# The rules a redacting filter outside Python takes from here (engines.remote's serve.sh filter, in bash): which names
-# hold a secret, from how many characters a value counts, and a Hugging Face token's shape as `redact` finds it
-SECRET_NAME, MIN_SECRET_CHARS, HF_SHAPE = _SECRET_NAME, _MIN_SECRET, _SECRET_PATTERNS[0]
+# The rules a redacting filter outside Python takes from here (engines.remote's serve.sh filter, in bash) beside
+# SECRET_NAME: from how many characters a value counts, and a Hugging Face token's shape as `redact` finds it
+MIN_SECRET_CHARS, HF_SHAPE = _MIN_SECRET, _SECRET_PATTERNS[0]
 
 
 def remember_secret(value: str) -> None:
@@ -348,8 +350,7 @@ def _secret_values() -> list[str]:
     """Every known secret value, longest first (a secret containing another is replaced whole)."""
     values = set(_KNOWN_SECRETS)
     for name, value in os.environ.items():
-        named = name in _SECRET_ENV or _SECRET_NAME.search(name.upper())
-        if named and len(value) >= _MIN_SECRET and not names_a_path(name, value):
+        if SECRET_NAME.search(name.upper()) and len(value) >= _MIN_SECRET and not names_a_path(name, value):
             values.add(value)
     return sorted(values, key=len, reverse=True)
 
@@ -387,7 +388,11 @@ def secret_finder(values: Sequence[str] | None = None) -> Callable[[str], bool]:
     shapes = (HF_TOKEN_SHAPE, *_SECRET_PATTERNS[1:])
 
     def holds_secret(text: str) -> bool:
-        return any(value in text for value in values) or any(pattern.search(text) for pattern in shapes)
+        return (
+            any(value in text for value in values)
+            or any(pattern.search(text) for pattern in shapes)
+            or any(SECRET_NAME.search(m.group(2)) for m in _NAMED_VALUE.finditer(text))
+        )
 
     return holds_secret
 
@@ -473,6 +478,7 @@ def redactor() -> Callable[[str], str]:
             text = text.replace(value, "***")
         for pattern in _SECRET_PATTERNS:
             text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
+        text = _NAMED_VALUE.sub(_named_secret, text)
         low = text.lower()
         if not (("'" in text or '"' in text) and any(word in low for word in _KEY_WORDS)):
             return text

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from onechip.cloud import offers, records, refusals
 from onechip.cloud.tpu_api import OUTAGE, Json, TpuApi, through_outages
@@ -1338,10 +1339,9 @@ def targets(api: TpuApi, request: CloudNameRequest, recorded: list[CloudResource
 def _list_through(take: Callable[[str, bool], None], again: dict[str, CloudError], pause_s: float, end_s: float,
                   on_progress: ProgressFn) -> None:  # fmt: skip
     """`take(zone, False)` (each list one try: its call's retries would pass `end_s`) for every zone of `again` (zone
-    -> the outage its list met), all of them every `pause_s` (or what the API asked to wait, when longer) until each
-    answers (dropped from `again`) or `end_s` (time.monotonic seconds) comes; past it, each left is reworded to say
-    how long it was listed. Raises a failure that is no outage."""
-    started = time.monotonic()
+    -> the outage its list met), all of them every `pause_s` until each answers (dropped from `again`) or `end_s`
+    comes (`_through`); past it, each left is reworded to say how long it was listed. Raises a failure that is no
+    outage."""
 
     def list_again() -> None:
         for zone in list(again):
@@ -1356,15 +1356,11 @@ def _list_through(take: Callable[[str, bool], None], again: dict[str, CloudError
         if again:
             raise _all_left(again, f"the lists of {len(again)} zone(s) not read")
 
-    try:
-        through_outages(list_again, end_s, pause_s, lambda line: on_progress(ProgressEvent("cloud", line)))
-    except CloudError as exc:
-        if exc.reason not in ZONE_FAILURES:
-            raise
-        spent_s = time.monotonic() - started
-        for zone, failure in again.items():
-            again[zone] = failure.reworded(f"{failure}; its list read every poll for {spent_s:.0f} s within the "
-                                           f"down's {DOWN_WAIT_S:g} s, never answered")  # fmt: skip
+    def said(failure: CloudError, spent_s: float) -> str:
+        return (f"{failure}; its list read every poll for {spent_s:.0f} s within the down's {DOWN_WAIT_S:g} s, "
+                "never answered")  # fmt: skip
+
+    _through(list_again, again, ZONE_FAILURES, pause_s, end_s, on_progress, said)
 
 
 def _labelled_in(api: TpuApi, zone: str, qr_nodes: set[str], retry: bool = True) -> list[CloudResource]:
@@ -1483,25 +1479,42 @@ def _all_left(left: dict[str, CloudError] | dict[int, CloudError], words: str) -
     return said
 
 
+_Key = TypeVar("_Key", str, int)  # a refusal's key in `_through`: a zone, or a TPU's index in a `down`
+
+
 def _read_through(read: Callable[[], None], unread: dict[int, CloudError], pause_s: float, end_s: float,
                   on_progress: ProgressFn) -> None:  # fmt: skip
-    """`read()` every `pause_s` seconds (or what the API asked to wait, when longer) while `unread` holds a label read
-    an outage refused (tpu_api.through_outages, told once as one outage) and `end_s` (time.monotonic seconds, the
-    down's bound) is not reached; past it, each refusal left in `unread` is reworded to say how long it was read."""
-    started = time.monotonic()
-    if started + pause_s >= end_s:  # the down's zone lists spent the bound reading through the outage
+    """`read()` every `pause_s` seconds while `unread` holds a label read an outage refused and `end_s` is not reached
+    (`_through`); past it, each refusal left in `unread` is reworded to say how long it was read."""
+    if time.monotonic() + pause_s >= end_s:  # the down's zone lists spent the bound reading through the outage
         for k, exc in unread.items():
             unread[k] = exc.reworded(f"{exc}; its label (created-by=onechip) not read again: the down's "
                                      f"{DOWN_WAIT_S:g} s were spent, so its delete was not sent")  # fmt: skip
         return
+
+    def said(exc: CloudError, spent_s: float) -> str:
+        return (f"{exc}; its label (created-by=onechip) read again over {spent_s:.0f} s within the down's "
+                f"{DOWN_WAIT_S:g} s, all its TPUs together, never answered, so its delete was not sent")  # fmt: skip
+
+    _through(read, unread, OUTAGE, pause_s, end_s, on_progress, said)
+
+
+def _through(again: Callable[[], None], left: dict[_Key, CloudError], reasons: Sequence[str], pause_s: float,
+             end_s: float, on_progress: ProgressFn, said: Callable[[CloudError, float], str]) -> None:  # fmt: skip
+    """`again()` (each refusal of `left` tried again, one try each, those that answer dropped; raises `_all_left` while
+    some are left) every `pause_s` seconds (or what the API asked to wait, when longer), told once as one outage
+    (tpu_api.through_outages), until `left` is empty or `end_s` (time.monotonic seconds, the down's bound) comes; past
+    it, each refusal left is reworded `said(it, seconds spent)`. What the zone lists and the label reads of a `down`
+    each did with their own copy. Raises a failure whose reason is not one of `reasons`."""
+    started = time.monotonic()
     try:
-        through_outages(read, end_s, pause_s, lambda line: on_progress(ProgressEvent("cloud", line)))
-    except CloudError:
+        through_outages(again, end_s, pause_s, lambda line: on_progress(ProgressEvent("cloud", line)))
+    except CloudError as exc:
+        if exc.reason not in reasons:
+            raise
         spent_s = time.monotonic() - started
-        for k, exc in unread.items():
-            unread[k] = exc.reworded(f"{exc}; its label (created-by=onechip) read again over {spent_s:.0f} s within "
-                                     f"the down's {DOWN_WAIT_S:g} s, all its TPUs together, never answered, so "
-                                     "its delete was not sent")  # fmt: skip
+        for key, failure in left.items():
+            left[key] = failure.reworded(said(failure, spent_s))
 
 
 def _what(resource: CloudResource) -> str:

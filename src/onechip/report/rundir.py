@@ -26,6 +26,7 @@ from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.paths import read_regular
 from onechip.schemas import BenchRun, BootRecord, CheckReport, CostReport, CrossCheck, Plan, RunManifest
+from onechip.schemas.common import first_problem
 from onechip.schemas.run import POLICIES_FILE, RUN_FILES, SEARCH_FILE
 
 MODELS: dict[str, type[BaseModel]] = {
@@ -137,13 +138,14 @@ def _load_without_unknown(
 ) -> Any:
     """Retry a file whose only errors are unknown keys inside a strict nested model (a BenchConfig
     written by another onechip version) without those keys; any other error ignores the file."""
+    shown = _SHOWN_ERRORS
     newer = next((e for e in exc.errors() if e["type"] == "unknown_schema"), None)
     if newer is not None:  # a newer onechip's file: its figures are not read as if they were ours (common.known_schema)
         problems.append(f"{name}: {newer['msg']}")
         return None
     unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden"]
     if not unknown or len(unknown) < exc.error_count():
-        problems.append(f"{name} does not match {model.__name__}; ignored: {_describe(exc)}")
+        problems.append(f"{name} does not match {model.__name__}; ignored: {first_problem(exc, '(root)', True, shown)}")
         return None
     for loc in unknown:
         _drop(data, loc)
@@ -151,7 +153,9 @@ def _load_without_unknown(
     try:
         return model.model_validate(data)
     except ValidationError as again:  # pragma: no cover - dropping unknown keys cannot add an error
-        problems.append(f"{name} does not match {model.__name__}; ignored: {_describe(again)}")
+        problems.append(
+            f"{name} does not match {model.__name__}; ignored: {first_problem(again, '(root)', True, shown)}"
+        )
         return None
 
 
@@ -181,13 +185,6 @@ def _old_cost(lines: list[Any]) -> Any:
 
 def _where(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc) or "(root)"
-
-
-def _describe(exc: ValidationError) -> str:
-    errors = exc.errors()
-    shown = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors[:_SHOWN_ERRORS])
-    more = len(errors) - _SHOWN_ERRORS
-    return shown + (f" (and {more} more)" if more > 0 else "")
 
 
 def _drop(data: Any, loc: tuple[Any, ...]) -> None:

@@ -285,11 +285,15 @@ def figures(value: float) -> str:
     return f"{value:,.1f}" if value == 0 or abs(value) >= 0.1 else f"{value:.3g}"
 
 
-def first_problem(exc: ValidationError, root: str = "", more: bool = True) -> str:
+def first_problem(exc: ValidationError, root: str = "", more: bool = True, shown: int = 1) -> str:
     """pydantic's first error of `exc` as one clause, 'where: why' ('kv_tokens: Field required'), where is its
     location's parts joined by '.' (`root` for the document itself; '' names none: 'Invalid JSON: ...'), and with
-    `more`, how many others there are ('(and 2 more)')."""
+    `more`, how many others there are ('(and 2 more)'). `shown` > 1: the first `shown` errors, each so, joined by
+    '; '."""
     errors = exc.errors(include_url=False)
-    where = ".".join(str(part) for part in errors[0]["loc"]) or root
-    others = f" (and {len(errors) - 1} more)" if more and len(errors) > 1 else ""
-    return f"{where + ': ' if where else ''}{errors[0]['msg']}{others}"
+    said = []
+    for error in errors[:shown]:
+        where = ".".join(str(part) for part in error["loc"]) or root
+        said.append(f"{where + ': ' if where else ''}{error['msg']}")
+    others = f" (and {len(errors) - shown} more)" if more and len(errors) > shown else ""
+    return "; ".join(said) + others

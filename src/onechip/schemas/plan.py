@@ -9,7 +9,7 @@ from pydantic import Field, ValidationError
 
 from onechip.errors import ConfigError
 from onechip.paths import read_regular
-from onechip.schemas.common import ResultModel, first_problem
+from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StoredSchemaVersion, first_problem
 from onechip.schemas.serve import ServeCommand
 from onechip.textcodec import decoded
 
@@ -214,6 +214,11 @@ class Plan(ResultModel):
     pool and what it holds per context, the TPOT floor, the per-layer KV table, the serve flags with their
     reasons, the warnings that apply and whether it fits."""
 
+    schema_version: StoredSchemaVersion = Field(
+        default=SCHEMA_VERSION,
+        description="Version of this file's layout (schemas.common.SCHEMA_VERSION); a plan written before plans "
+        "named one (version 1) reads as it.",
+    )
     model: str = Field(description="Model id, directory or catalog name as given.")
     architecture: str = Field(description="Config model_type, e.g. 'llama', 'gemma4'.")
     chip: str = Field(description="Accelerator catalog key, e.g. 'v5e-1', 'cpu'.")
@@ -397,7 +402,8 @@ class Plan(ResultModel):
     def from_file(cls, path: Path, flag: str = "--plan") -> Plan:
         """The plan saved at `path` (`onechip plan --json`), checked as input: its sizes are what a
         simulation divides by and a launch allocates. Raises ConfigError naming `flag` and the file when
-        it cannot be read, is not a plan JSON, or holds a size out of range (block_size 0, negative bytes)."""
+        it cannot be read, is not a plan JSON, was written by a newer onechip (its schema_version: known_schema's
+        words), or holds a size out of range (block_size 0, negative bytes)."""
         try:
             # JSON text is UTF-8 without a mark, and a parser 'MAY ignore the presence of a byte order mark' (RFC 8259
             # section 8.1): a plan Windows saved behind one, or as UTF-16, is read as its text (textcodec.decoded)
@@ -405,6 +411,9 @@ class Plan(ResultModel):
         except OSError as exc:
             raise ConfigError(f"{flag} {path}: cannot read: {exc.strerror}") from None
         except ValidationError as exc:  # say the first problem: a field removed, of the wrong type, a file cut short
+            newer = next((e for e in exc.errors() if e["type"] == "unknown_schema"), None)
+            if newer is not None:  # a newer onechip's plan: its sizes may not mean what they mean here
+                raise ConfigError(f"{flag} {path}: {newer['msg']}") from None
             why = first_problem(exc)
             raise ConfigError(f"{flag} {path}: not a plan JSON ({why}; see `onechip plan --json`)") from None
         except ValueError:

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from onechip.schemas.common import SCHEMA_VERSION, Measured, ResultModel
+from onechip.schemas.common import SCHEMA_VERSION, Measured, ResultModel, StoredSchemaVersion
 
 
 class StepTerms(ResultModel):
@@ -76,7 +76,7 @@ class CalibrationKey(ResultModel):
 class Calibration(ResultModel):
     """Step-time terms fitted to a few measured cells of one run, stored per CalibrationKey."""
 
-    schema_version: str = SCHEMA_VERSION
+    schema_version: StoredSchemaVersion = SCHEMA_VERSION
     key: CalibrationKey
     step_model: int = Field(
         default=1,

@@ -28,7 +28,7 @@ from pydantic import ConfigDict, Field
 
 from onechip import catalog
 from onechip.catalog.files import release_key
-from onechip.errors import HF_TOKEN_SHAPE, SECRET_WORD_NAME, ConfigError, known_secrets, names_a_path, secret_finder
+from onechip.errors import HF_TOKEN_SHAPE, SECRET_NAME, ConfigError, known_secrets, names_a_path, secret_finder
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.inputs import (
     HUMAN_INT,
@@ -260,13 +260,6 @@ def _abbreviated(flag: str) -> set[str]:
     return {name for name in _SECRET_FLAGS if name.startswith(flag) and len(flag) > name.index("-", 2) + 1}
 
 
-# An environment variable whose name says, word by word, that it holds a secret (errors.SECRET_WORD_NAME: GITHUB_TOKEN,
-# DB_PASSWORD, not TOKENIZERS_PARALLELISM): --set would print its value in the plan and the dry run and put it in the
-# engine's ps line. One that holds the path of a secret's file (errors.names_a_path:
-# GOOGLE_APPLICATION_CREDENTIALS=/path/adc.json) shows no secret and is passed.
-_SECRET_ENV_NAME = SECRET_WORD_NAME
-
-
 # Flags onechip writes itself, which a --set would be dropped for (host, port) or contradict (the model is MODEL,
 # given positionally to `vllm serve`, which then ignores --model: vllm/entrypoints/cli/serve.py)
 _OWNED = {
@@ -307,10 +300,11 @@ def parse_sets(items: list[str] | None) -> list[Override]:
     `enforce-eager` adds a bare switch, `block-size=` removes a flag, `VLLM_TPU_BUCKET_PADDING_GAP=128` (an
     upper-case name) sets an engine environment variable. Raises ConfigError for malformed items and for anything
     that carries a token (the token goes in --hf-token-file) or a secret (a value shaped as one, vLLM's API key, an
-    environment variable whose name says it holds one: _SECRET_ENV_NAME) or a NUL character (no argv or environment
-    carries one); the message never repeats the value. Refuses one flag or variable given twice (vLLM's argparse
-    keeps the last and drops the other without a word), a switch and its --no- form too (_one_flag), naming both
-    items.
+    environment variable whose name says it holds one: errors.SECRET_NAME, but for one that holds the path of a
+    secret's file, errors.names_a_path: GOOGLE_APPLICATION_CREDENTIALS=/path/adc.json shows no secret and is passed)
+    or a NUL character (no argv or environment carries one); the message never repeats the value. Refuses one flag or
+    variable given twice (vLLM's argparse keeps the last and drops the other without a word), a switch and its --no-
+    form too (_one_flag), naming both items.
 
     Parsed once for each list of items and secrets known (a plan reads its sets in six places: the planner's inputs,
     its auto-fit, its GDN and quantization rules, the serve command, the MCP summary), the last list alone kept.
@@ -371,7 +365,7 @@ def _parsed(items: tuple[str, ...], secrets: tuple[str, ...]) -> tuple[Override,
                 "is not given)"
             )
         if _ENV_NAME.match(key):
-            if _SECRET_ENV_NAME.search(key) and not names_a_path(key, value):
+            if SECRET_NAME.search(key) and not names_a_path(key, value):
                 raise ConfigError(
                     f"--set {key}: a secret never goes on the command line (the plan, the dry run and ps would show "
                     "it); export it where the engine runs instead"

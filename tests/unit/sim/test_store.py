@@ -96,3 +96,18 @@ def test_simulate_names_the_engine_version_its_calibration_was_measured_on(
     assert f"measured on engine version {key.engine_version}" in said
     other = f"fitted on engine version 0.1.0; the plan is for {seed_plan.engine_version}"
     assert (other in said) == (version is not None)
+
+
+def test_a_stored_calibration_of_a_newer_schema_is_not_reused(seed_plan, tmp_path, monkeypatch) -> None:
+    """A calibration a newer onechip stored (its schema_version '2') was read as this onechip's: its terms may mean
+    what this one cannot tell. Its schema_version is now read as every stored result's (schemas.common.known_schema):
+    the file is skipped as an unreadable one is, and one without a version (written before) is read as version 1."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    terms = StepTerms(fixed_s=0.005, per_token_s=3e-5, per_kv_token_s=5e-8, request_overhead_s=0.007)
+    path = calibration_store.save(Calibration(key=key_of(seed_plan), step_model=STEP_MODEL, terms=terms))
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "schema_version": "2"}))
+    assert calibration_store.find(seed_plan.model, seed_plan.chip, seed_plan.engine) is None
+    path.write_text(json.dumps({k: v for k, v in data.items() if k != "schema_version"}))
+    found = calibration_store.find(seed_plan.model, seed_plan.chip, seed_plan.engine)
+    assert found is not None and found.schema_version == "1"
