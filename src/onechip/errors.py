@@ -262,13 +262,14 @@ _SECRET_PATTERNS = [
 # Its value is redacted whatever its shape (redact, and serve.sh's bash filter, engines.remote: so the pattern is an
 # ERE as well), and refused on a command line (vllm.flag_table), unless the name says where one is kept (_PATH_NAME).
 # SECRET, PASSWORD, PASSWD, CREDENTIAL and an API, access or private KEY anywhere in it ('DBPASSWORD',
-# 'CLIENT_SECRETS', 'DB_PASSWORD_HASH'); TOKEN only at its end ('HFTOKEN', 'GITHUB_TOKEN') or before the _FILE or _PATH
+# 'CLIENT_SECRETS', 'DB_PASSWORD_HASH'); TOKEN only at its end ('HFTOKEN', 'GITHUB_TOKEN'), before a number there
+# ('GITHUB_TOKEN_2', 'HF_TOKEN2': a second one) or before the _FILE or _PATH
 # of a variable that says where one is kept (AWS_WEB_IDENTITY_TOKEN_FILE: a token put there by mistake is still one,
 # names_a_path). vLLM's own tuning variables count tokens in the middle of theirs
 # (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD, VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD: vllm/envs.py, 0.34.0), as Hugging
 # Face tokenizers' switch (TOKENIZERS_PARALLELISM) and JSON's keys (max_tokens) do, whose values are no secret: a count
 # of 6 digits redacted as one hid that number from every line.
-SECRET_NAME = re.compile(r"TOKEN(_FILE|_PATH)?$|SECRET|PASSWORD|PASSWD|CREDENTIAL|(API|ACCESS|PRIVATE)_?KEY")
+SECRET_NAME = re.compile(r"TOKEN(_?[0-9]+)?(_FILE|_PATH)?$|SECRET|PASSWORD|PASSWD|CREDENTIAL|(API|ACCESS|PRIVATE)_?KEY")
 # Variables that say where a secret is kept, not the secret: Google's Application Default Credentials file
 # (GOOGLE_APPLICATION_CREDENTIALS, 'the path of the JSON file that contains your credentials':
 # cloud.google.com/docs/authentication/application-default-credentials) and any named ..._FILE or ..._PATH

@@ -40,6 +40,8 @@ NAMED = [
     "MY_PRIVATEKEY",  # the word rule's alone
     "AWS_ACCESSKEY",
     "GCP_CREDENTIAL",
+    "GITHUB_TOKEN_2",  # a numbered second token (the substring rule's alone): TOKEN ends the name but for its number
+    "HF_TOKEN2",
 ]
 # vLLM's own variables that count tokens (vllm/envs.py, 0.34.0) and Hugging Face tokenizers' switch: no secret, their
 # values shown as they are (the substring rule redacted a count of 6 digits from every line where the number stood)
