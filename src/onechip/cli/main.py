@@ -356,14 +356,9 @@ def _signal_exit_code() -> int:
     return 128 + int(_stopped_by[0])
 
 
-# what a Ctrl-C that reaches _interrupted leaves, of the commands that measure: check and demo keep what they measured
-# (marked interrupted); bench turns every Ctrl-C once it runs into an Interrupted that says what it kept
-# (bench_cmd._ctrl_c_says_what_is_kept), so one that reaches here came before it ran (its flags, its imports)
-_KEPT = {
-    "bench": " (nothing measured yet; nothing written)",
-    "check": " (what was measured is kept on disk)",
-    "demo": " (what was measured is kept on disk)",
-}
+# the commands that measure: each turns a Ctrl-C once it runs into an Interrupted that says what it kept
+# (cli.interrupted), so one that reaches _interrupted came before it ran (its flags, its imports)
+_MEASURING = frozenset({"bench", "check", "demo"})
 
 
 def leave_interrupted(argv: list[str]) -> None:
@@ -378,13 +373,13 @@ def leave_interrupted(argv: list[str]) -> None:
 
 
 def _interrupted(argv: list[str]) -> None:
-    """Say that the command was stopped, and for one that measures that what it measured is kept; exit 128 + the
-    signal's number."""
+    """Say that the command was stopped, and for one that measures that it had measured and written nothing (a Ctrl-C
+    once it runs says what it kept: cli.interrupted); exit 128 + the signal's number."""
     said = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}.get(
         _stopped_by[0], "interrupted"
     )
     command = next((arg for arg in argv if not arg.startswith("-")), "")
-    kept = _KEPT.get(command, "")
+    kept = " (nothing measured yet; nothing written)" if command in _MEASURING else ""
     _said[0] = f"{said}{kept}"
     err_console.print(f"[bold red]{said}[/]{kept}")
     sys.exit(_signal_exit_code())
