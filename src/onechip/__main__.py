@@ -1,5 +1,5 @@
 """`python -m onechip` == the `onechip` console script."""
 
-from onechip.cli.main import main
+from onechip.cli.entry import main
 
 main()

@@ -18,7 +18,8 @@
     │                            the same --out): refused, nothing done (exit 8)
     ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10; `result`: the report)
     ├── DoesNotFit               `plan` ran, and its verdict is 'does not fit' (exit 10; `result`: the plan)
-    └── Interrupted              the user pressed Ctrl-C; what was measured is kept on disk
+    └── Interrupted              the user pressed Ctrl-C: what was measured is kept on disk, and the line says
+                                 where (or that nothing was written)
 
 An OSError that escapes a job (a read-only directory, a file where a directory should be, a launcher that
 does not exist) is not wrapped on the way up: the CLI prints it as one line with `os_error_line` (exit 1).
@@ -205,9 +206,10 @@ EXIT_CODES: dict[int, str] = {
     BusyError.exit_code: "another onechip holds the lock (an up starting, a bench writing the same --out)",
     ChecksNotPassed.exit_code: "a verdict not allowed: check's, or plan's 'does not fit' (printed first)",
     129: "hung up (SIGHUP)",
-    Interrupted.exit_code: "interrupted (Ctrl-C: what was measured is kept)",
+    Interrupted.exit_code: "interrupted (Ctrl-C: bench, check and demo say where what they measured is kept, or "
+    "that nothing was written)",
     141: "the reader of its output went away (SIGPIPE)",
-    143: "stopped by SIGTERM (kept as on Ctrl-C)",
+    143: "stopped by SIGTERM (said as on Ctrl-C)",
 }
 
 

@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from onechip.errors import redact
+from onechip.errors import exit_codes_line, redact
 
 # Shapes only, not real keys: "hf_" + 34 letters/digits (a Hugging Face user access token) and
 # "sk-" / "sk-proj-" + 20+ of [A-Za-z0-9_-] (OpenAI API keys).
@@ -201,3 +201,9 @@ def test_a_secret_named_value_is_redacted_to_its_closing_quote(text, redacted):
 )
 def test_a_bearer_token_under_a_quoted_authorization_key_is_redacted(text, redacted):
     assert redact(text) == redacted
+
+
+def test_exit_codes_do_not_say_every_ctrl_c_kept_what_was_measured() -> None:
+    # 'interrupted (Ctrl-C: what was measured is kept)' was said of every command, of those that measure nothing and
+    # of a bench stopped before it measured; each says on its line what it kept (cli.interrupted)
+    assert "what was measured is kept" not in exit_codes_line()

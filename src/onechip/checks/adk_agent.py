@@ -14,7 +14,6 @@ google-adk and litellm are an optional extra (`pip install 'onechip[adk]'`), imp
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -25,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from onechip.aio import run_to_end
 from onechip.checks.agent import SYSTEM_PROMPT, AgentCase, Transcript, score
 from onechip.errors import MissingDependencyError, redact
 from onechip.schemas.checks import AgentRun, CheckOptions
@@ -160,7 +160,7 @@ async def _run_case(
 
 
 async def _close_litellm_clients() -> None:
-    """Close and forget LiteLLM's cached HTTP clients: they belong to this event loop, which asyncio.run is
+    """Close and forget LiteLLM's cached HTTP clients: they belong to this event loop, which run_to_end is
     about to close (left open, their sockets leak and the next run would reuse a dead loop's client)."""
     import litellm
 
@@ -184,7 +184,7 @@ def run_case_adk(
         warnings.simplefilter("ignore", UserWarning)
         adk = _adk()
         with open(errlog_path or os.devnull, "a") as errlog, _logs_to(errlog):
-            return asyncio.run(_run_case(adk, ep.root, model, case, runs, opts, errlog))
+            return run_to_end(_run_case(adk, ep.root, model, case, runs, opts, errlog))
 
 
 # The loggers ADK and LiteLLM report a failed call on, each with its traceback (google-adk 2.13

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from onechip.aio import run_to_end
 from onechip.checks.id_table import count_ids, equivalent
 from onechip.errors import EndpointBusyError, EndpointError, EndpointStatusError, MissingDependencyError
 from onechip.paths import write_text_atomic
@@ -352,7 +353,7 @@ def run_case_loop(
     ep: WireClient, model: str, case: AgentCase, runs: int, opts: CheckOptions, errlog_path: Path | None = None
 ) -> list[tuple[AgentRun, Transcript]]:
     """`run_case` from synchronous code: the OpenAI-SDK-style loop (the default agent)."""
-    return asyncio.run(run_case(ep, model, case, runs, opts, errlog_path))
+    return run_to_end(run_case(ep, model, case, runs, opts, errlog_path))
 
 
 def _run_cases(

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,9 +14,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from onechip import api
+from onechip.cli.interrupted import ctrl_c_says_what_is_kept
 from onechip.cli.options import on_command_line, options_from
 from onechip.cli.render import console, live_progress, print_whole, print_written, titled_table
-from onechip.errors import ConfigError, Interrupted
+from onechip.errors import ConfigError
 from onechip.paths import run_dir
 from onechip.report.markdown_bench import waits_text
 from onechip.report.search import (
@@ -312,18 +313,8 @@ def _measure(config: BenchConfig, out_dir: Path, plan: Path | None, json_out: bo
         raise error
 
 
-@contextmanager
-def _ctrl_c_says_what_is_kept(out_dir: Path) -> Iterator[None]:
-    """A Ctrl-C (or SIGTERM) outside the job's own handler (run_grid and find_max raise Interrupted saying what they
-    kept) raised as Interrupted saying what is true: before the job wrote its run (nothing), or once it had written
-    its summary.json or search.json (while it is drawn, or between probes): where it is."""
-    try:
-        yield
-    except KeyboardInterrupt:
-        if any((out_dir / name).is_file() for name in (RUN_FILES["bench"], SEARCH_FILE)):
-            raise Interrupted(f"bench interrupted; what was measured is in {out_dir}") from None
-        raise Interrupted("bench interrupted before it measured anything; nothing written") from None
-
+# the files whose presence says a bench (its summary.json) or a search (its search.json) was written in its --out
+BENCH_FILES = (RUN_FILES["bench"], SEARCH_FILE)
 
 BENCH_HELP = (
     "Measure a context x clients grid (or agent sessions, or a trace): aggregate tok/s, TTFT, TPOT, ITL, per-stream "
@@ -359,8 +350,9 @@ def register(app: typer.Typer) -> None:
         if config.find_max is not None:
             if resume is not None:
                 raise ConfigError("--find-max resumes when run again into the same --out: give --out, not --resume")
-            with run_dir(out) as out_dir, _ctrl_c_says_what_is_kept(out_dir):
+            with run_dir(out) as out_dir, ctrl_c_says_what_is_kept("bench", out_dir, *BENCH_FILES):
                 return _search(config, out_dir, plan, json_out)
         # --resume's run, else --out, else a new runs/<run-id>/ per run (removed again when nothing was written in it)
-        with nullcontext(resume) if resume is not None else run_dir(out) as out_dir, _ctrl_c_says_what_is_kept(out_dir):
+        picked = nullcontext(resume) if resume is not None else run_dir(out)
+        with picked as out_dir, ctrl_c_says_what_is_kept("bench", out_dir, *BENCH_FILES):
             _measure(config, out_dir, plan, json_out, resume is not None)

@@ -18,6 +18,7 @@ import typer
 from rich.table import Table
 
 from onechip import api
+from onechip.cli.interrupted import ctrl_c_says_what_is_kept
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, print_whole, titled_table
 from onechip.errors import EndpointError
@@ -25,6 +26,7 @@ from onechip.schemas.checks import CheckReport, CheckResult
 from onechip.schemas.common import cut_at_word
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import CheckRequest
+from onechip.schemas.run import RUN_FILES
 
 VERDICT_STYLE = {
     "pass": "green",
@@ -105,15 +107,16 @@ def register(app: typer.Typer) -> None:
         130: interrupted (finished domains kept in --out); 143: stopped by SIGTERM (the same).
         """
         request = build_request(CheckRequest, fields)
-        with live_progress(transient=True) as on_progress:
-            report = api.check(request, on_progress)
-        if json_out:
-            typer.echo(report.model_dump_json(indent=2))
-        else:
-            for table in check_tables(report):
-                print_whole(table)
-        failure = api.check_failure(request, report)
-        if report.server_busy and not isinstance(failure, EndpointError) and not json_out:
-            console.print(f"[yellow]{report.server_busy}[/]")
+        with ctrl_c_says_what_is_kept("check", request.out_dir, RUN_FILES["checks"]):
+            with live_progress(transient=True) as on_progress:
+                report = api.check(request, on_progress)
+            if json_out:
+                typer.echo(report.model_dump_json(indent=2))
+            else:
+                for table in check_tables(report):
+                    print_whole(table)
+            failure = api.check_failure(request, report)
+            if report.server_busy and not isinstance(failure, EndpointError) and not json_out:
+                console.print(f"[yellow]{report.server_busy}[/]")
         if failure is not None:
             raise failure

@@ -8,11 +8,12 @@ from typing import Any
 
 import typer
 
-from onechip import api
+from onechip import api, paths
 from onechip.cli.bench_cmd import bench_tables
 from onechip.cli.check_cmd import check_tables
 from onechip.cli.cloud_cmd import YES, ask_up
 from onechip.cli.engine_cmds import print_boot
+from onechip.cli.interrupted import ctrl_c_says_what_is_kept
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, print_whole, titled_table
 from onechip.schemas import RUN_FILES, BenchRun, BootRecord, CheckReport, CrossCheck, Plan
@@ -60,17 +61,20 @@ def register(app: typer.Typer) -> None:
         # a TPU is created (or onechip's live one resumed) and billed: asked first, as `cloud up` asks
         if request.cloud and not request.again:
             ask_up(api.demo_cloud_request(request), yes, to_stderr=True, purpose=" for the demo")
-        with live_progress() as on_progress:
-            manifest = api.demo(request, on_progress, on_stage_done=_render_stage)
-        table = titled_table("stage timings (s)")
-        for name in manifest.stage_timings_s:
-            table.add_column(name, justify="right")
-        table.add_row(*(f"{v:.1f}" for v in manifest.stage_timings_s.values()))
-        print_whole(table)
-        run_dir = request.out_dir or request.runs_root / manifest.run_id
-        console.print(f"[bold green]done[/]: report {run_dir / RUN_FILES['report_md']}")
-        if request.cloud and request.keep:
-            print_kept(request)
+        # --out, else a new runs/<run-id>/ (removed again when nothing was written in it): a Ctrl-C then says where
+        picked = paths.run_dir(request.out_dir, request.runs_root)
+        with picked as out_dir, ctrl_c_says_what_is_kept("demo", out_dir, RUN_FILES["manifest"]):
+            with live_progress() as on_progress:
+                in_out_dir = request.model_copy(update={"out_dir": out_dir})
+                manifest = api.demo(in_out_dir, on_progress, on_stage_done=_render_stage)
+            table = titled_table("stage timings (s)")
+            for name in manifest.stage_timings_s:
+                table.add_column(name, justify="right")
+            table.add_row(*(f"{v:.1f}" for v in manifest.stage_timings_s.values()))
+            print_whole(table)
+            console.print(f"[bold green]done[/]: report {out_dir / RUN_FILES['report_md']}")
+            if request.cloud and request.keep:
+                print_kept(request)
 
 
 def print_kept(request: DemoRequest) -> None:

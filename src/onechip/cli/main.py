@@ -36,6 +36,7 @@ from rich.text import Text
 
 from onechip import __version__
 from onechip.cli.commands import LazyGroup
+from onechip.cli.entry import before_it_ran
 from onechip.cli.render import new_console
 from onechip.errors import Interrupted, OnechipError, error_line, exit_codes_line, internal_error_line, os_error_line
 
@@ -320,12 +321,14 @@ def _main(args: list[str], argv: list[str] | None) -> None:
     _stopped_by[0] = signal.SIGINT
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGHUP, _terminate)  # a closed terminal: as SIGTERM, never a sudden death mid-`up`
-    command = typer.main.get_command(app)
-    # --help is laid out at the width of the rest of onechip's output (render.new_console: COLUMNS=0 or 5 read as
-    # unknown or the narrowest), unless typer's own TERMINAL_WIDTH sets it; typer's console took COLUMNS as it came
     help_width = typer.rich_utils.MAX_WIDTH
-    typer.rich_utils.MAX_WIDTH = help_width or new_console().width
+    # from here a Ctrl-C is a KeyboardInterrupt said below (cli.entry said it on its own while the CLI was imported)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
+        command = typer.main.get_command(app)
+        # --help is laid out at the width of the rest of onechip's output (render.new_console: COLUMNS=0 or 5 read as
+        # unknown or the narrowest), unless typer's own TERMINAL_WIDTH sets it; typer's console took COLUMNS as it came
+        typer.rich_utils.MAX_WIDTH = help_width or new_console().width
         rc = command.main(args=argv, prog_name="onechip", standalone_mode=False)
     except OnechipError as exc:
         _error(str(exc))
@@ -356,16 +359,6 @@ def _signal_exit_code() -> int:
     return 128 + int(_stopped_by[0])
 
 
-# what a Ctrl-C that reaches _interrupted leaves, of the commands that measure: check and demo keep what they measured
-# (marked interrupted); bench turns every Ctrl-C once it runs into an Interrupted that says what it kept
-# (bench_cmd._ctrl_c_says_what_is_kept), so one that reaches here came before it ran (its flags, its imports)
-_KEPT = {
-    "bench": " (nothing measured yet; nothing written)",
-    "check": " (what was measured is kept on disk)",
-    "demo": " (what was measured is kept on disk)",
-}
-
-
 def leave_interrupted(argv: list[str]) -> None:
     """Say so and exit as _interrupted does, but at once (os._exit, once stderr is flushed), without interpreter
     shutdown: `onechip mcp` over stdio, whose SDK reads stdin in a thread that is no daemon and returns only at EOF, so
@@ -378,13 +371,12 @@ def leave_interrupted(argv: list[str]) -> None:
 
 
 def _interrupted(argv: list[str]) -> None:
-    """Say that the command was stopped, and for one that measures that what it measured is kept; exit 128 + the
-    signal's number."""
+    """Say that the command was stopped, and for one that measures that it had measured and written nothing (a Ctrl-C
+    once it runs says what it kept: cli.interrupted); exit 128 + the signal's number."""
     said = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}.get(
         _stopped_by[0], "interrupted"
     )
-    command = next((arg for arg in argv if not arg.startswith("-")), "")
-    kept = _KEPT.get(command, "")
+    kept = before_it_ran(argv)
     _said[0] = f"{said}{kept}"
     err_console.print(f"[bold red]{said}[/]{kept}")
     sys.exit(_signal_exit_code())

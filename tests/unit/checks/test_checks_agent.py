@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -270,3 +272,39 @@ def test_a_right_guess_after_a_tool_call_with_bad_arguments_names_the_tool_error
     assert (run.outcome, run.correct, run.note) == ("not-quoted", True, f"1/1 tool calls failed, first: {error}")
     assert result.note == f"correct 1/1, right filter 0/1; not-quoted 1; tool errors in 1/1 runs, first: {error}"
     assert result.probes[0].note == f"not-quoted (1/1 tool calls failed, first: {error})"
+
+
+# The agent check (its loop) in a process of its own, stopped by a KeyboardInterrupt raised inside its event loop's
+# task (by the coroutine function of checks.agent named in argv[1], replaced; the CLI's SIGTERM handler or a second
+# Ctrl-C, which asyncio.run's own first-Ctrl-C cancel does not take, raise it in whatever frame runs), then exits
+_CTRL_C_IN_A_TASK = """
+import sys
+from fakes.vllm_server import FakeVllm, Reply
+from onechip.checks import agent, run_checks
+from onechip.errors import Interrupted
+
+async def ctrl_c(*args, **kwargs):
+    raise KeyboardInterrupt
+
+setattr(agent, sys.argv[1], ctrl_c)
+with FakeVllm(lambda body: Reply("8")) as srv:
+    try:
+        run_checks(srv.url, only=["agent"])
+    except Interrupted as exc:
+        print(exc)
+"""
+
+
+def agent_check_stopped_in_a_task(steps: str) -> subprocess.CompletedProcess[str]:
+    """The agent check run in a child process, its coroutine function `steps` (of checks.agent) stopped by Ctrl-C."""
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": f"{root / 'src'}{os.pathsep}{root / 'tests'}"}
+    return subprocess.run([sys.executable, "-c", _CTRL_C_IN_A_TASK, steps], capture_output=True, text=True,
+                          env=env, timeout=120)  # fmt: skip
+
+
+def test_ctrl_c_in_the_agent_loops_task_is_one_line() -> None:
+    # the MCP client's anyio task group wrapped the KeyboardInterrupt in a BaseExceptionGroup, which run_checks' own
+    # Ctrl-C handler did not take: Python's exception-group traceback, exit 1
+    done = agent_check_stopped_in_a_task("_agent_turns")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "check interrupted after 0 of 1 domains\n", ""), done

@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import time
+from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
 
@@ -117,43 +118,73 @@ def test_ctrl_c_says_interrupted_and_exits_130(run, monkeypatch) -> None:
     assert "kept on disk" not in err
 
 
-def test_ctrl_c_before_bench_wrote_anything_says_nothing_was_measured(run, monkeypatch, tmp_path: Path) -> None:
-    # Ctrl-C outside run_grid's own handler (here in api.bench before it measured) said 'what was measured is kept on
-    # disk' of a run that measured nothing, its new runs/<id>/ removed again (paths.run_dir)
+def _ctrl_c(*args: object, **kwargs: object) -> None:
+    raise KeyboardInterrupt
+
+
+# argv of each command that measures, run at 127.0.0.1:9 (nothing listens) or on the embedded engine (demo), its job
+# (api.bench, api.check, api.demo) replaced by one that is stopped by a Ctrl-C
+MEASURING = {
+    "bench": ("bench", ["http://127.0.0.1:9", "--contexts", "128", "--clients", "1"]),
+    "check": ("check", ["http://127.0.0.1:9"]),
+    "demo": ("demo", []),
+}
+
+
+@pytest.mark.parametrize("command", MEASURING)
+def test_ctrl_c_before_a_measuring_command_wrote_anything_says_nothing_was_written(
+    run, monkeypatch, tmp_path: Path, command: str
+) -> None:
+    # Ctrl-C outside the job's own handler (here in api.<job> before it measured) said 'what was measured is kept on
+    # disk' of a run that wrote nothing (check, demo; bench before 33a61194), its new runs/<id>/ removed again
+    # (paths.run_dir)
     from onechip import api
 
-    def ctrl_c(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(api, "bench", ctrl_c)
-    code, _, err = run("bench", "http://127.0.0.1:9", "--contexts", "128", "--clients", "1")
-    assert code == 130 and _one_line(err) == "error: bench interrupted before it measured anything; nothing written"
+    job, argv = MEASURING[command]
+    monkeypatch.setattr(api, job, _ctrl_c)
+    code, _, err = run(command, *argv)
+    assert code == 130 and _one_line(err) == f"error: {command} interrupted; nothing written", err
     assert not (tmp_path / "runs").exists()
 
 
-def test_ctrl_c_after_bench_wrote_its_run_says_where_it_is(run, monkeypatch, tmp_path: Path) -> None:
-    # a Ctrl-C once the run's files are written (here as api.bench returns) keeps them: the line says where
+def _wrote_then_ctrl_c(name: str) -> Callable[..., None]:
+    """A job that writes its run's file `name` (schemas.run.RUN_FILES) into its out_dir, then is stopped by a Ctrl-C
+    (as it returns, or after: while its tables are drawn)."""
+
+    def job(first: object, *args: object, **kwargs: object) -> None:
+        out_dir = kwargs.get("out_dir") or first.out_dir  # bench's out_dir=; check's and demo's request.out_dir
+        out_dir.mkdir(exist_ok=True)
+        (out_dir / RUN_FILES[name]).write_text("{}")
+        raise KeyboardInterrupt
+
+    return job
+
+
+@pytest.mark.parametrize(("command", "written"), [("bench", "bench"), ("check", "checks"), ("demo", "manifest")])
+def test_ctrl_c_after_a_measuring_command_wrote_its_run_says_where_it_is(
+    run, monkeypatch, tmp_path: Path, command: str, written: str
+) -> None:
+    # a Ctrl-C once the run's files are written keeps them: the line says where (check and demo said 'what was
+    # measured is kept on disk', not where)
     from onechip import api
 
-    def wrote_then_ctrl_c(config: BenchConfig, *args: object, out_dir: Path, **kwargs: object) -> None:
-        out_dir.mkdir()
-        (out_dir / RUN_FILES["bench"]).write_text("{}")
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(api, "bench", wrote_then_ctrl_c)
-    code, _, err = run("bench", "http://127.0.0.1:9", "--contexts", "128", "--out", str(tmp_path / "r"))
-    assert code == 130 and _one_line(err) == f"error: bench interrupted; what was measured is in {tmp_path / 'r'}"
+    job, argv = MEASURING[command]
+    monkeypatch.setattr(api, job, _wrote_then_ctrl_c(written))
+    code, _, err = run(command, *argv, "--out", str(tmp_path / "r"))
+    assert code == 130, err
+    assert _one_line(err) == f"error: {command} interrupted; what was measured is in {tmp_path / 'r'}"
 
 
-def test_ctrl_c_while_bench_reads_its_flags_says_nothing_was_measured(run, monkeypatch) -> None:
-    # before the command itself runs (its flags parsed; at start, its imports) nothing can have been measured
+@pytest.mark.parametrize("command", MEASURING)
+def test_ctrl_c_while_a_measuring_command_reads_its_flags_says_nothing_was_measured(
+    run, monkeypatch, command: str
+) -> None:
+    # before the command itself runs (its flags parsed; at start, its imports) nothing can have been measured; check
+    # and demo said 'what was measured is kept on disk'
     import typer.core
 
-    def ctrl_c(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(typer.core.TyperCommand, "parse_args", ctrl_c)
-    code, _, err = run("bench", "http://127.0.0.1:9", "--contexts", "128")
+    monkeypatch.setattr(typer.core.TyperCommand, "parse_args", _ctrl_c)
+    code, _, err = run(command, *MEASURING[command][1])
     assert code == 130 and _one_line(err) == "interrupted (nothing measured yet; nothing written)", err
 
 

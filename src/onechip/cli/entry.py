@@ -1,0 +1,45 @@
+"""The entry of the `onechip` console script and of `python -m onechip`: the CLI (cli.main) imported under a Ctrl-C
+handler of its own.
+
+Importing the CLI (typer, rich, pydantic) takes about a second, before cli.main has set up its error handling: a
+Ctrl-C there (or a second one, pressed again as the first seemed slow) printed Python's bare KeyboardInterrupt
+traceback and the process died by SIGINT (-2 to a parent, not the 130 of every other Ctrl-C). Until cli.main takes
+SIGINT back (cli.main._main, just before it runs the command) a Ctrl-C says 'interrupted' on one line, with what the
+commands that measure say of a Ctrl-C before they ran, and exits 130 at once: nothing was started that would need
+stopping.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+# the commands that measure: a Ctrl-C before their own body ran (onechip's imports, their flags) measured and wrote
+# nothing, which their line says; from then on each says what it kept (cli.interrupted.ctrl_c_says_what_is_kept)
+MEASURING = frozenset({"bench", "check", "demo"})
+NOTHING_YET = " (nothing measured yet; nothing written)"
+
+
+def before_it_ran(argv: list[str]) -> str:
+    """What a Ctrl-C before the command of `argv` (its first word that is no flag) ran leaves, as the end of the line
+    'interrupted': NOTHING_YET for a command of MEASURING, '' for any other (it measures nothing)."""
+    command = next((arg for arg in argv if not arg.startswith("-")), "")
+    return NOTHING_YET if command in MEASURING else ""
+
+
+def main() -> None:
+    """Import the CLI under _stopped_at_start, then run it (cli.main.main on sys.argv)."""
+    signal.signal(signal.SIGINT, _stopped_at_start)
+    from onechip.cli import main as cli  # noqa: PLC0415 (imported under the handler above: what this module is for)
+
+    cli.main()
+
+
+def _stopped_at_start(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while the first is said
+    try:
+        os.write(2, f"interrupted{before_it_ran(sys.argv[1:])}\n".encode())
+    except OSError:  # a closed stderr: the exit code still says it
+        pass
+    os._exit(128 + signum)  # nothing to clean up yet; unwinding the imports could be interrupted again
