@@ -728,11 +728,21 @@ def wrap_row(before: str, row: str) -> bool:
     no space (a word wrap leaves its spaces on the row before), opens no line of its own, and its first word is not
     of the shape `before`'s is, digits aside (a collector's prefix put before every row, a `kubectl logs --timestamps`
     stamp or journalctl's '-o short-unix' head, was put after any wrap: '2026-01-01T10:00:00.123Z 25809' is no rest of
-    '... num_gpu_blocks is:'). What a reader of a log line by line (log_summary) holds `before` for, where it holds
-    `row`."""
+    '... num_gpu_blocks is:'). A quote's marker both rows open with is put after the wrap too (a reply quoting a
+    wrapped paste, _QUOTE) and is read past. What a reader of a log line by line (log_summary) holds `before` for,
+    where it holds `row`."""
+    before, row = _unquoted(before, before), _unquoted(before, row)
     if not row[:1].strip() or _own_line(row):
         return False
     return _DIGITS.sub("0", row.split(None, 1)[0]) != _DIGITS.sub("0", (before.split(None, 1) or [""])[0])
+
+
+def _unquoted(before: str, row: str) -> str:
+    """`row` without the Markdown or chat quote's marker that `before` opens with (_QUOTE), where it opens with the
+    same: a reply quoting a paste puts it before every row the paste's wrap made (mail's '> ', GitHub's 'Quote
+    reply'), so the row's own text, the rest of a broken line, starts after it."""
+    quote = _QUOTE.match(before)
+    return row[quote.end() :] if quote and row.startswith(quote.group()) else row
 
 
 def _soft_break(row: str, columns: int, after: str, width: int) -> bool:
@@ -769,7 +779,7 @@ def _unwrapped(lines: list[str]) -> list[str]:
     soft: set[int] = set()  # the rows a word wrap broke on a record of vLLM's logger or a serve command
     record = False  # lines[i - 1] is (a row of) a record whose rows a word wrap may have broken
     for i, (line, length) in enumerate(zip(lines[:-1], columns, strict=False)):
-        if not (breaks := _soft_break(line, length, lines[i + 1], width)) and length < width:
+        if not (breaks := _soft_break(line, length, _unquoted(line, lines[i + 1]), width)) and length < width:
             continue  # a row the next does not continue: whether it is a record's is not asked (most are not)
         broken = i - 1 in soft or (i > 0 and columns[i - 1] == width)  # lines[i] continues the row before it
         record = (record and broken) or _opens_record(lines, i)

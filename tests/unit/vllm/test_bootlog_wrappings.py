@@ -130,6 +130,10 @@ WRAPS: dict[str, Callable[[str], str]] = {
     "fold -s -w 120": _folded(120),
     "chat box, 80 columns": _folded(80, keep_blank=False),
     "chat box, 120 columns": _folded(120, keep_blank=False),
+    # a word-wrapped paste quoted in a reply: the mail client or GitHub's 'Quote reply' puts '> ' before every row the
+    # wrap made, so each row after the first of a broken line opens with the marker, not the line's next word
+    "fold -s -w 78, quoted": lambda text: _each_line("> ")(_folded(78)(text)),
+    "chat box, 80 columns, quoted": lambda text: _each_line("> ")(_folded(80, keep_blank=False)(text)),
 }
 
 
