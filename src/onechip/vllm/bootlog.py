@@ -725,13 +725,16 @@ _BLANK_INSIDE = re.compile(r"\S\s+\S")
 
 def wrap_row(before: str, row: str) -> bool:
     """Whether `row` may be a row a word wrap broke off the line `before` it (_unwrapped): it is not blank, starts with
-    no space (a word wrap leaves its spaces on the row before), opens no line of its own, and its first word is not
+    no space (a word wrap leaves its spaces on the row before; only where `before` ends in one may `row` open with the
+    rest of a run of blanks the wrap broke inside, _soft_break), opens no line of its own, and its first word is not
     of the shape `before`'s is, digits aside (a collector's prefix put before every row, a `kubectl logs --timestamps`
     stamp or journalctl's '-o short-unix' head, was put after any wrap: '2026-01-01T10:00:00.123Z 25809' is no rest of
     '... num_gpu_blocks is:'). A quote's marker both rows open with is put after the wrap too (a reply quoting a
     wrapped paste, _QUOTE) and is read past. What a reader of a log line by line (log_summary) holds `before` for,
     where it holds `row`."""
     before, row = _unquoted(before, before), _unquoted(before, row)
+    if before[-1:].isspace():
+        row = row.lstrip(" ")
     if not row[:1].strip() or _own_line(row):
         return False
     return _DIGITS.sub("0", row.split(None, 1)[0]) != _DIGITS.sub("0", (before.split(None, 1) or [""])[0])
@@ -749,7 +752,11 @@ def _soft_break(row: str, columns: int, after: str, width: int) -> bool:
     """Whether a greedy word wrap at `width` columns broke a line between `row` (`columns` wide) and `after`: the
     first word of `after`, with the blank after it, did not fit on `row` after the blank before it (kept at `row`'s end
     by `fold -s`, dropped by a chat box). GNU fold -s breaks before a word that ends at the width where a blank
-    follows it ('aaaa bbbb cccc' at 9 columns: 'aaaa ' then 'bbbb cccc')."""
+    follows it ('aaaa bbbb cccc' at 9 columns: 'aaaa ' then 'bbbb cccc'), and past the width it breaks inside a run
+    of blanks: the row keeps those of its first `width` columns and the next opens with the rest (fold.c; vLLM's logo
+    line '█  version 0.22.1'), so a row opening with a blank is a wrap's only after a row of the width ending in one."""
+    if after[:1] == " ":
+        return columns == width and row[-1:].isspace() and bool(after.strip())
     if not (word := _WORD.match(after)):
         return False
     return columns + (0 if row[-1:].isspace() else 1) + len(word.group()) > width

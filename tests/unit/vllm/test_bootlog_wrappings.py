@@ -173,3 +173,16 @@ def test_the_cause_of_a_boot_is_read_from_its_lines_once() -> None:
     text = "\n".join([note, *exception, "RuntimeError: Engine core initialization failed. See root cause above."])
     assert failure_cause(text) == " ".join(exception)
     assert read_boot_log(text + "\n", "vllm", "m").failure_cause == " ".join(exception)
+
+
+# vLLM's logo (0.18+) pads its version with two blanks: '█ ▀▄▀ █  version 0.22.1', as these two logs print it; fold -s
+# breaks after the last blank of the first 80 columns, so where the 80th column is the first of the two, the next row
+# opens with the second (GNU coreutils fold.c): these two logos' lines break there at 80
+@pytest.mark.parametrize(
+    "name", ["rtx3090ti-gemma4-e4b-len32768-v0221", "gb10-qwen36-35b-a3b-nvfp4-kvfp8-len65536-v0200"]
+)
+def test_a_wrap_that_broke_a_run_of_blanks_reads_as_the_plain_log(name: str) -> None:
+    text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+    folded = _folded(80)(text)
+    assert "\n version " in folded  # the break falls inside the logo's two blanks
+    assert _reading(folded) == _reading(text)
