@@ -8,6 +8,7 @@
     python benchmarks/sim_accuracy.py corpus --together    # (3) every grid's streams started at t = 0, as bench does
     python benchmarks/sim_accuracy.py corpus --replay      # (3) each grid as its recorded client ran it
     python benchmarks/sim_accuracy.py corpus --write-ranges   # (3), and write catalog/prediction_ranges.json
+    python benchmarks/sim_accuracy.py corpus --advised     # (3) only the ways advise ranges rows by
     python benchmarks/sim_accuracy.py carry                # (4) the seed's v5e-1 calibration carried to v6e-1
 
 (1) The grid of seeds/article-en-single-tpu-agent-backend.md ('Aggregate output tokens/sec', 'Median
@@ -707,7 +708,7 @@ def _advise_key(how: str, grid, plan, predicted: str) -> str | None:  # type: ig
     return "carried" if complete else "carried_unmeasured"
 
 
-def run_corpus(only_fits: set[str], only_grids: set[str], write: bool = False) -> None:
+def run_corpus(only_fits: set[str], only_grids: set[str], write: bool = False, advised_only: bool = False) -> None:
     """Leave one grid out across the corpus: each grid that can calibrate (TTFT and TPOT published) is
     fitted on at most 4 of its cells (calibration_cells), then every other grid is predicted from it: on the
     same chip (another run, another engine build: `calibrated`) or carried to another chip of the same family
@@ -715,7 +716,8 @@ def run_corpus(only_fits: set[str], only_grids: set[str], write: bool = False) -
     (sim.priors.carry, the predicted grid left out). The fitted grid's own other cells are printed too, scored
     apart ("same grid"). Grids and cells the simulator cannot model are listed with the reason. The ranges that hold
     COVERAGE of the held-out cells, per error key advise gives a row and figure, are printed with how often they hold
-    out of sample (print_coverage) and, `write`, written to catalog prediction_ranges.json (write_ranges)."""
+    out of sample (print_coverage) and, `write`, written to catalog prediction_ranges.json (write_ranges);
+    `advised_only`: only the ways advise ranges a row by (ADVISED_WAYS), the others' tables left empty."""
     print("(3) corpus leave-one-grid-out (catalog/serving_measurements.json)")
     plans = _plans()
     for name, grid in GRIDS.items():
@@ -765,6 +767,8 @@ def run_corpus(only_fits: set[str], only_grids: set[str], write: bool = False) -
             else:
                 ways = [f"carried, {w} ({family})" for w in ("datasheet", "measured")]
             for how in ways:
+                if advised_only and how not in ADVISED_WAYS:
+                    continue
                 try:
                     terms = _carried_terms(how, cal, plan, name)
                 except ConfigError as exc:
@@ -834,8 +838,11 @@ def run_corpus(only_fits: set[str], only_grids: set[str], write: bool = False) -
 # something"): chosen, not fitted. 80%, not 90 or 95: the corpus holds about 100 calibrated cells over four predicted
 # grids, so a 90% interval rests on its 5 most extreme cells at each end, which one grid's misfit supplies.
 COVERAGE = 0.8
+# the ways whose held-out cells make advise's calibrated and carried ranges (_advise_key): corpus --advised scores only
+# these, about a quarter of the cells the whole mode predicts (not the datasheet carries nor the other family's)
+ADVISED_WAYS = ("calibrated", "carried, measured (same family)")
 RANGES_FILE = Path(catalog.__file__).parent / "prediction_ranges.json"
-RANGES_COMMAND = "python benchmarks/sim_accuracy.py corpus --write-ranges"
+RANGES_COMMAND = "python benchmarks/sim_accuracy.py corpus --advised --write-ranges"
 
 
 def print_coverage(held: dict[tuple[str, str], list[tuple[str, str, str, float]]], fits: dict) -> None:  # type: ignore[type-arg]
@@ -1038,6 +1045,9 @@ def main() -> None:
         action="store_true",
         help=f"corpus: write {RANGES_FILE.name} (the ranges holding {COVERAGE:.0%} of held-out cells)",
     )
+    parser.add_argument(
+        "--advised", action="store_true", help="corpus: score only the ways advise's ranges come from (ADVISED_WAYS)"
+    )
     parser.add_argument("--fits", default="", help="corpus: fit only these grids (comma-separated names; default all)")
     parser.add_argument("--grids", default="", help="corpus: predict only these grids (comma-separated; default all)")
     parser.add_argument(
@@ -1045,7 +1055,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.which == "corpus":
-        run_corpus({n for n in args.fits.split(",") if n}, {n for n in args.grids.split(",") if n}, args.write_ranges)
+        fits, grids = ({n for n in v.split(",") if n} for v in (args.fits, args.grids))
+        run_corpus(fits, grids, args.write_ranges, args.advised)
     elif args.which == "carry":
         run_carry()
     elif args.which == "seed":
