@@ -877,10 +877,12 @@ def write_ranges(held: dict[tuple[str, str], list[tuple[str, str, str, float]]])
     COVERAGE of them and its out-of-sample share (uncertainty.nested_coverage, without a fit's own misses)."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
-    ranges: dict[str, dict[str, object]] = {}
+    ranges: dict[str, dict[str, dict[str, object]]] = {}
     for (key, figure), measured in sorted(held.items()):
         rows = [(fitted, name, cell, round(f, 4)) for fitted, name, cell, f in measured]  # as stored: 4 digits
-        ranges.setdefault(key, {})[figure] = {
+        way = "'calibrated'" if key == "calibrated" else f"'{ADVISED_WAYS[1]}' where advise gives the row '{key}'"
+        source = f"{RANGES_COMMAND}: the out-of-sample cells of {way} (_advise_key)"
+        ranges.setdefault(key, {"source": source, "figures": {}})["figures"][figure] = {
             "factors": uncertainty.coverage_factors([f for *_, f in rows], COVERAGE),
             "out_of_sample_coverage": round(sum(uncertainty.nested_coverage(rows, COVERAGE)) / len(rows), 4),
             "held_out": rows,

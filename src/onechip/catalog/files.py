@@ -2082,13 +2082,22 @@ class CoverageRange(StrictModel):
     )
 
 
+class KeyRanges(StrictModel):
+    """One prediction_error key's ranges (prediction_ranges.json), per figure."""
+
+    source: str = Field(description="The corpus predictions its held-out cells come from.")
+    figures: dict[str, CoverageRange] = Field(
+        description="By figure: output_tok_per_s (whole-run where the grid publishes it), steady_output_tok_per_s, "
+        "ttft_ms, tpot_ms."
+    )
+
+
 class PredictionRangesFile(_File):
     coverage: float = Field(description="Share of held-out cells each range is built to hold (0.8 = 80%).")
     command: str = Field(description="The command that generated the file.")
     generated: str = Field(description="Where and when the command ran (commit or branch, ISO date).")
-    ranges: dict[Literal["calibrated", "carried", "carried_unmeasured"], dict[str, CoverageRange]] = Field(
-        description="By prediction_error key (sim.uncertainty.error_key), by figure (output_tok_per_s: whole-run "
-        "where the grid publishes it; steady_output_tok_per_s; ttft_ms; tpot_ms)."
+    ranges: dict[Literal["calibrated", "carried", "carried_unmeasured"], KeyRanges] = Field(
+        description="By prediction_error key (sim.uncertainty.error_key)."
     )
 
 

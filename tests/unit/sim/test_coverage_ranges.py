@@ -13,7 +13,7 @@ import pytest
 
 from onechip import catalog
 from onechip.api._advise_rank import rank_note
-from onechip.catalog.files import CoverageRange, PredictionRangesFile
+from onechip.catalog.files import CoverageRange, KeyRanges, PredictionRangesFile
 from onechip.sim import uncertainty
 
 
@@ -55,8 +55,9 @@ def test_coverage_is_measured_without_the_cells_own_grid() -> None:
 def _ranges(rows) -> PredictionRangesFile:  # type: ignore[no-untyped-def]
     factors = uncertainty.coverage_factors([r[3] for r in rows], 0.8)
     entry = CoverageRange(factors=factors, out_of_sample_coverage=0.8, held_out=rows)
+    calibrated = KeyRanges(source="synthetic", figures={uncertainty.STEADY: entry})
     return PredictionRangesFile(schema_version="1", description="synthetic", coverage=0.8, command="synthetic",
-                                generated="test", ranges={"calibrated": {uncertainty.STEADY: entry}})  # fmt: skip
+                                generated="test", ranges={"calibrated": calibrated})  # fmt: skip
 
 
 def test_a_calibrated_range_holds_the_stated_share_of_held_out_cells(monkeypatch) -> None:
@@ -83,8 +84,8 @@ def test_the_rank_note_names_the_coverage_and_keeps_the_mean_error(monkeypatch) 
 def test_the_catalog_ranges_are_what_their_held_out_cells_give() -> None:
     ranges = catalog.prediction_ranges()
     assert "benchmarks/sim_accuracy.py corpus" in ranges.command and "--write-ranges" in ranges.command
-    for key, figures in ranges.ranges.items():
-        for figure, entry in figures.items():
+    for key, by_key in ranges.ranges.items():
+        for figure, entry in by_key.figures.items():
             factors = [f for *_, f in entry.held_out]
             assert entry.factors == uncertainty.coverage_factors(factors, ranges.coverage), (key, figure)
             share = sum(uncertainty.nested_coverage(entry.held_out, ranges.coverage)) / len(factors)
