@@ -900,7 +900,7 @@ def write_ranges(held: dict[tuple[str, str], list[tuple[str, str, str, float]]])
         ),
         "coverage": COVERAGE,
         "command": RANGES_COMMAND,
-        "generated": f"commit {commit}{' with uncommitted changes' if dirty.stdout.strip() else ''}, "
+        "source": f"{RANGES_COMMAND} at commit {commit}{' with uncommitted changes' if dirty.stdout.strip() else ''}, "
         f"{datetime.date.today().isoformat()}",
         "ranges": ranges,
     }

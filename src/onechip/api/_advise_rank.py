@@ -25,16 +25,21 @@ def rank_note() -> str:
     def tok(key: uncertainty.ErrorKey) -> str:
         return uncertainty.range_words(key, uncertainty.STEADY)
 
-    coverage = catalog.prediction_ranges().coverage
+    # said only where prediction_ranges.json holds such a range (until generated, each falls back to the mean error)
+    holds = (
+        "; a calibrated or carried range, the measured / predicted factors that hold the measured value on "
+        f"{catalog.prediction_ranges().coverage:.0%} of held-out cells, prediction_ranges.json"
+        if uncertainty.coverage_range("calibrated", uncertainty.STEADY) is not None
+        else ""
+    )
 
     return (
         "Ranked by what holds within the ranges: SLO pass, then cannot tell, then fail (from the TTFT/TPOT "
         "range); rows backed by a calibration (on the chip, or carried from another) first, then priors on "
         "chips with published measurements of their own, then priors on chips with none; within each, by $/M "
         "at the pessimistic end. tok/s ranges are each source's error measured on the same steady-window "
-        f"figure (catalog serving_measurements.json steady_output_tok_per_s; a calibrated or carried range, the "
-        f"measured / predicted factors that hold the measured value on {coverage:.0%} of held-out cells, "
-        f"prediction_ranges.json): calibrated {tok('calibrated')}; "
+        f"figure (catalog serving_measurements.json steady_output_tok_per_s{holds}): "
+        f"calibrated {tok('calibrated')}; "
         f"carried {tok('carried')} and priors {tok('prior_measured_chip')} on a chip whose decode, prefill and "
         f"host cost are all measured, one engine per chip; otherwise carried {tok('carried_unmeasured')} and "
         f"priors {tok('prior')} (a chip measured in part or not at all, or a tensor-parallel engine, whose "

@@ -2095,7 +2095,7 @@ class KeyRanges(StrictModel):
 class PredictionRangesFile(_File):
     coverage: float = Field(description="Share of held-out cells each range is built to hold (0.8 = 80%).")
     command: str = Field(description="The command that generated the file.")
-    generated: str = Field(description="Where and when the command ran (commit or branch, ISO date).")
+    source: str = Field(description="Where and when the command ran (commit, ISO date), or that it has not yet.")
     ranges: dict[Literal["calibrated", "carried", "carried_unmeasured"], KeyRanges] = Field(
         description="By prediction_error key (sim.uncertainty.error_key)."
     )

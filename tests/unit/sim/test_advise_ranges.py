@@ -64,9 +64,10 @@ def test_calibrated_v5e1_ranks_above_gpu_priors_and_says_they_could_flip(seed_ca
     assert rows[0].could_flip_with[0] == "mi300x 1xTP1 (priors)"
     assert any("(priors" in name for name in two.could_flip_with)
     low, high = rows[0].output_tok_per_s_range or (0, 0)
-    e = uncertainty.relative_error("calibrated", uncertainty.STEADY)  # the steady figure's error, as the figure
-    assert low == pytest.approx(rows[0].output_tok_per_s * (1 - e))
-    assert high == pytest.approx(rows[0].output_tok_per_s * (1 + e))
+    # the steady figure's calibrated range (catalog prediction_ranges.json where generated, test_coverage_ranges;
+    # else the mean error), as the figure advise ranks on; this calibration stores no residuals: no own misses widen it
+    steady = uncertainty.figure_range("calibrated", uncertainty.STEADY, rows[0].output_tok_per_s or 0.0)
+    assert (low, high) == pytest.approx((steady.low, steady.high))
 
 
 def test_carried_rows_are_told_apart(seed_calibration) -> None:

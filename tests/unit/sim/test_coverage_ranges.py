@@ -57,7 +57,7 @@ def _ranges(rows) -> PredictionRangesFile:  # type: ignore[no-untyped-def]
     entry = CoverageRange(factors=factors, out_of_sample_coverage=0.8, held_out=rows)
     calibrated = KeyRanges(source="synthetic", figures={uncertainty.STEADY: entry})
     return PredictionRangesFile(schema_version="1", description="synthetic", coverage=0.8, command="synthetic",
-                                generated="test", ranges={"calibrated": calibrated})  # fmt: skip
+                                source="test", ranges={"calibrated": calibrated})  # fmt: skip
 
 
 def test_a_calibrated_range_holds_the_stated_share_of_held_out_cells(monkeypatch) -> None:
