@@ -89,4 +89,4 @@ def test_the_catalog_ranges_are_what_their_held_out_cells_give() -> None:
             factors = [f for *_, f in entry.held_out]
             assert entry.factors == uncertainty.coverage_factors(factors, ranges.coverage), (key, figure)
             share = sum(uncertainty.nested_coverage(entry.held_out, ranges.coverage)) / len(factors)
-            assert share == pytest.approx(entry.out_of_sample_coverage), (key, figure)
+            assert share == pytest.approx(entry.out_of_sample_coverage, abs=5e-5), (key, figure)  # stored to 4 places
