@@ -7,6 +7,8 @@
     python benchmarks/sim_accuracy.py corpus --recorded    # (3) each grid's stream starts as its client recorded them
     python benchmarks/sim_accuracy.py corpus --together    # (3) every grid's streams started at t = 0, as bench does
     python benchmarks/sim_accuracy.py corpus --replay      # (3) each grid as its recorded client ran it
+    python benchmarks/sim_accuracy.py corpus --write-ranges   # (3), and write catalog/prediction_ranges.json
+    python benchmarks/sim_accuracy.py corpus --advised     # (3) only the ways advise ranges rows by
     python benchmarks/sim_accuracy.py carry                # (4) the seed's v5e-1 calibration carried to v6e-1
 
 (1) The grid of seeds/article-en-single-tpu-agent-backend.md ('Aggregate output tokens/sec', 'Median
@@ -59,10 +61,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime
 import importlib
 import json
 import math
+import re
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -391,6 +396,40 @@ CELLS: list[dict[str, object]] = []
 # decode step and the prefill interference cannot be told apart.
 
 
+def _figures(
+    m: CellResult, p: CellResult, output_tokens: int, whole_run: bool
+) -> dict[str, tuple[float | None, float | None]]:
+    """Each scored figure of measured cell `m` and its prediction `p`: (predicted, measured); tok/s by the grid's
+    published definition (whole-run where `whole_run`) and the steady window (measured_steady)."""
+    steady = measured_steady(m.output_tok_per_s, m.ttft_ms.median, m.tpot_ms.median, m.clients, output_tokens,
+                             whole_run)  # fmt: skip
+    return {
+        "output_tok_per_s": (_tok(p, whole_run), m.output_tok_per_s),
+        STEADY: (p.output_tok_per_s, steady),
+        "ttft_ms": (p.ttft_ms.median, m.ttft_ms.median),
+        "tpot_ms": (p.tpot_ms.median, m.tpot_ms.median),
+    }
+
+
+def held_out_factors(
+    measured: BenchRun,
+    predicted: dict[tuple[int, int], CellResult],
+    used: set,
+    whole_run: bool,  # type: ignore[type-arg]
+) -> dict[str, list[tuple[str, float]]]:
+    """Per figure (_figures), each out-of-sample cell's measured value as a factor of the predicted one: (cell
+    'context x clients', measured / predicted), the cells report scores."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    for m in measured.cells:
+        p = predicted.get((m.context_tokens, m.clients))
+        if p is None or p.status != "ok" or (m.context_tokens, m.clients) in used:
+            continue
+        for name, (pv, mv) in _figures(m, p, measured.config.output_tokens, whole_run).items():
+            if pv and mv is not None:
+                out.setdefault(name, []).append((f"{m.context_tokens}x{m.clients}", mv / pv))
+    return out
+
+
 def report(
     measured: BenchRun,
     predicted: dict[tuple[int, int], CellResult],
@@ -433,12 +472,7 @@ def report(
             })  # fmt: skip
         if used:
             continue
-        for name, (pv, mv) in {
-            "output_tok_per_s": (_tok(p, whole_run), m.output_tok_per_s),
-            STEADY: (p.output_tok_per_s, steady),
-            "ttft_ms": (p.ttft_ms.median, m.ttft_ms.median),
-            "tpot_ms": (p.tpot_ms.median, m.tpot_ms.median),
-        }.items():  # fmt: skip
+        for name, (pv, mv) in _figures(m, p, measured.config.output_tokens, whole_run).items():
             e = _ape(pv, mv)
             if e is not None:
                 errs[name].append((e, key))
@@ -712,13 +746,16 @@ def _advise_key(how: str, grid, plan, predicted: str) -> str | None:  # type: ig
     return "carried" if complete else "carried_unmeasured"
 
 
-def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
+def run_corpus(only_fits: set[str], only_grids: set[str], write: bool = False, advised_only: bool = False) -> None:
     """Leave one grid out across the corpus: each grid that can calibrate (TTFT and TPOT published) is
     fitted on at most 4 of its cells (calibration_cells), then every other grid is predicted from it: on the
     same chip (another run, another engine build: `calibrated`) or carried to another chip of the same family
     or of the other one, by the datasheet ratio (calibrate.transfer) and by measured efficiencies
     (sim.priors.carry, the predicted grid left out). The fitted grid's own other cells are printed too, scored
-    apart ("same grid"). Grids and cells the simulator cannot model are listed with the reason."""
+    apart ("same grid"). Grids and cells the simulator cannot model are listed with the reason. The ranges that hold
+    COVERAGE of the held-out cells, per error key advise gives a row and figure, are printed with how often they hold
+    out of sample (print_coverage) and, `write`, written to catalog prediction_ranges.json (write_ranges);
+    `advised_only`: only the ways advise ranges a row by (ADVISED_WAYS), the others' tables left empty."""
     print("(3) corpus leave-one-grid-out (catalog/serving_measurements.json)")
     plans = _plans()
     for name, grid in GRIDS.items():
@@ -751,7 +788,7 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
     keyed: dict[tuple[str, str], list[float]] = {}
     by_grid: dict[tuple[str, str], dict[str, list[float]]] = {}
     ttft_by: dict[tuple[str, str], list[float]] = {}  # calibrated TTFT errors by regime and by (fit, predicted grid)
-    covered: dict[tuple[str, str], list[bool]] = {}  # calibrated: measured inside advise's range, without / with own
+    held: dict[tuple[str, str], list[tuple[str, str, str, float]]] = {}  # (error key, figure): held-out factors
     for name, cal in fits.items():
         print(f"  {name}: {uncertainty.misfit_note(cal) or 'within the calibrated error on its own cells'}")
     for fitted, cal in fits.items():
@@ -768,6 +805,8 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
             else:
                 ways = [f"carried, {w} ({family})" for w in ("datasheet", "measured")]
             for how in ways:
+                if advised_only and how not in ADVISED_WAYS:
+                    continue
                 try:
                     terms = _carried_terms(how, cal, plan, name)
                 except ConfigError as exc:
@@ -780,20 +819,22 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
                 pred = _pred_measured(plan, terms, measured, spread, grid)
                 whole = grid.client.tok_per_s.value == "whole_run" if REPLAY and grid.client else name in WHOLE_RUN
                 out = report(measured, pred, used, whole, {"fit": fitted, "grid": name, "how": how})
+                advised = "calibrated" if how == "calibrated" else _advise_key(how, grid, plan, name)
+                if advised:
+                    for figure, cells in held_out_factors(measured, pred, used, whole).items():
+                        held.setdefault((advised, figure), []).extend((fitted, name, c, f) for c, f in cells)
                 if how == "calibrated":
-                    _covered(measured, pred, whole, cal, covered)
                     _against_measured(out, source, grid, shared)
                     for ape, key in out["ttft_ms"]:
                         context, clients = (int(v) for v in key.split("x"))
                         cell_regime = regime(context, clients, grid.output_tokens or 0, budget_tokens(plan))
                         ttft_by.setdefault(("regime", cell_regime), []).append(ape)
                         ttft_by.setdefault(("fit -> predicted", f"{fitted} -> {name}"), []).append(ape)
-                key = _advise_key(how, grid, plan, name)
                 for figure, values in out.items():
                     errs.setdefault((how, figure), []).extend(v for v, _ in values)
                     by_grid.setdefault((name, how), {}).setdefault(figure, []).extend(v for v, _ in values)
-                    if key:
-                        keyed.setdefault((key, figure), []).extend(v for v, _ in values)
+                    if advised and advised != "calibrated":
+                        keyed.setdefault((advised, figure), []).extend(v for v, _ in values)
     print("\nout of sample, MAPE over every cell not used for the fit (tok/s: whole-run where vllm bench serve):")
     for (how, figure), apes in sorted(errs.items()):
         if apes:
@@ -814,10 +855,9 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
     for (kind, what), apes in sorted(ttft_by.items()):
         share = 100 * sum(apes) / total if total else 0.0
         print(f"  {kind:>16} {what:>68}: {statistics.fmean(apes):6.1f}% over {len(apes):>3} cells, {share:5.1f}%")
-    print("\ncalibrated, measured inside advise's range (sim.uncertainty.figure_range 'calibrated'), out of sample:")
-    for (figure, floor), inside in sorted(covered.items()):
-        share = 100 * sum(inside) / len(inside)
-        print(f"  {figure:>24} {floor:>36}: {sum(inside):>3} of {len(inside):>3} cells ({share:.0f}%)")
+    print_coverage(held, fits)
+    if write:
+        write_ranges(held)
     print("\n'carried, measured (same family)' by the error entry advise gives the row (serving_measurements.json):")
     for (key, figure), apes in sorted(keyed.items()):
         if apes:
@@ -832,32 +872,82 @@ def run_corpus(only_fits: set[str], only_grids: set[str]) -> None:
         print(f"  {name:>36} {how:>36} {shown}")
 
 
-def _covered(
-    measured: BenchRun,
-    predicted: dict[tuple[int, int], CellResult],
-    whole_run: bool,
-    cal,  # type: ignore[no-untyped-def]
-    covered: dict[tuple[str, str], list[bool]],
-) -> None:
-    """Whether each measured figure of the out-of-sample cells lies inside the range advise gives a calibrated
-    prediction (uncertainty.figure_range 'calibrated', steady tok/s against measured_steady), without and with the
-    fit's misses on its own cells (uncertainty.own_factors), appended to `covered` by (figure, which range)."""
-    for m in measured.cells:
-        p = predicted.get((m.context_tokens, m.clients))
-        if p is None or p.status != "ok":
-            continue
-        steady = measured_steady(m.output_tok_per_s, m.ttft_ms.median, m.tpot_ms.median, m.clients,
-                                 measured.config.output_tokens, whole_run)  # fmt: skip
-        for figure, pv, mv in ((STEADY, p.output_tok_per_s, steady), ("ttft_ms", p.ttft_ms.median, m.ttft_ms.median),
-                               ("tpot_ms", p.tpot_ms.median, m.tpot_ms.median)):  # fmt: skip
-            if pv is None or mv is None:
-                continue
-            for floor, own in (
-                ("calibrated error", None),
-                ("and the fit's own misses", uncertainty.own_factors(cal, figure)),
-            ):
-                r = uncertainty.figure_range("calibrated", figure, pv, own=own)
-                covered.setdefault((figure, floor), []).append(r.low <= mv <= r.high)
+# The share of held-out cells a calibrated or carried range is built to hold (issue 22: "ranges that mean
+# something"): chosen, not fitted. 80%, not 90 or 95: the corpus holds about 100 calibrated cells over four predicted
+# grids, so a 90% interval rests on its 5 most extreme cells at each end, which one grid's misfit supplies.
+COVERAGE = 0.8
+# the ways whose held-out cells make advise's calibrated and carried ranges (_advise_key): corpus --advised scores only
+# these, about a quarter of the cells the whole mode predicts (not the datasheet carries nor the other family's)
+ADVISED_WAYS = ("calibrated", "carried, measured (same family)")
+RANGES_FILE = Path(catalog.__file__).parent / "prediction_ranges.json"
+RANGES_COMMAND = "python benchmarks/sim_accuracy.py corpus --advised --write-ranges"
+
+
+def print_coverage(held: dict[tuple[str, str], list[tuple[str, str, str, float]]], fits: dict) -> None:  # type: ignore[type-arg]
+    """For each (error key, figure): the factors that hold COVERAGE of its held-out cells (uncertainty.coverage_factors)
+    and how often a cell lies inside the interval computed WITHOUT its own predicted grid (uncertainty.nested_coverage:
+    out of sample), alone and, for calibrated rows, widened to the fit's own misses as advise widens them
+    (uncertainty.own_factors); beside them, how often the mean error's -+ range (serving_measurements.json
+    prediction_error, what ranges were before) holds the same cells."""
+    errors = CORPUS.prediction_error
+    print(
+        f"\nranges holding {COVERAGE:.0%} of held-out cells (measured / predicted factors), and how often they hold "
+        "out of sample: each cell's interval computed without its own predicted grid's cells "
+        "(nested leave-one-grid-out):"
+    )
+    for (key, figure), rows in sorted(held.items()):
+        low, high = uncertainty.coverage_factors([f for *_, f in rows], COVERAGE)
+        inside = uncertainty.nested_coverage(rows, COVERAGE)
+        line = f"  {key:>18} {figure:>24}: {low:.2f}-{high:.2f}x; out of sample {sum(inside):>3} of {len(rows):>3}"
+        if key == "calibrated":
+            own = {name: uncertainty.own_factors(cal, figure) for name, cal in fits.items()}
+            with_own = uncertainty.nested_coverage(rows, COVERAGE, {k: v for k, v in own.items() if v})
+            line += f", with the fit's own misses {sum(with_own):>3}"
+        e = getattr(errors[key], figure)
+        if e is not None:
+            mean = sum(1 - e <= f <= 1 + e for *_, f in rows)
+            line += f"; the mean error's -+{100 * e:.1f}% held {mean:>3}"
+        print(line)
+
+
+def write_ranges(held: dict[tuple[str, str], list[tuple[str, str, str, float]]]) -> None:
+    """Write catalog prediction_ranges.json: per error key and figure, the held-out factors, the interval holding
+    COVERAGE of them and its out-of-sample share (uncertainty.nested_coverage, without a fit's own misses)."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+    ranges: dict[str, dict[str, dict[str, object]]] = {}
+    for (key, figure), measured in sorted(held.items()):
+        rows = [(fitted, name, cell, round(f, 4)) for fitted, name, cell, f in measured]  # as stored: 4 digits
+        way = "'calibrated'" if key == "calibrated" else f"'{ADVISED_WAYS[1]}' where advise gives the row '{key}'"
+        source = f"{RANGES_COMMAND}: the out-of-sample cells of {way} (_advise_key)"
+        ranges.setdefault(key, {"source": source, "figures": {}})["figures"][figure] = {
+            "factors": uncertainty.coverage_factors([f for *_, f in rows], COVERAGE),
+            "out_of_sample_coverage": round(sum(uncertainty.nested_coverage(rows, COVERAGE)) / len(rows), 4),
+            "held_out": rows,
+        }
+    doc = {
+        "schema_version": "1",
+        "description": (
+            "Ranges that hold a stated share of held-out cells: per prediction_error key advise gives a row "
+            "(calibrated: fitted on another grid of the chip and model; carried / carried_unmeasured: fitted on "
+            "another chip of the family, sim.priors.carry) and per figure, every corpus cell predicted from a fit "
+            "that did not see its grid, as measured / predicted, and the central interval of those factors that "
+            "holds `coverage` of them (sim.uncertainty.coverage_factors). Generated, not edited: `command` rewrites "
+            "it from catalog/serving_measurements.json's grids. Priors' ranges are serving_measurements.json's "
+            "factors (benchmarks/prior_accuracy.py)."
+        ),
+        "coverage": COVERAGE,
+        "command": RANGES_COMMAND,
+        "source": f"{RANGES_COMMAND} at commit {commit}{' with uncommitted changes' if dirty.stdout.strip() else ''}, "
+        f"{datetime.date.today().isoformat()}",
+        "ranges": ranges,
+    }
+    text = json.dumps(doc, indent=1) + "\n"
+    # each held-out cell and factor pair on one line: a list of scalars, its items joined
+    text = re.sub(r"\[\n\s*([^\[\]{}]*?)\n\s*\]", lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
+    catalog.parse("prediction_ranges", text)  # what the code reads, or ConfigError before the file is replaced
+    RANGES_FILE.write_text(text, encoding="utf-8")
+    print(f"\nwrote {RANGES_FILE}")
 
 
 def _against_measured(
@@ -991,6 +1081,14 @@ def main() -> None:
         "--replay", action="store_true", help="corpus: fit and predict each grid as its recorded client ran it"
     )
     parser.add_argument("--cells", type=Path, help="corpus: write every scored cell's figures here (JSON lines)")
+    parser.add_argument(
+        "--write-ranges",
+        action="store_true",
+        help=f"corpus: write {RANGES_FILE.name} (the ranges holding {COVERAGE:.0%} of held-out cells)",
+    )
+    parser.add_argument(
+        "--advised", action="store_true", help="corpus: score only the ways advise's ranges come from (ADVISED_WAYS)"
+    )
     parser.add_argument("--fits", default="", help="corpus: fit only these grids (comma-separated names; default all)")
     parser.add_argument("--grids", default="", help="corpus: predict only these grids (comma-separated; default all)")
     parser.add_argument(
@@ -998,7 +1096,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.which == "corpus":
-        run_corpus({n for n in args.fits.split(",") if n}, {n for n in args.grids.split(",") if n})
+        fits, grids = ({n for n in v.split(",") if n} for v in (args.fits, args.grids))
+        run_corpus(fits, grids, args.write_ranges, args.advised)
         if args.cells:
             args.cells.write_text("".join(json.dumps(c) + "\n" for c in CELLS))
     elif args.which == "carry":

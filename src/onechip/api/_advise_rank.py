@@ -21,19 +21,25 @@ VERDICT_ORDER = {"pass": 0, None: 0, "cannot tell": 1, "fail": 2}
 
 def rank_note() -> str:
     """How the rows are ranked, with the ranges' measured errors read from the corpus."""
-    errors = catalog.serving_measurements().prediction_error
 
     def tok(key: uncertainty.ErrorKey) -> str:
-        factors = (errors[key].factors or {}).get(uncertainty.STEADY)
-        error = uncertainty.relative_error(key, uncertainty.STEADY)
-        return f"{factors[0]:.2f}-{factors[1]:.2f}x" if factors else f"+-{error:.0%}"
+        return uncertainty.range_words(key, uncertainty.STEADY)
+
+    # said only where prediction_ranges.json holds such a range (until generated, each falls back to the mean error)
+    holds = (
+        "; a calibrated or carried range, the measured / predicted factors that hold the measured value on "
+        f"{catalog.prediction_ranges().coverage:.0%} of held-out cells, prediction_ranges.json"
+        if uncertainty.coverage_range("calibrated", uncertainty.STEADY) is not None
+        else ""
+    )
 
     return (
         "Ranked by what holds within the ranges: SLO pass, then cannot tell, then fail (from the TTFT/TPOT "
         "range); rows backed by a calibration (on the chip, or carried from another) first, then priors on "
         "chips with published measurements of their own, then priors on chips with none; within each, by $/M "
         "at the pessimistic end. tok/s ranges are each source's error measured on the same steady-window "
-        f"figure (catalog serving_measurements.json steady_output_tok_per_s): calibrated {tok('calibrated')}; "
+        f"figure (catalog serving_measurements.json steady_output_tok_per_s{holds}): "
+        f"calibrated {tok('calibrated')}; "
         f"carried {tok('carried')} and priors {tok('prior_measured_chip')} on a chip whose decode, prefill and "
         f"host cost are all measured, one engine per chip; otherwise carried {tok('carried_unmeasured')} and "
         f"priors {tok('prior')} (a chip measured in part or not at all, or a tensor-parallel engine, whose "

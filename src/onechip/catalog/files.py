@@ -2063,6 +2063,44 @@ class ServingMeasurementsFile(_File):
     ] = Field(description="Measured error by where a prediction's terms came from, and the re-measurement noise.")
 
 
+class CoverageRange(StrictModel):
+    """One figure's range for one kind of prediction (prediction_ranges.json): the measured value as a factor of the
+    predicted one on held-out cells, and the central interval of those factors that holds `coverage` of them."""
+
+    factors: tuple[float, float] = Field(
+        description="Lowest and highest measured / predicted factor of the central interval holding the file's "
+        "coverage of `held_out` (sim.uncertainty.coverage_factors); the range is prediction x these."
+    )
+    out_of_sample_coverage: float = Field(
+        description="Share of `held_out` inside the interval computed without the cell's own predicted grid "
+        "(nested leave-one-grid-out, sim.uncertainty.nested_coverage, without a fit's own misses): how often the "
+        "range holds on a grid it was not computed from."
+    )
+    held_out: list[tuple[str, str, str, float]] = Field(
+        description="Each out-of-sample cell: (fitted grid, predicted grid, cell 'context x clients', measured / "
+        "predicted)."
+    )
+
+
+class KeyRanges(StrictModel):
+    """One prediction_error key's ranges (prediction_ranges.json), per figure."""
+
+    source: str = Field(description="The corpus predictions its held-out cells come from.")
+    figures: dict[str, CoverageRange] = Field(
+        description="By figure: output_tok_per_s (whole-run where the grid publishes it), steady_output_tok_per_s, "
+        "ttft_ms, tpot_ms."
+    )
+
+
+class PredictionRangesFile(_File):
+    coverage: float = Field(description="Share of held-out cells each range is built to hold (0.8 = 80%).")
+    command: str = Field(description="The command that generated the file.")
+    source: str = Field(description="Where and when the command ran (commit, ISO date), or that it has not yet.")
+    ranges: dict[Literal["calibrated", "carried", "carried_unmeasured"], KeyRanges] = Field(
+        description="By prediction_error key (sim.uncertainty.error_key)."
+    )
+
+
 class ConfigClassEntry(StrictModel):
     """One model type's transformers config class (config_defaults.json)."""
 
@@ -2277,6 +2315,7 @@ FILES: dict[str, type[StrictModel]] = {
     "serve_families": ServeFamiliesFile,
     "cloud_tpu": CloudTpuFile,
     "serving_measurements": ServingMeasurementsFile,
+    "prediction_ranges": PredictionRangesFile,
     "billing_skus": BillingSkusFile,
     "gpus": GpusFile,
     "config_defaults": ConfigDefaultsFile,

@@ -133,7 +133,8 @@ FIGURES_LEGEND = (
     "sustains under this load, so what a rented hour buys; bench's first grid; the whole-run figure vllm bench serve, "
     "GuideLLM and AIPerf report is lower by a short run's ramp and drain); TTFT, TPOT: predicted medians, ms; $/h: "
     "USD per hour for the deployment's chips; $/M tok: USD per million output tokens at that tok/s; \\[ranges]: the "
-    "error of the prediction's source measured on the same steady figure (note below)[/]"
+    "error of the prediction's source measured on the same steady figure, a calibrated or carried one's holding the "
+    "measured value on a stated share of held-out cells (note below)[/]"
 )
 
 

@@ -59,14 +59,16 @@ def test_calibrated_v5e1_ranks_above_gpu_priors_and_says_they_could_flip(seed_ca
         assert len(r.could_flip_with) == len(reaching)
     # the calibrated v5e-1 holds first (the survey); no unmeasured GPU's range reaches below it, but the MI300X's
     # does: measured on E2B at 1,024 x 16 it serves 2,667.2 tok/s whole-run, 2,681 steady from its medians, at
-    # $1.99/h (gemma4dev-mi300x-e2b-2026-09-17), $0.21/M against the calibrated v5e-1's $0.18-0.22/M (its steady
-    # figure's 10.3% error). The second v5e-1 (twice the price) could flip with GPU priors too.
-    assert rows[0].could_flip_with[0] == "mi300x 1xTP1 (priors)"
+    # $1.99/h (gemma4dev-mi300x-e2b-2026-09-17), $0.21/M, within the calibrated v5e-1's $/M range (its steady
+    # figure's range, prediction_ranges.json: wide enough since it holds 80% of held-out cells that the second v5e-1
+    # is named too). The second v5e-1 (twice the price) could flip with GPU priors too.
+    assert "mi300x 1xTP1 (priors)" in rows[0].could_flip_with
     assert any("(priors" in name for name in two.could_flip_with)
     low, high = rows[0].output_tok_per_s_range or (0, 0)
-    e = uncertainty.relative_error("calibrated", uncertainty.STEADY)  # the steady figure's error, as the figure
-    assert low == pytest.approx(rows[0].output_tok_per_s * (1 - e))
-    assert high == pytest.approx(rows[0].output_tok_per_s * (1 + e))
+    # the steady figure's calibrated range (catalog prediction_ranges.json where generated, test_coverage_ranges;
+    # else the mean error), as the figure advise ranks on; this calibration stores no residuals: no own misses widen it
+    steady = uncertainty.figure_range("calibrated", uncertainty.STEADY, rows[0].output_tok_per_s or 0.0)
+    assert (low, high) == pytest.approx((steady.low, steady.high))
 
 
 def test_carried_rows_are_told_apart(seed_calibration) -> None:
