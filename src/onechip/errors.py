@@ -300,6 +300,10 @@ _QUOTED_VALUE = re.compile(
     # a key in escaped quotes (JSON text in a JSON string): two backslashes are one of the inner text, and two then an
     # escaped quote an escaped quote of the inner text, which goes on; an escaped quote alone closes the value
     rf"""|(\\"({_SECRET_KEY})\\"\s*:\s*\\")(?:[^"\\]|\\\\\\[\\"]|\\\\|\\[^"\\])*"""
+    # a key in plain quotes and a list of text values (vLLM's 'non-default args' dict writes --api-key's keys so:
+    # "'api_key': ['sk123']", tests/fixtures/bootlogs rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110): the list whole, to
+    # its closing bracket past each quoted item (a ']' inside one), or to the text's end where a cut ended it
+    rf"""|(["']({_SECRET_KEY})["']\s*:\s*\[)(?:[^\]"'\\]|"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?)*"""
 )
 
 
@@ -309,8 +313,9 @@ def _named_secret(match: re.Match[str]) -> str:
 
 
 def _quoted_secret(match: re.Match[str]) -> str:
-    """A _QUOTED_VALUE match with its value as *** when its key is named as a secret, else as it was."""
-    head, name = (match.group(1), match.group(2)) if match.group(1) is not None else (match.group(3), match.group(4))
+    """A _QUOTED_VALUE match with its value (a text, or a list of texts) as *** when its key is named as a secret,
+    else as it was."""
+    head, name = next((match.group(i), match.group(i + 1)) for i in (1, 3, 5) if match.group(i) is not None)
     return head + "***" if secret_named(name) else match.group(0)
 
 
