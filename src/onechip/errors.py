@@ -233,13 +233,14 @@ def os_error_line(exc: OSError) -> str:
 #            8+ is redacted, which may over-mask a name such as hf_transfer)
 #   sk-...   OpenAI-style API keys ("sk-", "sk-proj-...": 20+ of [A-Za-z0-9_-] after "sk-"), not inside a
 #            longer word, so names such as "disk-..." or "task-..." survive
-#   Authorization: Bearer ... headers, and AWS access key ids (AKIA + 16)
+#   Authorization: Bearer ... and Basic ... headers, and AWS access key ids (AKIA + 16)
 #   scheme://user:PASSWORD@host: the password of a URL (the user name is kept)
 _SECRET_PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{8,}"),
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
-    # the header line, or a headers dict's repr or JSON ("'Authorization': 'Bearer ...'"): the value to its quote
-    re.compile(r"""(?i)(authorization['"]?:\s*['"]?bearer\s+)[^\s'"]+"""),
+    # the header line, or a headers dict's repr or JSON ("'Authorization': 'Bearer ...'"): the value to its quote; a
+    # Basic one's too, the user's id and password in base64 (RFC 7617 section 2), a proxy's (Proxy-Authorization)
+    re.compile(r"""(?i)(authorization['"]?:\s*['"]?(?:bearer|basic)\s+)[^\s'"]+"""),
     re.compile(r"AKIA[0-9A-Z]{16}"),
     # Google OAuth 2.0 access ('ya29.') and refresh ('1//') tokens, as Google's OAuth 2.0 for web server
     # applications guide shows them (developers.google.com/identity/protocols/oauth2/web-server)
