@@ -233,13 +233,14 @@ def os_error_line(exc: OSError) -> str:
 #            8+ is redacted, which may over-mask a name such as hf_transfer)
 #   sk-...   OpenAI-style API keys ("sk-", "sk-proj-...": 20+ of [A-Za-z0-9_-] after "sk-"), not inside a
 #            longer word, so names such as "disk-..." or "task-..." survive
-#   Authorization: Bearer ... headers, and AWS access key ids (AKIA + 16)
+#   Authorization: Bearer ... and Basic ... headers, and AWS access key ids (AKIA + 16)
 #   scheme://user:PASSWORD@host: the password of a URL (the user name is kept)
 _SECRET_PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{8,}"),
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
-    # the header line, or a headers dict's repr or JSON ("'Authorization': 'Bearer ...'"): the value to its quote
-    re.compile(r"""(?i)(authorization['"]?:\s*['"]?bearer\s+)[^\s'"]+"""),
+    # the header line, or a headers dict's repr or JSON ("'Authorization': 'Bearer ...'"): the value to its quote; a
+    # Basic one's too, the user's id and password in base64 (RFC 7617 section 2), a proxy's (Proxy-Authorization)
+    re.compile(r"""(?i)(authorization['"]?:\s*['"]?(?:bearer|basic)\s+)[^\s'"]+"""),
     re.compile(r"AKIA[0-9A-Z]{16}"),
     # Google OAuth 2.0 access ('ya29.') and refresh ('1//') tokens, as Google's OAuth 2.0 for web server
     # applications guide shows them (developers.google.com/identity/protocols/oauth2/web-server)
@@ -300,6 +301,10 @@ _QUOTED_VALUE = re.compile(
     # a key in escaped quotes (JSON text in a JSON string): two backslashes are one of the inner text, and two then an
     # escaped quote an escaped quote of the inner text, which goes on; an escaped quote alone closes the value
     rf"""|(\\"({_SECRET_KEY})\\"\s*:\s*\\")(?:[^"\\]|\\\\\\[\\"]|\\\\|\\[^"\\])*"""
+    # a key in plain quotes and a list of text values (vLLM's 'non-default args' dict writes --api-key's keys so:
+    # "'api_key': ['sk123']", tests/fixtures/bootlogs rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110): the list whole, to
+    # its closing bracket past each quoted item (a ']' inside one), or to the text's end where a cut ended it
+    rf"""|(["']({_SECRET_KEY})["']\s*:\s*\[)(?:[^\]"'\\]|"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?)*"""
 )
 
 
@@ -309,8 +314,9 @@ def _named_secret(match: re.Match[str]) -> str:
 
 
 def _quoted_secret(match: re.Match[str]) -> str:
-    """A _QUOTED_VALUE match with its value as *** when its key is named as a secret, else as it was."""
-    head, name = (match.group(1), match.group(2)) if match.group(1) is not None else (match.group(3), match.group(4))
+    """A _QUOTED_VALUE match with its value (a text, or a list of texts) as *** when its key is named as a secret,
+    else as it was."""
+    head, name = next((match.group(i), match.group(i + 1)) for i in (1, 3, 5) if match.group(i) is not None)
     return head + "***" if secret_named(name) else match.group(0)
 
 

@@ -197,6 +197,10 @@ def test_a_secret_named_value_is_redacted_to_its_closing_quote(text, redacted):
         ("{'Authorization': 'Bearer abc-XYZ-123'}", "{'Authorization': 'Bearer ***'}"),
         ('{"authorization": "Bearer abc-XYZ-123"}', '{"authorization": "Bearer ***"}'),
         ("Authorization: Bearer abc-XYZ-123", "Authorization: Bearer ***"),  # the header line as before
+        # Basic's credentials are the user's id and password, base64 (RFC 7617 section 2: 'dXNlcjpwYXNz' is
+        # 'user:pass'), a proxy's too (Proxy-Authorization, RFC 9110 section 11.7.2): shown in the clear before
+        ("{'Authorization': 'Basic dXNlcjpwYXNz'}", "{'Authorization': 'Basic ***'}"),
+        ("Proxy-Authorization: basic dXNlcjpwYXNz", "Proxy-Authorization: basic ***"),
     ],
 )
 def test_a_bearer_token_under_a_quoted_authorization_key_is_redacted(text, redacted):

@@ -114,3 +114,24 @@ def test_the_credentials_file_s_path_is_shown_and_anything_else_in_it_is_not(mon
 )
 def test_a_header_or_key_named_as_a_secret_is_redacted(text) -> None:
     assert VALUE not in errors.redact(text) and "***" in errors.redact(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        # vLLM's 'non-default args' line (utils.py, 0.11: tests/fixtures/bootlogs
+        # rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110 and two more of the corpus) writes --api-key's value as a list
+        # (one key or several); the quoted-key rule took a text value only, so every key showed
+        (
+            "{'host': '0.0.0.0', 'api_key': ['sk123'], 'port': 8000}",
+            "{'host': '0.0.0.0', 'api_key': [***], 'port': 8000}",
+        ),
+        ("{'api_key': ['k1-abc', 'k2]x'], 'x': 1}", "{'api_key': [***], 'x': 1}"),  # several; a ']' inside one
+        ('{"hf_token": ["abc-XYZ"]}', '{"hf_token": [***]}'),
+        ("{'api_key': ['sk12", "{'api_key': [***"),  # a text cut inside the list
+        # not secrets: a list under a key that is none
+        ("{'max_tokens': ['64'], 'served_model_name': ['m']}", "{'max_tokens': ['64'], 'served_model_name': ['m']}"),
+    ],
+)
+def test_a_secret_named_list_is_redacted_whole(text: str, redacted: str) -> None:
+    assert errors.redact(text) == redacted

@@ -7,6 +7,11 @@ traceback and the process died by SIGINT (-2 to a parent, not the 130 of every o
 SIGINT back (cli.main._main, just before it runs the command) a Ctrl-C says 'interrupted' on one line, with what the
 commands that measure say of a Ctrl-C before they ran, and exits 130 at once: nothing was started that would need
 stopping.
+
+A signal ignored when onechip started stays ignored (ignored_at_start): SIGINT in a job a shell without job control
+runs in the background (POSIX Shell Command Language, 2.11 'Signals and Error Handling'), SIGHUP under nohup. Python's
+own KeyboardInterrupt handler is installed only where SIGINT was not ignored (docs.python.org/3/library/signal.html),
+and onechip takes neither back: a Ctrl-C at the terminal or a closed terminal does not stop such a job.
 """
 
 from __future__ import annotations
@@ -28,9 +33,16 @@ def before_it_ran(argv: list[str]) -> str:
     return NOTHING_YET if command in MEASURING else ""
 
 
+def ignored_at_start(sig: signal.Signals) -> bool:
+    """True when `sig` is ignored (SIG_IGN) as this process found it: a handler onechip installs replaces only a
+    signal it was left to act on (SIGINT, SIGHUP, SIGTERM), never one its parent set to be ignored."""
+    return signal.getsignal(sig) is signal.SIG_IGN
+
+
 def main() -> None:
-    """Import the CLI under _stopped_at_start, then run it (cli.main.main on sys.argv)."""
-    signal.signal(signal.SIGINT, _stopped_at_start)
+    """Import the CLI under _stopped_at_start (unless SIGINT is ignored), then run it (cli.main.main on sys.argv)."""
+    if not ignored_at_start(signal.SIGINT):
+        signal.signal(signal.SIGINT, _stopped_at_start)
     from onechip.cli import main as cli  # noqa: PLC0415 (imported under the handler above: what this module is for)
 
     cli.main()

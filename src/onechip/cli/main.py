@@ -36,7 +36,7 @@ from rich.text import Text
 
 from onechip import __version__
 from onechip.cli.commands import LazyGroup
-from onechip.cli.entry import before_it_ran
+from onechip.cli.entry import before_it_ran, ignored_at_start
 from onechip.cli.render import new_console
 from onechip.errors import Interrupted, OnechipError, error_line, exit_codes_line, internal_error_line, os_error_line
 
@@ -319,11 +319,14 @@ def _through_set(exc: Exception, ctx: Any) -> str | None:
 
 def _main(args: list[str], argv: list[str] | None) -> None:
     _stopped_by[0] = signal.SIGINT
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGHUP, _terminate)  # a closed terminal: as SIGTERM, never a sudden death mid-`up`
+    # SIGHUP, a closed terminal: as SIGTERM, never a sudden death mid-`up`; from here a Ctrl-C is a KeyboardInterrupt
+    # said below (cli.entry said it on its own while the CLI was imported). Each unless it was ignored when onechip
+    # started (a background job's SIGINT, nohup's SIGHUP: entry.ignored_at_start)
+    for sig, handler in ((signal.SIGTERM, _terminate), (signal.SIGHUP, _terminate),
+                         (signal.SIGINT, signal.default_int_handler)):  # fmt: skip
+        if not ignored_at_start(sig):
+            signal.signal(sig, handler)
     help_width = typer.rich_utils.MAX_WIDTH
-    # from here a Ctrl-C is a KeyboardInterrupt said below (cli.entry said it on its own while the CLI was imported)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         command = typer.main.get_command(app)
         # --help is laid out at the width of the rest of onechip's output (render.new_console: COLUMNS=0 or 5 read as

@@ -707,13 +707,18 @@ _WRAPPED_ROWS = 2
 # a100-qwen25-vl-7b-util022-len128000-refused-v0230 prints one; its card row lost its name when joined)
 _TABLE_ROW = re.compile(r"^\s*[|+].*[|+]\s*$")
 _WRAP_MIN = 60
-_OWN_LINE = re.compile(r"^(?:\(\S[^)]*pid=\d+|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d )")
+# A line that opens a line of its own, never the rest of one a wrap broke: vLLM's process tag or level and stamp, and
+# the header Python's traceback module prints on a line of its own (traceback.format_exception's first line; a plain
+# log's ERROR record as long as its longest line, the header after it, read as a wrap's row before)
+_OWN_LINE = re.compile(
+    r"^(?:\(\S[^)]*pid=\d+|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d |Traceback \(most recent call last\):)"
+)
 _QUOTE = re.compile(r"^(?:[>▎│┃] ?)+")
 
 
 def _own_line(row: str) -> bool:
-    """Whether `row` opens a line of its own: vLLM's process tag or level and stamp, before or after the prefixes a
-    paste or collector puts first (_PREFIX), or a table's row."""
+    """Whether `row` opens a line of its own (_OWN_LINE: vLLM's process tag or level and stamp, a traceback's header),
+    before or after the prefixes a paste or collector puts first (_PREFIX), or a table's row."""
     plain = _plain(row).strip()
     return bool(_OWN_LINE.match(plain) or _OWN_LINE.match(_unprefixed(plain)) or _TABLE_ROW.match(row))
 

@@ -186,3 +186,24 @@ def test_a_wrap_that_broke_a_run_of_blanks_reads_as_the_plain_log(name: str) -> 
     folded = _folded(80)(text)
     assert "\n version " in folded  # the break falls inside the logo's two blanks
     assert _reading(folded) == _reading(text)
+
+
+def test_a_plain_log_whose_longest_lines_are_records_before_a_traceback_is_not_joined() -> None:
+    # no wrap: the longest line (the width a word wrap is told by) is an ERROR record, and another is within a word of
+    # it, each followed by the header Python's traceback module prints on a line of its own ('Traceback (most recent
+    # call last):', traceback.format_exception); each was read as a wrap's row and the header joined onto the record
+    # ('... memory left.Traceback (most recent call last):'), two errors where the log has four
+    head = "ERROR 12-06 23:23:49 [core.py:700] EngineCore failed to start because the "
+    lines = [
+        "INFO 12-06 23:23:49 [api_server.py:1] vLLM API server version 0.32.0",
+        head + "model could not be loaded on this device.",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 1, in run',
+        "RuntimeError: boom",
+        head + "KV cache does not fit into the memory left.",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 2, in run',
+        "ValueError: No available memory for the cache blocks.",
+    ]
+    errors = read_boot_log("\n".join(lines) + "\n", "vllm", "m").errors
+    assert errors == [lines[1], lines[2], lines[4], lines[5], lines[6], lines[8]]
