@@ -708,10 +708,16 @@ _WRAPPED_ROWS = 2
 _TABLE_ROW = re.compile(r"^\s*[|+].*[|+]\s*$")
 _WRAP_MIN = 60
 # A line that opens a line of its own, never the rest of one a wrap broke: vLLM's process tag or level and stamp, and
-# the header Python's traceback module prints on a line of its own (traceback.format_exception's first line; a plain
-# log's ERROR record as long as its longest line, the header after it, read as a wrap's row before)
+# the two lines Python's traceback module starts on a line of their own: the header (traceback.format_exception's first
+# line; a plain log's ERROR record as long as its longest line, the header after it, read as a wrap's row before) and
+# the exception's 'Type: message' (format_exception_only: the type's qualified name, 'module.Name' outside builtins,
+# then ': '), the type a CamelCase name of two capitals at least (RuntimeError, OSError, torch.OutOfMemoryError). A
+# process's stderr print of one (the seed's v5e 'RuntimeProgramAllocationFailure: Attempting to reserve 384.11M ...',
+# tests/data/vllm_tpu_seed_095_failure.log) after a shorter INFO record was joined to it as its wrapped tail, and the
+# boot's cause was lost
 _OWN_LINE = re.compile(
-    r"^(?:\(\S[^)]*pid=\d+|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d |Traceback \(most recent call last\):)"
+    r"^(?:\(\S[^)]*pid=\d+|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d |Traceback \(most recent call last\):"
+    r"|(?:[A-Za-z_]\w*\.)*[A-Z][a-z0-9]*[A-Z]\w*:(?:\s|$))"
 )
 _QUOTE = re.compile(r"^(?:[>▎│┃] ?)+")
 

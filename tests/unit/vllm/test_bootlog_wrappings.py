@@ -207,3 +207,20 @@ def test_a_plain_log_whose_longest_lines_are_records_before_a_traceback_is_not_j
     ]
     errors = read_boot_log("\n".join(lines) + "\n", "vllm", "m").errors
     assert errors == [lines[1], lines[2], lines[4], lines[5], lines[6], lines[8]]
+
+
+def test_an_exception_printed_after_a_shorter_record_is_not_joined_to_it() -> None:
+    # no wrap: what the seed's v5e boot prints to stderr as it fails (tests/data/vllm_tpu_seed_095_failure.log's two
+    # lines, the test fake's fail mode) after two INFO records. The exception's type is a longer word than the room left
+    # after the second record, so the row was read as a wrap's break (the next word did not fit) and the exception
+    # joined onto 'token received: yes': the boot's cause read 'There are 347.33M free' alone
+    # (engines test_remote::test_host_engine_boot_failure_is_one_line_with_log_path). Python's traceback module starts
+    # an exception's 'Type: message' on a line of its own (format_exception_only)
+    lines = [
+        "(APIServer pid=5066) INFO 12-07 04:20:15 [fake.py:1] vLLM API server version 0.32.0",
+        "(APIServer pid=5066) INFO 12-07 04:20:15 [fake.py:1] token received: yes",
+        "RuntimeProgramAllocationFailure: Attempting to reserve 384.11M at the bottom of memory.",
+        "That was not possible. There are 347.33M free, 0B reserved, and 347.33M reservable.",
+    ]
+    cause = read_boot_log("\n".join(lines) + "\n", "vllm", "m").failure_cause or ""
+    assert "needed 384.11M, 347.33M free" in cause
