@@ -266,13 +266,18 @@ _SECRET_PATTERNS = [
 # ERE as well), and refused on a command line (vllm.flag_table), unless the name says where one is kept (_PATH_NAME).
 # SECRET, PASSWORD, PASSWD, CREDENTIAL and an API, access or private KEY anywhere in it ('DBPASSWORD',
 # 'CLIENT_SECRETS', 'DB_PASSWORD_HASH'); TOKEN only at its end ('HFTOKEN', 'GITHUB_TOKEN'), before a number there
-# ('GITHUB_TOKEN_2', 'HF_TOKEN2': a second one) or before the _FILE or _PATH
+# ('GITHUB_TOKEN_2', 'HF_TOKEN2': a second one), a version ('AUTH_TOKEN_V2') or an encoding ('SESSION_TOKEN_ENC':
+# encrypted; '_B64', '_BASE64', '_HEX': the token's text encoded), or before the _FILE or _PATH
 # of a variable that says where one is kept (AWS_WEB_IDENTITY_TOKEN_FILE: a token put there by mistake is still one,
 # names_a_path). vLLM's own tuning variables count tokens in the middle of theirs
 # (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD, VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD: vllm/envs.py, 0.34.0), as Hugging
 # Face tokenizers' switch (TOKENIZERS_PARALLELISM) and JSON's keys (max_tokens) do, whose values are no secret: a count
-# of 6 digits redacted as one hid that number from every line.
-SECRET_NAME = re.compile(r"TOKEN(_?[0-9]+)?(_FILE|_PATH)?$|SECRET|PASSWORD|PASSWD|CREDENTIAL|(API|ACCESS|PRIVATE)_?KEY")
+# of 6 digits redacted as one hid that number from every line. The suffixes are named, not any short word: vLLM's names
+# put one after TOKEN by the hundred (eos_token_id, token_idx, token_len, token_mask: vllm/, 0.34.0), a model's token
+# ids, which a rule taking any 2 or 3 letters there would hide from every log.
+SECRET_NAME = re.compile(
+    r"TOKEN(_?V?[0-9]+|_(ENC|B64|BASE64|HEX))?(_FILE|_PATH)?$|SECRET|PASSWORD|PASSWD|CREDENTIAL|(API|ACCESS|PRIVATE)_?KEY"
+)
 # Variables that say where a secret is kept, not the secret: Google's Application Default Credentials file
 # (GOOGLE_APPLICATION_CREDENTIALS, 'the path of the JSON file that contains your credentials':
 # cloud.google.com/docs/authentication/application-default-credentials) and any named ..._FILE or ..._PATH
@@ -306,6 +311,28 @@ _QUOTED_VALUE = re.compile(
     # its closing bracket past each quoted item (a ']' inside one), or to the text's end where a cut ended it
     rf"""|(["']({_SECRET_KEY})["']\s*:\s*\[)(?:[^\]"'\\]|"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?)*"""
 )
+# name='value' and name=[...], as an argparse Namespace's repr writes an argument (old vLLM logged its args so:
+# "Namespace(..., api_key='...', ...)"; 0.34.0's --api-key a list, entrypoints/common/cli_args.py): the value as a
+# quoted key's above, redacted where the name is named as a secret (secret_named); an empty one ('') and None hold
+# no secret and are shown. The pattern starts at the '=' (a literal the regex engine skips to) and the name, the word
+# before it, is read back from there (_assigned_secret), in a text that holds =' =" or =[ only: a name pattern tried at
+# the start of every word made 100,000 corpus log lines (the bootlogs fixtures, whose 'Initializing a V1 LLM engine
+# ... with config: model=...' lines run to 2,300 characters) 6 us a line slower to redact (measured here).
+_ASSIGNED_VALUE = re.compile(
+    r"""(=(?:"(?=[^"])|'(?=[^'])|\[))(?:(?<=")(?:[^"\\]|\\[\s\S])+|(?<=')(?:[^'\\]|\\[\s\S])+"""
+    r"""|(?<=\[)(?:[^\]"'\\]|"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?)*)"""
+)
+# A command-line option and its value, as a serve command line in a log or an error shows it: `--api-key X`,
+# `--api-key=X`, the value quoted ('X Y', "X") or one word; redacted where the option's name, '-' as '_', is named as a
+# secret (secret_named: vLLM 0.34.0's --api-key, entrypoints/common/cli_args.py; --hf-token, engine/arg_utils.py;
+# --s3-access-key-id and --s3-secret-access-key, model_executor/model_loader/tensorizer.py; --seed-token, 'Shared
+# secret', entrypoints/cli/preload.py), of any length (the name says what it is), and never where the name says a path
+# (--hf-token-file: _PATH_NAME; --ssl-keyfile and --encryption-keyfile name no secret). A word starting with '-' is the
+# next option, not a value (`--hf-token --port 8000`: vLLM's --hf-token alone takes the login's token). One value: a
+# second key after --api-key's first (its nargs='+') is not told from the words that follow it.
+_SECRET_OPTION = re.compile(
+    rf"""(?<![\w-])(--({_SECRET_KEY})(?:=|[ \t]+))(?!-)(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"']+)"""
+)
 
 
 def _named_secret(match: re.Match[str]) -> str:
@@ -318,6 +345,21 @@ def _quoted_secret(match: re.Match[str]) -> str:
     else as it was."""
     head, name = next((match.group(i), match.group(i + 1)) for i in (1, 3, 5) if match.group(i) is not None)
     return head + "***" if secret_named(name) else match.group(0)
+
+
+def _assigned_secret(match: re.Match[str]) -> str:
+    """An _ASSIGNED_VALUE match with its value (a text, or a list of texts) as *** when the name before its '=' (the
+    word of letters, digits, '_', '.' and '-' that ends there) is named as a secret, else as it was."""
+    text = match.string
+    start = end = match.start()
+    while start and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    return match.group(1) + "***" if start < end and secret_named(text[start:end]) else match.group(0)
+
+
+def _option_secret(match: re.Match[str]) -> str:
+    """A _SECRET_OPTION match with its value as *** when the option's name is named as a secret, else as it was."""
+    return match.group(1) + "***" if secret_named(match.group(2)) else match.group(0)
 
 
 def secret_named(name: str) -> bool:
@@ -469,7 +511,9 @@ def redact(text: str) -> str:
     (HF_TOKEN, OPENAI_API_KEY, and any whose name says TOKEN/SECRET/PASSWORD/API_KEY/..., but for one that holds a
     file's path: names_a_path, e.g. GOOGLE_APPLICATION_CREDENTIALS) and every value
     read this run from a token file or secret store (remember_secret); by shape, anything that looks like
-    one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens).
+    one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens); by name, the value
+    of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's repr) and an option's (--api-key X,
+    --hf-token=X) whose name is named as a secret (SECRET_NAME).
 
     Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
     recorded engine command/env; a caller redacting many lines takes a redactor."""
@@ -489,8 +533,14 @@ def redactor() -> Callable[[str], str]:
             text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
         text = _NAMED_VALUE.sub(_named_secret, text)
         low = text.lower()
-        if not (("'" in text or '"' in text) and any(word in low for word in _KEY_WORDS)):
+        if not any(word in low for word in _KEY_WORDS):
             return text
-        return _QUOTED_VALUE.sub(_quoted_secret, text)
+        if "--" in text:
+            text = _SECRET_OPTION.sub(_option_secret, text)
+        if "'" in text or '"' in text:
+            text = _QUOTED_VALUE.sub(_quoted_secret, text)
+            if "='" in text or '="' in text or "=[" in text:
+                text = _ASSIGNED_VALUE.sub(_assigned_secret, text)
+        return text
 
     return redact_known

@@ -42,6 +42,9 @@ NAMED = [
     "GCP_CREDENTIAL",
     "GITHUB_TOKEN_2",  # a numbered second token (the substring rule's alone): TOKEN ends the name but for its number
     "HF_TOKEN2",
+    "AUTH_TOKEN_V2",  # TOKEN before a version (secrets65): the end-of-name rule missed it
+    "SESSION_TOKEN_ENC",  # TOKEN before its encoding (encrypted; base64, hex as well)
+    "API_TOKEN_B64",
 ]
 # vLLM's own variables that count tokens (vllm/envs.py, 0.34.0) and Hugging Face tokenizers' switch: no secret, their
 # values shown as they are (the substring rule redacted a count of 6 digits from every line where the number stood)
@@ -50,6 +53,11 @@ COUNTS = [
     "VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD",
     "VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD",
     "VLLM_MAX_TOKENS_PER_BATCH",
+    # vLLM's names with TOKEN before a short word (vllm/, 0.34.0: eos_token_id, token_idx, token_len, token_mask): a
+    # rule taking any short suffix after TOKEN would redact a model's token ids from every log
+    "EOS_TOKEN_ID",
+    "START_TOKEN_IDX",
+    "TARGET_TOKEN_LEN",
 ]
 
 
@@ -134,4 +142,49 @@ def test_a_header_or_key_named_as_a_secret_is_redacted(text) -> None:
     ],
 )
 def test_a_secret_named_list_is_redacted_whole(text: str, redacted: str) -> None:
+    assert errors.redact(text) == redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        # a serve command line in a log or an error: vLLM's options whose value is a secret (vllm 0.34.0:
+        # --api-key, entrypoints/common/cli_args.py; --hf-token, engine/arg_utils.py; --s3-secret-access-key,
+        # model_executor/model_loader/tensorizer.py; --seed-token, 'Shared secret', entrypoints/cli/preload.py)
+        (f"vllm serve M --api-key {VALUE} --port 8000", "vllm serve M --api-key *** --port 8000"),
+        (f"vllm serve M --api-key={VALUE}", "vllm serve M --api-key=***"),
+        (f"vllm serve M --hf-token {VALUE}", "vllm serve M --hf-token ***"),
+        (f"vllm serve M --api_key {VALUE}", "vllm serve M --api_key ***"),  # vLLM reads '_' as '-'
+        (f"--s3-secret-access-key '{VALUE} x' --seed-token \"{VALUE}\"", "--s3-secret-access-key *** --seed-token ***"),
+        ("--api-key k1 --port 8000", "--api-key *** --port 8000"),  # short: the option names it a secret
+        # not secrets: an option with no value (--hf-token alone: the login's token), a path's option, a count's
+        ("vllm serve M --hf-token --port 8000", "vllm serve M --hf-token --port 8000"),
+        ("--ssl-keyfile /etc/k.pem --encryption-keyfile k.bin", "--ssl-keyfile /etc/k.pem --encryption-keyfile k.bin"),
+        ("--hf-token-file /run/t --hf-token-path=t.txt", "--hf-token-file /run/t --hf-token-path=t.txt"),
+        ("--max-tokens 131072 --dbo-decode-token-threshold 32", "--max-tokens 131072 --dbo-decode-token-threshold 32"),
+        (
+            "--tokenizer meta/Llama --max-num-batched-tokens=8192",
+            "--tokenizer meta/Llama --max-num-batched-tokens=8192",
+        ),
+    ],
+)
+def test_a_secret_option_s_value_is_redacted(text: str, redacted: str) -> None:
+    assert errors.redact(text) == redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        # old vLLM logged its args as an argparse Namespace's repr ('args: Namespace(..., api_key=...)')
+        (f"Namespace(host=None, api_key='{VALUE}', port=8000)", "Namespace(host=None, api_key='***', port=8000)"),
+        (f'Namespace(hf_token="{VALUE}")', 'Namespace(hf_token="***")'),
+        ("Namespace(api_key=['k1', 'k2'], port=8000)", "Namespace(api_key=[***], port=8000)"),  # 0.34.0's list
+        ("Namespace(api_key='it\\'s-k', x=1)", "Namespace(api_key='***', x=1)"),  # an escaped quote inside
+        # shown: no key given, an empty one, a name that holds none
+        ("Namespace(api_key=None, hf_token='', port=8000)", "Namespace(api_key=None, hf_token='', port=8000)"),
+        ("Namespace(tokenizer='meta/Llama', max_tokens='64')", "Namespace(tokenizer='meta/Llama', max_tokens='64')"),
+        ("Namespace(ssl_keyfile='/etc/k.pem')", "Namespace(ssl_keyfile='/etc/k.pem')"),
+    ],
+)
+def test_a_secret_named_argument_s_value_is_redacted(text: str, redacted: str) -> None:
     assert errors.redact(text) == redacted
