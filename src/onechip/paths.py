@@ -1,7 +1,8 @@
 """Where onechip keeps things on disk: its home (models, engine state) and run directories; how a file is
 written so no reader sees half of it (write_text_atomic), a log only its owner reads (open_owner_only), and the
 one lock two onechip processes take before changing the same thing (exclusive: the engine state, a run directory);
-how a file the user names is opened for reading (open_regular: a regular file only).
+how a file the user names is opened for reading (open_regular: a regular file only); what a job stopped by Ctrl-C
+(or a cancelled MCP call) kept in its run directory (ctrl_c_says_what_is_kept: the CLI and the MCP server say it alike).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from onechip.errors import BusyError, ConfigError, looks_secret, redact
+from onechip.errors import BusyError, ConfigError, Interrupted, looks_secret, redact
 
 
 def onechip_home() -> Path:
@@ -89,6 +90,22 @@ def run_dir(given: Path | None, root: Path = Path("runs")) -> Iterator[Path]:
                 with contextlib.suppress(OSError):  # another run was made in it meanwhile
                     root.rmdir()
         raise
+
+
+@contextmanager
+def ctrl_c_says_what_is_kept(command: str, out_dir: Path | None, *files: str) -> Iterator[None]:
+    """A KeyboardInterrupt inside raised as Interrupted saying what is true of `command`'s run in `out_dir` (None: it
+    writes none): where it is once one of `files` (names in out_dir: schemas.run.RUN_FILES) is written, else that
+    nothing was written. The jobs raise their own Interrupted for a Ctrl-C while they measure (bench.run_grid,
+    checks.run_checks, api.demo), which passes through; this one says it of a Ctrl-C before (asking the server what
+    it serves, picking the run) or after (drawing the tables), which said 'what was measured is kept on disk' either
+    way. The CLI's bench, check and demo say it, and the MCP server's tools of the same jobs (a cancelled call)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if out_dir is not None and any((out_dir / name).is_file() for name in files):
+            raise Interrupted(f"{command} interrupted; what was measured is in {out_dir}") from None
+        raise Interrupted(f"{command} interrupted; nothing written") from None
 
 
 def open_owner_only(path: Path, append: bool) -> BinaryIO:

@@ -209,5 +209,5 @@ def test_a_bearer_token_under_a_quoted_authorization_key_is_redacted(text, redac
 
 def test_exit_codes_do_not_say_every_ctrl_c_kept_what_was_measured() -> None:
     # 'interrupted (Ctrl-C: what was measured is kept)' was said of every command, of those that measure nothing and
-    # of a bench stopped before it measured; each says on its line what it kept (cli.interrupted)
+    # of a bench stopped before it measured; each says on its line what it kept (paths.ctrl_c_says_what_is_kept)
     assert "what was measured is kept" not in exit_codes_line()

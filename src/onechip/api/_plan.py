@@ -13,7 +13,7 @@ from onechip.planner import calibration
 from onechip.planner.chips import other_card
 from onechip.planner.core import SLICE_CHIPS
 from onechip.schemas import CrossCheck, Plan
-from onechip.schemas.common import GIB
+from onechip.schemas.common import GIB, SCHEMA_VERSION, stored_by_newer
 from onechip.schemas.requests import PlanRequest
 from onechip.vllm import bootlog, flag_table, flags, log_summary
 
@@ -165,8 +165,14 @@ def remember_boot(plan: Plan, cross: CrossCheck) -> str | None:
             "requests per GPU (no boot of this deployment logs it)"
         )
     directory = measured_boots_dir()
+    path = directory / calibration.file_name(plan.deployment_key)
+    if (newer := stored_by_newer(path)) is not None:  # another onechip's to read: written over, its data was lost
+        return (
+            f"not stored as this deployment's measured boot: {path} was written by a newer onechip (schema_version "
+            f"{newer}; this onechip reads {SCHEMA_VERSION}), kept as it is"
+        )
     directory.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(directory / calibration.file_name(plan.deployment_key), measured.model_dump_json(indent=2))
+    write_text_atomic(path, measured.model_dump_json(indent=2))
     return None
 
 

@@ -251,7 +251,8 @@ def predicted_bench_run(
                            engine=f"predicted {the_plan.engine}"),
         client=this_client(),
         config=config, prompt_method="simulated", cells=cells,
-        notes=[SIM_NOTE] + ([] if calibration else [PRIORS_NOTE]),
+        notes=[SIM_NOTE, *([] if calibration else [PRIORS_NOTE]),
+               *calibration_store.newer_notes(the_plan.model, the_plan.chip, the_plan.engine)],
         prediction=prediction_of(request, calibration, terms, the_plan),
     )  # fmt: skip
 
@@ -560,7 +561,8 @@ def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Adv
 
     wanted = cost_layer.parse_pricing(request.pricing) or ["spot"]
     return Advice(model=request.model, workload=request.workload, slo=request.slo, pricing=wanted, rows=rank(rows),
-                  notes=[*cost_layer.unusable_read(), ADVISE_NOTE, rank_note(), *_pricing_note(wanted, rows),
+                  notes=[*cost_layer.unusable_read(), *calibration_store.newer_notes(request.model), ADVISE_NOTE,
+                         rank_note(), *_pricing_note(wanted, rows),
                          *_local_note(request.chips or []), *_misfit_notes(rows)])  # fmt: skip
 
 

@@ -14,11 +14,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from onechip import api
-from onechip.cli.interrupted import ctrl_c_says_what_is_kept
 from onechip.cli.options import on_command_line, options_from
 from onechip.cli.render import console, live_progress, print_whole, print_written, titled_table
 from onechip.errors import ConfigError
-from onechip.paths import run_dir
+from onechip.paths import ctrl_c_says_what_is_kept, run_dir
 from onechip.report.markdown_bench import waits_text
 from onechip.report.search import (
     at_percentile_text,
@@ -32,7 +31,7 @@ from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import LATE_SEND_MS, TTFT_CONVENTION, PolicyComparison, SearchResult, ms_text
 from onechip.schemas.common import plural
 from onechip.schemas.inputs import build_request
-from onechip.schemas.run import RUN_FILES, SEARCH_FILE
+from onechip.schemas.run import BENCH_FILES
 
 PLAN_HELP = "Plan JSON from `onechip plan --json`: cells beyond its KV pool or max_model_len are recorded infeasible."
 OUT_HELP = "Directory for requests.jsonl and summary.json (default: a new runs/<run-id>/ per run)."
@@ -312,9 +311,6 @@ def _measure(config: BenchConfig, out_dir: Path, plan: Path | None, json_out: bo
     if (error := api.bench_unmeasured(run, out_dir)) is not None:
         raise error
 
-
-# the files whose presence says a bench (its summary.json) or a search (its search.json) was written in its --out
-BENCH_FILES = (RUN_FILES["bench"], SEARCH_FILE)
 
 BENCH_HELP = (
     "Measure a context x clients grid (or agent sessions, or a trace): aggregate tok/s, TTFT, TPOT, ITL, per-stream "

@@ -18,10 +18,10 @@ import typer
 from rich.table import Table
 
 from onechip import api
-from onechip.cli.interrupted import ctrl_c_says_what_is_kept
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, print_whole, titled_table
 from onechip.errors import EndpointError
+from onechip.paths import ctrl_c_says_what_is_kept
 from onechip.schemas.checks import CheckReport, CheckResult
 from onechip.schemas.common import cut_at_word
 from onechip.schemas.inputs import build_request

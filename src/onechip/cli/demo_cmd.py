@@ -13,9 +13,9 @@ from onechip.cli.bench_cmd import bench_tables
 from onechip.cli.check_cmd import check_tables
 from onechip.cli.cloud_cmd import YES, ask_up
 from onechip.cli.engine_cmds import print_boot
-from onechip.cli.interrupted import ctrl_c_says_what_is_kept
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, print_whole, titled_table
+from onechip.paths import ctrl_c_says_what_is_kept
 from onechip.schemas import RUN_FILES, BenchRun, BootRecord, CheckReport, CrossCheck, Plan
 from onechip.schemas.cloud import CloudNameRequest
 from onechip.schemas.inputs import build_request

@@ -21,7 +21,7 @@ import signal
 import sys
 
 # the commands that measure: a Ctrl-C before their own body ran (onechip's imports, their flags) measured and wrote
-# nothing, which their line says; from then on each says what it kept (cli.interrupted.ctrl_c_says_what_is_kept)
+# nothing, which their line says; from then on each says what it kept (paths.ctrl_c_says_what_is_kept)
 MEASURING = frozenset({"bench", "check", "demo"})
 NOTHING_YET = " (nothing measured yet; nothing written)"
 

@@ -375,7 +375,7 @@ def leave_interrupted(argv: list[str]) -> None:
 
 def _interrupted(argv: list[str]) -> None:
     """Say that the command was stopped, and for one that measures that it had measured and written nothing (a Ctrl-C
-    once it runs says what it kept: cli.interrupted); exit 128 + the signal's number."""
+    once it runs says what it kept: paths.ctrl_c_says_what_is_kept); exit 128 + the signal's number."""
     said = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}.get(
         _stopped_by[0], "interrupted"
     )

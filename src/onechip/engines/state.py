@@ -498,8 +498,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
                 yield from map(hidden, log_summary.read_lines(handle))  # what it wrote as it died
                 if _moved(path, handle):  # rotated before it died (read after the death, so no rotation is missed):
-                    handle.close()  # what it wrote to the file now at its name, to that file's end
-                    handle = _open_log(path)
+                    handle = _reopened(path, handle)  # what it wrote to the file now at its name, to that file's end
                     yield from map(hidden, log_summary.read_lines(handle))
                 if recorded and not _still_recorded(state):  # `down` stopped it: the follow ends, as `tail --pid`
                     return
@@ -510,8 +509,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
             time.sleep(0.5)
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
                 yield from map(hidden, log_summary.read_lines(handle))
-                handle.close()
-                handle = _open_log(path)
+                handle = _reopened(path, handle)
             elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut shorter than what was read: from its start
                 handle.seek(0)
     finally:
@@ -521,6 +519,19 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
 def _open_log(path: Path) -> TextIO:
     """The local engine log at `path`, opened for read_lines (log_summary.LINE_END, undecodable bytes replaced)."""
     return path.open(encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
+
+
+def _reopened(path: Path, handle: TextIO) -> TextIO:
+    """The file now at `path` opened, `handle` (read to its end) closed; `handle` itself when that file was removed
+    between _moved and this open: it holds nothing more to read, and a follow keeps reading the old one until another
+    file is at the name (_moved is False while none is). The removal was a one-line file-system error (exit 1) in place
+    of the engine's 'exited'."""
+    try:
+        new = _open_log(path)
+    except FileNotFoundError:
+        return handle
+    handle.close()
+    return new
 
 
 def _moved(path: Path, handle: TextIO) -> bool:

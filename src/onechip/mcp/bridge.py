@@ -209,6 +209,7 @@ async def run_job(ctx: Context | None, job: Callable[[ProgressFn], T]) -> T:
     def work() -> T:
         with _jobs:
             _running[0] += 1
+        started = False
         try:
             try:
                 try:
@@ -216,12 +217,15 @@ async def run_job(ctx: Context | None, job: Callable[[ProgressFn], T]) -> T:
                         if stop.is_set():
                             raise KeyboardInterrupt
                         running.thread_id = threading.get_ident()
+                    started = True
                     return job(on_progress)
                 finally:
                     with running.lock:
                         running.thread_id = None
             except KeyboardInterrupt:  # also one delivered while the finally above waited for the lock
-                raise ToolError("cancelled; what was measured is kept on disk") from None
+                # a job that measures says what it kept itself (Interrupted: bench.run_grid, or the tool's
+                # paths.ctrl_c_says_what_is_kept); one interrupted here kept nothing it could name
+                raise ToolError("cancelled" if started else "cancelled before it started; nothing was done") from None
         finally:  # no interrupt lands here: thread_id is None
             with _jobs:
                 _running[0] -= 1

@@ -46,7 +46,7 @@ from onechip.errors import (
     MissingDependencyError,
     RemoteCodeRefused,
 )
-from onechip.paths import onechip_home, run_dir
+from onechip.paths import ctrl_c_says_what_is_kept, onechip_home, run_dir
 from onechip.progress import ProgressFn
 from onechip.report.search import clients_answer, probe_load_text, seeds_range_text
 from onechip.schemas import BenchConfig, BenchRun, CheckReport, CrossCheck, EngineStatus, Plan, RunManifest
@@ -79,7 +79,7 @@ from onechip.schemas.requests import (
     SimulateRequest,
     UpRequest,
 )
-from onechip.schemas.run import RUN_FILES
+from onechip.schemas.run import BENCH_FILES, RUN_FILES
 from onechip.schemas.sim import Advice
 from onechip.vllm.flag_table import parse_sets
 from onechip.vllm.log_summary import NO_VERDICT, verdict_line
@@ -405,7 +405,7 @@ def _bench(request: BenchRequest, on_progress: ProgressFn) -> WrittenRun:
     if not request.resume:
         _url_given(request)
     fields = request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True)
-    with run_dir(request.out_dir) as out_dir:
+    with run_dir(request.out_dir) as out_dir, ctrl_c_says_what_is_kept("bench", out_dir, *BENCH_FILES):
         saved = api.saved_bench_config(out_dir) if request.resume else None
         _url_given(request, saved)
         config = BenchConfig.resumed(saved, fields) if saved is not None else build_request(BenchConfig, fields)
@@ -437,7 +437,7 @@ def _find_max(request: BenchRequest, on_progress: ProgressFn) -> WrittenSearch:
     config = build_request(BenchConfig, request.model_dump(exclude={"out_dir", "resume"}, exclude_unset=True))
     if config.find_max is None:
         raise ConfigError("find_max needs find_max: clients or rate (and slo)")
-    with run_dir(request.out_dir) as out_dir:
+    with run_dir(request.out_dir) as out_dir, ctrl_c_says_what_is_kept("find_max", out_dir, *BENCH_FILES):
         return _written(WrittenSearch, api.find_max(config, on_progress, out_dir=out_dir), out_dir)
 
 
@@ -492,6 +492,17 @@ def _commands(launch: LaunchSpec | ReplicaSetLaunch | None) -> str:
     return " && ".join(f"`{line}`" for line in launch.commands) if launch is not None else "-"
 
 
+def _demo(request: DemoRequest, on_progress: ProgressFn) -> RunManifest:
+    """api.demo into out_dir, else a new runs/<run-id>/ picked here as the CLI picks it (cli.demo_cmd), so a cancel
+    outside demo's own handler (before its engine starts, drawing its report) says where its run is, or that nothing
+    was written."""
+    with (
+        run_dir(request.out_dir, request.runs_root) as out_dir,
+        ctrl_c_says_what_is_kept("demo", out_dir, RUN_FILES["manifest"]),
+    ):
+        return api.demo(request.model_copy(update={"out_dir": out_dir}), on_progress)
+
+
 def _demo_preview(request: DemoRequest) -> str:
     """What `demo` would start: the engine (and TPU), the stages, where the run goes."""
     where = str(request.out_dir or request.runs_root / "<run-id>")
@@ -526,7 +537,8 @@ def _check(request: CheckRequest, on_progress: ProgressFn) -> CheckReport:
     the probes sent, or stayed busy (exit 6: an agent must not read those verdicts as the model's); or a verdict is
     not one `allow` allows (exit 10), the line then the summary's, the report kept as the error's structured content
     (bridge.run_job). The report is saved in out_dir either way."""
-    report = api.check(request, on_progress)
+    with ctrl_c_says_what_is_kept("check", request.out_dir, RUN_FILES["checks"]):
+        report = api.check(request, on_progress)
     failure = api.check_failure(request, report)
     if isinstance(failure, ChecksNotPassed):
         raise ChecksNotPassed(f"{failure}; {_check_summary(report)}", report)
@@ -907,7 +919,7 @@ TOOLS: list[ToolSpec] = [
         "The main job on the embedded engine: up, plan + cross-check, checks, bench grid, report, down "
         "(onechip demo). Takes minutes (with cloud: gcp, creates a billed TPU); reports progress per stage. "
         "Needs confirm: true; without it, says what it would start.",
-        DemoRequest, RunManifest, _mcp_may_not_trust(api.demo), _demo_summary, open_world=True, gate=always,
+        DemoRequest, RunManifest, _mcp_may_not_trust(_demo), _demo_summary, open_world=True, gate=always,
         preview=_demo_preview,
     ),
     ToolSpec(

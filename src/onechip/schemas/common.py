@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -14,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic_core import PydanticCustomError
 
 from onechip.errors import ConfigError, looks_secret, url_shown
+from onechip.paths import read_home_file
 
 SCHEMA_VERSION = "1"
 GIB = 1 << 30  # one gibibyte (2**30 bytes); GB is 10**9 and a different word
@@ -63,6 +65,21 @@ def known_schema(value: str) -> str:
             {"found": repr(value), "known": repr(SCHEMA_VERSION)},
         )
     return value
+
+
+def stored_by_newer(path: Path) -> str | None:
+    """The schema_version of the stored JSON object at `path` when it is newer than this onechip reads (known_schema's
+    rule), else None: ours or older, none, not a version, not JSON, no file. Such a file is another onechip's to read,
+    never this one's to write over (sim.store.save, api.remember_boot). Raises ConfigError as paths.read_home_file
+    does (a FIFO or device there)."""
+    try:
+        data = json.loads(read_home_file(path))
+    except (OSError, ValueError):
+        return None
+    value = schema_text(data.get("schema_version")) if isinstance(data, dict) else None
+    if not isinstance(value, str) or (found := _version(value)) is None:
+        return None
+    return value if found > _SCHEMA else None
 
 
 def schema_text(value: object) -> object:

@@ -33,6 +33,9 @@ RUN_FILES = {
 # what `bench --find-max` writes beside one run per probe (bench.search), and `--router-policies` beside one run
 # per policy: a directory of runs, not a run (report.rundir.require_run_files names it so)
 SEARCH_FILE = "search.json"
+# the files whose presence says a bench (its summary.json) or a search (its search.json) was written in its out dir
+# (paths.ctrl_c_says_what_is_kept: a Ctrl-C, or a cancelled MCP call, then says where)
+BENCH_FILES = (RUN_FILES["bench"], SEARCH_FILE)
 # a predicted probe's verdict (simulate --find-max), written after its run: a probe without it is unfinished
 PROBE_FILE = "probe.json"
 POLICIES_FILE = "policies.json"

@@ -1,15 +1,19 @@
 """Step-time calibrations on disk: one JSON file per (model, chip, engine, engine version) under
 `$ONECHIP_HOME/step-time-calibrations/` (formerly `calibrations/`, moved over on first use), reused by
-`simulate` and `advise` when no calibration run is given. The planner's measured boots are another store
+`simulate` and `advise` when no calibration run is given. A file a newer onechip wrote (its schema_version newer
+than this one reads) is never written over: this onechip's fit of the same key goes beside it (save), and simulate
+and advise say it is not used (newer_notes). The planner's measured boots are another store
 (api.measured_boots_dir)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from onechip.paths import home_store, read_home_file, write_text_atomic
+from onechip.schemas.common import SCHEMA_VERSION, model_key, stored_by_newer
 from onechip.schemas.sim import Calibration
 from onechip.sim.steptime import STEP_MODEL
 
@@ -19,10 +23,43 @@ def calibrations_dir() -> Path:
 
 
 def save(calibration: Calibration) -> Path:
-    """Write `calibration` (replacing one with the same key); returns its path."""
+    """Write `calibration` (replacing one with the same key); returns its path: <slug>.json, or
+    <slug>.schema<SCHEMA_VERSION>.json beside it when a newer onechip wrote <slug>.json (this one cannot read that
+    file, and wrote over it: its data was lost). Raises ConfigError as paths.read_home_file does."""
     folder = calibrations_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    return write_text_atomic(folder / f"{calibration.key.slug()}.json", calibration.model_dump_json(indent=2))
+    path = folder / f"{calibration.key.slug()}.json"
+    if stored_by_newer(path) is not None:
+        path = folder / f"{calibration.key.slug()}.schema{SCHEMA_VERSION}.json"
+    return write_text_atomic(path, calibration.model_dump_json(indent=2))
+
+
+def newer_notes(model: str, chip: str | None = None, engine: str | None = None) -> list[str]:
+    """[one line naming the stored calibrations of `model` (compared as schemas.common.model_key does), on `chip`
+    and under `engine` when given (None: any; advise carries a calibration over from another chip, find_elsewhere),
+    that a newer onechip wrote, which this one does not use], else []:
+    stored() skips them without a word, so simulate and advise read as if none were stored. Raises ConfigError as
+    paths.read_home_file does."""
+    folder = calibrations_dir()
+    found = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if (version := stored_by_newer(path)) is None:
+            continue
+        key = json.loads(read_home_file(path)).get("key")
+        if not isinstance(key, dict) or not isinstance(key.get("model"), str):
+            continue
+        if (
+            model_key(key["model"]) == model_key(model)
+            and chip in (None, key.get("chip"))
+            and engine in (None, key.get("engine"))
+        ):
+            found.append(f"{path} (schema_version {version})")
+    if not found:
+        return []
+    return [
+        f"stored calibration not used, written by a newer onechip: {'; '.join(found)}; this onechip reads "
+        f"{SCHEMA_VERSION} (kept as it is; upgrade onechip to use it)"
+    ]
 
 
 def stored() -> list[Calibration]:

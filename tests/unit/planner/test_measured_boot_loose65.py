@@ -1,0 +1,31 @@
+"""A measured boot a newer onechip stored (loose65): this onechip's next `plan --against` (api.remember_boot) wrote
+over it, its data lost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from onechip import api
+from onechip.planner import calibration
+from onechip.schemas.common import SCHEMA_VERSION
+from onechip.schemas.requests import PlanRequest
+
+NEWER = str(int(SCHEMA_VERSION.split(".")[0]) + 1)  # one major version past what this onechip writes
+
+
+def test_a_boot_never_overwrites_a_newer_onechips_measured_boot(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    request = PlanRequest(model="SmolLM2-135M-Instruct", chip="a100-80gb")
+    first = api.plan(request)
+    log = tmp_path / "boot.log"
+    log.write_text(f"INFO GPU KV cache size: {first.kv_tokens:,} tokens\n")  # the plan's own figure: it learns
+    api.plan(request.model_copy(update={"against": log}))
+    assert first.deployment_key is not None
+    path = api.measured_boots_dir() / calibration.file_name(first.deployment_key)
+    text = json.dumps({**json.loads(path.read_text()), "schema_version": NEWER})
+    path.write_text(text)
+    again = api.plan(request.model_copy(update={"against": log}))
+    assert path.read_text() == text  # as the newer onechip wrote it
+    assert again.crosscheck is not None and again.crosscheck.not_stored is not None
+    assert str(path) in again.crosscheck.not_stored and f"schema_version {NEWER}" in again.crosscheck.not_stored

@@ -1,0 +1,62 @@
+"""A stored calibration a newer onechip wrote (loose65): store.stored skips it (schemas.common.known_schema), and
+this onechip's next fit for the same key (simulate --calibrate) wrote over it, its data lost; simulate and advise
+said nothing of it."""
+
+from __future__ import annotations
+
+import json
+
+from onechip import api
+from onechip.schemas.common import SCHEMA_VERSION
+from onechip.schemas.requests import AdviseRequest
+from onechip.schemas.sim import Calibration, StepTerms
+from onechip.sim import key_of
+from onechip.sim import store as calibration_store
+from onechip.sim.steptime import STEP_MODEL
+
+TERMS = StepTerms(fixed_s=0.005, per_token_s=3e-5, per_kv_token_s=5e-8, request_overhead_s=0.007)
+NEWER = str(int(SCHEMA_VERSION.split(".")[0]) + 1)  # one major version past what this onechip writes
+
+
+def _newer_stored(plan) -> tuple[Calibration, object, str]:
+    """A calibration of `plan`'s key, saved, then rewritten as a newer onechip's file; (it, its path, its text)."""
+    ours = Calibration(key=key_of(plan), step_model=STEP_MODEL, terms=TERMS)
+    path = calibration_store.save(ours)
+    text = json.dumps({**json.loads(path.read_text()), "schema_version": NEWER, "terms_v2": [1, 2]})
+    path.write_text(text)
+    return ours, path, text
+
+
+def test_a_fit_never_overwrites_a_newer_onechips_calibration(seed_plan, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    ours, path, text = _newer_stored(seed_plan)
+    saved = calibration_store.save(ours)
+    assert path.read_text() == text  # the newer file, as its onechip wrote it
+    assert saved != path and saved.parent == path.parent  # ours beside it
+    assert calibration_store.find(seed_plan.model, seed_plan.chip, seed_plan.engine) == ours
+    again = calibration_store.save(ours)  # the next fit replaces ours beside it, the newer file still kept
+    assert again == saved and path.read_text() == text
+
+
+def test_simulate_says_once_that_a_newer_calibration_is_not_used(seed_plan, tmp_path, monkeypatch, run) -> None:
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    _, path, _ = _newer_stored(seed_plan)
+    plan = tmp_path / "plan.json"
+    plan.write_text(seed_plan.model_dump_json(), encoding="utf-8")
+    code, out, err = run("simulate", "--plan", str(plan), "--contexts", "128", "--clients", "1", "--reps", "1",
+                         "--out", str(tmp_path / "sim"))  # fmt: skip
+    assert code == 0, err
+    said = " ".join(out.split())
+    note = f"schema_version {NEWER}"
+    assert said.count(note) == 1, said
+    assert path.name in said and f"this onechip reads {SCHEMA_VERSION}" in said
+
+
+def test_advise_says_once_that_a_newer_calibration_is_not_used(seed_plan, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    _, path, _ = _newer_stored(seed_plan)
+    request = AdviseRequest(
+        model=seed_plan.model, workload={"ctx": 1024, "clients": 4, "output_tokens": 128}, chips=["v5e-1"], reps=1
+    )
+    notes = [n for n in api.advise(request).notes if f"schema_version {NEWER}" in n]
+    assert len(notes) == 1 and str(path) in notes[0], api.advise(request).notes
