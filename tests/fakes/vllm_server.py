@@ -192,6 +192,15 @@ def sse_event(
     return b"data: " + json.dumps(obj).encode() + end + end
 
 
+def _cancelled_by_stop(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The fake's loop's exception handler: a CancelledError is a connection handler that FakeVllm.stop cancelled (on
+    Python 3.11 asyncio's StreamReaderProtocol callback logs 'Exception in callback ... CancelledError' for one still
+    reading, into the stderr of the process the fake runs in: test_checks_agent asserts that stderr holds nothing of
+    onechip's); anything else goes to asyncio's default handler."""
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
+
+
 @dataclass
 class FakeVllm:
     """Configure by constructor or by setting fields before requests arrive; observe the recorded fields."""
@@ -288,6 +297,7 @@ class FakeVllm:
     def start(self) -> FakeVllm:
         ready = threading.Event()
         self._loop = asyncio.new_event_loop()
+        self._loop.set_exception_handler(_cancelled_by_stop)
         self._lock = threading.Lock()
         self._writers: set[asyncio.StreamWriter] = set()
 
