@@ -1,0 +1,106 @@
+"""engines/state.log_lines: `logs --follow` of an engine whose log is rotated between the follow's two checks (its read
+to the end, then whether the engine is alive). Found at stop 65: the engine dying after a rotation (helper cloud65), and
+the new file at the log's name removed before the follow opens it (helper loose65). The rotation, the death and the
+removal are injected at the check or the open itself, never raced with a sleep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from factories import engine_state
+from onechip.engines import state
+from onechip.errors import EngineError
+
+
+def _engine_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The recorded engine's log, holding 'before', in a home at `tmp_path`."""
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path))
+    log = tmp_path / "engine.log"
+    log.write_text("before\n")
+    state.save(engine_state(log_path=str(log)))
+    return log
+
+
+def _rotate(log: Path) -> None:
+    """logrotate's 'create': the log renamed, a new file made at its name ('after', the engine's last words)."""
+    log.rename(log.with_name("engine.log.1"))
+    log.write_text("after\n")
+
+
+def _followed_to_the_death() -> list[str]:
+    """The lines `logs --follow` shows before it says the engine exited."""
+    seen: list[str] = []
+    with pytest.raises(EngineError, match="exited"):
+        for line in state.log_lines(follow=True):
+            seen.append(line)
+    return seen
+
+
+def _removed_before_its_open(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
+    """The follow's second open (the file now at the log's name) finds it removed: logrotate's 'create' made it, then
+    something (a second rotation's 'delaycompress' cleanup, a user) removed it between _moved and _open_log."""
+    opened = [0]
+    real_open = state._open_log
+
+    def open_log(path: Path):
+        opened[0] += 1
+        if opened[0] == 2:
+            log.unlink()
+        return real_open(path)
+
+    monkeypatch.setattr(state, "_open_log", open_log)
+
+
+def test_follow_reads_the_new_log_of_an_engine_rotated_then_dead_between_its_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: on the death the follow read the rest of the file it had open (the renamed one) and stopped, so what the
+    # engine wrote to the new file at the log's name ('after', its last words) was never shown
+    log = _engine_log(tmp_path, monkeypatch)
+    checks: list[int] = []
+
+    def rotated_then_dead(_: object) -> bool:  # rotated once, then the death
+        if not checks:
+            _rotate(log)
+        checks.append(1)
+        return False
+
+    monkeypatch.setattr(state, "engine_alive", rotated_then_dead)
+    assert _followed_to_the_death() == ["before", "after"]
+
+
+def test_a_follow_whose_new_log_is_removed_after_the_death_still_says_the_engine_exited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: FileNotFoundError from _open_log left the follow, a one-line file-system error (exit 1), not 'exited'
+    log = _engine_log(tmp_path, monkeypatch)
+
+    def rotated_then_dead(_: object) -> bool:
+        _rotate(log)
+        return False
+
+    monkeypatch.setattr(state, "engine_alive", rotated_then_dead)
+    _removed_before_its_open(monkeypatch, log)
+    assert _followed_to_the_death() == ["before"]  # the new file's 'after' was removed unread: nothing more to read
+
+
+def test_a_follow_whose_new_log_is_removed_while_the_engine_runs_reads_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _engine_log(tmp_path, monkeypatch)
+    checks: list[int] = []
+
+    def rotated_then_alive_once(_: object) -> bool:  # alive at the first check (rotated there), dead at the second
+        checks.append(1)
+        if len(checks) == 1:
+            _rotate(log)
+            return True
+        return False
+
+    monkeypatch.setattr(state, "engine_alive", rotated_then_alive_once)
+    monkeypatch.setattr(state, "log_writer_note", lambda _: None)
+    monkeypatch.setattr(state.time, "sleep", lambda _: None)
+    _removed_before_its_open(monkeypatch, log)
+    assert _followed_to_the_death() == ["before"] and len(checks) == 2  # followed on to the death, the old file kept
