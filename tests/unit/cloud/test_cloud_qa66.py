@@ -147,3 +147,22 @@ def test_a_create_whose_operation_answers_404_is_read_by_its_tpu_and_the_ready_n
     assert result.resource.state == "READY" and result.resource.external_ip == "203.0.113.7", result.resource
     assert [r.name for r in records.load_all()] == ["n"]
     assert any("op-1" in line and "reading the node itself" in line for line in lines), lines
+
+
+def test_status_of_a_granted_queued_resource_reads_its_node_under_the_apis_name(script):
+    # a record from before the API named the node otherwise (or from another onechip): status reads the node the
+    # queued resource's nodeSpec names, its address and health, not '<name>-node' (404: 'no IP', as if not granted)
+    from onechip.schemas.cloud import CloudResource
+
+    resource = CloudResource(name="q", kind="queued-resource", node_id="q-node", project=P, zone=Z, chip="v5e-1",
+                             accelerator_type="v5litepod-1", runtime_version="v2-alpha-tpuv5-lite",
+                             provisioning="flex-start", created_at="2026-12-07T00:00:00+00:00",
+                             max_run_duration_s=14400)  # fmt: skip
+    records.save(resource)
+    script.made |= {f"{QR}/q", f"{NODES}/q-node-7f3a"}
+    granted = _qr("ACTIVE")
+    granted["tpu"]["nodeSpec"][0]["nodeId"] = "q-node-7f3a"
+    script.states[f"{QR}/q"] = [granted]
+    script.states[f"{NODES}/q-node-7f3a"] = [_ready_node("q-node-7f3a", ip="203.0.113.8")]
+    seen = provision.status(script.api, resource)
+    assert seen.resource.external_ip == "203.0.113.8" and seen.resource.node_id == "q-node-7f3a", seen.resource
