@@ -440,13 +440,17 @@ def refresh(
     base, pages, skus = list_skus(service, http=http, on_page=on_page, on_retry=on_retry, on_wait=on_wait)
     read_at = datetime.now(UTC)
     prices, gaps, kept, names, skipped = match(skus, read_at)
-    if not prices and not gaps:  # an empty answer was stored over the last read: every price fell back to the file
+    if not prices:  # an answer that priced nothing was stored over the last read: every price fell back to the file
         from onechip.cloud import tpu_api
 
         last = stored_read()
         still = f"the read of {last.read_at[:10]} still prices" if last else "prices.json prices"
-        raise tpu_api.not_the_api(base, f"services/{service}/skus answered {len(skus):,} SKUs, none of a chip "
-                                  f"catalog/billing_skus.json names: nothing stored, {still}", CATALOG)  # fmt: skip
+        # its chips' SKUs all skipped or without a rate (every one in EUR, a server that answers its own currency
+        # whatever currencyCode asks): the first reason said
+        what = f"none priced a chip ({(skipped or [gaps[0].reason])[0]})" if gaps else (
+            "none of a chip catalog/billing_skus.json names")  # fmt: skip
+        raise tpu_api.not_the_api(base, f"services/{service}/skus answered {len(skus):,} SKUs, {what}: nothing "
+                                  f"stored, {still}", CATALOG)  # fmt: skip
     read = BillingRead(read_at=read_at.isoformat(timespec="seconds"), endpoint=base, service=service, pages=pages,
                        skus_read=len(skus), skus=kept, prices=prices, missing=gaps, region_names=names,
                        skipped=skipped)  # fmt: skip

@@ -17,6 +17,7 @@ create body or metadata ever holds a secret (only the public ssh key goes into `
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -257,6 +258,22 @@ def qr_failure(item: Json, where: str) -> CloudError:
     return failure
 
 
+# NodeSpec.node_id's format (TPU API v2alpha1 QueuedResource.Tpu.NodeSpec: 'Should follow the ^[A-Za-z0-9_.+%-]+$
+# regex format'; google.cloud.tpu_v2.types.QueuedResource.Tpu.NodeSpec): only such an id goes into a node's URL
+_NODE_ID = re.compile(r"[A-Za-z0-9_.+%-]+")
+
+
+def qr_node_id(item: Json, asked: str) -> str:
+    """The id of the node a queued resource makes, as the API's copy of it says: its one nodeSpec's nodeId (NodeSpec:
+    'The unqualified resource name'; only a single-node request has one), else `asked` (what the create sent: none
+    given, several specs, or one not in the API's format). A granted request whose node the API named otherwise was
+    polled under the name asked, 404, and deleted as 'ended' once granted."""
+    specs = (item.get("tpu") or {}).get("nodeSpec") if isinstance(item.get("tpu"), dict) else None
+    spec = specs[0] if isinstance(specs, list) and len(specs) == 1 and isinstance(specs[0], dict) else {}
+    ident = spec.get("nodeId")
+    return ident if isinstance(ident, str) and _NODE_ID.fullmatch(ident) and ident not in (".", "..") else asked
+
+
 def fetch(api: TpuApi, kind: str, zone: str, ident: str, retry: bool = True) -> Json | None:
     """The API's copy of a queued resource or node (None when the API does not have it). `retry` False: one try."""
     try:
@@ -297,17 +314,28 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
     started = time.monotonic()
     where = f"{resource.name} in {resource.zone}"
     end_s = started + valid_until_s + QUEUE_GRACE_S + timeout_s
+    seen = ""  # the last state the API showed it in: once shown, a NOT_FOUND is a delete, not a lag
     while True:
         elapsed = time.monotonic() - started
         item = poll(api, resource.kind, resource.zone, resource.name, end_s, on_progress)
+        if item is None and seen:  # deleted outside this run: it bills nothing, and was said as 'may exist'
+            raise CloudError(f"{where}: the API no longer has it (deleted outside this run while {seen})",
+                             reason="ended")  # fmt: skip
         if item is None and elapsed > CREATE_GRACE_S:  # just created, the API may not show it for a moment
             raise CloudError(f"{where}: the API does not have it {CREATE_GRACE_S:.0f} s after its create")
+        seen = seen if item is None else state_of(resource.kind, item) or "STATE_UNSPECIFIED"
         state = state_of(resource.kind, item or {})
         if state != resource.state and (line := unknown_state(resource.kind, state)):
             on_progress(ProgressEvent("cloud", f"{where}: {line}"))  # once, not every poll
         _tick(on_progress, resource, state or "CREATING", elapsed, valid_until_s)
         step = phase(resource.kind, state)
         if step == "ready":
+            named = qr_node_id(item or {}, resource.node_id)
+            if named != resource.node_id:  # recorded under it: status reads it, down finds it
+                on_progress(ProgressEvent("cloud", f"{where}: its node is {named} (the API's nodeSpec), not "
+                                          f"{resource.node_id}"))  # fmt: skip
+                resource.node_id = named
+                records.save(resource)
             return
         if state == "FAILED":
             raise qr_failure(item or {}, where)
@@ -586,6 +614,11 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
         api.wait_operation(operation, version, request.timeout_s, lambda s: _tick(on_progress, resource, "CREATING", s,
                            None), f"create of {resource.kind} {resource.name} in {resource.zone}")  # fmt: skip
     except CloudError as exc:
+        if exc.reason == "not-found":  # the operation, not the TPU (past wait_operation's grace): the TPU says the rest
+            short = str(operation.get("name", "")).rsplit("/", 1)[-1]
+            on_progress(ProgressEvent("cloud", f"{resource.name}: the API no longer has the create's operation "
+                                      f"{short}; reading the {resource.kind} itself"))  # fmt: skip
+            return
         if exc.reason in FAILOVER:
             _clean_up(api, resource, exc, on_progress)
             raise
@@ -1028,6 +1061,7 @@ def _fetch(api: TpuApi, resource: CloudResource, retry: bool = True) -> Json | N
     resource.state = state_of(resource.kind, item)
     node = item if resource.kind == "node" else None
     if resource.kind == "queued-resource" and resource.state == "ACTIVE":
+        resource.node_id = qr_node_id(item, resource.node_id)
         node = fetch(api, "node", resource.zone, resource.node_id, retry)
     resource.health = str(node.get("health") or "") if node is not None else ""
     resource.node_state = state_of("node", node) if node is not None and node is not item else ""
@@ -1234,6 +1268,7 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
     as on-demand, and every one '$?': its chip was the API's 'v5litepod-1', which no price is keyed by)."""
     name = str(item.get("name", "")).rsplit("/", 1)[-1]
     spec = ((item.get("tpu") or {}).get("nodeSpec") or [{}])[0]
+    node_id = qr_node_id(item, name) if kind == "queued-resource" else name
     node = spec.get("node") or item
     in_set = (node.get("labels") or {}).get(records.SET_LABEL)
     accelerator_type = str(node.get("acceleratorType", ""))
@@ -1245,7 +1280,7 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
         chip, quote = accelerator_type, None
     return CloudResource(
         replica_set=str(in_set) if in_set else None,
-        name=name, kind=kind, node_id=str(spec.get("nodeId") or name), project=api.project, zone=zone,  # type: ignore[arg-type]
+        name=name, kind=kind, node_id=node_id, project=api.project, zone=zone,  # type: ignore[arg-type]
         chip=chip, accelerator_type=accelerator_type, runtime_version=str(node.get("runtimeVersion", "")),
         provisioning=provisioning, created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
         max_run_duration_s=run_duration_s(item) if provisioning == "flex-start" else None,

@@ -416,10 +416,23 @@ def test_a_negative_rate_is_a_gap_not_a_price(fake):
     # Before: a SKU whose rate was -5 USD/h was stored as the price, and cost came out negative
     fake.skus = [sku("NEG", "TpuV5e running in Las Vegas", ["us-west4"], 1.0)]
     fake.skus[0]["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]["units"] = "-5"
+    fake.skus.append(
+        sku(
+            "SPOT",
+            "TpuV5e attached to Spot Preemptible VMs running in Las Vegas",
+            ["us-west4"],
+            0.4942,
+            usage_type="Preemptible",
+        )
+    )  # a read that prices no chip at all is not stored (qa66)
     read = billing.refresh()
-    assert not [p for p in read.prices if p.chip == "v5e-1"]
+    assert not [p for p in read.prices if p.chip == "v5e-1" and p.pricing == "on-demand"]
     gap = next(g for g in read.missing if (g.chip, g.region, g.pricing) == ("v5e-1", "us-west4", "on-demand"))
     assert gap.reason == "SKU NEG has no hourly rate (unit 'h', USD -5.0)"
+    fake.skus.pop()  # the negative rate alone: nothing priced, nothing stored, its reason said
+    with pytest.raises(CloudError, match=r"none priced a chip \(SKU NEG has no hourly rate"):
+        billing.refresh()
+    assert billing.stored_read() == read
 
 
 def test_a_zero_rate_is_a_gap_not_a_free_chip(fake):
@@ -468,6 +481,7 @@ def test_a_tiered_sku_is_quoted_at_its_dearest_tier_never_its_free_first_one(fak
     price = _by_key(read.prices)[("v5e-1", "us-west4", "on-demand")]
     assert price.usd_per_chip_hour == pytest.approx(1.3125)
     rates[1]["unitPrice"]["currencyCode"] = "EUR"  # a later tier in another currency is skipped as the first is
+    fake.skus = [tiered, RECORDED[1]]  # with a spot price: a read that prices no chip is not stored (qa66)
     read = billing.refresh()
     assert ("v5e-1", "us-west4", "on-demand") not in _by_key(read.prices)
     assert read.skipped == ["SKU TEST-V5E-TIER 'TpuV5e running in Las Vegas': priced in EUR, not USD"]

@@ -182,14 +182,17 @@ def test_status_warns_of_a_node_state_this_client_does_not_know(fast):
 
 def test_an_operation_that_answers_404_past_its_grace_while_polled_names_what_to_delete(script):
     # the create's operation, named by the API, answers NOT_FOUND on every poll (its reads lag, or it was purged):
-    # polled again for tpu_api.OPERATION_GRACE_S, then one line; the queued resource may exist, so it stays recorded
+    # polled again for tpu_api.OPERATION_GRACE_S, then the queued resource itself is read (qa66: the TPU, not its
+    # operation, is what bills); it answers 404 too past CREATE_GRACE_S: one line, and as it may exist it stays recorded
     from test_cloud_qa62 import QR, _flex, _op
 
     script.answers[("POST", QR)] = [(200, _op("op-1"))]  # not done; no `states` for it: every GET answers 404
+    lines: list[str] = []
     with pytest.raises(CloudError) as info:
-        provision.up(script.api, _flex(), lambda e: None)
+        provision.up(script.api, _flex(), lambda e: lines.append(e.message))
     said = str(info.value)
     polls = [p for m, p in script.sent if m == "GET" and p.endswith("/operations/op-1")]
-    assert len(polls) > 1 and "operation op-1" in said and "\n" not in said, (polls, said)
+    assert any("operation op-1" in line for line in lines), lines
+    assert len(polls) > 1 and "does not have it" in said and "\n" not in said, (polls, said)
     (left,) = records.load_all()
     assert provision.delete_command(left) in said, said
