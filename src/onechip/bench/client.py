@@ -225,7 +225,9 @@ class _Timing:
         last, and usage counts that token: llama.cpp's server (its EOS piece is empty; send_final_response follows
         process_token, slot.n_decoded counted before the EOS check), Ollama since #17485 (2026-08,
         middleware/openai.go: openai.FinishChunk for the Done response; eval_count is llama-server's predicted_n),
-        vLLM when a parser holds the EOS step's text (DeltaMessage() with the finish_reason). Untimed, the answer's
+        vLLM when its tool or reasoning parser gives nothing for the EOS's step (chat_completion/serving.py, 0.34.0
+        sdist: `delta_message = DeltaMessage()` once the output has a finish_reason; a tool call ends 'tool_calls'
+        so). Untimed, the answer's
         E2E lost that step and its TPOT put n tokens over the n - 1 gaps before it: (n-1)/n low. vLLM's EOS chunk
         (`content: ""`) is timed as vllm bench serve times it; this one vllm bench serve never times. At a length
         stop the limit fell on a token that carried its text, so the chunk is none; without usage (or with a count
