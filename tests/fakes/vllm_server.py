@@ -156,7 +156,9 @@ WireWrite = tuple[float, bytes | None, bool]
 # #17485, 2026-08: openai/openai.go toChunk, Delta a Message, whose role and content are not omitempty); its
 # finish_reason comes on the Done response's own chunk, content "", which its caller writes: at the EOS's step, which
 # usage counts (runner numPredicted, llama.cpp n_decoded, as eval_count), or with the last token at a length stop.
-Shape = Literal["vllm", "sglang", "tgi", "llamacpp", "ollama"]
+# ollama17485: Ollama since #17485 (2026-08, "match openai's streaming wire format"): only the fields set (Delta's
+# fields omitempty), the role on the first chunk alone (ToStreamChunks includeRole), written as vllm's
+Shape = Literal["vllm", "sglang", "tgi", "llamacpp", "ollama", "ollama17485"]
 SGLANG_DELTA = ("role", "content", "reasoning_content", "tool_calls")  # SGLang's DeltaMessage fields, in its order
 
 

@@ -19,13 +19,19 @@ Conventions (DESIGN.md "Measuring right"):
   before the first token's text (chat_completion/serving.py `first_iteration`: the role, `content: ""`); and TGI's
   usage comes once, in a usage-only chunk after the last token (chat.rs, include_usage), counting no chunk's tokens.
   Such an answer's TTFT ends at its second token, one ITL late, and its TPOT spans one gap fewer over the same count.
+  An answer that stopped (finish_reason not "length") in a chunk with an empty delta, `{}`, after its last text is
+  timed to that chunk when usage counts a token the chunks do not carry: it is the step of the EOS (llama.cpp's
+  server, Ollama since #17485, vLLM behind a parser; `_Timing.time_stop_step`); vllm bench serve ends it at the text.
 - Tokens come from the server's `usage` whenever it sends any. With continuous usage stats the cumulative
   `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries tokens but
   no text (a parser holding text back) still counts as generated, except the role chunk: a server that sends it
   once the first token exists may count that token on it, and the token is the next chunk's (its text). A
   server that sends no usage at all is counted as `vllm bench serve` counts it: the whole generated text
   tokenized once (the server's /tokenize, no special tokens); without /tokenize, one token per content chunk,
-  and the sample says which.
+  and the sample says which. The text is the reasoning and the tool-call arguments too, where vllm bench serve 0.34
+  tokenizes the content alone (`generated_text += content`, vllm/benchmarks/lib/endpoint_request_func.py, 0.34.0
+  sdist) though it times their chunks: they are generated tokens, and a server's usage.completion_tokens counts them
+  (vLLM: every output token id), so a thinking model's or an agent turn's output is not counted as nearly nothing.
 - All events parsed from one network read share that read's arrival time: they arrived together. The event
   stream is read as `vllm.wire.SSEDecoder` reads it (LF, CRLF or CR, comments and keep-alives skipped, a `data:`
   event taken at the blank line that ends it, its `data:` lines joined); the request ends at `data: [DONE]` or at
@@ -133,6 +139,7 @@ class _Timing:
         self.answered_at: float | None = None  # when the finish_reason came with usage: whole unless more follows
         self.choices: list[dict[str, Any]] = []  # kept until usage makes counting moot; read only then (cheap)
         self.empties: list[int] = []  # the chunks timed as a token for their `content: ""` alone (their index)
+        self.stop_step: float | None = None  # when a finish_reason other than "length" came with no output (finish)
 
     def chunk(self, obj: dict[str, Any], now: float) -> None:
         """Fold one chunk in; raises ValueError (stream_chat: a failed request) for one of a shape no OpenAI-compatible
@@ -166,6 +173,8 @@ class _Timing:
             out.finish_reason = choice["finish_reason"]
             if usage:
                 self.answered_at = now
+            if out.t_first is not None and not (generated or empty) and delta_tokens is None:
+                self.stop_step = None if out.finish_reason == "length" else now
         if self.usage is None:
             self.choices.append(choice)
         if generated or (delta_tokens or 0) > 0 or (delta_tokens is None and empty):
@@ -192,6 +201,7 @@ class _Timing:
         or a final usage."""
         out, usage = self.out, self.usage
         self.drop_uncounted_empties()
+        self.time_stop_step()
         if not self.per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times):
             out.chunk_tokens = []
         if out.error is None and not (self.done or self.final_usage or out.finish_reason):
@@ -210,6 +220,28 @@ class _Timing:
             out.completion_tokens = usage.get("completion_tokens")
             out.cached_tokens = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
         return out
+
+    def time_stop_step(self) -> None:
+        """Time the empty finish chunk of an answer that stopped (not at its length) as its last token when usage
+        counts more tokens than the stream's chunks carried (one each, at least). Such a chunk (`delta: {}`, finish
+        "stop") is written at the step of a generated token that decoded to no text, the EOS or a stop string's
+        last, and usage counts that token: llama.cpp's server (its EOS piece is empty; send_final_response follows
+        process_token, slot.n_decoded counted before the EOS check), Ollama since #17485 (2026-08,
+        middleware/openai.go: openai.FinishChunk for the Done response; eval_count is llama-server's predicted_n),
+        vLLM when its tool or reasoning parser gives nothing for the EOS's step (chat_completion/serving.py, 0.34.0
+        sdist: `delta_message = DeltaMessage()` once the output has a finish_reason; a tool call ends 'tool_calls'
+        so). Untimed, the answer's
+        E2E lost that step and its TPOT put n tokens over the n - 1 gaps before it: (n-1)/n low. vLLM's EOS chunk
+        (`content: ""`) is timed as vllm bench serve times it; this one vllm bench serve never times. At a length
+        stop the limit fell on a token that carried its text, so the chunk is none; without usage (or with a count
+        the chunks already reach) nothing says a token was there. Per-chunk usage decides without this (chunk)."""
+        out, counted = self.out, (self.usage or {}).get("completion_tokens")
+        if self.stop_step is None or not isinstance(counted, int) or isinstance(counted, bool):
+            return
+        if len(out.chunk_times) < counted and self.stop_step >= (out.t_last or 0.0):
+            out.chunk_times.append(self.stop_step)
+            out.t_last = self.stop_step
+            self.per_chunk_known = False
 
     def drop_uncounted_empties(self) -> None:
         """Untime the `content: ""` chunks, the last first, that usage leaves no token for: a stream carries at most

@@ -53,6 +53,7 @@ from onechip.schemas.bench import (
     RequestSample,
     SearchProbe,
     SearchResult,
+    slo_ms_text,
 )
 from onechip.schemas.common import plural
 from onechip.schemas.inputs import flag_of
@@ -186,7 +187,7 @@ class LoadSearch:
         self.probes[load] = verdict
         self.cells.append(cell)
         name = probe_config(self.config, load)[0]
-        line = f"find-max: {name}: {probe_line(verdict, self.config.slo_percentile)}"
+        line = f"find-max: {name}: {probe_line(verdict, self.config.slo_percentile, self.config.slo)}"
         self.on_progress(ProgressEvent(self.stage, line))
         return verdict
 
@@ -376,10 +377,12 @@ def read_search(out_dir: Path) -> SearchResult:
     return result.model_copy(update={"in_flight_cap": caps.pop()})
 
 
-def probe_line(p: SearchProbe, percentile: float) -> str:
-    """'meets' / 'misses' and each SLO metric at the percentile, one line."""
+def probe_line(p: SearchProbe, percentile: float, slo: dict[str, float]) -> str:
+    """'meets' / 'misses' and each SLO metric at the percentile (ms, schemas.bench.slo_ms_text against its bound in
+    `slo`), one line."""
     values = ", ".join(
-        f"p{percentile:g} {k} {'-' if v is None else f'{v:,.0f}'}" for k, v in sorted(p.at_percentile_ms.items())
+        f"p{percentile:g} {k} {'-' if v is None else slo_ms_text(v, slo.get(k))}"
+        for k, v in sorted(p.at_percentile_ms.items())
     )
     verdict = "meets" if p.meets_slo else "misses"
     failed = f", {p.requests_failed} failed" if p.requests_failed else ""

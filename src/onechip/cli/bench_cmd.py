@@ -247,7 +247,7 @@ def search_table(result: SearchResult) -> Table:
             *([f"{p.requests_sent:,}"] * rate),
             verdict.replace("cannot tell", "[yellow]cannot tell[/]")
             + (" [yellow]slipped[/]" if p.schedule_slipped else ""),
-            *(escape(at_percentile_text(p, k)) for k in result.slo),
+            *(escape(at_percentile_text(result, p, k)) for k in result.slo),
             _num(p.attainment, "{:.0%}"),
             _num(p.output_tok_per_s, "{:,.1f}"),
         )

@@ -11,7 +11,7 @@ from onechip.paths import write_text_atomic
 from onechip.report import plots
 from onechip.report.html import STYLE, _img, markdown_to_html
 from onechip.report.tables import md_table, num
-from onechip.schemas.bench import SearchProbe, SearchResult
+from onechip.schemas.bench import SearchProbe, SearchResult, slo_ms_text
 from onechip.schemas.common import plural
 
 
@@ -49,13 +49,15 @@ def probe_verdict(result: SearchResult, p: SearchProbe) -> str:
     return words
 
 
-def at_percentile_text(p: SearchProbe, metric: str) -> str:
-    """A probe's SLO metric at the percentile, ms ('412'), with its range over the seeds when predicted and they
-    differ ('412 [380-450]'); '-' when none."""
+def at_percentile_text(result: SearchResult, p: SearchProbe, metric: str) -> str:
+    """A probe's SLO metric at the percentile, ms (schemas.bench.slo_ms_text against the metric's bound: '412.0',
+    '0.44' against 0.4), with its range over the seeds when predicted and they differ ('412.0 [380.2-450.7]'); '-'
+    when none."""
+    bound = result.slo.get(metric)
     value, span = p.at_percentile_ms.get(metric), p.at_percentile_range_ms.get(metric)
-    text = "-" if value is None else f"{value:,.0f}"
-    if span is not None and f"{span[0]:,.0f}" != f"{span[1]:,.0f}":
-        text += f" [{span[0]:,.0f}-{span[1]:,.0f}]"
+    text = "-" if value is None else slo_ms_text(value, bound)
+    if span is not None and (low := slo_ms_text(span[0], bound)) != (high := slo_ms_text(span[1], bound)):
+        text += f" [{low}-{high}]"
     return text
 
 
@@ -155,7 +157,7 @@ def search_markdown(result: SearchResult) -> list[str]:
             f"{p.load:g}",
             *([f"{p.requests_sent:,}"] * rate),
             probe_verdict(result, p),
-            *(at_percentile_text(p, k) for k in result.slo),
+            *(at_percentile_text(result, p, k) for k in result.slo),
             "—" if p.attainment is None else f"{p.attainment:.0%}",
             num(p.output_tok_per_s),
         ]

@@ -574,12 +574,20 @@ class Wire:
     # the finish_reason on an event of its own, `content: ""`, written with the last content event (Ollama's Done
     # response at a length stop: no token, and usage does not count one)
     trailer: bool = False
+    # the finish_reason on an event of its own with an empty delta, `{}` (OpenAI's final chunk; Ollama since #17485,
+    # 2026-08: middleware/openai.go writes openai.FinishChunk for the Done response; llama.cpp's server, whose EOS
+    # decodes to no text, ends in send_final_response): "eos", at the EOS's step W_ITL_S after the last content event,
+    # finish "stop", with the final usage and [DONE], usage counting the EOS (Ollama's eval_count is llama-server's
+    # timings.predicted_n, its slot.n_decoded, incremented before process_token checks for the EOS); "length", in the
+    # last content event's write, no token
+    finish_event: Literal["eos", "length"] | None = None
 
     def __call__(self, number: int, body: dict[str, Any]) -> list[WireWrite]:
         prompt, end = count_body(body), b"\r\n" if self.crlf else b"\n"
         role_usage = None if self.role_usage is None else (prompt, self.role_usage)
         opening = {"role": "assistant", "content": None if self.shape == "llamacpp" else ""}
         writes = [] if self.shape in ("tgi", "ollama") else [(0.0, self.event(opening, None, role_usage), False)]
+        writes = [] if self.finish_event and self.shape == "ollama17485" else writes  # its role on the first token
         done = 0
         for k, tokens in enumerate(self.plan):
             at = W_TTFT_S + k * W_ITL_S
@@ -589,9 +597,19 @@ class Wire:
             last = k == len(self.plan) - 1 and not self.late_finish
             usage = (prompt, done) if self.usage == "per_event" or (self.usage == "on_finish" and last) else None
             text = "" if self.eos and k == len(self.plan) - 1 else "w " * tokens
-            finish = self.finish if last and not self.trailer else None
+            finish = self.finish if last and not self.trailer and not self.finish_event else None
             trailer = self.event({"content": ""}, self.finish) if last and self.trailer else b""
-            writes += self.pieces(at, self.event({self.field: text}, finish, usage) + trailer)
+            trailer += self.event({}, "length") if last and self.finish_event == "length" else b""
+            role = {"role": "assistant"} if k == 0 and self.shape == "ollama17485" else {}
+            writes += self.pieces(at, self.event({**role, self.field: text}, finish, usage) + trailer)
+        if self.finish_event == "eos":  # the EOS's step: its token counted, the rest written with it
+            done += 1
+            usage = (prompt, done) if self.usage in ("per_event", "on_finish") else None
+            tail = self.event(None, None, (prompt, done)) if self.usage == "final" else b""
+            tail += b"data: [DONE]" + end + end if self.done else b""
+            # a token's step in the server's record only where usage counts it: without usage nothing tells it
+            writes.append((writes[-1][0] + W_ITL_S, self.event({}, "stop", usage) + tail, self.usage != "none"))
+            return writes
         if self.late_finish:
             usage = (prompt, done) if self.usage in ("per_event", "on_finish") else None
             writes.append((writes[-1][0] + W_ITL_S, self.event({}, self.finish, usage), False))
@@ -862,6 +880,51 @@ def test_a_server_that_ends_its_bodies_in_time_again_gets_its_connections_reused
     waited, opened = _one_after_another(monkeypatch, lambda number: number <= client.HOLDS_TO_CLOSE, n)
     assert opened[-2:] == [False, False]
     assert [i for i, w in enumerate(waited) if w] == list(range(client.HOLDS_TO_CLOSE))
+
+
+@pytest.mark.parametrize(
+    ("wire", "tokens", "chunks", "counted_by"),
+    [
+        (Wire(shape="ollama17485", finish_event="eos", finish="stop"), 5, 5, "usage"),
+        (Wire(finish_event="eos", finish="stop", usage="on_finish"), 5, 5, "usage"),  # llama.cpp's usage beside it
+        (Wire(shape="ollama17485", finish_event="eos", finish="stop", plan=(2, 2, 2)), 7, 4, "usage"),
+        (Wire(shape="ollama17485", finish_event="length"), 4, 4, "usage"),  # with the last token: no token
+        (Wire(shape="ollama17485", finish_event="length", plan=(2, 2, 2)), 6, 3, "usage"),
+        (Wire(shape="ollama17485", finish_event="eos", finish="stop", usage="none"), 4, 4, "tokenize"),
+    ],
+    ids=[
+        "ollama-eos",
+        "llamacpp-eos-usage-on-finish",
+        "ollama-eos-batched",
+        "ollama-length",
+        "ollama-length-batched",
+        "ollama-eos-no-usage",
+    ],  # fmt: skip
+)
+def test_an_empty_delta_finish_at_the_eos_step_is_the_eos_token_usage_counts(
+    tmp_path: Path, wire: Wire, tokens: int, chunks: int, counted_by: str
+) -> None:
+    """Ollama since #17485 and llama.cpp's server end an answer at its EOS with `delta: {}` and finish_reason
+    "stop", written at the EOS's step (W_ITL_S after the last content), and their usage counts the EOS (`Wire`'s
+    finish_event). That chunk is the EOS token's, as vLLM's `content: ""` EOS chunk is: timed, TPOT = 40 ms over
+    4 gaps = 10 ms (it read 30 / 4 = 7.5: the EOS's step cut from E2E but its token kept in the count, (n-1)/n low)
+    and E2E 70 ms. At a length stop the same empty chunk comes with the last token and usage counts no token for
+    it: not timed. Batched chunks (2 tokens each, final usage only: the count leaves room for it either way): the
+    finish_reason tells, "length" is the limit reached on a token that carried its text. Without usage nothing
+    counts the EOS: the chunk is not timed (vllm bench serve never times an empty delta)."""
+    eos = wire.finish_event == "eos" and wire.usage != "none"
+    set_ms = wire.set_ms()
+    if eos:  # the EOS's step is the last token's: one more gap of W_ITL_S, one more token
+        decode = len(wire.plan) * W_ITL_S * 1000
+        set_ms |= dict(e2e=set_ms["ttft"] + decode, tpot=decode / (tokens - 1))
+    cell, _, measured = measure(tmp_path, dict(wire_script=wire), set_ms, output_tokens=tokens + (not eos),
+                                request_timeout_s=W_TIMEOUT_S)  # fmt: skip
+    assert cell.status == "ok" and cell.requests_ok == 4
+    assert {(s.completion_tokens, s.completion_tokens_from, len(s.chunk_times)) for s in measured} == {
+        (tokens, counted_by, chunks)
+    }
+    assert {s.finish_reason for s in measured} == {wire.finish}
+    assert cell.itl_chunk_ms.n == 4 * (chunks - 1)
 
 
 def test_finish_length_before_max_tokens_is_an_early_end(tmp_path: Path) -> None:
