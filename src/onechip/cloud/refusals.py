@@ -125,7 +125,11 @@ def from_status(error: dict[str, object], where: str) -> CloudError:
         reason = "quota"  # a quota by its reason, whatever the wording ('Insufficient regional quota ...')
     elif reason == "other" and code is None and reasons & set(CAPACITY_REASONS):
         reason = "stockout"  # no code to read (a Compute Engine operation's error): its errors[] code
-    elif reason == "quota" and reasons & set(CAPACITY_REASONS) and not _detail(error.get("details"), "google.rpc.QuotaFailure"):
+    elif (
+        reason == "quota"
+        and reasons & set(CAPACITY_REASONS)
+        and not _detail(error.get("details"), "google.rpc.QuotaFailure")
+    ):
         # the zone's capacity by its reason, under RESOURCE_EXHAUSTED's stock text ('Resource has been exhausted (e.g.
         # check quota).', GENERIC_429), whose 'quota' named none: it was said as quota, capacity as a quota to raise
         reason = "stockout"
