@@ -702,6 +702,12 @@ def _json_record(bare: str) -> str | None:
 # follows (read_log_text keeps a file's last newline)
 _CUT_NUMBER = re.compile(r"(?<!\S)(?!\S*(?:[x)%,;\]}'\"]|GiB|GB|MiB|MB|s)$)\S*\d\S*$")
 _WRAPPED_ROWS = 2
+# vLLM's level and what its logger prints after it (vllm/logger.py _FORMAT, 0.2 - 0.34: '%(levelname)s %(asctime)s
+# [%(filename)s:%(lineno)d] %(message)s', asctime as '%m-%d %H:%M:%S'; 0.2 - 0.4 wrote 'utils.py:287]' without the
+# '[', and plugins their name before it: vllm-mindspore's 'vllm-mindspore[...]', omni-npu's 'omni-npu[...]'); the same
+# level with its date left out ('INFO [utils.py:287] ...': a logging config whose format has no asctime, a collector
+# that moved the time to a field of its own) still opens a record: the level then the file and line
+_LEVEL_HEAD = r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (?:\d\d-\d\d \d\d:|(?:[\w-]*\[)?[\w./-]+\.py:\d+\] )"
 # A table's row, border to border (nvidia-smi's '| ... |' and '+---+', printed beside vLLM's lines): its rows share
 # one width, the widest of a short excerpt, and are no terminal's wrap (tests/fixtures/bootlogs
 # a100-qwen25-vl-7b-util022-len128000-refused-v0230 prints one; its card row lost its name when joined)
@@ -716,7 +722,7 @@ _WRAP_MIN = 60
 # tests/data/vllm_tpu_seed_095_failure.log) after a shorter INFO record was joined to it as its wrapped tail, and the
 # boot's cause was lost
 _OWN_LINE = re.compile(
-    r"^(?:\(\S[^)]*pid=\d+|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d |Traceback \(most recent call last\):"
+    rf"^(?:\(\S[^)]*pid=\d+|{_LEVEL_HEAD}|Traceback \(most recent call last\):"
     r"|(?:[A-Za-z_]\w*\.)*[A-Z][a-z0-9]*[A-Z]\w*:(?:\s|$))"
 )
 _QUOTE = re.compile(r"^(?:[>▎│┃] ?)+")
@@ -906,8 +912,8 @@ def bare_line(line: str) -> str:
 # (at most _HEAD_AFTER characters) is where vLLM's text starts behind a prefix of a collector not named in _PREFIX:
 # stern's '<pod> <container> ', journalctl's '-o short-precise' / 'short-full' / 'short-unix' heads, pdsh's 'host: '
 _HEAD = re.compile(
-    r"(?<!\S)(?:\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)"
-    r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:)"
+    rf"(?<!\S)(?:\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)"
+    rf"|{_LEVEL_HEAD})"
 )
 _HEAD_AFTER = 100
 
