@@ -702,6 +702,12 @@ def _json_record(bare: str) -> str | None:
 # follows (read_log_text keeps a file's last newline)
 _CUT_NUMBER = re.compile(r"(?<!\S)(?!\S*(?:[x)%,;\]}'\"]|GiB|GB|MiB|MB|s)$)\S*\d\S*$")
 _WRAPPED_ROWS = 2
+# vLLM's level and what its logger prints after it (vllm/logger.py _FORMAT, 0.2 - 0.34: '%(levelname)s %(asctime)s
+# [%(filename)s:%(lineno)d] %(message)s', asctime as '%m-%d %H:%M:%S'; 0.2 - 0.4 wrote 'utils.py:287]' without the
+# '[', and plugins their name before it: vllm-mindspore's 'vllm-mindspore[...]', omni-npu's 'omni-npu[...]'); the same
+# level with its date left out ('INFO [utils.py:287] ...': a logging config whose format has no asctime, a collector
+# that moved the time to a field of its own) still opens a record: the level then the file and line
+_LEVEL_HEAD = r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (?:\d\d-\d\d \d\d:|(?:[\w-]*\[)?[\w./-]+\.py:\d+\] )"
 # A table's row, border to border (nvidia-smi's '| ... |' and '+---+', printed beside vLLM's lines): its rows share
 # one width, the widest of a short excerpt, and are no terminal's wrap (tests/fixtures/bootlogs
 # a100-qwen25-vl-7b-util022-len128000-refused-v0230 prints one; its card row lost its name when joined)
@@ -716,7 +722,7 @@ _WRAP_MIN = 60
 # tests/data/vllm_tpu_seed_095_failure.log) after a shorter INFO record was joined to it as its wrapped tail, and the
 # boot's cause was lost
 _OWN_LINE = re.compile(
-    r"^(?:\(\S[^)]*pid=\d+|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d |Traceback \(most recent call last\):"
+    rf"^(?:\(\S[^)]*pid=\d+|{_LEVEL_HEAD}|Traceback \(most recent call last\):"
     r"|(?:[A-Za-z_]\w*\.)*[A-Z][a-z0-9]*[A-Z]\w*:(?:\s|$))"
 )
 _QUOTE = re.compile(r"^(?:[>▎│┃] ?)+")
@@ -906,8 +912,8 @@ def bare_line(line: str) -> str:
 # (at most _HEAD_AFTER characters) is where vLLM's text starts behind a prefix of a collector not named in _PREFIX:
 # stern's '<pod> <container> ', journalctl's '-o short-precise' / 'short-full' / 'short-unix' heads, pdsh's 'host: '
 _HEAD = re.compile(
-    r"(?<!\S)(?:\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)"
-    r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:)"
+    rf"(?<!\S)(?:\([\w-]+(?: [\w=-]+)* pid=\d+(?:, ip=[\w.:-]+)?\)"
+    rf"|{_LEVEL_HEAD})"
 )
 _HEAD_AFTER = 100
 
@@ -1642,12 +1648,18 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
 def _last_boot(lines: list[str]) -> int:
     """The index of the line the last boot of a log's `lines` starts at (0 for a log of one boot): a boot start
     (_BOOT_START) after a boot came up; the banner after an earlier boot's start, events or errors; an engine start
-    after a boot that failed and has an engine start of its own (or whose start the paste cut). A boot that
+    after a boot that failed and has an engine start of its own (or whose start the paste cut); any start after a boot
+    logged its KV cache (_KV_TOKENS, _GPU_BLOCKS: a data-parallel boot's engine cores all start before it) and not
+    stamped before that line (a paste of a boot's end, then its start), from that boot's 'non-default args' where it
+    logged them after the KV line (two pasted logs, the first an excerpt that stops at its KV cache: its KV line was
+    read with the second's config; a stamp that crossed a new year reads as earlier). A boot that
     failed ends at its last error line, and the lines after it (the next boot's first warnings, the 'non-default args'
     before V0's engine start) are the next boot's; after a boot that came up, the next starts at its own line (what the
     server logged while it ran is no start-up line)."""
     first = tail = 0  # the current boot's first line; the line after its last error line
     boot_seen = engine_started = came_up = said = False  # said: a boot's event read (_EVENTS), its start cut or not
+    allocated: tuple[str, ...] | None = None  # the stamp ('MM', 'DD', ...; () where none) of the boot's KV cache line
+    opened: int | None = None  # the first line after that that starts a configuration's build (_config_starts)
     for i, raw in enumerate(lines):
         bare = _unprefixed(_plain(raw.rstrip()))
         level = _LEVEL.match(bare)
@@ -1657,11 +1669,18 @@ def _last_boot(lines: list[str]) -> int:
             came_up = True
         elif match := _BOOT_START.search(bare):
             banner, failed = match.group(1) is not None, tail > first
-            if came_up or (failed and (banner or engine_started or not boot_seen)) or (banner and (boot_seen or said)):
-                first = tail if failed and not came_up else i
-                tail, engine_started, came_up, said = first, False, False, False
+            stamp = _STAMP.search(bare)  # a start stamped before the KV line is this boot's, pasted after it
+            later = allocated is not None and not (stamp and allocated and stamp.groups() < allocated)
+            again = came_up or later or (banner and (boot_seen or said))
+            if again or (failed and (banner or engine_started or not boot_seen)):
+                first = tail if failed and not came_up else i if came_up or opened is None else opened
+                tail, engine_started, came_up, said, allocated, opened = first, False, False, False, None, None
             boot_seen, engine_started = True, engine_started or not banner
         said = said or any(pattern.search(bare) for _, pattern in _EVENTS)
+        if allocated is not None and opened is None and _config_starts(bare):
+            opened = i
+        if allocated is None and (_KV_TOKENS.search(bare) or _GPU_BLOCKS.search(bare)):
+            allocated = stamp.groups() if (stamp := _STAMP.search(bare)) else ()
     return first
 
 

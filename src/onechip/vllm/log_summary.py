@@ -215,7 +215,8 @@ def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
     Raises ConfigError naming `name` when it is not text: a compressed file (_COMPRESSED, named with the tool that
     prints it), or its first TEXT_PROBE_BYTES hold a NUL byte in UTF-8 (grep and git call a file binary so), a NUL
     character in another encoding or bytes its encoding does not decode (a character cut at the block's end is not
-    counted); a binary file read as a log kept nothing and was summarized as a quiet one."""
+    counted); a binary file read as a log kept nothing and was summarized as a quiet one. Raises it too, once read,
+    for a file of blank lines or none (its verdict was 'the log ends before the engine said it was ready')."""
     block = raw.read(TEXT_PROBE_BYTES)
     if packed := next((what for magic, what in _COMPRESSED.items() if block.startswith(magic)), None):
         raise ConfigError(f"{name}: {packed[0]}-compressed, not a text log: give its text ({packed[1]})")
@@ -232,8 +233,13 @@ def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
     if _json_document(text, whole=len(block) + mark < TEXT_PROBE_BYTES):
         raise ConfigError(f"{name}: a JSON document, not a log (a log is text lines, or vLLM's JSON records)")
     stream = io.BufferedReader(_Prefixed(block, raw))
+    written = False  # a line with more than blanks read: a file of none is no log (a redirect that caught nothing)
     with io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline=LINE_END) as handle:
-        yield from read_lines(handle)
+        for line in read_lines(handle):
+            written = written or bool(line.strip())
+            yield line
+    if not written:
+        raise ConfigError(f"{name}: empty, no log lines in it: give the engine's log")
 
 
 def _json_document(text: str, whole: bool) -> bool:

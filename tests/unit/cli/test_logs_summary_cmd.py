@@ -189,3 +189,16 @@ def test_a_compressed_log_is_refused_in_one_line_naming_how_to_read_it(run, tmp_
     log = tmp_path / "vllm.log.1.gz"
     log.write_bytes(gzip.compress(REFUSED.read_bytes()))
     assert one_error_line(run, "logs", str(log)) == f"{log}: gzip-compressed, not a text log: give its text (zcat)"
+
+
+@pytest.mark.parametrize("text", ["", "\n", "  \n\t\n\r\n", "   "])
+def test_an_empty_or_blank_log_is_one_line_saying_so(run, tmp_path: Path, monkeypatch, text: str) -> None:
+    # was exit 0 and 'no verdict: the log ends before the engine said it was ready or why it did not start', as if a
+    # boot had been cut short: an empty file (a redirect that caught nothing, a paste that did not take) holds no log
+    log = tmp_path / "server.log"
+    log.write_text(text)
+    assert one_error_line(run, "logs", str(log)) == f"{log}: empty, no log lines in it: give the engine's log"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    assert one_error_line(run, "logs", "-") == "-: empty, no log lines in it: give the engine's log"
+    line = one_error_line(run, "plan", "SmolLM2-135M-Instruct", "--chip", "h200", "--against", str(log))
+    assert line == f"--against {log}: empty, no log lines in it: give the engine's log"

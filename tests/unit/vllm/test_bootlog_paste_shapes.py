@@ -184,6 +184,12 @@ RESTARTS = [
     ("h100x5-qwen3-14b-tp5-refused-v0190", "a100x2-qwen2-7b-tp2-util050-v01011"),
     ("h100x2-llama31-8b-pp2-v0190", "a100x2-qwen2-7b-tp2-util050-v01011"),
     ("h100x5-qwen3-14b-tp5-refused-v0190", "w7900-llama3-8b-len8192-v041-rocm"),
+    # two logs pasted one after the other, the first an excerpt that stops once its KV cache was logged (no ready line,
+    # no error), the second, stamped later, starting at its engine's start with no banner: its figures were mixed with
+    # the first's
+    ("mi300x-gemma4-12b-fp8-len32768-v0311", "rtx5080-llava-v16-mistral-7b-len4096-refused-v0110"),
+    ("rtx5090-qwen36-35b-a3b-nvfp4-kvfp8-v0240", "h100-llava-v16-mistral-7b-len4096-v0102"),
+    ("a100x4-gpt-oss-120b-tp4-ray-v01011", "h100-llava-v16-mistral-7b-len4096-v0102"),
 ]
 
 

@@ -98,6 +98,15 @@ def _tab_indented(text: str) -> str:
     return "\n".join(re.sub(r"^(?: {4})+", lambda m: "\t" * (len(m.group()) // 4), line) for line in text.splitlines())
 
 
+# vLLM's level and stamp with the date left out ('INFO [utils.py:287] ...'): a logging config whose format has no
+# asctime (VLLM_LOGGING_CONFIG_PATH), a collector that keeps the time in a field of its own
+_DATE = re.compile(r"\b(INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d ")
+
+
+def _dateless(text: str) -> str:
+    return _DATE.sub(r"\1 ", text)
+
+
 WRAPS: dict[str, Callable[[str], str]] = {
     # `docker compose logs`: the service's container name padded to the widest, then '| '
     "compose": _each_line("vllm-1  | "),
@@ -133,6 +142,11 @@ WRAPS: dict[str, Callable[[str], str]] = {
     # a word-wrapped paste quoted in a reply: the mail client or GitHub's 'Quote reply' puts '> ' before every row the
     # wrap made, so each row after the first of a broken line opens with the marker, not the line's next word
     "fold -s -w 78, quoted": lambda text: _each_line("> ")(_folded(78)(text)),
+    # the level without its date, word-wrapped: each record still opens with its level and '[file:line]'
+    "no date": _dateless,
+    "no date, fold -s -w 80": lambda text: _folded(80)(_dateless(text)),
+    "no date, chat box, 100 columns": lambda text: _folded(100, keep_blank=False)(_dateless(text)),
+    "api server, no date, fold -s -w 80": lambda text: _folded(80)(_each_line("(APIServer pid=1) ")(_dateless(text))),
     "chat box, 80 columns, quoted": lambda text: _each_line("> ")(_folded(80, keep_blank=False)(text)),
 }
 
