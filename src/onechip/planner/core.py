@@ -2662,7 +2662,8 @@ def _sparse_mla(
     rule = next((r for r in rules.sparse_mla if r.covers(release)), None) if nvidia else None
     if not nvidia or rule is None:
         where = f"vLLM {release}" if nvidia else f"{rules.name} on {acc.name} ({acc.manufacturer or acc.kind})"
-        read = (rules.sparse_mla_read or "no release").split(" (")[0]
+        # the NVIDIA rule is vllm-gpu's: another engine (vllm-tpu, vllm-cpu) has no sparse_mla rules of its own to name
+        read = (rules.sparse_mla_read or engine_rules("vllm-gpu").sparse_mla_read or "no release").split(" (")[0]
         raise ConfigError(
             f"{what}: its indexer cache, sparse backend block and cache format were read for vLLM {read} on NVIDIA "
             f"cards only, not {where}; plan it on an NVIDIA card with an --engine-version in {read} (engines.json "
