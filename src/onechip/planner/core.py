@@ -102,6 +102,7 @@ from onechip.planner.weights import (
     decode_bytes_per_step,
     dropped_names,
     kv_b_proj_quantized,
+    loaded_unquantized,
     mla_dequantized_kv_b_proj_bytes,
     nextn_layers,
     offloaded_layers,
@@ -920,6 +921,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
     if host is not None:
         if request.dtype in (None, "auto"):
             dtype_name = cpu_host.auto_dtype(dtype_name, host, bool({family, model_type} & _FLOAT16_UNSUPPORTED))
+    if not _quant_method(src.config):  # its parameters are the served dtype, whatever the files store
+        src = replace(src, tensors=loaded_unquantized(src.tensors, dtype_name))
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     kv_scale = kv_scale_bytes_per_head(request.kv_cache_dtype)
     release = request.engine_version or rules.release
