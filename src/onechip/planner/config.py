@@ -1406,11 +1406,36 @@ def _pangu_fields(text: Mapping[str, Any], where: str) -> None:
         if text["interleaved_sliding_window"] is None:
             raise _fail(where, "interleaved_sliding_window", "is null, which vLLM refuses (an int or a list)")
         raise _fail(where, "interleaved_sliding_window", "gives openPangu layers windows, which are not modelled")
+    _refuse_not_causal(text, where, "openPangu's layers")
+
+
+def _refuse_not_causal(text: Mapping[str, Any], where: str, layers: str) -> None:
+    """Refuse a stated is_causal that is false as Python reads it (false, null, 0), with which a model class that builds
+    its attention on 'if getattr(config, "is_causal", True)' makes it encoder-only, caching no KV."""
     if "is_causal" in text and not text["is_causal"]:
         causal = text["is_causal"]
         value = "null" if causal is None else "false" if causal is False else repr(causal)  # as the file spells it
-        said = f"is {value}, which vLLM reads as false: openPangu's layers are then encoder-only and cache no KV"
+        said = f"is {value}, which vLLM reads as false: {layers} are then encoder-only and cache no KV"
         raise _fail(where, "is_causal", said)
+
+
+def _gemma3_causal(text: Mapping[str, Any], architectures: Any, where: str) -> None:
+    """Refuse a Gemma 3 text model vLLM builds with encoder-only attention, which caches no KV: Gemma3TextModel (an
+    embedding model: registry.py _EMBEDDING_MODELS) with use_bidirectional_attention true, since its
+    Gemma3TextModelConfig sets 'hf_config.is_causal = not hf_config.use_bidirectional_attention'
+    (vllm/model_executor/models/config.py, 0.25.0, 0.32.0 and 0.34.0 sdists: EmbeddingGemma), and any Gemma 3 file
+    stating is_causal false, which Gemma3Attention reads as 'if getattr(config, "is_causal", True)' before it picks
+    EncoderOnlyAttention (vllm/model_executor/models/gemma3.py, lines 165-173 of 0.34.0)."""
+    if "Gemma3TextModel" in (architectures if isinstance(architectures, list) else []) and text.get(
+        "use_bidirectional_attention"
+    ):
+        raise _fail(
+            where,
+            "use_bidirectional_attention",
+            "is true for Gemma3TextModel, which vLLM serves as an encoder-only embedding model (is_causal = not "
+            "use_bidirectional_attention): its layers cache no KV, and onechip plans the KV cache of generating models",
+        )
+    _refuse_not_causal(text, where, "Gemma 3's layers")
 
 
 # The fields that set ERNIE-4.5-VL's cache, which its file must state: vLLM loads it with the hub's remote
@@ -1726,6 +1751,8 @@ def read_config(data: Any, where: str) -> ModelConfig:
         _hunyuan_fields(text, family, where)
     if family == "PanguEmbedded":
         _pangu_fields(text, where)
+    if family in ("gemma3", "gemma3_text"):
+        _gemma3_causal(text, data.get("architectures"), where)
     if data.get("model_type") == "ernie4_5_moe_vl":
         _ernie_vl_fields(text, stated, where)
     if family in ("gemma3n", "gemma3n_text"):

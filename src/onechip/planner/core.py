@@ -102,6 +102,7 @@ from onechip.planner.weights import (
     decode_bytes_per_step,
     dropped_names,
     kv_b_proj_quantized,
+    loaded_unquantized,
     mla_dequantized_kv_b_proj_bytes,
     nextn_layers,
     offloaded_layers,
@@ -920,6 +921,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
     if host is not None:
         if request.dtype in (None, "auto"):
             dtype_name = cpu_host.auto_dtype(dtype_name, host, bool({family, model_type} & _FLOAT16_UNSUPPORTED))
+    if not _quant_method(src.config):  # its parameters are the served dtype, whatever the files store
+        src = replace(src, tensors=loaded_unquantized(src.tensors, dtype_name))
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     kv_scale = kv_scale_bytes_per_head(request.kv_cache_dtype)
     release = request.engine_version or rules.release
@@ -2662,7 +2665,8 @@ def _sparse_mla(
     rule = next((r for r in rules.sparse_mla if r.covers(release)), None) if nvidia else None
     if not nvidia or rule is None:
         where = f"vLLM {release}" if nvidia else f"{rules.name} on {acc.name} ({acc.manufacturer or acc.kind})"
-        read = (rules.sparse_mla_read or "no release").split(" (")[0]
+        # the NVIDIA rule is vllm-gpu's: another engine (vllm-tpu, vllm-cpu) has no sparse_mla rules of its own to name
+        read = (rules.sparse_mla_read or engine_rules("vllm-gpu").sparse_mla_read or "no release").split(" (")[0]
         raise ConfigError(
             f"{what}: its indexer cache, sparse backend block and cache format were read for vLLM {read} on NVIDIA "
             f"cards only, not {where}; plan it on an NVIDIA card with an --engine-version in {read} (engines.json "

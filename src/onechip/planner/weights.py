@@ -17,7 +17,7 @@ import math
 import re
 import struct
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,9 @@ SAFETENSORS_DTYPES = frozenset(
      "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64", "I64", "U64"}
 )  # fmt: skip
 _FLOAT_CODES = {"F64", "F32", "F16", "BF16"}
+# 8-bit float value formats: in a checkpoint without a quantization method they are values to load, not packed data
+_FP8_VALUE_CODES = frozenset({"F8_E4M3", "F8_E5M2", "F8_E4M3FNUZ", "F8_E5M2FNUZ"})
+_SERVED_CODE = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
 # Quantization metadata keeps the dtype it is stored in whatever --dtype says: vLLM's quantized linear
 # methods create these parameters with their own dtype (vllm/model_executor/layers/quantization/fp8.py:
 # per-tensor weight_scale / input_scale as torch.float32; compressed-tensors W4A16/W8A8 scales and
@@ -255,6 +258,19 @@ class Tensor:
         if code not in DTYPE_BYTES:
             raise ConfigError(f"tensor {self.name}: unknown dtype {code!r}")
         return int(self.numel * DTYPE_BYTES[code])
+
+
+def loaded_unquantized(tensors: Iterable[Tensor], served_dtype: str) -> list[Tensor]:
+    """`tensors` of a checkpoint without a quantization method as vLLM holds them: an 8-bit float tensor
+    (_FP8_VALUE_CODES) in the served dtype, others as they are. vLLM creates an unquantized model's parameters in
+    the model dtype (UnquantizedLinearMethod / UnquantizedFusedMoEMethod create_weights, 'dtype=params_dtype') and
+    its loaders copy the stored tensor in with `dst.copy_(src)`, which converts it (vllm/model_executor/utils.py
+    copy_weight_, 0.34.0 sdist): a 'gpt-oss-20b-bf16' directory whose experts are stored float8_e5m2 is 38.96 GiB
+    resident, not its files' 21.16 GiB (tests/unit/planner/test_unquantized_fp8_tensors.py)."""
+    code = _SERVED_CODE.get(served_dtype)
+    if code is None:
+        return list(tensors)
+    return [replace(t, dtype=code) if t.dtype in _FP8_VALUE_CODES else t for t in tensors]
 
 
 @lru_cache(maxsize=1 << 16)  # plans in a loop (advise, MCP) see the same few thousand names again

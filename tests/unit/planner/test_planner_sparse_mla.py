@@ -124,6 +124,21 @@ def test_amd_cards_are_refused(tmp_path) -> None:
         _plan(tmp_path, "0.32.0", chip="mi300x")
 
 
+@pytest.mark.parametrize(("chip", "engine"), [("v6e-1", "vllm-tpu"), ("cpu", "vllm-cpu")])
+def test_a_tpu_or_cpu_refusal_names_the_nvidia_releases_read(tmp_path, chip, engine) -> None:
+    """The range read is vllm-gpu's (engines.json sparse_mla_read); vllm-tpu and vllm-cpu have no sparse_mla rules of
+    their own, and the refusal of DeepSeek-V3.2's published config (search-index file id 62736905881) on a v6e-1 read
+    'were read for vLLM no release on NVIDIA cards only ... with an --engine-version in no release'."""
+    path = tmp_path / "dsa"
+    sized_checkpoint(path, DSA_LIKE, 2 * 2**30)
+    with pytest.raises(
+        ConfigError, match=r"read for vLLM 0\.11\.0 - 0\.34\.x on NVIDIA cards only, not " + engine
+    ) as err:
+        plan_model(str(path), chip, engine, max_model_len=4096, multimodal=False)
+    assert "no release" not in str(err.value)
+    assert str(err.value).endswith("with an --engine-version in 0.11.0 - 0.34.x (engines.json sparse_mla)")
+
+
 GLM5 = {"architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa", "qk_nope_head_dim": 192}
 
 
