@@ -26,6 +26,7 @@ from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.report.search import write_search_report
 from onechip.schemas import RUN_FILES, BenchConfig, Plan
 from onechip.schemas.bench import CellResult, RequestSample, SearchProbe, SearchResult
+from onechip.schemas.common import SCHEMA_VERSION, stored_by_newer
 from onechip.schemas.cost import CostLine
 from onechip.schemas.requests import SimulateRequest
 from onechip.schemas.run import PROBE_FILE, SEARCH_FILE
@@ -125,6 +126,12 @@ class _Predicted:
         mid-way is predicted again, its run written over)."""
         name, probe = probe_config(self.config, load)
         where = self.out_dir / name
+        for file in (PROBE_FILE, RUN_FILES["bench"], RUN_FILES["plan"]):  # a newer onechip's: never written over
+            if (newer := stored_by_newer(where / file)) is not None:
+                raise ConfigError(
+                    f"cannot resume {self.out_dir}: {where / file} was written by a newer onechip (schema_version "
+                    f"{newer}; this onechip reads {SCHEMA_VERSION}); give another --out"
+                )
         if (back := _read_back(where)) is not None:
             self.on_progress(ProgressEvent("simulate", f"find-max: {name} read back from {where}"))
             return back

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Protocol, TextIO
 from urllib.parse import urlsplit
 
+from pydantic import ValidationError
+
 from onechip.engines import port_claims, remote
 from onechip.engines.base import Engine
 from onechip.engines.local import await_writers, group_alive, group_ours, remove_rpc_dir, stop_group
@@ -27,6 +29,7 @@ from onechip.paths import exclusive, held, onechip_home, read_home_file, write_t
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import EngineState, EngineStatus
+from onechip.schemas.common import newer_schema
 from onechip.vllm import log_summary, wire
 
 MODES = ("process", "remote-process", "docker")  # EngineState.mode values this onechip can find and stop
@@ -119,12 +122,22 @@ def load() -> EngineState | None:
         state = EngineState.model_validate_json(read_home_file(path))
     except FileNotFoundError:
         return None
+    except ValidationError as exc:
+        raise EngineError(unread_state(f"engine state {path}", exc, "a vLLM server, stop it")) from None
     except (OSError, ValueError):
         raise EngineError(
             f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, then delete the file"
         ) from None
     refuse_unknown_modes([state], f"engine state {path}")
     return state
+
+
+def unread_state(record: str, exc: ValidationError, engines: str) -> str:
+    """Why `record` ("engine state PATH") is not read, one line: a newer onechip wrote it (its engines are that one's
+    to stop: the record is kept), or it is no engine state (check `ps` for `engines`, then delete it)."""
+    if (newer := newer_schema(exc)) is not None:
+        return f"{record} was written by a newer onechip: {newer}"
+    return f"{record} is unreadable; check `ps` for {engines}, then delete the file"
 
 
 def refuse_unknown_modes(states: Iterable[EngineState], record: str) -> None:
