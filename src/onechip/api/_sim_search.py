@@ -31,6 +31,7 @@ from onechip.schemas.cost import CostLine
 from onechip.schemas.requests import SimulateRequest
 from onechip.schemas.run import PROBE_FILE, SEARCH_FILE
 from onechip.schemas.sim import Calibration, Prediction, StepTerms
+from onechip.sim import store as calibration_store
 from onechip.sim.predict import START_SPREAD_S
 
 from ._predict import predicted_bench_run, predicted_cell, prediction_of, prepared, write_predicted
@@ -212,15 +213,17 @@ def simulate_find_max(request: SimulateRequest, on_progress: ProgressFn = no_pro
             # its KV wall is every engine's: --replicas N engines of the plan (a plan of one of N replicas says N
             # itself: Plan.refuse_other_replicas), as bench.search.kv_wall_clients counts plan.replicas
             deployed = the_plan.model_copy(update={"replicas": request.replicas})
+            said = {"prediction": source.prediction,  # what simulate and advise say of the calibrations it read
+                    "notes": calibration_store.newer_notes(the_plan.model, the_plan.chip, the_plan.engine)}  # fmt: skip
             try:
                 lo, why, span = answer_and_range(search, request.reps)
             except (KeyboardInterrupt, OnechipError) as exc:
                 if (partial := stopped_result(search, deployed, out_dir, exc)) is not None:
-                    _write(partial.model_copy(update={"prediction": source.prediction}), out_dir)
+                    _write(partial.model_copy(update=said), out_dir)
                 raise
             result = search.result(deployed, lo, why)
             costs = answer_costs(the_plan, result.output_tok_per_s, request.replicas)
-            result = result.model_copy(update={"max_load_range": span, "prediction": source.prediction, "costs": costs})
+            result = result.model_copy(update={"max_load_range": span, "costs": costs, **said})
             _write(result, out_dir)
     return result
 

@@ -448,7 +448,8 @@ def _search_summary(r: WrittenSearch) -> str:
     load = probe_load_text(r)  # a rate search: its in-flight cap (or none) and requests per probe, as the CLI says
     how = f"{load}; " if load is not None else ""
     probes = plural(len(r.probes), "probe")
-    return f"{r.run_dir}: {answer} meet {slo_text(r.slo)} at p{r.percentile:g} ({how}{probes}; {r.bound_reason})"
+    noted = "".join(f"; note: {line}" for line in r.notes)  # a stored calibration not used, as the CLI says it
+    return f"{r.run_dir}: {answer} meet {slo_text(r.slo)} at p{r.percentile:g} ({how}{probes}; {r.bound_reason}){noted}"
 
 
 def _report(request: ReportRequest, on_progress: ProgressFn) -> ReportFiles:

@@ -1259,6 +1259,11 @@ class SearchResult(StoredResult):
     cells: list[CellResult] = Field(
         default_factory=list, description="Each probe's measured cell (its summary), in the order measured."
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Caveats of the whole search, as a run's notes: a stored calibration a newer onechip wrote, not "
+        "used (sim.store.newer_notes).",
+    )
 
 
 class PolicyCell(ResultModel):
