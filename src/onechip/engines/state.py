@@ -7,12 +7,13 @@ Modes (EngineState.mode): 'process' (a local process group: the embedded engine 
 
 from __future__ import annotations
 
+import glob
 import io
 import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -511,7 +512,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
                 yield from map(hidden, log_summary.read_lines(handle))  # what it wrote as it died
                 if _moved(path, handle):  # rotated before it died (read after the death, so no rotation is missed):
-                    handle = _reopened(path, handle)  # what it wrote to the file now at its name, to that file's end
+                    handle = yield from _past_rotations(path, handle, hidden)  # then the file now at its name
                     yield from map(hidden, log_summary.read_lines(handle))
                 if recorded and not _still_recorded(state):  # `down` stopped it: the follow ends, as `tail --pid`
                     return
@@ -521,12 +522,46 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 raise EngineError(gone)
             time.sleep(0.5)
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
-                yield from map(hidden, log_summary.read_lines(handle))
-                handle = _reopened(path, handle)
+                handle = yield from _past_rotations(path, handle, hidden)
             elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut shorter than what was read: from its start
                 handle.seek(0)
     finally:
         handle.close()
+
+
+def _past_rotations(path: Path, handle: TextIO, hidden: Callable[[str], str]) -> Generator[str, None, TextIO]:
+    """Yield the rest of the rotated file `handle` reads, then every file rotated after it (_rotated_after: two
+    rotations between a follow's checks made the middle one, which going straight to the name skipped), redacted by
+    `hidden`; return the file now at `path` opened (_reopened)."""
+    yield from map(hidden, log_summary.read_lines(handle))
+    for rotated in _rotated_after(path, handle):
+        try:
+            middle = _open_log(rotated)
+        except FileNotFoundError:  # removed since it was listed (a third rotation's cleanup): nothing to read
+            continue
+        with middle:
+            yield from map(hidden, log_summary.read_lines(middle))
+    return _reopened(path, handle)
+
+
+def _rotated_after(path: Path, handle: TextIO) -> list[Path]:
+    """The rotated copies of `path` made after the file `handle` reads, oldest first: logrotate's numbered names
+    (rotate: '<log>.1' is the newest, each rotation renames .N to .N+1: logrotate(8); Python's RotatingFileHandler
+    names them so too), below the number the file `handle` reads now has (found by its inode). Empty when that file
+    is among none of them (removed, compressed, or named by date: dateext), where their order is not known."""
+    numbered: dict[int, Path] = {}
+    for sibling in path.parent.glob(f"{glob.escape(path.name)}.*"):
+        suffix = sibling.name[len(path.name) + 1 :]
+        if suffix.isascii() and suffix.isdigit():  # '2.gz' (compressed) and '-20261207' (dateext) are not read
+            numbered[int(suffix)] = sibling
+    held = os.fstat(handle.fileno()).st_ino
+    for number, rotated in numbered.items():
+        try:
+            if rotated.stat().st_ino == held:
+                return [numbered[n] for n in sorted(numbered, reverse=True) if n < number]
+        except FileNotFoundError:
+            continue
+    return []
 
 
 def _open_log(path: Path) -> TextIO:
