@@ -93,7 +93,32 @@ def _held_id(path: Path) -> str:
             f"it): each home would take the other's TPUs for its own; remove {path} to give this home an id of its "
             f"own (the TPUs this home labelled {OWNER_LABEL}=<that id> then read as another onechip's)"
         )
+    if home is None or not _same_file(home):
+        _record_home(path, held)
     return held
+
+
+def _same_file(home: str) -> bool:
+    """Whether the owner-id file of the home at `home` is this home's (it is this home, or reached by another path:
+    a bind mount)."""
+    try:
+        return (Path(home) / "cloud" / "owner-id").samefile(_dir() / "owner-id")
+    except OSError:
+        return False
+
+
+def _record_home(path: Path, held: str) -> None:
+    """Write this home's real path as `path`'s HOME_LINE beside `held`, the id this home keeps: the file of an onechip
+    before stop 65 (the id alone), or of a home since moved (the path it names is gone, or holds another id), named
+    no home, or one that is not it, so a copy of it in another home was never told (_copied_from). Atomic (the id is
+    never lost); a home that cannot be written keeps its file as it is (its id still reads)."""
+    home = os.path.realpath(onechip_home())
+    if "\n" in home:  # as owner_id: a path no line can hold is not recorded
+        return
+    try:
+        write_text_atomic(path, f"{held}\n{HOME_LINE}{home}\n")
+    except OSError:
+        return
 
 
 def _parts(text: str) -> tuple[str, str | None]:
