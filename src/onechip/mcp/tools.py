@@ -729,7 +729,8 @@ def _cloud_down_gated(request: CloudDownToolRequest) -> bool:
     """cloud_down needs confirm: true only when it finds something it would delete; with nothing, or only targets it
     would keep (api.listed_keeps), asking to confirm would contradict the preview ("would delete nothing"), as down's
     gate (_down_gated)."""
-    return _kept_lines(api.cloud_down_targets(request)) is None
+    targets = api.cloud_down_targets(request)
+    return bool(targets) and _kept_lines(targets) is None
 
 
 def _kept_lines(targets: list[CloudResource]) -> list[str] | None:
