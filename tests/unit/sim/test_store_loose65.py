@@ -51,7 +51,8 @@ def test_simulate_says_once_that_a_newer_calibration_is_not_used(seed_plan, tmp_
     said = " ".join(out.split())
     note = f"schema_version {NEWER}"
     assert said.count(note) == 1, said
-    assert path.name in said and f"this onechip reads {SCHEMA_VERSION}" in said
+    # rich folds a path longer than the console's width (a longer tmp path broke the name): compared without spaces
+    assert path.name in "".join(out.split()) and f"this onechip reads {SCHEMA_VERSION}" in said
 
 
 def test_advise_says_once_that_a_newer_calibration_is_not_used(seed_plan, tmp_path, monkeypatch) -> None:
@@ -80,5 +81,5 @@ def test_simulate_find_max_says_once_that_a_newer_calibration_is_not_used(seed_p
     code, out, err = run("simulate", *[f"--{k.replace('_', '-')}={v}" for k, v in typed.items()],
                          "--out", str(tmp_path / "c"))  # fmt: skip
     assert code == 0, err
-    said = " ".join(out.split())
-    assert said.count(f"schema_version {NEWER}") == 1 and path.name in said, said
+    said = " ".join(out.split())  # rich folds a path longer than the console's width: compared without spaces
+    assert said.count(f"schema_version {NEWER}") == 1 and path.name in "".join(out.split()), said
