@@ -26,10 +26,12 @@ from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.report.search import write_search_report
 from onechip.schemas import RUN_FILES, BenchConfig, Plan
 from onechip.schemas.bench import CellResult, RequestSample, SearchProbe, SearchResult
+from onechip.schemas.common import SCHEMA_VERSION, stored_by_newer
 from onechip.schemas.cost import CostLine
 from onechip.schemas.requests import SimulateRequest
 from onechip.schemas.run import PROBE_FILE, SEARCH_FILE
 from onechip.schemas.sim import Calibration, Prediction, StepTerms
+from onechip.sim import store as calibration_store
 from onechip.sim.predict import START_SPREAD_S
 
 from ._predict import predicted_bench_run, predicted_cell, prediction_of, prepared, write_predicted
@@ -125,6 +127,12 @@ class _Predicted:
         mid-way is predicted again, its run written over)."""
         name, probe = probe_config(self.config, load)
         where = self.out_dir / name
+        for file in (PROBE_FILE, RUN_FILES["bench"], RUN_FILES["plan"]):  # a newer onechip's: never written over
+            if (newer := stored_by_newer(where / file)) is not None:
+                raise ConfigError(
+                    f"cannot resume {self.out_dir}: {where / file} was written by a newer onechip (schema_version "
+                    f"{newer}; this onechip reads {SCHEMA_VERSION}); give another --out"
+                )
         if (back := _read_back(where)) is not None:
             self.on_progress(ProgressEvent("simulate", f"find-max: {name} read back from {where}"))
             return back
@@ -205,15 +213,17 @@ def simulate_find_max(request: SimulateRequest, on_progress: ProgressFn = no_pro
             # its KV wall is every engine's: --replicas N engines of the plan (a plan of one of N replicas says N
             # itself: Plan.refuse_other_replicas), as bench.search.kv_wall_clients counts plan.replicas
             deployed = the_plan.model_copy(update={"replicas": request.replicas})
+            said = {"prediction": source.prediction,  # what simulate and advise say of the calibrations it read
+                    "notes": calibration_store.newer_notes(the_plan.model, the_plan.chip, the_plan.engine)}  # fmt: skip
             try:
                 lo, why, span = answer_and_range(search, request.reps)
             except (KeyboardInterrupt, OnechipError) as exc:
                 if (partial := stopped_result(search, deployed, out_dir, exc)) is not None:
-                    _write(partial.model_copy(update={"prediction": source.prediction}), out_dir)
+                    _write(partial.model_copy(update=said), out_dir)
                 raise
             result = search.result(deployed, lo, why)
             costs = answer_costs(the_plan, result.output_tok_per_s, request.replicas)
-            result = result.model_copy(update={"max_load_range": span, "prediction": source.prediction, "costs": costs})
+            result = result.model_copy(update={"max_load_range": span, "costs": costs, **said})
             _write(result, out_dir)
     return result
 

@@ -281,6 +281,8 @@ def print_search(result: SearchResult, out: Console) -> None:
     else:
         out.print(f"[dim]every seed's requests together judge a probe, as bench's reps; \\[lowest-highest] over one "
                   f"seed's requests; {result.prediction.note}[/]")  # fmt: skip
+    for note in result.notes:
+        out.print(f"note: {escape(note)}")
 
 
 def _search(config: BenchConfig, out: Path, plan: Path | None, json_out: bool) -> None:

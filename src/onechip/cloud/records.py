@@ -29,6 +29,7 @@ from pathlib import Path
 from onechip.errors import ConfigError
 from onechip.paths import kind_of, onechip_home, read_home_file, write_text_atomic
 from onechip.schemas.cloud import CloudResource, ZoneOffer, valid_names
+from onechip.schemas.common import SCHEMA_VERSION, stored_by_newer
 
 LABELS = {"created-by": "onechip"}
 SET_LABEL = "onechip-replica-set"  # on each TPU of a `cloud up --replicas N` set: the set's name
@@ -92,7 +93,32 @@ def _held_id(path: Path) -> str:
             f"it): each home would take the other's TPUs for its own; remove {path} to give this home an id of its "
             f"own (the TPUs this home labelled {OWNER_LABEL}=<that id> then read as another onechip's)"
         )
+    if home is None or not _same_file(home):
+        _record_home(path, held)
     return held
+
+
+def _same_file(home: str) -> bool:
+    """Whether the owner-id file of the home at `home` is this home's (it is this home, or reached by another path:
+    a bind mount)."""
+    try:
+        return (Path(home) / "cloud" / "owner-id").samefile(_dir() / "owner-id")
+    except OSError:
+        return False
+
+
+def _record_home(path: Path, held: str) -> None:
+    """Write this home's real path as `path`'s HOME_LINE beside `held`, the id this home keeps: the file of an onechip
+    before stop 65 (the id alone), or of a home since moved (the path it names is gone, or holds another id), named
+    no home, or one that is not it, so a copy of it in another home was never told (_copied_from). Atomic (the id is
+    never lost); a home that cannot be written keeps its file as it is (its id still reads)."""
+    home = os.path.realpath(onechip_home())
+    if "\n" in home:  # as owner_id: a path no line can hold is not recorded
+        return
+    try:
+        write_text_atomic(path, f"{held}\n{HOME_LINE}{home}\n")
+    except OSError:
+        return
 
 
 def _parts(text: str) -> tuple[str, str | None]:
@@ -179,7 +205,9 @@ def _read(path: Path) -> CloudResource | str:
         return f"cannot be read ({exc.strerror or type(exc).__name__})"
     except ConfigError:  # a FIFO, a directory: named, never waited on
         return f"is {kind_of(path)}, not a file onechip wrote"
-    except ValueError:
+    except ValueError:  # a newer onechip's (its version is digits and dots: stored_by_newer), or damaged
+        if (newer := stored_by_newer(path)) is not None:
+            return f"was written by a newer onechip (schema_version {newer}; this onechip reads {SCHEMA_VERSION})"
         return "is not a cloud record (damaged or cut short)"
     if not valid_names(resource.project, resource.zone, resource.name):
         return "names a project, zone or resource name the TPU API does not take"

@@ -34,7 +34,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from onechip.engines import port_claims, remote, startup
 from onechip.engines import state as engine_state
@@ -64,7 +64,7 @@ from onechip.planner.rules import accelerator
 from onechip.procs import start_ticks
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import BootRecord, EngineState, Plan
-from onechip.schemas.common import ResultModel
+from onechip.schemas.common import StoredResult
 from onechip.schemas.replicas import ReplicaStatus, RouterPolicy, RouterStatus
 from onechip.schemas.requests import ROUTER_HOST, PlanRequest, ReplicaOptions, ServeOptions
 from onechip.vllm import flags, wire
@@ -74,7 +74,7 @@ TPU_MESH_PORT = 8476  # the gist's first TPU_MESH_CONTROLLER_PORT; replica K use
 TPU_BOUNDS = {1: "1,1,1", 2: "1,2,1", 4: "2,2,1"}
 
 
-class ReplicaSetState(ResultModel):
+class ReplicaSetState(StoredResult):
     """What `up --replicas N` leaves in `<onechip home>/replicas.json` (engine.json then records the router)."""
 
     launch: ReplicaSetLaunch = Field(description="What ran: each replica's launch and the router's command.")
@@ -134,6 +134,9 @@ def load(last: bool = False) -> ReplicaSetState | None:
             state = ReplicaSetState.model_validate_json(read_home_file(path))
         except FileNotFoundError:
             continue
+        except ValidationError as exc:
+            record = f"replica state {path}"
+            raise EngineError(engine_state.unread_state(record, exc, "vLLM servers and vllm-router")) from None
         except (OSError, ValueError):
             raise EngineError(
                 f"replica state {path} is unreadable; check `ps` for vLLM servers and vllm-router"

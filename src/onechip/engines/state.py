@@ -7,17 +7,20 @@ Modes (EngineState.mode): 'process' (a local process group: the embedded engine 
 
 from __future__ import annotations
 
+import glob
 import io
 import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TextIO
 from urllib.parse import urlsplit
+
+from pydantic import ValidationError
 
 from onechip.engines import port_claims, remote
 from onechip.engines.base import Engine
@@ -27,6 +30,7 @@ from onechip.paths import exclusive, held, onechip_home, read_home_file, write_t
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import EngineState, EngineStatus
+from onechip.schemas.common import newer_schema
 from onechip.vllm import log_summary, wire
 
 MODES = ("process", "remote-process", "docker")  # EngineState.mode values this onechip can find and stop
@@ -119,12 +123,22 @@ def load() -> EngineState | None:
         state = EngineState.model_validate_json(read_home_file(path))
     except FileNotFoundError:
         return None
+    except ValidationError as exc:
+        raise EngineError(unread_state(f"engine state {path}", exc, "a vLLM server, stop it")) from None
     except (OSError, ValueError):
         raise EngineError(
             f"engine state {path} is unreadable; check `ps` for a vLLM server, stop it, then delete the file"
         ) from None
     refuse_unknown_modes([state], f"engine state {path}")
     return state
+
+
+def unread_state(record: str, exc: ValidationError, engines: str) -> str:
+    """Why `record` ("engine state PATH") is not read, one line: a newer onechip wrote it (its engines are that one's
+    to stop: the record is kept), or it is no engine state (check `ps` for `engines`, then delete it)."""
+    if (newer := newer_schema(exc)) is not None:
+        return f"{record} was written by a newer onechip: {newer}"
+    return f"{record} is unreadable; check `ps` for {engines}, then delete the file"
 
 
 def refuse_unknown_modes(states: Iterable[EngineState], record: str) -> None:
@@ -498,7 +512,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
                 yield from map(hidden, log_summary.read_lines(handle))  # what it wrote as it died
                 if _moved(path, handle):  # rotated before it died (read after the death, so no rotation is missed):
-                    handle = _reopened(path, handle)  # what it wrote to the file now at its name, to that file's end
+                    handle = yield from _past_rotations(path, handle, hidden)  # then the file now at its name
                     yield from map(hidden, log_summary.read_lines(handle))
                 if recorded and not _still_recorded(state):  # `down` stopped it: the follow ends, as `tail --pid`
                     return
@@ -508,12 +522,46 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 raise EngineError(gone)
             time.sleep(0.5)
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
-                yield from map(hidden, log_summary.read_lines(handle))
-                handle = _reopened(path, handle)
+                handle = yield from _past_rotations(path, handle, hidden)
             elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut shorter than what was read: from its start
                 handle.seek(0)
     finally:
         handle.close()
+
+
+def _past_rotations(path: Path, handle: TextIO, hidden: Callable[[str], str]) -> Generator[str, None, TextIO]:
+    """Yield the rest of the rotated file `handle` reads, then every file rotated after it (_rotated_after: two
+    rotations between a follow's checks made the middle one, which going straight to the name skipped), redacted by
+    `hidden`; return the file now at `path` opened (_reopened)."""
+    yield from map(hidden, log_summary.read_lines(handle))
+    for rotated in _rotated_after(path, handle):
+        try:
+            middle = _open_log(rotated)
+        except FileNotFoundError:  # removed since it was listed (a third rotation's cleanup): nothing to read
+            continue
+        with middle:
+            yield from map(hidden, log_summary.read_lines(middle))
+    return _reopened(path, handle)
+
+
+def _rotated_after(path: Path, handle: TextIO) -> list[Path]:
+    """The rotated copies of `path` made after the file `handle` reads, oldest first: logrotate's numbered names
+    (rotate: '<log>.1' is the newest, each rotation renames .N to .N+1: logrotate(8); Python's RotatingFileHandler
+    names them so too), below the number the file `handle` reads now has (found by its inode). Empty when that file
+    is among none of them (removed, compressed, or named by date: dateext), where their order is not known."""
+    numbered: dict[int, Path] = {}
+    for sibling in path.parent.glob(f"{glob.escape(path.name)}.*"):
+        suffix = sibling.name[len(path.name) + 1 :]
+        if suffix.isascii() and suffix.isdigit():  # '2.gz' (compressed) and '-20261207' (dateext) are not read
+            numbered[int(suffix)] = sibling
+    held = os.fstat(handle.fileno()).st_ino
+    for number, rotated in numbered.items():
+        try:
+            if rotated.stat().st_ino == held:
+                return [numbered[n] for n in sorted(numbered, reverse=True) if n < number]
+        except FileNotFoundError:
+            continue
+    return []
 
 
 def _open_log(path: Path) -> TextIO:

@@ -448,7 +448,8 @@ def _search_summary(r: WrittenSearch) -> str:
     load = probe_load_text(r)  # a rate search: its in-flight cap (or none) and requests per probe, as the CLI says
     how = f"{load}; " if load is not None else ""
     probes = plural(len(r.probes), "probe")
-    return f"{r.run_dir}: {answer} meet {slo_text(r.slo)} at p{r.percentile:g} ({how}{probes}; {r.bound_reason})"
+    noted = "".join(f"; note: {line}" for line in r.notes)  # a stored calibration not used, as the CLI says it
+    return f"{r.run_dir}: {answer} meet {slo_text(r.slo)} at p{r.percentile:g} ({how}{probes}; {r.bound_reason}){noted}"
 
 
 def _report(request: ReportRequest, on_progress: ProgressFn) -> ReportFiles:
@@ -725,14 +726,25 @@ def _cloud_up_preview(request: CloudUpRequest) -> str:
 
 
 def _cloud_down_gated(request: CloudDownToolRequest) -> bool:
-    """cloud_down needs confirm: true only when it finds something to delete; with nothing, asking to confirm would
-    contradict the preview ("would delete nothing"), as down's gate (_down_gated)."""
-    return bool(api.cloud_down_targets(request))
+    """cloud_down needs confirm: true only when it finds something it would delete; with nothing, or only targets it
+    would keep (api.listed_keeps), asking to confirm would contradict the preview ("would delete nothing"), as down's
+    gate (_down_gated)."""
+    targets = api.cloud_down_targets(request)
+    return bool(targets) and _kept_lines(targets) is None
+
+
+def _kept_lines(targets: list[CloudResource]) -> list[str] | None:
+    """Why cloud_down keeps each of `targets` ('kind name (zone): why', as its result's `kept` says), or None when it
+    would delete one (or one's zone list failed: the down reads its labels then) or there is none."""
+    kept = [f"{r.kind} {r.name} ({r.zone}): {why}" for r in targets if (why := api.listed_keeps(r))]
+    return kept if targets and len(kept) == len(targets) else None
 
 
 def _cloud_down_summary(r: CloudDownResult) -> str:
     if not r.deleted and not r.kept:
         return "nothing to delete: no resource onechip created matches"  # the CLI's words
+    if not r.deleted and not r.failed:
+        return f"deleted nothing; kept {'; '.join(r.kept)}"
     noted = "".join(f"; note: {line}" for line in r.notes)  # a zone whose list failed and hid nothing, as the CLI
     return f"deleted {len(r.deleted)}, kept {len(r.kept)}{noted}"
 
@@ -750,8 +762,10 @@ def _cloud_down_preview(request: CloudDownToolRequest) -> str:
     keeps = "".join(f"; would keep {r.kind} {r.name} ({r.zone}): {kept[_target_key(r)]}" for r in targets
                     if _target_key(r) in kept)  # fmt: skip
     unlisted = "".join(f"; {line}" for line in listing.unreachable) + "".join(f"; note: {n}" for n in listing.notes)
+    if not gone:  # nothing to confirm (_cloud_down_gated): the call keeps them all without targets
+        return f"would delete nothing{keeps}{unlisted}"
     keys = json.dumps([_target_key(r) for r in targets])
-    return f"would delete {names or 'nothing'}{keeps}{unlisted}; to do so give targets: {keys}"
+    return f"would delete {names}{keeps}{unlisted}; to do so give targets: {keys}"
 
 
 def _target_key(resource: CloudResource) -> str:
@@ -768,6 +782,10 @@ def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> Cloud
     end_s = api.down_deadline()
     listing = api.cloud_down_found(request, on_progress, end_s)
     found = {_target_key(r): r for r in listing.resources}
+    if not request.targets and (kept := _kept_lines(listing.resources)) is not None:  # the gate asked nothing
+        # none is deleted, and none is handed to the down: it would stop this home's engines on their addresses
+        result = api.cloud_down(request, on_progress, [], listing.unreachable, listing.notes, end_s)
+        return result.model_copy(update={"kept": kept})
     if found and not request.targets:
         raise ConfigError("cloud_down deletes only what its preview listed: give targets as the preview wrote them "
                           "(call cloud_down without confirm to see them)")  # fmt: skip
@@ -973,10 +991,10 @@ TOOLS: list[ToolSpec] = [
         "cloud_down", "Delete TPUs",
         "Delete the TPUs onechip created (labelled only). Destructive: without confirm, lists the targets; the "
         "call with confirm: true and those targets deletes them and nothing found since (a target not found now, or "
-        "a name that matches nothing while others exist, is refused: nothing deleted); with nothing to delete it "
-        "says so, no confirm needed. A delete that failed or a zone it could not list is a tool error whose "
-        "structured content is still the result (deleted, failed, unreachable) with error and exit_code, as "
-        "`onechip cloud down --json` prints it.",
+        "a name that matches nothing while others exist, is refused: nothing deleted); with nothing to delete (none "
+        "found, or each one it would keep, with why) it says so, no confirm needed. A delete that failed or a zone "
+        "it could not list is a tool error whose structured content is still the result (deleted, failed, "
+        "unreachable) with error and exit_code, as `onechip cloud down --json` prints it.",
         CloudDownToolRequest, CloudDownResult, _cloud_down, _cloud_down_summary,
         destructive=True, idempotent=True, open_world=True, gate=_cloud_down_gated, preview=_cloud_down_preview,
     ),

@@ -26,7 +26,7 @@ from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.paths import read_regular
 from onechip.schemas import BenchRun, BootRecord, CheckReport, CostReport, CrossCheck, Plan, RunManifest
-from onechip.schemas.common import first_problem
+from onechip.schemas.common import first_problem, newer_schema
 from onechip.schemas.run import POLICIES_FILE, RUN_FILES, SEARCH_FILE
 
 MODELS: dict[str, type[BaseModel]] = {
@@ -139,9 +139,8 @@ def _load_without_unknown(
     """Retry a file whose only errors are unknown keys inside a strict nested model (a BenchConfig
     written by another onechip version) without those keys; any other error ignores the file."""
     shown = _SHOWN_ERRORS
-    newer = next((e for e in exc.errors() if e["type"] == "unknown_schema"), None)
-    if newer is not None:  # a newer onechip's file: its figures are not read as if they were ours (common.known_schema)
-        problems.append(f"{name}: {newer['msg']}")
+    if (newer := newer_schema(exc)) is not None:  # a newer onechip's file: its figures are not read as ours
+        problems.append(f"{name}: {newer}")
         return None
     unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden"]
     if not unknown or len(unknown) < exc.error_count():

@@ -32,12 +32,11 @@ from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.paths import open_regular
 from onechip.schemas.common import (
-    SCHEMA_VERSION,
     Finite,
     Measured,
     Name,
     ResultModel,
-    StoredSchemaVersion,
+    StoredResult,
     StrictModel,
     base_root,
     openai_base_url,
@@ -1149,11 +1148,10 @@ class BenchClient(ResultModel):
     cpus: int | None = Field(default=None, description="CPU count of the client.")
 
 
-class BenchRun(ResultModel):
+class BenchRun(StoredResult):
     """A bench run as summary.json stores it: tool and schema versions, the server and client it ran between, the
     config, every cell (measured, or predicted when `prediction` is set) and the notes that qualify them."""
 
-    schema_version: StoredSchemaVersion = SCHEMA_VERSION
     tool_version: str = Field(description="onechip version.")
     created_at: str = Field(description="ISO-8601 UTC.")
     server: BenchServer = Field(default_factory=BenchServer, description="The endpoint measured.")
@@ -1174,7 +1172,7 @@ class BenchRun(ResultModel):
     )
 
 
-class SearchProbe(ResultModel):
+class SearchProbe(StoredResult):
     """One load the SLO search measured (a one-cell bench run in its own directory)."""
 
     load: float = Field(description="Clients (closed loop) or requests/s (open loop) of this probe.")
@@ -1221,11 +1219,10 @@ class SearchProbe(ResultModel):
     )
 
 
-class SearchResult(ResultModel):
+class SearchResult(StoredResult):
     """`bench --find-max`: the largest load whose measured cell met the SLOs, and every probe; `simulate --find-max`:
     the same search over predicted cells (`prediction` set)."""
 
-    schema_version: StoredSchemaVersion = SCHEMA_VERSION
     kind: Literal["clients", "rate"] = Field(description="What was searched.")
     context_tokens: int = Field(description="Context (agent: shared prefix) of every probe, tokens.")
     workload: Literal["grid", "agent", "trace"] = Field(description="The probes' workload.")
@@ -1281,6 +1278,11 @@ class SearchResult(ResultModel):
     cells: list[CellResult] = Field(
         default_factory=list, description="Each probe's measured cell (its summary), in the order measured."
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Caveats of the whole search, as a run's notes: a stored calibration a newer onechip wrote, not "
+        "used (sim.store.newer_notes).",
+    )
 
 
 class PolicyCell(ResultModel):
@@ -1310,10 +1312,9 @@ class PolicyRun(ResultModel):
     cells: list[PolicyCell] = Field(default_factory=list, description="One per cell, grid order.")
 
 
-class PolicyComparison(ResultModel):
+class PolicyComparison(StoredResult):
     """`bench --router-policies a,b`: the same workload through the router under each policy in turn."""
 
-    schema_version: StoredSchemaVersion = SCHEMA_VERSION
     base_url: str = Field(description="The router URL.")
     runs: list[PolicyRun] = Field(default_factory=list, description="One per policy, in the order given.")
     note: str = Field(

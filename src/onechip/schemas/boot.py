@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from onechip.schemas.common import ResultModel
+from onechip.schemas.common import ResultModel, StoredResult
 from onechip.schemas.replicas import ReplicaStatus, RouterStatus
 
 
@@ -18,7 +18,7 @@ class BootEvent(ResultModel):
     line: str | None = Field(default=None, description="The log line that marked it, if any.")
 
 
-class BootRecord(ResultModel):
+class BootRecord(StoredResult):
     """What one engine boot recorded (boot.json): how it was launched, when it became ready and what its log said
     it allocated (weights, KV cache, HBM), with the failure's one-line cause when it did not start."""
 
@@ -105,7 +105,7 @@ class BootRecord(ResultModel):
     log_path: str | None = Field(default=None, description="Path of the full engine log.")
 
 
-class EngineState(ResultModel):
+class EngineState(StoredResult):
     """What `onechip up` leaves in `<onechip home>/engine.json` for `status` and `down`."""
 
     engine: str

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from onechip.schemas.bench import MAX_TOKENS, MAX_TURNS
-from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StoredSchemaVersion, StrictModel
+from onechip.schemas.common import ResultModel, StoredResult, StrictModel
 from onechip.schemas.inputs import INT64_MAX
 
 Verdict = Literal["pass", "partial", "fail", "blocked", "not_tested"]
@@ -189,10 +189,9 @@ class CheckResult(ResultModel):
         return f"{text}, {partial} partial" if partial else text
 
 
-class CheckReport(ResultModel):
+class CheckReport(StoredResult):
     """What `onechip check` writes (checks.json): the endpoint and model checked, the options, one result per domain."""
 
-    schema_version: StoredSchemaVersion = Field(default=SCHEMA_VERSION, description="Version of this report's schema.")
     base_url: str = Field(description="The endpoint checked.")
     model: str = Field(description="The served model name checked.")
     started_at: str | None = Field(default=None, description="UTC start time, ISO 8601.")

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
-from onechip.schemas.common import CommandWord, ModelName, Name, ResultModel, image_reference, shell_line
+from onechip.schemas.common import CommandWord, ModelName, Name, ResultModel, StoredResult, image_reference, shell_line
 from onechip.schemas.inputs import Cli, RequestModel, comma_list
 from onechip.schemas.replicas import MAX_REPLICAS, RouterPolicy
 
@@ -290,7 +290,7 @@ NOT_RECORDED = (
 )
 
 
-class CloudResource(ResultModel):
+class CloudResource(StoredResult):
     """What onechip created (recorded locally, labelled in the cloud): enough for status and down."""
 
     name: str = Field(description="Queued resource id (flex-start) or node id (spot, on-demand).")

@@ -8,7 +8,7 @@ import re
 import shlex
 import unicodedata
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -18,6 +18,10 @@ from onechip.errors import ConfigError, looks_secret, url_shown
 from onechip.paths import read_home_file
 
 SCHEMA_VERSION = "1"
+# the version of a stored file that names none: every kind of file onechip writes was version 1 when it first named
+# one (plan.json and the calibrations in c8ca6fd2, boot.json, crosscheck.json, engine.json, the measured boots, the
+# cloud records and probe.json in files66), so one without the field was written before: never read as a later one
+UNVERSIONED = "1"
 GIB = 1 << 30  # one gibibyte (2**30 bytes); GB is 10**9 and a different word
 
 
@@ -91,6 +95,35 @@ def schema_text(value: object) -> object:
 
 _SCHEMA = tuple(int(part) for part in SCHEMA_VERSION.split("."))  # what this onechip writes, as numbers
 StoredSchemaVersion = Annotated[str, BeforeValidator(schema_text), AfterValidator(known_schema)]
+
+
+class StoredResult(ResultModel):
+    """A result onechip keeps as a file of its own (plan.json, boot.json, engine.json, ...), naming its layout's
+    version: a record made here names SCHEMA_VERSION; a file read without the field was written before its kind named
+    one (UNVERSIONED); one newer than this onechip reads is refused (known_schema; newer_schema words it)."""
+
+    schema_version: StoredSchemaVersion = Field(
+        default=UNVERSIONED,
+        description="Version of this file's layout (schemas.common.SCHEMA_VERSION when written); a file written "
+        "before its kind named one reads as version 1.",
+    )
+
+    def __init__(self, /, **data: Any) -> None:
+        data.setdefault("schema_version", SCHEMA_VERSION)
+        super().__init__(**data)
+
+    # only a record made in code comes through __init__: marked as pydantic's own (as pydantic's RootModel.__init__
+    # is: pydantic/_internal/_model_construction.py), model_validate and model_validate_json, every read of a file,
+    # build the model without calling it, so a file's missing field keeps the default, UNVERSIONED
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+
+def newer_schema(exc: ValidationError) -> str | None:
+    """known_schema's one line when `exc` refused a stored file's schema_version (newer than this onechip reads, or
+    no version), else None: the file is another onechip's, and its other errors say nothing about it."""
+    return next((str(e["msg"]) for e in exc.errors() if e["type"] == "unknown_schema"), None)
+
+
 # a figure measured (or predicted) into a stored result: finite (json reads NaN and Infinity, which onechip never
 # writes: pydantic writes them as null) and, for the rates and shares, not negative
 Finite = Annotated[float, Field(allow_inf_nan=False)]

@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from onechip.schemas.common import SCHEMA_VERSION, Measured, ResultModel, StoredSchemaVersion
+from onechip.schemas.common import Measured, ResultModel, StoredResult
 
 HOURS_PER_MONTH = 730.0  # the seed article's "24/7" month: 365 x 24 / 12
 
@@ -91,10 +91,9 @@ class BreakEven(ResultModel):
     )
 
 
-class CostReport(ResultModel):
+class CostReport(StoredResult):
     """Everything `onechip cost` computes; stored as `cost.json` in a run directory."""
 
-    schema_version: StoredSchemaVersion = Field(default=SCHEMA_VERSION, description="Schema version of this file.")
     chip: str = Field(description="Accelerator catalog key the prices are for.")
     billed_as: str | None = Field(
         default=None,
@@ -143,11 +142,10 @@ class SkuRecord(ResultModel):
     effective_time: str = Field(default="", description="pricingInfo.effectiveTime of the rate used.")
 
 
-class BillingRead(ResultModel):
+class BillingRead(StoredResult):
     """One `onechip prices refresh`: what was read from the Cloud Billing Catalog and the prices made of it
     (stored as $ONECHIP_HOME/prices/billing_catalog.json)."""
 
-    schema_version: StoredSchemaVersion = Field(default=SCHEMA_VERSION, description="Schema version of this file.")
     read_at: str = Field(description="UTC time the last page was read (ISO 8601).")
     endpoint: str = Field(description="Base URL read (Google's, or ONECHIP_BILLING_API_ENDPOINT's test server).")
     service: str = Field(description="Service id read, e.g. '6F81-5844-456A' (Compute Engine).")

@@ -9,7 +9,7 @@ from pydantic import Field, ValidationError
 
 from onechip.errors import ConfigError
 from onechip.paths import read_regular
-from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StoredSchemaVersion, first_problem
+from onechip.schemas.common import ResultModel, StoredResult, first_problem, newer_schema
 from onechip.schemas.serve import ServeCommand
 from onechip.textcodec import decoded
 
@@ -152,7 +152,7 @@ class GpuMemoryBudget(ResultModel):
     token_line: str = Field(default="groups", description="How the version prints its token line (groups/capacity).")
 
 
-class MeasuredBoot(ResultModel):
+class MeasuredBoot(StoredResult):
     """What one real vLLM GPU boot measured, stored under $ONECHIP_HOME/measured-boots to make later plans of the
     same deployment exact (planner.calibration)."""
 
@@ -176,7 +176,7 @@ class ContextConcurrency(ResultModel):
     max_concurrency: float = Field(description="KV pool tokens / blocks-rounded tokens per request.")
 
 
-class CrossCheck(ResultModel):
+class CrossCheck(StoredResult):
     """Planned vs what the engine reported at boot."""
 
     planned_kv_tokens: int = Field(description="Plan.kv_tokens.")
@@ -209,16 +209,11 @@ class CrossCheck(ResultModel):
     )
 
 
-class Plan(ResultModel):
+class Plan(StoredResult):
     """The planner's answer for one model on one chip and engine (`onechip plan --json`): the memory budget, the KV
     pool and what it holds per context, the TPOT floor, the per-layer KV table, the serve flags with their
     reasons, the warnings that apply and whether it fits."""
 
-    schema_version: StoredSchemaVersion = Field(
-        default=SCHEMA_VERSION,
-        description="Version of this file's layout (schemas.common.SCHEMA_VERSION); a plan written before plans "
-        "named one (version 1) reads as it.",
-    )
     model: str = Field(description="Model id, directory or catalog name as given.")
     architecture: str = Field(description="Config model_type, e.g. 'llama', 'gemma4'.")
     chip: str = Field(description="Accelerator catalog key, e.g. 'v5e-1', 'cpu'.")
@@ -411,9 +406,8 @@ class Plan(ResultModel):
         except OSError as exc:
             raise ConfigError(f"{flag} {path}: cannot read: {exc.strerror}") from None
         except ValidationError as exc:  # say the first problem: a field removed, of the wrong type, a file cut short
-            newer = next((e for e in exc.errors() if e["type"] == "unknown_schema"), None)
-            if newer is not None:  # a newer onechip's plan: its sizes may not mean what they mean here
-                raise ConfigError(f"{flag} {path}: {newer['msg']}") from None
+            if (newer := newer_schema(exc)) is not None:  # a newer onechip's plan: its sizes may mean other things
+                raise ConfigError(f"{flag} {path}: {newer}") from None
             why = first_problem(exc)
             raise ConfigError(f"{flag} {path}: not a plan JSON ({why}; see `onechip plan --json`)") from None
         except ValueError:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from onechip.schemas.common import SCHEMA_VERSION, ResultModel, StoredSchemaVersion
+from onechip.schemas.common import StoredResult
 
 RUN_FILES = {
     "manifest": "run.json",
@@ -41,10 +41,9 @@ PROBE_FILE = "probe.json"
 POLICIES_FILE = "policies.json"
 
 
-class RunManifest(ResultModel):
+class RunManifest(StoredResult):
     """Who ran what, where and how it ended: the identity rows of every report."""
 
-    schema_version: StoredSchemaVersion = SCHEMA_VERSION
     run_id: str
     created_at: str = Field(description="ISO-8601 UTC.")
     tool_version: str

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from onechip.schemas.common import SCHEMA_VERSION, Measured, ResultModel, StoredSchemaVersion
+from onechip.schemas.common import Measured, ResultModel, StoredResult
 
 
 class StepTerms(ResultModel):
@@ -73,10 +73,9 @@ class CalibrationKey(ResultModel):
         return "".join(c if c.isalnum() or c in "-_." else "-" for c in raw)
 
 
-class Calibration(ResultModel):
+class Calibration(StoredResult):
     """Step-time terms fitted to a few measured cells of one run, stored per CalibrationKey."""
 
-    schema_version: StoredSchemaVersion = SCHEMA_VERSION
     key: CalibrationKey
     step_model: int = Field(
         default=1,

@@ -63,3 +63,50 @@ def test_an_owner_id_file_reached_by_another_path_of_the_same_home_is_its_own(tm
     second.hardlink_to(tmp_path / "a" / "cloud" / "owner-id")
     _home(monkeypatch, tmp_path / "b")
     assert records.owner_id() == made
+
+
+def _copied(tmp_path, monkeypatch, source: str, target: str) -> None:
+    """`source` home's owner-id file copied into the home `target`, which is then this one's."""
+    copy = tmp_path / target / "cloud" / "owner-id"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes((tmp_path / source / "cloud" / "owner-id").read_bytes())
+    _home(monkeypatch, tmp_path / target)
+
+
+def test_an_older_onechips_owner_id_file_is_given_its_home_so_a_copy_of_it_is_caught(tmp_path, monkeypatch) -> None:
+    # files66: stop 64's file (the id alone) was never given its home line, so a copy of it was never told
+    _home(monkeypatch, tmp_path / "a")
+    path = tmp_path / "a" / "cloud" / "owner-id"
+    path.parent.mkdir(parents=True)
+    path.write_text(ANOTHER + "\n")
+    assert records.held_owner_id() == ANOTHER
+    assert path.read_text() == f"{ANOTHER}\n{records.HOME_LINE}{(tmp_path / 'a').resolve()}\n"
+    _copied(tmp_path, monkeypatch, "a", "b")
+    with pytest.raises(ConfigError, match="is a copy of"):
+        records.owner_id()
+
+
+def test_a_moved_home_records_where_it_is_now_so_a_copy_of_its_id_is_caught(tmp_path, monkeypatch) -> None:
+    # files66: the file kept naming the home's old path, gone since: a copy of it in a third home was taken as that
+    # home's own (the home it names holds nothing), and both homes took each other's TPUs for their own
+    _home(monkeypatch, tmp_path / "a")
+    made = records.owner_id()
+    (tmp_path / "a").rename(tmp_path / "b")
+    _home(monkeypatch, tmp_path / "b")
+    assert records.owner_id() == made
+    assert (tmp_path / "b" / "cloud" / "owner-id").read_text().endswith(f"{(tmp_path / 'b').resolve()}\n")
+    _copied(tmp_path, monkeypatch, "b", "c")
+    with pytest.raises(ConfigError, match="is a copy of"):
+        records.owner_id()
+
+
+def test_a_home_reached_by_another_path_keeps_the_home_its_file_names(tmp_path, monkeypatch) -> None:
+    _home(monkeypatch, tmp_path / "a")
+    records.owner_id()
+    first = (tmp_path / "a" / "cloud" / "owner-id").read_text()
+    second = tmp_path / "b" / "cloud" / "owner-id"
+    second.parent.mkdir(parents=True)
+    second.hardlink_to(tmp_path / "a" / "cloud" / "owner-id")
+    _home(monkeypatch, tmp_path / "b")
+    records.owner_id()
+    assert second.read_text() == first  # the same file: not written (read by turns from each path, it would flip)

@@ -50,3 +50,19 @@ def test_down_s_cli_listing_says_it_keeps_another_homes_tpu(run, fast) -> None:
     (listed,) = [line for line in out.splitlines() if line.startswith("  node theirs in")]
     (kept,) = [line.removeprefix("kept ") for line in out.splitlines() if line.startswith("kept ")]
     assert listed.endswith(f"; will be kept: {kept.split(': ', 1)[1]}") and ANOTHER in listed, (listed, kept)
+
+
+def test_down_s_mcp_gate_asks_no_confirm_when_every_target_would_be_kept(fast) -> None:
+    # files66: with every target another home's, the preview said 'would delete nothing; would keep ...; to do so give
+    # targets: [...]' and the gate asked for confirm: true, and the call without targets was refused: nothing to confirm
+    api.cloud_up(CloudUpRequest(project=P, zones=[OK], name="theirs", provisioning="spot", no_limit=True))
+    _taken_by_another_home(fast, "theirs")
+    request = tools.CloudDownToolRequest(project=P)
+    preview = tools._cloud_down_preview(request)
+    assert preview.startswith(f"would delete nothing; would keep node theirs ({OK}): ") and "targets" not in preview
+    assert not tools._cloud_down_gated(request)
+    result = tools._cloud_down(request, lambda _: None)
+    (kept,) = result.kept
+    assert not result.deleted and kept.startswith(f"node theirs ({OK}): ") and ANOTHER in kept, result
+    assert not any(method == "DELETE" for method, _, _ in fast.requests)
+    assert tools._cloud_down_summary(result) == f"deleted nothing; kept {kept}"

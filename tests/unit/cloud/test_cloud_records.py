@@ -5,6 +5,7 @@ TPU kept billing unseen)."""
 
 from __future__ import annotations
 
+import json
 import os
 
 from onechip.cloud import records
@@ -150,3 +151,20 @@ def test_down_says_each_unreadable_record_once_and_deletes_only_what_it_listed(f
     assert [err.count(f"cloud record {path} ") for path in damaged] == [1, 1]
     assert "deleted node good-one (us-west4-a)" in " ".join(out.split()) and "appeared-one" not in out
     assert list(fake_api.nodes) == [f"projects/{P}/locations/us-west4-a/nodes/appeared-one"]
+
+
+def test_a_newer_onechips_record_is_named_as_such_and_kept(fake_api, run):
+    # files66: a record named no schema_version, so a newer onechip's was read as this one's; refused, it was said
+    # to be 'damaged or cut short'
+    _up(run, "newer-one")
+    record = _record("newer-one")
+    text = json.dumps({**json.loads(record.read_text()), "schema_version": "2"})
+    record.write_text(text)
+    rc, out, err = run("cloud", "status")
+    assert rc == 0, err
+    assert "newer-one (node) in us-west4-a: READY" in " ".join(out.split())
+    assert [line for line in err.splitlines() if "newer-one" in line] == [
+        f"  cloud record {record} was written by a newer onechip (schema_version 2; this onechip reads 1): node "
+        f"newer-one in us-west4-a (project {P}) is looked up in the API from the file's path instead"
+    ]
+    assert record.read_text() == text

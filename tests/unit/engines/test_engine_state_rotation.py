@@ -104,3 +104,48 @@ def test_a_follow_whose_new_log_is_removed_while_the_engine_runs_reads_on(
     monkeypatch.setattr(state.time, "sleep", lambda _: None)
     _removed_before_its_open(monkeypatch, log)
     assert _followed_to_the_death() == ["before"] and len(checks) == 2  # followed on to the death, the old file kept
+
+
+def _rotate_twice(log: Path) -> None:
+    """Two of logrotate's 'create' rotations (numbered: engine.log.1 moves to .2) with the engine writing between:
+    the file the follow holds is .2, the middle one .1, the one at the log's name the newest."""
+    log.rename(log.with_name("engine.log.1"))
+    log.write_text("middle\n")
+    log.with_name("engine.log.1").rename(log.with_name("engine.log.2"))
+    log.rename(log.with_name("engine.log.1"))
+    log.write_text("after\n")
+
+
+def test_follow_reads_every_rotated_log_of_an_engine_rotated_twice_then_dead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # files66: two rotations before the death check went from the held file straight to the one at the log's name:
+    # the middle file's lines ('middle') were never shown; an older rotated log (yesterday's) is not read again
+    log = _engine_log(tmp_path, monkeypatch)
+    log.with_name("engine.log.3").write_text("yesterday\n")  # rotated before the follow began: .3 stays .3
+    checks: list[int] = []
+
+    def rotated_twice_then_dead(_: object) -> bool:
+        if not checks:
+            _rotate_twice(log)
+        checks.append(1)
+        return False
+
+    monkeypatch.setattr(state, "engine_alive", rotated_twice_then_dead)
+    assert _followed_to_the_death() == ["before", "middle", "after"]
+
+
+def test_follow_reads_every_rotated_log_of_an_engine_rotated_twice_between_polls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _engine_log(tmp_path, monkeypatch)
+    checks: list[int] = []
+
+    def alive_once(_: object) -> bool:  # alive at the first check, rotated twice in the poll's sleep, then dead
+        checks.append(1)
+        return len(checks) == 1
+
+    monkeypatch.setattr(state, "engine_alive", alive_once)
+    monkeypatch.setattr(state, "log_writer_note", lambda _: None)
+    monkeypatch.setattr(state.time, "sleep", lambda _: _rotate_twice(log))
+    assert _followed_to_the_death() == ["before", "middle", "after"]

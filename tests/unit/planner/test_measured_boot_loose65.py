@@ -29,3 +29,21 @@ def test_a_boot_never_overwrites_a_newer_onechips_measured_boot(tmp_path: Path, 
     assert path.read_text() == text  # as the newer onechip wrote it
     assert again.crosscheck is not None and again.crosscheck.not_stored is not None
     assert str(path) in again.crosscheck.not_stored and f"schema_version {NEWER}" in again.crosscheck.not_stored
+
+
+def test_a_plan_never_reads_a_newer_onechips_measured_boot(tmp_path: Path, monkeypatch) -> None:
+    # files66: a measured boot named no schema_version, so a newer onechip's (whose terms may mean other things) set
+    # this onechip's plans of the deployment as if it were its own
+    monkeypatch.setenv("ONECHIP_HOME", str(tmp_path / "home"))
+    request = PlanRequest(model="SmolLM2-135M-Instruct", chip="a100-80gb")
+    first = api.plan(request)
+    log = tmp_path / "boot.log"
+    log.write_text(f"INFO GPU KV cache size: {first.kv_tokens:,} tokens\n")
+    api.plan(request.model_copy(update={"against": log}))
+    assert api.plan(request).calibrated_from is not None  # read: this onechip's own
+    assert first.deployment_key is not None
+    path = api.measured_boots_dir() / calibration.file_name(first.deployment_key)
+    stored = json.loads(path.read_text())
+    assert stored["schema_version"] == SCHEMA_VERSION  # it names the version it was written as
+    path.write_text(json.dumps({**stored, "schema_version": NEWER}))
+    assert api.plan(request).calibrated_from is None

@@ -257,3 +257,27 @@ def test_a_plan_that_differs_only_in_where_a_setting_came_from_resumes(
     path.write_text(wider.model_dump_json())
     with pytest.raises(ConfigError, match="it was predicted for another plan"):  # a value that differs still does
         api.simulate_find_max(_request(path, out))
+
+
+def test_a_probe_a_newer_onechip_finished_is_refused_in_one_line_and_kept(seed_plan_file: Path, tmp_path: Path) -> None:
+    # files66: probe.json named no schema_version, so a newer onechip's verdict was read back as this one's; one this
+    # onechip could not read was simulated again, its files deleted and written over
+    def stop_after_one(event: ProgressEvent) -> None:
+        if event.message.startswith("find-max: clients-") and ": m" in event.message:
+            raise KeyboardInterrupt
+
+    out = tmp_path / "s"
+    with pytest.raises(KeyboardInterrupt):
+        api.simulate_find_max(_request(seed_plan_file, out), stop_after_one)
+    partial = SearchResult.model_validate_json((out / "search.json").read_text())
+    probe = Path(partial.probes[0].run_dir) / "probe.json"
+    text = probe.read_text().replace('"schema_version": "1"', '"schema_version": "2"', 1)
+    assert text != probe.read_text()
+    probe.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        api.simulate_find_max(_request(seed_plan_file, out))
+    assert str(refused.value) == (
+        f"cannot resume {out}: {probe} was written by a newer onechip (schema_version 2; this onechip reads 1); "
+        "give another --out"
+    )
+    assert probe.read_text() == text
