@@ -322,17 +322,29 @@ _ASSIGNED_VALUE = re.compile(
     r"""(=(?:"(?=[^"])|'(?=[^'])|\[))(?:(?<=")(?:[^"\\]|\\[\s\S])+|(?<=')(?:[^'\\]|\\[\s\S])+"""
     r"""|(?<=\[)(?:[^\]"'\\]|"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?)*)"""
 )
-# A command-line option and its value, as a serve command line in a log or an error shows it: `--api-key X`,
-# `--api-key=X`, the value quoted ('X Y', "X") or one word; redacted where the option's name, '-' as '_', is named as a
+# A command-line option and its values, as a serve command line in a log or an error shows it: `--api-key X`,
+# `--api-key=X`, a value quoted ('X Y', "X") or one word; redacted where the option's name, '-' as '_', is named as a
 # secret (secret_named: vLLM 0.34.0's --api-key, entrypoints/common/cli_args.py; --hf-token, engine/arg_utils.py;
 # --s3-access-key-id and --s3-secret-access-key, model_executor/model_loader/tensorizer.py; --seed-token, 'Shared
 # secret', entrypoints/cli/preload.py), of any length (the name says what it is), and never where the name says a path
 # (--hf-token-file: _PATH_NAME; --ssl-keyfile and --encryption-keyfile name no secret). A word starting with '-' is the
-# next option, not a value (`--hf-token --port 8000`: vLLM's --hf-token alone takes the login's token). One value: a
-# second key after --api-key's first (its nargs='+') is not told from the words that follow it.
+# next option, not a value (`--hf-token --port 8000`: vLLM's --hf-token alone takes the login's token). The words after
+# the first, up to the next option, are matched too: an option of _SEVERAL_VALUES takes them all as argparse does.
+_OPTION_VALUE = r"""(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"']+)"""
 _SECRET_OPTION = re.compile(
-    rf"""(?<![\w-])(--({_SECRET_KEY})(?:=|[ \t]+))(?!-)(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"']+)"""
+    rf"""(?<![\w-])(--({_SECRET_KEY})(=|[ \t]+))(?!-)({_OPTION_VALUE}(?:[ \t]+(?!-){_OPTION_VALUE})*)"""
 )
+_OPTION_WORD = re.compile(_OPTION_VALUE)
+# The secret options that take several values, as their dest names them: vLLM 0.34.0's --api-key ('api_key: list[str]
+# | None', entrypoints/common/cli_args.py, which engine/arg_utils.py _compute_kwargs makes nargs='+': 'vllm serve M
+# --api-key k1 k2' serves both keys). After '=' such an option takes that one value (argparse: '--api-key=k1 M' reads
+# M as the model; vllm/snapshot/runtime.py make_manifest redacts a serve argv so). --hf-token takes one or none
+# (nargs='?'), the others one.
+_SEVERAL_VALUES = {"API_KEY"}
+# An option's metavar in argparse's usage and help text ('[--api-key API_KEY [API_KEY ...]]', '[--hf-token
+# [HF_TOKEN]]', '--seed-token SEED_TOKEN'): argparse prints an optional's dest upper-cased (HelpFormatter
+# _get_default_metavar_for_optional) and '...' after a repeated one; each in the brackets of an optional value. Shown.
+_METAVAR_BRACKETS = "[]"
 
 
 def _named_secret(match: re.Match[str]) -> str:
@@ -358,8 +370,24 @@ def _assigned_secret(match: re.Match[str]) -> str:
 
 
 def _option_secret(match: re.Match[str]) -> str:
-    """A _SECRET_OPTION match with its value as *** when the option's name is named as a secret, else as it was."""
-    return match.group(1) + "***" if secret_named(match.group(2)) else match.group(0)
+    """A _SECRET_OPTION match with its values as *** when the option's name is named as a secret, else as it was: the
+    first value, and each after it where the option takes several (_SEVERAL_VALUES, without '='); a metavar (the
+    option's dest upper-cased, or '...', in argparse's brackets) is kept. Words after an option's one value are
+    searched again ('--hf-token T [--seed-token S]' holds a second)."""
+    head, name, separator, values = match.groups()
+    if not secret_named(name):
+        return head + _SECRET_OPTION.sub(_option_secret, values)
+    dest = name.upper().replace("-", "_")
+    first = _OPTION_WORD.match(values)
+    assert first is not None  # values starts with one (_SECRET_OPTION)
+    words, rest = (
+        (values, "") if dest in _SEVERAL_VALUES and separator != "=" else (first.group(), values[first.end() :])
+    )
+
+    def hidden(word: re.Match[str]) -> str:
+        return word.group() if word.group().strip(_METAVAR_BRACKETS) in (dest, "...") else "***"
+
+    return head + _OPTION_WORD.sub(hidden, words) + _SECRET_OPTION.sub(_option_secret, rest)
 
 
 def secret_named(name: str) -> bool:
