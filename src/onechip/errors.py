@@ -345,6 +345,13 @@ _SEVERAL_VALUES = {"API_KEY"}
 # [HF_TOKEN]]', '--seed-token SEED_TOKEN'): argparse prints an optional's dest upper-cased (HelpFormatter
 # _get_default_metavar_for_optional) and '...' after a repeated one; each in the brackets of an optional value. Shown.
 _METAVAR_BRACKETS = "[]"
+# The same option and values in an argv written as a list, each word a quoted item: JSON (a recorded command, a
+# report.json, an MCP reply; indented or not) and a Python list's repr ('"--api-key", "k1", "k2"'): the items after the
+# option's, up to one starting with '-', judged as _option_secret judges its words.
+_LISTED_VALUE = re.compile(r"""(\s*,\s*)("(?:[^"\\]|\\[\s\S])*"|'(?:[^'\\]|\\[\s\S])*')""")
+_LISTED_OPTION = re.compile(
+    rf"""(["']--({_SECRET_KEY})["'])((?:\s*,\s*(?:"(?!-)(?:[^"\\]|\\[\s\S])*"|'(?!-)(?:[^'\\]|\\[\s\S])*'))+)"""
+)
 
 
 def _named_secret(match: re.Match[str]) -> str:
@@ -388,6 +395,25 @@ def _option_secret(match: re.Match[str]) -> str:
         return word.group() if word.group().strip(_METAVAR_BRACKETS) in (dest, "...") else "***"
 
     return head + _OPTION_WORD.sub(hidden, words) + _SECRET_OPTION.sub(_option_secret, rest)
+
+
+def _listed_secret(match: re.Match[str]) -> str:
+    """A _LISTED_OPTION match with its values' items as "***" where _option_secret would hide them, else as it was."""
+    head, name, items = match.groups()
+    if not secret_named(name):
+        return match.group(0)
+    dest = name.upper().replace("-", "_")
+    seen = 0
+
+    def item(value: re.Match[str]) -> str:
+        nonlocal seen
+        seen += 1
+        quoted = value.group(2)
+        if seen > 1 and dest not in _SEVERAL_VALUES or quoted[1:-1].strip(_METAVAR_BRACKETS) in (dest, "..."):
+            return value.group()
+        return value.group(1) + quoted[0] + "***" + quoted[0]
+
+    return head + _LISTED_VALUE.sub(item, items)
 
 
 def secret_named(name: str) -> bool:
@@ -565,6 +591,8 @@ def redactor() -> Callable[[str], str]:
             return text
         if "--" in text:
             text = _SECRET_OPTION.sub(_option_secret, text)
+            if "'" in text or '"' in text:
+                text = _LISTED_OPTION.sub(_listed_secret, text)
         if "'" in text or '"' in text:
             text = _QUOTED_VALUE.sub(_quoted_secret, text)
             if "='" in text or '="' in text or "=[" in text:

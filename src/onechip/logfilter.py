@@ -29,8 +29,8 @@ from onechip import errors
 _PROGRAM = r"""
 $| = 1;
 chomp(my $min = <DATA>);
-my ($secret_name, $path_name, $named, $option, $word, $quoted, $assigned, $several, $key_words, @shapes) =
-    map { chomp; qr/$_/ } <DATA>;
+my ($secret_name, $path_name, $named, $option, $word, $listed, $listed_value, $quoted, $assigned, $several,
+    $key_words, @shapes) = map { chomp; qr/$_/ } <DATA>;
 sub secret_named { (my $w = uc $_[0]) =~ tr/-/_/; return $w =~ $secret_name && $w !~ $path_name; }
 sub names_a_path {
     my ($name, $v) = @_;
@@ -55,6 +55,19 @@ sub option_secret {
     $words =~ s/$word/my $w = $&; (my $s = $w) =~ s{^[\[\]]+|[\[\]]+\z}{}g; $s eq $dest || $s eq '...' ? $w : '***'/ge;
     return $head . $words . options($rest);
 }
+sub listed_secret {
+    my ($all, $head, $name, $items) = @_;
+    return $all unless secret_named($name);
+    (my $dest = uc $name) =~ tr/-/_/;
+    my $seen = 0;
+    $items =~ s{$listed_value}{
+        my ($sep, $q) = ($1, $2);
+        (my $s = substr($q, 1, -1)) =~ s/^[\[\]]+|[\[\]]+\z//g;
+        my $kept = ++$seen > 1 && $dest !~ $several || $s eq $dest || $s eq '...';
+        $kept ? "$sep$q" : $sep . substr($q, 0, 1) . '***' . substr($q, -1)
+    }ge;
+    return $head . $items;
+}
 sub quoted_secret {
     my @match = @_;  # copied: a match in secret_named sets $1 and $& anew
     my ($head, $name) = defined $match[0] ? @match[0, 1] : defined $match[2] ? @match[2, 3] : @match[4, 5];
@@ -73,7 +86,10 @@ while (my $line = <STDIN>) {
     # lower-cased, not /i: a case-blind alternation is tried at each character (3.8 s of user time for a 50 MB log
     # of 515,463 lines, 1.1 s so; measured here)
     if (lc($line) =~ $key_words) {
-        $line = options($line) if index($line, '--') >= 0;
+        if (index($line, '--') >= 0) {
+            $line = options($line);
+            $line =~ s/$listed/listed_secret($&, $1, $2, $3)/ge if $line =~ /['"]/;
+        }
         if ($line =~ /['"]/) {
             $line =~ s/$quoted/quoted_secret($1, $2, $3, $4, $5, $6, $&)/ge;
             my $orig = $line;
@@ -92,6 +108,8 @@ _DATA = [
     errors._NAMED_VALUE.pattern,
     errors._SECRET_OPTION.pattern,
     errors._OPTION_WORD.pattern,
+    errors._LISTED_OPTION.pattern,
+    errors._LISTED_VALUE.pattern,
     errors._QUOTED_VALUE.pattern,
     errors._ASSIGNED_VALUE.pattern,
     "^(?:" + "|".join(sorted(errors._SEVERAL_VALUES)) + ")$",

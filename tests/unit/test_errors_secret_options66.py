@@ -8,6 +8,7 @@ does, so argparse itself says which words are values and what the help text read
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 
 import pytest
@@ -92,3 +93,24 @@ def test_an_option_after_a_single_value_in_the_same_run_of_words_is_searched_too
     # (a value's word runs to the next space: its ']' goes with it)
     assert errors.redact("[--hf-token t0k3n-xyz] [--seed-token s33d-abc]") == "[--hf-token *** [--seed-token ***"
     assert errors.redact("--max-tokens 64 [--seed-token s33d-abc]") == "--max-tokens 64 [--seed-token ***"
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["vllm", "serve", "M", "--api-key", "k1-aaaaaa", "k2-bbbbbb", "--port", "8000"], ["M", "--port", "8000"]),
+        (["--hf-token", "t0k3n-xyz", "M"], ["M"]),
+        (["--seed-token", "SEED_TOKEN"], ["SEED_TOKEN"]),  # a metavar, as a help line's argv would hold it
+    ],
+)
+def test_an_argv_written_as_a_list_hides_each_value_argparse_reads_as_a_secret(
+    argv: list[str], shown: list[str]
+) -> None:
+    # a recorded command as JSON (boot.json's "command", a report.json's, an MCP reply's: indented or not) and as a
+    # Python list's repr; written so, the option and its value are two quoted items, which the line rule never saw
+    args = vars(_vllm_parser().parse_args([word for word in argv if word not in ("vllm", "serve")]))
+    secrets = [v for dest in _SECRET_DESTS for v in ([args[dest]] if isinstance(args[dest], str) else args[dest] or [])]
+    for text in (json.dumps(argv), json.dumps({"command": argv}, indent=2), repr(argv)):
+        redacted = errors.redact(text)
+        assert not [s for s in secrets if s in redacted and s not in shown], redacted
+        assert all(word in redacted for word in shown), redacted

@@ -41,6 +41,9 @@ LINES = [
     # JSON, and JSON text inside a JSON string
     '{"api_key": "ab\\"cd", "private_key": "-----BEGIN PRIVATE KEY-----\\nMIIE\\n", "max_tokens": 64}',
     '"{\\"api-key\\": \\"abc-XYZ-123\\"}"',
+    # an argv written as a list: JSON and a Python list's repr
+    '"command": ["vllm", "serve", "M", "--api-key", "k1-aaaaaa", "k2-bbbbbb", "--port", "8000", "--hf-token", "t0k"]',
+    "argv: ['--seed-token', 's33d', 'M', '--max-tokens', '64', '--api-key', 'API_KEY']",
     # nothing to hide
     "INFO 12-06 20:00:00 [core.py:123] an engine line, request 12345 done ok; max_tokens=64 eos_token_id=2",
     "naïve café --api-key ünïcode-k3y done",
