@@ -331,8 +331,11 @@ _ASSIGNED_VALUE = re.compile(
 # next option, not a value (`--hf-token --port 8000`: vLLM's --hf-token alone takes the login's token). The words after
 # the first, up to the next option, are matched too: an option of _SEVERAL_VALUES takes them all as argparse does.
 _OPTION_VALUE = r"""(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"']+)"""
+# A word after the first, one a list of keys holds: quoted, or without the '(', ')', ',' or ';' of prose, which ends
+# the run ('as vllm serve --api-key expects) (got ...)': the words after were hidden as keys, the URL shown there too)
+_NEXT_VALUE = r"""(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"'(),;]+(?=\s|$))"""
 _SECRET_OPTION = re.compile(
-    rf"""(?<![\w-])(--({_SECRET_KEY})(=|[ \t]+))(?!-)({_OPTION_VALUE}(?:[ \t]+(?!-){_OPTION_VALUE})*)"""
+    rf"""(?<![\w-])(--({_SECRET_KEY})(=|[ \t]+))(?!-)({_OPTION_VALUE}(?:[ \t]+(?!-){_NEXT_VALUE})*)"""
 )
 _OPTION_WORD = re.compile(_OPTION_VALUE)
 # The secret options that take several values, as their dest names them: vLLM 0.34.0's --api-key ('api_key: list[str]
@@ -566,8 +569,9 @@ def redact(text: str) -> str:
     file's path: names_a_path, e.g. GOOGLE_APPLICATION_CREDENTIALS) and every value
     read this run from a token file or secret store (remember_secret); by shape, anything that looks like
     one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens); by name, the value
-    of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's repr) and an option's (--api-key X,
-    --hf-token=X) whose name is named as a secret (SECRET_NAME).
+    of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's repr) and an option's
+    (--api-key X Y, --hf-token=X, and in an argv written as a list: "--api-key", "X") whose name is named as a
+    secret (SECRET_NAME); an argparse metavar (API_KEY) is shown.
 
     Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
     recorded engine command/env; a caller redacting many lines takes a redactor."""

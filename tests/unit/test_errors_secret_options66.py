@@ -114,3 +114,11 @@ def test_an_argv_written_as_a_list_hides_each_value_argparse_reads_as_a_secret(
         redacted = errors.redact(text)
         assert not [s for s in secrets if s in redacted and s not in shown], redacted
         assert all(word in redacted for word in shown), redacted
+
+
+def test_prose_after_a_secret_option_is_no_list_of_keys() -> None:
+    # schemas.common's refusal of a URL with a query: '... as vllm serve --api-key expects) (got ...)'; the run of
+    # keys took '(got' and the URL as keys (tests/unit/cli/test_bad_input_qa56.py failed on it)
+    line = "(sent as a bearer token, as vllm serve --api-key expects) (got 'http://h:8000/?***')"
+    assert errors.redact(line).endswith(" (got 'http://h:8000/?***')")
+    assert errors.redact("--api-key k1-aaaaaa k2-bbbbbb, then --port") == "--api-key *** k2-bbbbbb, then --port"
