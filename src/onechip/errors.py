@@ -322,16 +322,38 @@ _ASSIGNED_VALUE = re.compile(
     r"""(=(?:"(?=[^"])|'(?=[^'])|\[))(?:(?<=")(?:[^"\\]|\\[\s\S])+|(?<=')(?:[^'\\]|\\[\s\S])+"""
     r"""|(?<=\[)(?:[^\]"'\\]|"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?)*)"""
 )
-# A command-line option and its value, as a serve command line in a log or an error shows it: `--api-key X`,
-# `--api-key=X`, the value quoted ('X Y', "X") or one word; redacted where the option's name, '-' as '_', is named as a
+# A command-line option and its values, as a serve command line in a log or an error shows it: `--api-key X`,
+# `--api-key=X`, a value quoted ('X Y', "X") or one word; redacted where the option's name, '-' as '_', is named as a
 # secret (secret_named: vLLM 0.34.0's --api-key, entrypoints/common/cli_args.py; --hf-token, engine/arg_utils.py;
 # --s3-access-key-id and --s3-secret-access-key, model_executor/model_loader/tensorizer.py; --seed-token, 'Shared
 # secret', entrypoints/cli/preload.py), of any length (the name says what it is), and never where the name says a path
 # (--hf-token-file: _PATH_NAME; --ssl-keyfile and --encryption-keyfile name no secret). A word starting with '-' is the
-# next option, not a value (`--hf-token --port 8000`: vLLM's --hf-token alone takes the login's token). One value: a
-# second key after --api-key's first (its nargs='+') is not told from the words that follow it.
+# next option, not a value (`--hf-token --port 8000`: vLLM's --hf-token alone takes the login's token). The words after
+# the first, up to the next option, are matched too: an option of _SEVERAL_VALUES takes them all as argparse does.
+_OPTION_VALUE = r"""(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"']+)"""
+# A word after the first, one a list of keys holds: quoted, or without the '(', ')', ',' or ';' of prose, which ends
+# the run ('as vllm serve --api-key expects) (got ...)': the words after were hidden as keys, the URL shown there too)
+_NEXT_VALUE = r"""(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"'(),;]+(?=\s|$))"""
 _SECRET_OPTION = re.compile(
-    rf"""(?<![\w-])(--({_SECRET_KEY})(?:=|[ \t]+))(?!-)(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"']+)"""
+    rf"""(?<![\w-])(--({_SECRET_KEY})(=|[ \t]+))(?!-)({_OPTION_VALUE}(?:[ \t]+(?!-){_NEXT_VALUE})*)"""
+)
+_OPTION_WORD = re.compile(_OPTION_VALUE)
+# The secret options that take several values, as their dest names them: vLLM 0.34.0's --api-key ('api_key: list[str]
+# | None', entrypoints/common/cli_args.py, which engine/arg_utils.py _compute_kwargs makes nargs='+': 'vllm serve M
+# --api-key k1 k2' serves both keys). After '=' such an option takes that one value (argparse: '--api-key=k1 M' reads
+# M as the model; vllm/snapshot/runtime.py make_manifest redacts a serve argv so). --hf-token takes one or none
+# (nargs='?'), the others one.
+_SEVERAL_VALUES = {"API_KEY"}
+# An option's metavar in argparse's usage and help text ('[--api-key API_KEY [API_KEY ...]]', '[--hf-token
+# [HF_TOKEN]]', '--seed-token SEED_TOKEN'): argparse prints an optional's dest upper-cased (HelpFormatter
+# _get_default_metavar_for_optional) and '...' after a repeated one; each in the brackets of an optional value. Shown.
+_METAVAR_BRACKETS = "[]"
+# The same option and values in an argv written as a list, each word a quoted item: JSON (a recorded command, a
+# report.json, an MCP reply; indented or not) and a Python list's repr ('"--api-key", "k1", "k2"'): the items after the
+# option's, up to one starting with '-', judged as _option_secret judges its words.
+_LISTED_VALUE = re.compile(r"""(\s*,\s*)("(?:[^"\\]|\\[\s\S])*"|'(?:[^'\\]|\\[\s\S])*')""")
+_LISTED_OPTION = re.compile(
+    rf"""(["']--({_SECRET_KEY})["'])((?:\s*,\s*(?:"(?!-)(?:[^"\\]|\\[\s\S])*"|'(?!-)(?:[^'\\]|\\[\s\S])*'))+)"""
 )
 
 
@@ -358,8 +380,43 @@ def _assigned_secret(match: re.Match[str]) -> str:
 
 
 def _option_secret(match: re.Match[str]) -> str:
-    """A _SECRET_OPTION match with its value as *** when the option's name is named as a secret, else as it was."""
-    return match.group(1) + "***" if secret_named(match.group(2)) else match.group(0)
+    """A _SECRET_OPTION match with its values as *** when the option's name is named as a secret, else as it was: the
+    first value, and each after it where the option takes several (_SEVERAL_VALUES, without '='); a metavar (the
+    option's dest upper-cased, or '...', in argparse's brackets) is kept. Words after an option's one value are
+    searched again ('--hf-token T [--seed-token S]' holds a second)."""
+    head, name, separator, values = match.groups()
+    if not secret_named(name):
+        return head + _SECRET_OPTION.sub(_option_secret, values)
+    dest = name.upper().replace("-", "_")
+    first = _OPTION_WORD.match(values)
+    assert first is not None  # values starts with one (_SECRET_OPTION)
+    words, rest = (
+        (values, "") if dest in _SEVERAL_VALUES and separator != "=" else (first.group(), values[first.end() :])
+    )
+
+    def hidden(word: re.Match[str]) -> str:
+        return word.group() if word.group().strip(_METAVAR_BRACKETS) in (dest, "...") else "***"
+
+    return head + _OPTION_WORD.sub(hidden, words) + _SECRET_OPTION.sub(_option_secret, rest)
+
+
+def _listed_secret(match: re.Match[str]) -> str:
+    """A _LISTED_OPTION match with its values' items as "***" where _option_secret would hide them, else as it was."""
+    head, name, items = match.groups()
+    if not secret_named(name):
+        return match.group(0)
+    dest = name.upper().replace("-", "_")
+    seen = 0
+
+    def item(value: re.Match[str]) -> str:
+        nonlocal seen
+        seen += 1
+        quoted = value.group(2)
+        if seen > 1 and dest not in _SEVERAL_VALUES or quoted[1:-1].strip(_METAVAR_BRACKETS) in (dest, "..."):
+            return value.group()
+        return value.group(1) + quoted[0] + "***" + quoted[0]
+
+    return head + _LISTED_VALUE.sub(item, items)
 
 
 def secret_named(name: str) -> bool:
@@ -512,8 +569,9 @@ def redact(text: str) -> str:
     file's path: names_a_path, e.g. GOOGLE_APPLICATION_CREDENTIALS) and every value
     read this run from a token file or secret store (remember_secret); by shape, anything that looks like
     one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens); by name, the value
-    of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's repr) and an option's (--api-key X,
-    --hf-token=X) whose name is named as a secret (SECRET_NAME).
+    of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's repr) and an option's
+    (--api-key X Y, --hf-token=X, and in an argv written as a list: "--api-key", "X") whose name is named as a
+    secret (SECRET_NAME); an argparse metavar (API_KEY) is shown.
 
     Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
     recorded engine command/env; a caller redacting many lines takes a redactor."""
@@ -537,6 +595,8 @@ def redactor() -> Callable[[str], str]:
             return text
         if "--" in text:
             text = _SECRET_OPTION.sub(_option_secret, text)
+            if "'" in text or '"' in text:
+                text = _LISTED_OPTION.sub(_listed_secret, text)
         if "'" in text or '"' in text:
             text = _QUOTED_VALUE.sub(_quoted_secret, text)
             if "='" in text or '="' in text or "=[" in text:

@@ -2,43 +2,130 @@
 bash lines. Its Python twin is onechip.logpump, a local engine's. A container's own log (`docker logs`) does not go
 through it (README: what remains).
 
-A secret is, as errors.redact has it: the value (errors.MIN_SECRET_CHARS or more) of an environment variable whose name
-says one (errors.SECRET_NAME: HF_TOKEN, sourced from the 0600 hf_token.env; VLLM_API_KEY), but
-for one naming a file (errors._PATH_NAME and errors.names_a_path, spelled in bash: the name read upper-cased, a
-value kept only where it reads as a path), and a Hugging Face token's shape (errors.HF_SHAPE). The
-values are read from the environment and reach sed as its script through a pipe (bash's process substitution,
-/dev/fd/N): never an argv (`ps`), never a file; longest first, so that a value holding another is redacted whole.
+It redacts a line as errors.redact does, by the same rules: the patterns are errors' own compiled expressions, written
+into the program as its data (Python's `re` and Perl's read them alike: the one spelling Perl's differs in, the end of
+the text `\\Z`, is written `\\z`), and the few lines of logic around them (errors.secret_named, names_a_path,
+_option_secret, _quoted_secret, _assigned_secret) are spelled again in Perl below; a test feeds one table of lines
+through both (tests/unit/engines/test_host_log_filter_agrees66.py). A secret is the value (errors.MIN_SECRET_CHARS or
+more) of an environment variable whose name says one (errors.SECRET_NAME: HF_TOKEN, sourced from the 0600
+hf_token.env; VLLM_API_KEY) but for one naming a file's path, a shape (errors._SECRET_PATTERNS: hf_..., sk-..., a bearer
+header, ...) and a value named as one (NAME=value, --api-key X, api_key='X', "api_key": "X"). The values are read from
+the environment by the program itself: never an argv (`ps`), never a file. Differences left: Perl reads bytes, so its
+\\w and upper-casing are ASCII's (a name or word in other letters next to a secret is read as Python would not).
 
-It runs `tr` then `sed`, coreutils and sed being Essential packages on every Debian and Ubuntu image (a TPU VM's, the
-vllm/vllm-openai image's): bash's `read` of a pipe takes one byte a syscall, 2 MB/s here (50 MB in 24 s; sed 0.7 s),
-and an engine printing faster blocked on its own log. A '\\r' (a progress bar's, which ends no line for minutes) becomes
-a line end, so each update reaches the log as it comes (log_summary.LINE_END is '\\n' for every reader); `stdbuf`
-(coreutils) makes each write at once, where it is missing the output goes by sed's blocks, never lost. A last line
-without an end is written as it is (GNU sed keeps it so).
+It runs `tr` then `perl`: coreutils and perl-base are Essential packages on every Debian and Ubuntu image (a TPU VM's,
+the vllm/vllm-openai image's: Debian Policy 3.8, `Essential: yes`); bash's `read` of a pipe takes one byte a syscall,
+2 MB/s here (50 MB in 24 s), and an engine printing faster blocked on its own log. A '\\r' (a progress bar's, which ends
+no line for minutes) becomes a line end, so each update reaches the log as it comes (log_summary.LINE_END is '\\n' for
+every reader); `stdbuf` (coreutils) makes tr write at once, where it is missing the output goes by its blocks, never
+lost; perl writes each line as it ends ($| = 1). A last line without an end is written as it is.
 """
 
 from __future__ import annotations
 
-from onechip.errors import HF_SHAPE, MIN_SECRET_CHARS, SECRET_NAME
+from onechip import errors
 
-# escapes every character an ERE (sed -E) or the s command's '/' gives a meaning to, so a value matches itself alone
-_ESCAPE = r"s/[][\/.*^$+?(){}|]/\\&/g"
+# Perl's program; its data, after __END__, one a line in the order the program reads them (_DATA)
+_PROGRAM = r"""
+$| = 1;
+chomp(my $min = <DATA>);
+my ($secret_name, $path_name, $named, $option, $word, $listed, $listed_value, $quoted, $assigned, $several,
+    $key_words, @shapes) = map { chomp; qr/$_/ } <DATA>;
+sub secret_named { (my $w = uc $_[0]) =~ tr/-/_/; return $w =~ $secret_name && $w !~ $path_name; }
+sub names_a_path {
+    my ($name, $v) = @_;
+    return 0 if uc($name) !~ $path_name || $v eq '' || $v =~ /\s|[\@:]/ || $v =~ /^\{/;
+    my ($slash, $file) = $v =~ m{(?:(.*/))?([^/]*)\z}s;
+    $file =~ s/^\.+|\.+\z//g;
+    return $v =~ m{^(?:/|~/|\./|\.\./)} || (defined $slash && index($file, '.') >= 0);
+}
+my @values = sort { length $b <=> length $a } grep { defined } map {
+    my $v = $ENV{$_};
+    uc($_) =~ $secret_name && length($v) >= $min && !names_a_path($_, $v) && $v !~ /\n/ ? $v : undef
+} keys %ENV;
+my $known = @values ? join('|', map { quotemeta } @values) : undef;
+sub options { my $t = shift; $t =~ s/$option/option_secret($1, $2, $3, $4)/ge; return $t; }
+sub option_secret {
+    my ($head, $name, $sep, $values) = @_;
+    return $head . options($values) unless secret_named($name);
+    (my $dest = uc $name) =~ tr/-/_/;
+    $values =~ /^$word/;
+    my $first = $&;
+    my ($words, $rest) = ($dest =~ $several && $sep ne '=') ? ($values, '') : ($first, substr($values, length $first));
+    $words =~ s/$word/my $w = $&; (my $s = $w) =~ s{^[\[\]]+|[\[\]]+\z}{}g; $s eq $dest || $s eq '...' ? $w : '***'/ge;
+    return $head . $words . options($rest);
+}
+sub listed_secret {
+    my ($all, $head, $name, $items) = @_;
+    return $all unless secret_named($name);
+    (my $dest = uc $name) =~ tr/-/_/;
+    my $seen = 0;
+    $items =~ s{$listed_value}{
+        my ($sep, $q) = ($1, $2);
+        (my $s = substr($q, 1, -1)) =~ s/^[\[\]]+|[\[\]]+\z//g;
+        my $kept = ++$seen > 1 && $dest !~ $several || $s eq $dest || $s eq '...';
+        $kept ? "$sep$q" : $sep . substr($q, 0, 1) . '***' . substr($q, -1)
+    }ge;
+    return $head . $items;
+}
+sub quoted_secret {
+    my @match = @_;  # copied: a match in secret_named sets $1 and $& anew
+    my ($head, $name) = defined $match[0] ? @match[0, 1] : defined $match[2] ? @match[2, 3] : @match[4, 5];
+    return secret_named($name) ? "$head***" : $match[6];
+}
+sub assigned_secret {
+    my ($orig, $start, $head, $all) = @_;
+    my ($name) = substr($orig, 0, $start) =~ /([A-Za-z0-9_.-]*)\z/;
+    return $name ne '' && secret_named($name) ? "$head***" : $all;
+}
+while (my $line = <STDIN>) {
+    my $end = $line =~ s/\n\z// ? "\n" : '';
+    $line =~ s/$known/***/g if defined $known;
+    $line =~ s/$_/(defined $1 ? $1 : '') . '***'/ge for @shapes;
+    $line =~ s/$named/my ($head, $all) = ($1, $&); $2 =~ $secret_name ? "$head***" : $all/ge;
+    # lower-cased, not /i: a case-blind alternation is tried at each character (3.8 s of user time for a 50 MB log
+    # of 515,463 lines, 1.1 s so; measured here)
+    if (lc($line) =~ $key_words) {
+        if (index($line, '--') >= 0) {
+            $line = options($line);
+            $line =~ s/$listed/listed_secret($&, $1, $2, $3)/ge if $line =~ /['"]/;
+        }
+        if ($line =~ /['"]/) {
+            $line =~ s/$quoted/quoted_secret($1, $2, $3, $4, $5, $6, $&)/ge;
+            my $orig = $line;
+            $line =~ s/$assigned/assigned_secret($orig, $-[0], $1, $&)/ge if $line =~ /=['"\[]/;
+        }
+    }
+    print $line, $end;
+}
+__END__
+"""
+# the least length of a value by name, then the expressions
+_DATA = [
+    str(errors.MIN_SECRET_CHARS),
+    errors.SECRET_NAME.pattern,
+    errors._PATH_NAME.pattern,
+    errors._NAMED_VALUE.pattern,
+    errors._SECRET_OPTION.pattern,
+    errors._OPTION_WORD.pattern,
+    errors._LISTED_OPTION.pattern,
+    errors._LISTED_VALUE.pattern,
+    errors._QUOTED_VALUE.pattern,
+    errors._ASSIGNED_VALUE.pattern,
+    "^(?:" + "|".join(sorted(errors._SEVERAL_VALUES)) + ")$",
+    "|".join(errors._KEY_WORDS),  # lower-case words: redactor's guard, which the program asks of the line lower-cased
+    *(pattern.pattern for pattern in errors._SECRET_PATTERNS),
+]
+PERL_PROGRAM = _PROGRAM.lstrip("\n") + "".join(pattern.replace(r"\Z", r"\z") + "\n" for pattern in _DATA)
 
 FILTER_FUNCTION = [
     "onechip_redact() {",
     '  command -v stdbuf >/dev/null || stdbuf() { shift; "$@"; }',
-    "  local name upper value script",
-    "  script=$(for name in $(compgen -e); do",
-    "    upper=${name^^} value=${!name}",
-    f"    [[ $upper =~ {SECRET_NAME.pattern} ]] || continue",
-    # errors.names_a_path: a value kept where a secret is kept's name reads as a file's path, and only then
-    "    [[ $upper == GOOGLE_APPLICATION_CREDENTIALS || $upper == *_FILE || $upper == *_PATH ]] &&"
-    " [[ -n $value && $value != *[[:space:]@:]* && $value != '{'* ]] && [[ $value == /* || $value == '~/'* ||"
-    " $value == ./* || $value == ../* || $value == */* && ${value##*/} =~ [^.]\\.+[^.] ]] && continue",
-    # sed reads a line at a time: a value over two lines never stands whole on one
-    f"    [ ${{#value}} -ge {MIN_SECRET_CHARS} ] && [[ $value != *$'\\n'* ]] && printf '%s\\n' \"$value\"",
-    "  done | awk '{ print length($0) \"\\t\" $0 }' | sort -rn | cut -f2- | "
-    f"sed -e '{_ESCAPE}' -e 's/.*/s\\/&\\/***\\/g/')",
-    f"  stdbuf -o0 tr '\\r' '\\n' | stdbuf -oL sed -E -f <(printf '%s\\n' \"$script\" 's/{HF_SHAPE.pattern}/***/g')",
+    "  stdbuf -o0 tr '\\r' '\\n' | perl /dev/fd/3 3<<'ONECHIP_PERL'",
+    *PERL_PROGRAM.rstrip("\n").split("\n"),
+    "ONECHIP_PERL",
     "}",
+    # without perl no line of the engine's would reach its log, redacted or not: said there, and no engine started
+    "command -v perl >/dev/null || { echo 'onechip: no perl on this host (Debian and Ubuntu: perl-base), which"
+    " redacts the engine log; the engine was not started' >&2; exit 127; }",
 ]

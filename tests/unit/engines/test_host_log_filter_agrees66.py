@@ -1,0 +1,105 @@
+"""serve.sh's filter (engines.remote.REDACTED_OUTPUT, a host engine's log) and errors.redact (every line onechip
+shows, a local engine's log through onechip.logpump) redact the same lines the same way (helper secrets66,
+2026-12-07). The bash filter knew the secret environment values and the hf_ shape only: a host's engine.log kept
+`--api-key X`, `api_key='X'` and `"api_key": "X"`, which vLLM itself writes (before 0.34.0 its 'non-default args'
+dict held --api-key whole; old releases logged the argparse Namespace), as well as every other shape redact knows.
+Each line below is fed, with the same environment, through the filter under bash and through errors.redactor in a
+process of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from onechip.engines import remote
+
+TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"  # a Hugging Face token's shape (errors.HF_TOKEN_SHAPE)
+ODD = "tok.*+?(a|b)[c]{2}^$/\\end"  # HF_TOKEN of no shape, every character a regex gives a meaning to
+ENV = {"HF_TOKEN": ODD, "OTHER_API_KEY": "k3y-" + ODD, "HF_TOKEN_PATH": "/not/a/secret", "DB_PASSWORD_FILE": "hunter2"}
+
+LINES = [
+    # the environment's values, and the names that say where one is kept (errors.names_a_path)
+    f"HF_TOKEN={ODD} key=k3y-{ODD} path=/not/a/secret file=hunter2",
+    # shapes (errors._SECRET_PATTERNS)
+    f"shaped={TOKEN} openai=sk-abcdefghijklmnopqrstuv aws=AKIAABCDEFGHIJKLMNOP",
+    "headers: {'Authorization': 'Bearer eyJhbGciOi.abc'} ya29.a0AfH6SMBabcdef 1//0gAbCdEfGhIjKlMnOp",
+    "GET http://user:pa55word@proxy:3128/v1?api_key=S3cr3t&x=1 failed",
+    "-----BEGIN PRIVATE KEY-----MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+    # NAME=value as an environment dump writes it
+    "VLLM_API_KEY=abcdef123 TOKENIZERS_PARALLELISM=false VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD=131072",
+    # an option's value (vLLM 0.34.0's --api-key nargs='+', --hf-token, --seed-token), a usage line's metavars
+    "vllm serve M --api-key k1-aaaaaa k2-bbbbbb --port 8000 --hf-token=t0k3n-xyz --seed-token 's33d x'",
+    "usage: vllm serve [-h] [--api-key API_KEY [API_KEY ...]] [--hf-token [HF_TOKEN]] [--seed-token SEED_TOKEN]",
+    "--api-key=k1-aaaaaa M --max-tokens 64 --ssl-keyfile /etc/k.pem",
+    # vLLM's 'non-default args' dict (tests/fixtures/bootlogs rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110's shape)
+    "INFO [utils.py:233] non-default args: {'host': '0.0.0.0', 'api_key': ['sk123', 'k2]x'], 'port': 8000}",
+    # an argparse Namespace's repr (old vLLM's 'args: Namespace(...)')
+    "args: Namespace(host=None, api_key='it\\'s-k', hf_token='', tokenizer='meta/Llama', seed_token=\"s33d\")",
+    # JSON, and JSON text inside a JSON string
+    '{"api_key": "ab\\"cd", "private_key": "-----BEGIN PRIVATE KEY-----\\nMIIE\\n", "max_tokens": 64}',
+    '"{\\"api-key\\": \\"abc-XYZ-123\\"}"',
+    # an argv written as a list: JSON and a Python list's repr
+    '"command": ["vllm", "serve", "M", "--api-key", "k1-aaaaaa", "k2-bbbbbb", "--port", "8000", "--hf-token", "t0k"]',
+    "argv: ['--seed-token', 's33d', 'M', '--max-tokens', '64', '--api-key', 'API_KEY']",
+    # nothing to hide
+    "INFO 12-06 20:00:00 [core.py:123] an engine line, request 12345 done ok; max_tokens=64 eos_token_id=2",
+    "naïve café --api-key ünïcode-k3y done",
+]
+
+
+def _through_bash(tmp_path: Path, text: str) -> str:
+    script = tmp_path / "filter.sh"
+    script.write_text("\n".join([*remote.REDACTED_OUTPUT, "exec cat"]) + "\n")
+    env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8", **ENV}
+    out = subprocess.run(["bash", str(script)], input=text.encode(), env=env, capture_output=True, timeout=60)  # noqa: S603
+    assert out.returncode == 0 and not out.stderr, out.stderr
+    return out.stdout.decode()
+
+
+def _through_python(text: str) -> str:
+    code = (
+        "import json, sys; from onechip.errors import redactor; scrub = redactor(); "
+        "print(json.dumps([scrub(line) for line in json.load(sys.stdin)]))"
+    )
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": os.pathsep.join(sys.path), **ENV}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(text.split("\n")),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # noqa: S603
+    assert out.returncode == 0, out.stderr
+    return "\n".join(json.loads(out.stdout))
+
+
+def test_the_host_filter_redacts_each_line_as_errors_redact_does(tmp_path: Path) -> None:
+    text = "\n".join(LINES) + "\n"
+    host, python = _through_bash(tmp_path, text).split("\n"), _through_python(text).split("\n")
+    assert [(line, h) for line, h, p in zip(LINES, host, python, strict=False) if h != p] == []
+    assert host == python
+    for secret in ("k1-aaaaaa", "k2-bbbbbb", "t0k3n-xyz", "s33d", "sk123", "it\\'s-k", "abc-XYZ-123", 'ab\\"cd', ODD):
+        assert secret not in "\n".join(host)
+    assert "[--api-key API_KEY [API_KEY ...]]" in host[LINES.index(LINES[7])]
+
+
+def test_a_host_without_perl_starts_no_engine_and_says_why(tmp_path: Path) -> None:
+    # perl-base is Essential on Debian and Ubuntu, not on every host: without it the engine's output would go nowhere
+    # (its writes failing) or unredacted; serve.sh says why in the log, and the engine never starts
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "tr", "stdbuf", "cat"):
+        found = subprocess.run(["bash", "-c", f"command -v {tool}"], capture_output=True, text=True).stdout.strip()  # noqa: S603, S607
+        if found:
+            (bin_dir / tool).symlink_to(found)
+    script = tmp_path / "serve.sh"
+    script.write_text("\n".join([*remote.REDACTED_OUTPUT, "echo engine started"]) + "\n")
+    out = subprocess.run(  # noqa: S603
+        [str(bin_dir / "bash"), str(script)], env={"PATH": str(bin_dir)}, capture_output=True, text=True, timeout=30
+    )
+    assert out.returncode != 0 and "engine started" not in out.stdout
+    assert "perl" in out.stdout + out.stderr
