@@ -220,8 +220,15 @@ def exit_codes_line() -> str:
 
 def os_error_line(exc: OSError) -> str:
     """One line for a file-system error: the path(s) and the OS's reason, e.g. "cannot write
-    runs/x/report.md: Permission denied" (no errno number, no traceback)."""
+    runs/x/report.md: Permission denied" (no errno number, no traceback). An error that names no file, raised while
+    handling one of the same errno that does, names that one's: a file's close flushes again what a full disk refused
+    (ENOSPC, EFBIG) and raises with no name over the write's error."""
     reason = exc.strerror or str(exc) or type(exc).__name__
+    named: BaseException | None = exc
+    while isinstance(named, OSError) and named.errno == exc.errno and named.filename is None:
+        named = named.__context__
+    if isinstance(named, OSError) and named.errno == exc.errno:
+        exc = named
     paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
     if not paths:
         return f"file-system error: {reason}"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from onechip import planner
 from onechip.engines import embedded, model_store, replicas, startup
-from onechip.errors import ConfigError, DoesNotFit
+from onechip.errors import ConfigError, DoesNotFit, os_error_line
 from onechip.paths import home_store, write_text_atomic
 from onechip.planner import calibration
 from onechip.planner.chips import other_card
@@ -150,7 +150,8 @@ def remember_boot(plan: Plan, cross: CrossCheck) -> str | None:
     which has no pool in it, would hand the requested memory less the weights and that pool to every later plan as
     its overhead. The date is today's (UTC).
 
-    Returns None when the boot was stored or the plan does not learn, else one line saying why it was not stored."""
+    Returns None when the boot was stored or the plan does not learn, else one line saying why it was not stored
+    (a home it cannot write included)."""
     if plan.deployment_key is None or plan.memory_budget is None or cross.reported_kv_tokens is None:
         return None
     why = _not_learned(plan, cross)
@@ -171,8 +172,11 @@ def remember_boot(plan: Plan, cross: CrossCheck) -> str | None:
             f"not stored as this deployment's measured boot: {path} was written by a newer onechip (schema_version "
             f"{newer}; this onechip reads {SCHEMA_VERSION}), kept as it is"
         )
-    directory.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, measured.model_dump_json(indent=2))
+    try:  # a home it cannot write (a read-only mount, a full disk) costs the memory of this boot, not the plan
+        directory.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, measured.model_dump_json(indent=2))
+    except OSError as exc:
+        return f"not stored as this deployment's measured boot: cannot write {os_error_line(exc)}"
     return None
 
 

@@ -584,8 +584,12 @@ class _Run:
 
         def emit(s: RequestSample) -> None:
             nonlocal tokens_done
-            sink.write(s.model_dump_json() + "\n")
-            sink.flush()
+            try:
+                sink.write(s.model_dump_json() + "\n")
+                sink.flush()
+            except OSError as exc:  # a full disk's write names no file; the error line must (errors.os_error_line)
+                exc.filename = exc.filename or getattr(sink, "name", None)
+                raise
             samples.append(s)
             tokens_done += s.completion_tokens or 0
             elapsed = time.perf_counter() - t0

@@ -62,7 +62,7 @@ def router_command(
         raise ConfigError("the router needs at least one replica URL")
     if bind_host not in LOOPBACK:
         raise ConfigError(
-            f"--router-host {bind_host}: vllm-router 0.1.17 checks no client key (its --api-key is sent to the "
+            f"--router-host {bind_host}: vllm-router 0.1.17 checks no client key (its `--api-key` is sent to the "
             "workers), so onechip binds it to 127.0.0.1 only; put an authenticating proxy in front to expose it"
         )
     flags = [

@@ -553,5 +553,5 @@ class HostDemoOptions(RequestModel):
         if self.cloud and self.provisioning != "flex-start" and self.max_hours is None and not self.no_limit:
             raise ValueError(f"{self.provisioning} bills until deleted: give --max-hours H or --no-limit")
         if self.hf_token_secret and self.hf_token_file:
-            raise ValueError("give --hf-token-secret or --hf-token-file, not both")
+            raise ValueError("give `--hf-token-secret` or `--hf-token-file`, not both")
         return self

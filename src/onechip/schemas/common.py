@@ -232,7 +232,8 @@ def base_root(base_url: str) -> str:
 # (huggingface_hub reads HF_TOKEN); none for a test server that an *_API_ENDPOINT variable names (no credentials
 # are read then: cloud.auth, cloud.billing)
 VLLM_KEY_HINT = (
-    "give the server's key in OPENAI_API_KEY or VLLM_API_KEY (sent as a bearer token, as vllm serve --api-key expects)"
+    "give the server's key in OPENAI_API_KEY or VLLM_API_KEY "
+    "(sent as a bearer token, as `vllm serve --api-key` expects)"
 )
 HUB_KEY_HINT = "give a gated model's token in HF_TOKEN (huggingface_hub sends it as a header)"
 TEST_SERVER_HINT = "a test server is sent no credentials: give its http://HOST:PORT alone"

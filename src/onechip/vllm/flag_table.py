@@ -361,7 +361,7 @@ def _parsed(items: tuple[str, ...], secrets: tuple[str, ...]) -> tuple[Override,
         if names & _KEY_NAMES or holds_secret(value):
             raise ConfigError(
                 f"--set {key}: a secret never goes on the command line (the plan, the dry run and ps would show it); "
-                "for the server's API key, export VLLM_API_KEY where the engine runs (vLLM reads it when --api-key "
+                "for the server's API key, export VLLM_API_KEY where the engine runs (vLLM reads it when `--api-key` "
                 "is not given)"
             )
         if _ENV_NAME.match(key):
