@@ -101,18 +101,36 @@ def test_a_rate_search_against_k_slots_of_s_seconds_answers_near_k_over_s(tmp_pa
     p90: a probe misses once 0.9 e D > X - S, e > 7.4%. The search stops with its pass and miss within 15%
     (RATE_RESOLUTION) of each other, so the answer is in [c / 1.15, 1.074 c] = [34.8, 43.0]; asserted in [0.85 c,
     1.1 c]: the fake's own overhead per request (a few ms) lowers c a little, a busy machine's timer jitter raises the
-    p90. One request in flight (the bug) answered ~1 / S = 10 req/s."""
-    k, s = 4, 0.1
-    with FakeVllm(ttft_s=s, slots=k) as srv:
-        peak = _peak_in_flight(srv)
-        result = _search(srv, tmp_path, slo="ttft_ms=200", duration_s=1.5, arrivals="constant")
-    capacity = k / s
+    p90. One request in flight (the bug) answered ~1 / S = 10 req/s.
+
+    The law holds only where the fake served each request in ~S and the client sent on time. Beside 3 CPU burners
+    (load 9) the fake, in the test's process, served some request of every search in 188 - 232 ms (its first write
+    after its slot; median 108 ms), past X by itself, and probes at 8 req/s (a fifth of c, nothing queued) missed:
+    answers 1.83 - 32 req/s, 4 of 6 copies failed. An attempt where the fake served a request in more than X (over S
+    by more than the SLO's margin X - S), or a probe slipped (sends over LATE_SEND_MS late), did not run the law: it
+    is measured again, ATTEMPTS times at most, as the first test here is."""
+    k, s_ms, slo_ms = 4, 100.0, 200.0
+    capacity = k / (s_ms / 1000)
+    misses = []
+    for attempt in range(ATTEMPTS):
+        with FakeVllm(ttft_s=s_ms / 1000, slots=k) as srv:
+            peak = _peak_in_flight(srv)
+            result = _search(
+                srv, tmp_path / f"a{attempt}", slo=f"ttft_ms={slo_ms:g}", duration_s=1.5, arrivals="constant"
+            )
+            service_ms = [(sent[0] - srv.admitted[n]) * 1000 for n, sent in srv.sent_times.items() if sent]
+        assert peak[0] > k  # the client sent past the server's slots: the server's queue, not the client's, held them
+        slipped = [p.load for p in result.probes if p.schedule_slipped]
+        if max(service_ms) <= slo_ms and not slipped:  # no request past X by the fake's service alone
+            break
+        misses.append((result.max_rate_per_s, round(max(service_ms)), slipped))
+    else:
+        pytest.fail(f"(req/s answered, the longest service ms, probes that slipped) in all {ATTEMPTS}: {misses}")
     assert result.max_rate_per_s is not None and 0.85 * capacity <= result.max_rate_per_s <= 1.1 * capacity, [
         (p.load, p.at_percentile_ms) for p in result.probes
     ]
     missed = [p.load for p in result.probes if not p.meets_slo]
     assert missed and min(missed) <= result.max_rate_per_s * 1.15  # its neighbour missed
-    assert peak[0] > k  # the client sent past the server's slots: the server's queue, not the client's, held them
 
 
 def test_a_given_clients_caps_the_requests_in_flight(tmp_path: Path) -> None:
