@@ -127,8 +127,9 @@ def test_nvls_is_planned_only_on_one_host(tmp_path: Path) -> None:
 
 def test_no_other_corpus_row_holds_nvls_buffers() -> None:
     # the TP >= 3 rows: A100s, A10s, RTX 3090s, RTX A6000s, V100s, RTX PRO 6000s and L40S (PCIe, no NVLink), MI300X
-    # (RCCL over Infinity Fabric) and TPUs have no NVLS; the H100 TP 4 rows run vLLM >= 0.9 (NCCL >= 2.22), and so does
-    # the 8x H200 GLM-5.3-Flash excerpt (release not printed: planned as the newest) and the 4x GB200 GLM-5.2 boot (0.26.0)
+    # (RCCL over Infinity Fabric) and TPUs have no NVLS; the H100 TP 4 rows run vLLM >= 0.9 (NCCL >= 2.22), and so
+    # does the 8x H200 GLM-5.3-Flash excerpt (release not printed: planned as the newest) and the 4x GB200 GLM-5.2 boot
+    # (0.26.0)
     planner_accuracy, corpus = _accuracy()
     held, seen = [], 0
     for entry in corpus:
