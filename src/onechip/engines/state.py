@@ -30,7 +30,7 @@ from onechip.paths import exclusive, held, onechip_home, read_home_file, write_t
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import EngineState, EngineStatus
-from onechip.schemas.common import newer_schema
+from onechip.schemas.common import by_newer, newer_schema
 from onechip.vllm import log_summary, wire
 
 MODES = ("process", "remote-process", "docker")  # EngineState.mode values this onechip can find and stop
@@ -135,10 +135,12 @@ def load() -> EngineState | None:
 
 def unread_state(record: str, exc: ValidationError, engines: str) -> str:
     """Why `record` ("engine state PATH") is not read, one line: a newer onechip wrote it (its engines are that one's
-    to stop: the record is kept), or it is no engine state (check `ps` for `engines`, then delete it)."""
-    if (newer := newer_schema(exc)) is not None:
-        return f"{record} was written by a newer onechip: {newer}"
-    return f"{record} is unreadable; check `ps` for {engines}, then delete the file"
+    to stop: the record is kept), or it is no engine state (a schema_version that is no version said: check `ps`
+    for `engines`, then delete it)."""
+    why = newer_schema(exc)
+    if why is not None and by_newer(exc):
+        return f"{record} was written by a newer onechip: {why}"
+    return f"{record} is unreadable{f': {why}' if why else ''}; check `ps` for {engines}, then delete the file"
 
 
 def refuse_unknown_modes(states: Iterable[EngineState], record: str) -> None:
