@@ -128,10 +128,12 @@ def from_status(error: dict[str, object], where: str) -> CloudError:
     elif (
         reason == "quota"
         and reasons & set(CAPACITY_REASONS)
+        and not reasons & QUOTA_REASONS
         and not _detail(error.get("details"), "google.rpc.QuotaFailure")
     ):
         # the zone's capacity by its reason, under RESOURCE_EXHAUSTED's stock text ('Resource has been exhausted (e.g.
-        # check quota).', GENERIC_429), whose 'quota' named none: it was said as quota, capacity as a quota to raise
+        # check quota).', GENERIC_429), whose 'quota' named none: it was said as quota, capacity as a quota to raise;
+        # never where a quota reason or QuotaFailure names one too (both refused it: the quota is the one to raise)
         reason = "stockout"
     if reason in ("stockout", "auth") and code != 16 and _detail(error.get("details"), "google.rpc.QuotaFailure"):
         reason = "quota"

@@ -30,7 +30,7 @@ from onechip.paths import exclusive, held, onechip_home, read_home_file, write_t
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
 from onechip.schemas import EngineState, EngineStatus
-from onechip.schemas.common import newer_schema
+from onechip.schemas.common import by_newer, newer_schema
 from onechip.vllm import log_summary, wire
 
 MODES = ("process", "remote-process", "docker")  # EngineState.mode values this onechip can find and stop
@@ -135,10 +135,12 @@ def load() -> EngineState | None:
 
 def unread_state(record: str, exc: ValidationError, engines: str) -> str:
     """Why `record` ("engine state PATH") is not read, one line: a newer onechip wrote it (its engines are that one's
-    to stop: the record is kept), or it is no engine state (check `ps` for `engines`, then delete it)."""
-    if (newer := newer_schema(exc)) is not None:
-        return f"{record} was written by a newer onechip: {newer}"
-    return f"{record} is unreadable; check `ps` for {engines}, then delete the file"
+    to stop: the record is kept), or it is no engine state (a schema_version that is no version said: check `ps`
+    for `engines`, then delete it)."""
+    why = newer_schema(exc)
+    if why is not None and by_newer(exc):
+        return f"{record} was written by a newer onechip: {why}"
+    return f"{record} is unreadable{f': {why}' if why else ''}; check `ps` for {engines}, then delete the file"
 
 
 def refuse_unknown_modes(states: Iterable[EngineState], record: str) -> None:
@@ -547,21 +549,26 @@ def _past_rotations(path: Path, handle: TextIO, hidden: Callable[[str], str]) ->
 def _rotated_after(path: Path, handle: TextIO) -> list[Path]:
     """The rotated copies of `path` made after the file `handle` reads, oldest first: logrotate's numbered names
     (rotate: '<log>.1' is the newest, each rotation renames .N to .N+1: logrotate(8); Python's RotatingFileHandler
-    names them so too), below the number the file `handle` reads now has (found by its inode). Empty when that file
-    is among none of them (removed, compressed, or named by date: dateext), where their order is not known."""
+    names them so too), below the number the file `handle` reads now has (found by its inode). When that file is among
+    none of them (removed by 'rotate N' or compressed by a later rotation: .N.gz is another file), every numbered copy
+    last written no earlier than it was: rotation removes and compresses the oldest first, so those came after it
+    (an older day's copy, last written before, is not read again). dateext copies are not read."""
     numbered: dict[int, Path] = {}
     for sibling in path.parent.glob(f"{glob.escape(path.name)}.*"):
         suffix = sibling.name[len(path.name) + 1 :]
         if suffix.isascii() and suffix.isdigit():  # '2.gz' (compressed) and '-20261207' (dateext) are not read
             numbered[int(suffix)] = sibling
-    held = os.fstat(handle.fileno()).st_ino
+    held = os.fstat(handle.fileno())
+    written_ns: dict[int, int] = {}  # each numbered copy's last write, ns
     for number, rotated in numbered.items():
         try:
-            if rotated.stat().st_ino == held:
-                return [numbered[n] for n in sorted(numbered, reverse=True) if n < number]
+            found = rotated.stat()
         except FileNotFoundError:
             continue
-    return []
+        if found.st_ino == held.st_ino:
+            return [numbered[n] for n in sorted(numbered, reverse=True) if n < number]
+        written_ns[number] = found.st_mtime_ns
+    return [numbered[n] for n in sorted(written_ns, reverse=True) if written_ns[n] >= held.st_mtime_ns]
 
 
 def _open_log(path: Path) -> TextIO:

@@ -22,6 +22,7 @@ SCHEMA_VERSION = "1"
 # one (plan.json and the calibrations in c8ca6fd2, boot.json, crosscheck.json, engine.json, the measured boots, the
 # cloud records and probe.json in files66), so one without the field was written before: never read as a later one
 UNVERSIONED = "1"
+NEWER_SCHEMA = "newer_schema"  # known_schema's error type for a version newer than SCHEMA_VERSION (by_newer)
 GIB = 1 << 30  # one gibibyte (2**30 bytes); GB is 10**9 and a different word
 
 
@@ -64,7 +65,7 @@ def known_schema(value: str) -> str:
         )
     if found > _SCHEMA:
         raise PydanticCustomError(
-            "unknown_schema",
+            NEWER_SCHEMA,
             "schema_version {found} is newer than the {known} this onechip reads; upgrade onechip to read it",
             {"found": repr(value), "known": repr(SCHEMA_VERSION)},
         )
@@ -121,7 +122,13 @@ class StoredResult(ResultModel):
 def newer_schema(exc: ValidationError) -> str | None:
     """known_schema's one line when `exc` refused a stored file's schema_version (newer than this onechip reads, or
     no version), else None: the file is another onechip's, and its other errors say nothing about it."""
-    return next((str(e["msg"]) for e in exc.errors() if e["type"] == "unknown_schema"), None)
+    return next((str(e["msg"]) for e in exc.errors() if e["type"] in (NEWER_SCHEMA, "unknown_schema")), None)
+
+
+def by_newer(exc: ValidationError) -> bool:
+    """Whether `exc` refused a stored file's schema_version as newer than this onechip reads (known_schema), not as
+    text that is no version ('x', 'v2', ''), which no onechip writes: a damaged file, not another onechip's."""
+    return any(e["type"] == NEWER_SCHEMA for e in exc.errors())
 
 
 # a figure measured (or predicted) into a stored result: finite (json reads NaN and Infinity, which onechip never

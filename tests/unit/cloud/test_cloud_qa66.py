@@ -16,6 +16,7 @@ import test_cloud_qa62
 from test_cloud_qa62 import NODES, PARENT, QR, Z, _flex, _op, _qr
 
 from onechip.cloud import provision, records
+from onechip.cloud.refusals import from_http, from_status
 from onechip.errors import CloudError
 
 script = test_cloud_qa62.script  # the scripted fake API's fixture, found by its name here
@@ -166,3 +167,23 @@ def test_status_of_a_granted_queued_resource_reads_its_node_under_the_apis_name(
     script.states[f"{NODES}/q-node-7f3a"] = [_ready_node("q-node-7f3a", ip="203.0.113.8")]
     seen = provision.status(script.api, resource)
     assert seen.resource.external_ip == "203.0.113.8" and seen.resource.node_id == "q-node-7f3a", seen.resource
+
+
+def test_a_refusal_with_a_quota_reason_beside_a_capacity_one_stays_quota() -> None:
+    # qa66b: ae34b7af reads a capacity reason under a 'quota' message as a stockout when no QuotaFailure detail names
+    # the quota, for RESOURCE_EXHAUSTED's stock text ('Resource has been exhausted (e.g. check quota).'); an error
+    # that also gives a quota reason (QUOTA_REASONS: a Compute Engine operation's errors[].code QUOTA_EXCEEDED, the
+    # reason from_status already reads as quota whatever the wording) was said as a stockout: the quota to raise told
+    # as the zone's capacity to wait for
+    error = {"code": 8, "message": "Quota 'TPUS_PER_TPU_FAMILY' exceeded. Limit: 8.0 in region us-central1.",
+             "errors": [{"code": "QUOTA_EXCEEDED"}, {"code": "ZONE_RESOURCE_POOL_EXHAUSTED"}]}  # fmt: skip
+    assert from_status(error, "create").reason == "quota"
+    info = "type.googleapis.com/google.rpc.ErrorInfo"
+    details = [{"@type": info, "reason": reason, "domain": "tpu.googleapis.com"}
+               for reason in ("ZONE_RESOURCE_POOL_EXHAUSTED", "QUOTA_EXCEEDED")]  # fmt: skip
+    body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": details,
+                      "message": "Resource has been exhausted (e.g. check quota)."}}  # fmt: skip
+    assert from_http(429, body, "create").reason == "quota"
+    # the capacity reason alone under the stock text stays a stockout (ae34b7af's case)
+    alone = {**body["error"], "details": body["error"]["details"][:1]}
+    assert from_http(429, {"error": alone}, "create").reason == "stockout"

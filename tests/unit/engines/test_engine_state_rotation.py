@@ -5,6 +5,7 @@ removal are injected at the check or the open itself, never raced with a sleep."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -148,4 +149,27 @@ def test_follow_reads_every_rotated_log_of_an_engine_rotated_twice_between_polls
     monkeypatch.setattr(state, "engine_alive", alive_once)
     monkeypatch.setattr(state, "log_writer_note", lambda _: None)
     monkeypatch.setattr(state.time, "sleep", lambda _: _rotate_twice(log))
+    assert _followed_to_the_death() == ["before", "middle", "after"]
+
+
+def test_follow_reads_the_middle_log_when_the_held_one_was_rotated_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # qa66b: logrotate's 'rotate 1' (or 'compress': .2.gz is another file) removes the held file at the second
+    # rotation, so it is among no numbered copy and the middle one, now .1, was skipped ('middle' never shown); a copy
+    # last written before the held file was (yesterday's .3) is older and not read
+    log = _engine_log(tmp_path, monkeypatch)
+    yesterday = log.with_name("engine.log.3")
+    yesterday.write_text("yesterday\n")
+    os.utime(yesterday, (1, 1))
+    checks: list[int] = []
+
+    def rotated_twice_keeping_one_then_dead(_: object) -> bool:
+        if not checks:
+            _rotate_twice(log)
+            log.with_name("engine.log.2").unlink()  # rotate 1: the oldest copy removed
+        checks.append(1)
+        return False
+
+    monkeypatch.setattr(state, "engine_alive", rotated_twice_keeping_one_then_dead)
     assert _followed_to_the_death() == ["before", "middle", "after"]

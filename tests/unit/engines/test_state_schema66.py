@@ -34,3 +34,17 @@ def test_a_newer_onechips_replica_state_is_refused_in_one_line() -> None:
     path.write_text(json.dumps({"schema_version": "2"}))
     with pytest.raises(EngineError, match=re.escape(f"replica state {path} was written by a newer onechip: {NEWER}")):
         replicas.load()
+
+
+@pytest.mark.parametrize("version", ["x", "v2", ""])
+def test_an_engine_state_whose_version_is_no_version_is_not_called_a_newer_onechips(run, version: str) -> None:
+    # qa66b: known_schema refuses text that is no version ('x') with the same error as a newer one, and the state's
+    # line said 'was written by a newer onechip: schema_version 'x' is not a version', which no onechip writes: a
+    # damaged record, said as one (as cloud records say it: records._read asks stored_by_newer)
+    state.save(engine_state())
+    path = state.state_path()
+    path.write_text(json.dumps({**json.loads(path.read_text()), "schema_version": version}))
+    said = one_error_line(run, "status", code=EngineError.exit_code)
+    assert "newer onechip" not in said
+    assert said == (f"engine state {path} is unreadable: schema_version {version!r} is not a version (this onechip "
+                    "writes '1'); check `ps` for a vLLM server, stop it, then delete the file")  # fmt: skip
