@@ -712,7 +712,6 @@ _LEVEL_HEAD = r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (?:\d\d-\d\d \d\d:|(?:[\w-
 # one width, the widest of a short excerpt, and are no terminal's wrap (tests/fixtures/bootlogs
 # a100-qwen25-vl-7b-util022-len128000-refused-v0230 prints one; its card row lost its name when joined)
 _TABLE_ROW = re.compile(r"^\s*[|+].*[|+]\s*$")
-_SENTENCE_END = re.compile(r"[.!?]\s*$")
 _FILE_LINE = re.compile(r"(?:[\w-]*\[)[\w./-]+\.py:\d+\] ")  # '[%(filename)s:%(lineno)d] ' (_LEVEL_HEAD)
 _WRAP_MIN = 60
 # A line that opens a line of its own, never the rest of one a wrap broke: vLLM's process tag or level and stamp, and
@@ -792,18 +791,16 @@ def _opens_record(lines: list[str], i: int, paragraph: bool = True) -> bool:
     return bool(_HEAD.search(plain, 0, _HEAD_AFTER) or _SERVE_ARGS.search(plain))
 
 
-def _opens_message(row: str, before: str) -> bool:
+def _opens_message(row: str) -> bool:
     """Whether `row` opens a message the grammar reads (_MESSAGES: one of its patterns matches where the row's text
-    starts, behind what a paste or collector put first), a sentence after the row `before` ended one (vLLM's messages
-    are sentences: 'Based on the available memory, ...' after '... (22.5 GiB).'), or a record of its own: vLLM's
-    '[file.py:N] ' with the level and date cut off (_LEVEL_HEAD's file and line), a log export's row (_EXPORT_ROW: its
-    time in ms, then the line). A pasted excerpt of bare messages (no head, no stamp) is told from its rows a wrap
-    broke by this alone."""
+    starts, behind what a paste or collector put first) or a record of its own: vLLM's '[file.py:N] ' with the level
+    and date cut off (_LEVEL_HEAD's file and line), a log export's row (_EXPORT_ROW: its time in ms, then the line). A
+    pasted excerpt of bare messages (no head, no stamp) is told from its rows a wrap broke by this alone. A sentence's
+    start is none: vLLM's refusals are messages of several sentences on one line ('... memory (5.59 GiB). Based on the
+    available memory, the estimated maximum model length is 122080. ...', gpu-kvfp8-len221000-refused-issue25350)."""
     if _EXPORT_ROW.match(row):
         return True
     bare = _unprefixed(_plain(row))
-    if bare[:1].isupper() and _SENTENCE_END.search(before):
-        return True
     return bool(_FILE_LINE.match(bare)) or any(pattern.match(bare) for pattern in _MESSAGES)
 
 
@@ -828,7 +825,7 @@ def _unwrapped(lines: list[str]) -> list[str]:
         logged = (logged and broken) or _opens_record(lines, i, paragraph=False)
         # elsewhere (a paragraph, a pasted excerpt of bare messages) a row opening a message the grammar knows is one
         # of its own; a message of no head is read so only where no terminal's hard wrap is told (rows of the width)
-        message = (record or not hard) and not _opens_message(lines[i + 1], line)
+        message = (record or not hard) and not _opens_message(lines[i + 1])
         if breaks and (logged or message) and wrap_row(line, lines[i + 1]):
             soft.add(i)
     # rows short of the width that a word wrap broke tell it from a terminal's wrap, which breaks rows at the width only
