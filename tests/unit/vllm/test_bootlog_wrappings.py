@@ -151,9 +151,9 @@ WRAPS: dict[str, Callable[[str], str]] = {
 }
 
 
-# gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291 is a paste that broke vLLM's one-line refusal ('ValueError: To serve
-# at least one request ... (196608), 23.25 GiB KV cache is needed, ... (22.5 GiB). Based on the available memory, the
-# estimated maximum model length is 190272.') into three quoted rows of its own, so its plain reading misses the
+# gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291 is a paste that broke vLLM's one-line refusal ('ValueError: To
+# serve at least one request ... (196608), 23.25 GiB KV cache is needed, ... (22.5 GiB). Based on the available memory,
+# the estimated maximum model length is 190272.') into three quoted rows of its own, so its plain reading misses the
 # estimate on the third. Wrapped at 100 columns its first line tells the width, and the three rows, each one the next
 # word did not fit on and no start of a message, are joined back: the reading is the message's as vLLM printed it
 JOINED_BACK = {
