@@ -53,6 +53,11 @@ class BootRecord(StoredResult):
         "'available_kv_cache_memory', 'the rest of the memory reserved for KV Cache is' or 'kv_cache_size=', the CPU "
         "worker's 'Explicitly set (X/total) GiB for KV cache' / 'Auto set (X/total) GiB'.",
     )
+    boots_in_log: int = Field(
+        default=1,
+        description="Boots the log holds (restarts, a crash loop, two logs pasted together); the rest of this record "
+        "is read from the last (vllm.bootlog._boot_starts).",
+    )
     kv_cache_needed_gib: float | None = Field(
         default=None,
         description="KV memory one max_model_len request needs, GiB, from the engine's refusal ('(X GiB KV cache is "

@@ -91,6 +91,9 @@ class BootVerdict(ResultModel):
         description="Why the boot did not start, one line with what to change (bootlog.failure_cause); for a started "
         "engine, the error it logged after.",
     )
+    boots_in_log: int = Field(
+        default=1, description="Boots the log holds (restarts, logs pasted together); this verdict is of the last."
+    )
     model: str | None = Field(default=None, description="The model the log names (its args or engine config).")
     max_model_len: int | None = Field(
         default=None, description="The length the engine served or was refused at, tokens (auto-fit's where it fit)."

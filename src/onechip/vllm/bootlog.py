@@ -712,6 +712,7 @@ _LEVEL_HEAD = r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (?:\d\d-\d\d \d\d:|(?:[\w-
 # one width, the widest of a short excerpt, and are no terminal's wrap (tests/fixtures/bootlogs
 # a100-qwen25-vl-7b-util022-len128000-refused-v0230 prints one; its card row lost its name when joined)
 _TABLE_ROW = re.compile(r"^\s*[|+].*[|+]\s*$")
+_FILE_LINE = re.compile(r"(?:[\w-]*\[)[\w./-]+\.py:\d+\] ")  # '[%(filename)s:%(lineno)d] ' (_LEVEL_HEAD)
 _WRAP_MIN = 60
 # A line that opens a line of its own, never the rest of one a wrap broke: vLLM's process tag or level and stamp, and
 # the two lines Python's traceback module starts on a line of their own: the header (traceback.format_exception's first
@@ -779,15 +780,28 @@ def _soft_break(row: str, columns: int, after: str, width: int) -> bool:
     return columns + (0 if row[-1:].isspace() else 1) + len(word.group()) > width
 
 
-def _opens_record(lines: list[str], i: int) -> bool:
-    """Whether `lines[i]` opens a record a word wrap may break: a line of vLLM's logger (_HEAD), a serve command, or a
-    paragraph of the paste's own text (its first line or one after a blank line, not indented: a user's words
-    before the log, 'On 2x DGX Spark (TP=2, ..., vLLM 0.29.1rc1...)')."""
+def _opens_record(lines: list[str], i: int, paragraph: bool = True) -> bool:
+    """Whether `lines[i]` opens a record a word wrap may break: a line of vLLM's logger (_HEAD), a serve command, or
+    (`paragraph`) a paragraph of the paste's own text (its first line or one after a blank line, not indented: a
+    user's words before the log, 'On 2x DGX Spark (TP=2, ..., vLLM 0.29.1rc1...)')."""
     line = lines[i]
-    if (i == 0 or not lines[i - 1].strip()) and line[:1].strip():
+    if paragraph and (i == 0 or not lines[i - 1].strip()) and line[:1].strip():
         return True
     plain = _plain(line)
     return bool(_HEAD.search(plain, 0, _HEAD_AFTER) or _SERVE_ARGS.search(plain))
+
+
+def _opens_message(row: str) -> bool:
+    """Whether `row` opens a message the grammar reads (_MESSAGES: one of its patterns matches where the row's text
+    starts, behind what a paste or collector put first) or a record of its own: vLLM's '[file.py:N] ' with the level
+    and date cut off (_LEVEL_HEAD's file and line), a log export's row (_EXPORT_ROW: its time in ms, then the line). A
+    pasted excerpt of bare messages (no head, no stamp) is told from its rows a wrap broke by this alone. A sentence's
+    start is none: vLLM's refusals are messages of several sentences on one line ('... memory (5.59 GiB). Based on the
+    available memory, the estimated maximum model length is 122080. ...', gpu-kvfp8-len221000-refused-issue25350)."""
+    if _EXPORT_ROW.match(row):
+        return True
+    bare = _unprefixed(_plain(row))
+    return bool(_FILE_LINE.match(bare)) or any(pattern.match(bare) for pattern in _MESSAGES)
 
 
 def _unwrapped(lines: list[str]) -> list[str]:
@@ -800,14 +814,19 @@ def _unwrapped(lines: list[str]) -> list[str]:
     if width < _WRAP_MIN:
         return lines
     hard = columns.count(width) >= _WRAPPED_ROWS
-    soft: set[int] = set()  # the rows a word wrap broke on a record of vLLM's logger or a serve command
+    soft: set[int] = set()  # the rows a word wrap broke: of a record, or of a bare message the next row is no start of
     record = False  # lines[i - 1] is (a row of) a record whose rows a word wrap may have broken
+    logged = False  # that record is a line of vLLM's logger or a serve command, whose rows may open with a message
     for i, (line, length) in enumerate(zip(lines[:-1], columns, strict=False)):
         if not (breaks := _soft_break(line, length, _unquoted(line, lines[i + 1]), width)) and length < width:
             continue  # a row the next does not continue: whether it is a record's is not asked (most are not)
         broken = i - 1 in soft or (i > 0 and columns[i - 1] == width)  # lines[i] continues the row before it
         record = (record and broken) or _opens_record(lines, i)
-        if record and breaks and wrap_row(line, lines[i + 1]):
+        logged = (logged and broken) or _opens_record(lines, i, paragraph=False)
+        # elsewhere (a paragraph, a pasted excerpt of bare messages) a row opening a message the grammar knows is one
+        # of its own; a message of no head is read so only where no terminal's hard wrap is told (rows of the width)
+        message = (record or not hard) and not _opens_message(lines[i + 1])
+        if breaks and (logged or message) and wrap_row(line, lines[i + 1]):
             soft.add(i)
     # rows short of the width that a word wrap broke tell it from a terminal's wrap, which breaks rows at the width only
     soft_before = sum(columns[i] < width for i in soft) >= _WRAPPED_ROWS
@@ -1568,7 +1587,9 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     lines = _records(text)
     hidden = redactor()  # the secrets read once, not once a kept line
     cut = len(lines) - 1 if not text.endswith(("\n", "\r")) else -1  # a last line that may be cut short (_CUT_NUMBER)
-    first = _last_boot(lines)  # a log of a restart is read from its last boot on
+    starts = _boot_starts(lines)
+    first = starts[-1]  # a log of a restart is read from its last boot on
+    out.boots_in_log = len(starts)
     client = False  # the line is a serving client's command, or one of its shell continuations (_CLIENT_COMMAND)
     commanded: dict[str, str] = {}  # what the command lines give (_COMMAND): a key vLLM's own lines give wins over it
     command = ""  # the shell command the line belongs to, joined over its continuations (_continued)
@@ -1646,7 +1667,12 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
 
 
 def _last_boot(lines: list[str]) -> int:
-    """The index of the line the last boot of a log's `lines` starts at (0 for a log of one boot): a boot start
+    """The index of the line the last boot of a log's `lines` starts at (0 for a log of one boot): _boot_starts."""
+    return _boot_starts(lines)[-1]
+
+
+def _boot_starts(lines: list[str]) -> list[int]:
+    """The index of the line each boot of a log's `lines` starts at, in order ([0] for a log of one boot): a boot start
     (_BOOT_START) after a boot came up; the banner after an earlier boot's start, events or errors; an engine start
     after a boot that failed and has an engine start of its own (or whose start the paste cut); any start after a boot
     logged its KV cache (_KV_TOKENS, _GPU_BLOCKS: a data-parallel boot's engine cores all start before it) and not
@@ -1660,6 +1686,7 @@ def _last_boot(lines: list[str]) -> int:
     boot_seen = engine_started = came_up = said = False  # said: a boot's event read (_EVENTS), its start cut or not
     allocated: tuple[str, ...] | None = None  # the stamp ('MM', 'DD', ...; () where none) of the boot's KV cache line
     opened: int | None = None  # the first line after that that starts a configuration's build (_config_starts)
+    starts = [first]
     for i, raw in enumerate(lines):
         bare = _unprefixed(_plain(raw.rstrip()))
         level = _LEVEL.match(bare)
@@ -1675,13 +1702,14 @@ def _last_boot(lines: list[str]) -> int:
             if again or (failed and (banner or engine_started or not boot_seen)):
                 first = tail if failed and not came_up else i if came_up or opened is None else opened
                 tail, engine_started, came_up, said, allocated, opened = first, False, False, False, None, None
+                starts.append(first)
             boot_seen, engine_started = True, engine_started or not banner
         said = said or any(pattern.search(bare) for _, pattern in _EVENTS)
         if allocated is not None and opened is None and _config_starts(bare):
             opened = i
         if allocated is None and (_KV_TOKENS.search(bare) or _GPU_BLOCKS.search(bare)):
             allocated = stamp.groups() if (stamp := _STAMP.search(bare)) else ()
-    return first
+    return starts
 
 
 # What a server logs while it runs, on the bare_line: its INFO, DEBUG and WARNING lines (vLLM's stats line 'INFO 12-04
@@ -1722,7 +1750,21 @@ _VERDICT_FACTS = [
     "device_name")), *(_COMMAND[key] for key in ("model", "max_model_len", "tensor_parallel_size")), _SERVE_ARGS,
     _PLATFORM_MARK, *(pattern for pattern, _ in _CAUSES),
 ]  # fmt: skip
-_BEFORE_READY = (_AFTER_READY, *_VERDICT_FACTS)  # searched one by one: as one alternation each line took 2-4x longer
+_BEFORE_READY = (_AFTER_READY, *_VERDICT_FACTS)
+# The messages the grammar reads a fact from, one of which a row of a bare excerpt opens unless a wrap broke it off
+# the row before (_opens_message)
+_MESSAGES = (
+    *_BEFORE_READY,
+    _WEIGHT_LOAD,
+    _WEIGHTS_GIB,
+    _CLOSING_WEIGHTS_GIB,
+    _GPU_BLOCKS,
+    _CUDA_GRAPH_ESTIMATE,
+    _CUDA_GRAPH_CAPTURE,
+    _ESTIMATED_LEN,
+    _INIT_KV,
+    _KV_NEEDED,
+)  # searched one by one: as one alternation each line took 2-4x longer
 
 
 def read_before_ready(bare: str) -> bool:
@@ -1734,17 +1776,18 @@ def read_before_ready(bare: str) -> bool:
     return not _ROUTINE.match(bare) or any(pattern.search(bare) for pattern in _BEFORE_READY)
 
 
-def last_boot(lines: list[str]) -> list[str]:
-    """The lines of the last boot of a log's `lines` (_last_boot), after the last line before it naming the card
-    (_LOGGED's device_name), which parse_boot_log reads where the boot names none, and the last one before it of each
-    platform mark (PLATFORMS: a plugin's 'Platform plugin metal is activated' comes before the boot's banner), which it
-    reads with the boot's: what it reads of `lines`."""
-    first = _last_boot(lines)
+def last_boot(lines: list[str]) -> tuple[int, list[str]]:
+    """The number of boots in a log's `lines` (_boot_starts) and the lines of the last, after the last line before it
+    naming the card (_LOGGED's device_name), which parse_boot_log reads where the boot names none, and the last one
+    before it of each platform mark (PLATFORMS: a plugin's 'Platform plugin metal is activated' comes before the boot's
+    banner), which it reads with the boot's: what it reads of `lines`."""
+    starts = _boot_starts(lines)
+    first = starts[-1]
     card = _LOGGED["device_name"]
     named = next((line for line in reversed(lines[:first]) if card.search(_unprefixed(_plain(line)))), None)
     marked = {m.lastgroup: line for line in lines[:first] if (m := _PLATFORM_MARK.search(_unprefixed(_plain(line))))}
     earlier = [line for line in lines[:first] if line is named or line in marked.values()]
-    return earlier + lines[first:]
+    return len(starts), earlier + lines[first:]
 
 
 def platform_of(lines: Iterable[str]) -> str | None:

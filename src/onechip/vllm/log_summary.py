@@ -374,6 +374,7 @@ class _BootText:
         self.came_up = False  # the boot held came up (boot_edge): after it, only what read_after_ready names
         self.compact_at = COMPACT_HELD_LINES
         self.passed = ""  # the line before, where it was not held: the head of a record a paste's wrap broke
+        self.boots_let_go = 0  # the earlier boots whose lines were let go (last_boot)
 
     def add(self, number: int, raw: str, bare: str, kind: LineKind | None) -> None:
         """Hold line `number` (`raw`, its bare_line `bare`, its summary `kind`) where the verdict may read it, and the
@@ -401,7 +402,8 @@ class _BootText:
         edge = boot_edge(bare)
         self.came_up = (self.came_up and edge != "start") or edge == "ready"  # a restart is held from its start
         if len(self.lines) >= self.compact_at:
-            self.lines = last_boot(self.lines)
+            boots, self.lines = last_boot(self.lines)
+            self.boots_let_go += boots - 1
             self.size = sum(len(line) + 1 for line in self.lines)
             self.compact_at = max(COMPACT_HELD_LINES, 2 * len(self.lines))
 
@@ -441,6 +443,7 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
         whole = whole or held.held_to < number or (isinstance(log, str) and log.endswith(LINE_END))
         text = "\n".join(lines_held) + ("\n" if lines_held and whole else "")
         boot = boot_verdict(read_boot_log(text, "vllm", source))
+        boot.boots_in_log += held.boots_let_go
     return LogSummary(source=source, total_lines=number, lines=lines, counts=counts, dropped=dropped,
                       dropped_errors=dropped_errors, traps=traps, boot=boot)  # fmt: skip
 
@@ -464,7 +467,7 @@ def boot_verdict(record: BootRecord) -> BootVerdict:
     return BootVerdict(
         outcome="started" if started else "did not start" if record.failure_cause else
         "KV cache allocated" if allocated else "unknown",
-        cause=record.failure_cause, model=logged.get("model"),
+        cause=record.failure_cause, boots_in_log=record.boots_in_log, model=logged.get("model"),
         max_model_len=int(logged["max_model_len"]) if "max_model_len" in logged else None,
         tensor_parallel_size=int(logged["tensor_parallel_size"]) if "tensor_parallel_size" in logged else None,
         kv_cache_tokens=record.kv_cache_tokens, kv_cache_gib=record.kv_cache_gib,
@@ -478,14 +481,15 @@ def verdict_line(verdict: BootVerdict) -> str:
     """One line an operator reads first: the outcome (with its cause), then the figures the log gave, each left out
     where it gave none: 'started: max_model_len 2,816; KV cache 2,944 tokens, 0.13 GiB; ...', 'did not start: the KV
     pool (0.12 GiB) holds less ...; max_model_len 2,944; ...'."""
+    of = f" (the last of {verdict.boots_in_log} boots in this log)" if verdict.boots_in_log > 1 else ""
     if verdict.outcome == "unknown":
-        said = "no verdict: the log ends before the engine said it was ready or why it did not start"
+        said = f"no verdict{of}: the log ends before the engine said it was ready or why it did not start"
     elif verdict.outcome == "KV cache allocated":
-        said = "KV cache allocated, no error logged (the log ends before the engine said it was ready)"
+        said = f"KV cache allocated{of}, no error logged (the log ends before the engine said it was ready)"
     elif verdict.outcome == "started":
-        said = "started" + (f" (then logged: {verdict.cause})" if verdict.cause else "")
+        said = f"started{of}" + (f" (then logged: {verdict.cause})" if verdict.cause else "")
     else:
-        said = f"did not start: {verdict.cause}"
+        said = f"did not start{of}: {verdict.cause}"
     kv = [f"{verdict.kv_cache_tokens:,} tokens"] if verdict.kv_cache_tokens is not None else []
     kv += [f"{verdict.kv_cache_gib:.2f} GiB"] if verdict.kv_cache_gib is not None else []
     figures = [

@@ -151,6 +151,17 @@ WRAPS: dict[str, Callable[[str], str]] = {
 }
 
 
+# gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291 is a paste that broke vLLM's one-line refusal ('ValueError: To
+# serve at least one request ... (196608), 23.25 GiB KV cache is needed, ... (22.5 GiB). Based on the available memory,
+# the estimated maximum model length is 190272.') into three quoted rows of its own, so its plain reading misses the
+# estimate on the third. Wrapped at 100 columns its first line tells the width, and the three rows, each one the next
+# word did not fit on and no start of a message, are joined back: the reading is the message's as vLLM printed it
+JOINED_BACK = {
+    ("gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291", "fold -s -w 100"),
+    ("gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291", "no date, chat box, 100 columns"),
+}
+
+
 @pytest.fixture(scope="module")
 def plain() -> dict[str, dict[str, Any]]:
     return {name: _reading((BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")) for name in LOGS}
@@ -160,7 +171,16 @@ def plain() -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize("name", LOGS)
 def test_a_wrapped_log_reads_as_the_plain_log(name: str, wrap: str, plain: dict[str, dict[str, Any]]) -> None:
     wrapped = WRAPS[wrap]((BOOTLOGS / f"{name}.log").read_text(encoding="utf-8"))
-    assert _reading(wrapped.rstrip("\r\n") + "\n") == plain[name]
+    reading = _reading(wrapped.rstrip("\r\n") + "\n")
+    if (name, wrap) in JOINED_BACK:  # the paste's own broken rows joined back: read as vLLM printed the message
+        text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+        assert reading == _reading(re.sub(r"\n▎ (?=\d|Based)", " ", text)) != plain[name]
+        return
+    if wrap == "two ranks interleaved":  # the boot's banner or engine start printed twice starts a boot again
+        assert reading.pop("boots_in_log") >= plain[name]["boots_in_log"]
+        assert reading == {key: value for key, value in plain[name].items() if key != "boots_in_log"}
+        return
+    assert reading == plain[name]
 
 
 @pytest.mark.parametrize("name", LOGS)
@@ -238,3 +258,17 @@ def test_an_exception_printed_after_a_shorter_record_is_not_joined_to_it() -> No
     ]
     cause = read_boot_log("\n".join(lines) + "\n", "vllm", "m").failure_cause or ""
     assert "needed 384.11M, 347.33M free" in cause
+
+
+# Pasted excerpts that keep vLLM's messages without their heads (no process tag, level or stamp), word-wrapped at a
+# mail's or a terminal's width: each row a wrap broke off is no start of a message the grammar knows, and follows a row
+# the next word did not fit on (bootlog._unwrapped). V0's refusal of one max-length request
+# (rtx3090-llama31-8b-len29000-refused-v0) folded at 80 read 'KV cache allocated, no error logged' for a refused boot
+# (V0's profiler lines behind their '[worker.py:287]' alone: v100-qwen25-7b-fp16-v085; the seed's TPU excerpt)
+@pytest.mark.parametrize("wrap", ["fold -s -w 72", "fold -s -w 80", "chat box, 80 columns"])
+@pytest.mark.parametrize(
+    "name", ["rtx3090-llama31-8b-len29000-refused-v0", "v100-qwen25-7b-fp16-v085", "tpu-v5e1-gemma4-e2b-seed"]
+)
+def test_a_wrapped_excerpt_of_bare_messages_reads_as_the_plain_log(name: str, wrap: str) -> None:
+    text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+    assert _reading(WRAPS[wrap](text) + "\n") == _reading(text)

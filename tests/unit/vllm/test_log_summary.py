@@ -336,7 +336,8 @@ def test_a_crash_loop_holds_its_last_boots_not_every_boot(monkeypatch) -> None:
     summary = summarize(refused * 20, "loop.log", whole=True)
     assert summary.total_lines == 20 * len(refused) and len(read[0].splitlines()) <= 2 * 500
     once = summarize(refused, "loop.log", whole=True)
-    assert summary.boot == once.boot is not None and summary.boot.outcome == "did not start"
+    assert once.boot is not None and summary.boot is not None and summary.boot.outcome == "did not start"
+    assert summary.boot == once.boot.model_copy(update={"boots_in_log": 20})  # the boots let go counted too
 
 
 def test_a_log_file_and_its_text_end_a_line_at_lf_only(tmp_path: Path) -> None:
@@ -365,3 +366,17 @@ def test_a_summary_reads_the_secrets_once_for_its_kept_lines(monkeypatch) -> Non
     summary = summarize([f"ERROR 12-04 21:58:01 [core.py:1] refused with hf_{'y' * 34}"] * 1_000, "loop.log")
     assert summary.counts["error"] == 1_000 and summary.lines[0].text.endswith("refused with ***")
     assert len(reads) <= 2
+
+
+def test_the_verdict_of_a_log_of_several_boots_says_it_is_of_the_last() -> None:
+    # a crash loop as `docker logs` of a restarting container shows it: the corpus's refused TP=5 boot three times over,
+    # then once more with the last boot cut before its engine started (a restart still under way). The reading is of
+    # the last boot; the verdict line said nothing of the boots before it, as if the log held one
+    refused = (BOOTLOGS / "h100x5-qwen3-14b-tp5-refused-v0190.log").read_text(encoding="utf-8").splitlines()
+    once = summarize(refused, "one.log", whole=True).boot
+    looped = summarize(refused * 3, "loop.log", whole=True).boot
+    assert once is not None and looped is not None
+    assert (once.boots_in_log, looped.boots_in_log) == (1, 3)
+    assert "boots in this log" not in verdict_line(once)
+    assert verdict_line(looped).startswith("did not start (the last of 3 boots in this log): ")
+    assert verdict_line(looped).replace(" (the last of 3 boots in this log)", "") == verdict_line(once)
