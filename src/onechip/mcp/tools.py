@@ -612,7 +612,8 @@ def _plan_summary(p: Plan) -> str:
             f"KV {p.kv_bytes_per_token:,} B/token, {p.kv_tokens:,} KV tokens = {p.max_concurrency:.2f}x at "
             f"{p.max_model_len:,} tokens per request"
         )
-    return head + capacity + _crosscheck_words(p.crosscheck)
+    noted = "".join(f"; note: {line}" for line in p.notes)  # a stored measured boot not used, as the CLI says it
+    return head + capacity + _crosscheck_words(p.crosscheck) + noted
 
 
 def _crosscheck_words(cc: CrossCheck | None) -> str:
