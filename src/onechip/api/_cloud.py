@@ -442,6 +442,8 @@ def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, 
         clients = {project: _tpu(project, on_progress, stack) for project in projects}
         chosen = [(clients[r.project], r) for r in targets]
     result = CloudDownResult(notes=list(notes))
+    # one its list showed as another home's (or unlabelled) is kept as confirmed, its record dropped, whoever called
+    chosen = [(tpu, r) for tpu, r in chosen if not provision.kept_as_listed(r, result)]
     # the last address each had: a preempted TPU shows none, and the engines started on it still run their tunnels
     _stop_engines_on({ip for _, r in chosen if (ip := r.external_ip or r.last_external_ip)}, on_progress)
     failure: CloudDownError | None = None
@@ -449,7 +451,7 @@ def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, 
         done = provision.down(chosen, on_progress, end_s)
     except CloudDownError as exc:
         failure, done = exc, exc.result
-    result.deleted, result.kept, result.failed = done.deleted, done.kept, done.failed
+    result.deleted, result.kept, result.failed = done.deleted, result.kept + done.kept, done.failed
     result.unreachable = list(unreachable)
     if failure is not None:  # its line names what was deleted and what may still exist
         raise CloudDownError("; ".join([str(failure), *unreachable]), result, failure)

@@ -89,10 +89,13 @@ class _Predicted:
 
     def check_saved(self) -> None:
         """Refuse (ConfigError, one line) an `out_dir` holding a probe this search would not take as its own, before
-        anything is simulated: a measured probe (bench --find-max's), then what bench refuses (another --find-max
-        kind or config: bench.search.refuse_other_search), then a finished probe predicted for another plan,
-        replicas, router policy or step-time terms (another calibration, or priors)."""
+        anything is simulated: a probe file a newer onechip wrote (_refuse_newer), then a measured probe (bench
+        --find-max's), then what bench refuses (another --find-max kind or config: bench.search.refuse_other_search),
+        then a finished probe predicted for another plan, replicas, router policy or step-time terms (another
+        calibration, or priors)."""
         where = f"cannot resume the SLO search in {self.out_dir}"
+        for d in probe_dirs(self.out_dir):  # first: the checks below cannot read a newer file, and take it for another
+            self._refuse_newer(d)  # plan's probe ('--plan: it was predicted for another plan') or unreadable
         saved = [(d, saved_run(d)) for d in probe_dirs(self.out_dir)]
         for d, run in saved:
             if run is not None and run.prediction is None:
@@ -122,17 +125,22 @@ class _Predicted:
             return "its step-time terms were others (another calibration, or priors)"
         return None
 
+    def _refuse_newer(self, probe_dir: Path) -> None:
+        """Refuse (ConfigError, one line) a probe whose file a newer onechip wrote: never read back, nor written over
+        (a probe this one cannot read back is predicted again, its files deleted)."""
+        for file in (PROBE_FILE, RUN_FILES["bench"], RUN_FILES["plan"]):
+            if (newer := stored_by_newer(probe_dir / file)) is not None:
+                raise ConfigError(
+                    f"cannot resume {self.out_dir}: {probe_dir / file} was written by a newer onechip (schema_version "
+                    f"{newer}; this onechip reads {SCHEMA_VERSION}); give another --out"
+                )
+
     def __call__(self, load: float) -> tuple[SearchProbe, CellResult]:
         """The probe at `load`: read back from its directory when finished there, else predicted (a probe stopped
         mid-way is predicted again, its run written over)."""
         name, probe = probe_config(self.config, load)
         where = self.out_dir / name
-        for file in (PROBE_FILE, RUN_FILES["bench"], RUN_FILES["plan"]):  # a newer onechip's: never written over
-            if (newer := stored_by_newer(where / file)) is not None:
-                raise ConfigError(
-                    f"cannot resume {self.out_dir}: {where / file} was written by a newer onechip (schema_version "
-                    f"{newer}; this onechip reads {SCHEMA_VERSION}); give another --out"
-                )
+        self._refuse_newer(where)
         if (back := _read_back(where)) is not None:
             self.on_progress(ProgressEvent("simulate", f"find-max: {name} read back from {where}"))
             return back

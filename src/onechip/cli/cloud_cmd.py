@@ -288,13 +288,15 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
 
 def _confirm_targets(targets: list[CloudResource], as_json: bool, yes: bool) -> None:
     """Each of `targets` on a line (stderr under --json), with why `cloud down` keeps it where it will
-    (api.listed_keeps: the delete's own decision, in its words), then the question (none with --yes)."""
+    (api.listed_keeps: the delete's own decision, in its words), then the question (none with --yes, nor when it
+    keeps each: nothing is deleted, as MCP cloud_down's gate asks nothing then)."""
     kept = {id(t): why for t in targets if (why := api.listed_keeps(t))}
+    gone = len(targets) - len(kept)
     for t in targets:
         found = "" if t.recorded else f"; {NOT_RECORDED}"
         keep = f"; will be kept: {kept[id(t)]}" if id(t) in kept else ""
         typer.echo(f"  {t.kind} {t.name} in {t.zone} ({t.provisioning}, project {t.project}{found}){keep}", err=as_json)
-    confirm(f"delete these {len(targets) - len(kept)}" + (f", keep {len(kept)}" if kept else ""), yes)
+    confirm(f"delete these {gone}" + (f", keep {len(kept)}" if kept else ""), yes or not gone)
 
 
 def _print_down(result: CloudDownResult, as_json: bool, failure: OnechipError | None = None) -> None:

@@ -160,6 +160,8 @@ def render(plan: Plan, console: Console) -> None:
                 console.print(f"[yellow]warning[/] {escape(warning)}", highlight=False)
     for w in plan.warnings:
         console.print(f"[yellow]warning[/] {w.code}: {escape(w.message)} [dim]({escape(_short(w.source))})[/]")
+    for note in plan.notes:
+        console.print(f"[yellow]note[/] {escape(note)}", highlight=False)
     binding = f" (binding limit: {plan.binding_limit})" if plan.binding_limit else ""
     console.print(f"verdict: {plan.verdict}{binding}")
     if plan.replica_commands:

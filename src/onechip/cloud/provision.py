@@ -1567,15 +1567,27 @@ def _ours(api: TpuApi, resource: CloudResource, result: CloudDownResult, on_prog
         on_progress(ProgressEvent("cloud", again))
         time.sleep(api.poll_s)
         item = _fetch(api, resource, retry)
-    if item is None:
-        records.forget(resource)
-        result.kept.append(f"{_what(resource)}: already gone")
-        return False
-    if why := down_keeps(labels_of(item)):
-        records.forget(resource)
-        result.kept.append(f"{_what(resource)}: {why}")
-        return False
-    return True
+    why = "already gone" if item is None else down_keeps(labels_of(item))
+    if why:
+        _keep(resource, why, result)
+    return not why
+
+
+def kept_as_listed(resource: CloudResource, result: CloudDownResult) -> bool:
+    """Whether `down` keeps `resource` by the labels its zone's list showed (listed_keeps: the decision its preview
+    said and the user confirmed): then, as `_ours` does once it has read them, its record is dropped (a record of a TPU
+    this home does not own would list another home's TPU as this one's in every status, and be kept again by every
+    down) and `result.kept` says why; it is neither read again nor deleted, nor are the engines on its address stopped.
+    Raises ConfigError as down_keeps does."""
+    why = listed_keeps(resource)
+    if why:
+        _keep(resource, why, result)
+    return bool(why)
+
+
+def _keep(resource: CloudResource, why: str, result: CloudDownResult) -> None:
+    records.forget(resource)
+    result.kept.append(f"{_what(resource)}: {why}")
 
 
 def _left_line(left: list[CloudResource], done: CloudDownResult, failure: CloudError | None = None) -> str:

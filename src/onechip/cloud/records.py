@@ -8,6 +8,8 @@
     <home>/cloud/zones-used.json                                 every (project, zone) onechip sent a create to:
                                                                  where status and down look for its resources
     <home>/cloud/zones-observed.json                             ZoneOffers from `onechip cloud probe`, newest first
+                                                                 (these two are caches, with no schema_version:
+                                                                 an entry this onechip cannot read is dropped)
     <home>/cloud/owner-id                                        this home's id, the onechip-owner label's value,
                                                                  and the real path of the home it was made for
 
@@ -23,12 +25,17 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from pydantic import TypeAdapter
+
+from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.paths import kind_of, onechip_home, read_home_file, write_text_atomic
-from onechip.schemas.cloud import CloudResource, ZoneOffer, valid_names
+from onechip.schemas.cloud import CloudResource, ZoneName, ZoneOffer, valid_names
 from onechip.schemas.common import SCHEMA_VERSION, stored_by_newer
 
 LABELS = {"created-by": "onechip"}
@@ -38,6 +45,8 @@ SET_LABEL = "onechip-replica-set"  # on each TPU of a `cloud up --replicas N` se
 OWNER_LABEL = "onechip-owner"
 # owner-id's second line: the real path of the home the id was made for, so a copy of the file in another home is told
 HOME_LINE = "home "
+_ZONE = TypeAdapter(ZoneName)
+_Entry = TypeVar("_Entry")  # one entry of a cache file (_cached)
 
 
 def owner_id() -> str:
@@ -279,15 +288,44 @@ def forget(resource: CloudResource) -> None:
         old.unlink(missing_ok=True)
 
 
-def zones_used(recorded: list[CloudResource] | None = None) -> list[tuple[str, str]]:
-    """Every (project, zone) a create was sent to, oldest first: zones-used.json's, then those of `recorded`
-    (read_all().resources; read here when not given). Raises ConfigError when zones-used.json is not a regular
-    file (paths.read_home_file)."""
+def _cached(name: str, read: Callable[[object], _Entry]) -> list[_Entry]:
+    """The entries of the cache `name` (zones-used.json, zones-observed.json: a JSON list) that `read` takes. These
+    caches name no schema_version: what they hold is rebuilt by use (each create, each probe), so a file, or an entry,
+    this onechip cannot read (not JSON, nested past the parser, not a list; an entry of a newer onechip's shape, where
+    `read` raises ValueError or TypeError) is dropped, never a crash, and the rest still read. Raises ConfigError when
+    the file is not a regular file (paths.read_home_file)."""
     try:
-        data = json.loads(read_home_file(_dir() / "zones-used.json"))
-        pairs = [(str(p), str(z)) for p, z in data]
-    except (OSError, ValueError, TypeError):
-        pairs = []
+        data = jsontext.loads(read_home_file(_dir() / name))
+    except (OSError, ValueError):
+        return []
+    out = []
+    for item in data if isinstance(data, list) else []:
+        try:
+            out.append(read(item))
+        except (ValueError, TypeError):
+            continue
+    return out
+
+
+def _zone_pair(item: object) -> tuple[str, str]:
+    """A zones-used.json entry, [project, zone]. Raises ValueError for anything else."""
+    if not isinstance(item, list) or len(item) != 2:
+        raise ValueError(f"not a [project, zone] pair: {item!r}")
+    return str(item[0]), str(item[1])
+
+
+def _zone_offer(item: object) -> ZoneOffer:
+    """A zones-observed.json entry, its zone in the API's shape (a zone `up` will try). Raises ValueError otherwise."""
+    offer = ZoneOffer.model_validate(item)
+    _ZONE.validate_python(offer.zone)
+    return offer
+
+
+def zones_used(recorded: list[CloudResource] | None = None) -> list[tuple[str, str]]:
+    """Every (project, zone) a create was sent to, oldest first: zones-used.json's (_cached: an entry it cannot read
+    dropped), then those of `recorded` (read_all().resources; read here when not given). Raises ConfigError when
+    zones-used.json is not a regular file (paths.read_home_file)."""
+    pairs = _cached("zones-used.json", _zone_pair)
     pairs += [(r.project, r.zone) for r in (load_all() if recorded is None else recorded)]
     return [pair for i, pair in enumerate(pairs) if pair not in pairs[:i] and valid_names(*pair)]
 
@@ -301,13 +339,9 @@ def use_zone(project: str, zone: str) -> None:
 
 
 def observed() -> list[ZoneOffer]:
-    """Probe observations, newest first ([] when none). Raises ConfigError when zones-observed.json is not a
-    regular file (paths.read_home_file)."""
-    try:
-        data = json.loads(read_home_file(_dir() / "zones-observed.json"))
-        return [ZoneOffer.model_validate(item) for item in data]
-    except (OSError, ValueError, TypeError):
-        return []
+    """Probe observations, newest first ([] when none; _cached: an entry it cannot read dropped). Raises ConfigError
+    when zones-observed.json is not a regular file (paths.read_home_file)."""
+    return _cached("zones-observed.json", _zone_offer)
 
 
 def observe(offer: ZoneOffer) -> None:

@@ -612,7 +612,8 @@ def _plan_summary(p: Plan) -> str:
             f"KV {p.kv_bytes_per_token:,} B/token, {p.kv_tokens:,} KV tokens = {p.max_concurrency:.2f}x at "
             f"{p.max_model_len:,} tokens per request"
         )
-    return head + capacity + _crosscheck_words(p.crosscheck)
+    noted = "".join(f"; note: {line}" for line in p.notes)  # a stored measured boot not used, as the CLI says it
+    return head + capacity + _crosscheck_words(p.crosscheck) + noted
 
 
 def _crosscheck_words(cc: CrossCheck | None) -> str:
@@ -730,14 +731,13 @@ def _cloud_down_gated(request: CloudDownToolRequest) -> bool:
     would keep (api.listed_keeps), asking to confirm would contradict the preview ("would delete nothing"), as down's
     gate (_down_gated)."""
     targets = api.cloud_down_targets(request)
-    return bool(targets) and _kept_lines(targets) is None
+    return bool(targets) and not _all_kept(targets)
 
 
-def _kept_lines(targets: list[CloudResource]) -> list[str] | None:
-    """Why cloud_down keeps each of `targets` ('kind name (zone): why', as its result's `kept` says), or None when it
-    would delete one (or one's zone list failed: the down reads its labels then) or there is none."""
-    kept = [f"{r.kind} {r.name} ({r.zone}): {why}" for r in targets if (why := api.listed_keeps(r))]
-    return kept if targets and len(kept) == len(targets) else None
+def _all_kept(targets: list[CloudResource]) -> bool:
+    """Whether cloud_down would keep each of `targets` (api.listed_keeps; a target whose zone list failed is read by
+    the down, so may be deleted): there are some, and none would be deleted."""
+    return bool(targets) and all(api.listed_keeps(r) for r in targets)
 
 
 def _cloud_down_summary(r: CloudDownResult) -> str:
@@ -782,10 +782,9 @@ def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> Cloud
     end_s = api.down_deadline()
     listing = api.cloud_down_found(request, on_progress, end_s)
     found = {_target_key(r): r for r in listing.resources}
-    if not request.targets and (kept := _kept_lines(listing.resources)) is not None:  # the gate asked nothing
-        # none is deleted, and none is handed to the down: it would stop this home's engines on their addresses
-        result = api.cloud_down(request, on_progress, [], listing.unreachable, listing.notes, end_s)
-        return result.model_copy(update={"kept": kept})
+    if not request.targets and _all_kept(listing.resources):  # the gate asked nothing: the down keeps each, as the
+        # CLI's does (api.cloud_down: its record dropped, nothing deleted, no engine on it stopped)
+        return api.cloud_down(request, on_progress, listing.resources, listing.unreachable, listing.notes, end_s)
     if found and not request.targets:
         raise ConfigError("cloud_down deletes only what its preview listed: give targets as the preview wrote them "
                           "(call cloud_down without confirm to see them)")  # fmt: skip

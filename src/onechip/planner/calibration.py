@@ -10,6 +10,7 @@ the logged pool again; only utilization may differ (the overhead does not depend
     deployment_key(...) -> str
     measure(plan, kv_cache_tokens, date) -> MeasuredBoot | None   (pure; None: a pool no boot of it holds)
     load(directory, key) -> MeasuredBoot | None                    (reads the file it is given)
+    newer_note(directory, key) -> str | None                       (the line saying a newer onechip's is not used)
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from pydantic import ValidationError
 
 from onechip.errors import ConfigError
 from onechip.paths import read_home_file
+from onechip.schemas.common import newer_note as newer_line
+from onechip.schemas.common import stored_by_newer
 from onechip.schemas.plan import GpuMemoryBudget, MeasuredBoot, Plan
 from onechip.schemas.requests import PlanRequest
 
@@ -110,3 +113,11 @@ def load(directory: Path, key: str) -> MeasuredBoot | None:
     except (OSError, ValueError, ValidationError):
         return None
     return stored if stored.key == key and stored.kv_cache_tokens >= 1 else None
+
+
+def newer_note(directory: Path, key: str) -> str | None:
+    """The line saying the stored measurement for `key` in `directory` is not used, a newer onechip having written it
+    (`load` skips it: its terms may mean what this onechip cannot tell), else None. Raises ConfigError as `load`."""
+    path = directory / file_name(key)
+    version = stored_by_newer(path)
+    return None if version is None else newer_line("stored measured boot", [(path, version)])

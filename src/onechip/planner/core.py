@@ -1250,6 +1250,9 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     warnings += r.notes + _longest_fit(r, longest) + _untagged_note(untagged, r.rules)
     plan = _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
     plan.longest_fit_max_model_len = longest
+    if b.gpu is not None and b.measured is None and calibration_dir is not None:
+        # calibration.load skips a newer onechip's boot as if none were stored: said, as simulate says a calibration
+        plan.notes = [note] if (note := calibration.newer_note(calibration_dir, b.key)) else []
     return plan
 
 

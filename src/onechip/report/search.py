@@ -10,7 +10,7 @@ from pathlib import Path
 from onechip.paths import write_text_atomic
 from onechip.report import plots
 from onechip.report.html import STYLE, _img, markdown_to_html
-from onechip.report.tables import md_table, num
+from onechip.report.tables import md_table, md_text, num
 from onechip.schemas.bench import SearchProbe, SearchResult, slo_ms_text
 from onechip.schemas.common import plural
 
@@ -110,7 +110,7 @@ def cost_share_text(result: SearchResult) -> str | None:
 
 
 def search_markdown(result: SearchResult) -> list[str]:
-    """'## SLO search': the answer, why the search stopped, the KV wall, and every probe in load order."""
+    """'## SLO search': the answer, why the search stopped, its notes, the KV wall, and every probe in load order."""
     slo = ", ".join(f"{k} ≤ {v:g} ms" for k, v in result.slo.items())
     unit = "clients" if result.kind == "clients" else "req/s"
     answer = clients_answer(result) if result.kind == "clients" else f"{num(result.max_rate_per_s)} req/s"
@@ -130,6 +130,8 @@ def search_markdown(result: SearchResult) -> list[str]:
         lines += [f"Predicted by simulate, not measured: {seeds}; {basis_text(result)}.", ""]
     if (probes := probe_load_text(result)) is not None:
         lines += [f"Probes: {probes}.", ""]
+    if result.notes:  # a stored calibration not used (SearchResult.notes), as the CLI and the MCP summary say it
+        lines += ["Notes on this search:", *(f"- {md_text(note)}" for note in result.notes), ""]
     if result.kv_wall_clients is not None:
         lines += [f"KV wall (plan): {result.kv_wall_clients:,} clients at the longest prompt plus output.", ""]
     if result.costs:

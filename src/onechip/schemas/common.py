@@ -7,6 +7,7 @@ import os
 import re
 import shlex
 import unicodedata
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -85,6 +86,17 @@ def stored_by_newer(path: Path) -> str | None:
     if not isinstance(value, str) or (found := _version(value)) is None:
         return None
     return value if found > _SCHEMA else None
+
+
+def newer_note(what: str, found: Sequence[tuple[Path, str]]) -> str:
+    """The one line saying that the stored `what` files `found` (each path with its schema_version, stored_by_newer's)
+    are not used: a newer onechip wrote them, and they are kept as they are. Said where a reader skips them without a
+    word (sim.store.newer_notes: a calibration; planner.calibration.newer_note: a measured boot)."""
+    files = "; ".join(f"{path} (schema_version {version})" for path, version in found)
+    return (
+        f"{what} not used, written by a newer onechip: {files}; this onechip reads {SCHEMA_VERSION} (kept as it is; "
+        "upgrade onechip to use it)"
+    )
 
 
 def schema_text(value: object) -> object:

@@ -364,6 +364,11 @@ class Plan(StoredResult):
     deployment_key: str | None = Field(
         default=None, description="Key a boot of this plan is stored under to calibrate later plans (GPU)."
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Caveats of the plan, as a run's notes: a stored measured boot of this deployment a newer onechip "
+        "wrote, not used (planner.calibration.newer_note).",
+    )
 
     def fit_hint(self, length: str) -> str:
         """What a refusal of this plan (fits False) says to change: 'give --set max-model-len=27904, the longest length

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from onechip.paths import home_store, read_home_file, write_text_atomic
-from onechip.schemas.common import SCHEMA_VERSION, model_key, stored_by_newer
+from onechip.schemas.common import SCHEMA_VERSION, model_key, newer_note, stored_by_newer
 from onechip.schemas.sim import Calibration
 from onechip.sim.steptime import STEP_MODEL
 
@@ -41,7 +41,7 @@ def newer_notes(model: str, chip: str | None = None, engine: str | None = None) 
     stored() skips them without a word, so simulate and advise read as if none were stored. Raises ConfigError as
     paths.read_home_file does."""
     folder = calibrations_dir()
-    found = []
+    found: list[tuple[Path, str]] = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         if (version := stored_by_newer(path)) is None:
             continue
@@ -53,13 +53,8 @@ def newer_notes(model: str, chip: str | None = None, engine: str | None = None) 
             and chip in (None, key.get("chip"))
             and engine in (None, key.get("engine"))
         ):
-            found.append(f"{path} (schema_version {version})")
-    if not found:
-        return []
-    return [
-        f"stored calibration not used, written by a newer onechip: {'; '.join(found)}; this onechip reads "
-        f"{SCHEMA_VERSION} (kept as it is; upgrade onechip to use it)"
-    ]
+            found.append((path, version))
+    return [newer_note("stored calibration", found)] if found else []
 
 
 def stored() -> list[Calibration]:

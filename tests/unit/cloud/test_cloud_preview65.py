@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from onechip import api
+from onechip.api import _cloud
 from onechip.cloud import records
 from onechip.mcp import tools
 from onechip.schemas.cloud import CloudUpRequest
@@ -66,3 +67,29 @@ def test_down_s_mcp_gate_asks_no_confirm_when_every_target_would_be_kept(fast) -
     assert not result.deleted and kept.startswith(f"node theirs ({OK}): ") and ANOTHER in kept, result
     assert not any(method == "DELETE" for method, _, _ in fast.requests)
     assert tools._cloud_down_summary(result) == f"deleted nothing; kept {kept}"
+
+
+@pytest.mark.parametrize("by", ["cli", "mcp"])
+def test_down_s_every_kept_target_is_forgotten_and_its_engines_left_alone_by_cli_and_mcp(run, fast, monkeypatch,
+                                                                                         by) -> None:  # fmt: skip
+    # files66b: with every target another home's, the CLI's down forgot the record (provision._ours: a record of a TPU
+    # this home does not own) while MCP cloud_down kept it, so `cloud status` went on listing another home's TPU as
+    # this one's; the CLI stopped this home's engines on the kept TPU's address before keeping it; and it asked to
+    # confirm 'delete these 0, keep 1' (refused without a terminal or --yes), where the MCP gate asks nothing
+    api.cloud_up(CloudUpRequest(project=P, zones=[OK], name="theirs", provisioning="spot", no_limit=True))
+    _taken_by_another_home(fast, "theirs")
+    (theirs,) = records.load_all()
+    ip = theirs.external_ip or theirs.last_external_ip
+    assert ip, theirs
+    stopped: list[str] = []
+    monkeypatch.setattr(_cloud, "_engines_on_hosts", lambda: {ip: ["engine at http://127.0.0.1:8000: healthy"]})
+    monkeypatch.setattr(_cloud, "engines_down", lambda on_progress: stopped.append("down"))
+    if by == "cli":
+        code, out, err = run("cloud", "down", "--project", P)  # nothing it deletes: no --yes asked, as the MCP gate
+        assert code == 0, err
+        (kept,) = [line.removeprefix("kept ") for line in out.splitlines() if line.startswith("kept ")]
+    else:
+        (kept,) = tools._cloud_down(tools.CloudDownToolRequest(project=P), lambda _: None).kept
+    assert kept.startswith(f"node theirs ({OK}): ") and ANOTHER in kept, kept
+    assert not any(method == "DELETE" for method, _, _ in fast.requests)
+    assert records.load_all() == [] and stopped == [], (records.load_all(), stopped)

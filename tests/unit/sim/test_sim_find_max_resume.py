@@ -281,3 +281,30 @@ def test_a_probe_a_newer_onechip_finished_is_refused_in_one_line_and_kept(seed_p
         "give another --out"
     )
     assert probe.read_text() == text
+
+
+@pytest.mark.parametrize("name", ["plan.json", "summary.json"])
+def test_a_probe_file_a_newer_onechip_wrote_is_refused_as_newer_not_as_another_plan(
+    seed_plan_file: Path, tmp_path: Path, name: str
+) -> None:
+    # files66b: a newer onechip's plan.json of a finished probe was first read by the 'same plan?' check, which could
+    # not read it and refused with '--plan: it was predicted for another plan': the plan given was the same one
+    def stop_after_one(event: ProgressEvent) -> None:
+        if event.message.startswith("find-max: clients-") and ": m" in event.message:
+            raise KeyboardInterrupt
+
+    out = tmp_path / "s"
+    with pytest.raises(KeyboardInterrupt):
+        api.simulate_find_max(_request(seed_plan_file, out), stop_after_one)
+    partial = SearchResult.model_validate_json((out / "search.json").read_text())
+    newer = Path(partial.probes[0].run_dir) / name
+    text = newer.read_text().replace('"schema_version": "1"', '"schema_version": "2"', 1)
+    assert text != newer.read_text()
+    newer.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        api.simulate_find_max(_request(seed_plan_file, out))
+    assert str(refused.value) == (
+        f"cannot resume {out}: {newer} was written by a newer onechip (schema_version 2; this onechip reads 1); "
+        "give another --out"
+    )
+    assert newer.read_text() == text

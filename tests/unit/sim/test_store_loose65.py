@@ -5,9 +5,11 @@ said nothing of it."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from onechip import api
 from onechip.mcp import tools
+from onechip.report.tables import md_text
 from onechip.schemas.common import SCHEMA_VERSION
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import AdviseRequest, SimulateRequest
@@ -78,6 +80,10 @@ def test_simulate_find_max_says_once_that_a_newer_calibration_is_not_used(seed_p
     (note,) = [n for n in written.notes if f"schema_version {NEWER}" in n]
     assert str(path) in note and f"this onechip reads {SCHEMA_VERSION}" in note
     assert tools._search_summary(written).count(f"schema_version {NEWER}") == 1
+    # files66b: search.md and search.html (report.search) did not show it: a search re-rendered from its files said
+    # nothing of the calibration it did not use
+    md, page = (Path(written.run_dir, name).read_text() for name in ("search.md", "search.html"))
+    assert md.count(md_text(note)) == 1 and page.count(f"schema_version {NEWER}") == 1 and path.name in page, page
     code, out, err = run("simulate", *[f"--{k.replace('_', '-')}={v}" for k, v in typed.items()],
                          "--out", str(tmp_path / "c"))  # fmt: skip
     assert code == 0, err
