@@ -22,14 +22,16 @@ def run(capsys: pytest.CaptureFixture[str]):
     """Call the console script's main(argv) in-process; return (exit code, stdout, stderr)."""
     from onechip.cli.main import main
 
-    previous = signal.getsignal(signal.SIGTERM)
+    stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    previous = {sig: signal.getsignal(sig) for sig in stops}
 
     def _run(*argv: str) -> tuple[int, str, str]:
         try:
             with pytest.raises(SystemExit) as info:
                 main(list(argv))
-        finally:
-            signal.signal(signal.SIGTERM, previous)  # main() installs its SIGTERM handler
+        finally:  # main() installs its handlers, and a command done with its work ignores them (cli.entry.finished)
+            for sig in stops:
+                signal.signal(sig, previous[sig])
         out, err = capsys.readouterr()
         return int(info.value.code or 0), out, err
 

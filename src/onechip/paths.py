@@ -224,7 +224,10 @@ def write_text_atomic(target: Path, text: str) -> Path:
     reader never sees half a file and a full disk leaves `target` as it was. Raises OSError naming `target`
     (errors.os_error_line prints "PATH: No space left on device"); the temporary file is removed. The temporary
     file is this thread's (.NAME.PID.THREAD.tmp): the MCP server writes from a thread per tool call, and two calls
-    writing one file at once shared a process's one, the first rename took it and the second failed."""
+    writing one file at once shared a process's one, the first rename took it and the second failed. Removing the
+    temporary file may fail too (unlink answers EROFS on a read-only mount before it looks for the name, ENOTDIR under
+    a file): that second error is not raised, as it named the temporary file ('cannot write runs/x/.report.md.PID.
+    THREAD.tmp: Read-only file system') instead of `target`."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as handle:
@@ -233,7 +236,8 @@ def write_text_atomic(target: Path, text: str) -> Path:
             os.fsync(handle.fileno())
         tmp.replace(target)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
         raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
     return target
 

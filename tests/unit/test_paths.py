@@ -115,3 +115,16 @@ def test_two_threads_writing_one_file_at_once_each_write_whole(tmp_path, monkeyp
         t.join(30)
     assert errors == [] and target.read_text() in texts
     assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]  # no temporary file left
+
+
+def test_a_write_that_fails_names_the_file_asked_for_not_its_temporary(tmp_path: Path) -> None:
+    """On a read-only run directory `report` said 'cannot write runs/x/.report.md.PID.THREAD.tmp: Read-only file
+    system' (qa66a): the temporary file's open failed, and so did removing it (unlink answers EROFS before it looks
+    for the name), and that second error, naming the temporary file, replaced the first. A folder that is a file
+    fails both the same way for root too (ENOTDIR), which is what this test uses."""
+    (tmp_path / "runs").write_text("a file where the run directory should be")
+    target = tmp_path / "runs" / "report.md"
+    with pytest.raises(NotADirectoryError) as info:
+        write_text_atomic(target, "# report\n")
+    assert info.value.filename == str(target) and info.value.filename2 is None
+    assert [p.name for p in tmp_path.iterdir()] == ["runs"]

@@ -12,6 +12,12 @@ A signal ignored when onechip started stays ignored (ignored_at_start): SIGINT i
 runs in the background (POSIX Shell Command Language, 2.11 'Signals and Error Handling'), SIGHUP under nohup. Python's
 own KeyboardInterrupt handler is installed only where SIGINT was not ignored (docs.python.org/3/library/signal.html),
 and onechip takes neither back: a Ctrl-C at the terminal or a closed terminal does not stop such a job.
+
+Once cli.main has run the command and said how it ended, a stop signal (SIGINT, SIGHUP, SIGTERM) changes nothing: it
+is ignored from then on (finished), and the process exits with the command's own status. Python's shutdown puts SIG_DFL
+back for every signal with a Python handler before it tears the modules down (CPython 3.11 pylifecycle.c
+Py_FinalizeEx: _PySignal_Fini, then finalize_modules), which took 0.4-0.9 s after `report` printed its last line here:
+a Ctrl-C then killed a finished `report` by SIGINT with no line at all (qa66c; SIG_IGN is what shutdown keeps).
 """
 
 from __future__ import annotations
@@ -45,7 +51,18 @@ def main() -> None:
         signal.signal(signal.SIGINT, _stopped_at_start)
     from onechip.cli import main as cli  # noqa: PLC0415 (imported under the handler above: what this module is for)
 
-    cli.main()
+    try:
+        cli.main()
+    finally:
+        finished()
+
+
+def finished() -> None:
+    """The command's work is done (cli.main has said how it ended, or a command such as `report` has written all its
+    files and only prints their paths): a stop signal from here on is ignored (module docstring). A Ctrl-C between
+    report's last write and its exit said 'interrupted', exit 130, of a report written whole."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
 
 
 def _stopped_at_start(signum: int, frame: object) -> None:

@@ -67,7 +67,12 @@ def owner_id() -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         home = os.path.realpath(onechip_home())
         made_for = f"{HOME_LINE}{home}\n" if "\n" not in home else ""  # the home it is made for: a copy is told
-        made = write_text_atomic(path.with_name(f".owner-id.{uuid.uuid4().hex}.tmp"), f"{uuid.uuid4().hex}\n{made_for}")
+        try:
+            made = write_text_atomic(
+                path.with_name(f".owner-id.{uuid.uuid4().hex}.tmp"), f"{uuid.uuid4().hex}\n{made_for}"
+            )
+        except OSError as exc:  # named as the file it was making: the temporary name is onechip's own
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
         try:
             os.link(made, path)  # never over an id: a link does not replace what is there
         except FileExistsError:

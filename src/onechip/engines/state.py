@@ -49,6 +49,9 @@ def lock_path() -> Path:
     return onechip_home() / "engine.lock"
 
 
+NOTHING_RUNNING = "no engine was running"  # what `down` says with no engine on record
+
+
 def locked() -> AbstractContextManager[None]:
     """The engine-state lock ($ONECHIP_HOME/engine.lock, paths.exclusive): `up` holds it from its first
     check to the saved state, `down` while it stops and forgets; a second holder gets BusyError at once."""
@@ -322,7 +325,11 @@ def status() -> EngineStatus:
 def down(grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> EngineStatus:
     """Stop the engine `up` started and forget it. Idempotent: no engine is not an error. Raises BusyError
     while an `up` is starting (it holds the lock; stop that one with Ctrl-C). `on_progress` hears the SIGTERM grace
-    (local.stop_group)."""
+    (local.stop_group). With no record and no `up` holding the lock (paths.held: asking takes no lock) it takes none
+    and writes nothing: taking it creates engine.lock, and on a home that cannot be written (a read-only mount) a
+    `down` with nothing to stop said 'HOME/engine.lock: Read-only file system', exit 1."""
+    if load() is None and not held(lock_path()):
+        return EngineStatus(running=False, note=NOTHING_RUNNING)
     with locked():
         return _down(grace_s, on_progress)
 
@@ -330,7 +337,7 @@ def down(grace_s: float = 20.0, on_progress: ProgressFn = no_progress) -> Engine
 def _down(grace_s: float, on_progress: ProgressFn) -> EngineStatus:
     state = load()
     if state is None:
-        return EngineStatus(running=False, note="no engine was running")
+        return EngineStatus(running=False, note=NOTHING_RUNNING)
     if state.mode != "process":
         where = state.host or "this machine"
         try:
