@@ -3,8 +3,9 @@ devops: plan, up, status, logs, summarize_logs, down, check, bench, cost, report
 
 Each tool's input schema is its job's request model; its output schema the job's result model; the text
 beside it one summary line. Errors are tool errors carrying the CLI's one-line message. Transports:
-stdio (default), or streamable HTTP bound to 127.0.0.1; bound to any other address it requires a bearer
-token (checked in constant time), which is never printed or logged; nor is an HTTP session id (SESSION_ID_LOGGERS).
+stdio (default; every line is answered, one the SDK's parser refuses with a JSON-RPC error: mcp.stdio), or
+streamable HTTP bound to 127.0.0.1; bound to any other address it requires a bearer token (checked in constant
+time), which is never printed or logged; nor is an HTTP session id (SESSION_ID_LOGGERS).
 
 Safety: arguments are validated as strict JSON (a boolean is true/false, never "false"); a gated tool runs only on
 `confirm: true`; an error, a summary and a verdict name the tool's arguments ('tensor_parallel_size'), never the CLI's
@@ -30,6 +31,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult
 from pydantic import create_model, model_validator
@@ -46,6 +48,7 @@ from onechip.mcp.bridge import (
     signature_of,
     wait_for_jobs,
 )
+from onechip.mcp.stdio import AnsweringReadStream
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs, refuse_set_paths
 from onechip.procs import cap_heap, heap_in_use_bytes
 from onechip.schemas.common import GIB
@@ -203,6 +206,14 @@ class _Server(MCPServer):
             tools = ", ".join(t.name for t in self._tool_manager.list_tools())
             return refusal(f"no tool {shown(name)}; the tools: {tools}")
         return await super().call_tool(name, arguments, context)
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio server (MCPServer.run_stdio_async, mcp 2.3.0), answering every line a client sends: one
+        its parser refuses is answered with a JSON-RPC error, where the SDK dropped it (mcp.stdio)."""
+        async with stdio_server() as (read_stream, write_stream):
+            lines = AnsweringReadStream(read_stream, write_stream)
+            options = self._lowlevel_server.create_initialization_options()
+            await self._lowlevel_server.run(lines, write_stream, options)
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
         raise MCPError(code=INVALID_PARAMS, message=one_line(f"no prompt {shown(name)}: this server has none"))
