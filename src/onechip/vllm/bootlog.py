@@ -200,6 +200,12 @@ _BOOT_START = re.compile(
     r"|Initializing (?:a V[01]|an) LLM engine"
 )
 _BOOT_READY = re.compile(r"init engine \(profile, create kv cache, warmup model\) took|Application startup complete")
+# The data-parallel rank of an engine core, from the process tag it logs under: vllm/v1/engine/utils.py
+# CoreEngineProcManager names each core's process 'EngineCore_DP{global_index}' (0.10 - 0.13 always; later only where
+# data_parallel_size > 1, else 'EngineCore'), 0.8.x 'EngineCore_{index}' (huggingface/trl#3310: '(EngineCore_1
+# pid=2095613) INFO 04-17 23:05:00 [core.py:61] Initializing a V1 LLM engine (v0.8.3)'). Each core logs its own start
+# and KV cache, and core 1's start may follow core 0's KV line: a start under another rank is the same boot
+_CORE_RANK = re.compile(r"\(EngineCore_(?:DP)?(\d+) pid=\d+\)")
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 # V0's block line names the device the pool is on, as each version's executor spells it: '# GPU blocks: %d, # CPU
 # blocks: %d' (gpu_executor.py, 0.5.5 - 0.6.x; the second figure is the CPU swap space), '# TPU blocks: %d, # CPU
@@ -1675,7 +1681,8 @@ def _boot_starts(lines: list[str]) -> list[int]:
     """The index of the line each boot of a log's `lines` starts at, in order ([0] for a log of one boot): a boot start
     (_BOOT_START) after a boot came up; the banner after an earlier boot's start, events or errors; an engine start
     after a boot that failed and has an engine start of its own (or whose start the paste cut); any start after a boot
-    logged its KV cache (_KV_TOKENS, _GPU_BLOCKS: a data-parallel boot's engine cores all start before it) and not
+    logged its KV cache (_KV_TOKENS, _GPU_BLOCKS), unless an engine start under another DP rank's tag than the
+    boot's own starts (_CORE_RANK: each core of a data-parallel boot logs its own start and KV line), and not
     stamped before that line (a paste of a boot's end, then its start), from that boot's 'non-default args' where it
     logged them after the KV line (two pasted logs, the first an excerpt that stops at its KV cache: its KV line was
     read with the second's config; a stamp that crossed a new year reads as earlier). A boot that
@@ -1686,6 +1693,7 @@ def _boot_starts(lines: list[str]) -> list[int]:
     boot_seen = engine_started = came_up = said = False  # said: a boot's event read (_EVENTS), its start cut or not
     allocated: tuple[str, ...] | None = None  # the stamp ('MM', 'DD', ...; () where none) of the boot's KV cache line
     opened: int | None = None  # the first line after that that starts a configuration's build (_config_starts)
+    ranks: set[str] = set()  # the DP ranks of the boot's engine starts (_CORE_RANK; '' for a start with none)
     starts = [first]
     for i, raw in enumerate(lines):
         bare = _unprefixed(_plain(raw.rstrip()))
@@ -1697,13 +1705,20 @@ def _boot_starts(lines: list[str]) -> list[int]:
         elif match := _BOOT_START.search(bare):
             banner, failed = match.group(1) is not None, tail > first
             stamp = _STAMP.search(bare)  # a start stamped before the KV line is this boot's, pasted after it
-            later = allocated is not None and not (stamp and allocated and stamp.groups() < allocated)
+            rank = None if banner else (m.group(1) if (m := _CORE_RANK.search(_plain(raw))) else "")
+            other_core = bool(rank) and bool(ranks) and "" not in ranks and rank not in ranks  # another DP rank's
+            later = (
+                allocated is not None and not (stamp and allocated and stamp.groups() < allocated) and not other_core
+            )
             again = came_up or later or (banner and (boot_seen or said))
-            if again or (failed and (banner or engine_started or not boot_seen)):
+            if again or (failed and (banner or (engine_started and not other_core) or not boot_seen)):
                 first = tail if failed and not came_up else i if came_up or opened is None else opened
                 tail, engine_started, came_up, said, allocated, opened = first, False, False, False, None, None
+                ranks = set()
                 starts.append(first)
             boot_seen, engine_started = True, engine_started or not banner
+            if rank is not None:
+                ranks.add(rank)
         said = said or any(pattern.search(bare) for _, pattern in _EVENTS)
         if allocated is not None and opened is None and _config_starts(bare):
             opened = i

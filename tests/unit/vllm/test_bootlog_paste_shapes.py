@@ -215,6 +215,38 @@ def test_each_data_parallel_engine_start_is_one_boot() -> None:
     assert read == clean
 
 
+# real logs whose engine core is tagged with its DP rank ('(EngineCore_DP0 pid=N)', vllm 0.11 - 0.13), started
+# (rtx5090, rtx3090x4 TP4, the GB10 nightly) and failed after its KV line (kaggle's v0.11.2)
+DP_LOGS = [
+    "rtx5090-llama31-8b-len65536-util095-v0120",
+    "rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110",
+    "gb10-nemotron3-nano-4b-fp8-kvfp8-len8192-util015-v0130nv",
+    "kaggle-gpt-oss-120b-len98304-util096-seqs6-marlin-v0112",
+]
+
+
+@pytest.mark.parametrize("name", DP_LOGS)
+def test_a_data_parallel_core_started_after_another_cores_kv_line_is_the_same_boot(name: str) -> None:
+    # --data-parallel-size 2: each engine core logs its own start and KV cache under its own rank's tag, and core 1's
+    # start may be logged after core 0's KV line (qa66b): the last boot then started at core 1's start, dropping the
+    # API server's version line and 'non-default args'. A start under another rank's tag, before the boot came up,
+    # is the same boot; core 0's start again is a new one
+    text = _log(name)
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "Initializing a V1 LLM engine" in line)
+    kv = next(i for i, line in enumerate(lines) if "KV cache size" in line)
+    stamp = re.compile(r"\d\d-\d\d \d\d:\d\d:\d\d")
+    restart = stamp.sub(stamp.search(lines[kv])[0], lines[start])  # a start logged once the KV line was
+    core1 = [re.sub(r"^\(EngineCore_DP0 pid=\d+\)", "(EngineCore_DP1 pid=99)", line) for line in (restart, lines[kv])]
+    dp = "\n".join([*lines[: kv + 1], *core1, *lines[kv + 1 :]]) + "\n"
+    clean, read = _read(text), _read(dp)
+    del clean["kinds"], read["kinds"]  # the summary keeps the lines more
+    assert read == clean
+    assert read_boot_log(dp, "vllm", "m").boots_in_log == 1
+    again = "\n".join([*lines[: kv + 1], restart, *lines[kv + 1 :]]) + "\n"  # core 0 started again
+    assert read_boot_log(again, "vllm", "m").boots_in_log == 2
+
+
 def _hard_wrapped(width: int, quote: str = "") -> Callable[[str], str]:
     """The log as a terminal `width` columns wide shows it, each row a line (a console's copy), each row behind
     `quote` (a Markdown quote of that copy)."""
