@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_bench_known_timings import ATTEMPTS
 from test_bench_runner import config
 
 from fakes.vllm_server import FakeVllm
@@ -191,19 +192,25 @@ def test_ctrl_c_with_workers_keeps_requests_and_leaves_no_worker(fake_server: Fa
 
 def test_open_loop_workers_share_one_schedule(fake_server: FakeVllm, tmp_path: Path) -> None:
     # constant 20/s over 4 streams on 2 workers: the 8 measured sends, merged, are still 50 ms apart (max_in_flight
-    # set: the runner's own open-loop form, which bench.runner.open_loop leaves as it is; a typed --rate is one stream)
+    # set: the runner's own open-loop form, which bench.runner.open_loop leaves as it is; a typed --rate is one stream).
+    # One shared schedule: every send sits at its 50 ms slot k from one origin, give or take the lateness a loaded
+    # 2-core machine adds (two workers on their own clocks would drift apart by their start skew, in every attempt);
+    # a fresh clone's `make test` beside other test suites (load 9) sent one late in 1 of 1 runs: measured again,
+    # ATTEMPTS times at most, as test_bench_known_timings does
     fake_server.ttft_s, fake_server.itl_s = 0.010, 0.001
     cfg = config(fake_server, contexts=[16], clients=[4], reps=1, rate_per_s=20.0, arrivals="constant", workers=2)
     cfg = cfg.model_copy(update={"max_in_flight": 4})
-    run_grid(cfg, tmp_path)
-    sends = sorted(s.t_send for s in load_samples(tmp_path / "requests.jsonl") if not s.warmup)
-    assert len(sends) == 8
-    gaps = [b - a for a, b in zip(sends, sends[1:], strict=False)]
-    # one shared schedule: every send sits at its 50 ms slot k from one origin, give or take the lateness a
-    # loaded 2-core machine adds (two workers on their own clocks would drift apart by their start skew)
-    offsets = [at - k * 0.050 for k, at in enumerate(sends)]
-    assert max(offsets) - min(offsets) < 0.030
-    assert statistics.median(gaps) == pytest.approx(0.050, abs=0.005)
+    spreads = []
+    for attempt in range(ATTEMPTS):
+        run_grid(cfg, tmp_path / f"a{attempt}")
+        sends = sorted(s.t_send for s in load_samples(tmp_path / f"a{attempt}" / "requests.jsonl") if not s.warmup)
+        assert len(sends) == 8
+        gaps = [b - a for a, b in zip(sends, sends[1:], strict=False)]
+        offsets = [at - k * 0.050 for k, at in enumerate(sends)]
+        if max(offsets) - min(offsets) < 0.030 and statistics.median(gaps) == pytest.approx(0.050, abs=0.005):
+            return
+        spreads.append((round(max(offsets) - min(offsets), 4), round(statistics.median(gaps), 4)))
+    pytest.fail(f"(offset spread s, median gap s) in all {ATTEMPTS} attempts: {spreads}")
 
 
 def test_a_worker_process_starts_silently() -> None:
