@@ -20,15 +20,18 @@ from __future__ import annotations
 import json
 import re
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
-from mcp.shared._stream_protocols import ReadStream, WriteStream  # Server.run's own stream types
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCMessage, jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from onechip import jsontext
+
+if TYPE_CHECKING:  # Server.run's own stream types, from a private module: for the type checker only, so a rename in
+    # an SDK release cannot stop `onechip mcp` from starting
+    from mcp.shared._stream_protocols import ReadStream, WriteStream
 
 # JSON-RPC 2.0 section 5.1's messages for its codes
 PARSE_ERROR_MESSAGE = "Parse error"
