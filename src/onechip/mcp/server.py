@@ -209,11 +209,14 @@ class _Server(MCPServer):
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio server (MCPServer.run_stdio_async, mcp 2.3.0), answering every line a client sends: one
-        its parser refuses is answered with a JSON-RPC error, where the SDK dropped it (mcp.stdio)."""
+        its parser refuses is answered with a JSON-RPC error, where the SDK dropped it (mcp.stdio). The low-level
+        server is the SDK's private attribute: an SDK release without it runs the SDK's own stdio server."""
+        lowlevel = getattr(self, "_lowlevel_server", None)
+        if lowlevel is None:
+            return await super().run_stdio_async()
         async with stdio_server() as (read_stream, write_stream):
             lines = AnsweringReadStream(read_stream, write_stream)
-            options = self._lowlevel_server.create_initialization_options()
-            await self._lowlevel_server.run(lines, write_stream, options)
+            await lowlevel.run(lines, write_stream, lowlevel.create_initialization_options())
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
         raise MCPError(code=INVALID_PARAMS, message=one_line(f"no prompt {shown(name)}: this server has none"))
