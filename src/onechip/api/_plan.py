@@ -13,7 +13,7 @@ from onechip.planner import calibration
 from onechip.planner.chips import other_card
 from onechip.planner.core import SLICE_CHIPS
 from onechip.schemas import CrossCheck, Plan
-from onechip.schemas.common import GIB, SCHEMA_VERSION, stored_by_newer
+from onechip.schemas.common import GIB, stored_by_newer, written_by_newer
 from onechip.schemas.requests import PlanRequest
 from onechip.vllm import bootlog, flag_table, flags, log_summary
 
@@ -168,10 +168,7 @@ def remember_boot(plan: Plan, cross: CrossCheck) -> str | None:
     directory = measured_boots_dir()
     path = directory / calibration.file_name(plan.deployment_key)
     if (newer := stored_by_newer(path)) is not None:  # another onechip's to read: written over, its data was lost
-        return (
-            f"not stored as this deployment's measured boot: {path} was written by a newer onechip (schema_version "
-            f"{newer}; this onechip reads {SCHEMA_VERSION}), kept as it is"
-        )
+        return f"not stored as this deployment's measured boot: {path} {written_by_newer(newer)}, kept as it is"
     try:  # a home it cannot write (a read-only mount, a full disk) costs the memory of this boot, not the plan
         directory.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, measured.model_dump_json(indent=2))

@@ -26,7 +26,7 @@ from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.report.search import write_search_report
 from onechip.schemas import RUN_FILES, BenchConfig, Plan
 from onechip.schemas.bench import CellResult, RequestSample, SearchProbe, SearchResult
-from onechip.schemas.common import SCHEMA_VERSION, stored_by_newer
+from onechip.schemas.common import stored_by_newer, written_by_newer
 from onechip.schemas.cost import CostLine
 from onechip.schemas.requests import SimulateRequest
 from onechip.schemas.run import PROBE_FILE, SEARCH_FILE
@@ -131,8 +131,7 @@ class _Predicted:
         for file in (PROBE_FILE, RUN_FILES["bench"], RUN_FILES["plan"]):
             if (newer := stored_by_newer(probe_dir / file)) is not None:
                 raise ConfigError(
-                    f"cannot resume {self.out_dir}: {probe_dir / file} was written by a newer onechip (schema_version "
-                    f"{newer}; this onechip reads {SCHEMA_VERSION}); give another --out"
+                    f"cannot resume {self.out_dir}: {probe_dir / file} {written_by_newer(newer)}; give another --out"
                 )
 
     def __call__(self, load: float) -> tuple[SearchProbe, CellResult]:

@@ -36,7 +36,7 @@ from onechip import jsontext
 from onechip.errors import ConfigError
 from onechip.paths import kind_of, onechip_home, read_home_file, write_text_atomic
 from onechip.schemas.cloud import CloudResource, ZoneName, ZoneOffer, valid_names
-from onechip.schemas.common import SCHEMA_VERSION, stored_by_newer
+from onechip.schemas.common import stored_by_newer, written_by_newer
 
 LABELS = {"created-by": "onechip"}
 SET_LABEL = "onechip-replica-set"  # on each TPU of a `cloud up --replicas N` set: the set's name
@@ -221,7 +221,7 @@ def _read(path: Path) -> CloudResource | str:
         return f"is {kind_of(path)}, not a file onechip wrote"
     except ValueError:  # a newer onechip's (its version is digits and dots: stored_by_newer), or damaged
         if (newer := stored_by_newer(path)) is not None:
-            return f"was written by a newer onechip (schema_version {newer}; this onechip reads {SCHEMA_VERSION})"
+            return written_by_newer(newer)
         return "is not a cloud record (damaged or cut short)"
     if not valid_names(resource.project, resource.zone, resource.name):
         return "names a project, zone or resource name the TPU API does not take"

@@ -88,6 +88,12 @@ def stored_by_newer(path: Path) -> str | None:
     return value if found > _SCHEMA else None
 
 
+def written_by_newer(version: str) -> str:
+    """'was written by a newer onechip (schema_version V; this onechip reads S)': what a stored file whose
+    `version` (stored_by_newer's) is newer than this onechip reads is, said after its name."""
+    return f"was written by a newer onechip (schema_version {version}; this onechip reads {SCHEMA_VERSION})"
+
+
 def newer_note(what: str, found: Sequence[tuple[Path, str]]) -> str:
     """The one line saying that the stored `what` files `found` (each path with its schema_version, stored_by_newer's)
     are not used: a newer onechip wrote them, and they are kept as they are. Said where a reader skips them without a
