@@ -22,27 +22,17 @@ from typing import Any
 from onechip.vllm import log_summary
 from onechip.vllm.bootlog import read_boot_log
 
-BOOTLOGS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bootlogs"
+ROOT = Path(__file__).resolve().parents[1]
+BOOTLOGS = ROOT / "tests" / "fixtures" / "bootlogs"
+sys.path.insert(0, str(ROOT / "tests" / "unit" / "vllm"))
+from test_bootlog_wrappings import _folded  # noqa: E402
 
 
 def folded(width: int, keep_blank: bool = True) -> Callable[[str], str]:
-    """`fold -s -w width` (keep_blank) or a chat box at `width` (the blank dropped), in characters."""
-
-    def fold(text: str) -> str:
-        rows = []
-        for line in text.splitlines():
-            while len(line) > width:
-                cut = line.rfind(" ", 0, width)
-                if cut < 0:
-                    rows.append(line[:width])
-                    line = line[width:]
-                else:
-                    rows.append(line[: cut + 1] if keep_blank else line[:cut])
-                    line = line[cut + 1 :]
-            rows.append(line)
-        return "\n".join(rows) + "\n"
-
-    return fold
+    """`fold -s -w width` (keep_blank) or a chat box at `width` (the blank dropped), in characters: the wrappings
+    test's own fold (_folded), ending as a file does, with a newline."""
+    fold = _folded(width, keep_blank)
+    return lambda text: fold(text) + "\n"
 
 
 WRAPS: dict[str, Callable[[str], str]] = {
