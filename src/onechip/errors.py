@@ -402,9 +402,14 @@ def _option_secret(match: re.Match[str]) -> str:
     )
 
     def hidden(word: re.Match[str]) -> str:
-        return word.group() if word.group().strip(_METAVAR_BRACKETS) in (dest, "...") else "***"
+        return word.group() if _metavar(word.group(), dest) else "***"
 
     return head + _OPTION_WORD.sub(hidden, words) + _SECRET_OPTION.sub(_option_secret, rest)
+
+
+def _metavar(word: str, dest: str) -> bool:
+    """Whether `word` is argparse's metavar for the option whose dest is `dest` (_METAVAR_BRACKETS), not a value."""
+    return word.strip(_METAVAR_BRACKETS) in (dest, "...")
 
 
 def _listed_secret(match: re.Match[str]) -> str:
@@ -419,7 +424,7 @@ def _listed_secret(match: re.Match[str]) -> str:
         nonlocal seen
         seen += 1
         quoted = value.group(2)
-        if seen > 1 and dest not in _SEVERAL_VALUES or quoted[1:-1].strip(_METAVAR_BRACKETS) in (dest, "..."):
+        if seen > 1 and dest not in _SEVERAL_VALUES or _metavar(quoted[1:-1], dest):
             return value.group()
         return value.group(1) + quoted[0] + "***" + quoted[0]
 
