@@ -68,7 +68,7 @@ from onechip.schemas.bench import (
     StreamOutcome,
     ms_text,
 )
-from onechip.schemas.common import first_problem, plural
+from onechip.schemas.common import first_problem, plural, stored_by_newer, written_by_newer
 from onechip.schemas.inputs import flag_of
 from onechip.schemas.plan import Plan
 from onechip.schemas.run import RUN_FILES, SEARCH_FILE
@@ -345,6 +345,10 @@ def _resumed_run(out_dir: Path) -> BenchRun | None:
     path = Path(out_dir) / RUN_FILES["bench"]
     if not os.path.lexists(path):
         return None
+    if (newer := stored_by_newer(path)) is not None:  # said as every stored file's reader says it, kept as it is
+        raise ConfigError(
+            f"cannot resume {out_dir}: {path.name} {written_by_newer(newer)}; upgrade onechip to resume it"
+        )
     try:
         return BenchRun.model_validate_json(path.read_text())
     except ValidationError as exc:  # the field and why (a newer schema_version, a NaN tok/s), not pydantic's count

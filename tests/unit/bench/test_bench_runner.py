@@ -245,10 +245,11 @@ def test_bad_out_or_resume_dirs_are_config_errors_not_tracebacks(tmp_path: Path)
     (newer / "summary.json").write_text(json.dumps({**stored, "schema_version": "99"}))
     with pytest.raises(ConfigError) as info:
         run_grid(cfg, newer, resume=True)
-    assert str(info.value) == (
-        f"cannot resume {newer}: summary.json is unreadable (schema_version: schema_version '99' is newer than the "
-        f"'{SCHEMA_VERSION}' this onechip reads; upgrade onechip to read it)"
+    assert str(info.value) == (  # the wording every other stored file's reader uses (schemas.common.written_by_newer)
+        f"cannot resume {newer}: summary.json was written by a newer onechip (schema_version 99; this onechip reads "
+        f"{SCHEMA_VERSION}); upgrade onechip to resume it"
     )
+    assert json.loads((newer / "summary.json").read_text())["schema_version"] == "99"  # kept as it was
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
     with pytest.raises(ConfigError, match="is a file, not a run directory"):
