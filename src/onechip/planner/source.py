@@ -48,6 +48,9 @@ class ModelSource:
     origin: str  # 'local', 'catalog' or 'hub'
     mm_tokens_per_item: int | None = None  # largest multimodal item in tokens (catalog), if known
     serve_name: str | None = None  # what to pass to `vllm serve` (Hub id for catalog models)
+    # quant_model_description.json beside a config.json without quantization_config: an Ascend msModelSlim checkpoint
+    # (planner.core._check_modelslim)
+    modelslim_description: bool = False
     # tokenizer_config.json's auto_map class when the tokenizer loads only through the repository's code
     # (planner.config.tokenizer_remote_code); None: it does not, or the source has no tokenizer_config.json
     tokenizer_remote_code: str | None = None
@@ -181,6 +184,9 @@ def check_defaults_against_tensors(config: ModelConfig, tensors: Sequence[Tensor
 # config.json's quantization_config where config.json has none (vllm/transformers_utils/config.py get_config, 0.34.0
 # sdist: 'ModelOpt 0.29.0 and before saves the quantization config in a separate "hf_quant_config.json"').
 HF_QUANT_CONFIG = "hf_quant_config.json"
+# msModelSlim (Ascend) writes what it quantized here and leaves config.json without quantization_config; vllm-ascend
+# reads it as its 'ascend' quantization, vLLM on GPU and CPU reads no such file (planner.core._check_modelslim)
+MODELSLIM_DESCRIPTION = "quant_model_description.json"
 TOKENIZER_CONFIG = "tokenizer_config.json"  # read for its auto_map only (planner.config.tokenizer_remote_code)
 
 
@@ -218,6 +224,8 @@ def from_local_dir(directory: Path) -> ModelSource:
     return ModelSource(
         name=str(directory), config=config, tensors=tensors, origin="local",
         tokenizer_remote_code=tokenizer_remote_code(tokenizer, data.get("model_type")),
+        modelslim_description=(directory / MODELSLIM_DESCRIPTION).is_file()
+        and isinstance(data, dict) and data.get("quantization_config") is None,
     )  # fmt: skip
 
 
