@@ -272,3 +272,22 @@ def test_an_exception_printed_after_a_shorter_record_is_not_joined_to_it() -> No
 def test_a_wrapped_excerpt_of_bare_messages_reads_as_the_plain_log(name: str, wrap: str) -> None:
     text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
     assert _reading(WRAPS[wrap](text) + "\n") == _reading(text)
+
+
+# The same excerpts folded where two of their rows fill the width exactly (a row's kept blank at the last column, or a
+# line's last row as wide as the width): two rows of the widest length were read as a terminal's hard wrap, so the
+# profiler line's last row took '# GPU blocks: 1478' after it and the refusal's rows were not joined (rtx3090 at 109 -
+# 115: 'KV cache allocated'), and the token line's rows were not (the seed at 82 - 83: no concurrency). A terminal cuts
+# every row of a long line at the width; rows short of it that end in the blank fold -s keeps are a word wrap's
+@pytest.mark.parametrize(
+    ("name", "width"),
+    [
+        ("rtx3090-llama31-8b-len29000-refused-v0", 109),
+        ("rtx3090-llama31-8b-len29000-refused-v0", 115),
+        ("tpu-v5e1-gemma4-e2b-seed", 82),
+        ("tpu-v5e1-gemma4-e2b-seed", 83),
+    ],
+)
+def test_a_word_wrapped_excerpt_whose_rows_fill_the_width_is_no_hard_wrap(name: str, width: int) -> None:
+    text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+    assert _reading(_folded(width)(text) + "\n") == _reading(text)
