@@ -833,6 +833,32 @@ def _kept_blanks(lines: list[str], columns: list[int], width: int) -> bool:
     return kept >= _WRAPPED_ROWS and short
 
 
+# A comma-grouped figure ('{:,}': vLLM's token line '321,280 tokens', 'for 8,192 tokens') cut inside a group: a row ends
+# in a group of fewer than three digits that the next row's digits complete
+_CUT_GROUP = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})*,\d{0,2}$")
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
+
+
+def _broken_once(lines: list[str], columns: list[int], width: int) -> list[str]:
+    """`lines` with the one row of the widest length (`width`) joined to the next where only a wrap explains its end:
+    the blank `fold -s` keeps before a word that did not fit (_soft_break), or a comma-grouped figure cut inside a group
+    that the next row's digits make whole (_CUT_GROUP); the next row continues it (wrap_row) and opens no message of
+    its own (_opens_message). A paste wrapped once has one such row, and the width rule needs two (v100-qwen25-7b-
+    fp16-v085 folded at 127 - 160: 'the ' then 'rest of the memory reserved for KV Cache is 9.88GiB.'). Its risk: a log
+    whose longest line ends in a blank and is followed by a line of no head that no message of the grammar starts is
+    read as one line (a warning vLLM prints over lines of its own, each ending in a blank, is one message anyway)."""
+    if columns.count(width) != 1 or (i := columns.index(width)) + 1 == len(lines):
+        return lines
+    row, after = lines[i], _unquoted(lines[i], lines[i + 1])
+    if not wrap_row(row, lines[i + 1]) or _opens_message(lines[i + 1]):
+        return lines
+    kept = row[-1:] == " " and row.strip() != "" and _soft_break(row, width, after, width)
+    cut = _CUT_GROUP.search(row)
+    if not kept and not (cut and _GROUPED.fullmatch(cut.group() + after.split(None, 1)[0].rstrip(",.;:"))):
+        return lines
+    return [*lines[:i], row + after, *lines[i + 2 :]]
+
+
 def _unwrapped(lines: list[str]) -> list[str]:
     """`lines` with the rows of a line a terminal hard-wrapped or a paste word-wrapped joined back (_WRAPPED_ROWS);
     unchanged when no width is told."""
@@ -865,7 +891,7 @@ def _unwrapped(lines: list[str]) -> list[str]:
     if len(soft) < _WRAPPED_ROWS:
         soft.clear()
         if not hard:
-            return lines
+            return _broken_once(lines, columns, width)
     out: list[str] = []
     joining: str | None = None  # what joins a row continuing the last line of `out` to it (a chat box's dropped space)
     for i, line in enumerate(lines):

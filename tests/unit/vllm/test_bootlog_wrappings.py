@@ -291,3 +291,23 @@ def test_a_wrapped_excerpt_of_bare_messages_reads_as_the_plain_log(name: str, wr
 def test_a_word_wrapped_excerpt_whose_rows_fill_the_width_is_no_hard_wrap(name: str, width: int) -> None:
     text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
     assert _reading(_folded(width)(text) + "\n") == _reading(text)
+
+
+# A paste wrapped once: one row of the widest length, broken off the line the next row continues. The width rule needs
+# two rows of it, so v100's profiler line folded at 127 - 160 (its only line past the width) lost its pool. A single
+# break is joined only where nothing but a wrap explains the row's end: the blank fold -s keeps at the end of the widest
+# row before a word that did not fit, or a comma-grouped figure cut inside a group ('for 8,1' then '92 tokens'), each
+# followed by a row that opens no line or message of its own (bootlog._broken_once)
+@pytest.mark.parametrize("width", [127, 140, 160])
+def test_a_bare_excerpt_wrapped_once_reads_as_the_plain_log(width: int) -> None:
+    text = (BOOTLOGS / "v100-qwen25-7b-fp16-v085.log").read_text(encoding="utf-8")
+    assert _reading(_folded(width)(text) + "\n") == _reading(text)
+
+
+def test_a_figure_a_terminal_cut_inside_a_group_is_joined_back() -> None:
+    lines = (BOOTLOGS / "tpu-v5e1-gemma4-e2b-seed.log").read_text(encoding="utf-8").splitlines()
+    token_line = next(line for line in lines if "KV cache size" in line)
+    cut = token_line.index("8,192") + len("8,1")  # a terminal 62 columns wide would cut it there
+    excerpt = [lines[0], token_line[:cut], token_line[cut:]]
+    assert len(token_line[:cut]) > max(len(lines[0]), len(token_line[cut:]))
+    assert _reading("\n".join(excerpt) + "\n") == _reading(f"{lines[0]}\n{token_line}\n")
