@@ -810,6 +810,55 @@ def _opens_message(row: str) -> bool:
     return bool(_FILE_LINE.match(bare)) or any(pattern.match(bare) for pattern in _MESSAGES)
 
 
+def _kept_blanks(lines: list[str], columns: list[int], width: int) -> bool:
+    """Whether the rows of the width among `lines` (`columns` wide, the widest `width`) are `fold -s` rows, not a
+    terminal's: none is cut inside a word (each that the next row continues, wrap_row, ends in the blank fold keeps,
+    or the next row opens a message of its own, _opens_message), and at least _WRAPPED_ROWS rows end in that blank
+    before a row whose first word did not fit (_soft_break), one of them short of the width, which a terminal's rows
+    never are. A word-wrapped bare excerpt whose rows fill the width twice was read as a hard wrap
+    (rtx3090-llama31-8b-len29000-refused-v0 at 109 columns: the profiler line's last row is 109 wide, '# GPU blocks:
+    1478' was joined onto it, and the refusal's rows were not joined). A vLLM warning printed over lines of its own,
+    each ending in a blank (Ray's 'which can degrade the ' then 'performance unless ...',
+    a100x2-40gb-qwen2-7b-tp2-ray-2nodes-util050-v01011), hard-wrapped, still has rows of the width cut in a word."""
+    kept, short = 0, False
+    for i, line in enumerate(lines[:-1]):
+        blank = line[-1:] == " " and bool(line.strip())
+        if not (blank or columns[i] == width) or not wrap_row(line, lines[i + 1]):
+            continue
+        blank = blank and _soft_break(line, columns[i], _unquoted(line, lines[i + 1]), width)
+        if columns[i] == width and not blank and not _opens_message(lines[i + 1]):
+            return False
+        kept += blank
+        short = short or (blank and columns[i] < width)
+    return kept >= _WRAPPED_ROWS and short
+
+
+# A comma-grouped figure ('{:,}': vLLM's token line '321,280 tokens', 'for 8,192 tokens') cut inside a group: a row ends
+# in a group of fewer than three digits that the next row's digits complete
+_CUT_GROUP = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})*,\d{0,2}$")
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
+
+
+def _broken_once(lines: list[str], columns: list[int], width: int) -> list[str]:
+    """`lines` with the one row of the widest length (`width`) joined to the next where only a wrap explains its end:
+    the blank `fold -s` keeps before a word that did not fit (_soft_break), or a comma-grouped figure cut inside a group
+    that the next row's digits make whole (_CUT_GROUP); the next row continues it (wrap_row) and opens no message of
+    its own (_opens_message). A paste wrapped once has one such row, and the width rule needs two (v100-qwen25-7b-
+    fp16-v085 folded at 127 - 160: 'the ' then 'rest of the memory reserved for KV Cache is 9.88GiB.'). Its risk: a log
+    whose longest line ends in a blank and is followed by a line of no head that no message of the grammar starts is
+    read as one line (a warning vLLM prints over lines of its own, each ending in a blank, is one message anyway)."""
+    if columns.count(width) != 1 or (i := columns.index(width)) + 1 == len(lines):
+        return lines
+    row, after = lines[i], _unquoted(lines[i], lines[i + 1])
+    if not wrap_row(row, lines[i + 1]) or _opens_message(lines[i + 1]):
+        return lines
+    kept = row[-1:] == " " and row.strip() != "" and _soft_break(row, width, after, width)
+    cut = _CUT_GROUP.search(row)
+    if not kept and not (cut and _GROUPED.fullmatch(cut.group() + after.split(None, 1)[0].rstrip(",.;:"))):
+        return lines
+    return [*lines[:i], row + after, *lines[i + 2 :]]
+
+
 def _unwrapped(lines: list[str]) -> list[str]:
     """`lines` with the rows of a line a terminal hard-wrapped or a paste word-wrapped joined back (_WRAPPED_ROWS);
     unchanged when no width is told."""
@@ -820,6 +869,9 @@ def _unwrapped(lines: list[str]) -> list[str]:
     if width < _WRAP_MIN:
         return lines
     hard = columns.count(width) >= _WRAPPED_ROWS
+    # rows of the width `fold -s` made: only one with no blank inside is a cut (a word as long as the width), the rest
+    # are joined as a word wrap's rows are, and a bare message's rows are read as where no hard wrap is told
+    folded = hard and _kept_blanks(lines, columns, width)
     soft: set[int] = set()  # the rows a word wrap broke: of a record, or of a bare message the next row is no start of
     record = False  # lines[i - 1] is (a row of) a record whose rows a word wrap may have broken
     logged = False  # that record is a line of vLLM's logger or a serve command, whose rows may open with a message
@@ -831,7 +883,7 @@ def _unwrapped(lines: list[str]) -> list[str]:
         logged = (logged and broken) or _opens_record(lines, i, paragraph=False)
         # elsewhere (a paragraph, a pasted excerpt of bare messages) a row opening a message the grammar knows is one
         # of its own; a message of no head is read so only where no terminal's hard wrap is told (rows of the width)
-        message = (record or not hard) and not _opens_message(lines[i + 1])
+        message = (record or not hard or folded) and not _opens_message(lines[i + 1])
         if breaks and (logged or message) and wrap_row(line, lines[i + 1]):
             soft.add(i)
     # rows short of the width that a word wrap broke tell it from a terminal's wrap, which breaks rows at the width only
@@ -839,7 +891,7 @@ def _unwrapped(lines: list[str]) -> list[str]:
     if len(soft) < _WRAPPED_ROWS:
         soft.clear()
         if not hard:
-            return lines
+            return _broken_once(lines, columns, width)
     out: list[str] = []
     joining: str | None = None  # what joins a row continuing the last line of `out` to it (a chat box's dropped space)
     for i, line in enumerate(lines):
@@ -853,7 +905,7 @@ def _unwrapped(lines: list[str]) -> list[str]:
         if i in soft:  # a row of the width with a blank inside is a chat box's (fold -s breaks at that blank)
             word_cut = columns[i] == width and not (soft_before and _BLANK_INSIDE.search(line))
             joining = "" if line[-1:].isspace() or word_cut else " "
-        elif hard and columns[i] == width:
+        elif hard and columns[i] == width and not (folded and _BLANK_INSIDE.search(line.strip())):
             joining = ""
     return out
 

@@ -272,3 +272,42 @@ def test_an_exception_printed_after_a_shorter_record_is_not_joined_to_it() -> No
 def test_a_wrapped_excerpt_of_bare_messages_reads_as_the_plain_log(name: str, wrap: str) -> None:
     text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
     assert _reading(WRAPS[wrap](text) + "\n") == _reading(text)
+
+
+# The same excerpts folded where two of their rows fill the width exactly (a row's kept blank at the last column, or a
+# line's last row as wide as the width): two rows of the widest length were read as a terminal's hard wrap, so the
+# profiler line's last row took '# GPU blocks: 1478' after it and the refusal's rows were not joined (rtx3090 at 109 -
+# 115: 'KV cache allocated'), and the token line's rows were not (the seed at 82 - 83: no concurrency). A terminal cuts
+# every row of a long line at the width; rows short of it that end in the blank fold -s keeps are a word wrap's
+@pytest.mark.parametrize(
+    ("name", "width"),
+    [
+        ("rtx3090-llama31-8b-len29000-refused-v0", 109),
+        ("rtx3090-llama31-8b-len29000-refused-v0", 115),
+        ("tpu-v5e1-gemma4-e2b-seed", 82),
+        ("tpu-v5e1-gemma4-e2b-seed", 83),
+    ],
+)
+def test_a_word_wrapped_excerpt_whose_rows_fill_the_width_is_no_hard_wrap(name: str, width: int) -> None:
+    text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+    assert _reading(_folded(width)(text) + "\n") == _reading(text)
+
+
+# A paste wrapped once: one row of the widest length, broken off the line the next row continues. The width rule needs
+# two rows of it, so v100's profiler line folded at 127 - 160 (its only line past the width) lost its pool. A single
+# break is joined only where nothing but a wrap explains the row's end: the blank fold -s keeps at the end of the widest
+# row before a word that did not fit, or a comma-grouped figure cut inside a group ('for 8,1' then '92 tokens'), each
+# followed by a row that opens no line or message of its own (bootlog._broken_once)
+@pytest.mark.parametrize("width", [127, 140, 160])
+def test_a_bare_excerpt_wrapped_once_reads_as_the_plain_log(width: int) -> None:
+    text = (BOOTLOGS / "v100-qwen25-7b-fp16-v085.log").read_text(encoding="utf-8")
+    assert _reading(_folded(width)(text) + "\n") == _reading(text)
+
+
+def test_a_figure_a_terminal_cut_inside_a_group_is_joined_back() -> None:
+    lines = (BOOTLOGS / "tpu-v5e1-gemma4-e2b-seed.log").read_text(encoding="utf-8").splitlines()
+    token_line = next(line for line in lines if "KV cache size" in line)
+    cut = token_line.index("8,192") + len("8,1")  # a terminal 62 columns wide would cut it there
+    excerpt = [lines[0], token_line[:cut], token_line[cut:]]
+    assert len(token_line[:cut]) > max(len(lines[0]), len(token_line[cut:]))
+    assert _reading("\n".join(excerpt) + "\n") == _reading(f"{lines[0]}\n{token_line}\n")
