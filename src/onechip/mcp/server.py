@@ -48,7 +48,7 @@ from onechip.mcp.bridge import (
     signature_of,
     wait_for_jobs,
 )
-from onechip.mcp.stdio import AnsweringReadStream
+from onechip.mcp.stdio import client_lines
 from onechip.mcp.tools import NOT_MCP_INPUTS, TOOLS, ToolSpec, refuse_paths, refuse_programs, refuse_set_paths
 from onechip.procs import cap_heap, heap_in_use_bytes
 from onechip.schemas.common import GIB
@@ -208,15 +208,17 @@ class _Server(MCPServer):
         return await super().call_tool(name, arguments, context)
 
     async def run_stdio_async(self) -> None:
-        """The SDK's stdio server (MCPServer.run_stdio_async, mcp 2.3.0), answering every line a client sends: one
-        its parser refuses is answered with a JSON-RPC error, where the SDK dropped it (mcp.stdio). The low-level
-        server is the SDK's private attribute: an SDK release without it runs the SDK's own stdio server."""
+        """The SDK's stdio server (MCPServer.run_stdio_async, mcp 2.3.0) reading the client's lines through
+        mcp.stdio.CheckedLines, which answers each one the SDK would have dropped (no JSON, no message, an id that is
+        no RequestId) with a JSON-RPC error. The low-level server is the SDK's private attribute: an SDK release
+        without it runs the SDK's own stdio server."""
         lowlevel = getattr(self, "_lowlevel_server", None)
         if lowlevel is None:
             return await super().run_stdio_async()
-        async with stdio_server() as (read_stream, write_stream):
-            lines = AnsweringReadStream(read_stream, write_stream)
-            await lowlevel.run(lines, write_stream, lowlevel.create_initialization_options())
+        with client_lines() as lines:
+            async with stdio_server(stdin=lines) as (read_stream, write_stream):
+                lines.answer_on(write_stream)
+                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
         raise MCPError(code=INVALID_PARAMS, message=one_line(f"no prompt {shown(name)}: this server has none"))

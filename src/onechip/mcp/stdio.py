@@ -1,37 +1,54 @@
-"""The read side of the stdio transport as onechip serves it: every line a client sends is answered.
+"""The read side of the stdio transport as onechip serves it: every message a client sends is answered.
 
 mcp 2.3.0's stdio transport (mcp/server/stdio.py, stdin_reader) puts a line its JSON-RPC parser
 (mcp_types.jsonrpc_message_adapter.validate_json) refuses on the read stream as the pydantic ValidationError; the
 dispatcher (mcp/shared/jsonrpc_dispatcher.py, _dispatch) hands it to an `on_stream_exception` observer, or without one
 logs it at debug level and drops it. Server.run builds its dispatcher without one (mcp/server/runner.py,
 serve_dual_era_loop), and nothing passes one through, so a client that sent such a line waited for ever for its
-answer. AnsweringReadStream sits between the transport and Server.run and answers the line as JSON-RPC 2.0 says
-(https://www.jsonrpc.org/specification, section 5.1), echoing nothing of it but a request's id:
+answer. The parser also reads a method whose id is no RequestId (a strict integer or a string: true, 1.5, 1.0, [],
+null) as a notification, which is never answered. CheckedLines is the transport's stdin (its public `stdin`
+argument): it reads each line before the SDK does and answers the ones it must as JSON-RPC 2.0 says
+(https://www.jsonrpc.org/specification, section 5.1), echoing nothing of them but a request's id:
 
 - not JSON: -32700 "Parse error", id null;
-- JSON, but no JSON-RPC message (a params that is no object, a batch, which MCP 2025-06-18 dropped): -32600
+- JSON, but no JSON-RPC message (a params that is no object, a batch, which MCP 2025-06-18 dropped, a request whose
+  id is no RequestId: MCP 2025-06-18 basic/index, 'Unlike base JSON-RPC, the ID MUST NOT be null'): -32600
   "Invalid Request", with the request's id when it is an object naming a method and a valid id, else null;
 - JSON whose only fault is a lone surrogate escape ("\\ud83d", which JavaScript's JSON.stringify writes for half an
-  emoji): pydantic's parser refuses it, Python's reads it; the request is served with U+FFFD in its place.
+  emoji): pydantic's parser refuses it, Python's reads it; the request is served with U+FFFD in its place, but for
+  a surrogate in its id, which no answer can carry back as sent: that id is read as null (-32600, id null);
+- a blank line (whitespace only) is no message: the SDK's transport drops it unanswered, and so does this.
+
+When the client closes stdin, the SDK's dispatcher cancels the requests still in flight (jsonrpc_dispatcher.py,
+JSONRPCDispatcher.run: tg.cancel_scope.cancel() once the read stream ends), which are never answered: closing stdin
+is how an MCP client shuts a stdio server down (MCP 2025-06-18 basic/lifecycle, Shutdown), so a client that wants
+its answers reads them before it closes stdin.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol, TextIO
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCMessage, jsonrpc_message_adapter
+from mcp_types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from onechip import jsontext
-
-if TYPE_CHECKING:  # Server.run's own stream types, from a private module: for the type checker only, so a rename in
-    # an SDK release cannot stop `onechip mcp` from starting
-    from mcp.shared._stream_protocols import ReadStream, WriteStream
 
 # JSON-RPC 2.0 section 5.1's messages for its codes
 PARSE_ERROR_MESSAGE = "Parse error"
@@ -41,79 +58,95 @@ INVALID_REQUEST_MESSAGE = "Invalid Request"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class AnsweringReadStream:
-    """The transport's read stream, less the lines its parser refused: each is answered on `write` (the module's
-    docstring says how) and is not handed on, but one whose only fault was a lone surrogate, which is handed on as
-    the message it is with U+FFFD in the surrogate's place. Anything else, an error included, passes as it came."""
+class _Answers(Protocol):
+    """Where answers are written: the SDK's write stream (anything with its `send`)."""
 
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], write: WriteStream[SessionMessage]) -> None:
-        self._inner = inner
-        self._write = write
+    async def send(self, item: SessionMessage, /) -> None: ...
 
-    @property
-    def last_context(self) -> Any:
-        """The sender's context of the last item (the SDK's context streams carry one; runner._sender_context)."""
-        return getattr(self._inner, "last_context", None)
 
-    async def receive(self) -> SessionMessage | Exception:
+class CheckedLines(anyio.AsyncFile[str]):
+    """The client's lines, as the SDK's stdio transport reads its `stdin` (AsyncFile.__aiter__ calls readline), less
+    the blank ones and the ones answered here (the module's docstring says which); one whose only fault was a lone
+    surrogate is handed on as the message it is with U+FFFD in the surrogate's place. Answers go to the stream
+    given to `answer_on`, which the transport opens only once it reads this."""
+
+    def __init__(self, wire: TextIO) -> None:
+        super().__init__(wire)
+        self._answers: _Answers | None = None
+        self._bound = anyio.Event()
+
+    def answer_on(self, answers: _Answers) -> None:
+        self._answers = answers
+        self._bound.set()
+
+    async def readline(self) -> str:
         while True:
-            item = await self._inner.receive()
-            if not isinstance(item, ValidationError):
-                return item
-            message = _meant(item)
-            if not isinstance(message, JSONRPCError):
-                return SessionMessage(message)
+            line = await super().readline()
+            if not line:  # the end of the stream
+                return line
+            if line.isspace():  # no message
+                continue
+            meant = _meant(line)
+            if meant is None:
+                return line
+            if isinstance(meant, str):
+                return meant
+            await self._bound.wait()
+            assert self._answers is not None
             try:
-                await self._write.send(SessionMessage(message))
+                await self._answers.send(SessionMessage(meant))
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass  # the client is gone: there is no one to answer
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
+@contextmanager
+def client_lines() -> Iterator[CheckedLines]:
+    """The client's lines on stdin (fd 0), read from a descriptor of their own while fd 0 points at the null device,
+    as mcp 2.3.0's stdio_server does with the stdin it opens itself (and skips for one it is given): a handler or
+    a child that reads stdin reads nothing, not the client's messages. fd 0 is the client's again on exit. The
+    descriptor is never closed: the reading thread may still wait on it (the SDK leaves its own open for this)."""
+    wire_fd = os.dup(0)  # not inherited by children (PEP 446)
+    null_fd = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null_fd, 0)
+    os.close(null_fd)
+    try:  # UTF-8, an undecodable byte replaced, as the SDK's transport reads stdin
+        yield CheckedLines(io.TextIOWrapper(os.fdopen(wire_fd, "rb", closefd=False), "utf-8", errors="replace"))
+    finally:
+        os.dup2(wire_fd, 0)
 
 
-def _meant(refused: ValidationError) -> JSONRPCMessage:
-    """The message a line the SDK's parser `refused` stands for: the request it is once its lone surrogates are
-    replaced, else the JSON-RPC error that answers it."""
-    errors = refused.errors(include_url=False)
-    if errors[0]["type"] == "json_invalid":  # its input is the whole line (pydantic's error for JSON it cannot read)
-        text = _without_lone_surrogates(errors[0]["input"])
-        if text is not None:
-            try:
-                return jsonrpc_message_adapter.validate_json(text, by_name=False)  # as the SDK's transport does
-            except ValidationError as exc:  # still no JSON to it (nested past its limit), or JSON but no message
-                errors = exc.errors(include_url=False)
-        if errors[0]["type"] == "json_invalid":
+def _meant(line: str) -> str | JSONRPCError | None:
+    """What `line` stands for: None, the message it is, to hand on as it is; a str, the text to hand on instead (its
+    lone surrogates replaced); a JSONRPCError, the answer to write, nothing handed on."""
+    try:
+        message = jsonrpc_message_adapter.validate_json(line, by_name=False)  # as the SDK's transport does
+    except ValidationError as refused:
+        errors = refused.errors(include_url=False)
+        if errors[0]["type"] != "json_invalid":  # pydantic's error for JSON it cannot read: its input is the line
+            return _error(INVALID_REQUEST, INVALID_REQUEST_MESSAGE, _request_id(errors))
+        text = _without_lone_surrogates(line)
+        if text is None:
             return _error(PARSE_ERROR, PARSE_ERROR_MESSAGE, None)
-    return _error(INVALID_REQUEST, INVALID_REQUEST_MESSAGE, _request_id(errors))
+        answer = _meant(text)  # no lone surrogate is left in it: a second refusal is answered
+        return text if answer is None else answer
+    if isinstance(message, JSONRPCNotification) and "id" in from_json(line):  # a method with an id no RequestId
+        return _error(INVALID_REQUEST, INVALID_REQUEST_MESSAGE, None)
+    return None
 
 
 def _without_lone_surrogates(line: str) -> str | None:
-    """`line` as JSON text with U+FFFD for each lone surrogate its strings held; None where it is no JSON to Python
-    either, or held none (then another fault made pydantic's parser refuse it)."""
+    """`line` as JSON text with U+FFFD for each lone surrogate its strings held, and an id that held one as null;
+    None where it is no JSON to Python either, or held none (then another fault made pydantic's parser refuse it)."""
     try:
-        text = json.dumps(jsontext.loads(line), ensure_ascii=False)
+        value = jsontext.loads(line)
+        nulled = isinstance(value, dict) and isinstance(value.get("id"), str) and _LONE_SURROGATE.search(value["id"])
+        if nulled:
+            value["id"] = None
+        text = json.dumps(value, ensure_ascii=False)
     except (ValueError, RecursionError):  # RecursionError: writing what was nested just short of the reader's limit
         return None
     text, replaced = _LONE_SURROGATE.subn("\ufffd", text)
-    return text if replaced else None
+    return text if replaced or nulled else None
 
 
 def _request_id(errors: list[Any]) -> int | str | None:

@@ -126,27 +126,23 @@ def test_a_request_with_a_lone_surrogate_is_served_with_the_replacement_characte
 
 
 def _through_the_stream(line: str) -> tuple[list[Any], list[Any]]:
-    """What AnsweringReadStream hands the server and what it answers for one line, refused as the SDK's stdio
-    transport refuses it (its parse error on the read stream)."""
+    """What CheckedLines hands the SDK's transport (each line as the SDK reads it) and what it answers, for one
+    line."""
+    import io
+
     from mcp.shared.message import SessionMessage
     from mcp_types import jsonrpc_message_adapter
-    from pydantic import ValidationError
 
-    from onechip.mcp.stdio import AnsweringReadStream
+    from onechip.mcp.stdio import CheckedLines
 
     async def go() -> tuple[list[Any], list[Any]]:
-        into, inner = anyio.create_memory_object_stream[SessionMessage | Exception](1)
         write, answers = anyio.create_memory_object_stream[SessionMessage](1)
-        try:
-            jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except ValidationError as exc:
-            await into.send(exc)
-        into.close()
-        async with AnsweringReadStream(inner, write) as lines:
-            served = [item async for item in lines]
+        lines = CheckedLines(io.StringIO(line + "\n"))
+        lines.answer_on(write)
+        served = [jsonrpc_message_adapter.validate_json(text, by_name=False) async for text in lines]
         write.close()
         async with answers:
-            return [item.message for item in served], [item.message.model_dump(mode="json") async for item in answers]
+            return served, [item.message.model_dump(mode="json") async for item in answers]
 
     return anyio.run(go)
 
@@ -159,3 +155,86 @@ def test_a_lone_surrogate_in_json_the_sdk_cannot_read_for_another_fault_is_a_par
     assert _through_the_stream(deep) == ([], [parse_error])
     served, answers = _through_the_stream('{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"\\udc00": 1}}')
     assert answers == [] and served[0].params == {"\ufffd": 1}  # a key's surrogate too
+
+
+INVALID_REQUEST = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}
+
+
+def test_a_request_whose_id_is_no_request_id_is_answered_invalid_with_id_null(tmp_path):
+    """mcp 2.3.0's parser reads a method with an id that is no RequestId (mcp_types.jsonrpc: a strict integer or a
+    string) as a notification, which is never answered: the client waited for ever. JSON-RPC 2.0 section 4: an id
+    is a string, a number or null; MCP (basic/index, 2025-06-18): 'Unlike base JSON-RPC, the ID MUST NOT be null';
+    the SDK's type takes no fraction, not even 1.0. None of them can be echoed as the id the client sent, so each is
+    answered -32600 with id null (section 5: the id could not be detected). A lone surrogate in an id is no string
+    UTF-8 can carry back: the answer names id null too, not U+FFFD, which the client never sent."""
+    ids = ["true", "1.5", "1.0", "1e2", "[]", "{}", "null", "[1]", '{"n": 1}', '"\\ud800"', '"r-\\udc00"']
+    with _server(tmp_path) as wire:
+        for request_id, sent_id in enumerate(ids, start=300):
+            wire.send('{"jsonrpc": "2.0", "id": ' + sent_id + ', "method": "ping"}')
+            assert wire.answer()[1] == INVALID_REQUEST, sent_id
+            _pings_back(wire, request_id)
+        wire.request({"method": "notifications/cancelled", "params": {"requestId": 12345}})  # a notification: no answer
+        _pings_back(wire, 400)
+
+
+def test_a_blank_line_is_no_message_and_gets_no_answer(tmp_path):
+    """mcp 2.3.0's stdio server hands a blank line to its parser, which refuses it, and drops the refusal unanswered
+    (jsonrpc_dispatcher._dispatch, no on_stream_exception): a blank line is no message, so it gets no answer here
+    either, where it was answered -32700 with id null."""
+    with _server(tmp_path) as wire:
+        for blank in ["", "   ", "\t", "\r", " \r"]:
+            wire.send(blank)
+        _pings_back(wire, 1)  # the next line out answers the ping, not a blank line
+
+
+def test_crlf_a_bom_a_request_with_a_result_and_a_10_mb_line(tmp_path):
+    """A CRLF line end is JSON whitespace: served. A BOM before a line: RFC 8259 section 8.1, senders MUST NOT add
+    one, parsers MAY ignore it; the SDK's parser refuses it, so it is answered -32700. A request that also carries
+    a result is read as the request (the SDK's parser ignores members a message does not have). A 10 MB line is
+    read whole."""
+    with _server(tmp_path) as wire:
+        wire.send('{"jsonrpc": "2.0", "id": 1, "method": "ping"}\r')
+        assert wire.answer()[1] == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        wire.send('\ufeff{"jsonrpc": "2.0", "id": 2, "method": "ping"}')
+        assert wire.answer()[1] == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+        wire.request({"id": 3, "method": "ping", "result": {}})
+        assert wire.answer()[1] == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        wire.request({"id": 4, "method": "ping", "params": {"_meta": {"note": "x" * 10_000_000}}})
+        assert wire.answer()[1] == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+def test_initialize_initialized_and_pings_written_in_one_burst_are_all_answered_then_stdin_closed_ends_it(tmp_path):
+    """Every line written at once, before the server has started reading, with stdin left open: each request is
+    answered (the SDK answers what is in flight only while stdin is open: see onechip.mcp.stdio). Then the end of
+    stdin ends the server, exit 0."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "ONECHIP_HOME": str(tmp_path / "home")}
+    burst = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": HELLO}]
+    burst += [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    burst += [{"jsonrpc": "2.0", "id": n, "method": "ping"} for n in range(1, 9)]
+    with subprocess.Popen(
+        [sys.executable, "-m", "onechip", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, env=env, cwd=tmp_path,
+    ) as server:  # fmt: skip
+        try:
+            wire = _Wire(server)
+            wire.send("\n".join(json.dumps(line) for line in burst))
+            assert sorted(wire.answer()[1]["id"] for _ in range(9)) == list(range(9))
+            assert server.stdin is not None
+            server.stdin.close()  # how a client shuts a stdio server down (MCP 2025-06-18 basic/lifecycle)
+            assert server.wait(timeout=ANSWER_S) == 0
+        finally:
+            server.kill()
+
+
+def test_what_the_line_check_hands_on_and_answers():
+    """The SDK never sees a line answered here; a line it reads as it is, it gets as it is."""
+    ping = '{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    assert _through_the_stream(ping)[1] == []
+    invalid = {**INVALID_REQUEST, "error": {**INVALID_REQUEST["error"], "data": None}}
+    for sent_id in ["true", "1.0", "null", '"\\ud800"']:
+        assert _through_the_stream('{"jsonrpc": "2.0", "id": ' + sent_id + ', "method": "ping"}') == ([], [invalid])
+    notified = _through_the_stream('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+    assert notified[1] == [] and notified[0][0].method == "notifications/initialized"
+    # a surrogate in a response's id: no id to resolve, and a response is never answered with its id
+    assert _through_the_stream('{"jsonrpc": "2.0", "id": "\\udc00", "result": {}}') == ([], [invalid])
+    assert _through_the_stream("  \r") == ([], [])
