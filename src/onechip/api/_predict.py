@@ -140,6 +140,7 @@ def predicted_cell(
         return cell.model_copy(update={"status": "infeasible", "reason": p.infeasible})
     cell = bench_stats.summarize_cell(cell, p.samples_by_seed, config.output_tokens, config.slo or None,
                                       config.rate_per_s is not None)  # fmt: skip
+    cell = sim.with_whole_run(cell, p)
     rates = [r.output_tok_per_s for r in cell.reps]
     reason = f"predicted over {seeds} seeds: {min(rates):,.1f}-{max(rates):,.1f} output tok/s"
     if p.preemptions:

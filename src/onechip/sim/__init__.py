@@ -6,7 +6,7 @@ Pure and seeded, except sim.store: the same plan, terms, workload and seed give 
 """
 
 from onechip.sim.calibrate import calibrate, check_cells, key_of, transfer
-from onechip.sim.predict import CellPrediction, agent_shape, simulate_cell, simulate_grid
+from onechip.sim.predict import CellPrediction, agent_shape, simulate_cell, simulate_grid, with_whole_run
 from onechip.sim.steptime import roofline_priors
 
 __all__ = [
@@ -19,4 +19,5 @@ __all__ = [
     "simulate_cell",
     "simulate_grid",
     "transfer",
+    "with_whole_run",
 ]

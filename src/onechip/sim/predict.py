@@ -8,6 +8,7 @@ is infeasible (what bench would record), never dropped.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -15,7 +16,8 @@ from onechip.catalog.files import version_key
 from onechip.planner.geometry import cdiv
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas import Plan
-from onechip.schemas.bench import BenchConfig, RequestSample
+from onechip.schemas.bench import BenchConfig, CellResult, RequestSample
+from onechip.schemas.figures import whole_run
 from onechip.schemas.replicas import RouterPolicy
 from onechip.schemas.sim import StepTerms
 from onechip.sim import routing
@@ -97,6 +99,9 @@ class CellPrediction:
     infeasible: str | None = None
     preemptions: int = 0
     routings: list[routing.Routing] = field(default_factory=list)  # agent workload: one per seed
+    # closed loop with drawn stream starts: each seed's run with every stream sent at once, read for the whole-run
+    # figures alone (with_whole_run); empty where samples_by_seed started so already
+    whole_run_by_seed: dict[int, Sequence[RequestSample]] = field(default_factory=dict)
 
 
 def engine_of(plan: Plan) -> SchedulerLimits:
@@ -137,8 +142,10 @@ def simulate_cell(
     alike: engine k serves streams k, k + replicas, ... (round robin's share), and in open loop every n-th arrival
     (engine_shares: the deployment's rate, not each engine's). `client`:
     another client's run of the cell replayed (sim.protocol: its pool of requests, stream starts and cached prompt
-    tokens; one engine), in place of `config`'s per-stream requests and `start_spread_s`. Raises ValueError for a
-    client replayed on several replicas."""
+    tokens; one engine), in place of `config`'s per-stream requests and `start_spread_s`. Closed-loop streams whose
+    starts are drawn (not 0.0) are run a second time per seed with every stream sent at once, for the whole-run
+    figures (CellPrediction.whole_run_by_seed, with_whole_run). Raises ValueError for a client replayed on several
+    replicas."""
     if client is not None and replicas != 1:
         raise ValueError("a replayed client protocol is simulated on one engine")
     if config.workload == "agent":
@@ -153,19 +160,52 @@ def simulate_cell(
     spread = start_spread_s if client is None else client.start_spread_s
     shapes = None if client is None else client.shapes(context, clients)
     pool = client.num_prompts if client else None
+    drawn = spread != 0.0 and config.rate_per_s is None
     for seed in range(seeds):
-        samples: list[RequestSample] = []
-        for streams, share in engine_shares(config, clients, replicas):
-            sim = CellSimulation(share, engine, model, context, len(streams), seed, spread, jitter, shapes, pool)
-            try:
-                samples += _renumbered(sim.run(), streams)
-            except RuntimeError as exc:
-                cell.infeasible = str(exc)
-                cell.samples_by_seed.clear()
-                return cell
-            cell.preemptions += sim.preemptions
-        cell.samples_by_seed[seed] = samples
+        for starts, runs in ((spread, cell.samples_by_seed), (0.0, cell.whole_run_by_seed))[: 1 + drawn]:
+            samples: list[RequestSample] = []
+            for streams, share in engine_shares(config, clients, replicas):
+                sim = CellSimulation(share, engine, model, context, len(streams), seed, starts, jitter, shapes, pool)
+                try:
+                    samples += _renumbered(sim.run(), streams)
+                except RuntimeError as exc:
+                    cell.infeasible = str(exc)
+                    cell.samples_by_seed.clear()
+                    cell.whole_run_by_seed.clear()
+                    return cell
+                if runs is cell.samples_by_seed:
+                    cell.preemptions += sim.preemptions
+            runs[seed] = samples
     return cell
+
+
+def with_whole_run(result: CellResult, p: CellPrediction) -> CellResult:
+    """`result` (p summarised, bench.stats.summarize_cell) with its whole-run figures read from p's runs whose streams
+    were all sent at once (CellPrediction.whole_run_by_seed), where its streams' starts were drawn; unchanged
+    otherwise. The whole-run figure (vllm bench serve's: output tokens / (last completion - first send)) is a
+    property of the client, and every client we score sends its streams' first requests together (bench; vllm bench
+    serve, serve.py: one task per request at once behind the max-concurrency semaphore). Drawn starts stand for
+    streams that drifted apart once running; read over the whole run they add a ramp, one request's duration long,
+    that no client has: simulated whole-run / steady 0.82 - 0.85 at 128 x 8 and 1,024 x 16 where the measured runs
+    read 0.97 - 0.99 (benchmarks/sim_accuracy.py). Latencies and the steady window stay the drawn runs'."""
+    if not p.whole_run_by_seed or result.status != "ok":
+        return result
+    reps, rates, request_rates = [], [], []
+    for rep in result.reps:
+        duration_s, tokens, ok = whole_run(p.whole_run_by_seed[rep.rep])
+        rate = tokens / duration_s if duration_s > 0 else 0.0
+        reps.append(rep.model_copy(update={"whole_run_s": duration_s, "whole_run_output_tokens": tokens,
+                                           "whole_run_tok_per_s": rate}))  # fmt: skip
+        if duration_s > 0:
+            rates.append(rate)
+            request_rates.append(ok / duration_s)
+    return result.model_copy(
+        update={
+            "reps": reps,
+            "whole_run_tok_per_s": statistics.median(rates) if rates else None,
+            "whole_run_request_rate_per_s": statistics.median(request_rates) if request_rates else None,
+        }
+    )
 
 
 def engine_shares(config: BenchConfig, clients: int, replicas: int) -> list[tuple[list[int], BenchConfig]]:
