@@ -318,9 +318,8 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
     while True:
         elapsed = time.monotonic() - started
         item = poll(api, resource.kind, resource.zone, resource.name, end_s, on_progress)
-        if item is None and seen:  # deleted outside this run: it bills nothing, and was said as 'may exist'
-            raise CloudError(f"{where}: the API no longer has it (deleted outside this run while {seen})",
-                             reason="ended")  # fmt: skip
+        if item is None and seen:  # deleted outside this run, on purpose: `up` stops (deleted_outside)
+            raise deleted_outside(where, seen)
         if item is None and elapsed > CREATE_GRACE_S:  # just created, the API may not show it for a moment
             raise CloudError(f"{where}: the API does not have it {CREATE_GRACE_S:.0f} s after its create")
         seen = seen if item is None else state_of(resource.kind, item) or "STATE_UNSPECIFIED"
@@ -348,6 +347,18 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
         time.sleep(api.poll_s)
 
 
+def deleted_outside(where: str, seen: str) -> CloudError:
+    """The one line (reason 'deleted') for a TPU `up` waits on that the API showed (in state `seen`) and then no longer
+    has: someone (the console, gcloud, another tool) deleted it on purpose, so `up` stops rather than create another in
+    the next zone (it did: 'ended' moved on, a second request queued that nobody wanted). Not FAILOVER; its record is
+    dropped by the caller (the API has nothing of it, and nothing of it bills)."""
+    return CloudError(
+        f"{where}: the API no longer has it: deleted outside this run while {seen} (by hand or by another tool); "
+        "no other zone was tried - run `onechip cloud up` again for a new one",
+        reason="deleted",
+    )
+
+
 def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn) -> Json:
     """Poll the node until READY and healthy (Node.health not UNHEALTHY: a READY node the API reports TIMEOUT or
     UNHEALTHY_* runs nothing reliably, and the API may repair it; a value onechip does not know is said once and read
@@ -358,9 +369,13 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
     started = time.monotonic()
     where = f"node {resource.node_id} in {resource.zone}"
     last = ""  # the node state last seen (a queued resource's `state` is its own)
+    seen = ""  # the last state the API showed the node in: a spot or on-demand node gone since was deleted outside
     while True:
         elapsed = time.monotonic() - started
         node = poll(api, "node", resource.zone, resource.node_id, started + timeout_s, on_progress)
+        if node is None and seen and resource.kind == "node":  # a queued resource's node goes when its run ends
+            raise deleted_outside(where, seen)
+        seen = (state_of("node", node) or "STATE_UNSPECIFIED") if node is not None else seen
         state = state_of("node", node) if node is not None else "gone"
         health = str((node or {}).get("health") or "")
         if state != last and (line := unknown_state("node", state)):
@@ -568,6 +583,9 @@ def create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, on_pro
                 wait_queued(api, resource, request.valid_until_s, on_progress, request.timeout_s)
             wait_node_ready(api, resource, request.timeout_s, on_progress)
         except CloudError as exc:
+            if exc.reason == "deleted":
+                records.forget(resource)
+                raise
             if exc.reason in FAILOVER:
                 _clean_up(api, resource, exc, on_progress)
                 raise
@@ -846,6 +864,9 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
         except KeyboardInterrupt:
             raise Interrupted(interrupted_message(existing)) from None
         except CloudError as exc:
+            if exc.reason == "deleted":
+                records.forget(existing)
+                raise
             if exc.reason not in FAILOVER:
                 raise _may_exist(exc, existing) from None
             _clean_up(api, existing, exc, on_progress)  # it ended while resumed: create anew below

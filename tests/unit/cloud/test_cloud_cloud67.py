@@ -1,0 +1,67 @@
+"""Cloud pass 67 against scenarios another fake API may run (the scripted fake of test_cloud_qa62): a queued resource
+deleted by someone else while `up` waits on it, a create's operation the API no longer has, and multislice queued
+resources (QueuedResource.tpu.nodeSpec[].multiNodeParams), which onechip never creates but may list."""
+
+from __future__ import annotations
+
+import pytest
+import test_cloud_qa62
+from test_cloud_qa62 import NODES, PARENT, QR, Z, _flex, _op, _qr
+
+from onechip.cloud import provision, records
+from onechip.errors import CloudError
+
+script = test_cloud_qa62.script  # the scripted fake API's fixture, found by its name here
+P = "proj-1"
+Z2 = "us-west4-b"
+QR2 = f"/v2alpha1/projects/{P}/locations/{Z2}/queuedResources"
+LABELS = {"created-by": "onechip"}
+
+
+def _ready_node(node_id: str) -> dict:
+    return {"name": f"{PARENT}/nodes/{node_id}", "state": "READY", "labels": LABELS, "health": "HEALTHY",
+            "acceleratorType": "v5litepod-1",
+            "networkEndpoints": [{"ipAddress": "10.0.0.2", "accessConfig": {"externalIp": "203.0.113.7"}}]}  # fmt: skip
+
+
+# --- a queued resource deleted by someone else while `up` waits
+
+
+def test_a_queued_resource_deleted_outside_while_waited_on_stops_up_and_tries_no_other_zone(script):
+    # the user (console, gcloud) or another tool deleted the request on purpose: moving on to the next zone created
+    # a second request, billing once granted, that nobody wanted
+    script.answers[("POST", QR)] = [(200, _op("op-1", done=True, response={}))]
+    script.states[f"{QR}/q"] = [_qr("ACCEPTED"), _qr("WAITING_FOR_RESOURCES"), None]  # None: 404, deleted
+    request = _flex().model_copy(update={"zones": [Z, Z2]})
+    with pytest.raises(CloudError) as info:
+        provision.up(script.api, request, lambda e: None)
+    said = str(info.value)
+    assert info.value.reason not in provision.FAILOVER and "\n" not in said, said
+    assert "deleted outside this run" in said and "no other zone was tried" in said, said
+    assert not any(m == "POST" and p.startswith(QR2) for m, p in script.sent), script.sent  # no second request
+    assert records.load_all() == []  # the API has nothing of it: no record is left to bill in status
+
+
+def test_up_cli_says_a_deleted_queued_resource_in_one_line(script, run, monkeypatch):
+    from onechip.api import _cloud
+
+    monkeypatch.setattr(_cloud, "TpuApi", lambda *a, **kw: script.api)  # the CLI on the scripted fake
+    script.answers[("POST", QR)] = [(200, _op("op-1", done=True, response={}))]
+    script.states[f"{QR}/q"] = [_qr("WAITING_FOR_RESOURCES"), None]
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", f"{Z},{Z2}", "--name", "q", "--provisioning",
+                       "flex-start", "--yes")  # fmt: skip
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert rc == 7 and len(errors) == 1 and "deleted outside this run" in errors[0], (rc, out, err)
+    assert "Traceback" not in err
+
+
+def test_a_spot_node_deleted_outside_while_waited_on_stops_up_too(script):
+    from test_cloud_qa66 import _spot
+
+    script.answers[("POST", NODES)] = [(200, _op("op-1", done=True, response={}))]
+    creating = dict(_ready_node("n"), state="CREATING")
+    script.states[f"{NODES}/n"] = [creating, None]
+    with pytest.raises(CloudError) as info:
+        provision.up(script.api, _spot([Z, Z2]), lambda e: None)
+    assert info.value.reason == "deleted" and "deleted outside this run while CREATING" in str(info.value)
+    assert not any(m == "POST" and Z2 in p for m, p in script.sent) and records.load_all() == []
