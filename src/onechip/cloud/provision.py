@@ -455,7 +455,9 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
             if isinstance(first, CloudError):
                 raise first
             operation = send_delete(api, resource) if first is None else first
-            api.wait_operation(operation, version, limit_s, waiting, what, end_s, since_s)
+            api.wait_operation(
+                operation, version, limit_s, waiting, what, end_s, since_s, lambda: _on_its_way_out(api, resource)
+            )
         except CloudError as exc:
             if time.monotonic() > end_s:
                 if not _gone(api, resource):  # a delete done while the down waited on the others is not a failure
@@ -510,6 +512,14 @@ def _gone(api: TpuApi, resource: CloudResource) -> bool:
     """Whether the API no longer has `resource` (one read; False when it cannot be read)."""
     try:
         return fetch(api, resource.kind, resource.zone, _ident(resource)) is None
+    except CloudError:
+        return False
+
+
+def _there(api: TpuApi, resource: CloudResource) -> bool:
+    """Whether the API has `resource` (one read; False when it cannot be read)."""
+    try:
+        return fetch(api, resource.kind, resource.zone, _ident(resource)) is not None
     except CloudError:
         return False
 
@@ -630,7 +640,8 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
         return
     try:
         api.wait_operation(operation, version, request.timeout_s, lambda s: _tick(on_progress, resource, "CREATING", s,
-                           None), f"create of {resource.kind} {resource.name} in {resource.zone}")  # fmt: skip
+                           None), f"create of {resource.kind} {resource.name} in {resource.zone}",
+                           settled=lambda: _there(api, resource))  # fmt: skip
     except CloudError as exc:
         if exc.reason == "not-found":  # the operation, not the TPU (past wait_operation's grace): the TPU says the rest
             short = str(operation.get("name", "")).rsplit("/", 1)[-1]

@@ -8,7 +8,7 @@ import pytest
 import test_cloud_qa62
 from test_cloud_qa62 import NODES, PARENT, QR, Z, _flex, _op, _qr
 
-from onechip.cloud import provision, records
+from onechip.cloud import provision, records, tpu_api
 from onechip.errors import CloudError
 
 script = test_cloud_qa62.script  # the scripted fake API's fixture, found by its name here
@@ -65,3 +65,48 @@ def test_a_spot_node_deleted_outside_while_waited_on_stops_up_too(script):
         provision.up(script.api, _spot([Z, Z2]), lambda e: None)
     assert info.value.reason == "deleted" and "deleted outside this run while CREATING" in str(info.value)
     assert not any(m == "POST" and Z2 in p for m, p in script.sent) and records.load_all() == []
+
+
+# --- a create's operation the API no longer has
+
+
+def test_a_create_whose_operation_answers_404_reads_the_queued_resource_at_once(script):
+    # the operation gone (purged, or never readable) while the queued resource is there: its 60-s grace was waited
+    # in full before the queued resource, which says the rest, was read
+    script.answers[("POST", QR)] = [(200, _op("op-1"))]  # not done; its GETs answer 404 (no `states` for it)
+    script.states[f"{QR}/q"] = [_qr("WAITING_FOR_RESOURCES"), _qr("ACTIVE")]
+    script.states[f"{NODES}/q-node"] = [_ready_node("q-node")]
+    started = provision.time.monotonic()  # the scripted fake's SleepClock
+    lines: list[str] = []
+    result = provision.up(script.api, _flex(), lambda e: lines.append(e.message))
+    assert result.resource.state == "READY"
+    polls = [k for k, (m, p) in enumerate(script.sent) if m == "GET" and p.endswith("/operations/op-1")]
+    assert len(polls) == 1 and script.sent[polls[0] + 1] == ("GET", f"{QR}/q"), script.sent  # one 404, the TPU read
+    assert provision.time.monotonic() - started < tpu_api.OPERATION_GRACE_S, lines
+    assert any("no longer has the create's operation" in line for line in lines), lines
+
+
+def test_an_operation_404_whose_resource_is_not_there_either_keeps_its_grace(script):
+    # neither readable: only the operation can say a stockout that made nothing (a flex-start create whose operation
+    # ends with code 8, issue 25), so it is polled on for its grace, and its error moves to the next zone
+    stockout = {"code": 8, "message": test_cloud_qa62.STOCKOUT}
+    script.answers[("POST", QR)] = [(200, _op("op-1"))]
+    script.answers[("GET", f"/v2alpha1/{PARENT}/operations/op-1")] = [
+        (404, {"error": {"code": 404, "status": "NOT_FOUND", "message": "operation not found"}}),
+        (200, _op("op-1", done=True, error=stockout)),
+    ]
+    script.states[f"{QR}/q"] = [None]
+    with pytest.raises(CloudError) as info:
+        provision.up(script.api, _flex(), lambda e: None)
+    assert info.value.reason == "stockout", info.value
+
+
+def test_a_delete_whose_operation_answers_404_is_done_once_its_tpu_is_gone(script):
+    # the same for a delete's operation: its grace was waited in full though the node it deletes was already gone
+    script.made.add(f"{NODES}/n")
+    script.states[f"{NODES}/n"] = [None]
+    script.answers[("DELETE", f"{NODES}/n")] = [(200, _op("del-1"))]  # not done; its GETs answer 404
+    node = provision._from_api(script.api, Z, _ready_node("n"), "node")
+    started = provision.time.monotonic()
+    provision.delete(script.api, node)
+    assert provision.time.monotonic() - started < tpu_api.OPERATION_GRACE_S
