@@ -274,6 +274,39 @@ def qr_node_id(item: Json, asked: str) -> str:
     return ident if isinstance(ident, str) and _NODE_ID.fullmatch(ident) and ident not in (".", "..") else asked
 
 
+def qr_node_ids(item: Json) -> list[str]:
+    """The ids of every node a queued resource makes, spec by spec: its nodeId, or for a multislice spec
+    (NodeSpec.multiNodeParams, v2alpha1: 'If node_count = 3 and node_id_prefix = "np", node ids of nodes created will
+    be "np-0", "np-1", "np-2". If this field is not provided we use queued_resource_id as the node_id_prefix';
+    google.cloud.tpu_v2alpha1.types.QueuedResource.Tpu.NodeSpec.MultiNodeParams, google-cloud-tpu 1.18.4) PREFIX-0 ...
+    PREFIX-(nodeCount - 1). An id not in the API's format (_NODE_ID), or a count that is no whole number, gives none.
+    onechip creates one spec with a nodeId (queued_resource_body); a multislice one is another tool's, or by hand."""
+    spec_list = (item.get("tpu") or {}).get("nodeSpec") if isinstance(item.get("tpu"), dict) else None
+    own = str(item.get("name", "")).rsplit("/", 1)[-1]
+    ids: list[str] = []
+    for spec in spec_list if isinstance(spec_list, list) else []:
+        params = spec.get("multiNodeParams") if isinstance(spec, dict) else None
+        if isinstance(params, dict):
+            prefix, count = params.get("nodeIdPrefix") or own, params.get("nodeCount")
+            count = int(count) if isinstance(count, int | str) and str(count).isdigit() else 0
+            ids += [f"{prefix}-{k}" for k in range(min(count, 4096))]  # a count past any slice is not the API's
+        elif isinstance(spec, dict) and isinstance(spec.get("nodeId"), str):
+            ids.append(spec["nodeId"])
+    return [i for i in ids if _NODE_ID.fullmatch(i) and i not in (".", "..")]
+
+
+def multislice_line(item: Json) -> str:
+    """The one line for a multislice queued resource (more than one node: `qr_node_ids`), '' for any other: onechip
+    makes and serves one-node requests, so it names the nodes and reads none of them."""
+    ids = qr_node_ids(item)
+    if len(ids) < 2:
+        return ""
+    shown = ", ".join(ids[:8]) + (f", ... ({len(ids) - 8} more)" if len(ids) > 8 else "")
+    return (f"a multislice queued resource of {len(ids)} nodes ({shown}): onechip makes and serves one-node requests "
+            "only, so it reads none of their states or addresses; `onechip cloud down` deletes it with all its "
+            "nodes")  # fmt: skip
+
+
 def fetch(api: TpuApi, kind: str, zone: str, ident: str, retry: bool = True) -> Json | None:
     """The API's copy of a queued resource or node (None when the API does not have it). `retry` False: one try."""
     try:
@@ -665,9 +698,9 @@ def _resume_taken(api: TpuApi, request: CloudUpRequest, resource: CloudResource,
     _refuse_foreign(resource, made)
     kind, state = resource.kind, state_of(resource.kind, made)
     seen = _from_api(api, resource.zone, made, kind).model_copy(update={"recorded": True})
-    if not _as_asked(request, kind, kind, seen):
+    if not _as_asked(request, kind, kind, seen, made):
         records.save(seen)  # its record as the API has it (this create's, saved over any it had, asked another)
-        raise ConfigError(_not_asked(seen, seen, state, offers.tpu_type(request.chip)[0], request.provisioning))
+        raise ConfigError(_not_asked(seen, seen, state, offers.tpu_type(request.chip)[0], request.provisioning, made))
     if phase(kind, state) not in ("waiting", "ready"):
         raise _may_exist(conflict, resource, f"it is onechip's, {state or 'no state'} (`onechip cloud up` again "
                          "deletes it and creates a new one)") from None  # fmt: skip
@@ -742,8 +775,8 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
             seen = _from_api(api, zone, item, item_kind)  # the API's word on its chip and pricing model
             found = _recorded(api, item_kind, zone, ident) or seen
             live = phase(item_kind, state) in ("waiting", "ready")
-            if live and not _as_asked(request, kind, item_kind, seen):
-                raise ConfigError(_not_asked(found, seen, state, wanted, request.provisioning))
+            if live and not _as_asked(request, kind, item_kind, seen, item):
+                raise ConfigError(_not_asked(found, seen, state, wanted, request.provisioning, item))
             if live:
                 alive = alive or found
             else:  # ours, ended (a flex-start node id's node too: one left without its queued resource)
@@ -759,11 +792,13 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
     return alive
 
 
-def _as_asked(request: CloudUpRequest, kind: str, item_kind: str, seen: CloudResource) -> bool:
-    """Whether `seen` (the API's copy of onechip's TPU of `item_kind` under the name `up` uses) is what `request`
-    asks for: the `kind` asked (a queued resource for flex-start, else a node), its chip and pricing model."""
+def _as_asked(request: CloudUpRequest, kind: str, item_kind: str, seen: CloudResource, item: Json) -> bool:
+    """Whether `seen` (the API's copy `item` of onechip's TPU of `item_kind` under the name `up` uses) is what `request`
+    asks for: the `kind` asked (a queued resource for flex-start, else a node), its chip and pricing model, and one
+    node (a multislice queued resource, `multislice_line`, was resumed as the one chip asked for)."""
     wanted = offers.tpu_type(request.chip)[0]
-    return item_kind == kind and (seen.accelerator_type or wanted, seen.provisioning) == (wanted, request.provisioning)
+    return (item_kind == kind and (seen.accelerator_type or wanted, seen.provisioning) == (wanted, request.provisioning)
+            and not multislice_line(item))  # fmt: skip
 
 
 def tpu_name(request: CloudUpRequest) -> str:
@@ -792,7 +827,7 @@ def reusable(api: TpuApi, request: CloudUpRequest) -> CloudResource | None:
             return None  # not this onechip's: claim_name refuses it
         if item is None or phase(kind, state_of(kind, item)) not in ("waiting", "ready"):
             continue  # none, or one of ours that ended: `up` deletes it and goes on
-        if not _as_asked(request, kind, kind, seen := _from_api(api, zone, item, kind)):
+        if not _as_asked(request, kind, kind, seen := _from_api(api, zone, item, kind), item):
             return None  # not what is asked for: claim_name refuses it
         return _recorded(api, kind, zone, name) or seen
     return None
@@ -804,11 +839,15 @@ def reuse_quote(existing: CloudResource) -> Quote:
     return offers.quote(existing.chip, existing.provisioning, existing.zone, limit_of(existing))
 
 
-def _not_asked(found: CloudResource, seen: CloudResource, state: str, wanted: str, provisioning: str) -> str:
+def _not_asked(found: CloudResource, seen: CloudResource, state: str, wanted: str, provisioning: str,
+               item: Json) -> str:  # fmt: skip
     """The one line refusing `found`, onechip's live TPU under the name `up` would use, that is not the `wanted`
-    accelerator type with `provisioning` (`seen`: the API's copy of it), or a node under a flex-start node id."""
+    accelerator type with `provisioning` (`seen`: the API's copy of it, `item` as the API sent it), a multislice queued
+    resource, or a node under a flex-start node id."""
     what = f"{seen.accelerator_type or 'a TPU'} {seen.provisioning}, not the {wanted} {provisioning} asked for"
-    if found.kind == "node" and provisioning == "flex-start":
+    if multislice := multislice_line(item):
+        what = f"{multislice.split(':', 1)[0]}, not the one {wanted} asked for"
+    elif found.kind == "node" and provisioning == "flex-start":
         what = f"a flex-start {found.name.removesuffix('-node')} would take that node id"
     return (f"{found.zone} already has onechip's {found.kind} {found.name} ({state or 'no state'}): {what}; give "
             f"another --name, or delete it first: {delete_command(found)}")  # fmt: skip
@@ -1172,6 +1211,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
                         f"fail; wait for the API to repair it, or delete it: {delete_command(resource)}")  # fmt: skip
     if item is not None and (line := _owner_line(item)):
         warnings.append(line)
+    if item is not None and resource.kind == "queued-resource" and (line := multislice_line(item)):
+        warnings.append(line)
     if not resource.recorded:
         warnings.append(NOT_RECORDED)
     if not exists:
@@ -1436,7 +1477,9 @@ def _labelled_in(api: TpuApi, zone: str, qr_nodes: set[str], retry: bool = True)
     a list fails."""
     listed = api.list_queued_resources(zone, retry)
     found = [_from_api(api, zone, qr, "queued-resource") for qr in listed if labelled(qr)]
-    qr_nodes = qr_nodes | {r.node_id for r in found}
+    # a multislice one's nodes too (qr_node_ids): listed apart, each was deleted beside the queued resource whose
+    # forced delete deletes them
+    qr_nodes = qr_nodes | {r.node_id for r in found} | {n for qr in listed for n in qr_node_ids(qr)}
     return found + [_from_api(api, zone, n, "node") for n in api.list_nodes(zone, retry)
                     if labelled(n) and str(n.get("name", "")).rsplit("/", 1)[-1] not in qr_nodes]  # fmt: skip
 

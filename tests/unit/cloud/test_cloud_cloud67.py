@@ -9,7 +9,8 @@ import test_cloud_qa62
 from test_cloud_qa62 import NODES, PARENT, QR, Z, _flex, _op, _qr
 
 from onechip.cloud import provision, records, tpu_api
-from onechip.errors import CloudError
+from onechip.errors import CloudError, ConfigError
+from onechip.schemas.cloud import CloudNameRequest
 
 script = test_cloud_qa62.script  # the scripted fake API's fixture, found by its name here
 P = "proj-1"
@@ -110,3 +111,56 @@ def test_a_delete_whose_operation_answers_404_is_done_once_its_tpu_is_gone(scrip
     started = provision.time.monotonic()
     provision.delete(script.api, node)
     assert provision.time.monotonic() - started < tpu_api.OPERATION_GRACE_S
+
+
+# --- multislice queued resources (nodeSpec[].multiNodeParams)
+
+
+def _multislice(state: str = "ACTIVE", prefix: str | None = "ms") -> dict:
+    # QueuedResource.Tpu.NodeSpec.MultiNodeParams (v2alpha1; cloud.google.com/python/docs/reference/tpu/latest/
+    # google.cloud.tpu_v2alpha1.types.QueuedResource.Tpu.NodeSpec.MultiNodeParams): 'node_count = 3 and
+    # node_id_prefix = "np": node ids of nodes created will be "np-0", "np-1", "np-2"'; without a prefix, the
+    # queued resource's id. No nodeId then ('an error to specify both node_id and multi_node_params')
+    params = {"nodeCount": 2, **({"nodeIdPrefix": prefix} if prefix else {})}
+    body = _qr(state)
+    body["tpu"]["nodeSpec"][0].pop("nodeId")
+    body["tpu"]["nodeSpec"][0]["multiNodeParams"] = params
+    return body
+
+
+@pytest.mark.parametrize(("prefix", "nodes"), [("ms", ["ms-0", "ms-1"]), (None, ["q-0", "q-1"])])
+def test_qr_node_ids_reads_a_multislice_requests_nodes(prefix, nodes):
+    assert provision.qr_node_ids(_multislice(prefix=prefix)) == nodes
+    assert provision.qr_node_ids(_qr("ACTIVE")) == ["q-node"]
+
+
+def test_down_by_zone_deletes_a_multislice_queued_resource_not_its_nodes_apart(script):
+    # its nodes (labelled as its node spec is) were listed as nodes of their own: each deleted apart, beside the
+    # queued resource whose forced delete deletes them
+    listing = {"queuedResources": [dict(_multislice(), name=f"{PARENT}/queuedResources/q")]}
+    nodes = {"nodes": [_ready_node("ms-0"), _ready_node("ms-1")]}
+    script.answers[("GET", QR)] = [(200, listing)]
+    script.answers[("GET", NODES)] = [(200, nodes)]
+    chosen = provision.targets(script.api, CloudNameRequest(project=P, zones=[Z]), [])
+    assert [(r.kind, r.name) for r in chosen] == [("queued-resource", "q")], chosen
+
+
+def test_up_does_not_resume_a_multislice_queued_resource_under_its_name(script):
+    # onechip makes one-node requests only: a multislice one labelled onechip's under the name asked (copied labels,
+    # or made by hand) was resumed as the one chip asked for
+    script.made.add(f"{QR}/q")
+    script.states[f"{QR}/q"] = [_multislice("ACTIVE")]
+    with pytest.raises(ConfigError) as info:
+        provision.up(script.api, _flex(), lambda e: None)
+    said = str(info.value)
+    assert "multislice" in said and "2 nodes" in said and "\n" not in said, said
+    assert not any(m in ("POST", "DELETE") for m, _ in script.sent), script.sent
+
+
+def test_status_of_a_multislice_queued_resource_names_its_nodes(script):
+    script.made.add(f"{QR}/q")
+    script.states[f"{QR}/q"] = [_multislice("ACTIVE")]
+    (found,) = provision.targets(script.api, CloudNameRequest(project=P, zones=[Z]), [
+        provision._from_api(script.api, Z, _multislice("ACTIVE"), "queued-resource")])  # fmt: skip
+    st = provision.status(script.api, found)
+    assert any("multislice" in w and "ms-0, ms-1" in w for w in st.warnings), st.warnings
