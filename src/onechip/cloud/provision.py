@@ -396,8 +396,10 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
     """Poll the node until READY and healthy (Node.health not UNHEALTHY: a READY node the API reports TIMEOUT or
     UNHEALTHY_* runs nothing reliably, and the API may repair it; a value onechip does not know is said once and read
     as unknown, HEALTH_UNSPECIFIED); record its external IP and the time billing
-    started (READY: it bills, healthy or not). Raises CloudError 'ended' when it ends (preempted, stopped, deleting, or
-    not there CREATE_GRACE_S after the wait began) and 'other' when not READY and healthy within `timeout_s`; an outage
+    started (READY: it bills, healthy or not). Raises CloudError 'ended' when it ends (preempted, stopped, deleting, its
+    queued resource suspended or failed while it is not there: `_still_granted`, or not there CREATE_GRACE_S after the
+    wait began), 'deleted' when deleted outside this run (`deleted_outside`), and 'other' when not READY and healthy
+    within `timeout_s`; an outage
     of the API is polled through within `timeout_s` (`poll`)."""
     started = time.monotonic()
     where = f"node {resource.node_id} in {resource.zone}"
@@ -409,6 +411,8 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
         if node is None and seen and resource.kind == "node":  # a queued resource's node goes when its run ends
             raise deleted_outside(where, seen)
         seen = (state_of("node", node) or "STATE_UNSPECIFIED") if node is not None else seen
+        if node is None and resource.kind == "queued-resource":
+            _still_granted(api, resource, started + timeout_s, on_progress)
         state = state_of("node", node) if node is not None else "gone"
         health = str((node or {}).get("health") or "")
         if state != last and (line := unknown_state("node", state)):
@@ -435,6 +439,22 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
                 raise CloudError(f"{where} is READY but {resource.health} (Node.health) after {timeout_s:.0f} s")
             raise CloudError(f"{where} not READY after {timeout_s:.0f} s")
         time.sleep(api.poll_s)
+
+
+def _still_granted(api: TpuApi, resource: CloudResource, end_s: float, on_progress: ProgressFn) -> None:
+    """Raise CloudError when the queued resource whose node is not there (yet) has ended: 'ended' for one SUSPENDING,
+    SUSPENDED (a spot one preempted, a flex-start run over: 'the resources ... have been deleted', QueuedResourceState)
+    or FAILED, 'deleted' for one the API no longer has. Its node's 404 was waited CREATE_GRACE_S as a create's lag
+    first, then said 'node ... is gone', not why."""
+    where = f"{resource.name} in {resource.zone}"
+    item = poll(api, resource.kind, resource.zone, resource.name, end_s, on_progress)
+    if item is None:
+        raise deleted_outside(where, "granted")
+    state = state_of(resource.kind, item)
+    if state == "FAILED":
+        raise qr_failure(item, where)
+    if phase(resource.kind, state) in ("ended", "deleting"):
+        raise CloudError(f"{where}: {state} before its node {resource.node_id} was READY", reason="ended")
 
 
 def send_delete(api: TpuApi, resource: CloudResource, retry: bool = True) -> Json:

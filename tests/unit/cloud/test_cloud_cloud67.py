@@ -164,3 +164,22 @@ def test_status_of_a_multislice_queued_resource_names_its_nodes(script):
         provision._from_api(script.api, Z, _multislice("ACTIVE"), "queued-resource")])  # fmt: skip
     st = provision.status(script.api, found)
     assert any("multislice" in w and "ms-0, ms-1" in w for w in st.warnings), st.warnings
+
+
+# --- a queued resource suspended (spot preemption, its run ended) while `up` waits on its node
+
+
+def test_a_queued_resource_suspended_while_its_node_is_waited_on_is_said_at_once(script):
+    # ACTIVE, then SUSPENDING / SUSPENDED (QueuedResourceState: 'the resources ... have been deleted') with its node
+    # gone: the node's 404 was waited CREATE_GRACE_S (60 s) as a create's lag, then said 'node q-node is gone'
+    script.answers[("POST", QR)] = [(200, _op("op-1", done=True, response={}))]
+    script.states[f"{QR}/q"] = [_qr("WAITING_FOR_RESOURCES"), _qr("ACTIVE"), _qr("SUSPENDED")]
+    node = {"name": f"{PARENT}/nodes/q-node", "state": "CREATING", "labels": LABELS}
+    script.states[f"{NODES}/q-node"] = [node, None]
+    started = provision.time.monotonic()
+    with pytest.raises(CloudError) as info:
+        provision.up(script.api, _flex(), lambda e: None)
+    said = str(info.value)
+    assert info.value.reason == "ended" and "SUSPENDED" in said and "\n" not in said, said
+    assert provision.time.monotonic() - started < provision.CREATE_GRACE_S, said
+    assert ("DELETE", f"{QR}/q") in script.sent and records.load_all() == []  # deleted, as any ended attempt
