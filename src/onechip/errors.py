@@ -118,7 +118,8 @@ class CloudError(OnechipError):
     `reason` tells refusals apart (see onechip.cloud.refusals): 'stockout' (no capacity now), 'quota',
     'unsupported' (the provisioning model is not offered for the chip in that zone), 'expired' (a queued
     request reached its valid-until: DEADLINE_EXCEEDED), 'failed' (a queued resource FAILED otherwise),
-    'ended' (suspended, preempted or stopped before it was ready), 'conflict' (ALREADY_EXISTS),
+    'ended' (suspended, preempted or stopped before it was ready), 'deleted' (deleted outside onechip while `up`
+    waited on it: stops `up`, cloud.provision.deleted_outside), 'conflict' (ALREADY_EXISTS),
     'not-found', 'precondition', 'auth', 'offline' (the host name did not resolve: nothing sent, not retried),
     'unsent' (Google's token endpoint could not be reached, so the request never left: retried first, a create too),
     'transient' (no answer, 5xx, a read's 429: retried first),

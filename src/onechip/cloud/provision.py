@@ -274,6 +274,39 @@ def qr_node_id(item: Json, asked: str) -> str:
     return ident if isinstance(ident, str) and _NODE_ID.fullmatch(ident) and ident not in (".", "..") else asked
 
 
+def qr_node_ids(item: Json) -> list[str]:
+    """The ids of every node a queued resource makes, spec by spec: its nodeId, or for a multislice spec
+    (NodeSpec.multiNodeParams, v2alpha1: 'If node_count = 3 and node_id_prefix = "np", node ids of nodes created will
+    be "np-0", "np-1", "np-2". If this field is not provided we use queued_resource_id as the node_id_prefix';
+    google.cloud.tpu_v2alpha1.types.QueuedResource.Tpu.NodeSpec.MultiNodeParams, google-cloud-tpu 1.18.4) PREFIX-0 ...
+    PREFIX-(nodeCount - 1). An id not in the API's format (_NODE_ID), or a count that is no whole number, gives none.
+    onechip creates one spec with a nodeId (queued_resource_body); a multislice one is another tool's, or by hand."""
+    spec_list = (item.get("tpu") or {}).get("nodeSpec") if isinstance(item.get("tpu"), dict) else None
+    own = str(item.get("name", "")).rsplit("/", 1)[-1]
+    ids: list[str] = []
+    for spec in spec_list if isinstance(spec_list, list) else []:
+        params = spec.get("multiNodeParams") if isinstance(spec, dict) else None
+        if isinstance(params, dict):
+            prefix, count = params.get("nodeIdPrefix") or own, params.get("nodeCount")
+            count = int(count) if isinstance(count, int | str) and str(count).isdigit() else 0
+            ids += [f"{prefix}-{k}" for k in range(min(count, 4096))]  # a count past any slice is not the API's
+        elif isinstance(spec, dict) and isinstance(spec.get("nodeId"), str):
+            ids.append(spec["nodeId"])
+    return [i for i in ids if _NODE_ID.fullmatch(i) and i not in (".", "..")]
+
+
+def multislice_line(item: Json) -> str:
+    """The one line for a multislice queued resource (more than one node: `qr_node_ids`), '' for any other: onechip
+    makes and serves one-node requests, so it names the nodes and reads none of them."""
+    ids = qr_node_ids(item)
+    if len(ids) < 2:
+        return ""
+    shown = ", ".join(ids[:8]) + (f", ... ({len(ids) - 8} more)" if len(ids) > 8 else "")
+    return (f"a multislice queued resource of {len(ids)} nodes ({shown}): onechip makes and serves one-node requests "
+            "only, so it reads none of their states or addresses; `onechip cloud down` deletes it with all its "
+            "nodes")  # fmt: skip
+
+
 def fetch(api: TpuApi, kind: str, zone: str, ident: str, retry: bool = True) -> Json | None:
     """The API's copy of a queued resource or node (None when the API does not have it). `retry` False: one try."""
     try:
@@ -318,9 +351,8 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
     while True:
         elapsed = time.monotonic() - started
         item = poll(api, resource.kind, resource.zone, resource.name, end_s, on_progress)
-        if item is None and seen:  # deleted outside this run: it bills nothing, and was said as 'may exist'
-            raise CloudError(f"{where}: the API no longer has it (deleted outside this run while {seen})",
-                             reason="ended")  # fmt: skip
+        if item is None and seen:  # deleted outside this run, on purpose: `up` stops (deleted_outside)
+            raise deleted_outside(where, seen)
         if item is None and elapsed > CREATE_GRACE_S:  # just created, the API may not show it for a moment
             raise CloudError(f"{where}: the API does not have it {CREATE_GRACE_S:.0f} s after its create")
         seen = seen if item is None else state_of(resource.kind, item) or "STATE_UNSPECIFIED"
@@ -348,19 +380,39 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
         time.sleep(api.poll_s)
 
 
+def deleted_outside(where: str, seen: str) -> CloudError:
+    """The one line (reason 'deleted') for a TPU `up` waits on that the API showed (in state `seen`) and then no longer
+    has: someone (the console, gcloud, another tool) deleted it on purpose, so `up` stops rather than create another in
+    the next zone (it did: 'ended' moved on, a second request queued that nobody wanted). Not FAILOVER; its record is
+    dropped by the caller (the API has nothing of it, and nothing of it bills)."""
+    return CloudError(
+        f"{where}: the API no longer has it: deleted outside this run while {seen} (by hand or by another tool); "
+        "no other zone was tried - run `onechip cloud up` again for a new one",
+        reason="deleted",
+    )
+
+
 def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn) -> Json:
     """Poll the node until READY and healthy (Node.health not UNHEALTHY: a READY node the API reports TIMEOUT or
     UNHEALTHY_* runs nothing reliably, and the API may repair it; a value onechip does not know is said once and read
     as unknown, HEALTH_UNSPECIFIED); record its external IP and the time billing
-    started (READY: it bills, healthy or not). Raises CloudError 'ended' when it ends (preempted, stopped, deleting, or
-    not there CREATE_GRACE_S after the wait began) and 'other' when not READY and healthy within `timeout_s`; an outage
+    started (READY: it bills, healthy or not). Raises CloudError 'ended' when it ends (preempted, stopped, deleting, its
+    queued resource suspended or failed while it is not there: `_still_granted`, or not there CREATE_GRACE_S after the
+    wait began), 'deleted' when deleted outside this run (`deleted_outside`), and 'other' when not READY and healthy
+    within `timeout_s`; an outage
     of the API is polled through within `timeout_s` (`poll`)."""
     started = time.monotonic()
     where = f"node {resource.node_id} in {resource.zone}"
     last = ""  # the node state last seen (a queued resource's `state` is its own)
+    seen = ""  # the last state the API showed the node in: a spot or on-demand node gone since was deleted outside
     while True:
         elapsed = time.monotonic() - started
         node = poll(api, "node", resource.zone, resource.node_id, started + timeout_s, on_progress)
+        if node is None and seen and resource.kind == "node":  # a queued resource's node goes when its run ends
+            raise deleted_outside(where, seen)
+        seen = (state_of("node", node) or "STATE_UNSPECIFIED") if node is not None else seen
+        if node is None and resource.kind == "queued-resource":
+            _still_granted(api, resource, started + timeout_s, on_progress)
         state = state_of("node", node) if node is not None else "gone"
         health = str((node or {}).get("health") or "")
         if state != last and (line := unknown_state("node", state)):
@@ -387,6 +439,22 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
                 raise CloudError(f"{where} is READY but {resource.health} (Node.health) after {timeout_s:.0f} s")
             raise CloudError(f"{where} not READY after {timeout_s:.0f} s")
         time.sleep(api.poll_s)
+
+
+def _still_granted(api: TpuApi, resource: CloudResource, end_s: float, on_progress: ProgressFn) -> None:
+    """Raise CloudError when the queued resource whose node is not there (yet) has ended: 'ended' for one SUSPENDING,
+    SUSPENDED (a spot one preempted, a flex-start run over: 'the resources ... have been deleted', QueuedResourceState)
+    or FAILED, 'deleted' for one the API no longer has. Its node's 404 was waited CREATE_GRACE_S as a create's lag
+    first, then said 'node ... is gone', not why."""
+    where = f"{resource.name} in {resource.zone}"
+    item = poll(api, resource.kind, resource.zone, resource.name, end_s, on_progress)
+    if item is None:
+        raise deleted_outside(where, "granted")
+    state = state_of(resource.kind, item)
+    if state == "FAILED":
+        raise qr_failure(item, where)
+    if phase(resource.kind, state) in ("ended", "deleting"):
+        raise CloudError(f"{where}: {state} before its node {resource.node_id} was READY", reason="ended")
 
 
 def send_delete(api: TpuApi, resource: CloudResource, retry: bool = True) -> Json:
@@ -440,7 +508,9 @@ def delete(api: TpuApi, resource: CloudResource, on_progress: ProgressFn = no_pr
             if isinstance(first, CloudError):
                 raise first
             operation = send_delete(api, resource) if first is None else first
-            api.wait_operation(operation, version, limit_s, waiting, what, end_s, since_s)
+            api.wait_operation(
+                operation, version, limit_s, waiting, what, end_s, since_s, lambda: _on_its_way_out(api, resource)
+            )
         except CloudError as exc:
             if time.monotonic() > end_s:
                 if not _gone(api, resource):  # a delete done while the down waited on the others is not a failure
@@ -495,6 +565,14 @@ def _gone(api: TpuApi, resource: CloudResource) -> bool:
     """Whether the API no longer has `resource` (one read; False when it cannot be read)."""
     try:
         return fetch(api, resource.kind, resource.zone, _ident(resource)) is None
+    except CloudError:
+        return False
+
+
+def _there(api: TpuApi, resource: CloudResource) -> bool:
+    """Whether the API has `resource` (one read; False when it cannot be read)."""
+    try:
+        return fetch(api, resource.kind, resource.zone, _ident(resource)) is not None
     except CloudError:
         return False
 
@@ -568,6 +646,9 @@ def create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, on_pro
                 wait_queued(api, resource, request.valid_until_s, on_progress, request.timeout_s)
             wait_node_ready(api, resource, request.timeout_s, on_progress)
         except CloudError as exc:
+            if exc.reason == "deleted":
+                records.forget(resource)
+                raise
             if exc.reason in FAILOVER:
                 _clean_up(api, resource, exc, on_progress)
                 raise
@@ -612,7 +693,8 @@ def _send_create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, 
         return
     try:
         api.wait_operation(operation, version, request.timeout_s, lambda s: _tick(on_progress, resource, "CREATING", s,
-                           None), f"create of {resource.kind} {resource.name} in {resource.zone}")  # fmt: skip
+                           None), f"create of {resource.kind} {resource.name} in {resource.zone}",
+                           settled=lambda: _there(api, resource))  # fmt: skip
     except CloudError as exc:
         if exc.reason == "not-found":  # the operation, not the TPU (past wait_operation's grace): the TPU says the rest
             short = str(operation.get("name", "")).rsplit("/", 1)[-1]
@@ -636,9 +718,9 @@ def _resume_taken(api: TpuApi, request: CloudUpRequest, resource: CloudResource,
     _refuse_foreign(resource, made)
     kind, state = resource.kind, state_of(resource.kind, made)
     seen = _from_api(api, resource.zone, made, kind).model_copy(update={"recorded": True})
-    if not _as_asked(request, kind, kind, seen):
+    if not _as_asked(request, kind, kind, seen, made):
         records.save(seen)  # its record as the API has it (this create's, saved over any it had, asked another)
-        raise ConfigError(_not_asked(seen, seen, state, offers.tpu_type(request.chip)[0], request.provisioning))
+        raise ConfigError(_not_asked(seen, seen, state, offers.tpu_type(request.chip)[0], request.provisioning, made))
     if phase(kind, state) not in ("waiting", "ready"):
         raise _may_exist(conflict, resource, f"it is onechip's, {state or 'no state'} (`onechip cloud up` again "
                          "deletes it and creates a new one)") from None  # fmt: skip
@@ -713,8 +795,8 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
             seen = _from_api(api, zone, item, item_kind)  # the API's word on its chip and pricing model
             found = _recorded(api, item_kind, zone, ident) or seen
             live = phase(item_kind, state) in ("waiting", "ready")
-            if live and not _as_asked(request, kind, item_kind, seen):
-                raise ConfigError(_not_asked(found, seen, state, wanted, request.provisioning))
+            if live and not _as_asked(request, kind, item_kind, seen, item):
+                raise ConfigError(_not_asked(found, seen, state, wanted, request.provisioning, item))
             if live:
                 alive = alive or found
             else:  # ours, ended (a flex-start node id's node too: one left without its queued resource)
@@ -730,11 +812,13 @@ def claim_name(api: TpuApi, request: CloudUpRequest, name: str, zones: list[str]
     return alive
 
 
-def _as_asked(request: CloudUpRequest, kind: str, item_kind: str, seen: CloudResource) -> bool:
-    """Whether `seen` (the API's copy of onechip's TPU of `item_kind` under the name `up` uses) is what `request`
-    asks for: the `kind` asked (a queued resource for flex-start, else a node), its chip and pricing model."""
+def _as_asked(request: CloudUpRequest, kind: str, item_kind: str, seen: CloudResource, item: Json) -> bool:
+    """Whether `seen` (the API's copy `item` of onechip's TPU of `item_kind` under the name `up` uses) is what `request`
+    asks for: the `kind` asked (a queued resource for flex-start, else a node), its chip and pricing model, and one
+    node (a multislice queued resource, `multislice_line`, was resumed as the one chip asked for)."""
     wanted = offers.tpu_type(request.chip)[0]
-    return item_kind == kind and (seen.accelerator_type or wanted, seen.provisioning) == (wanted, request.provisioning)
+    return (item_kind == kind and (seen.accelerator_type or wanted, seen.provisioning) == (wanted, request.provisioning)
+            and not multislice_line(item))  # fmt: skip
 
 
 def tpu_name(request: CloudUpRequest) -> str:
@@ -763,7 +847,7 @@ def reusable(api: TpuApi, request: CloudUpRequest) -> CloudResource | None:
             return None  # not this onechip's: claim_name refuses it
         if item is None or phase(kind, state_of(kind, item)) not in ("waiting", "ready"):
             continue  # none, or one of ours that ended: `up` deletes it and goes on
-        if not _as_asked(request, kind, kind, seen := _from_api(api, zone, item, kind)):
+        if not _as_asked(request, kind, kind, seen := _from_api(api, zone, item, kind), item):
             return None  # not what is asked for: claim_name refuses it
         return _recorded(api, kind, zone, name) or seen
     return None
@@ -775,11 +859,15 @@ def reuse_quote(existing: CloudResource) -> Quote:
     return offers.quote(existing.chip, existing.provisioning, existing.zone, limit_of(existing))
 
 
-def _not_asked(found: CloudResource, seen: CloudResource, state: str, wanted: str, provisioning: str) -> str:
+def _not_asked(found: CloudResource, seen: CloudResource, state: str, wanted: str, provisioning: str,
+               item: Json) -> str:  # fmt: skip
     """The one line refusing `found`, onechip's live TPU under the name `up` would use, that is not the `wanted`
-    accelerator type with `provisioning` (`seen`: the API's copy of it), or a node under a flex-start node id."""
+    accelerator type with `provisioning` (`seen`: the API's copy of it, `item` as the API sent it), a multislice queued
+    resource, or a node under a flex-start node id."""
     what = f"{seen.accelerator_type or 'a TPU'} {seen.provisioning}, not the {wanted} {provisioning} asked for"
-    if found.kind == "node" and provisioning == "flex-start":
+    if multislice := multislice_line(item):
+        what = f"{multislice.split(':', 1)[0]}, not the one {wanted} asked for"
+    elif found.kind == "node" and provisioning == "flex-start":
         what = f"a flex-start {found.name.removesuffix('-node')} would take that node id"
     return (f"{found.zone} already has onechip's {found.kind} {found.name} ({state or 'no state'}): {what}; give "
             f"another --name, or delete it first: {delete_command(found)}")  # fmt: skip
@@ -846,6 +934,9 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
         except KeyboardInterrupt:
             raise Interrupted(interrupted_message(existing)) from None
         except CloudError as exc:
+            if exc.reason == "deleted":
+                records.forget(existing)
+                raise
             if exc.reason not in FAILOVER:
                 raise _may_exist(exc, existing) from None
             _clean_up(api, existing, exc, on_progress)  # it ended while resumed: create anew below
@@ -1140,6 +1231,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
                         f"fail; wait for the API to repair it, or delete it: {delete_command(resource)}")  # fmt: skip
     if item is not None and (line := _owner_line(item)):
         warnings.append(line)
+    if item is not None and resource.kind == "queued-resource" and (line := multislice_line(item)):
+        warnings.append(line)
     if not resource.recorded:
         warnings.append(NOT_RECORDED)
     if not exists:
@@ -1404,7 +1497,9 @@ def _labelled_in(api: TpuApi, zone: str, qr_nodes: set[str], retry: bool = True)
     a list fails."""
     listed = api.list_queued_resources(zone, retry)
     found = [_from_api(api, zone, qr, "queued-resource") for qr in listed if labelled(qr)]
-    qr_nodes = qr_nodes | {r.node_id for r in found}
+    # a multislice one's nodes too (qr_node_ids): listed apart, each was deleted beside the queued resource whose
+    # forced delete deletes them
+    qr_nodes = qr_nodes | {r.node_id for r in found} | {n for qr in listed for n in qr_node_ids(qr)}
     return found + [_from_api(api, zone, n, "node") for n in api.list_nodes(zone, retry)
                     if labelled(n) and str(n.get("name", "")).rsplit("/", 1)[-1] not in qr_nodes]  # fmt: skip
 

@@ -80,7 +80,8 @@ RETRIES = 6  # a transient failure is tried again this many times, waiting backo
 FIRST_RETRY_S = 1.0  # the first retry's pause (Google Cloud's retry strategy: 1 s, then doubling; backoff_s)
 MAX_PAGES = 1000  # a list that pages on past this is not the TPU API (a page token that never ends)
 # an operation the API just named may answer NOT_FOUND this long (its reads may lag its writes, as a resource just
-# created may: provision.CREATE_GRACE_S, the same 60 s)
+# created may: provision.CREATE_GRACE_S, the same 60 s). Waited only while the resource it acts on says nothing either
+# (wait_operation's `settled`): then the operation alone can tell a create that made nothing (code 8, a stockout)
 OPERATION_GRACE_S = 60.0
 Json = dict[str, Any]
 T = TypeVar("T")
@@ -546,13 +547,16 @@ class TpuApi:
 
     def wait_operation(self, operation: Json, version: str, timeout_s: float,
                        on_tick: Callable[[float], None] | None = None, what: str = "",
-                       outage_end_s: float | None = None, since_s: float | None = None) -> Json:  # fmt: skip
+                       outage_end_s: float | None = None, since_s: float | None = None,
+                       settled: Callable[[], bool] | None = None) -> Json:  # fmt: skip
         """Poll a long-running operation of API `version` ('v2' or 'v2alpha1': the operation's name does not
         say) until done, through outages (`through_outages`) within `timeout_s`, and not past `outage_end_s`
         (time.monotonic seconds: a bound on outages shared with other waits, a `cloud down`'s), when given; return its
         `response`. `timeout_s` (and the seconds `on_tick` is given) count from `since_s` (time.monotonic seconds: a
         `cloud down`'s start, whose deletes share one bound); None: now. A poll answered NOT_FOUND is polled again
-        for OPERATION_GRACE_S from this call (one 404 stopped an `up` whose TPU was made). Raises CloudError from its
+        for OPERATION_GRACE_S from this call (one 404 stopped an `up` whose TPU was made), unless `settled()` says the
+        resource it acts on tells the rest (a create's TPU is there, a delete's gone or DELETING: the caller reads it;
+        waiting the grace first delayed that read 60 s). Raises CloudError from its
         `error` (e.g. code 8 stockout), when it is not done within `timeout_s`, or when a poll fails (NOT_FOUND past the
         grace), naming `what` it does ('create of node N in ZONE') before the operation's id (an error named
         'operations/operation-1' alone: not which TPU, nor where)."""
@@ -572,7 +576,8 @@ class TpuApi:
             try:
                 answer = self.through_outages(lambda: self.call("GET", url), end_s, self.on_retry)
             except CloudError as exc:
-                if exc.reason == "not-found" and time.monotonic() - started <= OPERATION_GRACE_S:
+                if (exc.reason == "not-found" and time.monotonic() - started <= OPERATION_GRACE_S
+                        and not (settled is not None and settled())):  # fmt: skip
                     continue  # not readable yet: polled again, after the pause at the loop's top
                 raise (exc.reworded(f"{where}: {exc}") if what else exc) from None
             operation = _operation(answer, self.tpu_url)
