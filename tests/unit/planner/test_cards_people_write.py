@@ -81,7 +81,7 @@ def test_jetson_agx_thor_figures() -> None:
         ("NVIDIA L4", ("catalog", "l4")),
         ("AMD Instinct MI325X", ("catalog", "mi325x")),
         ("AMD Instinct MI355X", ("database", "Radeon Instinct MI355X")),
-        ("AMD Radeon AI PRO R9700", ("database", "Radeon AI PRO R9700")),
+        ("AMD Radeon AI PRO R9700", ("catalog", "radeon-ai-pro-r9700")),  # measured total since corpus67
         ("Intel Arc Pro B50", ("catalog", "arc-pro-b50")),  # entered for its int8 figure (cards63)
         ("Intel(R) Arc(TM) Pro B60 Graphics", ("catalog", "arc-pro-b60")),
         ("DGX Spark", ("catalog", "gb10")),

@@ -31,7 +31,7 @@ def test_a_vega_64_without_its_line_lists_the_rx_and_the_pro(name: str) -> None:
      ("Pro Vega 64", "Radeon Pro Vega 64"), ("Radeon Pro Vega 64", "Radeon Pro Vega 64"),
      # names that resolved before and still do (the PR's cases, b0c27474): one card at either level
      ("7900xtx", "Radeon RX 7900 XTX"), ("9070 XT", "Radeon RX 9070 XT"), ("rx9070", "Radeon RX 9070"),
-     ("R9700", "Radeon AI PRO R9700"), ("6900xt", "Radeon RX 6900 XT")],
+     ("R9700S", "Radeon AI PRO R9700S"), ("6900xt", "Radeon RX 6900 XT")],
 )  # fmt: skip
 def test_a_vega_64_that_says_its_line_is_that_card(name: str, card: str) -> None:
     assert chips.find(name) == ("database", card)

