@@ -240,15 +240,32 @@ def os_error_line(exc: OSError) -> str:
 #            8+ is redacted, which may over-mask a name such as hf_transfer)
 #   sk-...   OpenAI-style API keys ("sk-", "sk-proj-...": 20+ of [A-Za-z0-9_-] after "sk-"), not inside a
 #            longer word, so names such as "disk-..." or "task-..." survive
-#   Authorization: Bearer ... and Basic ... headers, and AWS access key ids (AKIA + 16)
+#            (Anthropic's keys too: "sk-ant-api03-...")
+#   Authorization: Bearer ..., Basic ... and token ... headers, and AWS access key ids (AKIA/ASIA + 16)
+#   Google API keys (AIza...) and GitHub's tokens (ghp_..., github_pat_...)
 #   scheme://user:PASSWORD@host: the password of a URL (the user name is kept)
 _SECRET_PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{8,}"),
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
     # the header line, or a headers dict's repr or JSON ("'Authorization': 'Bearer ...'"): the value to its quote; a
-    # Basic one's too, the user's id and password in base64 (RFC 7617 section 2), a proxy's (Proxy-Authorization)
-    re.compile(r"""(?i)(authorization['"]?:\s*['"]?(?:bearer|basic)\s+)[^\s'"]+"""),
-    re.compile(r"AKIA[0-9A-Z]{16}"),
+    # Basic one's too, the user's id and password in base64 (RFC 7617 section 2), a proxy's (Proxy-Authorization), and
+    # GitHub's own scheme, 'token' ('Authorization: token YOUR-TOKEN', docs.github.com/en/rest/authentication/
+    # authenticating-to-the-rest-api: 'In most cases, you can use Authorization: Bearer or Authorization: token')
+    re.compile(r"""(?i)(authorization['"]?:\s*['"]?(?:bearer|basic|token)\s+)[^\s'"]+"""),
+    # AWS access key ids: AKIA a long-term key's, ASIA a temporary (STS) one's (IAM User Guide, 'IAM identifiers',
+    # unique ID prefixes: docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)
+    re.compile(r"A[KS]IA[0-9A-Z]{16}"),
+    # a Google API key (a Gemini API key of AI Studio's too): 'AIza' and 35 of [0-9A-Za-z_-], 39 in all (Microsoft
+    # Purview's 'Google API key' definition, learn.microsoft.com/purview/sit-defn-google-api-key; the example key of
+    # FirebaseOptions.apiKey, 'AIzaSyDdVgKwhZl0sTTTLZ7iTmt1r3N2cJLnaDk')
+    re.compile(r"AIza[0-9A-Za-z_-]{35}"),
+    # GitHub's tokens by prefix: ghp_ (personal access), gho_ (OAuth), ghu_ (app user-to-server), ghs_ (app
+    # server-to-server, a GitHub Actions GITHUB_TOKEN), ghr_ (refresh), of [A-Za-z0-9_], 36 after the prefix today
+    # and up to 255 (github.blog/changelog/2021-03-31-authentication-token-format-updates-are-generally-available);
+    # a fine-grained personal access token: 'github_pat_', 22, '_', 59 (docs.github.com, 'About authentication to
+    # GitHub', GitHub's token formats)
+    re.compile(r"gh[pousr]_[A-Za-z0-9_]{36,}"),
+    re.compile(r"github_pat_[A-Za-z0-9_]{22,}"),
     # Google OAuth 2.0 access ('ya29.') and refresh ('1//') tokens, as Google's OAuth 2.0 for web server
     # applications guide shows them (developers.google.com/identity/protocols/oauth2/web-server)
     re.compile(r"ya29\.[A-Za-z0-9_.-]{8,}"),

@@ -20,6 +20,7 @@ TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"  # a Hugging Face token's shape (error
 ODD = "tok.*+?(a|b)[c]{2}^$/\\end"  # HF_TOKEN of no shape, every character a regex gives a meaning to
 ENV = {"HF_TOKEN": ODD, "OTHER_API_KEY": "k3y-" + ODD, "HF_TOKEN_PATH": "/not/a/secret", "DB_PASSWORD_FILE": "hunter2"}
 
+USAGE = "usage: vllm serve [-h] [--api-key API_KEY [API_KEY ...]] [--hf-token [HF_TOKEN]] [--seed-token SEED_TOKEN]"
 LINES = [
     # the environment's values, and the names that say where one is kept (errors.names_a_path)
     f"HF_TOKEN={ODD} key=k3y-{ODD} path=/not/a/secret file=hunter2",
@@ -28,11 +29,14 @@ LINES = [
     "headers: {'Authorization': 'Bearer eyJhbGciOi.abc'} ya29.a0AfH6SMBabcdef 1//0gAbCdEfGhIjKlMnOp",
     "GET http://user:pa55word@proxy:3128/v1?api_key=S3cr3t&x=1 failed",
     "-----BEGIN PRIVATE KEY-----MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+    # secrets67's shapes: a Google API key, GitHub's tokens, an AWS temporary key id, GitHub's 'token' scheme
+    "google=AIzaSyA1b2C3d4E5f6G7h8I9j0K_L-M1n2O3p4Q ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5 aws=ASIAABCDEFGHIJKLMNOP",
+    f"github_pat_11ABCDEFG0123456789abc_{'d' * 59} Authorization: token t0k",
     # NAME=value as an environment dump writes it
     "VLLM_API_KEY=abcdef123 TOKENIZERS_PARALLELISM=false VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD=131072",
     # an option's value (vLLM 0.34.0's --api-key nargs='+', --hf-token, --seed-token), a usage line's metavars
     "vllm serve M --api-key k1-aaaaaa k2-bbbbbb --port 8000 --hf-token=t0k3n-xyz --seed-token 's33d x'",
-    "usage: vllm serve [-h] [--api-key API_KEY [API_KEY ...]] [--hf-token [HF_TOKEN]] [--seed-token SEED_TOKEN]",
+    USAGE,
     "--api-key=k1-aaaaaa M --max-tokens 64 --ssl-keyfile /etc/k.pem",
     # vLLM's 'non-default args' dict (tests/fixtures/bootlogs rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110's shape)
     "INFO [utils.py:233] non-default args: {'host': '0.0.0.0', 'api_key': ['sk123', 'k2]x'], 'port': 8000}",
@@ -84,7 +88,9 @@ def test_the_host_filter_redacts_each_line_as_errors_redact_does(tmp_path: Path)
     assert host == python
     for secret in ("k1-aaaaaa", "k2-bbbbbb", "t0k3n-xyz", "s33d", "sk123", "it\\'s-k", "abc-XYZ-123", 'ab\\"cd', ODD):
         assert secret not in "\n".join(host)
-    assert "[--api-key API_KEY [API_KEY ...]]" in host[LINES.index(LINES[7])]
+    for secret in ("AIzaSy", "ghp_", "github_pat_", "ASIA", "token t0k"):  # secrets67's
+        assert secret not in "\n".join(host)
+    assert "[--api-key API_KEY [API_KEY ...]]" in host[LINES.index(USAGE)]
 
 
 def test_a_host_without_perl_starts_no_engine_and_says_why(tmp_path: Path) -> None:

@@ -1,0 +1,41 @@
+"""What redact still showed (helper secrets67, 2026-12-07): a header or YAML line whose key names a secret
+(`X-Api-Key: K`, `hf_token: K`), GitHub's `Authorization: token K`, shapes it did not know (a Google API key, GitHub's
+tokens, an AWS temporary key id), the ']' after a value in argparse's brackets (`[--hf-token T]`), and a quoted value
+left unclosed, hidden into the next line by the local writer (onechip.logpump redacts the lines of one read together).
+serve.sh's filter redacts each line as redact does (tests/unit/engines/test_host_log_filter_agrees66.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from onechip.errors import looks_secret, redact
+
+GOOGLE_KEY = "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K_L-M1n2O3p4Q"  # 'AIza' and 35 of [0-9A-Za-z_-]
+GITHUB = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"  # 'ghp_' and 36 of [A-Za-z0-9]
+FINE_GRAINED = "github_pat_" + "11ABCDEFG0123456789abc_" + "d" * 59
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        (f"key={GOOGLE_KEY} failed", "key=*** failed"),
+        (f"clone with {GITHUB} now", "clone with *** now"),
+        (f"GH {FINE_GRAINED}", "GH ***"),
+        ("ghs_" + "A" * 36 + " gho_" + "b" * 36 + " ghu_" + "c" * 36 + " ghr_" + "d" * 36, "*** *** *** ***"),
+        ("aws ASIAABCDEFGHIJKLMNOP", "aws ***"),
+        ("anthropic sk-ant-api03-abcdefghijklmnopqrstuvwxyz", "anthropic ***"),
+        # GitHub's own scheme (docs.github.com REST, 'Authenticating to the REST API': 'token' or 'Bearer')
+        ("Authorization: token abcdef123456", "Authorization: token ***"),
+        ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic ***"),
+    ],
+)
+def test_a_secret_s_shape_is_hidden(line: str, shown: str) -> None:
+    assert redact(line) == shown
+
+
+def test_a_shape_too_short_to_be_one_stays() -> None:
+    assert redact("AIzaShort ghp_short github_pat_x ASIA") == "AIzaShort ghp_short github_pat_x ASIA"
+
+
+def test_a_new_shape_is_refused_on_a_command_line_too() -> None:
+    assert looks_secret(f"--set x={GOOGLE_KEY}") and looks_secret(f"--set x={GITHUB}")
