@@ -318,22 +318,31 @@ _NAMED_VALUE = re.compile(r"""((?<![A-Za-z0-9_])([A-Z][A-Z0-9_]*)=["']?)(?!/|~/|
 # A quoted key and the quoted text value after it, as JSON and a Python dict's repr write them, a JSON text inside a
 # JSON string too (\"private_key\": \"...\"): the value is redacted when the key is named as a secret (secret_named),
 # up to its closing quote, past every escaped one (JSON's \" and \\, RFC 8259 section 7; repr's \' where a str holds
-# both quotes; a JSON string's own \\\" inside JSON text), or to the text's end where a cut ended it; a PEM value with
+# both quotes; a JSON string's own \\\" inside JSON text), or to its line's end where a cut ended it; a PEM value with
 # its \n escapes whole. Stopping at the first quote or backslash left the rest showing ("ab\"cd" read "***\"cd").
 # Only a text holding a quote and one of _KEY_WORDS is searched: searched, a dict-heavy log line ({'model': ...,
 # 'dtype': ...}) took 16 us more (measured here), a 1,000,000-line `logs` 16 s; and the key must hold one to match.
 _KEY_WORDS = ("token", "secret", "passw", "credential", "key")
+# A quoted text's characters, its quotes left off: each but the quote and a backslash, or a backslash and the character
+# it escapes, on one line, as JSON and a repr write a text (a raw line end is never inside either): a value left
+# unclosed ends at its line's end, as serve.sh's filter, which reads a line at a time, ends it. The local writer
+# (logpump) redacts the lines of one read together, and hid the lines after such a value with it.
+_DQ_BODY = r"""(?:[^"\\\r\n]|\\[^\r\n])"""
+_SQ_BODY = r"""(?:[^'\\\r\n]|\\[^\r\n])"""
+# a list of quoted texts, to its closing bracket (left off) past each item (a ']' inside one), over lines between its
+# items (an indented JSON); an item left unclosed ends it at that item's line's end, a cut one at the text's end
+_TEXT_LIST = rf"""(?:[^\]"'\\]|"{_DQ_BODY}*"|'{_SQ_BODY}*')*(?:"{_DQ_BODY}*|'{_SQ_BODY}*)?"""
 _SECRET_KEY = r"[\w.-]*(?i:token|secret|passw|credential|key)[\w.-]*"
 _QUOTED_VALUE = re.compile(
     # a key in plain quotes; its value in " or ' (the lookbehind reads which), a backslash escaping the next character
-    rf"""(["']({_SECRET_KEY})["']\s*:\s*["'])(?:(?<=")(?:[^"\\]|\\[\s\S])*|(?<=')(?:[^'\\]|\\[\s\S])*)"""
+    rf"""(["']({_SECRET_KEY})["']\s*:\s*["'])(?:(?<="){_DQ_BODY}*|(?<='){_SQ_BODY}*)"""
     # a key in escaped quotes (JSON text in a JSON string): two backslashes are one of the inner text, and two then an
     # escaped quote an escaped quote of the inner text, which goes on; an escaped quote alone closes the value
-    rf"""|(\\"({_SECRET_KEY})\\"\s*:\s*\\")(?:[^"\\]|\\\\\\[\\"]|\\\\|\\[^"\\])*"""
+    rf"""|(\\"({_SECRET_KEY})\\"\s*:\s*\\")(?:[^"\\\r\n]|\\\\\\[\\"]|\\\\|\\[^"\\\r\n])*"""
     # a key in plain quotes and a list of text values (vLLM's 'non-default args' dict writes --api-key's keys so:
     # "'api_key': ['sk123']", tests/fixtures/bootlogs rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110): the list whole, to
-    # its closing bracket past each quoted item (a ']' inside one), or to the text's end where a cut ended it
-    rf"""|(["']({_SECRET_KEY})["']\s*:\s*\[)(?:[^\]"'\\]|"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?)*"""
+    # its closing bracket (_TEXT_LIST)
+    rf"""|(["']({_SECRET_KEY})["']\s*:\s*\[){_TEXT_LIST}"""
 )
 # name='value' and name=[...], as an argparse Namespace's repr writes an argument (old vLLM logged its args so:
 # "Namespace(..., api_key='...', ...)"; 0.34.0's --api-key a list, entrypoints/common/cli_args.py): the value as a
@@ -343,8 +352,7 @@ _QUOTED_VALUE = re.compile(
 # the start of every word made 100,000 corpus log lines (the bootlogs fixtures, whose 'Initializing a V1 LLM engine
 # ... with config: model=...' lines run to 2,300 characters) 6 us a line slower to redact (measured here).
 _ASSIGNED_VALUE = re.compile(
-    r"""(=(?:"(?=[^"])|'(?=[^'])|\[))(?:(?<=")(?:[^"\\]|\\[\s\S])+|(?<=')(?:[^'\\]|\\[\s\S])+"""
-    r"""|(?<=\[)(?:[^\]"'\\]|"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?)*)"""
+    rf"""(=(?:"(?=[^"])|'(?=[^'])|\[))(?:(?<="){_DQ_BODY}+|(?<='){_SQ_BODY}+|(?<=\[){_TEXT_LIST})"""
 )
 # A command-line option and its values, as a serve command line in a log or an error shows it: `--api-key X`,
 # `--api-key=X`, a value quoted ('X Y', "X") or one word; redacted where the option's name, '-' as '_', is named as a
@@ -354,10 +362,10 @@ _ASSIGNED_VALUE = re.compile(
 # (--hf-token-file: _PATH_NAME; --ssl-keyfile and --encryption-keyfile name no secret). A word starting with '-' is the
 # next option, not a value (`--hf-token --port 8000`: vLLM's --hf-token alone takes the login's token). The words after
 # the first, up to the next option, are matched too: an option of _SEVERAL_VALUES takes them all as argparse does.
-_OPTION_VALUE = r"""(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"']+)"""
+_OPTION_VALUE = rf"""(?:"{_DQ_BODY}*"?|'[^'\r\n]*'?|[^\s"']+)"""
 # A word after the first, one a list of keys holds: quoted, or without the '(', ')', ',' or ';' of prose, which ends
 # the run ('as vllm serve --api-key expects) (got ...)': the words after were hidden as keys, the URL shown there too)
-_NEXT_VALUE = r"""(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"'(),;]+(?=\s|$))"""
+_NEXT_VALUE = rf"""(?:"{_DQ_BODY}*"?|'[^'\r\n]*'?|[^\s"'(),;]+(?=\s|$))"""
 _SECRET_OPTION = re.compile(
     rf"""(?<![\w-])(--({_SECRET_KEY})(=|[ \t]+))(?!-)({_OPTION_VALUE}(?:[ \t]+(?!-){_NEXT_VALUE})*)"""
 )
@@ -375,10 +383,8 @@ _METAVAR_BRACKETS = "[]"
 # The same option and values in an argv written as a list, each word a quoted item: JSON (a recorded command, a
 # report.json, an MCP reply; indented or not) and a Python list's repr ('"--api-key", "k1", "k2"'): the items after the
 # option's, up to one starting with '-', judged as _option_secret judges its words.
-_LISTED_VALUE = re.compile(r"""(\s*,\s*)("(?:[^"\\]|\\[\s\S])*"|'(?:[^'\\]|\\[\s\S])*')""")
-_LISTED_OPTION = re.compile(
-    rf"""(["']--({_SECRET_KEY})["'])((?:\s*,\s*(?:"(?!-)(?:[^"\\]|\\[\s\S])*"|'(?!-)(?:[^'\\]|\\[\s\S])*'))+)"""
-)
+_LISTED_VALUE = re.compile(rf"""(\s*,\s*)("{_DQ_BODY}*"|'{_SQ_BODY}*')""")
+_LISTED_OPTION = re.compile(rf"""(["']--({_SECRET_KEY})["'])((?:\s*,\s*(?:"(?!-){_DQ_BODY}*"|'(?!-){_SQ_BODY}*'))+)""")
 
 
 def _named_secret(match: re.Match[str]) -> str:

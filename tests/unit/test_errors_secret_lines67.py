@@ -39,3 +39,26 @@ def test_a_shape_too_short_to_be_one_stays() -> None:
 
 def test_a_new_shape_is_refused_on_a_command_line_too() -> None:
     assert looks_secret(f"--set x={GOOGLE_KEY}") and looks_secret(f"--set x={GITHUB}")
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # a quoted value left unclosed ends at its line's end, as serve.sh's filter (a line at a time) ends it: the
+        # local writer redacts the lines of one read together (logpump), and hid the next line with it
+        ("x 'api_key': 'abc\nnext line shown", "x 'api_key': '***\nnext line shown"),
+        ('{"api_key": "abc\nnext line shown', '{"api_key": "***\nnext line shown'),
+        ('"{\\"api_key\\": \\"abc\nnext line shown', '"{\\"api_key\\": \\"***\nnext line shown'),
+        ("'api_key': ['k1', 'abc\nnext line ] shown", "'api_key': [***\nnext line ] shown"),
+        ("--api-key 'abc\nnext line shown", "--api-key ***\nnext line shown"),
+        ('--hf-token "abc\nnext line shown', "--hf-token ***\nnext line shown"),
+        ("api_key='abc\rnext line shown", "api_key='***\rnext line shown"),
+        ('hf_token="abc\nnext line shown', 'hf_token="***\nnext line shown'),
+        ("['--api-key', 'k1', 'abc\nnext line', 'shown']", "['--api-key', '***', 'abc\nnext line', 'shown']"),
+        # a list written over lines (an indented JSON) is one value still: its items are each on a line
+        ('"api_key": [\n  "k1",\n  "k2"\n]', '"api_key": [***]'),
+        ('"command": [\n  "--api-key",\n  "k1"\n]', '"command": [\n  "--api-key",\n  "***"\n]'),
+    ],
+)
+def test_an_unclosed_quoted_value_ends_at_its_line_s_end(text: str, shown: str) -> None:
+    assert redact(text) == shown
