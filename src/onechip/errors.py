@@ -360,14 +360,15 @@ _ASSIGNED_VALUE = re.compile(
 # --s3-access-key-id and --s3-secret-access-key, model_executor/model_loader/tensorizer.py; --seed-token, 'Shared
 # secret', entrypoints/cli/preload.py), of any length (the name says what it is), and never where the name says a path
 # (--hf-token-file: _PATH_NAME; --ssl-keyfile and --encryption-keyfile name no secret). A word starting with '-' is the
-# next option, not a value (`--hf-token --port 8000`: vLLM's --hf-token alone takes the login's token). The words after
+# next option, not a value (`--hf-token --port 8000`: vLLM's --hf-token alone takes the login's token), as is one
+# starting with '[-' in argparse's usage ('[--hf-token T] [--port P]'). The words after
 # the first, up to the next option, are matched too: an option of _SEVERAL_VALUES takes them all as argparse does.
 _OPTION_VALUE = rf"""(?:"{_DQ_BODY}*"?|'[^'\r\n]*'?|[^\s"']+)"""
 # A word after the first, one a list of keys holds: quoted, or without the '(', ')', ',' or ';' of prose, which ends
 # the run ('as vllm serve --api-key expects) (got ...)': the words after were hidden as keys, the URL shown there too)
 _NEXT_VALUE = rf"""(?:"{_DQ_BODY}*"?|'[^'\r\n]*'?|[^\s"'(),;]+(?=\s|$))"""
 _SECRET_OPTION = re.compile(
-    rf"""(?<![\w-])(--({_SECRET_KEY})(=|[ \t]+))(?!-)({_OPTION_VALUE}(?:[ \t]+(?!-){_NEXT_VALUE})*)"""
+    rf"""(?<![\w-])(--({_SECRET_KEY})(=|[ \t]+))(?!\[?-)({_OPTION_VALUE}(?:[ \t]+(?!\[?-){_NEXT_VALUE})*)"""
 )
 _OPTION_WORD = re.compile(_OPTION_VALUE)
 # The secret options that take several values, as their dest names them: vLLM 0.34.0's --api-key ('api_key: list[str]
@@ -424,10 +425,21 @@ def _option_secret(match: re.Match[str]) -> str:
         (values, "") if dest in _SEVERAL_VALUES and separator != "=" else (first.group(), values[first.end() :])
     )
 
-    def hidden(word: re.Match[str]) -> str:
-        return word.group() if _metavar(word.group(), dest) else "***"
+    return (
+        head
+        + _OPTION_WORD.sub(lambda word: _word_hidden(word.group(), dest), words)
+        + _SECRET_OPTION.sub(_option_secret, rest)
+    )
 
-    return head + _OPTION_WORD.sub(hidden, words) + _SECRET_OPTION.sub(_option_secret, rest)
+
+def _word_hidden(word: str, dest: str) -> str:
+    """An option's value `word` as ***, but a metavar (_metavar) kept whole, and the ']'s that end a word with no '['
+    kept: they close argparse's brackets around the option ('[--hf-token T]' reads '[--hf-token ***]'); a value with
+    brackets of its own ('a[b]') is hidden whole."""
+    if _metavar(word, dest):
+        return word
+    value = word if "[" in word else word.rstrip("]") or word
+    return "***" + word[len(value) :]
 
 
 def _metavar(word: str, dest: str) -> bool:

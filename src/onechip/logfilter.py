@@ -5,13 +5,14 @@ through it (README: what remains).
 It redacts a line as errors.redact does, by the same rules: the patterns are errors' own compiled expressions, written
 into the program as its data (Python's `re` and Perl's read them alike: the one spelling Perl's differs in, the end of
 the text `\\Z`, is written `\\z`), and the few lines of logic around them (errors.secret_named, names_a_path,
-_option_secret, _quoted_secret, _assigned_secret) are spelled again in Perl below; a test feeds one table of lines
-through both (tests/unit/engines/test_host_log_filter_agrees66.py). A secret is the value (errors.MIN_SECRET_CHARS or
-more) of an environment variable whose name says one (errors.SECRET_NAME: HF_TOKEN, sourced from the 0600
-hf_token.env; VLLM_API_KEY) but for one naming a file's path, a shape (errors._SECRET_PATTERNS: hf_..., sk-..., a bearer
-header, ...) and a value named as one (NAME=value, --api-key X, api_key='X', "api_key": "X"). The values are read from
-the environment by the program itself: never an argv (`ps`), never a file. Differences left: Perl reads bytes, so its
-\\w and upper-casing are ASCII's (a name or word in other letters next to a secret is read as Python would not).
+_option_secret, _word_hidden, _quoted_secret, _assigned_secret) are spelled again in Perl below; a test feeds one table
+of lines through both (tests/unit/engines/test_host_log_filter_agrees66.py). A secret is the value
+(errors.MIN_SECRET_CHARS or more) of an environment variable whose name says one (errors.SECRET_NAME: HF_TOKEN, sourced
+from the 0600 hf_token.env; VLLM_API_KEY) but for one naming a file's path, a shape (errors._SECRET_PATTERNS: hf_...,
+sk-..., a bearer header, ...) and a value named as one (NAME=value, --api-key X, api_key='X', "api_key": "X"). The
+values are read from the environment by the program itself: never an argv (`ps`), never a file. Differences left: Perl
+reads bytes, so its \\w and upper-casing are ASCII's (a name or word in other letters next to a secret is read as
+Python would not).
 
 It runs `tr` then `perl`: coreutils and perl-base are Essential packages on every Debian and Ubuntu image (a TPU VM's,
 the vllm/vllm-openai image's: Debian Policy 3.8, `Essential: yes`); bash's `read` of a pipe takes one byte a syscall,
@@ -52,8 +53,15 @@ sub option_secret {
     $values =~ /^$word/;
     my $first = $&;
     my ($words, $rest) = ($dest =~ $several && $sep ne '=') ? ($values, '') : ($first, substr($values, length $first));
-    $words =~ s/$word/my $w = $&; (my $s = $w) =~ s{^[\[\]]+|[\[\]]+\z}{}g; $s eq $dest || $s eq '...' ? $w : '***'/ge;
+    $words =~ s/$word/word_hidden($&, $dest)/ge;
     return $head . $words . options($rest);
+}
+sub word_hidden {
+    my ($w, $dest) = @_;
+    (my $s = $w) =~ s{^[\[\]]+|[\[\]]+\z}{}g;
+    return $w if $s eq $dest || $s eq '...';
+    my $tail = $w !~ /\[/ && $w =~ /[^\]](\]+)\z/ ? $1 : '';
+    return '***' . $tail;
 }
 sub listed_secret {
     my ($all, $head, $name, $items) = @_;

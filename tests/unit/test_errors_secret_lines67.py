@@ -62,3 +62,24 @@ def test_a_new_shape_is_refused_on_a_command_line_too() -> None:
 )
 def test_an_unclosed_quoted_value_ends_at_its_line_s_end(text: str, shown: str) -> None:
     assert redact(text) == shown
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        # argparse's usage brackets: the ']' that closes an option's group is the text's, '[--port' the next option
+        ("usage: [--hf-token T] [--port P]", "usage: [--hf-token ***] [--port P]"),
+        ("usage: [--hf-token T]", "usage: [--hf-token ***]"),
+        ("usage: [--seed-token=S]] done", "usage: [--seed-token=***]] done"),
+        ("usage: [--api-key K1 K2] [--port P]", "usage: [--api-key *** ***] [--port P]"),
+        (
+            "usage: vllm serve [--api-key API_KEY [API_KEY ...]] [--hf-token [HF_TOKEN]] [--seed-token SEED_TOKEN]",
+            "usage: vllm serve [--api-key API_KEY [API_KEY ...]] [--hf-token [HF_TOKEN]] [--seed-token SEED_TOKEN]",
+        ),
+        # a value with brackets of its own is a value whole
+        ("--hf-token a[b]", "--hf-token ***"),
+        ("--hf-token ]", "--hf-token ***"),
+    ],
+)
+def test_the_bracket_after_an_option_s_value_is_shown(line: str, shown: str) -> None:
+    assert redact(line) == shown

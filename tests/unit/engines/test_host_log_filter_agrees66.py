@@ -21,6 +21,8 @@ ODD = "tok.*+?(a|b)[c]{2}^$/\\end"  # HF_TOKEN of no shape, every character a re
 ENV = {"HF_TOKEN": ODD, "OTHER_API_KEY": "k3y-" + ODD, "HF_TOKEN_PATH": "/not/a/secret", "DB_PASSWORD_FILE": "hunter2"}
 
 USAGE = "usage: vllm serve [-h] [--api-key API_KEY [API_KEY ...]] [--hf-token [HF_TOKEN]] [--seed-token SEED_TOKEN]"
+# argparse's brackets around an option and its value (secrets67): the ']' and the next '[--option' are the text's
+BRACKETS = "usage: [--hf-token T] [--port P] [--api-key K1 K2] [--seed-token=S]] --hf-token a[b]"
 LINES = [
     # the environment's values, and the names that say where one is kept (errors.names_a_path)
     f"HF_TOKEN={ODD} key=k3y-{ODD} path=/not/a/secret file=hunter2",
@@ -38,6 +40,7 @@ LINES = [
     "vllm serve M --api-key k1-aaaaaa k2-bbbbbb --port 8000 --hf-token=t0k3n-xyz --seed-token 's33d x'",
     USAGE,
     "--api-key=k1-aaaaaa M --max-tokens 64 --ssl-keyfile /etc/k.pem",
+    BRACKETS,
     # vLLM's 'non-default args' dict (tests/fixtures/bootlogs rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110's shape)
     "INFO [utils.py:233] non-default args: {'host': '0.0.0.0', 'api_key': ['sk123', 'k2]x'], 'port': 8000}",
     # an argparse Namespace's repr (old vLLM's 'args: Namespace(...)')
@@ -92,7 +95,11 @@ def test_the_host_filter_redacts_each_line_as_errors_redact_does(tmp_path: Path)
         assert secret not in "\n".join(host)
     for secret in ("AIzaSy", "ghp_", "github_pat_", "ASIA", "token t0k"):  # secrets67's
         assert secret not in "\n".join(host)
-    assert "[--api-key API_KEY [API_KEY ...]]" in host[LINES.index(USAGE)]
+    assert host[LINES.index(USAGE)] == USAGE
+    assert (
+        host[LINES.index(BRACKETS)]
+        == "usage: [--hf-token ***] [--port P] [--api-key *** ***] [--seed-token=***]] --hf-token ***"
+    )
 
 
 def test_a_host_without_perl_starts_no_engine_and_says_why(tmp_path: Path) -> None:
