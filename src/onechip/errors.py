@@ -386,11 +386,39 @@ _METAVAR_BRACKETS = "[]"
 # option's, up to one starting with '-', judged as _option_secret judges its words.
 _LISTED_VALUE = re.compile(rf"""(\s*,\s*)("{_DQ_BODY}*"|'{_SQ_BODY}*')""")
 _LISTED_OPTION = re.compile(rf"""(["']--({_SECRET_KEY})["'])((?:\s*,\s*(?:"(?!-){_DQ_BODY}*"|'(?!-){_SQ_BODY}*'))+)""")
+# A line that is a key and its one value: an HTTP header's ('X-Api-Key: K'; as `curl -v` writes one, '> ' sent and '< '
+# received before it), a YAML mapping's ('hf_token: K', '  api_key: "K"', a list's '- password: K', a comment after it),
+# an .env or INI file's ('seed_token = K'); and a header given whole as a quoted text (curl's -H 'X-Api-Key: K'). The
+# value is one word or one quoted text, redacted where the key is named as a secret (secret_named: the names of the
+# options vLLM takes as secrets, above, as a header, a YAML key or a variable spells them; x-goog-api-key, Google's
+# header). Several words are prose, shown: onechip's own 'api-key: not given' (a rule taking any words after a secret
+# key's ':' hid them) and a sentence; so is a word that opens a flow list or map ('[', '{': a quoted key's list is
+# _QUOTED_VALUE's) or a placeholder ('<from SOURCE>', flags._shell's), and a number: a count, which the end-of-name
+# TOKEN of SECRET_NAME takes for a secret's name ('kv_bytes_per_token: 18432', a plan's). The key is not quoted: a
+# quoted one is JSON's or a dict's (_QUOTED_VALUE), whose numbers and null an indented report.json holds on lines of
+# their own ('"hf_token_secret": null' read '"hf_token_secret": ***', no longer JSON). The '.', ',', ';' or ')'
+# that ends the line after a word is the text's, as after a URL's key parameter above ('token: K.' reads 'token: ***.').
+_KEYED_VALUE = re.compile(
+    rf"""((?<![^\r\n])[ \t]*(?:[-<>][ \t]+)?([A-Za-z0-9_.-]+)[ \t]*[:=][ \t]*)"""
+    rf"""("{_DQ_BODY}+"|'{_SQ_BODY}+'|(?![\[{{<]|[0-9._,]+(?![^\s"']))[^\s"']+?)"""
+    r"""(?=[.,;)]*(?:[ \t]+#[^\r\n]*|[ \t]*)(?![^\r\n]))"""
+    r"""|((["'])([A-Za-z0-9_.-]+)[ \t]*:[ \t]*)((?![\[{<])[^\s"']+)(?=\5)"""
+)
 
 
 def _named_secret(match: re.Match[str]) -> str:
     """A _NAMED_VALUE match with its value as *** when its name is named as a secret (SECRET_NAME), else as it was."""
     return match.group(1) + "***" if SECRET_NAME.search(match.group(2)) else match.group(0)
+
+
+def _keyed_secret(match: re.Match[str]) -> str:
+    """A _KEYED_VALUE match with its value as *** (in its quotes, when quoted) when its key is named as a secret, else
+    as it was."""
+    head, name, value = match.group(1, 2, 3) if match.group(1) is not None else match.group(4, 6, 7)
+    if not secret_named(name):
+        return match.group(0)
+    quote = value[0] if value[0] in "\"'" else ""
+    return head + quote + "***" + quote
 
 
 def _quoted_secret(match: re.Match[str]) -> str:
@@ -523,8 +551,8 @@ def looks_secret(text: str) -> bool:
     --launcher, --ssh-opt). By source, the value of a secret environment variable (HF_TOKEN, AWS_SECRET_ACCESS_KEY,
     ...) or one read this run from a token file (_secret_values: the user's own token typed in is on the command line
     as surely as one of its shape); by shape, a Hugging Face token's full shape (HF_TOKEN_SHAPE) and the redaction's
-    others (_SECRET_PATTERNS: sk-..., a bearer header, an AWS key id, a Google OAuth token, a URL's password or key
-    parameter). A caller judging many values takes a secret_finder."""
+    others (_SECRET_PATTERNS: sk-..., a bearer header, an AWS key id, a Google OAuth token or API key, a GitHub token,
+    a URL's password or key parameter). A caller judging many values takes a secret_finder."""
     return secret_finder()(text)
 
 
@@ -615,10 +643,11 @@ def redact(text: str) -> str:
     (HF_TOKEN, OPENAI_API_KEY, and any whose name says TOKEN/SECRET/PASSWORD/API_KEY/..., but for one that holds a
     file's path: names_a_path, e.g. GOOGLE_APPLICATION_CREDENTIALS) and every value
     read this run from a token file or secret store (remember_secret); by shape, anything that looks like
-    one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens); by name, the value
-    of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's repr) and an option's
-    (--api-key X Y, --hf-token=X, and in an argv written as a list: "--api-key", "X") whose name is named as a
-    secret (SECRET_NAME); an argparse metavar (API_KEY) is shown.
+    one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens and API keys, GitHub
+    tokens); by name, the value of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's repr),
+    an option's (--api-key X Y, --hf-token=X, and in an argv written as a list: "--api-key", "X") and a line's one
+    value after its key (X-Api-Key: X, hf_token: X) whose name is named as a secret (SECRET_NAME); an argparse metavar
+    (API_KEY) is shown.
 
     Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
     recorded engine command/env; a caller redacting many lines takes a redactor."""
@@ -648,6 +677,8 @@ def redactor() -> Callable[[str], str]:
             text = _QUOTED_VALUE.sub(_quoted_secret, text)
             if "='" in text or '="' in text or "=[" in text:
                 text = _ASSIGNED_VALUE.sub(_assigned_secret, text)
+        if ":" in text or "=" in text:
+            text = _KEYED_VALUE.sub(_keyed_secret, text)
         return text
 
     return redact_known

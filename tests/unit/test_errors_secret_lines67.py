@@ -83,3 +83,59 @@ def test_an_unclosed_quoted_value_ends_at_its_line_s_end(text: str, shown: str) 
 )
 def test_the_bracket_after_an_option_s_value_is_shown(line: str, shown: str) -> None:
     assert redact(line) == shown
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # a header line, as an HTTP dump and `curl -v` write it ('> ' sent, '< ' received), a header in curl's -H
+        ("X-Api-Key: abcdef123456", "X-Api-Key: ***"),
+        ("> x-goog-api-key: k3y", "> x-goog-api-key: ***"),
+        (
+            "curl -H 'X-Api-Key: abcdef123456' http://h:8000/v1/models",
+            "curl -H 'X-Api-Key: ***' http://h:8000/v1/models",
+        ),
+        # a YAML mapping's or an .env file's line, a YAML list's item, its value quoted or not, a comment after it
+        ("api-key: abcdef123456", "api-key: ***"),
+        ('  api_key: "abc def"', '  api_key: "***"'),
+        ("hf_token: hf-no-shape  # mine", "hf_token: ***  # mine"),
+        ("- password: 'p@ss'", "- password: '***'"),
+        ("seed_token = k3y", "seed_token = ***"),
+        ("a: 1\nhf_token: t0k\nb: 2", "a: 1\nhf_token: ***\nb: 2"),
+        ("a: 1\r\n  client_secret: s3\r\n", "a: 1\r\n  client_secret: ***\r\n"),
+    ],
+)
+def test_a_line_whose_key_names_a_secret_hides_its_one_value(text: str, shown: str) -> None:
+    assert redact(text) == shown
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # prose: several words after the key, a sentence (onechip's own words: test_errors_own_words66)
+        "api-key: not given",
+        "hf_token: read from the environment (HF_TOKEN)",
+        "X-Api-Key: set it with --api-key",
+        "token: none given; the hub was not asked",
+        "curl -H 'X-Api-Key: not given' http://h",
+        # a key that names no secret or a path, a key inside a sentence
+        "max_tokens: 64",
+        "eos_token_id: 2",
+        "hf_token_file: /home/u/.hf",
+        "the api_key: abc was refused",
+    ],
+)
+def test_prose_after_a_secret_key_and_keys_of_no_secret_stay(line: str) -> None:
+    assert redact(line) == line
+
+
+def test_the_stop_after_a_keyed_value_is_the_text_s() -> None:
+    assert redact("token: abc.def.") == "token: ***."
+
+
+def test_an_indented_json_and_a_count_keyed_by_token_stay() -> None:
+    # report.json is redacted whole, indented: a quoted key's number or null on a line of its own is JSON's
+    text = '{\n  "kv_bytes_per_token": 18432,\n  "hf_token_secret": null,\n  "api_key": "k"\n}'
+    assert redact(text) == '{\n  "kv_bytes_per_token": 18432,\n  "hf_token_secret": null,\n  "api_key": "***"\n}'
+    assert redact("kv_bytes_per_token: 18432") == "kv_bytes_per_token: 18432"
+    assert redact("  hf_token: 1234abc") == "  hf_token: ***"

@@ -41,6 +41,16 @@ LINES = [
     USAGE,
     "--api-key=k1-aaaaaa M --max-tokens 64 --ssl-keyfile /etc/k.pem",
     BRACKETS,
+    # a line that is a key named as a secret and its one value (secrets67): a header, YAML, curl's -H; prose kept
+    "X-Api-Key: abcdef123456",
+    "> x-goog-api-key: k3y-goog",
+    "curl -H 'X-Api-Key: k3y-curl' http://h:8000/v1/models",
+    '  - api_key: "k3y yaml"  # mine',
+    "seed_token = k3y-ini",
+    "api-key: not given",
+    "hf_token: <from ~/.cache/huggingface/token> read",
+    '  "kv_bytes_per_token": 18432,',
+    "kv_bytes_per_token: 18432",
     # vLLM's 'non-default args' dict (tests/fixtures/bootlogs rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110's shape)
     "INFO [utils.py:233] non-default args: {'host': '0.0.0.0', 'api_key': ['sk123', 'k2]x'], 'port': 8000}",
     # an argparse Namespace's repr (old vLLM's 'args: Namespace(...)')
@@ -93,9 +103,10 @@ def test_the_host_filter_redacts_each_line_as_errors_redact_does(tmp_path: Path)
     assert host == python
     for secret in ("k1-aaaaaa", "k2-bbbbbb", "t0k3n-xyz", "s33d", "sk123", "it\\'s-k", "abc-XYZ-123", 'ab\\"cd', ODD):
         assert secret not in "\n".join(host)
-    for secret in ("AIzaSy", "ghp_", "github_pat_", "ASIA", "token t0k"):  # secrets67's
+    for secret in ("AIzaSy", "ghp_", "github_pat_", "ASIA", "token t0k", "abcdef123456", "k3y-", "k3y yaml"):
         assert secret not in "\n".join(host)
     assert host[LINES.index(USAGE)] == USAGE
+    assert "api-key: not given" in host and "kv_bytes_per_token: 18432" in host
     assert (
         host[LINES.index(BRACKETS)]
         == "usage: [--hf-token ***] [--port P] [--api-key *** ***] [--seed-token=***]] --hf-token ***"
