@@ -31,7 +31,8 @@ from onechip import errors
 _PROGRAM = r"""
 $| = 1;
 chomp(my $min = <DATA>);
-my ($secret_name, $path_name, $named, $option, $word, $listed, $listed_value, $quoted, $assigned, $keyed, $several,
+my ($secret_name, $path_name, $named, $option, $word, $listed, $listed_value, $quoted, $assigned, $keyed_line,
+    $keyed_header, $several,
     $key_words, @shapes) = map { chomp; qr/$_/ } <DATA>;
 sub secret_named { (my $w = uc $_[0]) =~ tr/-/_/; return $w =~ $secret_name && $w !~ $path_name; }
 sub names_a_path {
@@ -83,9 +84,8 @@ sub quoted_secret {
     return secret_named($name) ? "$head***" : $match[6];
 }
 sub keyed_secret {
-    my @match = @_;  # copied, as quoted_secret's
-    my ($head, $name, $value) = defined $match[1] ? @match[1, 2, 3] : @match[4, 6, 7];
-    return $match[0] unless secret_named($name);
+    my ($all, $head, $name, $value) = @_;  # copied, as quoted_secret's
+    return $all unless secret_named($name);
     my $quote = $value =~ /^["']/ ? substr($value, 0, 1) : '';
     return "$head$quote***$quote";
 }
@@ -111,7 +111,10 @@ while (my $line = <STDIN>) {
             my $orig = $line;
             $line =~ s/$assigned/assigned_secret($orig, $-[0], $1, $&)/ge if $line =~ /=['"\[]/;
         }
-        $line =~ s/$keyed/keyed_secret($&, $1, $2, $3, $4, $5, $6, $7)/ge if $line =~ /[:=]/;
+        if ($line =~ /[:=]/) {
+            $line =~ s/$keyed_line/keyed_secret($&, $+{head}, $+{name}, $+{value})/ge;
+            $line =~ s/$keyed_header/keyed_secret($&, $+{head}, $+{name}, $+{value})/ge if $line =~ /['"]/;
+        }
     }
     print $line, $end;
 }
@@ -129,7 +132,8 @@ _DATA = [
     errors._LISTED_VALUE.pattern,
     errors._QUOTED_VALUE.pattern,
     errors._ASSIGNED_VALUE.pattern,
-    errors._KEYED_VALUE.pattern,
+    errors._KEYED_LINE.pattern,
+    errors._KEYED_HEADER.pattern,
     "^(?:" + "|".join(sorted(errors._SEVERAL_VALUES)) + ")$",
     "|".join(errors._KEY_WORDS),  # lower-case words: redactor's guard, which the program asks of the line lower-cased
     *(pattern.pattern for pattern in errors._SECRET_PATTERNS),

@@ -139,3 +139,8 @@ def test_an_indented_json_and_a_count_keyed_by_token_stay() -> None:
     assert redact(text) == '{\n  "kv_bytes_per_token": 18432,\n  "hf_token_secret": null,\n  "api_key": "***"\n}'
     assert redact("kv_bytes_per_token: 18432") == "kv_bytes_per_token: 18432"
     assert redact("  hf_token: 1234abc") == "  hf_token: ***"
+
+
+def test_a_carriage_return_ends_a_keyed_line_as_a_newline_does() -> None:
+    # serve.sh's filter makes each '\r' a line end (tr); the local writer redacts the lines of one read, '\r' ended too
+    assert redact("10%\rX-Api-Key: k3y\r20%") == "10%\rX-Api-Key: ***\r20%"
