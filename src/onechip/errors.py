@@ -401,7 +401,8 @@ _LISTED_OPTION = re.compile(rf"""(["']--({_SECRET_KEY})["'])((?:\s*,\s*(?:"(?!-)
 # Two expressions, the line's and the quoted header's, each the engine can skip to (a line's start, a quote): one with
 # both alternatives, or a line's start read back ((?<![^\r\n])), was tried at every character: 4.1 us a line of key
 # words here, serve.sh's filter 4.7 s of CPU for a 50 MB burst of them; split, 2.2 s, where the filter without the rule
-# took 1.6 (measured here under load, benchmarks/log_filter_speed.py). Python's '^' follows a '\n' only: redactor splits at each '\r', which ends a line as well.
+# took 1.6 (measured here under load, benchmarks/log_filter_speed.py). Python's '^' follows a '\n' only: redactor
+# splits at each '\r', which ends a line as well.
 _KEYED_LINE = re.compile(
     rf"""(?m)^(?P<head>[ \t]*(?:[-<>][ \t]+)?(?P<name>[A-Za-z0-9_.-]+)[ \t]*[:=][ \t]*)"""
     rf"""(?P<value>"{_DQ_BODY}+"|'{_SQ_BODY}+'|(?![\[{{<]|[0-9._,]+(?![^\s"']))[^\s"']+?)"""
