@@ -241,15 +241,32 @@ def os_error_line(exc: OSError) -> str:
 #            8+ is redacted, which may over-mask a name such as hf_transfer)
 #   sk-...   OpenAI-style API keys ("sk-", "sk-proj-...": 20+ of [A-Za-z0-9_-] after "sk-"), not inside a
 #            longer word, so names such as "disk-..." or "task-..." survive
-#   Authorization: Bearer ... and Basic ... headers, and AWS access key ids (AKIA + 16)
+#            (Anthropic's keys too: "sk-ant-api03-...")
+#   Authorization: Bearer ..., Basic ... and token ... headers, and AWS access key ids (AKIA/ASIA + 16)
+#   Google API keys (AIza...) and GitHub's tokens (ghp_..., github_pat_...)
 #   scheme://user:PASSWORD@host: the password of a URL (the user name is kept)
 _SECRET_PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{8,}"),
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
     # the header line, or a headers dict's repr or JSON ("'Authorization': 'Bearer ...'"): the value to its quote; a
-    # Basic one's too, the user's id and password in base64 (RFC 7617 section 2), a proxy's (Proxy-Authorization)
-    re.compile(r"""(?i)(authorization['"]?:\s*['"]?(?:bearer|basic)\s+)[^\s'"]+"""),
-    re.compile(r"AKIA[0-9A-Z]{16}"),
+    # Basic one's too, the user's id and password in base64 (RFC 7617 section 2), a proxy's (Proxy-Authorization), and
+    # GitHub's own scheme, 'token' ('Authorization: token YOUR-TOKEN', docs.github.com/en/rest/authentication/
+    # authenticating-to-the-rest-api: 'In most cases, you can use Authorization: Bearer or Authorization: token')
+    re.compile(r"""(?i)(authorization['"]?:\s*['"]?(?:bearer|basic|token)\s+)[^\s'"]+"""),
+    # AWS access key ids: AKIA a long-term key's, ASIA a temporary (STS) one's (IAM User Guide, 'IAM identifiers',
+    # unique ID prefixes: docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)
+    re.compile(r"A[KS]IA[0-9A-Z]{16}"),
+    # a Google API key (a Gemini API key of AI Studio's too): 'AIza' and 35 of [0-9A-Za-z_-], 39 in all (Microsoft
+    # Purview's 'Google API key' definition, learn.microsoft.com/purview/sit-defn-google-api-key; the example key of
+    # FirebaseOptions.apiKey, 'AIzaSyDdVgKwhZl0sTTTLZ7iTmt1r3N2cJLnaDk')
+    re.compile(r"AIza[0-9A-Za-z_-]{35}"),
+    # GitHub's tokens by prefix: ghp_ (personal access), gho_ (OAuth), ghu_ (app user-to-server), ghs_ (app
+    # server-to-server, a GitHub Actions GITHUB_TOKEN), ghr_ (refresh), of [A-Za-z0-9_], 36 after the prefix today
+    # and up to 255 (github.blog/changelog/2021-03-31-authentication-token-format-updates-are-generally-available);
+    # a fine-grained personal access token: 'github_pat_', 22, '_', 59 (docs.github.com, 'About authentication to
+    # GitHub', GitHub's token formats)
+    re.compile(r"gh[pousr]_[A-Za-z0-9_]{36,}"),
+    re.compile(r"github_pat_[A-Za-z0-9_]{22,}"),
     # Google OAuth 2.0 access ('ya29.') and refresh ('1//') tokens, as Google's OAuth 2.0 for web server
     # applications guide shows them (developers.google.com/identity/protocols/oauth2/web-server)
     re.compile(r"ya29\.[A-Za-z0-9_.-]{8,}"),
@@ -302,22 +319,31 @@ _NAMED_VALUE = re.compile(r"""((?<![A-Za-z0-9_])([A-Z][A-Z0-9_]*)=["']?)(?!/|~/|
 # A quoted key and the quoted text value after it, as JSON and a Python dict's repr write them, a JSON text inside a
 # JSON string too (\"private_key\": \"...\"): the value is redacted when the key is named as a secret (secret_named),
 # up to its closing quote, past every escaped one (JSON's \" and \\, RFC 8259 section 7; repr's \' where a str holds
-# both quotes; a JSON string's own \\\" inside JSON text), or to the text's end where a cut ended it; a PEM value with
+# both quotes; a JSON string's own \\\" inside JSON text), or to its line's end where a cut ended it; a PEM value with
 # its \n escapes whole. Stopping at the first quote or backslash left the rest showing ("ab\"cd" read "***\"cd").
 # Only a text holding a quote and one of _KEY_WORDS is searched: searched, a dict-heavy log line ({'model': ...,
 # 'dtype': ...}) took 16 us more (measured here), a 1,000,000-line `logs` 16 s; and the key must hold one to match.
 _KEY_WORDS = ("token", "secret", "passw", "credential", "key")
+# A quoted text's characters, its quotes left off: each but the quote and a backslash, or a backslash and the character
+# it escapes, on one line, as JSON and a repr write a text (a raw line end is never inside either): a value left
+# unclosed ends at its line's end, as serve.sh's filter, which reads a line at a time, ends it. The local writer
+# (logpump) redacts the lines of one read together, and hid the lines after such a value with it.
+_DQ_BODY = r"""(?:[^"\\\r\n]|\\[^\r\n])"""
+_SQ_BODY = r"""(?:[^'\\\r\n]|\\[^\r\n])"""
+# a list of quoted texts, to its closing bracket (left off) past each item (a ']' inside one), over lines between its
+# items (an indented JSON); an item left unclosed ends it at that item's line's end, a cut one at the text's end
+_TEXT_LIST = rf"""(?:[^\]"'\\]|"{_DQ_BODY}*"|'{_SQ_BODY}*')*(?:"{_DQ_BODY}*|'{_SQ_BODY}*)?"""
 _SECRET_KEY = r"[\w.-]*(?i:token|secret|passw|credential|key)[\w.-]*"
 _QUOTED_VALUE = re.compile(
     # a key in plain quotes; its value in " or ' (the lookbehind reads which), a backslash escaping the next character
-    rf"""(["']({_SECRET_KEY})["']\s*:\s*["'])(?:(?<=")(?:[^"\\]|\\[\s\S])*|(?<=')(?:[^'\\]|\\[\s\S])*)"""
+    rf"""(["']({_SECRET_KEY})["']\s*:\s*["'])(?:(?<="){_DQ_BODY}*|(?<='){_SQ_BODY}*)"""
     # a key in escaped quotes (JSON text in a JSON string): two backslashes are one of the inner text, and two then an
     # escaped quote an escaped quote of the inner text, which goes on; an escaped quote alone closes the value
-    rf"""|(\\"({_SECRET_KEY})\\"\s*:\s*\\")(?:[^"\\]|\\\\\\[\\"]|\\\\|\\[^"\\])*"""
+    rf"""|(\\"({_SECRET_KEY})\\"\s*:\s*\\")(?:[^"\\\r\n]|\\\\\\[\\"]|\\\\|\\[^"\\\r\n])*"""
     # a key in plain quotes and a list of text values (vLLM's 'non-default args' dict writes --api-key's keys so:
     # "'api_key': ['sk123']", tests/fixtures/bootlogs rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110): the list whole, to
-    # its closing bracket past each quoted item (a ']' inside one), or to the text's end where a cut ended it
-    rf"""|(["']({_SECRET_KEY})["']\s*:\s*\[)(?:[^\]"'\\]|"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?)*"""
+    # its closing bracket (_TEXT_LIST)
+    rf"""|(["']({_SECRET_KEY})["']\s*:\s*\[){_TEXT_LIST}"""
 )
 # name='value' and name=[...], as an argparse Namespace's repr writes an argument (old vLLM logged its args so:
 # "Namespace(..., api_key='...', ...)"; 0.34.0's --api-key a list, entrypoints/common/cli_args.py): the value as a
@@ -327,8 +353,7 @@ _QUOTED_VALUE = re.compile(
 # the start of every word made 100,000 corpus log lines (the bootlogs fixtures, whose 'Initializing a V1 LLM engine
 # ... with config: model=...' lines run to 2,300 characters) 6 us a line slower to redact (measured here).
 _ASSIGNED_VALUE = re.compile(
-    r"""(=(?:"(?=[^"])|'(?=[^'])|\[))(?:(?<=")(?:[^"\\]|\\[\s\S])+|(?<=')(?:[^'\\]|\\[\s\S])+"""
-    r"""|(?<=\[)(?:[^\]"'\\]|"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?)*)"""
+    rf"""(=(?:"(?=[^"])|'(?=[^'])|\[))(?:(?<="){_DQ_BODY}+|(?<='){_SQ_BODY}+|(?<=\[){_TEXT_LIST})"""
 )
 # A command-line option and its values, as a serve command line in a log or an error shows it: `--api-key X`,
 # `--api-key=X`, a value quoted ('X Y', "X") or one word; redacted where the option's name, '-' as '_', is named as a
@@ -336,14 +361,15 @@ _ASSIGNED_VALUE = re.compile(
 # --s3-access-key-id and --s3-secret-access-key, model_executor/model_loader/tensorizer.py; --seed-token, 'Shared
 # secret', entrypoints/cli/preload.py), of any length (the name says what it is), and never where the name says a path
 # (--hf-token-file: _PATH_NAME; --ssl-keyfile and --encryption-keyfile name no secret). A word starting with '-' is the
-# next option, not a value (`--hf-token --port 8000`: vLLM's --hf-token alone takes the login's token). The words after
+# next option, not a value (`--hf-token --port 8000`: vLLM's --hf-token alone takes the login's token), as is one
+# starting with '[-' in argparse's usage ('[--hf-token T] [--port P]'). The words after
 # the first, up to the next option, are matched too: an option of _SEVERAL_VALUES takes them all as argparse does.
-_OPTION_VALUE = r"""(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"']+)"""
+_OPTION_VALUE = rf"""(?:"{_DQ_BODY}*"?|'[^'\r\n]*'?|[^\s"']+)"""
 # A word after the first, one a list of keys holds: quoted, or without the '(', ')', ',' or ';' of prose, which ends
 # the run ('as vllm serve --api-key expects) (got ...)': the words after were hidden as keys, the URL shown there too)
-_NEXT_VALUE = r"""(?:"(?:[^"\\]|\\[\s\S])*"?|'[^']*'?|[^\s"'(),;]+(?=\s|$))"""
+_NEXT_VALUE = rf"""(?:"{_DQ_BODY}*"?|'[^'\r\n]*'?|[^\s"'(),;]+(?=\s|$))"""
 _SECRET_OPTION = re.compile(
-    rf"""(?<![\w-])(--({_SECRET_KEY})(=|[ \t]+))(?!-)({_OPTION_VALUE}(?:[ \t]+(?!-){_NEXT_VALUE})*)"""
+    rf"""(?<![\w-])(--({_SECRET_KEY})(=|[ \t]+))(?!\[?-)({_OPTION_VALUE}(?:[ \t]+(?!\[?-){_NEXT_VALUE})*)"""
 )
 _OPTION_WORD = re.compile(_OPTION_VALUE)
 # The secret options that take several values, as their dest names them: vLLM 0.34.0's --api-key ('api_key: list[str]
@@ -359,15 +385,48 @@ _METAVAR_BRACKETS = "[]"
 # The same option and values in an argv written as a list, each word a quoted item: JSON (a recorded command, a
 # report.json, an MCP reply; indented or not) and a Python list's repr ('"--api-key", "k1", "k2"'): the items after the
 # option's, up to one starting with '-', judged as _option_secret judges its words.
-_LISTED_VALUE = re.compile(r"""(\s*,\s*)("(?:[^"\\]|\\[\s\S])*"|'(?:[^'\\]|\\[\s\S])*')""")
-_LISTED_OPTION = re.compile(
-    rf"""(["']--({_SECRET_KEY})["'])((?:\s*,\s*(?:"(?!-)(?:[^"\\]|\\[\s\S])*"|'(?!-)(?:[^'\\]|\\[\s\S])*'))+)"""
+_LISTED_VALUE = re.compile(rf"""(\s*,\s*)("{_DQ_BODY}*"|'{_SQ_BODY}*')""")
+_LISTED_OPTION = re.compile(rf"""(["']--({_SECRET_KEY})["'])((?:\s*,\s*(?:"(?!-){_DQ_BODY}*"|'(?!-){_SQ_BODY}*'))+)""")
+# A line that is a key and its one value: an HTTP header's ('X-Api-Key: K'; as `curl -v` writes one, '> ' sent and '< '
+# received before it), a YAML mapping's ('hf_token: K', '  api_key: "K"', a list's '- password: K', a comment after it),
+# an .env or INI file's ('seed_token = K'); and a header given whole as a quoted text (curl's -H 'X-Api-Key: K'). The
+# value is one word or one quoted text, redacted where the key is named as a secret (secret_named: the names of the
+# options vLLM takes as secrets, above, as a header, a YAML key or a variable spells them; x-goog-api-key, Google's
+# header). Several words are prose, shown: onechip's own 'api-key: not given' (a rule taking any words after a secret
+# key's ':' hid them) and a sentence; so is a word that opens a flow list or map ('[', '{': a quoted key's list is
+# _QUOTED_VALUE's) or a placeholder ('<from SOURCE>', flags._shell's), and a number: a count, which the end-of-name
+# TOKEN of SECRET_NAME takes for a secret's name ('kv_bytes_per_token: 18432', a plan's). The key is not quoted: a
+# quoted one is JSON's or a dict's (_QUOTED_VALUE), whose numbers and null an indented report.json holds on lines of
+# their own ('"hf_token_secret": null' read '"hf_token_secret": ***', no longer JSON). The '.', ',', ';' or ')'
+# that ends the line after a word is the text's, as after a URL's key parameter above ('token: K.' reads 'token: ***.').
+# Two expressions, the line's and the quoted header's, each the engine can skip to (a line's start, a quote): one with
+# both alternatives, or a line's start read back ((?<![^\r\n])), was tried at every character: 4.1 us a line of key
+# words here, serve.sh's filter 4.7 s of CPU for a 50 MB burst of them; split, 2.2 s, where the filter without the rule
+# took 1.6 (measured here under load, benchmarks/log_filter_speed.py). Python's '^' follows a '\n' only: redactor
+# splits at each '\r', which ends a line as well.
+_KEYED_LINE = re.compile(
+    rf"""(?m)^(?P<head>[ \t]*(?:[-<>][ \t]+)?(?P<name>[A-Za-z0-9_.-]+)[ \t]*[:=][ \t]*)"""
+    rf"""(?P<value>"{_DQ_BODY}+"|'{_SQ_BODY}+'|(?![\[{{<]|[0-9._,]+(?![^\s"']))[^\s"']+?)"""
+    r"""(?=[.,;)]*(?:[ \t]+#[^\r\n]*|[ \t]*)(?![^\r\n]))"""
+)
+_KEYED_HEADER = re.compile(
+    r"""(?P<head>(?P<quote>["'])(?P<name>[A-Za-z0-9_.-]+)[ \t]*:[ \t]*)(?P<value>(?![\[{<])[^\s"']+)(?=(?P=quote))"""
 )
 
 
 def _named_secret(match: re.Match[str]) -> str:
     """A _NAMED_VALUE match with its value as *** when its name is named as a secret (SECRET_NAME), else as it was."""
     return match.group(1) + "***" if SECRET_NAME.search(match.group(2)) else match.group(0)
+
+
+def _keyed_secret(match: re.Match[str]) -> str:
+    """A _KEYED_LINE or _KEYED_HEADER match with its value as *** (in its quotes, when quoted) when its key is named as
+    a secret, else as it was."""
+    head, name, value = match.group("head", "name", "value")
+    if not secret_named(name):
+        return match.group(0)
+    quote = value[0] if value[0] in "\"'" else ""
+    return head + quote + "***" + quote
 
 
 def _quoted_secret(match: re.Match[str]) -> str:
@@ -402,10 +461,21 @@ def _option_secret(match: re.Match[str]) -> str:
         (values, "") if dest in _SEVERAL_VALUES and separator != "=" else (first.group(), values[first.end() :])
     )
 
-    def hidden(word: re.Match[str]) -> str:
-        return word.group() if _metavar(word.group(), dest) else "***"
+    return (
+        head
+        + _OPTION_WORD.sub(lambda word: _word_hidden(word.group(), dest), words)
+        + _SECRET_OPTION.sub(_option_secret, rest)
+    )
 
-    return head + _OPTION_WORD.sub(hidden, words) + _SECRET_OPTION.sub(_option_secret, rest)
+
+def _word_hidden(word: str, dest: str) -> str:
+    """An option's value `word` as ***, but a metavar (_metavar) kept whole, and the ']'s that end a word with no '['
+    kept: they close argparse's brackets around the option ('[--hf-token T]' reads '[--hf-token ***]'); a value with
+    brackets of its own ('a[b]') is hidden whole."""
+    if _metavar(word, dest):
+        return word
+    value = word if "[" in word else word.rstrip("]") or word
+    return "***" + word[len(value) :]
 
 
 def _metavar(word: str, dest: str) -> bool:
@@ -489,8 +559,8 @@ def looks_secret(text: str) -> bool:
     --launcher, --ssh-opt). By source, the value of a secret environment variable (HF_TOKEN, AWS_SECRET_ACCESS_KEY,
     ...) or one read this run from a token file (_secret_values: the user's own token typed in is on the command line
     as surely as one of its shape); by shape, a Hugging Face token's full shape (HF_TOKEN_SHAPE) and the redaction's
-    others (_SECRET_PATTERNS: sk-..., a bearer header, an AWS key id, a Google OAuth token, a URL's password or key
-    parameter). A caller judging many values takes a secret_finder."""
+    others (_SECRET_PATTERNS: sk-..., a bearer header, an AWS key id, a Google OAuth token or API key, a GitHub token,
+    a URL's password or key parameter). A caller judging many values takes a secret_finder."""
     return secret_finder()(text)
 
 
@@ -581,10 +651,11 @@ def redact(text: str) -> str:
     (HF_TOKEN, OPENAI_API_KEY, and any whose name says TOKEN/SECRET/PASSWORD/API_KEY/..., but for one that holds a
     file's path: names_a_path, e.g. GOOGLE_APPLICATION_CREDENTIALS) and every value
     read this run from a token file or secret store (remember_secret); by shape, anything that looks like
-    one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens); by name, the value
-    of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's repr) and an option's
-    (--api-key X Y, --hf-token=X, and in an argv written as a list: "--api-key", "X") whose name is named as a
-    secret (SECRET_NAME); an argparse metavar (API_KEY) is shown.
+    one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens and API keys, GitHub
+    tokens); by name, the value of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's repr),
+    an option's (--api-key X Y, --hf-token=X, and in an argv written as a list: "--api-key", "X") and a line's one
+    value after its key (X-Api-Key: X, hf_token: X) whose name is named as a secret (SECRET_NAME); an argparse metavar
+    (API_KEY) is shown.
 
     Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
     recorded engine command/env; a caller redacting many lines takes a redactor."""
@@ -614,6 +685,10 @@ def redactor() -> Callable[[str], str]:
             text = _QUOTED_VALUE.sub(_quoted_secret, text)
             if "='" in text or '="' in text or "=[" in text:
                 text = _ASSIGNED_VALUE.sub(_assigned_secret, text)
+        if ":" in text or "=" in text:
+            text = "\r".join(_KEYED_LINE.sub(_keyed_secret, line) for line in text.split("\r"))
+            if "'" in text or '"' in text:
+                text = _KEYED_HEADER.sub(_keyed_secret, text)
         return text
 
     return redact_known

@@ -5,13 +5,15 @@ through it (README: what remains).
 It redacts a line as errors.redact does, by the same rules: the patterns are errors' own compiled expressions, written
 into the program as its data (Python's `re` and Perl's read them alike: the one spelling Perl's differs in, the end of
 the text `\\Z`, is written `\\z`), and the few lines of logic around them (errors.secret_named, names_a_path,
-_option_secret, _quoted_secret, _assigned_secret) are spelled again in Perl below; a test feeds one table of lines
-through both (tests/unit/engines/test_host_log_filter_agrees66.py). A secret is the value (errors.MIN_SECRET_CHARS or
-more) of an environment variable whose name says one (errors.SECRET_NAME: HF_TOKEN, sourced from the 0600
-hf_token.env; VLLM_API_KEY) but for one naming a file's path, a shape (errors._SECRET_PATTERNS: hf_..., sk-..., a bearer
-header, ...) and a value named as one (NAME=value, --api-key X, api_key='X', "api_key": "X"). The values are read from
-the environment by the program itself: never an argv (`ps`), never a file. Differences left: Perl reads bytes, so its
-\\w and upper-casing are ASCII's (a name or word in other letters next to a secret is read as Python would not).
+_option_secret, _word_hidden, _quoted_secret, _assigned_secret, _keyed_secret) are spelled again in Perl below; a test
+feeds one table of lines through both (tests/unit/engines/test_host_log_filter_agrees66.py). A secret is the value
+(errors.MIN_SECRET_CHARS or more) of an environment variable whose name says one (errors.SECRET_NAME: HF_TOKEN, sourced
+from the 0600 hf_token.env; VLLM_API_KEY) but for one naming a file's path, a shape (errors._SECRET_PATTERNS: hf_...,
+sk-..., a bearer header, ...) and a value named as one (NAME=value, --api-key X, api_key='X', "api_key": "X", a line
+'X-Api-Key: X'). The
+values are read from the environment by the program itself: never an argv (`ps`), never a file. Differences left: Perl
+reads bytes, so its \\w and upper-casing are ASCII's (a name or word in other letters next to a secret is read as
+Python would not).
 
 It runs `tr` then `perl`: coreutils and perl-base are Essential packages on every Debian and Ubuntu image (a TPU VM's,
 the vllm/vllm-openai image's: Debian Policy 3.8, `Essential: yes`); bash's `read` of a pipe takes one byte a syscall,
@@ -29,7 +31,8 @@ from onechip import errors
 _PROGRAM = r"""
 $| = 1;
 chomp(my $min = <DATA>);
-my ($secret_name, $path_name, $named, $option, $word, $listed, $listed_value, $quoted, $assigned, $several,
+my ($secret_name, $path_name, $named, $option, $word, $listed, $listed_value, $quoted, $assigned, $keyed_line,
+    $keyed_header, $several,
     $key_words, @shapes) = map { chomp; qr/$_/ } <DATA>;
 sub secret_named { (my $w = uc $_[0]) =~ tr/-/_/; return $w =~ $secret_name && $w !~ $path_name; }
 sub names_a_path {
@@ -52,8 +55,15 @@ sub option_secret {
     $values =~ /^$word/;
     my $first = $&;
     my ($words, $rest) = ($dest =~ $several && $sep ne '=') ? ($values, '') : ($first, substr($values, length $first));
-    $words =~ s/$word/my $w = $&; (my $s = $w) =~ s{^[\[\]]+|[\[\]]+\z}{}g; $s eq $dest || $s eq '...' ? $w : '***'/ge;
+    $words =~ s/$word/word_hidden($&, $dest)/ge;
     return $head . $words . options($rest);
+}
+sub word_hidden {
+    my ($w, $dest) = @_;
+    (my $s = $w) =~ s{^[\[\]]+|[\[\]]+\z}{}g;
+    return $w if $s eq $dest || $s eq '...';
+    my $tail = $w !~ /\[/ && $w =~ /[^\]](\]+)\z/ ? $1 : '';
+    return '***' . $tail;
 }
 sub listed_secret {
     my ($all, $head, $name, $items) = @_;
@@ -72,6 +82,12 @@ sub quoted_secret {
     my @match = @_;  # copied: a match in secret_named sets $1 and $& anew
     my ($head, $name) = defined $match[0] ? @match[0, 1] : defined $match[2] ? @match[2, 3] : @match[4, 5];
     return secret_named($name) ? "$head***" : $match[6];
+}
+sub keyed_secret {
+    my ($all, $head, $name, $value) = @_;  # copied, as quoted_secret's
+    return $all unless secret_named($name);
+    my $quote = $value =~ /^["']/ ? substr($value, 0, 1) : '';
+    return "$head$quote***$quote";
 }
 sub assigned_secret {
     my ($orig, $start, $head, $all) = @_;
@@ -95,6 +111,10 @@ while (my $line = <STDIN>) {
             my $orig = $line;
             $line =~ s/$assigned/assigned_secret($orig, $-[0], $1, $&)/ge if $line =~ /=['"\[]/;
         }
+        if ($line =~ /[:=]/) {
+            $line =~ s/$keyed_line/keyed_secret($&, $+{head}, $+{name}, $+{value})/ge;
+            $line =~ s/$keyed_header/keyed_secret($&, $+{head}, $+{name}, $+{value})/ge if $line =~ /['"]/;
+        }
     }
     print $line, $end;
 }
@@ -112,6 +132,8 @@ _DATA = [
     errors._LISTED_VALUE.pattern,
     errors._QUOTED_VALUE.pattern,
     errors._ASSIGNED_VALUE.pattern,
+    errors._KEYED_LINE.pattern,
+    errors._KEYED_HEADER.pattern,
     "^(?:" + "|".join(sorted(errors._SEVERAL_VALUES)) + ")$",
     "|".join(errors._KEY_WORDS),  # lower-case words: redactor's guard, which the program asks of the line lower-cased
     *(pattern.pattern for pattern in errors._SECRET_PATTERNS),

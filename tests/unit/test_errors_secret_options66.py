@@ -89,10 +89,10 @@ def test_a_metavar_is_no_secret(text: str) -> None:
 
 
 def test_an_option_after_a_single_value_in_the_same_run_of_words_is_searched_too() -> None:
-    # a usage line's brackets put '[--seed-token' where a word follows --hf-token's one value
-    # (a value's word runs to the next space: its ']' goes with it)
-    assert errors.redact("[--hf-token t0k3n-xyz] [--seed-token s33d-abc]") == "[--hf-token *** [--seed-token ***"
-    assert errors.redact("--max-tokens 64 [--seed-token s33d-abc]") == "--max-tokens 64 [--seed-token ***"
+    # a usage line's brackets put '[--seed-token' where a word follows --hf-token's one value (the ']' that closes
+    # the brackets is the text's, not the value's: secrets67)
+    assert errors.redact("[--hf-token t0k3n-xyz] [--seed-token s33d-abc]") == "[--hf-token ***] [--seed-token ***]"
+    assert errors.redact("--max-tokens 64 [--seed-token s33d-abc]") == "--max-tokens 64 [--seed-token ***]"
 
 
 @pytest.mark.parametrize(
