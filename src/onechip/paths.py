@@ -11,6 +11,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import secrets
 import stat
 import threading
@@ -227,7 +228,10 @@ def write_text_atomic(target: Path, text: str) -> Path:
     writing one file at once shared a process's one, the first rename took it and the second failed. Removing the
     temporary file may fail too (unlink answers EROFS on a read-only mount before it looks for the name, ENOTDIR under
     a file): that second error is not raised, as it named the temporary file ('cannot write runs/x/.report.md.PID.
-    THREAD.tmp: Read-only file system') instead of `target`."""
+    THREAD.tmp: Read-only file system') instead of `target`. A temporary file of `target` that a write killed mid-way
+    left (SIGKILL, a power cut: nothing removed it) is removed first, when its PID is alive on this host no more
+    (_remove_stale_temps)."""
+    _remove_stale_temps(target)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as handle:
@@ -240,6 +244,34 @@ def write_text_atomic(target: Path, text: str) -> Path:
             tmp.unlink(missing_ok=True)
         raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
     return target
+
+
+def _remove_stale_temps(target: Path) -> None:
+    """Remove write_text_atomic's temporary files of `target` (.NAME.PID.THREAD.tmp, PID and THREAD digits) whose
+    process is gone from this host (os.kill(PID, 0): ESRCH, kill(2)); one whose PID is alive (this process, another
+    writer mid-write, or a process that reused the PID: kept, never guessed at) or any other name is left as it is.
+    Nothing is raised: a folder that cannot be listed or a file already gone leaves the write to say what fails."""
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.\d+\.tmp")
+    try:
+        names = [entry.name for entry in os.scandir(target.parent)]
+    except OSError:
+        return
+    for name in names:
+        if (found := pattern.fullmatch(name)) and not _pid_alive(int(found[1])):
+            with contextlib.suppress(OSError):
+                (target.parent / name).unlink()
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process `pid` exists on this host (signal 0 checks without sending, kill(2)): EPERM is another
+    user's process, alive; ESRCH none, as is a pid past a C int (OverflowError); any other error counts as alive."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except OSError:
+        return True
+    return True
 
 
 @contextmanager

@@ -453,7 +453,7 @@ def refresh(
                                   f"stored, {still}", CATALOG)  # fmt: skip
     read = BillingRead(read_at=read_at.isoformat(timespec="seconds"), endpoint=base, service=service, pages=pages,
                        skus_read=len(skus), skus=kept, prices=prices, missing=gaps, region_names=names,
-                       skipped=skipped)  # fmt: skip
+                       skipped=skipped, kept=_still_live(prices, _last_read()))  # fmt: skip
     path = store_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -461,6 +461,37 @@ def refresh(
     except OSError as exc:
         raise ConfigError(f"cannot store the catalog read at {path}: {exc.strerror or exc}") from None
     return read
+
+
+def _last_read() -> BillingRead | None:
+    """The stored read a new one replaces (stored_read), None also where it is no regular file: the new read is
+    stored over it (write_text_atomic renames over any file), as before its prices were kept (_still_live)."""
+    try:
+        return stored_read()
+    except ConfigError:
+        return None
+
+
+LAST_LIVE = "last live price, read"  # leads the source of a price kept from an earlier read (_still_live)
+
+
+def _still_live(prices: list[Price], last: BillingRead | None) -> list[Price]:
+    """The prices of `last` (the stored read, with those it kept) for each chip, region and pricing model `prices` (a
+    new read's) has none of, each as that read made it, its source led by LAST_LIVE and the time it was read (once:
+    one kept again keeps its first words). A read that priced some chips and not others replaced the last read
+    wholesale, and the chips it missed fell back to prices.json's older snapshot."""
+    if last is None:
+        return []
+    priced = {(p.chip, p.region, p.pricing) for p in prices}
+    kept: dict[tuple[str, str, str], Price] = {}
+    for price in [*last.prices, *last.kept]:
+        key = (price.chip, price.region, price.pricing)
+        if key not in priced and key not in kept:
+            source = (
+                price.source if price.source.startswith(LAST_LIVE) else f"{LAST_LIVE} {last.read_at}: {price.source}"
+            )
+            kept[key] = price.model_copy(update={"source": source})
+    return list(kept.values())
 
 
 def stored_read() -> BillingRead | None:
@@ -502,14 +533,27 @@ SNAPSHOT = "onechip's price snapshot (catalog/prices.json)"  # what a price not 
 
 def known_prices() -> list[Price]:
     """Every price onechip has, the freshest per (chip, region, pricing model): the stored catalog read and
-    catalog/prices.json (a read of the same date wins over the file). File order, read prices after. A file
+    catalog/prices.json (a read of the same date wins over the file), and the last live price an earlier read made of
+    one the stored read did not price (BillingRead.kept: its source says so, its note why). File order, read prices
+    after. A file
     price's source starts with SNAPSHOT: offline, or where the read has none, cost printed the seed's
     "'Live rates from the Cloud Billing Catalog for us-west4'" with nothing saying it was no catalog read."""
     read = stored_read()
     best: dict[tuple[str, str, str], Price] = {}
     snapshot = [p.model_copy(update={"source": f"{SNAPSHOT}: {p.source}"}) for p in file_prices()]
-    for price in [*snapshot, *(read.prices if read else [])]:
+    for price in [*snapshot, *(_kept_rows(read) if read else []), *(read.prices if read else [])]:
         key = (price.chip, price.region, price.pricing)
         if key not in best or price.date >= best[key].date:
             best[key] = price
     return list(best.values())
+
+
+def _kept_rows(read: BillingRead) -> list[Price]:
+    """`read`'s kept prices, each note led by why `read` did not price it (its gap's reason, PriceGap)."""
+    why = {(g.chip, g.region, g.pricing): g.reason for g in read.missing}
+    rows = []
+    for price in read.kept:
+        reason = why.get((price.chip, price.region, price.pricing), "no SKU of the chip offered in the region")
+        said = f"the catalog read of {read.read_at} did not price it ({reason})"
+        rows.append(price.model_copy(update={"note": f"{said}; {price.note}" if price.note else said}))
+    return rows

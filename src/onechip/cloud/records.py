@@ -297,19 +297,37 @@ def _cached(name: str, read: Callable[[object], _Entry]) -> list[_Entry]:
     """The entries of the cache `name` (zones-used.json, zones-observed.json: a JSON list) that `read` takes. These
     caches name no schema_version: what they hold is rebuilt by use (each create, each probe), so a file, or an entry,
     this onechip cannot read (not JSON, nested past the parser, not a list; an entry of a newer onechip's shape, where
-    `read` raises ValueError or TypeError) is dropped, never a crash, and the rest still read. Raises ConfigError when
+    `read` raises ValueError or TypeError) is skipped, never a crash, and the rest still read. Raises ConfigError when
     the file is not a regular file (paths.read_home_file)."""
+    return [entry for _, entry in _read_entries(_entries(name) or [], read) if entry is not None]
+
+
+def _entries(name: str) -> list[object] | None:
+    """The JSON list the cache `name` holds as stored ([] when there is none, or it is not JSON: damaged, nothing to
+    keep), None when it is JSON but no list: another onechip's layout, never written over (_write_cache)."""
     try:
         data = jsontext.loads(read_home_file(_dir() / name))
     except (OSError, ValueError):
         return []
-    out = []
-    for item in data if isinstance(data, list) else []:
+    return data if isinstance(data, list) else None
+
+
+def _read_entries(raw: list[object], read: Callable[[object], _Entry]) -> list[tuple[object, _Entry | None]]:
+    """Each stored entry beside what `read` makes of it (None: one this onechip cannot read, kept as it was)."""
+    out: list[tuple[object, _Entry | None]] = []
+    for item in raw:
         try:
-            out.append(read(item))
+            out.append((item, read(item)))
         except (ValueError, TypeError):
-            continue
+            out.append((item, None))
     return out
+
+
+def _write_cache(name: str, entries: list[object], indent: int | None = None) -> None:
+    """Write the cache `name` (its entries this onechip cannot read among `entries` as they were stored)."""
+    path = _dir() / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(entries, indent=indent))
 
 
 def _zone_pair(item: object) -> tuple[str, str]:
@@ -336,11 +354,16 @@ def zones_used(recorded: list[CloudResource] | None = None) -> list[tuple[str, s
 
 
 def use_zone(project: str, zone: str) -> None:
+    """Add (project, zone) to zones-used.json, with those of the recorded resources it lacks; the entries this onechip
+    cannot read (a newer one's) are kept as they were, and a file that is no list is not written over (_entries)."""
+    raw = _entries("zones-used.json")
+    if raw is None:
+        return
+    stored = [pair for _, pair in _read_entries(raw, _zone_pair) if pair is not None]
     known = zones_used()
     if (project, zone) not in known:
-        path = _dir() / "zones-used.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, json.dumps([*known, (project, zone)]))
+        added = [list(pair) for pair in [*known, (project, zone)] if pair not in stored]
+        _write_cache("zones-used.json", [*raw, *added])
 
 
 def observed() -> list[ZoneOffer]:
@@ -350,8 +373,12 @@ def observed() -> list[ZoneOffer]:
 
 
 def observe(offer: ZoneOffer) -> None:
-    """Add a probe's observation (replacing an older one of the same chip, zone and provisioning model)."""
-    keep = [o for o in observed() if (o.chip, o.zone, o.provisioning) != (offer.chip, offer.zone, offer.provisioning)]
-    path = _dir() / "zones-observed.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, json.dumps([o.model_dump() for o in [offer, *keep]], indent=2))
+    """Add a probe's observation first (replacing an older one of the same chip, zone and provisioning model). The
+    entries this onechip cannot read (a newer one's) are kept as they were, and a file that is no list is not written
+    over (_entries): observe() wrote the file anew from what it could read, a newer onechip's observations lost."""
+    raw = _entries("zones-observed.json")
+    if raw is None:
+        return
+    key = (offer.chip, offer.zone, offer.provisioning)
+    keep = [item for item, o in _read_entries(raw, _zone_offer) if o is None or (o.chip, o.zone, o.provisioning) != key]
+    _write_cache("zones-observed.json", [offer.model_dump(), *keep], indent=2)

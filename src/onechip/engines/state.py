@@ -7,9 +7,10 @@ Modes (EngineState.mode): 'process' (a local process group: the embedded engine 
 
 from __future__ import annotations
 
-import glob
+import contextlib
 import io
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -513,6 +514,9 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     # tensor, or writing without newlines) was read and redacted whole, and sent whole as a `logs` tool result
     hidden = redactor()  # the secrets read once (the token `up` read is remembered above), not once a line
     handle = _open_log(path)
+    seen = (
+        set(_copies(path)) if follow else set()
+    )  # the rotated copies there now: none of them is read (_past_rotations)
     try:
         while True:
             yield from map(hidden, log_summary.read_lines(handle))  # to the end of what is written
@@ -521,7 +525,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
                 yield from map(hidden, log_summary.read_lines(handle))  # what it wrote as it died
                 if _moved(path, handle):  # rotated before it died (read after the death, so no rotation is missed):
-                    handle = yield from _past_rotations(path, handle, hidden)  # then the file now at its name
+                    handle = yield from _past_rotations(path, handle, hidden, seen)  # then the file now at its name
                     yield from map(hidden, log_summary.read_lines(handle))
                 if recorded and not _still_recorded(state):  # `down` stopped it: the follow ends, as `tail --pid`
                     return
@@ -530,52 +534,80 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 yield from map(hidden, log_summary.read_lines(handle))
                 raise EngineError(gone)
             time.sleep(0.5)
+            looked = set(_copies(path))  # before _moved: if the file is still at its name, these came before
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
-                handle = yield from _past_rotations(path, handle, hidden)
+                handle = yield from _past_rotations(path, handle, hidden, seen)
+                looked = set(_copies(path))
             elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut shorter than what was read: from its start
-                handle.seek(0)
+                handle.seek(0)  # (copytruncate: its copy is of what was read; GNU tail -F says 'file truncated' too)
+                yield hidden(f"onechip: {path}: file truncated; reading it from its start")
+            seen = looked
     finally:
         handle.close()
 
 
-def _past_rotations(path: Path, handle: TextIO, hidden: Callable[[str], str]) -> Generator[str, None, TextIO]:
-    """Yield the rest of the rotated file `handle` reads, then every file rotated after it (_rotated_after: two
-    rotations between a follow's checks made the middle one, which going straight to the name skipped), redacted by
-    `hidden`; return the file now at `path` opened (_reopened)."""
+def _past_rotations(
+    path: Path, handle: TextIO, hidden: Callable[[str], str], seen: set[int]
+) -> Generator[str, None, TextIO]:
+    """Yield the rest of the rotated file `handle` reads (its descriptor reads it under any name, or none: renamed,
+    removed or compressed away), then every rotated copy of `path` that is new (_copies: an inode not in `seen`, the
+    copies there at the follow's last look while the file was at its name, nor `handle`'s nor the file now at `path`),
+    oldest first (last written first): two rotations between a follow's checks made a middle file, which going straight
+    to the name skipped. A compressed copy is never read (_compressed). Redacted by `hidden`; return the file now at
+    `path` opened (_reopened). Which copy came after the held file is told by inode, never by name or time: a copy
+    there before, written since by someone else, was replayed."""
     yield from map(hidden, log_summary.read_lines(handle))
-    for rotated in _rotated_after(path, handle):
+    try:
+        now = path.stat().st_ino
+    except FileNotFoundError:
+        now = None
+    skip = seen | {os.fstat(handle.fileno()).st_ino, now}
+    middle: list[tuple[int, Path]] = []
+    for inode, copy in _copies(path).items():
         try:
-            middle = _open_log(rotated)
-        except FileNotFoundError:  # removed since it was listed (a third rotation's cleanup): nothing to read
+            if inode not in skip and not _compressed(copy):
+                middle.append((copy.stat().st_mtime_ns, copy))
+        except OSError:  # removed since it was listed (a third rotation's cleanup): nothing to read
             continue
-        with middle:
-            yield from map(hidden, log_summary.read_lines(middle))
+    for _, copy in sorted(middle):
+        try:
+            rotated = _open_log(copy)
+        except FileNotFoundError:
+            continue
+        with rotated:
+            yield from map(hidden, log_summary.read_lines(rotated))
     return _reopened(path, handle)
 
 
-def _rotated_after(path: Path, handle: TextIO) -> list[Path]:
-    """The rotated copies of `path` made after the file `handle` reads, oldest first: logrotate's numbered names
-    (rotate: '<log>.1' is the newest, each rotation renames .N to .N+1: logrotate(8); Python's RotatingFileHandler
-    names them so too), below the number the file `handle` reads now has (found by its inode). When that file is among
-    none of them (removed by 'rotate N' or compressed by a later rotation: .N.gz is another file), every numbered copy
-    last written no earlier than it was: rotation removes and compresses the oldest first, so those came after it
-    (an older day's copy, last written before, is not read again). dateext copies are not read."""
-    numbered: dict[int, Path] = {}
-    for sibling in path.parent.glob(f"{glob.escape(path.name)}.*"):
-        suffix = sibling.name[len(path.name) + 1 :]
-        if suffix.isascii() and suffix.isdigit():  # '2.gz' (compressed) and '-20261207' (dateext) are not read
-            numbered[int(suffix)] = sibling
-    held = os.fstat(handle.fileno())
-    written_ns: dict[int, int] = {}  # each numbered copy's last write, ns
-    for number, rotated in numbered.items():
-        try:
-            found = rotated.stat()
-        except FileNotFoundError:
-            continue
-        if found.st_ino == held.st_ino:
-            return [numbered[n] for n in sorted(numbered, reverse=True) if n < number]
-        written_ns[number] = found.st_mtime_ns
-    return [numbered[n] for n in sorted(written_ns, reverse=True) if written_ns[n] >= held.st_mtime_ns]
+# A rotated copy's name: the log's, then '.', '-' or '_' and a number or a date (logrotate(8): '.N' as rotate numbers
+# them, dateext's default '-%Y%m%d' and any dateformat of digits and separators; Python's RotatingFileHandler '.N',
+# TimedRotatingFileHandler '.%Y-%m-%d_%H-%M-%S'), then anything (compresext's '.gz', '.zst', ...)
+_COPY = r"[._-]\d[\w.:+-]*"
+
+# The first bytes of the files logrotate's compresscmd makes (gzip RFC 1952, bzip2, xz, zstd RFC 8878, lz4 frame):
+# a compressed copy is read as text by no one
+_COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18")
+
+
+def _copies(path: Path) -> dict[int, Path]:
+    """The rotated copies of `path` (_COPY names, regular files) by inode. Unreadable folder: none."""
+    pattern = re.compile(re.escape(path.name) + _COPY)
+    found: dict[int, Path] = {}
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return found
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if pattern.fullmatch(entry.name) and entry.is_file():
+                found[entry.inode()] = Path(entry.path)
+    return found
+
+
+def _compressed(copy: Path) -> bool:
+    """Whether `copy` starts as a compressed file does (_COMPRESSED_MAGIC). Raises OSError as open() does."""
+    with copy.open("rb") as handle:
+        return handle.read(6).startswith(_COMPRESSED_MAGIC)
 
 
 def _open_log(path: Path) -> TextIO:

@@ -161,6 +161,12 @@ class BillingRead(StoredResult):
         default_factory=list,
         description="SKUs matching a chip's rule that were skipped (priced in another currency than USD), with why.",
     )
+    kept: list[Price] = Field(
+        default_factory=list,
+        description="The last live price of each chip, region and pricing model an earlier read priced and this one "
+        "did not (no usable SKU in this answer), as that read made it: its date, and its source led by when it was "
+        "read; prices.json's older snapshot never stands in for it.",
+    )
 
 
 class PriceRow(Price):

@@ -42,3 +42,30 @@ def test_an_observation_this_onechip_cannot_read_drops_that_entry_alone(home) ->
 def test_a_zone_pair_this_onechip_cannot_read_drops_that_entry_alone(home) -> None:
     (home / "zones-used.json").write_text(json.dumps([["proj-1", "us-west4-a", "new-field"], ["proj-1", "us-east1-d"]]))
     assert records.zones_used([]) == [("proj-1", "us-east1-d")]
+
+
+def test_observe_keeps_the_entries_it_cannot_read_as_they_were(home) -> None:
+    # files67: observe() wrote the file over with the entries it could read: a newer onechip's observations (an
+    # outcome this one does not know) were lost at this one's next probe, where a newer stored file is never
+    # written over (schemas.common.stored_by_newer)
+    ours = {**SEEN, "zone": "us-west4-a", "date": "2026-12-01", "note": ""}
+    newer = {**SEEN, "zone": "us-east1-d", "outcome": "reserved", "date": "2026-12-02", "reservation": "r-1"}
+    (home / "zones-observed.json").write_text(json.dumps([newer, ours, "not an entry"]))
+    again = {**ours, "outcome": "stockout", "date": "2026-12-04"}
+    records.observe(ZoneOffer.model_validate(again))
+    assert json.loads((home / "zones-observed.json").read_text()) == [again, newer, "not an entry"]
+
+
+def test_use_zone_keeps_the_pairs_it_cannot_read_as_they_were(home) -> None:
+    (home / "zones-used.json").write_text(json.dumps([["proj-1", "us-west4-a", "new-field"], ["proj-1", "us-east1-d"]]))
+    records.use_zone("proj-2", "europe-west4-b")
+    assert json.loads((home / "zones-used.json").read_text()) == [
+        ["proj-1", "us-west4-a", "new-field"], ["proj-1", "us-east1-d"], ["proj-2", "europe-west4-b"]
+    ]  # fmt: skip
+
+
+def test_a_cache_a_newer_onechip_made_no_list_is_not_written_over(home) -> None:
+    newer = {"schema_version": "99", "observed": []}  # not the list this onechip writes: another's layout
+    (home / "zones-observed.json").write_text(json.dumps(newer))
+    records.observe(ZoneOffer.model_validate({**SEEN, "zone": "us-west4-a", "date": "2026-12-01"}))
+    assert json.loads((home / "zones-observed.json").read_text()) == newer

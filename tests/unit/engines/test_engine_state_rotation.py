@@ -5,7 +5,9 @@ removal are injected at the check or the open itself, never raced with a sleep."
 
 from __future__ import annotations
 
+import gzip
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -173,3 +175,97 @@ def test_follow_reads_the_middle_log_when_the_held_one_was_rotated_away(
 
     monkeypatch.setattr(state, "engine_alive", rotated_twice_keeping_one_then_dead)
     assert _followed_to_the_death() == ["before", "middle", "after"]
+
+
+# files67: rotation followed as `tail -F` does, by inode: the rest of the held file (renamed, removed or compressed
+# away, its descriptor still reads it), then each rotated copy that appeared since the follow last looked (an inode it
+# had not seen, oldest first), then the file at the name. dateext names are copies as numbered ones are; a compressed
+# copy is never read; a copy that was there before is never read again, however late it was written.
+
+
+def _rotate_dated(log: Path) -> None:
+    """Two of logrotate's 'create' + 'dateext' rotations (dateformat -%Y%m%d%H) with the engine writing between."""
+    log.rename(log.with_name("engine.log-2026120709"))
+    log.write_text("middle\n")
+    log.rename(log.with_name("engine.log-2026120710"))
+    log.write_text("after\n")
+
+
+def _dead_after(rotate: Callable[[], None]) -> Callable[[object], bool]:
+    """engine_alive that rotates once at its first call, then says the engine is dead."""
+    checks: list[int] = []
+
+    def rotated_then_dead(_: object) -> bool:
+        if not checks:
+            rotate()
+        checks.append(1)
+        return False
+
+    return rotated_then_dead
+
+
+def test_follow_reads_the_middle_copy_of_two_dateext_rotations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: only numbered copies were looked for: 'middle' (engine.log-2026120709's second life) was never shown
+    log = _engine_log(tmp_path, monkeypatch)
+    log.with_name("engine.log-2026120608").write_text("yesterday\n")  # rotated before the follow began
+    monkeypatch.setattr(state, "engine_alive", _dead_after(lambda: _rotate_dated(log)))
+    assert _followed_to_the_death() == ["before", "middle", "after"]
+
+
+def test_a_copy_written_late_by_someone_else_is_not_replayed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: with the held file gone ('rotate 1'), every numbered copy last written no earlier than it was read: a
+    # copy there before the follow began, written since by someone else (a user's `cp`, another tool), was replayed
+    log = _engine_log(tmp_path, monkeypatch)
+    other = log.with_name("engine.log.5")
+    other.write_text("someone else's\n")
+
+    def rotate() -> None:
+        _rotate_twice(log)
+        log.with_name("engine.log.2").unlink()  # rotate 1: the held file removed
+        with other.open("a") as out:  # written after the held file's last write
+            out.write("and more\n")
+        os.utime(other, None)
+
+    monkeypatch.setattr(state, "engine_alive", _dead_after(rotate))
+    assert _followed_to_the_death() == ["before", "middle", "after"]
+
+
+def test_a_compressed_copy_is_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # logrotate's 'compress' without 'delaycompress': each rotated copy gzipped at once (.1.gz), the plain one removed
+    log = _engine_log(tmp_path, monkeypatch)
+
+    def rotate() -> None:
+        for line in ("middle", "after"):
+            log.rename(log.with_name("engine.log.1"))
+            gz = log.with_name("engine.log.1.gz")
+            if gz.exists():
+                gz.rename(log.with_name("engine.log.2.gz"))
+            gz.write_bytes(gzip.compress(log.with_name("engine.log.1").read_bytes()))
+            log.with_name("engine.log.1").unlink()
+            log.write_text(f"{line}\n")
+
+    monkeypatch.setattr(state, "engine_alive", _dead_after(rotate))
+    assert _followed_to_the_death() == ["before", "after"]  # 'middle' is in .1.gz: compressed, not read as bytes
+
+
+def test_a_log_truncated_in_place_is_read_again_from_its_start_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # logrotate's 'copytruncate': the log copied (engine.log.1, never read: a copy of what was read), then cut to 0
+    # where the engine goes on writing. Before: read again from 0 without a word, as if nothing happened
+    log = _engine_log(tmp_path, monkeypatch)
+    checks: list[int] = []
+
+    def alive_once(_: object) -> bool:
+        checks.append(1)
+        return len(checks) == 1
+
+    def copytruncate(_: object) -> None:
+        log.with_name("engine.log.1").write_bytes(log.read_bytes())
+        os.truncate(log, 0)
+        log.write_text("after\n")
+
+    monkeypatch.setattr(state, "engine_alive", alive_once)
+    monkeypatch.setattr(state, "log_writer_note", lambda _: None)
+    monkeypatch.setattr(state.time, "sleep", copytruncate)
+    assert _followed_to_the_death() == ["before", f"onechip: {log}: file truncated; reading it from its start", "after"]

@@ -1,0 +1,41 @@
+"""cloud.billing.refresh: a catalog read that prices some chips and not others keeps, for each one it does not price,
+the last live price (an earlier read's, with its read time and source), never prices.json's older snapshot."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakes.billing_catalog import RECORDED, FakeBillingCatalog
+from onechip.cloud import billing
+
+SPOT = ("v5e-1", "us-west4", "spot")
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    with FakeBillingCatalog() as catalog:
+        monkeypatch.setenv(billing.ENDPOINT_ENV, catalog.url)
+        yield catalog
+
+
+def _known() -> dict[tuple[str, str, str], billing.Price]:
+    return {(p.chip, p.region, p.pricing): p for p in billing.known_prices()}
+
+
+def test_a_read_that_misses_a_chips_price_keeps_the_last_live_one_and_says_so(fake) -> None:
+    # Before: the second read replaced the first wholesale, and v5e-1 spot fell back to prices.json's 0.5779 (the
+    # seed's snapshot) where the catalog had said 0.4942 that morning
+    first = billing.refresh()
+    fake.skus = [s for s in RECORDED if s["skuId"] != "TEST-V5E-SP"]  # the spot SKU missing from this answer
+    second = billing.refresh()
+    assert SPOT not in {(p.chip, p.region, p.pricing) for p in second.prices}
+    row = _known()[SPOT]
+    assert row.usd_per_chip_hour == 0.4942 and row.sku_id == "TEST-V5E-SP" and row.date == first.read_at[:10]
+    assert row.source.startswith(f"{billing.LAST_LIVE} {first.read_at}: {billing.SOURCE} ")
+    assert row.note.startswith(f"the catalog read of {second.read_at} did not price it (no SKU described as ")
+    assert _known()["v5e-1", "us-west4", "on-demand"].source.startswith(billing.SOURCE)  # this read's: said so
+    third = billing.refresh()  # still missing: the same live price, from the first read, not re-dated
+    assert _known()[SPOT].source == row.source and third.kept == second.kept
+    fake.skus = RECORDED
+    billing.refresh()  # priced again: this read's price, nothing kept
+    assert _known()[SPOT].source.startswith(billing.SOURCE) and not billing.stored_read().kept

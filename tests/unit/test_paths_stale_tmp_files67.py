@@ -1,0 +1,41 @@
+"""paths.write_text_atomic: a write killed mid-way (SIGKILL, a power cut) leaves its .NAME.PID.THREAD.tmp beside the
+target; the next write of the same target removes those whose process is gone from this host, never a live one's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from factories import DEAD_PID
+from onechip.paths import write_text_atomic
+
+
+def test_a_write_killed_mid_way_leaves_no_temp_file_after_the_next_write(tmp_path: Path) -> None:
+    # Before: every killed write left its temporary file for good ('.plan.json.4194305.1.tmp', a partial copy)
+    target = tmp_path / "plan.json"
+    killed = tmp_path / f".plan.json.{DEAD_PID}.140000000000001.tmp"
+    killed.write_text('{"half": ')
+    write_text_atomic(target, "{}")
+    assert target.read_text() == "{}" and not killed.exists()
+
+
+def test_the_next_write_keeps_a_live_writers_temp_file_and_other_targets_ones(tmp_path: Path) -> None:
+    target = tmp_path / "plan.json"
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        kept = [
+            tmp_path / f".plan.json.{live.pid}.1.tmp",  # another process, alive: mid-write
+            tmp_path / f".plan.json.{os.getpid()}.2.tmp",  # this process's other thread
+            tmp_path / f".boot.json.{DEAD_PID}.1.tmp",  # another target's: its own next write cleans it
+            tmp_path / f".plan.json.x.{DEAD_PID}.1.tmp",  # a name not ours for this target ('plan.json.x')
+            tmp_path / ".plan.json.notapid.1.tmp",
+        ]
+        for path in kept:
+            path.write_text("partial")
+        write_text_atomic(target, "{}")
+        assert all(path.exists() for path in kept)
+    finally:
+        live.kill()
+        live.wait()
