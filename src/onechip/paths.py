@@ -15,6 +15,7 @@ import re
 import secrets
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -246,20 +247,29 @@ def write_text_atomic(target: Path, text: str) -> Path:
     return target
 
 
+# A temporary file of write_text_atomic older than this (its mtime) is no write in progress: onechip's largest file (a
+# bench run's report) is written in well under a second here; the age keeps a write from another host on a shared
+# (NFS) home, whose PID this host cannot check, from being taken for a killed one (our own bound, not measured).
+STALE_TEMP_S = 600.0
+
+
 def _remove_stale_temps(target: Path) -> None:
     """Remove write_text_atomic's temporary files of `target` (.NAME.PID.THREAD.tmp, PID and THREAD digits) whose
-    process is gone from this host (os.kill(PID, 0): ESRCH, kill(2)); one whose PID is alive (this process, another
-    writer mid-write, or a process that reused the PID: kept, never guessed at) or any other name is left as it is.
+    process is gone from this host (os.kill(PID, 0): ESRCH, kill(2)) and that is older than STALE_TEMP_S; one whose
+    PID is alive (this process, another writer mid-write, or a process that reused the PID: kept, never guessed at),
+    a younger one (another host's write) or any other name is left as it is.
     Nothing is raised: a folder that cannot be listed or a file already gone leaves the write to say what fails."""
     pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.\d+\.tmp")
     try:
         names = [entry.name for entry in os.scandir(target.parent)]
     except OSError:
         return
+    now = time.time()
     for name in names:
         if (found := pattern.fullmatch(name)) and not _pid_alive(int(found[1])):
             with contextlib.suppress(OSError):
-                (target.parent / name).unlink()
+                if now - (target.parent / name).stat().st_mtime > STALE_TEMP_S:
+                    (target.parent / name).unlink()
 
 
 def _pid_alive(pid: int) -> bool:

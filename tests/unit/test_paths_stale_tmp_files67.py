@@ -9,14 +9,20 @@ import sys
 from pathlib import Path
 
 from factories import DEAD_PID
-from onechip.paths import write_text_atomic
+from onechip.paths import STALE_TEMP_S, write_text_atomic
+
+
+def _aged(path: Path, text: str = "partial", age_s: float = STALE_TEMP_S + 1) -> Path:
+    path.write_text(text)
+    then = path.stat().st_mtime - age_s
+    os.utime(path, (then, then))
+    return path
 
 
 def test_a_write_killed_mid_way_leaves_no_temp_file_after_the_next_write(tmp_path: Path) -> None:
     # Before: every killed write left its temporary file for good ('.plan.json.4194305.1.tmp', a partial copy)
     target = tmp_path / "plan.json"
-    killed = tmp_path / f".plan.json.{DEAD_PID}.140000000000001.tmp"
-    killed.write_text('{"half": ')
+    killed = _aged(tmp_path / f".plan.json.{DEAD_PID}.140000000000001.tmp", '{"half": ')
     write_text_atomic(target, "{}")
     assert target.read_text() == "{}" and not killed.exists()
 
@@ -33,7 +39,10 @@ def test_the_next_write_keeps_a_live_writers_temp_file_and_other_targets_ones(tm
             tmp_path / ".plan.json.notapid.1.tmp",
         ]
         for path in kept:
-            path.write_text("partial")
+            _aged(path)
+        # a dead PID here, written just now: another host's write in progress on a shared (NFS) home, whose PID this
+        # host cannot check; only a file older than any write takes is taken for a killed one
+        kept.append(_aged(tmp_path / f".plan.json.{DEAD_PID}.3.tmp", age_s=0))
         write_text_atomic(target, "{}")
         assert all(path.exists() for path in kept)
     finally:
