@@ -37,7 +37,7 @@ from onechip import catalog
 from onechip.cloud.auth import NO_ADC, REAUTH, Credentials
 from onechip.errors import CloudError, ConfigError, remember_secret
 from onechip.paths import onechip_home, read_home_file, read_key_file, write_text_atomic
-from onechip.schemas.common import TEST_SERVER_HINT, server_url_from_env
+from onechip.schemas.common import TEST_SERVER_HINT, server_url_from_env, stored_by_newer, written_by_newer
 from onechip.schemas.cost import BillingRead, Price, PriceGap, SkuRecord
 
 if TYPE_CHECKING:
@@ -435,7 +435,12 @@ def refresh(
     """Read every page of Compute Engine's SKUs, match them and store the read (see the module docstring);
     `on_retry` is told a page's retries as one outage (tpu_api.Outage), `on_wait` each as it waits. Raises
     CloudError (the catalog; 'bad-endpoint' for an answer in which no SKU is a chip's: Compute Engine's has
-    hundreds, and storing it lost the last read), ConfigError (no key file, the store cannot be written)."""
+    hundreds, and storing it lost the last read), ConfigError (no key file, the store cannot be written, or a newer
+    onechip wrote it: then nothing is read)."""
+    path = store_path()
+    if (newer := stored_by_newer(path)) is not None:  # another onechip's read, never written over: nothing is read
+        raise ConfigError(f"cannot store the catalog read at {path}: it {written_by_newer(newer)}; upgrade onechip to "
+                          "refresh it")  # fmt: skip
     service = catalog.billing_skus().service
     base, pages, skus = list_skus(service, http=http, on_page=on_page, on_retry=on_retry, on_wait=on_wait)
     read_at = datetime.now(UTC)
@@ -454,7 +459,6 @@ def refresh(
     read = BillingRead(read_at=read_at.isoformat(timespec="seconds"), endpoint=base, service=service, pages=pages,
                        skus_read=len(skus), skus=kept, prices=prices, missing=gaps, region_names=names,
                        skipped=skipped, kept=_still_live(prices, _last_read()))  # fmt: skip
-    path = store_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, read.model_dump_json(indent=1))

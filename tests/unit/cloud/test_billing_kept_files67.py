@@ -39,3 +39,25 @@ def test_a_read_that_misses_a_chips_price_keeps_the_last_live_one_and_says_so(fa
     fake.skus = RECORDED
     billing.refresh()  # priced again: this read's price, nothing kept
     assert _known()[SPOT].source.startswith(billing.SOURCE) and not billing.stored_read().kept
+
+
+def test_a_read_a_newer_onechip_stored_is_never_written_over(fake) -> None:
+    # Before: refresh renamed its read over billing_catalog.json whatever wrote it: a newer onechip's read was lost
+    # (the rule of every stored file: schemas.common.stored_by_newer)
+    import json
+
+    from onechip.errors import ConfigError
+    from onechip.schemas.common import SCHEMA_VERSION
+
+    billing.refresh()
+    path = billing.store_path()
+    newer = json.dumps({**json.loads(path.read_text()), "schema_version": "99"})
+    path.write_text(newer)
+    asked = len(fake.requests)
+    with pytest.raises(ConfigError) as info:
+        billing.refresh()
+    assert str(info.value) == (
+        f"cannot store the catalog read at {path}: it was written by a newer onechip (schema_version 99; this "
+        f"onechip reads {SCHEMA_VERSION}); upgrade onechip to refresh it"
+    )
+    assert path.read_text() == newer and len(fake.requests) == asked  # kept, and nothing was read
