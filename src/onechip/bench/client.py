@@ -19,9 +19,12 @@ Conventions (DESIGN.md "Measuring right"):
   before the first token's text (chat_completion/serving.py `first_iteration`: the role, `content: ""`); and TGI's
   usage comes once, in a usage-only chunk after the last token (chat.rs, include_usage), counting no chunk's tokens.
   Such an answer's TTFT ends at its second token, one ITL late, and its TPOT spans one gap fewer over the same count.
-  An answer that stopped (finish_reason not "length") in a chunk with an empty delta, `{}`, after its last text is
-  timed to that chunk when usage counts a token the chunks do not carry: it is the step of the EOS (llama.cpp's
-  server, Ollama since #17485, vLLM behind a parser; `_Timing.time_stop_step`); vllm bench serve ends it at the text.
+  An answer that stopped (finish_reason not "length") in a chunk without output (`delta: {}`, SGLang's all-null
+  delta) after its last text has its E2E and TPOT end at that chunk when usage counts a token the chunks do not carry:
+  it is the step of the EOS (llama.cpp's server, Ollama since #17485, SGLang, vLLM behind a parser;
+  `_Timing.time_stop_step`), where vllm bench serve ends them at the text. It is no content chunk, so no ITL sample:
+  vllm bench serve 0.34 takes ITL between chunks with output alone, and usage cannot tell the EOS's chunk from one
+  written with the last tokens of a stream that carries several a chunk, which gave a 0 ms ITL per answer.
 - Tokens come from the server's `usage` whenever it sends any. With continuous usage stats the cumulative
   `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries tokens but
   no text (a parser holding text back) still counts as generated, except the role chunk: a server that sends it
@@ -222,26 +225,29 @@ class _Timing:
         return out
 
     def time_stop_step(self) -> None:
-        """Time the empty finish chunk of an answer that stopped (not at its length) as its last token when usage
-        counts more tokens than the stream's chunks carried (one each, at least). Such a chunk (`delta: {}`, finish
-        "stop") is written at the step of a generated token that decoded to no text, the EOS or a stop string's
-        last, and usage counts that token: llama.cpp's server (its EOS piece is empty; send_final_response follows
-        process_token, slot.n_decoded counted before the EOS check), Ollama since #17485 (2026-08,
-        middleware/openai.go: openai.FinishChunk for the Done response; eval_count is llama-server's predicted_n),
-        vLLM when its tool or reasoning parser gives nothing for the EOS's step (chat_completion/serving.py, 0.34.0
-        sdist: `delta_message = DeltaMessage()` once the output has a finish_reason; a tool call ends 'tool_calls'
-        so). Untimed, the answer's
-        E2E lost that step and its TPOT put n tokens over the n - 1 gaps before it: (n-1)/n low. vLLM's EOS chunk
-        (`content: ""`) is timed as vllm bench serve times it; this one vllm bench serve never times. At a length
-        stop the limit fell on a token that carried its text, so the chunk is none; without usage (or with a count
-        the chunks already reach) nothing says a token was there. Per-chunk usage decides without this (chunk)."""
+        """End the answer's last step (t_last: E2E, TPOT) at the finish chunk without output of an answer that stopped
+        (not at its length) when usage counts more tokens than the stream's chunks carried (one each, at least). Such
+        a chunk (`delta: {}` or all null, finish "stop") is written at the step of a generated token that decoded to
+        no text, the EOS or a stop string's last, and usage counts that token: llama.cpp's server (its EOS piece is
+        empty; send_final_response follows process_token, slot.n_decoded counted before the EOS check), Ollama since
+        #17485 (2026-08, middleware/openai.go: openai.FinishChunk for the Done response; eval_count is llama-server's
+        predicted_n), SGLang (serving_chat.py streams no chunk for the EOS's empty text, `if delta:`, then the finish
+        chunk; its completion_tokens is len(req.output_ids), the EOS in it: Req.check_finished reads the EOS as
+        output_ids[-1]), vLLM when its tool or reasoning parser gives nothing for the EOS's step
+        (chat_completion/serving.py, 0.34.0 sdist: `delta_message = DeltaMessage()` once the output has a
+        finish_reason; a tool call ends 'tool_calls' so). Not ended there, the answer's E2E lost that step and its
+        TPOT put n tokens over the n - 1 gaps before it: (n-1)/n low; vllm bench serve ends both at the text (vLLM's
+        own EOS chunk, `content: ""`, it times as a token). The chunk stays out of chunk_times, so it is no ITL
+        sample, as in vllm bench serve 0.34 (ITL between chunks with output): a stream carrying several tokens a
+        chunk always leaves usage room for one more, and the `{}` finish that OpenAI-style servers write with the
+        last tokens was an ITL of ~0 ms per answer. At a length stop the limit fell on a token that carried its
+        text, so the chunk is none; without usage (or with a count the chunks already reach) nothing says a token
+        was there. Per-chunk usage decides without this (chunk)."""
         out, counted = self.out, (self.usage or {}).get("completion_tokens")
         if self.stop_step is None or not isinstance(counted, int) or isinstance(counted, bool):
             return
         if len(out.chunk_times) < counted and self.stop_step >= (out.t_last or 0.0):
-            out.chunk_times.append(self.stop_step)
             out.t_last = self.stop_step
-            self.per_chunk_known = False
 
     def drop_uncounted_empties(self) -> None:
         """Untime the `content: ""` chunks, the last first, that usage leaves no token for: a stream carries at most

@@ -756,7 +756,11 @@ class StreamOutcome(ResultModel):
 
     t_send: float = Field(description="When the request was sent, s.")
     t_first: float | None = Field(default=None, description="First chunk carrying generated content, s.")
-    t_last: float | None = Field(default=None, description="Last chunk carrying generated content or tokens, s.")
+    t_last: float | None = Field(
+        default=None,
+        description="Last chunk carrying generated content or tokens, or the finish chunk without output at the "
+        "EOS's step that usage counts (bench.client `_Timing.time_stop_step`; not in chunk_times), s.",
+    )
     t_done: float | None = Field(default=None, description="When the stream ended (or failed), s.")
     prompt_tokens: int | None = Field(default=None, description="usage.prompt_tokens from the server.")
     completion_tokens: int | None = Field(

@@ -38,7 +38,9 @@ def e2e_ms(s: RequestSample) -> float | None:
     ("Only token chunks advance the request end; the trailing usage chunk carries no token", vllm/benchmarks/lib/
     endpoint_request_func.py, 0.34.0 sdist), so TPOT = (E2E - TTFT) / (tokens - 1). A finish_reason, usage or
     [DONE] event after the last token ends the request (t_done: the next closed-loop send, the windows) but adds
-    nothing here: against a server that sleeps before each of them, E2E read 80 ms where its tokens took 60."""
+    nothing here: against a server that sleeps before each of them, E2E read 80 ms where its tokens took 60. One
+    exception, where vllm bench serve ends one step early: a finish chunk without output at the step of an EOS that
+    usage counts (llama.cpp's server, Ollama, SGLang) is that token's (bench.client `_Timing.time_stop_step`)."""
     return (s.t_last - s.t_send) * 1000.0 if s.t_last is not None else None
 
 

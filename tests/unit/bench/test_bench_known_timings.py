@@ -60,20 +60,23 @@ def agrees(measured_ms: float | None, server_ms: float) -> bool:
 
 def server_record(srv: FakeVllm, measured: list[RequestSample]) -> dict[str, list[float]]:
     """The per-request figures by the server's own chunk writes (ms), over the successful measured requests:
-    TTFT (first write - the client's send), TPOT, E2E (last write - send), per-token and per-chunk ITL. Each
-    sample is matched to its chat request by the unique first line of its prompt (stream, seq)."""
+    TTFT (first write - the client's send), TPOT, E2E (last write - send), per-token and per-chunk ITL (between the
+    writes of the chunks the client timed, the first len(chunk_times): not a finish chunk at the EOS's step after
+    them). Each sample is matched to its chat request by the unique first line of its prompt (stream, seq)."""
     number = {b["messages"][-1]["content"][:12]: n + 1 for n, b in enumerate(srv.chat_requests)}
     out: dict[str, list[float]] = {k: [] for k in ("ttft", "tpot", "e2e", "itl", "itl_chunk")}
     for s in measured:
         if s.status != "ok":
             continue
         sent = srv.sent_times[number[f"{s.stream:05d}-{s.seq:06d}"]]
-        per_chunk = s.chunk_tokens or [1] * len(sent)
         out["ttft"].append((sent[0] - s.t_send) * 1000)
         out["e2e"].append((sent[-1] - s.t_send) * 1000)
         if (s.completion_tokens or 0) > 1:
             out["tpot"].append((sent[-1] - sent[0]) * 1000 / ((s.completion_tokens or 0) - 1))
-        gaps = [(b - a) * 1000 for a, b in zip(sent, sent[1:], strict=False)]
+        # ITL is between the chunks with output, never the EOS's finish chunk after them (client._Timing.time_stop_step)
+        content = sent[: len(s.chunk_times)]
+        per_chunk = s.chunk_tokens or [1] * len(content)
+        gaps = [(b - a) * 1000 for a, b in zip(content, content[1:], strict=False)]
         out["itl_chunk"] += gaps
         out["itl"] += [g / k for g, k in zip(gaps, per_chunk[1:], strict=True) for _ in range(k)]
     return out
@@ -547,11 +550,12 @@ class Wire:
 
     plan: tuple[int, ...] = (1, 1, 1, 1)  # tokens per content event
     field: str = "content"  # the delta field the tokens come in: content, or reasoning (two spellings)
+    thinks: int = 0  # a reasoning field: only the first `thinks` content events carry it, the later ones content
     # per_event: on each content event, not on the role's; on_finish: on the finish_reason's event alone
     usage: Literal["final", "per_event", "on_finish", "none"] = "final"
     role_usage: int | None = None  # per_event: completion tokens the role event's usage reports
     finish: str | None = "length"
-    done: bool = True
+    done: int = 1  # how many `data: [DONE]` end it: 0, 1, or 2 (a proxy that repeats the upstream's)
     crlf: bool = False
     ping: bool = False  # a `: ping` comment and an empty `data:` keep-alive before every event
     split: bool = False  # every event written in two pieces W_SPLIT_S apart (complete at the second)
@@ -580,9 +584,10 @@ class Wire:
     # 2026-08: middleware/openai.go writes openai.FinishChunk for the Done response; llama.cpp's server, whose EOS
     # decodes to no text, ends in send_final_response): "eos", at the EOS's step W_ITL_S after the last content event,
     # finish "stop", with the final usage and [DONE], usage counting the EOS (Ollama's eval_count is llama-server's
-    # timings.predicted_n, its slot.n_decoded, incremented before process_token checks for the EOS); "length", in the
-    # last content event's write, no token
-    finish_event: Literal["eos", "length"] | None = None
+    # timings.predicted_n, its slot.n_decoded, incremented before process_token checks for the EOS); "with_last", in
+    # the last content event's write, with `finish`, no token (Ollama's at a length stop; OpenAI's own final chunk; a
+    # server whose stream batches several tokens a chunk, spec decoding or a stream interval, ending "stop" so)
+    finish_event: Literal["eos", "with_last"] | None = None
 
     def __call__(self, number: int, body: dict[str, Any]) -> list[WireWrite]:
         prompt, end = count_body(body), b"\r\n" if self.crlf else b"\n"
@@ -601,14 +606,15 @@ class Wire:
             text = "" if self.eos and k == len(self.plan) - 1 else "w " * tokens
             finish = self.finish if last and not self.trailer and not self.finish_event else None
             trailer = self.event({"content": ""}, self.finish) if last and self.trailer else b""
-            trailer += self.event({}, "length") if last and self.finish_event == "length" else b""
+            trailer += self.event({}, self.finish) if last and self.finish_event == "with_last" else b""
             role = {"role": "assistant"} if k == 0 and self.shape == "ollama17485" else {}
-            writes += self.pieces(at, self.event({**role, self.field: text}, finish, usage) + trailer)
+            field = "content" if self.thinks and k >= self.thinks else self.field
+            writes += self.pieces(at, self.event({**role, field: text}, finish, usage) + trailer)
         if self.finish_event == "eos":  # the EOS's step: its token counted, the rest written with it
             done += 1
             usage = (prompt, done) if self.usage in ("per_event", "on_finish") else None
             tail = self.event(None, None, (prompt, done)) if self.usage == "final" else b""
-            tail += b"data: [DONE]" + end + end if self.done else b""
+            tail += (b"data: [DONE]" + end + end) * self.done
             # a token's step in the server's record only where usage counts it: without usage nothing tells it
             writes.append((writes[-1][0] + W_ITL_S, self.event({}, "stop", usage) + tail, self.usage != "none"))
             return writes
@@ -616,7 +622,7 @@ class Wire:
             usage = (prompt, done) if self.usage in ("per_event", "on_finish") else None
             writes.append((writes[-1][0] + W_ITL_S, self.event({}, self.finish, usage), False))
         tail = self.event(None, None, (prompt, done)) if self.usage == "final" else b""
-        tail += b"data: [DONE]" + end + end if self.done else b""
+        tail += (b"data: [DONE]" + end + end) * self.done
         writes.append((writes[-1][0] + (W_ITL_S if self.late_finish else 0.0), tail, False))
         if self.after_done is not None:
             writes.append((writes[-1][0] + W_LINGER_S, b"" if self.after_done == "hold" else None, False))
@@ -882,51 +888,6 @@ def test_a_server_that_ends_its_bodies_in_time_again_gets_its_connections_reused
     waited, opened = _one_after_another(monkeypatch, lambda number: number <= client.HOLDS_TO_CLOSE, n)
     assert opened[-2:] == [False, False]
     assert [i for i, w in enumerate(waited) if w] == list(range(client.HOLDS_TO_CLOSE))
-
-
-@pytest.mark.parametrize(
-    ("wire", "tokens", "chunks", "counted_by"),
-    [
-        (Wire(shape="ollama17485", finish_event="eos", finish="stop"), 5, 5, "usage"),
-        (Wire(finish_event="eos", finish="stop", usage="on_finish"), 5, 5, "usage"),  # llama.cpp's usage beside it
-        (Wire(shape="ollama17485", finish_event="eos", finish="stop", plan=(2, 2, 2)), 7, 4, "usage"),
-        (Wire(shape="ollama17485", finish_event="length"), 4, 4, "usage"),  # with the last token: no token
-        (Wire(shape="ollama17485", finish_event="length", plan=(2, 2, 2)), 6, 3, "usage"),
-        (Wire(shape="ollama17485", finish_event="eos", finish="stop", usage="none"), 4, 4, "tokenize"),
-    ],
-    ids=[
-        "ollama-eos",
-        "llamacpp-eos-usage-on-finish",
-        "ollama-eos-batched",
-        "ollama-length",
-        "ollama-length-batched",
-        "ollama-eos-no-usage",
-    ],  # fmt: skip
-)
-def test_an_empty_delta_finish_at_the_eos_step_is_the_eos_token_usage_counts(
-    tmp_path: Path, wire: Wire, tokens: int, chunks: int, counted_by: str
-) -> None:
-    """Ollama since #17485 and llama.cpp's server end an answer at its EOS with `delta: {}` and finish_reason
-    "stop", written at the EOS's step (W_ITL_S after the last content), and their usage counts the EOS (`Wire`'s
-    finish_event). That chunk is the EOS token's, as vLLM's `content: ""` EOS chunk is: timed, TPOT = 40 ms over
-    4 gaps = 10 ms (it read 30 / 4 = 7.5: the EOS's step cut from E2E but its token kept in the count, (n-1)/n low)
-    and E2E 70 ms. At a length stop the same empty chunk comes with the last token and usage counts no token for
-    it: not timed. Batched chunks (2 tokens each, final usage only: the count leaves room for it either way): the
-    finish_reason tells, "length" is the limit reached on a token that carried its text. Without usage nothing
-    counts the EOS: the chunk is not timed (vllm bench serve never times an empty delta)."""
-    eos = wire.finish_event == "eos" and wire.usage != "none"
-    set_ms = wire.set_ms()
-    if eos:  # the EOS's step is the last token's: one more gap of W_ITL_S, one more token
-        decode = len(wire.plan) * W_ITL_S * 1000
-        set_ms |= dict(e2e=set_ms["ttft"] + decode, tpot=decode / (tokens - 1))
-    cell, _, measured = measure(tmp_path, dict(wire_script=wire), set_ms, output_tokens=tokens + (not eos),
-                                request_timeout_s=W_TIMEOUT_S)  # fmt: skip
-    assert cell.status == "ok" and cell.requests_ok == 4
-    assert {(s.completion_tokens, s.completion_tokens_from, len(s.chunk_times)) for s in measured} == {
-        (tokens, counted_by, chunks)
-    }
-    assert {s.finish_reason for s in measured} == {wire.finish}
-    assert cell.itl_chunk_ms.n == 4 * (chunks - 1)
 
 
 def test_finish_length_before_max_tokens_is_an_early_end(tmp_path: Path) -> None:
