@@ -55,7 +55,7 @@ def test_the_grammar_reads_what_each_log_prints(entry: dict[str, Any]) -> None:
 def test_the_corpus_is_all_read() -> None:
     lines = sum("kv_cache_tokens" in e["logged"] for e in CORPUS)
     # README.md "Coverage"; every token line is asserted above
-    assert (len(CORPUS), lines) == (258, 183)
+    assert (len(CORPUS), lines) == (262, 187)
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
@@ -81,8 +81,9 @@ def test_most_of_the_corpus_prints_its_utilization() -> None:
     # 2026-12-07 (boot65): mi300x-gemma4-e2b-len32768-v0291-rocm's, whose paste word-wrapped it at a space ('... Desired
     # GPU memory utilization is' / '(0.9, 172.52 GiB). ...'), joined as a word wrap's rows are (bootlog._unwrapped);
     # 2026-12-07 (logs66a): two more, the GB200 0.26.0 log's and the 0.26.1rc0 TP 3 fork's ('Desired GPU memory
-    # utilization is (0.92, ...)', 'non-default args' ... 'gpu_memory_utilization': 0.91)
-    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 142
+    # utilization is (0.92, ...)', 'non-default args' ... 'gpu_memory_utilization': 0.91); 2026-12-07 (corpus67b): the
+    # 2x R9700 Qwen2.5-7B log's 'non-default args' ('gpu_memory_utilization': 0.85)
+    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 143
 
 
 TOTALS = [e for e in CORPUS if "total_gpu_memory_gib" in e["logged"]]
@@ -109,6 +110,8 @@ NAMES = {
     "mi300x-gemma4-26b-a4b-len32768-v0311": "AMD_Instinct_MI300X",  # line 20, 'Using default MoE config'
     # line 31, the block-FP8 kernel config file name (fp8_utils.py 'Config file not found at .../device_name=...')
     "r9700x2-qwen36-27b-fp8-tp2-len8192-eager-v0190-rocm": "AMD_Radeon_AI_PRO_R9700",
+    # line 29, 'Using default MoE config'
+    "r9700x2-mixtral-8x7b-awq-tp2-len8192-eager-v0190-rocm": "AMD_Radeon_AI_PRO_R9700",
     "rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110": "NVIDIA_GeForce_RTX_3090",  # line 12, a list of config paths
     # nvidia-smi's CSV rows inside club-3090 reports (line 14 of each)
     "rtx4090x2-qwen36-27b-int4-dflash-tp2-len180000-v0201rc1dev": "NVIDIA GeForce RTX 4090",
