@@ -288,7 +288,7 @@ def qr_node_ids(item: Json) -> list[str]:
         params = spec.get("multiNodeParams") if isinstance(spec, dict) else None
         if isinstance(params, dict):
             prefix, count = params.get("nodeIdPrefix") or own, params.get("nodeCount")
-            count = int(count) if isinstance(count, int | str) and str(count).isdigit() else 0
+            count = int(count) if isinstance(count, int | str) and str(count).isdecimal() else 0
             ids += [f"{prefix}-{k}" for k in range(min(count, 4096))]  # a count past any slice is not the API's
         elif isinstance(spec, dict) and isinstance(spec.get("nodeId"), str):
             ids.append(spec["nodeId"])

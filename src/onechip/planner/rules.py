@@ -272,13 +272,18 @@ class EngineRules(EngineEntry):
         about it, so only the Transformers backend or a plugin could serve it), a sentence saying so. `modelled`
         False: the planner models the architecture on no release, so a refusal names no release to plan instead.
         """
-        notes = []
+        notes, version = [], engine_version or self.release
+        # vLLM 0.32.0 serves the first name it resolves (registry.py inspect_model_cls returns at it, and
+        # config/model.py _get_default_runner_type at the first registered name): one after a registered name is
+        # never read, so no note says how it would be served
+        served = False
         for arch in architectures if isinstance(architectures, list) else []:
-            for note in (_last_release(str(arch), engine_version or self.release, engine_version is None, modelled),
+            for note in (_last_release(str(arch), version, engine_version is None, modelled),
                          _first_release(str(arch), engine_version, modelled),
-                         _unregistered(str(arch), engine_version or self.release, self.name)):  # fmt: skip
+                         None if served else _unregistered(str(arch), version, self.name)):  # fmt: skip
                 if note is not None:
                     notes.append(note)
+            served = served or (version is not None and _registered_in(str(arch), version))
         return notes
 
     def check_tensor_parallel(self, text: Mapping[str, Any], tensor_parallel_size: int) -> None:

@@ -183,3 +183,13 @@ def test_a_queued_resource_suspended_while_its_node_is_waited_on_is_said_at_once
     assert info.value.reason == "ended" and "SUSPENDED" in said and "\n" not in said, said
     assert provision.time.monotonic() - started < provision.CREATE_GRACE_S, said
     assert ("DELETE", f"{QR}/q") in script.sent and records.load_all() == []  # deleted, as any ended attempt
+
+
+@pytest.mark.parametrize(
+    ("count", "nodes"), [("0", []), ("-1", []), ("²", []), (1.5, []), ("3", ["ms-0", "ms-1", "ms-2"])]
+)
+def test_qr_node_ids_reads_only_a_whole_node_count(count, nodes):
+    # qa67a: '²' is a digit to str.isdigit but no number to int(), which raised ValueError out of status and down
+    body = _multislice()
+    body["tpu"]["nodeSpec"][0]["multiNodeParams"]["nodeCount"] = count
+    assert provision.qr_node_ids(body) == nodes

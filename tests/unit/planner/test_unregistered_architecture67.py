@@ -61,3 +61,24 @@ def test_a_registered_architecture_gets_no_such_note(tmp_path: Path) -> None:
     plan = plan_model(str(one_element_checkpoint(tmp_path / "m", config, NAMES)), "h100", "vllm-gpu",
                       engine_version="0.32.0", max_model_len=8192)  # fmt: skip
     assert _notes(plan) == []
+
+
+def test_a_name_after_a_registered_one_is_never_read_and_gets_no_note(tmp_path: Path) -> None:
+    # qa67a: vLLM 0.32.0 serves the first architecture it resolves and stops there (registry.py inspect_model_cls:
+    # 'for arch in architectures: ... return (model_info, arch)'), and `--runner auto` is the first registered one's
+    # too (config/model.py _get_default_runner_type returns at the first registered or suffix-matched name): a
+    # registered name first is served as text generation, and an unregistered one after it is never read. The note
+    # said it served embeddings.
+    config = {**MISTRAL3, "architectures": ["Mistral3ForConditionalGeneration", "Mistral3Model"]}
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "m", config, NAMES)), "h100", "vllm-gpu",
+                      engine_version="0.32.0", max_model_len=8192)  # fmt: skip
+    assert _notes(plan) == []
+
+
+def test_a_name_before_a_registered_one_is_still_said(tmp_path: Path) -> None:
+    # the unregistered name first sets the runner (its '*Model' suffix: pooling) and is resolved first
+    config = {**MISTRAL3, "architectures": ["Mistral3Model", "Mistral3ForConditionalGeneration"]}
+    plan = plan_model(str(one_element_checkpoint(tmp_path / "m", config, NAMES)), "h100", "vllm-gpu",
+                      engine_version="0.32.0", max_model_len=8192)  # fmt: skip
+    [note] = _notes(plan)
+    assert "Mistral3Model" in note and "pooling" in note
