@@ -253,6 +253,21 @@ def gpt_oss_checkpoint(directory: Path, config: dict[str, Any] | None = None) ->
     return directory
 
 
+def header_checkpoint(directory: Path, config: dict[str, Any], shapes: dict[str, list[int]]) -> Path:
+    """`directory` (created) with config.json and a model.safetensors header of bf16 tensors of the given shapes, no
+    data written (the planner reads headers only), for plans that count a checkpoint's tensors by name and shape."""
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    header, offset = {}, 0
+    for name, shape in shapes.items():
+        size = 2 * math.prod(shape)
+        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header).encode()
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw)
+    return directory
+
+
 def one_element_checkpoint(directory: Path, config: dict[str, Any], names: list[str]) -> Path:
     """`directory` (created) with config.json and a model.safetensors header of one-element bf16 tensors named `names`
     (the planner reads headers only: no data is written)."""

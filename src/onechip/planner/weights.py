@@ -117,6 +117,10 @@ _DROPPED_BY_LOADER: dict[str, tuple[str, ...]] = {
     "GPT2LMHeadModel": (".attn.bias", ".attn.masked_bias"),
     "GPTJForCausalLM": ("attn.bias", "attn.masked_bias"),
     "Ernie4_5_MoeForCausalLM": ("mtp",),
+    # Phi-4-multimodal's vision and speech LoRA adapters stored beside each base weight ('...qkv_proj.lora_A.vision.
+    # weight'): phi4mm.py Phi4MMForCausalLM.hf_to_vllm_mapper {"base_layer.": "", "lora": None} (0.29.0 - 0.34.0
+    # sdists), load_weights' AutoWeightsLoader(self, skip_substrs=["lora"]) before (0.25.0 - 0.28.0)
+    "Phi4MMForCausalLM": ("lora",),
     # PaddleOCR-VL's SigLIP attention-pooling head and packing position embedding, which its vision tower has no
     # module for (paddleocr_vl.py, the vision model's hf_to_vllm_mapper orig_to_new_substr: None, 0.34.0 sdist)
     "PaddleOCRVLForConditionalGeneration": (
@@ -205,6 +209,10 @@ _PREFIXES: list[tuple[str, str]] = [
     ("code2wav.", DROPPED),
     ("token2wav.", DROPPED),
     ("model.audio_tower.", AUDIO_TOWER),
+    # Phi-4-multimodal's image encoder and audio embedding, built inside _mark_tower_model ({"image", "video"} and
+    # "audio"; phi4mm.py hf_to_vllm_mapper maps them to vision_encoder. and embed_tokens_extend., 0.25.0 - 0.34.0)
+    ("model.embed_tokens_extend.image_embed.", VISION_TOWER),
+    ("model.embed_tokens_extend.audio_embed.", AUDIO_TOWER),
     ("model.embed_audio.", AUDIO_TOWER),
     ("audio_tower.", AUDIO_TOWER),
     ("model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
