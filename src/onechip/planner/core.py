@@ -96,6 +96,7 @@ from onechip.planner.runner_tables import tpu_block_table_bytes, tpu_largest_buc
 from onechip.planner.scheduler_limits import scheduler_sizes
 from onechip.planner.weights import (
     DTYPE_BYTES,
+    GEMMA3N_SHARED_KV_DROPPED_SINCE,
     Offload,
     Tensor,
     allocator_tail_bytes,
@@ -106,6 +107,7 @@ from onechip.planner.weights import (
     mla_dequantized_kv_b_proj_bytes,
     nextn_layers,
     offloaded_layers,
+    shared_kv_projections,
     weights_by_component,
     weights_by_stage,
 )
@@ -1085,7 +1087,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4,
                                         mtp=bool(spec), nextn=nextn_layers(src.text_config),
                                         tie_word_embeddings=src.config.tie_word_embeddings,
-                                        dropped=dropped_names(src.config.data.get("architectures"))),
+                                        dropped=_loader_drops(src, request.engine_version or rules.release)),
         notes=notes, mm=mm, towers=towers, kv_from_checkpoint=request is not asked, pad_pages=pad_pages,
     )  # fmt: skip
 
@@ -1448,7 +1450,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
     request, rules, geometry, n = r.request, r.rules, r.geometry, r.max_model_len
     decode = decode_bytes_per_step(
         r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings, nextn_layers(r.src.text_config),
-        dropped_names(r.src.config.data.get("architectures")),
+        _loader_drops(r.src, r.request.engine_version or r.rules.release),
     )  # fmt: skip
     bandwidth = None
     if r.acc.bandwidth_bytes_per_s:
@@ -1621,6 +1623,15 @@ def model_positions(text: Mapping[str, Any], model_type: str, version: str | Non
 def _model_type(src: model_source.ModelSource) -> str:
     """The config's model_type (its family where it states none)."""
     return str(src.config.data.get("model_type", src.config.family))
+
+
+def _loader_drops(src: model_source.ModelSource, version: str | None) -> tuple[str, ...]:
+    """The name parts of the tensors release `version`'s loader drops for this model (planner.weights.dropped_names;
+    Gemma 3n's KV-shared K/V projections from GEMMA3N_SHARED_KV_DROPPED_SINCE)."""
+    gemma3n = src.config.family in ("gemma3n", "gemma3n_text")
+    drops_kv = gemma3n and not older_than(version, GEMMA3N_SHARED_KV_DROPPED_SINCE)
+    shared_kv = shared_kv_projections(src.text_config) if drops_kv else ()
+    return dropped_names(src.config.data.get("architectures"), shared_kv)
 
 
 def source_positions(src: model_source.ModelSource, version: str | None) -> Positions | None:
@@ -3685,7 +3696,7 @@ def _stages(r: _Resolved) -> list[Stage]:
     weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=r.towers,
                                tie_word_embeddings=bool(r.src.config.tie_word_embeddings),
                                nextn=nextn_layers(r.src.text_config),
-                               dropped=dropped_names(r.src.config.data.get("architectures")))  # fmt: skip
+                               dropped=_loader_drops(r.src, r.request.engine_version or r.rules.release))  # fmt: skip
     return [
         Stage(
             geometry=stage_geometry(r.geometry, layers),
@@ -3742,7 +3753,7 @@ def _offload(r: _Resolved, layers: range | None) -> Offload:
     return offloaded_layers(
         r.src.tensors, budget_bytes=int(r.request.cpu_offload_gb * GIB), served_dtype=r.dtype_name,
         tensor_parallel_size=r.request.tensor_parallel_size, layers=layers, nextn=nextn_layers(r.src.text_config),
-        dropped=dropped_names(r.src.config.data.get("architectures")),
+        dropped=_loader_drops(r.src, r.request.engine_version or r.rules.release),
     )  # fmt: skip
 
 

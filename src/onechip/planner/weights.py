@@ -438,10 +438,28 @@ def nextn_layers(text: Mapping[str, Any]) -> range:
     return range(first, first + int(text.get("num_nextn_predict_layers") or 0))
 
 
-def dropped_names(architectures: Any) -> tuple[str, ...]:
-    """The name parts whose tensors the loader of a config's `architectures` drops (_DROPPED_BY_LOADER)."""
+def dropped_names(architectures: Any, shared_kv: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The name parts whose tensors the loader of a config's `architectures` drops (_DROPPED_BY_LOADER), and
+    `shared_kv` (shared_kv_projections, where the release drops them)."""
     names = [str(a) for a in architectures] if isinstance(architectures, list | tuple) else []
-    return _DROPPED_BY_EVERY_LOADER + tuple(part for a in names for part in _DROPPED_BY_LOADER.get(a, ()))
+    return _DROPPED_BY_EVERY_LOADER + tuple(part for a in names for part in _DROPPED_BY_LOADER.get(a, ())) + shared_kv
+
+
+# Gemma 3n's KV-shared layers (index >= num_hidden_layers - num_kv_shared_layers) are built with q_proj only, and
+# Gemma3nTextModel's _kv_sharing_weights_mapper maps their 'layers.{i}.self_attn.{k_proj,v_proj,k_norm}.' to None:
+# 'Original checkpoints still ship K/V tensors for the shared layers ...; those are dropped' (vllm/model_executor/
+# models/gemma3n.py, 0.30.0 - 0.34.0 sdists); through 0.29.0 every layer built a QKVParallelLinear and loaded them.
+GEMMA3N_SHARED_KV_DROPPED_SINCE = "0.30.0"
+
+
+def shared_kv_projections(text: Mapping[str, Any]) -> tuple[str, ...]:
+    """The name parts of the K/V projections Gemma 3n's KV-shared layers do not load (GEMMA3N_SHARED_KV_DROPPED_SINCE):
+    'layers.{i}.self_attn.k_proj.', '.v_proj.', '.k_norm.' for i from num_hidden_layers - num_kv_shared_layers."""
+    layers, shared = text.get("num_hidden_layers"), text.get("num_kv_shared_layers")
+    if not isinstance(layers, int) or not isinstance(shared, int) or shared <= 0:
+        return ()
+    return tuple(f"layers.{i}.self_attn.{name}." for i in range(max(layers - shared, 0), layers)
+                 for name in ("k_proj", "v_proj", "k_norm"))  # fmt: skip
 
 
 def _component(name: str, nextn: range, dropped: tuple[str, ...] = ()) -> str:
