@@ -103,6 +103,7 @@ from onechip.planner.weights import (
     decode_bytes_per_step,
     dropped_names,
     kv_b_proj_quantized,
+    loaded_bitsandbytes,
     loaded_unquantized,
     mla_dequantized_kv_b_proj_bytes,
     nextn_layers,
@@ -939,6 +940,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
             dtype_name = cpu_host.auto_dtype(dtype_name, host, bool({family, model_type} & _FLOAT16_UNSUPPORTED))
     if not _quant_method(src.config):  # its parameters are the served dtype, whatever the files store
         src = replace(src, tensors=loaded_unquantized(src.tensors, dtype_name))
+    elif _quant_method(src.config) == "bitsandbytes":  # its double-quantized absmax is dequantized at load
+        src = replace(src, tensors=loaded_bitsandbytes(src.tensors))
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     kv_scale = kv_scale_bytes_per_head(request.kv_cache_dtype)
     release = request.engine_version or rules.release

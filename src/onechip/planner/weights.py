@@ -78,8 +78,11 @@ _SERVED_CODE = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
 # Quantization metadata keeps the dtype it is stored in whatever --dtype says: vLLM's quantized linear
 # methods create these parameters with their own dtype (vllm/model_executor/layers/quantization/fp8.py:
 # per-tensor weight_scale / input_scale as torch.float32; compressed-tensors W4A16/W8A8 scales and
-# zero points as stored), so an F32 scale is 4 bytes even when the model is served in bf16.
-_KEEP_DTYPE_SUFFIXES = ("_scale", "_scale_inv", "_scale_2", "zero_point", "_zero_point", ".g_idx", "_shape")
+# zero points as stored), so an F32 scale is 4 bytes even when the model is served in bf16. A bitsandbytes weight's
+# absmax and quant_map are a QuantState's float32 tensors (QuantState.from_dict; the loader's _dequantize_dq makes a
+# double-quantized absmax float32: loaded_bitsandbytes), which no served dtype converts.
+_KEEP_DTYPE_SUFFIXES = ("_scale", "_scale_inv", "_scale_2", "zero_point", "_zero_point", ".g_idx", "_shape",
+                        ".absmax", ".quant_map")  # fmt: skip
 
 LANGUAGE_MODEL = "language_model"
 EMBEDDINGS = "embeddings"
@@ -279,6 +282,28 @@ def loaded_unquantized(tensors: Iterable[Tensor], served_dtype: str) -> list[Ten
     if code is None:
         return list(tensors)
     return [replace(t, dtype=code) if t.dtype in _FP8_VALUE_CODES else t for t in tensors]
+
+
+# A bitsandbytes 4-bit weight's quant state tensors that vLLM holds nowhere on the GPU: the double quantization's
+# nested state, which _dequantize_dq drops once it has dequantized the absmax (state2 = None), and the packed state's
+# metadata, kept on the CPU ('bitsandbytes library requires weight.quant_state.bitsandbytes__* in CPU')
+# (vllm/model_executor/model_loader/bitsandbytes_loader.py, 0.25.0 and 0.27.1 sdists)
+_BNB_NOT_RESIDENT = (".nested_absmax", ".nested_quant_map")
+_BNB_CPU_STATE = ".quant_state.bitsandbytes__"
+
+
+def loaded_bitsandbytes(tensors: Iterable[Tensor]) -> list[Tensor]:
+    """`tensors` of a pre-quantized bitsandbytes checkpoint as vLLM holds them: a double-quantized `.absmax` (stored
+    uint8) as float32, since the loader's _dequantize_dq dequantizes it at load 'at the cost of increased memory
+    usage', and no nested state or packed metadata (_BNB_NOT_RESIDENT, _BNB_CPU_STATE); the packed weights keep their
+    uint8 layout (BitsAndBytesLinearMethod create_weights, vllm/model_executor/layers/quantization/bitsandbytes.py;
+    both files of the 0.25.0 and 0.27.1 sdists)."""
+    out: list[Tensor] = []
+    for t in tensors:
+        if t.name.endswith(_BNB_NOT_RESIDENT) or _BNB_CPU_STATE in t.name:
+            continue
+        out.append(replace(t, dtype="F32") if t.name.endswith(".absmax") and t.dtype == "U8" else t)
+    return out
 
 
 @lru_cache(maxsize=1 << 16)  # plans in a loop (advise, MCP) see the same few thousand names again
