@@ -1012,7 +1012,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
     online_fp8 = _online_fp8(request, src.config, rules, acc)
     notes = [
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
-    ] + _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
+    ] + _quantization_notes(
+        _quant_method(src.config) or request.quantization, rules, acc, _compressed_tensors_scheme(src.config)
+    )
     notes += _quantization_in_release(_quant_method(src.config), request.engine_version or rules.release, rules)
     notes += _deprecated_quantization(
         _quant_method(src.config), request.engine_version or rules.release, rules, request
@@ -2902,19 +2904,52 @@ def _served_from(rules: EngineRules, entry: Fp8WithoutNative) -> bool:
     )
 
 
-def _quantization_notes(method: str | None, rules: EngineRules, acc: Accelerator) -> list[PlanWarning]:
+# compressed-tensors checks, after the method's own capability, the scheme each layer resolves to
+# (CompressedTensorsConfig.get_scheme -> _check_scheme_supported(scheme.get_min_capability())): NVFP4-format weights
+# are CompressedTensorsW4A4Fp4 with or without activations (_get_scheme_from_parts, _is_nvfp4_format: float, 4 bits,
+# tensor_group, group_size 16, symmetric), the key engines.json's quantization_min_capability gives it
+CT_NVFP4_SCHEME = "compressed-tensors nvfp4"
+
+
+def _compressed_tensors_scheme(config: ModelConfig) -> str | None:
+    """CT_NVFP4_SCHEME when a compressed-tensors checkpoint's config_groups hold NVFP4-format weights, else None
+    (QuantizationArgs' own defaults for a field left out: symmetric True)."""
+    quant = _quant_config(config)
+    groups = quant.get("config_groups") if str(quant.get("quant_method", "")).lower() == "compressed-tensors" else None
+    for group in groups.values() if isinstance(groups, dict) else ():
+        weights = group.get("weights") if isinstance(group, dict) else None
+        if isinstance(weights, dict) and (
+            (weights.get("strategy"), weights.get("type"), weights.get("num_bits"), weights.get("group_size"))
+            == ("tensor_group", "float", 4, 16)
+            and weights.get("symmetric", True) is True
+        ):
+            return CT_NVFP4_SCHEME
+    return None
+
+
+def _quantization_notes(
+    method: str | None, rules: EngineRules, acc: Accelerator, scheme: str | None = None
+) -> list[PlanWarning]:
     """vLLM's start-up capability check for a quantization method on an NVIDIA card (rules.quantization_min_capability,
-    the card's compute capability by architecture): a ConfigError quoting the engine when the card is below it; a
-    note when FP8 weights run on a card without FP8 (vLLM serves them weight-only through Marlin)."""
+    the card's compute capability by architecture), and for a compressed-tensors `scheme` (_compressed_tensors_scheme)
+    the scheme's: a ConfigError quoting the engine when the card is below it; a note when FP8 weights run on a card
+    without FP8 (vLLM serves them weight-only through Marlin)."""
     cap = acc.compute_capability if acc.kind == "gpu" else None
     need = rules.quantization_min_capability.get(method or "")
     if cap is None or not method:
         return []
+    where = f"on {acc.name} ({acc.architecture}, compute capability {cap // 10}.{cap % 10})"
     if need is not None and cap < need:
         raise ConfigError(
-            f"quantization {method} on {acc.name} ({acc.architecture}, compute capability {cap // 10}.{cap % 10}): the "
-            f"engine refuses it ('The quantization method {method} is not supported for the current GPU. Minimum "
-            f"capability: {need}. Current capability: {cap}.')"
+            f"quantization {method} {where}: the engine refuses it ('The quantization method {method} is not supported "
+            f"for the current GPU. Minimum capability: {need}. Current capability: {cap}.')"
+        )
+    need = rules.quantization_min_capability.get(scheme or "")
+    if need is not None and cap < need:
+        raise ConfigError(
+            f"quantization {method}, NVFP4 weights (CompressedTensorsW4A4Fp4) {where}: the engine refuses them "
+            f"('Quantization scheme is not supported for the current GPU. Min capability: {need}. Current "
+            f"capability: {cap}.')"
         )
     if method in ("fp8", "fbgemm_fp8") and "fp8" not in acc.native_formats:
         return [
