@@ -253,6 +253,28 @@ def gpt_oss_checkpoint(directory: Path, config: dict[str, Any] | None = None) ->
     return directory
 
 
+_HEADER_DTYPE_BYTES = {"BF16": 2, "F16": 2, "F32": 4, "U8": 1, "I8": 1, "F8_E4M3": 1}
+
+
+def header_checkpoint(
+    directory: Path, config: dict[str, Any], shapes: dict[str, list[int] | tuple[str, list[int]]]
+) -> Path:
+    """`directory` (created) with config.json and a model.safetensors header of tensors of the given shapes (bf16, or
+    (dtype code, shape)), no data written (the planner reads headers only), for plans that count a checkpoint's
+    tensors by name, dtype and shape."""
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    header, offset = {}, 0
+    for name, given in shapes.items():
+        dtype, shape = given if isinstance(given, tuple) else ("BF16", given)
+        size = _HEADER_DTYPE_BYTES[dtype] * math.prod(shape)
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header).encode()
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw)
+    return directory
+
+
 def one_element_checkpoint(directory: Path, config: dict[str, Any], names: list[str]) -> Path:
     """`directory` (created) with config.json and a model.safetensors header of one-element bf16 tensors named `names`
     (the planner reads headers only: no data is written)."""

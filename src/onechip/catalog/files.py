@@ -1374,7 +1374,8 @@ class EngineEntry(StrictModel):
     quantization_min_capability: dict[str, int] = Field(
         default_factory=dict,
         description="quant_method -> the least CUDA compute capability (x 10) the engine accepts it on; a card "
-        "below is refused at start.",
+        "below is refused at start. 'compressed-tensors nvfp4' is a compressed-tensors scheme, checked after the "
+        "method (planner.core._compressed_tensors_scheme).",
     )
     quantization_min_capability_source: str = Field(default="", description="Where those figures come from.")
     fp8_without_native: list[Fp8WithoutNative] = Field(

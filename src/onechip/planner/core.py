@@ -96,16 +96,19 @@ from onechip.planner.runner_tables import tpu_block_table_bytes, tpu_largest_buc
 from onechip.planner.scheduler_limits import scheduler_sizes
 from onechip.planner.weights import (
     DTYPE_BYTES,
+    GEMMA3N_SHARED_KV_DROPPED_SINCE,
     Offload,
     Tensor,
     allocator_tail_bytes,
     decode_bytes_per_step,
     dropped_names,
     kv_b_proj_quantized,
+    loaded_bitsandbytes,
     loaded_unquantized,
     mla_dequantized_kv_b_proj_bytes,
     nextn_layers,
     offloaded_layers,
+    shared_kv_projections,
     weights_by_component,
     weights_by_stage,
 )
@@ -937,6 +940,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
             dtype_name = cpu_host.auto_dtype(dtype_name, host, bool({family, model_type} & _FLOAT16_UNSUPPORTED))
     if not _quant_method(src.config):  # its parameters are the served dtype, whatever the files store
         src = replace(src, tensors=loaded_unquantized(src.tensors, dtype_name))
+    elif _quant_method(src.config) == "bitsandbytes":  # its double-quantized absmax is dequantized at load
+        src = replace(src, tensors=loaded_bitsandbytes(src.tensors))
     kv_bytes = kv_element_bytes(request.kv_cache_dtype, dtype_name, rules)
     kv_scale = kv_scale_bytes_per_head(request.kv_cache_dtype)
     release = request.engine_version or rules.release
@@ -1007,7 +1012,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
     online_fp8 = _online_fp8(request, src.config, rules, acc)
     notes = [
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
-    ] + _quantization_notes(_quant_method(src.config) or request.quantization, rules, acc)
+    ] + _quantization_notes(
+        _quant_method(src.config) or request.quantization, rules, acc, _compressed_tensors_scheme(src.config)
+    )
     notes += _quantization_in_release(_quant_method(src.config), request.engine_version or rules.release, rules)
     notes += _deprecated_quantization(
         _quant_method(src.config), request.engine_version or rules.release, rules, request
@@ -1085,7 +1092,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4,
                                         mtp=bool(spec), nextn=nextn_layers(src.text_config),
                                         tie_word_embeddings=src.config.tie_word_embeddings,
-                                        dropped=dropped_names(src.config.data.get("architectures"))),
+                                        dropped=_loader_drops(src, request.engine_version or rules.release)),
         notes=notes, mm=mm, towers=towers, kv_from_checkpoint=request is not asked, pad_pages=pad_pages,
     )  # fmt: skip
 
@@ -1448,7 +1455,7 @@ def _assemble(r: _Resolved, b: _Budget, warnings: list[PlanWarning], serve: Serv
     request, rules, geometry, n = r.request, r.rules, r.geometry, r.max_model_len
     decode = decode_bytes_per_step(
         r.src.tensors, r.dtype_name, r.src.config.tie_word_embeddings, nextn_layers(r.src.text_config),
-        dropped_names(r.src.config.data.get("architectures")),
+        _loader_drops(r.src, r.request.engine_version or r.rules.release),
     )  # fmt: skip
     bandwidth = None
     if r.acc.bandwidth_bytes_per_s:
@@ -1621,6 +1628,15 @@ def model_positions(text: Mapping[str, Any], model_type: str, version: str | Non
 def _model_type(src: model_source.ModelSource) -> str:
     """The config's model_type (its family where it states none)."""
     return str(src.config.data.get("model_type", src.config.family))
+
+
+def _loader_drops(src: model_source.ModelSource, version: str | None) -> tuple[str, ...]:
+    """The name parts of the tensors release `version`'s loader drops for this model (planner.weights.dropped_names;
+    Gemma 3n's KV-shared K/V projections from GEMMA3N_SHARED_KV_DROPPED_SINCE)."""
+    gemma3n = src.config.family in ("gemma3n", "gemma3n_text")
+    drops_kv = gemma3n and not older_than(version, GEMMA3N_SHARED_KV_DROPPED_SINCE)
+    shared_kv = shared_kv_projections(src.text_config) if drops_kv else ()
+    return dropped_names(src.config.data.get("architectures"), shared_kv)
 
 
 def source_positions(src: model_source.ModelSource, version: str | None) -> Positions | None:
@@ -2888,19 +2904,52 @@ def _served_from(rules: EngineRules, entry: Fp8WithoutNative) -> bool:
     )
 
 
-def _quantization_notes(method: str | None, rules: EngineRules, acc: Accelerator) -> list[PlanWarning]:
+# compressed-tensors checks, after the method's own capability, the scheme each layer resolves to
+# (CompressedTensorsConfig.get_scheme -> _check_scheme_supported(scheme.get_min_capability())): NVFP4-format weights
+# are CompressedTensorsW4A4Fp4 with or without activations (_get_scheme_from_parts, _is_nvfp4_format: float, 4 bits,
+# tensor_group, group_size 16, symmetric), the key engines.json's quantization_min_capability gives it
+CT_NVFP4_SCHEME = "compressed-tensors nvfp4"
+
+
+def _compressed_tensors_scheme(config: ModelConfig) -> str | None:
+    """CT_NVFP4_SCHEME when a compressed-tensors checkpoint's config_groups hold NVFP4-format weights, else None
+    (QuantizationArgs' own defaults for a field left out: symmetric True)."""
+    quant = _quant_config(config)
+    groups = quant.get("config_groups") if str(quant.get("quant_method", "")).lower() == "compressed-tensors" else None
+    for group in groups.values() if isinstance(groups, dict) else ():
+        weights = group.get("weights") if isinstance(group, dict) else None
+        if isinstance(weights, dict) and (
+            (weights.get("strategy"), weights.get("type"), weights.get("num_bits"), weights.get("group_size"))
+            == ("tensor_group", "float", 4, 16)
+            and weights.get("symmetric", True) is True
+        ):
+            return CT_NVFP4_SCHEME
+    return None
+
+
+def _quantization_notes(
+    method: str | None, rules: EngineRules, acc: Accelerator, scheme: str | None = None
+) -> list[PlanWarning]:
     """vLLM's start-up capability check for a quantization method on an NVIDIA card (rules.quantization_min_capability,
-    the card's compute capability by architecture): a ConfigError quoting the engine when the card is below it; a
-    note when FP8 weights run on a card without FP8 (vLLM serves them weight-only through Marlin)."""
+    the card's compute capability by architecture), and for a compressed-tensors `scheme` (_compressed_tensors_scheme)
+    the scheme's: a ConfigError quoting the engine when the card is below it; a note when FP8 weights run on a card
+    without FP8 (vLLM serves them weight-only through Marlin)."""
     cap = acc.compute_capability if acc.kind == "gpu" else None
     need = rules.quantization_min_capability.get(method or "")
     if cap is None or not method:
         return []
+    where = f"on {acc.name} ({acc.architecture}, compute capability {cap // 10}.{cap % 10})"
     if need is not None and cap < need:
         raise ConfigError(
-            f"quantization {method} on {acc.name} ({acc.architecture}, compute capability {cap // 10}.{cap % 10}): the "
-            f"engine refuses it ('The quantization method {method} is not supported for the current GPU. Minimum "
-            f"capability: {need}. Current capability: {cap}.')"
+            f"quantization {method} {where}: the engine refuses it ('The quantization method {method} is not supported "
+            f"for the current GPU. Minimum capability: {need}. Current capability: {cap}.')"
+        )
+    need = rules.quantization_min_capability.get(scheme or "")
+    if need is not None and cap < need:
+        raise ConfigError(
+            f"quantization {method}, NVFP4 weights (CompressedTensorsW4A4Fp4) {where}: the engine refuses them "
+            f"('Quantization scheme is not supported for the current GPU. Min capability: {need}. Current "
+            f"capability: {cap}.')"
         )
     if method in ("fp8", "fbgemm_fp8") and "fp8" not in acc.native_formats:
         return [
@@ -3685,7 +3734,7 @@ def _stages(r: _Resolved) -> list[Stage]:
     weights = weights_by_stage(r.src.tensors, r.dtype_name, ranges, towers=r.towers,
                                tie_word_embeddings=bool(r.src.config.tie_word_embeddings),
                                nextn=nextn_layers(r.src.text_config),
-                               dropped=dropped_names(r.src.config.data.get("architectures")))  # fmt: skip
+                               dropped=_loader_drops(r.src, r.request.engine_version or r.rules.release))  # fmt: skip
     return [
         Stage(
             geometry=stage_geometry(r.geometry, layers),
@@ -3742,7 +3791,7 @@ def _offload(r: _Resolved, layers: range | None) -> Offload:
     return offloaded_layers(
         r.src.tensors, budget_bytes=int(r.request.cpu_offload_gb * GIB), served_dtype=r.dtype_name,
         tensor_parallel_size=r.request.tensor_parallel_size, layers=layers, nextn=nextn_layers(r.src.text_config),
-        dropped=dropped_names(r.src.config.data.get("architectures")),
+        dropped=_loader_drops(r.src, r.request.engine_version or r.rules.release),
     )  # fmt: skip
 
 

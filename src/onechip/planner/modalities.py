@@ -31,11 +31,22 @@ V1_DEFAULT_LIMIT = 999
 V0_DEFAULT_LIMIT = 1
 
 
+# Architectures whose config.json names its towers in no vision_config / audio_config, with the modalities of their
+# vLLM class's get_supported_mm_limits: Phi-4-multimodal (embd_layer's image_embd_layer and audio_embd_layer;
+# vllm/model_executor/models/phi4mm.py Phi4MMProcessingInfo: {"audio": None, "image": None}, 0.25.0 - 0.34.0 sdists).
+_MODALITIES_BY_ARCHITECTURE: dict[str, tuple[str, ...]] = {"Phi4MMForCausalLM": ("image", "audio")}
+
+
 def model_modalities(config: Mapping[str, Any]) -> tuple[str, ...]:
     """The modalities vLLM's processor takes for this config.json: 'image' with a vision_config, 'video' too where the
     config names a video token (video_token_id / video_token_index: Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5, Gemma 4,
     whose get_supported_mm_limits list 'video': vllm/model_executor/models/qwen3_vl.py, gemma4_mm.py of the 0.19.0
-    and 0.34.0 sdists), 'audio' with an audio_config. () for a text-only model."""
+    and 0.34.0 sdists), 'audio' with an audio_config; an architecture of _MODALITIES_BY_ARCHITECTURE its own. () for
+    a text-only model."""
+    architectures = config.get("architectures")
+    for arch in architectures if isinstance(architectures, list) else ():
+        if isinstance(arch, str) and arch in _MODALITIES_BY_ARCHITECTURE:
+            return _MODALITIES_BY_ARCHITECTURE[arch]
     out: list[str] = []
     if isinstance(config.get("vision_config"), Mapping):
         out.append("image")

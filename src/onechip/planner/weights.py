@@ -78,8 +78,11 @@ _SERVED_CODE = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
 # Quantization metadata keeps the dtype it is stored in whatever --dtype says: vLLM's quantized linear
 # methods create these parameters with their own dtype (vllm/model_executor/layers/quantization/fp8.py:
 # per-tensor weight_scale / input_scale as torch.float32; compressed-tensors W4A16/W8A8 scales and
-# zero points as stored), so an F32 scale is 4 bytes even when the model is served in bf16.
-_KEEP_DTYPE_SUFFIXES = ("_scale", "_scale_inv", "_scale_2", "zero_point", "_zero_point", ".g_idx", "_shape")
+# zero points as stored), so an F32 scale is 4 bytes even when the model is served in bf16. A bitsandbytes weight's
+# absmax and quant_map are a QuantState's float32 tensors (QuantState.from_dict; the loader's _dequantize_dq makes a
+# double-quantized absmax float32: loaded_bitsandbytes), which no served dtype converts.
+_KEEP_DTYPE_SUFFIXES = ("_scale", "_scale_inv", "_scale_2", "zero_point", "_zero_point", ".g_idx", "_shape",
+                        ".absmax", ".quant_map")  # fmt: skip
 
 LANGUAGE_MODEL = "language_model"
 EMBEDDINGS = "embeddings"
@@ -117,6 +120,10 @@ _DROPPED_BY_LOADER: dict[str, tuple[str, ...]] = {
     "GPT2LMHeadModel": (".attn.bias", ".attn.masked_bias"),
     "GPTJForCausalLM": ("attn.bias", "attn.masked_bias"),
     "Ernie4_5_MoeForCausalLM": ("mtp",),
+    # Phi-4-multimodal's vision and speech LoRA adapters stored beside each base weight ('...qkv_proj.lora_A.vision.
+    # weight'): phi4mm.py Phi4MMForCausalLM.hf_to_vllm_mapper {"base_layer.": "", "lora": None} (0.29.0 - 0.34.0
+    # sdists), load_weights' AutoWeightsLoader(self, skip_substrs=["lora"]) before (0.25.0 - 0.28.0)
+    "Phi4MMForCausalLM": ("lora",),
     # PaddleOCR-VL's SigLIP attention-pooling head and packing position embedding, which its vision tower has no
     # module for (paddleocr_vl.py, the vision model's hf_to_vllm_mapper orig_to_new_substr: None, 0.34.0 sdist)
     "PaddleOCRVLForConditionalGeneration": (
@@ -205,6 +212,10 @@ _PREFIXES: list[tuple[str, str]] = [
     ("code2wav.", DROPPED),
     ("token2wav.", DROPPED),
     ("model.audio_tower.", AUDIO_TOWER),
+    # Phi-4-multimodal's image encoder and audio embedding, built inside _mark_tower_model ({"image", "video"} and
+    # "audio"; phi4mm.py hf_to_vllm_mapper maps them to vision_encoder. and embed_tokens_extend., 0.25.0 - 0.34.0)
+    ("model.embed_tokens_extend.image_embed.", VISION_TOWER),
+    ("model.embed_tokens_extend.audio_embed.", AUDIO_TOWER),
     ("model.embed_audio.", AUDIO_TOWER),
     ("audio_tower.", AUDIO_TOWER),
     ("model.embed_tokens_per_layer.", PER_LAYER_EMBEDDINGS),
@@ -271,6 +282,28 @@ def loaded_unquantized(tensors: Iterable[Tensor], served_dtype: str) -> list[Ten
     if code is None:
         return list(tensors)
     return [replace(t, dtype=code) if t.dtype in _FP8_VALUE_CODES else t for t in tensors]
+
+
+# A bitsandbytes 4-bit weight's quant state tensors that vLLM holds nowhere on the GPU: the double quantization's
+# nested state, which _dequantize_dq drops once it has dequantized the absmax (state2 = None), and the packed state's
+# metadata, kept on the CPU ('bitsandbytes library requires weight.quant_state.bitsandbytes__* in CPU')
+# (vllm/model_executor/model_loader/bitsandbytes_loader.py, 0.25.0 and 0.27.1 sdists)
+_BNB_NOT_RESIDENT = (".nested_absmax", ".nested_quant_map")
+_BNB_CPU_STATE = ".quant_state.bitsandbytes__"
+
+
+def loaded_bitsandbytes(tensors: Iterable[Tensor]) -> list[Tensor]:
+    """`tensors` of a pre-quantized bitsandbytes checkpoint as vLLM holds them: a double-quantized `.absmax` (stored
+    uint8) as float32, since the loader's _dequantize_dq dequantizes it at load 'at the cost of increased memory
+    usage', and no nested state or packed metadata (_BNB_NOT_RESIDENT, _BNB_CPU_STATE); the packed weights keep their
+    uint8 layout (BitsAndBytesLinearMethod create_weights, vllm/model_executor/layers/quantization/bitsandbytes.py;
+    both files of the 0.25.0 and 0.27.1 sdists)."""
+    out: list[Tensor] = []
+    for t in tensors:
+        if t.name.endswith(_BNB_NOT_RESIDENT) or _BNB_CPU_STATE in t.name:
+            continue
+        out.append(replace(t, dtype="F32") if t.name.endswith(".absmax") and t.dtype == "U8" else t)
+    return out
 
 
 @lru_cache(maxsize=1 << 16)  # plans in a loop (advise, MCP) see the same few thousand names again
@@ -430,10 +463,28 @@ def nextn_layers(text: Mapping[str, Any]) -> range:
     return range(first, first + int(text.get("num_nextn_predict_layers") or 0))
 
 
-def dropped_names(architectures: Any) -> tuple[str, ...]:
-    """The name parts whose tensors the loader of a config's `architectures` drops (_DROPPED_BY_LOADER)."""
+def dropped_names(architectures: Any, shared_kv: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The name parts whose tensors the loader of a config's `architectures` drops (_DROPPED_BY_LOADER), and
+    `shared_kv` (shared_kv_projections, where the release drops them)."""
     names = [str(a) for a in architectures] if isinstance(architectures, list | tuple) else []
-    return _DROPPED_BY_EVERY_LOADER + tuple(part for a in names for part in _DROPPED_BY_LOADER.get(a, ()))
+    return _DROPPED_BY_EVERY_LOADER + tuple(part for a in names for part in _DROPPED_BY_LOADER.get(a, ())) + shared_kv
+
+
+# Gemma 3n's KV-shared layers (index >= num_hidden_layers - num_kv_shared_layers) are built with q_proj only, and
+# Gemma3nTextModel's _kv_sharing_weights_mapper maps their 'layers.{i}.self_attn.{k_proj,v_proj,k_norm}.' to None:
+# 'Original checkpoints still ship K/V tensors for the shared layers ...; those are dropped' (vllm/model_executor/
+# models/gemma3n.py, 0.30.0 - 0.34.0 sdists); through 0.29.0 every layer built a QKVParallelLinear and loaded them.
+GEMMA3N_SHARED_KV_DROPPED_SINCE = "0.30.0"
+
+
+def shared_kv_projections(text: Mapping[str, Any]) -> tuple[str, ...]:
+    """The name parts of the K/V projections Gemma 3n's KV-shared layers do not load (GEMMA3N_SHARED_KV_DROPPED_SINCE):
+    'layers.{i}.self_attn.k_proj.', '.v_proj.', '.k_norm.' for i from num_hidden_layers - num_kv_shared_layers."""
+    layers, shared = text.get("num_hidden_layers"), text.get("num_kv_shared_layers")
+    if not isinstance(layers, int) or not isinstance(shared, int) or shared <= 0:
+        return ()
+    return tuple(f"layers.{i}.self_attn.{name}." for i in range(max(layers - shared, 0), layers)
+                 for name in ("k_proj", "v_proj", "k_norm"))  # fmt: skip
 
 
 def _component(name: str, nextn: range, dropped: tuple[str, ...] = ()) -> str:
