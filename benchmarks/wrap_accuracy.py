@@ -7,6 +7,8 @@ many logs read differently from their plain reading, and their names with --name
     fold -s -w N   GNU coreutils `fold -s -w N` (a mail's, a terminal's or an editor's width; the blank kept at the
                    row's end), as tests/unit/vllm/test_bootlog_wrappings.py's _folded does it
     chat box N     a chat or mail box wrapping at spaces at N columns, the blank dropped
+    ..., hanging I a hanging indent: each row after a line's first opens with I spaces, counted in the width
+                   (textwrap.fill(subsequent_indent=...), a chat client or a Markdown list item indenting its rows)
 
 Run: PYTHONPATH=src:tests python benchmarks/wrap_accuracy.py [--names]
 """
@@ -28,16 +30,19 @@ sys.path.insert(0, str(ROOT / "tests" / "unit" / "vllm"))
 from test_bootlog_wrappings import _folded  # noqa: E402
 
 
-def folded(width: int, keep_blank: bool = True) -> Callable[[str], str]:
-    """`fold -s -w width` (keep_blank) or a chat box at `width` (the blank dropped), in characters: the wrappings
-    test's own fold (_folded), ending as a file does, with a newline."""
-    fold = _folded(width, keep_blank)
+def folded(width: int, keep_blank: bool = True, indent: int = 0) -> Callable[[str], str]:
+    """`fold -s -w width` (keep_blank) or a chat box at `width` (the blank dropped), in characters, each row after a
+    line's first indented by `indent` spaces: the wrappings test's own fold (_folded), ending as a file does, with a
+    newline."""
+    fold = _folded(width, keep_blank, indent)
     return lambda text: fold(text) + "\n"
 
 
 WRAPS: dict[str, Callable[[str], str]] = {
     **{f"fold -s -w {width}": folded(width) for width in (60, 72, 80, 100, 120)},
     "chat box 80": folded(80, keep_blank=False),
+    "fold -s -w 80, hanging 2": folded(80, indent=2),
+    "chat box 80, hanging 4": folded(80, keep_blank=False, indent=4),
 }
 
 
@@ -55,7 +60,7 @@ def main(names: bool) -> None:
     plain = {name: reading(text) for name, text in texts.items()}
     for wrap, transform in WRAPS.items():
         differ = sorted(name for name, text in texts.items() if reading(transform(text)) != plain[name])
-        print(f"{wrap:16} {len(differ):3} of {len(texts)} differ" + (f": {', '.join(differ)}" if names else ""))
+        print(f"{wrap:24} {len(differ):3} of {len(texts)} differ" + (f": {', '.join(differ)}" if names else ""))
 
 
 if __name__ == "__main__":
