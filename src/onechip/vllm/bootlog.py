@@ -864,12 +864,13 @@ def _broken_once(lines: list[str], columns: list[int], width: int) -> list[str]:
 
 # A hanging indent: a wrap that opens each row after a line's first with the same few spaces (Python's textwrap.fill
 # with subsequent_indent, counted in the width; a chat client's wrap; a log quoted inside a Markdown list item, whose
-# rows CommonMark indents by the item's marker and the blanks after it, '- ' to '10.    ': 2 - 8 columns). Such a row is a wrap's only where the row before
-# is a line's first row (or a row so continued) broken by the wrap (_soft_break, on the row without its indent), and it
-# is none of what a log indents of its own: a traceback's frame or caret line (traceback.format_list: '  File "...",
-# line N, in f' and the source line under it at four; Python 3.11+ carets '    ^^^^'), a Python repr that pprint
-# continued under its opening bracket (pprint.pformat indents a container's next items to the column after its '{',
-# '[' or '('), a YAML or JSON block's line ('  key: value', '  - item', '  "key": 1,', a closing bracket)
+# rows CommonMark indents by the item's marker and the blanks after it, '- ' to '10.    ': 2 - 8 columns). Such a row
+# is a wrap's only where the row before is a line's first row (or a row so continued) broken by the wrap (_soft_break,
+# on the row without its indent), and it is none of what a log indents of its own: a traceback's frame or caret line
+# (traceback.format_list: '  File "...", line N, in f' and the source line under it at four; Python 3.11+ carets
+# '    ^^^^'), a Python repr that pprint continued under its opening bracket (pprint.pformat indents a container's next
+# items to the column after its '{', '[' or '('), a YAML or JSON block's line ('  key: value', '  - item',
+# '  "key": 1,', a closing bracket) after a line that opens one
 _HANGING = re.compile(r"^ {2,8}(?=\S)")
 _FRAME_ROW = re.compile(r'^\s*(?:File "[^"]*", line \d+|[~^]+\s*$)')
 _BLOCK_ROW = re.compile(r'^\s*(?:- |"[^"]*"\s*:|[\w.-]+:(?:\s|$)|[\]})],?\s*$)')
