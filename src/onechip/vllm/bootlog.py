@@ -743,6 +743,10 @@ def _own_line(row: str) -> bool:
 
 
 _WORD = re.compile(r"\S+\s?")
+# A chat box breaks at the last blank that fits and drops it: inside a run of two blanks (vLLM's logo pads its version
+# with two, '█  version 0.22.1') that blank is the run's first only where the second is past the box's width, so the
+# row is the box's width less one and the next opens with the run's one blank left
+_CHAT_RUN = re.compile(r" \S")
 _DIGITS = re.compile(r"\d+")
 _BLANK_INSIDE = re.compile(r"\S\s+\S")
 
@@ -758,7 +762,7 @@ def wrap_row(before: str, row: str) -> bool:
     log line by line (log_summary) holds `before` for, where it holds `row`."""
     before, row = _unquoted(before, before), _unquoted(before, row)
     row = row[_hanging(before, row) :]
-    if before[-1:].isspace():
+    if before[-1:].isspace() or _CHAT_RUN.match(row):
         row = row.lstrip(" ")
     if not row[:1].strip() or _own_line(row):
         return False
@@ -779,9 +783,12 @@ def _soft_break(row: str, columns: int, after: str, width: int) -> bool:
     by `fold -s`, dropped by a chat box). GNU fold -s breaks before a word that ends at the width where a blank
     follows it ('aaaa bbbb cccc' at 9 columns: 'aaaa ' then 'bbbb cccc'), and past the width it breaks inside a run
     of blanks: the row keeps those of its first `width` columns and the next opens with the rest (fold.c; vLLM's logo
-    line '█  version 0.22.1'), so a row opening with a blank is a wrap's only after a row of the width ending in one."""
+    line '█  version 0.22.1'), so a row opening with a blank is a wrap's only after a row of the width ending in one,
+    or (a chat box) one blank then a word after a row of the width or one less not ending in one (_CHAT_RUN)."""
     if after[:1] == " ":
-        return columns == width and row[-1:].isspace() and bool(after.strip())
+        if not row[-1:].isspace():  # a chat box's break in a run of blanks: _CHAT_RUN
+            return columns >= width - 1 and bool(_CHAT_RUN.match(after))
+        return columns == width and bool(after.strip())
     if not (word := _WORD.match(after)):
         return False
     return columns + (0 if row[-1:].isspace() else 1) + len(word.group()) > width
@@ -956,8 +963,11 @@ def _unwrapped(lines: list[str]) -> list[str]:
         else:
             out.append(line)
         joining = None
-        if i in soft:  # a row of the width with a blank inside is a chat box's (fold -s breaks at that blank)
-            word_cut = columns[i] == width and not (soft_before and _BLANK_INSIDE.search(line))
+        # a row of the width with a blank inside is a chat box's (fold -s breaks at that blank), as it is where no
+        # terminal's wrap is told (fewer than _WRAPPED_ROWS rows of the width: h20-qwen35-27b-len32768-dummy-v0190 in a
+        # chat box at 80 read 'tokens perrequest: 33.04x')
+        if i in soft:
+            word_cut = columns[i] == width and not ((soft_before or not hard) and _BLANK_INSIDE.search(line))
             joining = "" if line[-1:].isspace() or word_cut else " "
         elif hard and columns[i] == width and not (folded and _BLANK_INSIDE.search(line.strip())):
             joining = ""

@@ -350,3 +350,21 @@ def test_a_hanging_indent_joins_no_traceback_frame_repr_or_block_line(indent: in
     lines = _folded(80, keep_blank=False, indent=indent)("\n".join(records + own)).splitlines()
     assert lines[-len(own) :] == own and lines[1].startswith(" " * indent + "m")  # the records' rows hang
     assert _records("\n".join(lines)) == [*records, *own]
+
+
+# A chat box at 80 columns (the blank at each break dropped): where the widest row is the only one of its width, it is
+# no terminal's cut (h20-qwen35-27b-len32768-dummy-v0190's token line read 'tokens perrequest: 33.04x', no
+# concurrency), and a break inside vLLM's logo's two blanks leaves the row one short of the box and the next opening
+# with the second blank (rtx3090ti-gemma4-e4b-len32768-v0221, gb10-qwen36-35b-a3b-nvfp4-kvfp8-len65536-v0200: no
+# version)
+@pytest.mark.parametrize(
+    "name",
+    [
+        "h20-qwen35-27b-len32768-dummy-v0190",
+        "rtx3090ti-gemma4-e4b-len32768-v0221",
+        "gb10-qwen36-35b-a3b-nvfp4-kvfp8-len65536-v0200",
+    ],
+)
+def test_a_chat_box_wrap_reads_as_the_plain_log(name: str) -> None:
+    text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+    assert _reading(_folded(80, keep_blank=False)(text) + "\n") == _reading(text)
