@@ -1014,15 +1014,16 @@ def _rest_of_message(line: str, bare: str) -> bool:
 
 def _exception_rows(lines: list[str]) -> list[str]:
     """`lines` with the rows of an exception's message a paste broke joined back onto its exception line, a space
-    between them (_OPEN_END); other lines unchanged."""
+    between them (_OPEN_END), a hanging indent before them read past (_hanging); other lines unchanged."""
     out: list[str] = []
     rows = -1  # rows joined onto out[-1], an exception line; -1: out[-1] is none (or there is none yet)
     for line in lines:
         if rows < 0 and not _NAMES_EXCEPTION.search(line):  # bare_line costs; most lines name no exception
             out.append(line)
             continue
-        bare = bare_line(line)
-        if 0 <= rows < _EXCEPTION_ROWS and _OPEN_END.search(bare_line(out[-1])) and _rest_of_message(line, bare):
+        row = line[_hanging(out[-1], line) :] if rows >= 0 else line  # a hanging indent's row read past it (_hung)
+        bare = bare_line(row)
+        if 0 <= rows < _EXCEPTION_ROWS and _OPEN_END.search(bare_line(out[-1])) and _rest_of_message(row, bare):
             out[-1] = f"{out[-1].rstrip()} {bare}"
             rows += 1
             continue

@@ -368,3 +368,19 @@ def test_a_hanging_indent_joins_no_traceback_frame_repr_or_block_line(indent: in
 def test_a_chat_box_wrap_reads_as_the_plain_log(name: str) -> None:
     text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
     assert _reading(_folded(80, keep_blank=False)(text) + "\n") == _reading(text)
+
+
+# A refusal's exception (no vLLM head) word-wrapped with a hanging indent of 2 among traceback frames a terminal cut
+# at the width: its message's rows open with the indent, and were read as lines of their own, so the cause was the
+# exception's first row alone ('ValueError: Free memory on device (59.32/79.15 GiB) on startup is less than')
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a100-80gb-free-memory-refused-v092-kvcached",
+        "h100-qwen3-omni-no-cache-blocks-refused-omni-ci",
+        "rtx4060-qwen25-3b-bnb-len32000-util075-refused-crashloop",
+    ],
+)
+def test_an_exception_wrapped_with_a_hanging_indent_reads_as_the_plain_log(name: str) -> None:
+    text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+    assert _reading(_folded(80, indent=2)(text) + "\n") == _reading(text)
