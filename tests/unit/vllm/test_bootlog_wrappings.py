@@ -70,23 +70,24 @@ def _two_ranks(text: str) -> str:
     return "\n".join(f"(Worker_TP{rank} pid={10 + rank}) {line}" for line in text.splitlines() for rank in (0, 1))
 
 
-def _folded(width: int, keep_blank: bool = True, indent: int = 0) -> Callable[[str], str]:
+def _folded(width: int, keep_blank: bool = True, indent: int = 0, past: bool = False) -> Callable[[str], str]:
     """Each line word-wrapped at `width` columns as GNU coreutils' `fold -s -w WIDTH` wraps it (fold.c: a line longer
     than the width breaks after the last blank of its first `width` columns, the blank kept at the row's end, or at
     the width where there is none; counted here in characters, where fold counts bytes), or as a chat or mail box
     wraps at spaces, the blank dropped (`keep_blank` False). With `indent`, a hanging indent: each row after a line's
     first opens with that many spaces, counted in the width (Python's textwrap.fill(subsequent_indent=...), a chat
-    client or a Markdown list item indenting the rows it wrapped)."""
+    client or a Markdown list item indenting the rows it wrapped), or put before each row past the width (`past`: a
+    paste folded at the width, then its rows indented)."""
 
     def fold(text: str) -> str:
         rows = []
         for line in text.splitlines():
             start = 0  # the hanging indent's columns at the row's start, where no break is looked for
-            while len(line) > width:
-                cut = line.rfind(" ", start, width)
+            while len(line) > (room := width + (start if past else 0)):
+                cut = line.rfind(" ", start, room)
                 if cut < 0:
-                    rows.append(line[:width])
-                    line = " " * indent + line[width:]
+                    rows.append(line[:room])
+                    line = " " * indent + line[room:]
                 else:
                     rows.append(line[: cut + 1] if keep_blank else line[:cut])
                     line = " " * indent + line[cut + 1 :]
