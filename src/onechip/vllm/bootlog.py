@@ -743,6 +743,10 @@ def _own_line(row: str) -> bool:
 
 
 _WORD = re.compile(r"\S+\s?")
+# A chat box breaks at the last blank that fits and drops it: inside a run of two blanks (vLLM's logo pads its version
+# with two, '█  version 0.22.1') that blank is the run's first only where the second is past the box's width, so the
+# row is the box's width less one and the next opens with the run's one blank left
+_CHAT_RUN = re.compile(r" \S")
 _DIGITS = re.compile(r"\d+")
 _BLANK_INSIDE = re.compile(r"\S\s+\S")
 
@@ -754,10 +758,11 @@ def wrap_row(before: str, row: str) -> bool:
     of the shape `before`'s is, digits aside (a collector's prefix put before every row, a `kubectl logs --timestamps`
     stamp or journalctl's '-o short-unix' head, was put after any wrap: '2026-01-01T10:00:00.123Z 25809' is no rest of
     '... num_gpu_blocks is:'). A quote's marker both rows open with is put after the wrap too (a reply quoting a
-    wrapped paste, _QUOTE) and is read past. What a reader of a log line by line (log_summary) holds `before` for,
-    where it holds `row`."""
+    wrapped paste, _QUOTE) and is read past, and so are the spaces of a hanging indent (_hanging). What a reader of a
+    log line by line (log_summary) holds `before` for, where it holds `row`."""
     before, row = _unquoted(before, before), _unquoted(before, row)
-    if before[-1:].isspace():
+    row = row[_hanging(before, row) :]
+    if before[-1:].isspace() or _CHAT_RUN.match(row):
         row = row.lstrip(" ")
     if not row[:1].strip() or _own_line(row):
         return False
@@ -778,9 +783,12 @@ def _soft_break(row: str, columns: int, after: str, width: int) -> bool:
     by `fold -s`, dropped by a chat box). GNU fold -s breaks before a word that ends at the width where a blank
     follows it ('aaaa bbbb cccc' at 9 columns: 'aaaa ' then 'bbbb cccc'), and past the width it breaks inside a run
     of blanks: the row keeps those of its first `width` columns and the next opens with the rest (fold.c; vLLM's logo
-    line '█  version 0.22.1'), so a row opening with a blank is a wrap's only after a row of the width ending in one."""
+    line '█  version 0.22.1'), so a row opening with a blank is a wrap's only after a row of the width ending in one,
+    or (a chat box) one blank then a word after a row of the width or one less not ending in one (_CHAT_RUN)."""
     if after[:1] == " ":
-        return columns == width and row[-1:].isspace() and bool(after.strip())
+        if not row[-1:].isspace():  # a chat box's break in a run of blanks: _CHAT_RUN
+            return columns >= width - 1 and bool(_CHAT_RUN.match(after))
+        return columns == width and bool(after.strip())
     if not (word := _WORD.match(after)):
         return False
     return columns + (0 if row[-1:].isspace() else 1) + len(word.group()) > width
@@ -854,9 +862,59 @@ def _broken_once(lines: list[str], columns: list[int], width: int) -> list[str]:
         return lines
     kept = row[-1:] == " " and row.strip() != "" and _soft_break(row, width, after, width)
     cut = _CUT_GROUP.search(row)
-    if not kept and not (cut and _GROUPED.fullmatch(cut.group() + after.split(None, 1)[0].rstrip(",.;:"))):
+    if not kept and not (
+        cut and after[:1].strip() and _GROUPED.fullmatch(cut.group() + after.split(None, 1)[0].rstrip(",.;:"))
+    ):
         return lines
     return [*lines[:i], row + after, *lines[i + 2 :]]
+
+
+# A hanging indent: a wrap that opens each row after a line's first with the same few spaces (Python's textwrap.fill
+# with subsequent_indent, counted in the width; a chat client's wrap; a log quoted inside a Markdown list item, whose
+# rows CommonMark indents by the item's marker and the blanks after it, '- ' to '10.    ': 2 - 8 columns). Such a row
+# is a wrap's only where the row before is a line's first row (or a row so continued) broken by the wrap (_soft_break,
+# on the row without its indent), and it is none of what a log indents of its own: a traceback's frame or caret line
+# (traceback.format_list: '  File "...", line N, in f' and the source line under it at four; Python 3.11+ carets
+# '    ^^^^'), a Python repr that pprint continued under its opening bracket (pprint.pformat indents a container's next
+# items to the column after its '{', '[' or '('), a YAML or JSON block's line ('  key: value', '  - item',
+# '  "key": 1,', a closing bracket) after a line that opens one
+_HANGING = re.compile(r"^ {2,8}(?=\S)")
+_FRAME_ROW = re.compile(r'^\s*(?:File "[^"]*", line \d+|[~^]+\s*$)')
+_BLOCK_ROW = re.compile(r'^\s*(?:- |"[^"]*"\s*:|[\w.-]+:(?:\s|$)|[\]})],?\s*$)')
+_OPENS_BLOCK = re.compile(r"[:{\[(,]\s*$")
+
+
+def _hanging(before: str, row: str) -> int:
+    """The indent (spaces) a hanging-indent wrap put before `row` where `row` may be the rest of `before` (_HANGING);
+    0 where it is indented as no such wrap indents: a traceback's frame or caret line, a repr continued under the
+    bracket `before` opens at the column before the indent, a YAML or JSON block's line after a line that opens one."""
+    if not (match := _HANGING.match(row)) or _FRAME_ROW.match(row) or _FRAME_ROW.match(before):
+        return 0
+    indent = match.end()
+    if before[indent - 1 : indent] in ("{", "[", "(") or (_BLOCK_ROW.match(row) and _OPENS_BLOCK.search(before)):
+        return 0
+    return indent
+
+
+def _hung(lines: list[str], columns: list[int], width: int) -> dict[int, int]:
+    """The rows of `lines` (`columns` wide, the widest `width`) that a hanging-indent wrap indented, each with its
+    indent: the one indent that at least _WRAPPED_ROWS rows open with after a line's first row, or a row of that
+    indent, broken by the wrap (_soft_break on the row without it), and each row of that indent after a line's first
+    row or one so continued. Empty where no wrap indented rows."""
+    indents: collections.Counter[int] = collections.Counter()
+    for i in range(len(lines) - 1):
+        row = lines[i]
+        if (indent := _hanging(row, lines[i + 1])) and (row[:1].strip() or len(row) - len(row.lstrip(" ")) == indent):
+            indents[indent] += _soft_break(row, columns[i], lines[i + 1][indent:], width)
+    indent, count = max(indents.items(), key=lambda item: (item[1], -item[0]), default=(0, 0))
+    if count < _WRAPPED_ROWS:
+        return {}
+    hung: dict[int, int] = {}
+    for i in range(1, len(lines)):
+        first = not lines[i - 1][:1].isspace() or i - 1 in hung
+        if first and _hanging(lines[i - 1], lines[i]) == indent:
+            hung[i] = indent
+    return hung
 
 
 def _unwrapped(lines: list[str]) -> list[str]:
@@ -872,19 +930,22 @@ def _unwrapped(lines: list[str]) -> list[str]:
     # rows of the width `fold -s` made: only one with no blank inside is a cut (a word as long as the width), the rest
     # are joined as a word wrap's rows are, and a bare message's rows are read as where no hard wrap is told
     folded = hard and _kept_blanks(lines, columns, width)
+    # each row as a word wrap continues the row before with it: a hanging indent's spaces left out (_hung)
+    hung = _hung(lines, columns, width)
+    rows = [line[hung.get(i, 0) :] for i, line in enumerate(lines)]
     soft: set[int] = set()  # the rows a word wrap broke: of a record, or of a bare message the next row is no start of
     record = False  # lines[i - 1] is (a row of) a record whose rows a word wrap may have broken
     logged = False  # that record is a line of vLLM's logger or a serve command, whose rows may open with a message
     for i, (line, length) in enumerate(zip(lines[:-1], columns, strict=False)):
-        if not (breaks := _soft_break(line, length, _unquoted(line, lines[i + 1]), width)) and length < width:
+        if not (breaks := _soft_break(line, length, _unquoted(line, rows[i + 1]), width)) and length < width:
             continue  # a row the next does not continue: whether it is a record's is not asked (most are not)
         broken = i - 1 in soft or (i > 0 and columns[i - 1] == width)  # lines[i] continues the row before it
         record = (record and broken) or _opens_record(lines, i)
         logged = (logged and broken) or _opens_record(lines, i, paragraph=False)
         # elsewhere (a paragraph, a pasted excerpt of bare messages) a row opening a message the grammar knows is one
         # of its own; a message of no head is read so only where no terminal's hard wrap is told (rows of the width)
-        message = (record or not hard or folded) and not _opens_message(lines[i + 1])
-        if breaks and (logged or message) and wrap_row(line, lines[i + 1]):
+        message = (record or not hard or folded) and not _opens_message(rows[i + 1])
+        if breaks and (logged or message) and wrap_row(line, rows[i + 1]):
             soft.add(i)
     # rows short of the width that a word wrap broke tell it from a terminal's wrap, which breaks rows at the width only
     soft_before = sum(columns[i] < width for i in soft) >= _WRAPPED_ROWS
@@ -896,14 +957,17 @@ def _unwrapped(lines: list[str]) -> list[str]:
     joining: str | None = None  # what joins a row continuing the last line of `out` to it (a chat box's dropped space)
     for i, line in enumerate(lines):
         quote = _QUOTE.match(out[-1]) if joining is not None else None
-        row = line[quote.end() :] if quote and line.startswith(quote.group()) else line
+        row = line[quote.end() :] if quote and line.startswith(quote.group()) else rows[i] if i - 1 in soft else line
         if joining is not None and row and not _own_line(row):
             out[-1] += joining + row
         else:
             out.append(line)
         joining = None
-        if i in soft:  # a row of the width with a blank inside is a chat box's (fold -s breaks at that blank)
-            word_cut = columns[i] == width and not (soft_before and _BLANK_INSIDE.search(line))
+        # a row of the width with a blank inside is a chat box's (fold -s breaks at that blank), as it is where no
+        # terminal's wrap is told (fewer than _WRAPPED_ROWS rows of the width: h20-qwen35-27b-len32768-dummy-v0190 in a
+        # chat box at 80 read 'tokens perrequest: 33.04x')
+        if i in soft:
+            word_cut = columns[i] == width and not ((soft_before or not hard) and _BLANK_INSIDE.search(line))
             joining = "" if line[-1:].isspace() or word_cut else " "
         elif hard and columns[i] == width and not (folded and _BLANK_INSIDE.search(line.strip())):
             joining = ""
@@ -950,15 +1014,16 @@ def _rest_of_message(line: str, bare: str) -> bool:
 
 def _exception_rows(lines: list[str]) -> list[str]:
     """`lines` with the rows of an exception's message a paste broke joined back onto its exception line, a space
-    between them (_OPEN_END); other lines unchanged."""
+    between them (_OPEN_END), a hanging indent before them read past (_hanging); other lines unchanged."""
     out: list[str] = []
     rows = -1  # rows joined onto out[-1], an exception line; -1: out[-1] is none (or there is none yet)
     for line in lines:
         if rows < 0 and not _NAMES_EXCEPTION.search(line):  # bare_line costs; most lines name no exception
             out.append(line)
             continue
-        bare = bare_line(line)
-        if 0 <= rows < _EXCEPTION_ROWS and _OPEN_END.search(bare_line(out[-1])) and _rest_of_message(line, bare):
+        row = line[_hanging(out[-1], line) :] if rows >= 0 else line  # a hanging indent's row read past it (_hung)
+        bare = bare_line(row)
+        if 0 <= rows < _EXCEPTION_ROWS and _OPEN_END.search(bare_line(out[-1])) and _rest_of_message(row, bare):
             out[-1] = f"{out[-1].rstrip()} {bare}"
             rows += 1
             continue

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from onechip.vllm import log_summary
-from onechip.vllm.bootlog import failure_cause, read_boot_log
+from onechip.vllm.bootlog import _records, failure_cause, read_boot_log
 
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
 # V0 0.7 and V1 0.10 - 0.31, CUDA, ROCm, TPU, XPU and CPU, TP 2 - 5 (one over Ray), started and refused, a pasted
@@ -70,23 +70,28 @@ def _two_ranks(text: str) -> str:
     return "\n".join(f"(Worker_TP{rank} pid={10 + rank}) {line}" for line in text.splitlines() for rank in (0, 1))
 
 
-def _folded(width: int, keep_blank: bool = True) -> Callable[[str], str]:
+def _folded(width: int, keep_blank: bool = True, indent: int = 0, past: bool = False) -> Callable[[str], str]:
     """Each line word-wrapped at `width` columns as GNU coreutils' `fold -s -w WIDTH` wraps it (fold.c: a line longer
     than the width breaks after the last blank of its first `width` columns, the blank kept at the row's end, or at
     the width where there is none; counted here in characters, where fold counts bytes), or as a chat or mail box
-    wraps at spaces, the blank dropped (`keep_blank` False)."""
+    wraps at spaces, the blank dropped (`keep_blank` False). With `indent`, a hanging indent: each row after a line's
+    first opens with that many spaces, counted in the width (Python's textwrap.fill(subsequent_indent=...), a chat
+    client or a Markdown list item indenting the rows it wrapped), or put before each row past the width (`past`: a
+    paste folded at the width, then its rows indented)."""
 
     def fold(text: str) -> str:
         rows = []
         for line in text.splitlines():
-            while len(line) > width:
-                cut = line.rfind(" ", 0, width)
+            start = 0  # the hanging indent's columns at the row's start, where no break is looked for
+            while len(line) > (room := width + (start if past else 0)):
+                cut = line.rfind(" ", start, room)
                 if cut < 0:
-                    rows.append(line[:width])
-                    line = line[width:]
+                    rows.append(line[:room])
+                    line = " " * indent + line[room:]
                 else:
                     rows.append(line[: cut + 1] if keep_blank else line[:cut])
-                    line = line[cut + 1 :]
+                    line = " " * indent + line[cut + 1 :]
+                start = indent
             rows.append(line)
         return "\n".join(rows)
 
@@ -148,6 +153,11 @@ WRAPS: dict[str, Callable[[str], str]] = {
     "no date, chat box, 100 columns": lambda text: _folded(100, keep_blank=False)(_dateless(text)),
     "api server, no date, fold -s -w 80": lambda text: _folded(80)(_each_line("(APIServer pid=1) ")(_dateless(text))),
     "chat box, 80 columns, quoted": lambda text: _each_line("> ")(_folded(80, keep_blank=False)(text)),
+    # a hanging indent: each row after a line's first opens with the same few spaces (textwrap's subsequent_indent, a
+    # chat client's wrap, a log quoted inside a Markdown list item)
+    "fold -s -w 80, hanging 2": _folded(80, indent=2),
+    "chat box, 80 columns, hanging 4": _folded(80, keep_blank=False, indent=4),
+    "chat box, 100 columns, hanging 8": _folded(100, keep_blank=False, indent=8),
 }
 
 
@@ -159,6 +169,7 @@ WRAPS: dict[str, Callable[[str], str]] = {
 JOINED_BACK = {
     ("gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291", "fold -s -w 100"),
     ("gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291", "no date, chat box, 100 columns"),
+    ("gb10x2-minimax-m27-awq-tp2-len196608-refused-v0291", "chat box, 100 columns, hanging 8"),
 }
 
 
@@ -311,3 +322,66 @@ def test_a_figure_a_terminal_cut_inside_a_group_is_joined_back() -> None:
     excerpt = [lines[0], token_line[:cut], token_line[cut:]]
     assert len(token_line[:cut]) > max(len(lines[0]), len(token_line[cut:]))
     assert _reading("\n".join(excerpt) + "\n") == _reading(f"{lines[0]}\n{token_line}\n")
+
+
+@pytest.mark.parametrize("indent", [2, 4])
+def test_a_hanging_indent_joins_no_traceback_frame_repr_or_block_line(indent: int) -> None:
+    # records word-wrapped at 80 columns with a hanging indent (the width told, the indent told by their rows), then
+    # what a log indents of its own at 2 or 4 columns, each after a row the next word would not fit on: a traceback's
+    # frame (after a record, as a paste that left out the traceback's header has it), its source and caret lines, a
+    # pprint repr continued under its bracket, a YAML block after the line that opens it
+    head = "INFO 12-06 23:23:49 [api_server.py:1] "
+    records = [
+        head + "Automatically detected platform cuda. The model's config sets max_position_embeddings to 40960, and"
+        " the KV cache holds up to that many tokens per request.",
+        head + "non-default args: {'model': 'Qwen/Qwen3-8B', 'max_model_len': 8192, 'enforce_eager': True}",
+    ]
+    frame = '  File "/usr/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 2, in run_engine_core_loop'
+    own = [
+        "ERROR 12-06 23:23:49 [core.py:700] EngineCore failed to start; its frames are:",
+        frame[:77],
+        "    engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs, a=1)",
+        "    " + "^" * 40,
+        "[{'model': 'Qwen/Qwen3-8B', 'dtype': 'auto', 'max_model_len': 8192, 'seed': 0,",
+        "  'enforce_eager': True}]",
+        "WARNING 12-06 23:23:49 [config.py:1] The config of the model's folder holds:",
+        "    architectures: Qwen3ForCausalLM",
+        "    max_position_embeddings: 40960",
+    ]
+    lines = _folded(80, keep_blank=False, indent=indent)("\n".join(records + own)).splitlines()
+    assert lines[-len(own) :] == own and lines[1].startswith(" " * indent + "m")  # the records' rows hang
+    assert _records("\n".join(lines)) == [*records, *own]
+
+
+# A chat box at 80 columns (the blank at each break dropped): where the widest row is the only one of its width, it is
+# no terminal's cut (h20-qwen35-27b-len32768-dummy-v0190's token line read 'tokens perrequest: 33.04x', no
+# concurrency), and a break inside vLLM's logo's two blanks leaves the row one short of the box and the next opening
+# with the second blank (rtx3090ti-gemma4-e4b-len32768-v0221, gb10-qwen36-35b-a3b-nvfp4-kvfp8-len65536-v0200: no
+# version)
+@pytest.mark.parametrize(
+    "name",
+    [
+        "h20-qwen35-27b-len32768-dummy-v0190",
+        "rtx3090ti-gemma4-e4b-len32768-v0221",
+        "gb10-qwen36-35b-a3b-nvfp4-kvfp8-len65536-v0200",
+    ],
+)
+def test_a_chat_box_wrap_reads_as_the_plain_log(name: str) -> None:
+    text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+    assert _reading(_folded(80, keep_blank=False)(text) + "\n") == _reading(text)
+
+
+# A refusal's exception (no vLLM head) word-wrapped with a hanging indent of 2 among traceback frames a terminal cut
+# at the width: its message's rows open with the indent, and were read as lines of their own, so the cause was the
+# exception's first row alone ('ValueError: Free memory on device (59.32/79.15 GiB) on startup is less than')
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a100-80gb-free-memory-refused-v092-kvcached",
+        "h100-qwen3-omni-no-cache-blocks-refused-omni-ci",
+        "rtx4060-qwen25-3b-bnb-len32000-util075-refused-crashloop",
+    ],
+)
+def test_an_exception_wrapped_with_a_hanging_indent_reads_as_the_plain_log(name: str) -> None:
+    text = (BOOTLOGS / f"{name}.log").read_text(encoding="utf-8")
+    assert _reading(_folded(80, indent=2)(text) + "\n") == _reading(text)
