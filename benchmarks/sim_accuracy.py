@@ -682,14 +682,20 @@ def fit_clients(
     pool; sim.protocol's precedence: the protocol's count for every cell, before the cell's and the grid's per client),
     stream starts `spread`, and `recorded`, the prefix-cache hits of its prompts (cached_prompts); else, `recorded`,
     cached_prompts alone; else None (each stream sends the grid's requests per client, BenchConfig). gke's record
-    says 100 a cell where its grid's 3 a client sent 3 at one client and 192 at 64."""
+    says 100 a cell where its grid's 3 a client sent 3 at one client and 192 at 64. A grid that publishes whole-run
+    tok/s (WHOLE_RUN) has every cell's client say so (CellClient.whole_run), so that the fit reads that figure as the
+    prediction reads it (sim.predict.whole_run_runs: the run with every stream sent at once) where it read the steady
+    window before. WHOLE_RUN_FIT says what it changed."""
     pool = grid.client.num_prompts.value if grid.client is not None else None
     hits = cached_prompts(grid, plan, spread) if recorded else {}
-    if not pool:
+    whole = grid.name in WHOLE_RUN
+    if not pool and not whole:
         return hits or None
     return {
         (c.context_tokens, c.clients): dataclasses.replace(
-            hits.get((c.context_tokens, c.clients)) or CellClient(None, spread, False), num_prompts=pool
+            hits.get((c.context_tokens, c.clients)) or CellClient(None, spread, False),
+            num_prompts=pool,
+            whole_run=whole,
         )
         for c in grid.cells
     }

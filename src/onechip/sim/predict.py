@@ -135,6 +135,7 @@ def simulate_cell(
     replicas: int = 1,
     policy: RouterPolicy = "cache_aware",
     client: CellClient | None = None,
+    whole_run: bool = True,
 ) -> CellPrediction:
     """One cell of `config` on `replicas` engines of `plan` with `terms`, seeds 0 .. seeds-1 (stream starts and
     `jitter`, the seeded variation of each request's API-server time: CellSimulation). The agent workload goes
@@ -144,8 +145,9 @@ def simulate_cell(
     another client's run of the cell replayed (sim.protocol: its pool of requests, stream starts and cached prompt
     tokens; one engine), in place of `config`'s per-stream requests and `start_spread_s`. Closed-loop streams whose
     starts are drawn (not 0.0) are run a second time per seed with every stream sent at once, for the whole-run
-    figures (CellPrediction.whole_run_by_seed, with_whole_run). Raises ValueError for a client replayed on several
-    replicas."""
+    figures (CellPrediction.whole_run_by_seed, with_whole_run); `whole_run` False skips that second run, for a
+    caller that reads no whole-run figure (advise ranks on the steady window; a fit of a steady-window tok/s). Raises
+    ValueError for a client replayed on several replicas."""
     if client is not None and replicas != 1:
         raise ValueError("a replayed client protocol is simulated on one engine")
     if config.workload == "agent":
@@ -160,7 +162,7 @@ def simulate_cell(
     spread = start_spread_s if client is None else client.start_spread_s
     shapes = None if client is None else client.shapes(context, clients)
     pool = client.num_prompts if client else None
-    drawn = spread != 0.0 and config.rate_per_s is None
+    drawn = whole_run and spread != 0.0 and config.rate_per_s is None
     for seed in range(seeds):
         for starts, runs in ((spread, cell.samples_by_seed), (0.0, cell.whole_run_by_seed))[: 1 + drawn]:
             samples: list[RequestSample] = []
@@ -177,6 +179,12 @@ def simulate_cell(
                     cell.preemptions += sim.preemptions
             runs[seed] = samples
     return cell
+
+
+def whole_run_runs(p: CellPrediction) -> dict[int, Sequence[RequestSample]]:
+    """Each seed's run p's whole-run figures are read from (with_whole_run's rule): the run with every stream sent at
+    once where p's starts were drawn, else p's own."""
+    return p.whole_run_by_seed or p.samples_by_seed
 
 
 def with_whole_run(result: CellResult, p: CellPrediction) -> CellResult:
