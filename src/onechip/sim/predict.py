@@ -322,14 +322,16 @@ def simulate_grid(
     jitter: bool = False,
     replicas: int = 1,
     policy: RouterPolicy = "cache_aware",
+    whole_run: bool = True,
 ) -> list[CellPrediction]:
     """Every cell of `config` (BenchConfig.grid_cells, in order), `seeds` simulations each (`jitter`:
     CellSimulation's seeded API-server time variation; off by default, see benchmarks/sim_accuracy.py --jitter
-    for what it does to accuracy)."""
+    for what it does to accuracy; `whole_run` as simulate_cell's)."""
     cells = config.grid_cells()
     out = []
     for i, (ctx, n) in enumerate(cells):
         on_progress(ProgressEvent("simulate", config.cell_text(ctx, n), done=i, total=len(cells)))
-        out.append(simulate_cell(plan, terms, config, ctx, n, seeds, start_spread_s, jitter, replicas, policy))
+        out.append(simulate_cell(plan, terms, config, ctx, n, seeds, start_spread_s, jitter, replicas, policy,
+                                 whole_run=whole_run))  # fmt: skip
     on_progress(ProgressEvent("simulate", "grid simulated", done=len(cells), total=len(cells)))
     return out
