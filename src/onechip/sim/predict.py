@@ -38,7 +38,12 @@ from onechip.sim.steptime import budget_tokens, step_model
 # without, carried by measured efficiencies (same family) 14.0 / 36.9 / 14.9% against 14.1 / 35.4 / 15.6%. Not yet
 # switched on: the error entries advise's ranges use (serving_measurements.json prediction_error, prior_accuracy's
 # among them) were measured without it, and on tests/unit/sim/test_calibrate.py's synthetic vllm-cpu cells a fit
-# with it pins the fixed host cost the cells see only summed with the weight read. Drawn phases cost
+# with it pins the fixed host cost the cells see only summed with the weight read. Nor would it make the whole-run
+# figure's range mean much: that figure is read from the run with every stream sent at once (with_whole_run), which
+# without jitter is the same for every seed (a point range); with it (2026-12-07, seed terms, v5e-1, 128 output tokens,
+# 5 seeds) 128 x 8 reads 739.3 - 742.2 tok/s, 1,024 x 16 783.9 - 800.0, 8,192 x 16 320.3 - 320.5: 0.05 - 2% wide
+# against 9.4% re-measurement noise: the ranges that mean something are the measured errors' (sim.uncertainty
+# figure_range, which the seeds' spread only widens). Drawn phases cost
 # the ramp-up bench's simultaneous start gives: the 16,000-token knee and overflow cells (c = 40-112) come out
 # 27% low in TTFT against 8% with streams together. (The figures above are from before the fit's roofline floors,
 # calibrate._floors; with them, drawn phases give 12.1 / 33.5 / 9.7.) What streams together would need: with the
