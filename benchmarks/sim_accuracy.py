@@ -664,10 +664,12 @@ WHOLE_RUN = {name for name in GRIDS if name != SEED_GRID.name}  # vllm bench ser
 # --whole-fit: the fits compare a whole-run grid's measured tok/s with the simulated whole-run figure, read as the
 # prediction reads it (fit_clients; sim.predict.whole_run_runs: each seed's run with every stream sent at once), where
 # by default they compare it with the simulated steady window (both definitions agree within 0.92 - 1.06x on 82 of the
-# 88 vllm bench serve cells with TTFT and TPOT, measured_steady). Not the default: scored on one pair only (2026-12-07,
-# `corpus --fits gemma4dev-v6e-1-config-validation --grids gce-v6e-1-2026-08-10`, 10 cells out of sample): whole-run /
-# steady tok/s / TTFT / TPOT 4.3 / 5.0 / 46.3 / 7.1% -> 4.5 / 5.7 / 44.1 / 7.3% (noise 9.4 / 9.4 / 26.0 / 8.8%), every
-# move within the noise, and the fit pins fewer terms (fixed_s and per_seq_s -> fixed_s alone). The leave-one-out run
+# 88 vllm bench serve cells with TTFT and TPOT, measured_steady). Not the default: scored on two pairs (2026-12-07,
+# `corpus --fits A --grids B`, out of sample), whole-run / steady tok/s / TTFT / TPOT, noise 9.4 / 9.4 / 26.0 / 8.8%:
+# config-validation fit on gce (10 cells) 4.3 / 5.0 / 46.3 / 7.1% -> 4.5 / 5.7 / 44.1 / 7.3%, gce fit on
+# config-validation (19 cells) 3.6 / 3.2 / 29.3 / 4.9% -> 4.2 / 4.4 / 24.1 / 6.3%; over the 29 cells 3.8 / 3.8 / 35.2 /
+# 5.7% -> 4.3 / 4.9 / 31.0 / 6.6%: the whole-run figure it fits on gets worse, TTFT better, each within the noise, and
+# both fits pin fewer terms (fixed_s and per_seq_s -> fixed_s alone). The leave-one-out run
 # over config-validation, gce and gke did not finish on a shared 2-core machine (2.2 CPU-minutes in 17 minutes; a fit
 # with it runs the start-together run too, twice the CPU); the default's figures over those 100 cells (sim67, 7ccfdc1d)
 # are 10.9 / 10.8 / 35.6 / 10.5%.
