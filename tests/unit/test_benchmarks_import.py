@@ -32,3 +32,12 @@ def test_a_benchmark_script_imports(script: Path) -> None:
         cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_sim_accuracy_prints_its_help() -> None:
+    """A help text with a bare '%' (the ranges' '80%') made argparse raise TypeError on --help."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sim_accuracy.py"), "--help"],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "--whole-fit" in done.stdout

@@ -121,10 +121,13 @@ def predicted_cells(
     on_progress: ProgressFn = no_progress,
     replicas: int = 1,
     policy: RouterPolicy = "cache_aware",
+    whole_run: bool = True,
 ) -> list[CellResult]:
     """Every cell of `config` on `replicas` engines (agent sessions routed by `policy`) simulated `seeds`
-    times and summarised by bench's statistics (predicted_cell)."""
-    grid = sim.simulate_grid(plan, terms, config, seeds, on_progress, START_SPREAD_S, replicas=replicas, policy=policy)
+    times and summarised by bench's statistics (predicted_cell); `whole_run` False: the whole-run figures left as the
+    drawn-start runs give them, their second run skipped (sim.simulate_cell), for a caller that reads none."""
+    grid = sim.simulate_grid(plan, terms, config, seeds, on_progress, START_SPREAD_S, replicas=replicas, policy=policy,
+                             whole_run=whole_run)  # fmt: skip
     return [predicted_cell(p, config, seeds, replicas, policy) for p in grid]
 
 
@@ -446,9 +449,11 @@ def _advice_row(
                                          policy=request.router_policy)[0])]  # fmt: skip
         else:  # independent requests: each engine load simulated once, its tok/s times the engines that carry it
             # (the busiest first: its cell gives the row's latencies); 1 client over 4 engines is one engine's tok/s,
-            # where the busiest engine's times the engines read 4 x it, and 5 over 2 read 2 x 3 clients' tok/s
+            # where the busiest engine's times the engines read 4 x it, and 5 over 2 read 2 x 3 clients' tok/s. A row
+            # reads the steady window and the latencies, no whole-run figure: its second run is not simulated
             parts = [(k, predicted_cells(the_plan, terms, simulated.model_copy(update={"clients": [n]}),
-                                         request.reps)[0]) for n, k in engine_loads(clients, engines)]  # fmt: skip
+                                         request.reps, whole_run=False)[0])
+                     for n, k in engine_loads(clients, engines)]  # fmt: skip
     except ConfigError as exc:
         return row.model_copy(update={"verdict": str(exc)})
     cell = parts[0][1]

@@ -41,7 +41,7 @@ from onechip.schemas.bench import BenchConfig, BenchRun, CellResult
 from onechip.schemas.common import plural
 from onechip.schemas.sim import Calibration, CalibrationKey, StepTerms
 from onechip.sim.figures import FIGURES, figures
-from onechip.sim.predict import START_SPREAD_S, simulate_cell
+from onechip.sim.predict import START_SPREAD_S, simulate_cell, whole_run_runs
 from onechip.sim.protocol import CellClient
 from onechip.sim.steptime import STEP_MODEL, roofline_priors
 
@@ -347,17 +347,18 @@ def _residuals(
 ) -> Vector:
     """Relative errors (simulated / measured - 1) of each cell's three figures (stream starts: `spread`,
     CellSimulation's start_spread_s; a cell in `clients` as that client ran it, its tok/s by the client's
-    definition)."""
+    definition: a whole-run one read as the prediction reads it, sim.predict.whole_run_runs)."""
     out = []
     for cell in cells:
         client = (clients or {}).get((cell.context_tokens, cell.clients))
-        sim = simulate_cell(
-            plan, terms, run.config, cell.context_tokens, cell.clients, FIT_SEEDS, spread, jitter, client=client
-        )
-        got = [figures(s, whole=client is not None and client.whole_run) for s in sim.samples_by_seed.values()]
+        whole = client is not None and client.whole_run
+        sim = simulate_cell(plan, terms, run.config, cell.context_tokens, cell.clients, FIT_SEEDS, spread, jitter,
+                            client=client, whole_run=whole)  # fmt: skip
+        got = [figures(s) for s in sim.samples_by_seed.values()]
+        rates = [figures(s, whole=True) for s in whole_run_runs(sim).values()] if whole else got
         for name in FIGURES:
             measured = getattr(cell, name) if name == "output_tok_per_s" else getattr(cell, name).median
-            values = [v for v in (g.get(name) for g in got) if v is not None]
+            values = [v for v in (g.get(name) for g in (rates if name == "output_tok_per_s" else got)) if v is not None]
             if measured and values:
                 out.append(statistics.fmean(values) / measured - 1.0)
             elif measured:

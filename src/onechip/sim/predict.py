@@ -38,7 +38,12 @@ from onechip.sim.steptime import budget_tokens, step_model
 # without, carried by measured efficiencies (same family) 14.0 / 36.9 / 14.9% against 14.1 / 35.4 / 15.6%. Not yet
 # switched on: the error entries advise's ranges use (serving_measurements.json prediction_error, prior_accuracy's
 # among them) were measured without it, and on tests/unit/sim/test_calibrate.py's synthetic vllm-cpu cells a fit
-# with it pins the fixed host cost the cells see only summed with the weight read. Drawn phases cost
+# with it pins the fixed host cost the cells see only summed with the weight read. Nor would it make the whole-run
+# figure's range mean much: that figure is read from the run with every stream sent at once (with_whole_run), which
+# without jitter is the same for every seed (a point range); with it (2026-12-07, seed terms, v5e-1, 128 output tokens,
+# 5 seeds) 128 x 8 reads 739.3 - 742.2 tok/s, 1,024 x 16 783.9 - 800.0, 8,192 x 16 320.3 - 320.5: 0.05 - 2% wide
+# against 9.4% re-measurement noise: the ranges that mean something are the measured errors' (sim.uncertainty
+# figure_range, which the seeds' spread only widens). Drawn phases cost
 # the ramp-up bench's simultaneous start gives: the 16,000-token knee and overflow cells (c = 40-112) come out
 # 27% low in TTFT against 8% with streams together. (The figures above are from before the fit's roofline floors,
 # calibrate._floors; with them, drawn phases give 12.1 / 33.5 / 9.7.) What streams together would need: with the
@@ -135,6 +140,7 @@ def simulate_cell(
     replicas: int = 1,
     policy: RouterPolicy = "cache_aware",
     client: CellClient | None = None,
+    whole_run: bool = True,
 ) -> CellPrediction:
     """One cell of `config` on `replicas` engines of `plan` with `terms`, seeds 0 .. seeds-1 (stream starts and
     `jitter`, the seeded variation of each request's API-server time: CellSimulation). The agent workload goes
@@ -144,8 +150,9 @@ def simulate_cell(
     another client's run of the cell replayed (sim.protocol: its pool of requests, stream starts and cached prompt
     tokens; one engine), in place of `config`'s per-stream requests and `start_spread_s`. Closed-loop streams whose
     starts are drawn (not 0.0) are run a second time per seed with every stream sent at once, for the whole-run
-    figures (CellPrediction.whole_run_by_seed, with_whole_run). Raises ValueError for a client replayed on several
-    replicas."""
+    figures (CellPrediction.whole_run_by_seed, with_whole_run); `whole_run` False skips that second run, for a
+    caller that reads no whole-run figure (advise ranks on the steady window; a fit of a steady-window tok/s). Raises
+    ValueError for a client replayed on several replicas."""
     if client is not None and replicas != 1:
         raise ValueError("a replayed client protocol is simulated on one engine")
     if config.workload == "agent":
@@ -160,7 +167,7 @@ def simulate_cell(
     spread = start_spread_s if client is None else client.start_spread_s
     shapes = None if client is None else client.shapes(context, clients)
     pool = client.num_prompts if client else None
-    drawn = spread != 0.0 and config.rate_per_s is None
+    drawn = whole_run and spread != 0.0 and config.rate_per_s is None
     for seed in range(seeds):
         for starts, runs in ((spread, cell.samples_by_seed), (0.0, cell.whole_run_by_seed))[: 1 + drawn]:
             samples: list[RequestSample] = []
@@ -177,6 +184,12 @@ def simulate_cell(
                     cell.preemptions += sim.preemptions
             runs[seed] = samples
     return cell
+
+
+def whole_run_runs(p: CellPrediction) -> dict[int, Sequence[RequestSample]]:
+    """Each seed's run p's whole-run figures are read from (with_whole_run's rule): the run with every stream sent at
+    once where p's starts were drawn, else p's own."""
+    return p.whole_run_by_seed or p.samples_by_seed
 
 
 def with_whole_run(result: CellResult, p: CellPrediction) -> CellResult:
@@ -314,14 +327,16 @@ def simulate_grid(
     jitter: bool = False,
     replicas: int = 1,
     policy: RouterPolicy = "cache_aware",
+    whole_run: bool = True,
 ) -> list[CellPrediction]:
     """Every cell of `config` (BenchConfig.grid_cells, in order), `seeds` simulations each (`jitter`:
     CellSimulation's seeded API-server time variation; off by default, see benchmarks/sim_accuracy.py --jitter
-    for what it does to accuracy)."""
+    for what it does to accuracy; `whole_run` as simulate_cell's)."""
     cells = config.grid_cells()
     out = []
     for i, (ctx, n) in enumerate(cells):
         on_progress(ProgressEvent("simulate", config.cell_text(ctx, n), done=i, total=len(cells)))
-        out.append(simulate_cell(plan, terms, config, ctx, n, seeds, start_spread_s, jitter, replicas, policy))
+        out.append(simulate_cell(plan, terms, config, ctx, n, seeds, start_spread_s, jitter, replicas, policy,
+                                 whole_run=whole_run))  # fmt: skip
     on_progress(ProgressEvent("simulate", "grid simulated", done=len(cells), total=len(cells)))
     return out

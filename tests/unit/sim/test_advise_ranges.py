@@ -348,3 +348,20 @@ def test_a_row_could_flip_only_with_rows_that_could_come_out_ahead_of_it_slo_ver
     assert [r.chip for r in ranked] == ["a", "c", "d", "b"]
     flips = {r.chip: r.could_flip_with for r in ranked}
     assert flips == {"a": [], "c": ["d 1xTP1", "b 1xTP1"], "d": ["b 1xTP1"], "b": []}
+
+
+def test_advise_simulates_no_run_for_a_whole_run_figure_it_does_not_read(seed_calibration, monkeypatch) -> None:
+    """A row ranks and prices on the steady window (and reads the latencies): the run with every stream sent at once,
+    which gives only the whole-run figure (sim.predict.with_whole_run), is not simulated for it."""
+    from onechip.sim import predict
+
+    starts: list[float | None] = []
+    real = predict.CellSimulation
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        starts.append(args[6] if len(args) > 6 else kwargs.get("start_spread_s"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(predict, "CellSimulation", spy)
+    assert _seed_workload_rows(["v5e-1"])
+    assert starts and 0.0 not in starts  # only the drawn-start runs (sim.predict.START_SPREAD_S None)

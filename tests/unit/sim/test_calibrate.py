@@ -4,6 +4,7 @@ run without the cells it needs. Sim figures follow bench's statistics."""
 from __future__ import annotations
 
 import re
+import statistics
 
 import pytest
 
@@ -395,3 +396,26 @@ def test_a_calibration_run_whose_cells_failed_says_so(cpu_plan):
     run.cells[0] = measured(cpu_plan, [64], [1]).cells[0]
     with pytest.raises(ConfigError, match=re.escape("(3 of 4 cells not usable; first 64 x 4: failed")):
         calibrate(cpu_plan, run)
+
+
+def test_a_whole_run_figure_is_fitted_on_the_run_that_sends_every_stream_at_once(seed_plan):
+    """A cell whose measured tok/s is whole-run (its client's definition, CellClient.whole_run) is fitted on the
+    figure the prediction reports for it (sim.predict.with_whole_run): each seed's run with every stream sent at once,
+    not the drawn-start run's, whose ramp read 0.82 - 0.85 of the steady window at 128 x 8 (sim_accuracy.py). The
+    latencies stay the drawn runs'. Measured = the start-together run's own whole-run figure: no tok/s residual."""
+    from factories import SEED_TERMS
+    from onechip.sim.calibrate import FIT_SEEDS, _residuals
+    from onechip.sim.protocol import CellClient
+
+    config = BenchConfig(base_url="http://sim", output_tokens=128, requests_per_client=3, warmup_requests=0)
+    together = simulate_cell(seed_plan, SEED_TERMS, config, 128, 8, FIT_SEEDS, start_spread_s=0.0)
+    drawn = simulate_cell(seed_plan, SEED_TERMS, config, 128, 8, FIT_SEEDS, start_spread_s=None)
+    whole = statistics.fmean(figures(s, whole=True).output_tok_per_s or 0.0 for s in together.samples_by_seed.values())
+    ttft = statistics.fmean(figures(s).ttft_ms or 0.0 for s in drawn.samples_by_seed.values())
+    cell = CellResult(context_tokens=128, clients=8, status="ok", output_tok_per_s=whole,
+                      ttft_ms=Dist(n=1, median=ttft), tpot_ms=Dist(n=1, median=10.0))  # fmt: skip
+    run = BenchRun(tool_version="t", created_at="t", config=config, cells=[cell])
+    client = {(128, 8): CellClient(None, None, True)}
+    tok, ttft_error, _ = _residuals(seed_plan, run, [cell], SEED_TERMS, None, clients=client)
+    assert tok == pytest.approx(0.0, abs=1e-9)
+    assert ttft_error == pytest.approx(0.0, abs=1e-9)

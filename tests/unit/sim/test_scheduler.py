@@ -359,3 +359,15 @@ def test_a_drawn_start_cell_reads_its_whole_run_as_a_client_that_sends_every_str
     assert cell.ttft_ms == predicted_cell(drawn, cfg, 2).ttft_ms  # latencies still from the drawn phases
     assert cell.whole_run_tok_per_s > 0.9 * cell.output_tok_per_s  # no invented ramp
     assert not together.whole_run_by_seed  # started together already: one run serves both
+
+
+def test_a_caller_that_reads_no_whole_run_figure_skips_the_run_that_gives_it(seed_plan):
+    """The run with every stream sent at once is read for the whole-run figures alone (with_whole_run); without them
+    (whole_run=False) it is not simulated, and the drawn-start samples are the same."""
+    from factories import SEED_TERMS
+
+    cfg = config(output_tokens=128, requests_per_client=3, warmup_requests=0)
+    both = simulate_cell(seed_plan, SEED_TERMS, cfg, 128, 8, seeds=2, start_spread_s=None)
+    steady = simulate_cell(seed_plan, SEED_TERMS, cfg, 128, 8, seeds=2, start_spread_s=None, whole_run=False)
+    assert both.whole_run_by_seed and not steady.whole_run_by_seed
+    assert steady.samples_by_seed == both.samples_by_seed
