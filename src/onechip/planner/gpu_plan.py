@@ -83,6 +83,9 @@ class Stage:
     weights_bytes: int
     last: bool = True
     offload: Offload = Offload()  # --cpu-offload-gb on each of this stage's GPUs (planner.weights.offloaded_layers)
+    # the whole model's geometry where the release groups the layers of every stage together and projects the groups
+    # onto each stage (planner.kv_groups.kv_layout on_stage); None: the stage's own layers are grouped
+    model: Geometry | None = None
 
 
 def pp_stage_layers(num_layers: int, pipeline_parallel_size: int) -> list[range]:
@@ -500,13 +503,14 @@ def _stage_pool(
     # V0 has no hybrid allocator: one block table for all layers, sized by their summed bytes
     if states is not None and not rule.hybrid_groups:
         raise ConfigError(f"vLLM {rule.versions}: no hybrid KV-cache manager, so no recurrent-state model is planned")
+    on_stage = frozenset(layer.index for layer in stage.geometry.layers) if stage.model is not None else None
     layout = (
-        kv_layout(stage.geometry, block_size, tp, states, group_size_max_ratio, pad_pages)
+        kv_layout(stage.model or stage.geometry, block_size, tp, states, group_size_max_ratio, pad_pages, on_stage)
         if rule.hybrid_groups
         else kv_layout_uniform(stage.geometry, block_size, tp, rule.mla_entry_align_bytes, int(dtype_bytes))
     )
     scratch = 0
-    grids = [g.block_size for g in layout.groups if g.kind == MAMBA]
+    grids = [g.block_size for g in layout.groups if g.kind == MAMBA and g.layers]  # a projected group may be empty
     if states is not None and states.checkpoint_buffer and grids:  # this stage holds GDN layers that export them
         scratch = gdn_checkpoint_buffer_bytes(text, tensor_parallel_size=tp, tokens=batch, grid=grids[0])
     act = activation_bytes(
