@@ -11,7 +11,9 @@ vllm/distributed/utils.py get_pp_indices splits them (num_layers // PP each, the
 second-to-last stage backwards); each stage's workers profile their own memory (their weights; the
 sampler warm-up only on the last stage, gpu_model_runner profile_run) and size their own blocks over
 their own layers; vllm/v1/core/kv_cache_utils.py get_kv_cache_configs then sets every worker to the
-smallest num_blocks, and the token line and concurrency are printed from that count.
+smallest num_blocks, and the token line and concurrency are printed from that count. From vLLM 0.19.0 (engines.json
+pp_projected_groups_from) the KV-cache groups are the whole model's, each projected onto the stage
+(planner.kv_groups.kv_layout on_stage), which is how hybrid and attention-free models are planned under PP.
 
 Windowed layers (sliding, chunked local) hold their window plus the tokens in flight: max_num_batched_tokens
 x the rule's sliding_in_flight_batches (vLLM >= 0.26: two batches under async scheduling, VllmConfig
