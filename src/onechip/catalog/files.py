@@ -1496,6 +1496,20 @@ class EngineEntry(StrictModel):
         "every stage's layers and compares it with the smallest stage's KV pool (planner.gpu_plan); None: none.",
     )
     pp_check_whole_model_source: str = Field(default="", description="Where that range comes from.")
+    pp_projected_groups_from: str | None = Field(
+        default=None,
+        description="First release read that, with pipeline parallelism, groups the layers of every stage together "
+        "and projects each group onto each stage (the KV-cache groups, block and page sizes are the whole model's; "
+        "planner.kv_groups.kv_layout on_stage): pipeline parallelism of hybrid and attention-free models is planned "
+        "from it on; None: not read.",
+    )
+    pp_projected_groups_source: str = Field(default="", description="Where that comes from.")
+    pp_unsupported_architectures: list[str] = Field(
+        default_factory=list,
+        description="Architectures whose vLLM model class does not implement SupportsPP in the releases read: vLLM "
+        "refuses pipeline_parallel_size > 1 for them at start (ModelConfig.verify_with_parallel_config).",
+    )
+    pp_unsupported_source: str = Field(default="", description="Where that list comes from.")
     mla_dequantized_kv_b_proj: VersionRange | None = Field(
         default=None,
         description="Releases whose MLA attention keeps, beside a quantized kv_b_proj, its dequantized copy in the "

@@ -818,6 +818,28 @@ def _recurrent_model(family: str) -> str:
     return f"a hybrid attention + recurrent-state model ({family})"
 
 
+def _check_hybrid_pipeline(rules: EngineRules, request: PlanRequest, family: str, architectures: Any) -> None:
+    """Refuse pipeline parallelism for a recurrent `family` where vLLM refuses it (a class without SupportsPP:
+    rules.check_pp_architectures) or the plan does not model it: a release before the first read to project the whole
+    model's KV-cache groups onto each stage (engines.json pp_projected_groups_from), and MTP speculative decoding
+    (its layers' stage is not modelled)."""
+    pp = request.pipeline_parallel_size
+    if pp == 1:
+        return
+    rules.check_pp_architectures(architectures, pp)
+    if not rules.projects_pp_groups(request.engine_version):
+        raise ConfigError(
+            f"vLLM {request.engine_version}: --pipeline-parallel-size {pp} with {_recurrent_model(family)} is "
+            f"planned from vLLM {rules.pp_projected_groups_from or '?'} on, the first release read for how it splits "
+            "the KV-cache groups over stages (engines.json pp_projected_groups_from)"
+        )
+    if request.num_speculative_tokens:
+        raise ConfigError(
+            f"--pipeline-parallel-size {pp} with --num-speculative-tokens: the stage of a hybrid model's MTP layers "
+            "is not modelled"
+        )
+
+
 def _recurrent_layer(family: str) -> str:
     """The recurrent layer a model of `family` needs, as a refusal names it (recurrent's family sets)."""
     if family in recurrent.SHORT_CONV_FAMILIES:
@@ -969,11 +991,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
     if family in recurrent.HYBRID_FAMILIES:
         if engine == "vllm-tpu":
             raise ConfigError(_tpu_hybrid_refusal(family))
-        if not rules.hybrid_rules or request.pipeline_parallel_size > 1:
-            raise ConfigError(
-                f"model config: {_recurrent_model(family)} is planned for vLLM on GPUs and CPUs without pipeline "
-                "parallelism only"
-            )
+        if not rules.hybrid_rules:
+            raise ConfigError(f"model config: {_recurrent_model(family)} is planned for vLLM on GPUs and CPUs only")
+        _check_hybrid_pipeline(rules, request, family, src.config.data.get("architectures"))
         architectures = [str(a) for a in src.config.data.get("architectures") or []]
         hybrid = _hybrid_rule(rules.hybrid_rules, request.engine_version, family, spec)
         state = recurrent.state_bytes(src.text_config, family, architectures, model_dtype_bytes=int(DTYPE_BYTES[
@@ -3735,12 +3755,16 @@ def _stages(r: _Resolved) -> list[Stage]:
                                tie_word_embeddings=bool(r.src.config.tie_word_embeddings),
                                nextn=nextn_layers(r.src.text_config),
                                dropped=_loader_drops(r.src, r.request.engine_version or r.rules.release))  # fmt: skip
+    # where the release groups the whole model's layers and projects the groups onto each stage (engines.json
+    # pp_projected_groups_from), every stage carries the whole geometry: planner.kv_groups.kv_layout on_stage
+    model = r.geometry if r.rules.projects_pp_groups(r.request.engine_version) else None
     return [
         Stage(
             geometry=stage_geometry(r.geometry, layers),
             weights_bytes=w + _mla_kv_b_proj_copies(r, len(layers)),
             last=i == pp - 1,
             offload=_offload(r, layers),
+            model=model,
         )
         for i, (layers, w) in enumerate(zip(ranges, weights, strict=True))
     ]

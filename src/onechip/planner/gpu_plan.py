@@ -11,7 +11,9 @@ vllm/distributed/utils.py get_pp_indices splits them (num_layers // PP each, the
 second-to-last stage backwards); each stage's workers profile their own memory (their weights; the
 sampler warm-up only on the last stage, gpu_model_runner profile_run) and size their own blocks over
 their own layers; vllm/v1/core/kv_cache_utils.py get_kv_cache_configs then sets every worker to the
-smallest num_blocks, and the token line and concurrency are printed from that count.
+smallest num_blocks, and the token line and concurrency are printed from that count. From vLLM 0.19.0 (engines.json
+pp_projected_groups_from) the KV-cache groups are the whole model's, each projected onto the stage
+(planner.kv_groups.kv_layout on_stage), which is how hybrid and attention-free models are planned under PP.
 
 Windowed layers (sliding, chunked local) hold their window plus the tokens in flight: max_num_batched_tokens
 x the rule's sliding_in_flight_batches (vLLM >= 0.26: two batches under async scheduling, VllmConfig
@@ -83,6 +85,9 @@ class Stage:
     weights_bytes: int
     last: bool = True
     offload: Offload = Offload()  # --cpu-offload-gb on each of this stage's GPUs (planner.weights.offloaded_layers)
+    # the whole model's geometry where the release groups the layers of every stage together and projects the groups
+    # onto each stage (planner.kv_groups.kv_layout on_stage); None: the stage's own layers are grouped
+    model: Geometry | None = None
 
 
 def pp_stage_layers(num_layers: int, pipeline_parallel_size: int) -> list[range]:
@@ -500,13 +505,14 @@ def _stage_pool(
     # V0 has no hybrid allocator: one block table for all layers, sized by their summed bytes
     if states is not None and not rule.hybrid_groups:
         raise ConfigError(f"vLLM {rule.versions}: no hybrid KV-cache manager, so no recurrent-state model is planned")
+    on_stage = frozenset(layer.index for layer in stage.geometry.layers) if stage.model is not None else None
     layout = (
-        kv_layout(stage.geometry, block_size, tp, states, group_size_max_ratio, pad_pages)
+        kv_layout(stage.model or stage.geometry, block_size, tp, states, group_size_max_ratio, pad_pages, on_stage)
         if rule.hybrid_groups
         else kv_layout_uniform(stage.geometry, block_size, tp, rule.mla_entry_align_bytes, int(dtype_bytes))
     )
     scratch = 0
-    grids = [g.block_size for g in layout.groups if g.kind == MAMBA]
+    grids = [g.block_size for g in layout.groups if g.kind == MAMBA and g.layers]  # a projected group may be empty
     if states is not None and states.checkpoint_buffer and grids:  # this stage holds GDN layers that export them
         scratch = gdn_checkpoint_buffer_bytes(text, tensor_parallel_size=tp, tokens=batch, grid=grids[0])
     act = activation_bytes(

@@ -175,37 +175,53 @@ def kv_layout(
     states: StateCache | None = None,
     group_size_max_ratio: float = 1.5,
     pad_pages: bool = False,
+    on_stage: frozenset[int] | None = None,
 ) -> KvLayout:
     """Group the cache-owning layers of `geometry` (bytes totals over TP ranks) as vLLM does (steps 1-2);
     `states`: how recurrent states are kept, for a hybrid model (module docstring); `group_size_max_ratio`: the
     version's group sizing (engines.json group_size_rules; 1.5 from vLLM 0.18.0); `pad_pages`: an attention page
-    that does not divide the largest is padded to it (undivided_pages; engines.json page_padding_rules). Raises
-    ConfigError when page sizes cannot be unified (vLLM refuses such a model too)."""
+    that does not divide the largest is padded to it (undivided_pages; engines.json page_padding_rules).
+    `on_stage`: the layer indices one pipeline stage holds, `geometry` being the whole model's: the groups (their
+    specs, block sizes, page) are the whole model's and each keeps only this stage's layers, an empty one included
+    (vllm/v1/core/kv_cache_utils.py get_kv_cache_configs: global_kv_cache_groups from every worker's merged specs,
+    then _project_kv_cache_groups_to_worker; read in the 0.19.0, 0.20.0, 0.25.0 and 0.27.1 sdists, and in
+    kv_cache_planning.py of 0.34.0), so group_size is the most layers one group has on the stage while a request
+    still takes pages in every group. None: the whole model on one stage. Raises ConfigError when page sizes cannot
+    be unified (vLLM refuses such a model too) or the stage holds no cache."""
     tp = tensor_parallel_size
     specs: dict[tuple[str, int | None, int], int] = {}
+    members: dict[tuple[str, int | None, int], list[int]] = {}  # each spec's layer indices, in model order
     for layer in geometry.layers:
+        keys = []
         if layer.bytes_per_token and layer.owns_cache:
-            key = (layer.attention_type, layer.sliding_window, layer.bytes_per_token // tp)
+            keys.append((layer.attention_type, layer.sliding_window, layer.bytes_per_token // tp))
+        if layer.state_bytes:  # a Falcon-H1 layer holds both: two vLLM layers (attention and mixer)
+            keys.append((MAMBA, None, layer.state_bytes // tp))
+        for key in keys:
             specs[key] = specs.get(key, 0) + 1
-        if layer.state_bytes:
-            specs[(MAMBA, None, layer.state_bytes // tp)] = specs.get((MAMBA, None, layer.state_bytes // tp), 0) + 1
+            members.setdefault(key, []).append(layer.index)
     if not specs:
         raise ConfigError("model config: no layer owns a KV cache")
     owners = [layer for layer in geometry.layers if layer.bytes_per_token and layer.owns_cache]
+
+    def here(indices: list[int]) -> int:  # how many of `indices` this stage holds
+        return len(indices) if on_stage is None else len(on_stage.intersection(indices))
+
     mla_only = all(key[0] != MAMBA for key in specs)  # an MLA hybrid (Kimi-Linear) is unified as a hybrid below
     if len(specs) > 1 and mla_only and all(layer.latent and layer.attention_type == FULL for layer in owners):
         # MLA latents of different sizes (a sparse model's layers with and without a lightning indexer): one
         # UniformTypeKVCacheSpecs group (vLLM 0.11.0 on, kv_cache_utils.get_kv_cache_groups: every spec a
         # FullAttentionSpec of one block size), page = the sum of the layers' pages, one tensor
-        page = block_size * sum(layer.bytes_per_token // tp for layer in owners)
+        # (projected: the stage's layers' pages)
+        page = block_size * sum(layer.bytes_per_token // tp for layer in owners if here([layer.index]))
         return KvLayout(groups=[KvGroup(kind=FULL, window=None, block_size=block_size, layers=1)], page_bytes=page,
                         group_size=1)  # fmt: skip
     attention = [key for key in specs if key[0] != MAMBA]
     if not attention:  # attention-free (Mamba): the state is the page, unpadded
         if states is None or len(specs) != 1:
             raise ConfigError("attention-free model: one recurrent-state spec is modelled")
-        (((_, _, state), count),) = specs.items()
-        return _state_only_layout(state, count, block_size, states)
+        (((_, _, state), _),) = specs.items()
+        return _state_only_layout(state, _stage_layers(here(next(iter(members.values())))), block_size, states)
     if len(attention) < len(specs):  # hybrid: the attention block is raised to hold a state
         if states is None or len(attention) != 1 or len(specs) != 2:
             raise ConfigError("hybrid model: one attention spec and one recurrent-state spec are modelled")
@@ -228,12 +244,21 @@ def kv_layout(
     groups: list[KvGroup] = []
     for key, count in specs.items():
         n_groups = cdiv(count, group_size)
-        for i in range(n_groups):
-            size = len(range(i, count, n_groups))
+        for i in range(n_groups):  # layers[i::num_groups] (_get_kv_cache_groups_uniform_page_size)
+            size = here(members[key][i::n_groups])
             pages = _state_pages(states) if key[0] == MAMBA and states is not None else None
             groups.append(KvGroup(kind=key[0], window=key[1], block_size=blocks[key], layers=size, state_pages=pages))
     spec = states.speculative_blocks if states is not None else 0
-    return KvLayout(groups=groups, page_bytes=page, group_size=max(g.layers for g in groups), speculative_blocks=spec)
+    group_size = _stage_layers(max(g.layers for g in groups))
+    return KvLayout(groups=groups, page_bytes=page, group_size=group_size, speculative_blocks=spec)
+
+
+def _stage_layers(most: int) -> int:
+    """`most`, the most layers one group holds on a pipeline stage; a stage holding none is refused (vLLM asserts
+    'group_size must be greater than 0', get_kv_cache_config_from_groups)."""
+    if most < 1:
+        raise ConfigError("a pipeline stage holds no layer with a KV cache or recurrent state; not modelled")
+    return most
 
 
 def undivided_pages(geometry: Geometry, block_size: int, tensor_parallel_size: int) -> tuple[list[int], int]:

@@ -175,6 +175,23 @@ class EngineRules(EngineEntry):
         check = self.pp_check_whole_model
         return check is not None and check.covers(engine_version or self.release or self.version)
 
+    def projects_pp_groups(self, engine_version: str | None) -> bool:
+        """Whether, with pipeline parallelism, `engine_version` (None: the release the rules were read from) groups
+        the whole model's layers and projects the groups onto each stage: from `pp_projected_groups_from` on."""
+        return self._from(self.pp_projected_groups_from, engine_version)
+
+    def check_pp_architectures(self, architectures: Any, pipeline_parallel_size: int) -> None:
+        """Refuse pipeline parallelism for an architecture whose vLLM class does not implement SupportsPP
+        (`pp_unsupported_architectures`, with its source): the engine refuses it at start."""
+        refused = sorted(set(architectures or ()) & set(self.pp_unsupported_architectures))
+        if pipeline_parallel_size > 1 and refused:
+            raise ConfigError(
+                f"--pipeline-parallel-size {pipeline_parallel_size}: the vLLM class serving {refused[0]} does not "
+                "implement SupportsPP, so vLLM refuses it at start ('Pipeline parallelism is not supported for this "
+                "model.', vllm/config/model.py; engines.json pp_unsupported_architectures); drop "
+                "--pipeline-parallel-size"
+            )
+
     def keeps_mla_dequantized_kv_b_proj(self, engine_version: str | None) -> bool:
         """Whether MLA attention keeps a quantized kv_b_proj's dequantized copy beside it at `engine_version` (None:
         the release the rules were read from): `mla_dequantized_kv_b_proj`."""
