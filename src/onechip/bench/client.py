@@ -173,10 +173,12 @@ class _Timing:
             self.complete = self.complete or ends_answer(obj, out.finish_reason is not None)
             return
         if choice.get("finish_reason"):
-            out.finish_reason = choice["finish_reason"]
+            # the first finish_reason ends the answer: a repeated one (a proxy writing the upstream's last chunk again)
+            # is no step of it, so it times no EOS (time_stop_step)
+            first_finish, out.finish_reason = out.finish_reason is None, choice["finish_reason"]
             if usage:
                 self.answered_at = now
-            if out.t_first is not None and not (generated or empty) and delta_tokens is None:
+            if first_finish and out.t_first is not None and not (generated or empty) and delta_tokens is None:
                 self.stop_step = None if out.finish_reason == "length" else now
         if self.usage is None:
             self.choices.append(choice)

@@ -147,11 +147,22 @@ def queued_resource_body(resource: CloudResource, node: Json, valid_until_s: flo
     }
 
 
+def node_specs(item: Json) -> list[Json]:
+    """The node specs of a queued resource from the API (tpu.nodeSpec[], v2alpha1 QueuedResource.Tpu), each an
+    object; none for a node, and none that is no object: a copy whose nodeSpec is no list (another tool's, a changed
+    API's) raised AttributeError out of the whole zone's listing where it was iterated (labels_of)."""
+    tpu = item.get("tpu")
+    specs = tpu.get("nodeSpec") if isinstance(tpu, dict) else None
+    return [spec for spec in specs if isinstance(spec, dict)] if isinstance(specs, list) else []
+
+
 def labels_of(item: Json) -> dict[str, str]:
-    """The labels of a node or queued resource from the API, on itself or its node spec."""
-    labels = dict(item.get("labels") or {})
-    for spec in (item.get("tpu") or {}).get("nodeSpec") or []:
-        labels.update((spec.get("node") or {}).get("labels") or {})
+    """The labels of a node or queued resource from the API, on itself or its node spec's node (labels that are no
+    object, or a node that is none, give none)."""
+    labels: dict[object, object] = {}
+    for node in (item, *(spec.get("node") for spec in node_specs(item))):
+        found = node.get("labels") if isinstance(node, dict) else None
+        labels.update(found if isinstance(found, dict) else {})
     return {str(k): str(v) for k, v in labels.items()}
 
 
@@ -268,9 +279,8 @@ def qr_node_id(item: Json, asked: str) -> str:
     'The unqualified resource name'; only a single-node request has one), else `asked` (what the create sent: none
     given, several specs, or one not in the API's format). A granted request whose node the API named otherwise was
     polled under the name asked, 404, and deleted as 'ended' once granted."""
-    specs = (item.get("tpu") or {}).get("nodeSpec") if isinstance(item.get("tpu"), dict) else None
-    spec = specs[0] if isinstance(specs, list) and len(specs) == 1 and isinstance(specs[0], dict) else {}
-    ident = spec.get("nodeId")
+    specs = node_specs(item)
+    ident = specs[0].get("nodeId") if len(specs) == 1 else None
     return ident if isinstance(ident, str) and _NODE_ID.fullmatch(ident) and ident not in (".", "..") else asked
 
 
@@ -281,16 +291,15 @@ def qr_node_ids(item: Json) -> list[str]:
     google.cloud.tpu_v2alpha1.types.QueuedResource.Tpu.NodeSpec.MultiNodeParams, google-cloud-tpu 1.18.4) PREFIX-0 ...
     PREFIX-(nodeCount - 1). An id not in the API's format (_NODE_ID), or a count that is no whole number, gives none.
     onechip creates one spec with a nodeId (queued_resource_body); a multislice one is another tool's, or by hand."""
-    spec_list = (item.get("tpu") or {}).get("nodeSpec") if isinstance(item.get("tpu"), dict) else None
     own = str(item.get("name", "")).rsplit("/", 1)[-1]
     ids: list[str] = []
-    for spec in spec_list if isinstance(spec_list, list) else []:
-        params = spec.get("multiNodeParams") if isinstance(spec, dict) else None
+    for spec in node_specs(item):
+        params = spec.get("multiNodeParams")
         if isinstance(params, dict):
             prefix, count = params.get("nodeIdPrefix") or own, params.get("nodeCount")
             count = int(count) if isinstance(count, int | str) and str(count).isdecimal() else 0
             ids += [f"{prefix}-{k}" for k in range(min(count, 4096))]  # a count past any slice is not the API's
-        elif isinstance(spec, dict) and isinstance(spec.get("nodeId"), str):
+        elif isinstance(spec.get("nodeId"), str):
             ids.append(spec["nodeId"])
     return [i for i in ids if _NODE_ID.fullmatch(i) and i not in (".", "..")]
 
@@ -1360,10 +1369,11 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
     key and priced from the catalog as `up` prices one (a spot queued resource read as flex-start, a preemptible node
     as on-demand, and every one '$?': its chip was the API's 'v5litepod-1', which no price is keyed by)."""
     name = str(item.get("name", "")).rsplit("/", 1)[-1]
-    spec = ((item.get("tpu") or {}).get("nodeSpec") or [{}])[0]
+    spec = next(iter(node_specs(item)), {})
     node_id = qr_node_id(item, name) if kind == "queued-resource" else name
-    node = spec.get("node") or item
-    in_set = (node.get("labels") or {}).get(records.SET_LABEL)
+    node: Json = spec["node"] if isinstance(spec.get("node"), dict) and spec["node"] else item
+    node_labels = node.get("labels")
+    in_set = node_labels.get(records.SET_LABEL) if isinstance(node_labels, dict) else None
     accelerator_type = str(node.get("acceleratorType", ""))
     provisioning = provisioning_of(kind, item, node)
     try:

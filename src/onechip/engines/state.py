@@ -11,6 +11,7 @@ import contextlib
 import io
 import os
 import re
+import stat
 import subprocess
 import tempfile
 import time
@@ -630,8 +631,12 @@ def _reopened(path: Path, handle: TextIO) -> TextIO:
 
 def _moved(path: Path, handle: TextIO) -> bool:
     """Whether another file is now at `path` than the one `handle` reads (logrotate's 'create' renamed it and made a new
-    one): a follow reads the name, as `tail -F` does on a host (remote.logs_command). False while none is there."""
+    one): a follow reads the name, as `tail -F` does on a host (remote.logs_command). False while none is there, or
+    while what is there is no regular file (a directory made at the name: the follow ended on 'Is a directory' with
+    the engine writing on to the file it holds; GNU tail -F says the name was 'replaced with an untailable file' and
+    reads on)."""
     try:
-        return path.stat().st_ino != os.fstat(handle.fileno()).st_ino
+        now = path.stat()
     except FileNotFoundError:
         return False
+    return stat.S_ISREG(now.st_mode) and now.st_ino != os.fstat(handle.fileno()).st_ino

@@ -269,3 +269,28 @@ def test_a_log_truncated_in_place_is_read_again_from_its_start_and_said(
     monkeypatch.setattr(state, "log_writer_note", lambda _: None)
     monkeypatch.setattr(state.time, "sleep", copytruncate)
     assert _followed_to_the_death() == ["before", f"onechip: {log}: file truncated; reading it from its start", "after"]
+
+
+def test_a_follow_whose_log_name_is_taken_by_a_directory_reads_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # qa67b: the log removed and a directory made at its name while the engine runs: _moved took it for a new log and
+    # the follow ended on 'Is a directory' (exit 1) with the engine still writing to the file it holds; tail -F says
+    # the name is 'replaced with an untailable file' and reads on. A name with no regular file is no new log
+    log = _engine_log(tmp_path, monkeypatch)
+    checks: list[int] = []
+
+    def alive_once(_: object) -> bool:
+        checks.append(1)
+        return len(checks) == 1
+
+    def replaced_by_a_directory(_: float) -> None:
+        with log.open("a") as held:  # the engine writes on to the file it holds
+            log.unlink()
+            log.mkdir()
+            held.write("written after\n")
+
+    monkeypatch.setattr(state, "engine_alive", alive_once)
+    monkeypatch.setattr(state, "log_writer_note", lambda _: None)
+    monkeypatch.setattr(state.time, "sleep", replaced_by_a_directory)
+    assert _followed_to_the_death() == ["before", "written after"]
