@@ -438,9 +438,7 @@ def refresh(
     hundreds, and storing it lost the last read), ConfigError (no key file, the store cannot be written, or a newer
     onechip wrote it: then nothing is read)."""
     path = store_path()
-    if (newer := stored_by_newer(path)) is not None:  # another onechip's read, never written over: nothing is read
-        raise ConfigError(f"cannot store the catalog read at {path}: it {written_by_newer(newer)}; upgrade onechip to "
-                          "refresh it")  # fmt: skip
+    _refuse_newer(path)  # before the read, which takes minutes, and again before the write
     service = catalog.billing_skus().service
     base, pages, skus = list_skus(service, http=http, on_page=on_page, on_retry=on_retry, on_wait=on_wait)
     read_at = datetime.now(UTC)
@@ -459,12 +457,20 @@ def refresh(
     read = BillingRead(read_at=read_at.isoformat(timespec="seconds"), endpoint=base, service=service, pages=pages,
                        skus_read=len(skus), skus=kept, prices=prices, missing=gaps, region_names=names,
                        skipped=skipped, kept=_still_live(prices, _last_read()))  # fmt: skip
+    _refuse_newer(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, read.model_dump_json(indent=1))
     except OSError as exc:
         raise ConfigError(f"cannot store the catalog read at {path}: {exc.strerror or exc}") from None
     return read
+
+
+def _refuse_newer(path: Path) -> None:
+    """Raise ConfigError when a newer onechip stored the read at `path`: another onechip's, never written over."""
+    if (newer := stored_by_newer(path)) is not None:
+        raise ConfigError(f"cannot store the catalog read at {path}: it {written_by_newer(newer)}; upgrade onechip to "
+                          "refresh it")  # fmt: skip
 
 
 def _last_read() -> BillingRead | None:

@@ -61,3 +61,26 @@ def test_a_read_a_newer_onechip_stored_is_never_written_over(fake) -> None:
         f"onechip reads {SCHEMA_VERSION}); upgrade onechip to refresh it"
     )
     assert path.read_text() == newer and len(fake.requests) == asked  # kept, and nothing was read
+
+
+def test_a_newer_onechip_storing_its_read_during_this_read_is_not_written_over(fake, monkeypatch) -> None:
+    # the first check runs before the read, which takes minutes against Google's catalog: a newer onechip may store
+    # its own read meanwhile (qa67b)
+    import json
+
+    from onechip.errors import ConfigError
+
+    billing.refresh()
+    path = billing.store_path()
+    newer = json.dumps({**json.loads(path.read_text()), "schema_version": "99"})
+    listed = billing.list_skus
+
+    def list_then_newer_stored(*args, **kwargs):
+        got = listed(*args, **kwargs)
+        path.write_text(newer)
+        return got
+
+    monkeypatch.setattr(billing, "list_skus", list_then_newer_stored)
+    with pytest.raises(ConfigError, match="was written by a newer onechip"):
+        billing.refresh()
+    assert path.read_text() == newer
