@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from difflib import get_close_matches
 from functools import cache
 from typing import Any
 
@@ -88,3 +89,15 @@ class LazyGroup(typer.core.TyperGroup):
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _flags_take_no_value(super().get_params(ctx))  # onechip's own --version and --help
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """typer's, with its "Did you mean" for a typo'd command: typer (0.29 TyperGroup.resolve_command) draws the
+        names from the group's `commands` dict, which is empty here (the names are COMMANDS), so `onechip plna`
+        got no suggestion while `onechip cloud stauts` did."""
+        try:
+            return super().resolve_command(ctx, args)
+        except typer.core._click.exceptions.UsageError as exc:
+            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if matches and "Did you mean" not in exc.message:
+                exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(map(repr, matches))}?"
+            raise

@@ -73,3 +73,19 @@ def test_a_bug_is_one_line_too_and_its_traceback_only_on_request(run, monkeypatc
     monkeypatch.setenv("ONECHIP_DEBUG", "1")
     with pytest.raises(ZeroDivisionError):
         run("cloud", "zones")
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggested"),
+    [
+        # onechip's top-level group loads its commands lazily (cli.commands.LazyGroup): typer's "Did you mean"
+        # read the group's `commands` dict, empty there, so a typo'd command got none while `cloud stauts` did
+        (["plna"], "'plan'"),
+        (["advice"], "'advise'"),
+        (["cloud", "stauts"], "'status'"),
+    ],
+)
+def test_a_typod_command_gets_a_suggestion(run, argv: list[str], suggested: str) -> None:
+    code, _, err = run(*argv)
+    assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+    assert f"Did you mean {suggested}?" in err, err
