@@ -761,7 +761,8 @@ def predict(
         # the start-up check against the log's pool: one max_model_len request in it (the rest of the card is the
         # log's, so the plan's over-card check of an explicit --kv-cache-memory does not apply)
         fits = plan.max_concurrency >= 1
-        row.update(predicted=plan.kv_tokens_logged, fits=fits, weights="the log's pool", binding="", note="")
+        row.update(predicted=plan.kv_tokens_logged, fits=fits, weights="the log's pool", binding="", note="",
+                   cause=entry.get("known_error"))  # fmt: skip
         if entry["logged"].get("estimated_max_model_len_tokens"):  # the refusal's own estimate of what fits
             row["note"] = f" (engine's estimated max_model_len {entry['logged']['estimated_max_model_len_tokens']:,})"
         if entry["logged"].get("max_concurrency"):
