@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from onechip import catalog
-from onechip.catalog.files import release_key
+from onechip.catalog.files import release_key, version_key
 from onechip.errors import HF_TOKEN_SHAPE, SECRET_NAME, ConfigError, known_secrets, names_a_path, secret_finder
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.inputs import (
@@ -205,12 +205,13 @@ _RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 def older_than(version: str | None, since: str | None) -> bool:
-    """True when release `version` ('0.8.5', '0.26.1rc1') comes before `since`; False when either is None or
-    not a release number (engine rules may name an image rather than a release)."""
-    have, need = (_RELEASE.match((v or "").strip()) for v in (version, since))
-    if have is None or need is None:
+    """True when release `version` ('0.8.5', '0.26.1rc1') comes before `since`, a dev build numbered for a release
+    ('0.30.0.dev5+g...') being that release's code before it (catalog.files version_key, as rules.EngineRules reads
+    every range); False when either is None or not a release number (engine rules may name an image rather than a
+    release)."""
+    if not (version and since and _RELEASE.match(version.strip()) and _RELEASE.match(since.strip())):
         return False
-    return tuple(int(g or 0) for g in have.groups()) < tuple(int(g or 0) for g in need.groups())
+    return version_key(version) < version_key(since)
 
 
 def refusal(name: str, version: str | None) -> str | None:

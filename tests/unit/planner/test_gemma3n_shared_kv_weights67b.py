@@ -39,8 +39,12 @@ SHARED_KV = SHARED * (2 * 2 * HEAD_DIM * HIDDEN + HEAD_DIM) * 2
 
 
 @pytest.mark.parametrize(
-    ("version", "loaded"), [("0.29.0", ALL), ("0.30.0", ALL - SHARED_KV), ("0.32.0", ALL - SHARED_KV)]
-)
+    ("version", "loaded"),
+    [("0.29.0", ALL), ("0.30.0", ALL - SHARED_KV), ("0.32.0", ALL - SHARED_KV),
+     # a dev build is the code before its number (catalog.files version_key, _DEV_BUILD: setuptools_scm's
+     # guess-next-dev numbers a commit past tag 0.29.0 '0.29.1.devN', past 0.30.0rc0 '0.30.0rc1.devN')
+     ("0.30.0.dev5+g1234abc", ALL), ("0.30.0rc1.dev3+g1234abc", ALL), ("0.30.1.dev2+g1234abc", ALL - SHARED_KV)],
+)  # fmt: skip
 def test_gemma3n_shared_layers_kv_projections_by_release(tmp_path: Path, version: str, loaded: int) -> None:
     plan = plan_model(str(header_checkpoint(tmp_path / "m", GEMMA3N, _shapes())), "h100", "vllm-gpu",
                       engine_version=version, max_model_len=8192)  # fmt: skip

@@ -184,6 +184,9 @@ def test_a_flag_newer_than_the_planned_engine_is_said():
     assert "--reasoning-parser needs vLLM 0.7.1 or later; the plan is for 0.7.0" in command.warnings
     assert flag_table.older_than("0.8.5.dev169+g1", "0.9.0") and not flag_table.older_than("0.26.1rc1", "0.9.0")
     assert not flag_table.older_than("vllm-tpu image of the seed article", "0.9.0")
+    # a dev build numbered for a release is that release's code before it (catalog.files version_key): before it
+    assert flag_table.older_than("0.9.0.dev12+g1", "0.9.0") and flag_table.older_than("0.9.0rc2.dev3+g1", "0.9.0")
+    assert not flag_table.older_than("0.9.1.dev12+g1", "0.9.0") and not flag_table.older_than("0.9.0rc1", "0.9.0")
 
 
 def test_a_flag_a_later_engine_removed_is_said():
