@@ -142,13 +142,8 @@ def test_follow_reads_every_rotated_log_of_an_engine_rotated_twice_between_polls
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = _engine_log(tmp_path, monkeypatch)
-    checks: list[int] = []
-
-    def alive_once(_: object) -> bool:  # alive at the first check, rotated twice in the poll's sleep, then dead
-        checks.append(1)
-        return len(checks) == 1
-
-    monkeypatch.setattr(state, "engine_alive", alive_once)
+    # alive at the first check, rotated twice in the poll's sleep, then dead
+    monkeypatch.setattr(state, "engine_alive", _alive_once())
     monkeypatch.setattr(state, "log_writer_note", lambda _: None)
     monkeypatch.setattr(state.time, "sleep", lambda _: _rotate_twice(log))
     assert _followed_to_the_death() == ["before", "middle", "after"]
@@ -189,6 +184,17 @@ def _rotate_dated(log: Path) -> None:
     log.write_text("middle\n")
     log.rename(log.with_name("engine.log-2026120710"))
     log.write_text("after\n")
+
+
+def _alive_once() -> Callable[[object], bool]:
+    """engine_alive that says the engine is alive at its first call, dead after."""
+    checks: list[int] = []
+
+    def alive_once(_: object) -> bool:
+        checks.append(1)
+        return len(checks) == 1
+
+    return alive_once
 
 
 def _dead_after(rotate: Callable[[], None]) -> Callable[[object], bool]:
@@ -254,18 +260,13 @@ def test_a_log_truncated_in_place_is_read_again_from_its_start_and_said(
     # logrotate's 'copytruncate': the log copied (engine.log.1, never read: a copy of what was read), then cut to 0
     # where the engine goes on writing. Before: read again from 0 without a word, as if nothing happened
     log = _engine_log(tmp_path, monkeypatch)
-    checks: list[int] = []
-
-    def alive_once(_: object) -> bool:
-        checks.append(1)
-        return len(checks) == 1
 
     def copytruncate(_: object) -> None:
         log.with_name("engine.log.1").write_bytes(log.read_bytes())
         os.truncate(log, 0)
         log.write_text("after\n")
 
-    monkeypatch.setattr(state, "engine_alive", alive_once)
+    monkeypatch.setattr(state, "engine_alive", _alive_once())
     monkeypatch.setattr(state, "log_writer_note", lambda _: None)
     monkeypatch.setattr(state.time, "sleep", copytruncate)
     assert _followed_to_the_death() == ["before", f"onechip: {log}: file truncated; reading it from its start", "after"]
@@ -278,11 +279,6 @@ def test_a_follow_whose_log_name_is_taken_by_a_directory_reads_on(
     # the follow ended on 'Is a directory' (exit 1) with the engine still writing to the file it holds; tail -F says
     # the name is 'replaced with an untailable file' and reads on. A name with no regular file is no new log
     log = _engine_log(tmp_path, monkeypatch)
-    checks: list[int] = []
-
-    def alive_once(_: object) -> bool:
-        checks.append(1)
-        return len(checks) == 1
 
     def replaced_by_a_directory(_: float) -> None:
         with log.open("a") as held:  # the engine writes on to the file it holds
@@ -290,7 +286,7 @@ def test_a_follow_whose_log_name_is_taken_by_a_directory_reads_on(
             log.mkdir()
             held.write("written after\n")
 
-    monkeypatch.setattr(state, "engine_alive", alive_once)
+    monkeypatch.setattr(state, "engine_alive", _alive_once())
     monkeypatch.setattr(state, "log_writer_note", lambda _: None)
     monkeypatch.setattr(state.time, "sleep", replaced_by_a_directory)
     assert _followed_to_the_death() == ["before", "written after"]

@@ -56,20 +56,27 @@ class _Wire:
 
 
 @contextmanager
-def _server(tmp_path: Path) -> Iterator[_Wire]:
+def _spawned(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """`onechip mcp` on pipes, its home in `tmp_path`; killed at the end."""
     env = {**os.environ, "PYTHONPATH": str(SRC), "ONECHIP_HOME": str(tmp_path / "home")}
     with subprocess.Popen(
         [sys.executable, "-m", "onechip", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL, env=env, cwd=tmp_path,
     ) as server:  # fmt: skip
         try:
-            wire = _Wire(server)
-            wire.request({"id": 1, "method": "initialize", "params": HELLO})
-            assert wire.answer()[1]["id"] == 1
-            wire.request({"method": "notifications/initialized"})
-            yield wire
+            yield server
         finally:
             server.kill()
+
+
+@contextmanager
+def _server(tmp_path: Path) -> Iterator[_Wire]:
+    with _spawned(tmp_path) as server:
+        wire = _Wire(server)
+        wire.request({"id": 1, "method": "initialize", "params": HELLO})
+        assert wire.answer()[1]["id"] == 1
+        wire.request({"method": "notifications/initialized"})
+        yield wire
 
 
 def _pings_back(wire: _Wire, request_id: int) -> None:
@@ -207,23 +214,16 @@ def test_initialize_initialized_and_pings_written_in_one_burst_are_all_answered_
     """Every line written at once, before the server has started reading, with stdin left open: each request is
     answered (the SDK answers what is in flight only while stdin is open: see onechip.mcp.stdio). Then the end of
     stdin ends the server, exit 0."""
-    env = {**os.environ, "PYTHONPATH": str(SRC), "ONECHIP_HOME": str(tmp_path / "home")}
     burst = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": HELLO}]
     burst += [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
     burst += [{"jsonrpc": "2.0", "id": n, "method": "ping"} for n in range(1, 9)]
-    with subprocess.Popen(
-        [sys.executable, "-m", "onechip", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, env=env, cwd=tmp_path,
-    ) as server:  # fmt: skip
-        try:
-            wire = _Wire(server)
-            wire.send("\n".join(json.dumps(line) for line in burst))
-            assert sorted(wire.answer()[1]["id"] for _ in range(9)) == list(range(9))
-            assert server.stdin is not None
-            server.stdin.close()  # how a client shuts a stdio server down (MCP 2025-06-18 basic/lifecycle)
-            assert server.wait(timeout=ANSWER_S) == 0
-        finally:
-            server.kill()
+    with _spawned(tmp_path) as server:
+        wire = _Wire(server)
+        wire.send("\n".join(json.dumps(line) for line in burst))
+        assert sorted(wire.answer()[1]["id"] for _ in range(9)) == list(range(9))
+        assert server.stdin is not None
+        server.stdin.close()  # how a client shuts a stdio server down (MCP 2025-06-18 basic/lifecycle)
+        assert server.wait(timeout=ANSWER_S) == 0
 
 
 def test_what_the_line_check_hands_on_and_answers():
