@@ -94,3 +94,15 @@ def test_kimi_linear_on_vllm_cpu_is_refused_in_words(tmp_path: Path) -> None:
     path = sized_checkpoint(tmp_path / "m", _config("moonshotai--Kimi-Linear-48B-A3B-Instruct.json"), 2 * 10**9)
     with pytest.raises(ConfigError, match=r"^Kimi-Linear \(KDA\) is not planned on this engine: no release's KDA"):
         plan_model(str(path), "cpu", "vllm-cpu", max_model_len=4096)
+
+
+@pytest.mark.parametrize(("tp", "kv_heads_a_gpu"), [(1, 4), (8, 1)])
+def test_smollm3_nope_layers_cache_like_any_other(tmp_path: Path, tp: int, kv_heads_a_gpu: int) -> None:
+    """SmolLM3's NoPE layers (no_rope_layers 0) skip the rotary embedding only: vLLM builds the same Attention and
+    cache on every layer, 36 x 4 KV heads x 128 (hidden 2048 // 16 heads); at TP 8 the 4 KV heads are replicated to one
+    a GPU (num_kv_heads = max(1, total // tp), llama.py LlamaAttention)."""
+    plan = _plan(tmp_path, "HuggingFaceTB--SmolLM3-3B.json", 2 * 3_075_098_624, "h100", engine_version="0.32.0",
+                 tensor_parallel_size=tp, max_model_len=32768)  # fmt: skip
+    assert [layer.index for layer in plan.layers if layer.bytes_per_token] == list(range(36))
+    assert plan.kv_bytes_per_token == tp * 36 * kv_heads_a_gpu * 128 * 2 * 2
+    assert plan.fits
