@@ -3267,10 +3267,15 @@ def _hybrid_rule(rules: list[HybridStateRule], version: str | None, family: str,
         )
     rule = select_rule(rules, version)
     read = [v for r in rules for v in r.kda_versions]
+    if family in recurrent.KDA_FAMILIES and not read:  # an engine none of whose releases was read for KDA (vllm-cpu)
+        raise ConfigError(
+            f"{recurrent.KDA_MODELS[family]} (KDA) is not planned on this engine: no release's KDA state and MLA page "
+            "rules were read for it (engines.json hybrid_rules kda_versions)"
+        )
     if family in recurrent.KDA_FAMILIES and (version is None or version not in rule.kda_versions):
         raise ConfigError(
             f"vLLM {version or '(no --engine-version)'}: {recurrent.KDA_MODELS[family]} (KDA) is planned for vLLM "
-            f"{', '.join(read) or 'no release'} only, the releases whose KDA state and MLA page rules were read "
+            f"{', '.join(read)} only, the releases whose KDA state and MLA page rules were read "
             "(engines.json hybrid_rules kda_versions); plan with --engine-version one of them"
         )
     if rule.families is not None and family not in rule.families:
