@@ -995,7 +995,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
             raise ConfigError(f"model config: {_recurrent_model(family)} is planned for vLLM on GPUs and CPUs only")
         _check_hybrid_pipeline(rules, request, family, src.config.data.get("architectures"))
         architectures = [str(a) for a in src.config.data.get("architectures") or []]
-        hybrid = _hybrid_rule(rules.hybrid_rules, request.engine_version, family, spec)
+        hybrid = _hybrid_rule(rules.hybrid_rules, request.engine_version or rules.release, family, spec)
         state = recurrent.state_bytes(src.text_config, family, architectures, model_dtype_bytes=int(DTYPE_BYTES[
             dtype_name]), tensor_parallel_size=request.tensor_parallel_size, num_speculative_tokens=spec,
             mamba_ssm_cache_dtype=_ssm_cache_dtype(hybrid, request.mamba_ssm_cache_dtype, family, src.text_config,
@@ -3292,14 +3292,16 @@ def _hybrid_rule(rules: list[HybridStateRule], version: str | None, family: str,
 
 
 def _hybrid_mode(r: _Resolved) -> tuple[HybridStateRule, str, str | None]:
-    """The hybrid rule, mamba_cache_mode and, when the plan names no version and the newest rule cannot model the
-    request, a note that the newest rule that can was used. Prefix caching (the request's, else the version's
-    default) sets the mode: 'all' for a class that supports Mamba prefix caching where the version has that mode,
-    else 'align'."""
-    version, rules = r.request.engine_version, r.rules.hybrid_rules
+    """The hybrid rule, mamba_cache_mode and, when the plan names no version and the rule of the release the launch
+    pins (EngineRules.release) cannot model the request, a note that the newest earlier rule that can was used.
+    Prefix caching (the request's, else the version's default) sets the mode: 'all' for a class that supports Mamba
+    prefix caching where the version has that mode, else 'align'."""
+    asked, rules = r.request.engine_version, r.rules.hybrid_rules
+    version = asked or r.rules.release  # no --engine-version: the release the launch pins, as every other rule
     _hybrid_rule(rules, version, r.src.config.family, r.request.num_speculative_tokens)
-    candidates = [select_rule(rules, version)] if version is not None else sorted(
-        rules, key=lambda rule: version_key(rule.min_version or "0"), reverse=True)  # fmt: skip
+    candidates = [select_rule(rules, asked)] if asked is not None else sorted(
+        (rule for rule in rules if version is None or version_key(rule.min_version or "0") <= version_key(version)),
+        key=lambda rule: version_key(rule.min_version or "0"), reverse=True)  # fmt: skip
     first_reason: str | None = None
     for rule in candidates:
         # an attention-free model's default is off in every release (ModelConfig.is_prefix_caching_supported); the

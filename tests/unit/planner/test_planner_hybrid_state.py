@@ -224,13 +224,16 @@ def test_nemotron_h_state_and_block_from_the_cascade_log() -> None:
     assert sum(a for a, _ in roles) == 6 and sum(s for _, s in roles) == 23
 
 
-# With no --engine-version the newest rule (vLLM 0.33: GDN prefill checkpoint pages under prefix caching, which on
-# SM 12.x depend on the CUDA runtime) plans a GDN model with prefix caching on an RTX 5090, as `up` launches it, both
-# ways (the fewer KV tokens kept) and says so, and says the MTP flag it assumed is not in the command.
-def test_unversioned_hybrid_plan_says_the_gdn_kernel_it_assumed(tmp_path: Path) -> None:
+# vLLM 0.33's rule (GDN prefill checkpoint pages under prefix caching, which on SM 12.x depend on the CUDA runtime)
+# plans a GDN model with prefix caching on an RTX 5090 both ways (the fewer KV tokens kept) and says so, and says the
+# MTP flag it assumed is not in the command. With no --engine-version the plan is 0.32.0's, the release `up` runs
+# (engines.json vllm-gpu release), which has no such pages.
+def test_hybrid_plan_on_033_says_the_gdn_kernel_it_assumed(tmp_path: Path) -> None:
     path = sized_checkpoint(tmp_path / "m", _qwen36_27b(), 18 * GIB)
-    plan = plan_model(str(path), "rtx5090", tensor_parallel_size=2, max_model_len=131072, kv_cache_dtype="fp8_e5m2",
-                      num_speculative_tokens=3, multimodal=False)  # fmt: skip
+    kwargs = {"tensor_parallel_size": 2, "max_model_len": 131072, "kv_cache_dtype": "fp8_e5m2",
+              "num_speculative_tokens": 3, "multimodal": False}  # fmt: skip
+    assert "gdn-prefill-backend" not in {w.code for w in plan_model(str(path), "rtx5090", **kwargs).warnings}
+    plan = plan_model(str(path), "rtx5090", engine_version="0.33.0", **kwargs)
     codes = {w.code: w.message for w in plan.warnings}
     assert "hybrid-rule" not in codes and "speculative-config" in codes["speculative-config-not-written"]
     assert "CUDA 13" in codes["gdn-prefill-backend"] and plan.kv_tokens_range is not None

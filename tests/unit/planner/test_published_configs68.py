@@ -106,3 +106,22 @@ def test_smollm3_nope_layers_cache_like_any_other(tmp_path: Path, tp: int, kv_he
     assert [layer.index for layer in plan.layers if layer.bytes_per_token] == list(range(36))
     assert plan.kv_bytes_per_token == tp * 36 * kv_heads_a_gpu * 128 * 2 * 2
     assert plan.fits
+
+
+@pytest.mark.parametrize(
+    ("name", "weights_bytes"),
+    [("Qwen--Qwen3.5-9B.json", 9_000_000_000), ("moonshotai--Kimi-Linear-48B-A3B-Instruct.json", 2 * 49_122_675_072)],
+)
+def test_a_hybrid_plan_with_no_engine_version_is_the_plan_of_the_pinned_release(
+    tmp_path: Path, name: str, weights_bytes: int
+) -> None:
+    """With no --engine-version every rule is the pinned release's (engines.json vllm-gpu release 0.32.0, the version
+    the launch runs); the hybrid rule took the newest one (0.33.0 and later) instead: Qwen3.5-9B on one H100 at 32,768
+    planned 0.33's block of 576 tokens where 0.32.0 makes 528, and Kimi-Linear (KDA, read for 0.32.0 only) was
+    refused (planfuzz68)."""
+    path = sized_checkpoint(tmp_path / "m", _config(name), weights_bytes)
+    kwargs = {"tensor_parallel_size": 2, "max_model_len": 32768}
+    pinned = plan_model(str(path), "h100", "vllm-gpu", engine_version="0.32.0", **kwargs)
+    default = plan_model(str(path), "h100", "vllm-gpu", **kwargs)
+    assert default.memory_budget.min_block_size == pinned.memory_budget.min_block_size
+    assert (default.kv_tokens, default.kv_tokens_logged) == (pinned.kv_tokens, pinned.kv_tokens_logged)
