@@ -588,6 +588,10 @@ class Wire:
     # the last content event's write, with `finish`, no token (Ollama's at a length stop; OpenAI's own final chunk; a
     # server whose stream batches several tokens a chunk, spec decoding or a stream interval, ending "stop" so)
     finish_event: Literal["eos", "with_last"] | None = None
+    # content events written as `delta: {}` though their tokens are counted (usage rises on them): a token the server's
+    # tool or reasoning parser gives no text (vLLM 0.34 chat_completion/serving.py sends `DeltaMessage()` for it when
+    # logprobs or return_token_ids are asked, else skips the chunk). No output, so no token event in the record
+    blank: tuple[int, ...] = ()
 
     def __call__(self, number: int, body: dict[str, Any]) -> list[WireWrite]:
         prompt, end = count_body(body), b"\r\n" if self.crlf else b"\n"
@@ -609,6 +613,9 @@ class Wire:
             trailer += self.event({}, self.finish) if last and self.finish_event == "with_last" else b""
             role = {"role": "assistant"} if k == 0 and self.shape == "ollama17485" else {}
             field = "content" if self.thinks and k >= self.thinks else self.field
+            if k in self.blank:
+                writes.append((at, self.event({}, finish, usage) + trailer, False))
+                continue
             writes += self.pieces(at, self.event({**role, field: text}, finish, usage) + trailer)
         if self.finish_event == "eos":  # the EOS's step: its token counted, the rest written with it
             done += 1
@@ -666,12 +673,24 @@ class Wire:
         """The figures the script implies, ms: TTFT at the first content event (complete at its second piece
         when split), TPOT (E2E - TTFT) / (tokens - 1), E2E at the last event (not after a lingering close), ITL
         per chunk the script's gap; per token, the gap / the tokens of the event after it."""
-        ttft = (W_TTFT_S + (W_SPLIT_S if self.split else 0.0)) * 1000
-        decode = (len(self.plan) - 1) * W_ITL_S * 1000
-        per_token = [W_ITL_S * 1000 / k for k in self.plan[1:] for _ in range(k)]
-        per_token = per_token if self.usage == "per_event" else [W_ITL_S * 1000] * (len(self.plan) - 1)
-        out = dict(ttft=ttft, e2e=ttft + decode, itl_chunk=W_ITL_S * 1000, itl=statistics.median(per_token))
+        timed = self.timed()  # the content events' indexes: a blank event is no chunk with output
+        ttft = (W_TTFT_S + timed[0] * W_ITL_S + (W_SPLIT_S if self.split else 0.0)) * 1000
+        decode = (timed[-1] - timed[0]) * W_ITL_S * 1000
+        gaps = [(b - a) * W_ITL_S * 1000 for a, b in zip(timed, timed[1:], strict=False)]
+        # per token: a chunk's gap over the tokens counted since the chunk before it (a blank event's with the next)
+        per_token = [g / self.since(a, b) for g, a, b in zip(gaps, timed, timed[1:], strict=False)]
+        per_token = [g for g, a, b in zip(per_token, timed, timed[1:], strict=False) for _ in range(self.since(a, b))]
+        per_token = per_token if self.usage == "per_event" else gaps
+        out = dict(ttft=ttft, e2e=ttft + decode, itl_chunk=statistics.median(gaps), itl=statistics.median(per_token))
         return {**out, "tpot": decode / (sum(self.plan) - 1)}
+
+    def timed(self) -> list[int]:
+        """The indexes of the content events a client times: those with output (not `blank`)."""
+        return [k for k in range(len(self.plan)) if k not in self.blank]
+
+    def since(self, a: int, b: int) -> int:
+        """Tokens counted from after content event `a` through event `b`: what usage adds on `b`'s chunk."""
+        return sum(self.plan[a + 1 : b + 1])
 
 
 @pytest.mark.parametrize(
@@ -1023,3 +1042,4 @@ def test_requests_without_usage_are_noted_even_when_the_probe_had_it(tmp_path: P
         "server sent no usage: output tokens are its /tokenize count of the generated text "
         "(as vllm bench serve counts them)"
     ]
+
