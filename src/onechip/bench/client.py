@@ -38,7 +38,10 @@ Conventions (DESIGN.md "Measuring right"):
   and the sample says which. The text is the reasoning and the tool-call arguments too, where vllm bench serve 0.34
   tokenizes the content alone (`generated_text += content`, vllm/benchmarks/lib/endpoint_request_func.py, 0.34.0
   sdist) though it times their chunks: they are generated tokens, and a server's usage.completion_tokens counts them
-  (vLLM: every output token id), so a thinking model's or an agent turn's output is not counted as nearly nothing.
+  (vLLM 0.34: every generated token id, chat_completion/stream_processor.py `num_output_tokens`), as does vllm bench
+  serve itself whenever the server sends usage (serve.py calculate_metrics: usage first, the tokenized content only
+  without it); so one answer counts the same with usage or without, and a thinking model's or an agent turn's output
+  is not counted as nearly nothing.
 - All events parsed from one network read share that read's arrival time: they arrived together. The event
   stream is read as `vllm.wire.SSEDecoder` reads it (LF, CRLF or CR, comments and keep-alives skipped, a `data:`
   event taken at the blank line that ends it, its `data:` lines joined); the request ends at `data: [DONE]` or at

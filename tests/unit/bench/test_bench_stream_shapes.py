@@ -123,6 +123,17 @@ SHAPES = {
     # ... `reasoning_content` (SGLang, older vLLM), no usage: the reasoning and the content tokenized, 4 tokens, TPOT
     # 10 (vllm bench serve tokenizes the content alone: 2 tokens, TPOT 30)
     "reasoning_content-no-usage": Row(Wire(field="reasoning_content", thinks=2, usage="none"), 4, "tokenize"),
+    # reasoning tokens are output tokens, as vllm bench serve 0.34 counts them against vLLM: serve.py calculate_metrics
+    # takes usage.completion_tokens (it always asks include_usage), which vLLM counts from every generated token id
+    # (chat_completion/stream_processor.py `num_output_tokens += len(delta_token_ids)`), the reasoning's included; only
+    # its fallback for a server without usage tokenizes the content alone. So one count whatever the server sends:
+    # per-chunk usage, the final usage, /tokenize of reasoning and content, or one a chunk without /tokenize
+    "reasoning_content-per-chunk-usage": Row(
+        Wire(field="reasoning_content", thinks=2, usage="per_event", role_usage=0), 4
+    ),
+    "reasoning_content-no-usage-no-tokenize": Row(
+        Wire(field="reasoning_content", thinks=2, usage="none"), 4, "chunks", server=dict(has_tokenize=False)
+    ),
 }
 
 
