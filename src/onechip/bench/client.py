@@ -26,15 +26,22 @@ Conventions (DESIGN.md "Measuring right"):
   vllm bench serve 0.34 takes ITL between chunks with output alone, and usage cannot tell the EOS's chunk from one
   written with the last tokens of a stream that carries several a chunk, which gave a 0 ms ITL per answer.
 - Tokens come from the server's `usage` whenever it sends any. With continuous usage stats the cumulative
-  `usage.completion_tokens` on each chunk gives the tokens that chunk carried; a chunk that carries tokens but
-  no text (a parser holding text back) still counts as generated, except the role chunk: a server that sends it
-  once the first token exists may count that token on it, and the token is the next chunk's (its text). A
+  `usage.completion_tokens` on each chunk gives the tokens that chunk carried. A chunk without output whose count
+  rose (`delta: {}`: a token vLLM's tool or reasoning parser gave no text, sent when logprobs are asked, else the
+  chunk is skipped and the next one's count rises by two; the role chunk of a server that counts the first token on
+  it) is no token chunk: its tokens go with the next chunk with output, so TTFT, ITL and the counts are those of the
+  same stream without per-chunk usage, and vllm bench serve 0.34's (it times no chunk without output); at the finish
+  it is the EOS's step (time_stop_step). It was timed as a token chunk: TTFT 30 ms where the first output came at
+  40, and one ITL sample per answer more (tests/unit/bench/test_bench_stream_shapes.py, "blank-..." rows). A
   server that sends no usage at all is counted as `vllm bench serve` counts it: the whole generated text
   tokenized once (the server's /tokenize, no special tokens); without /tokenize, one token per content chunk,
   and the sample says which. The text is the reasoning and the tool-call arguments too, where vllm bench serve 0.34
   tokenizes the content alone (`generated_text += content`, vllm/benchmarks/lib/endpoint_request_func.py, 0.34.0
   sdist) though it times their chunks: they are generated tokens, and a server's usage.completion_tokens counts them
-  (vLLM: every output token id), so a thinking model's or an agent turn's output is not counted as nearly nothing.
+  (vLLM 0.34: every generated token id, chat_completion/stream_processor.py `num_output_tokens`), as does vllm bench
+  serve itself whenever the server sends usage (serve.py calculate_metrics: usage first, the tokenized content only
+  without it); so one answer counts the same with usage or without, and a thinking model's or an agent turn's output
+  is not counted as nearly nothing.
 - All events parsed from one network read share that read's arrival time: they arrived together. The event
   stream is read as `vllm.wire.SSEDecoder` reads it (LF, CRLF or CR, comments and keep-alives skipped, a `data:`
   event taken at the blank line that ends it, its `data:` lines joined); the request ends at `data: [DONE]` or at
@@ -157,14 +164,19 @@ class _Timing:
         generated = has_generated(choice)
         empty = not generated and empty_token(choice, out.t_first is not None)
         delta_tokens: int | None = None
+        unshown = 0  # tokens per-chunk usage counts on a chunk without output (none timed): they go with the next one
         if usage or generated or empty:  # a role-only chunk without usage does not break continuous usage
             self.events += 1
         if usage:
             self.usage = usage
             self.with_usage += 1
             ct = usage.get("completion_tokens")
-            # the role chunk is never a token: what usage counts on it goes with the next chunk
-            if ct is not None and self.with_usage == self.events and (generated or not self.opening(choice)):
+            # only a chunk with output is a token chunk: what usage counts on another (the role chunk; `delta: {}`,
+            # a token a parser gave no text, the EOS's step included) goes with the next chunk with output, as the
+            # stream without per-chunk usage is timed, and as vllm bench serve 0.34 (_choice_has_streamed_output)
+            if ct is not None and self.with_usage == self.events and choices and not (generated or empty):
+                unshown = int(ct) - self.prev_ct
+            elif ct is not None and self.with_usage == self.events and (generated or empty):
                 delta_tokens, self.prev_ct = int(ct) - self.prev_ct, int(ct)
                 if delta_tokens < 0:  # a cumulative count that fell counts no chunk: tokens are spread (finish)
                     self.per_chunk_known, delta_tokens = False, None
@@ -178,8 +190,11 @@ class _Timing:
             first_finish, out.finish_reason = out.finish_reason is None, choice["finish_reason"]
             if usage:
                 self.answered_at = now
-            if first_finish and out.t_first is not None and not (generated or empty) and delta_tokens is None:
-                self.stop_step = None if out.finish_reason == "length" else now
+            if first_finish and out.t_first is not None and not (generated or empty):
+                # per-chunk usage says whether this step made a token; else a stop that is no length stop says so
+                per_chunk = self.with_usage == self.events and usage and usage.get("completion_tokens") is not None
+                made = unshown > 0 if per_chunk else out.finish_reason != "length"
+                self.stop_step = now if made else None
         if self.usage is None:
             self.choices.append(choice)
         if generated or (delta_tokens or 0) > 0 or (delta_tokens is None and empty):
@@ -193,12 +208,6 @@ class _Timing:
                 self.per_chunk_known = False
             else:
                 out.chunk_tokens.append(delta_tokens)
-
-    def opening(self, choice: dict[str, Any]) -> bool:
-        """True for the role chunk: a delta naming a role (not null) before any token (asked only when nothing was
-        generated); a server that names the role on every delta (TGI) opens once all the same."""
-        delta = choice.get("delta")
-        return self.out.t_first is None and isinstance(delta, dict) and bool(delta.get("role"))
 
     def finish(self) -> StreamOutcome:
         """The outcome: counts from the latest usage (a usage-only final chunk, or usage on the last choice
@@ -244,11 +253,14 @@ class _Timing:
         chunk always leaves usage room for one more, and the `{}` finish that OpenAI-style servers write with the
         last tokens was an ITL of ~0 ms per answer. At a length stop the limit fell on a token that carried its
         text, so the chunk is none; without usage (or with a count the chunks already reach) nothing says a token
-        was there. Per-chunk usage decides without this (chunk)."""
+        was there. With per-chunk usage the chunk's own count says whether it made a token (chunk), whatever the
+        finish_reason."""
         out, counted = self.out, (self.usage or {}).get("completion_tokens")
         if self.stop_step is None or not isinstance(counted, int) or isinstance(counted, bool):
             return
-        if len(out.chunk_times) < counted and self.stop_step >= (out.t_last or 0.0):
+        per_chunk = self.per_chunk_known and len(out.chunk_tokens) == len(out.chunk_times)
+        shown = sum(out.chunk_tokens) if per_chunk else len(out.chunk_times)  # the tokens the timed chunks carried
+        if shown < counted and self.stop_step >= (out.t_last or 0.0):
             out.t_last = self.stop_step
 
     def drop_uncounted_empties(self) -> None:

@@ -80,12 +80,20 @@ def tokens_between(s: RequestSample, start: float, end: float) -> float:
     tokens come a TTFT later. Chunks that arrived in one read (equal stamps) count at their arrival.
 
     Per-chunk counts when known; otherwise usage.completion_tokens is spread evenly over the content chunks
-    (chunk count places tokens in time; it never counts them).
+    (chunk count places tokens in time; it never counts them). Tokens usage counts beyond the per-chunk counts (the
+    EOS's step in a finish chunk without output, bench.client `_Timing.time_stop_step`) are made in the step ending at
+    t_last when it is after the last chunk, else with the last chunk: a window holding the request holds all of them.
     """
     times = s.chunk_times
     if s.status != "ok" or not s.completion_tokens or not times:
         return 0.0
-    per = s.chunk_tokens if len(s.chunk_tokens) == len(times) else [s.completion_tokens / len(times)] * len(times)
+    per: list[float] = [s.completion_tokens / len(times)] * len(times)  # spread evenly: no per-chunk counts
+    if len(s.chunk_tokens) == len(times):
+        per = [*s.chunk_tokens]
+        if (left := s.completion_tokens - sum(per)) > 0 and s.t_last is not None and s.t_last > times[-1]:
+            times, per = [*times, s.t_last], [*per, left]
+        elif left > 0:
+            per[-1] += left
     total = float(per[0]) if start <= times[0] <= end else 0.0
     for a, b, k in zip(times, times[1:], per[1:], strict=False):
         if b > a:

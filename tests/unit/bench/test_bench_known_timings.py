@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import statistics
 import threading
@@ -588,6 +589,10 @@ class Wire:
     # the last content event's write, with `finish`, no token (Ollama's at a length stop; OpenAI's own final chunk; a
     # server whose stream batches several tokens a chunk, spec decoding or a stream interval, ending "stop" so)
     finish_event: Literal["eos", "with_last"] | None = None
+    # content events written as `delta: {}` though their tokens are counted (usage rises on them): a token the server's
+    # tool or reasoning parser gives no text (vLLM 0.34 chat_completion/serving.py sends `DeltaMessage()` for it when
+    # logprobs or return_token_ids are asked, else skips the chunk). No output, so no token event in the record
+    blank: tuple[int, ...] = ()
 
     def __call__(self, number: int, body: dict[str, Any]) -> list[WireWrite]:
         prompt, end = count_body(body), b"\r\n" if self.crlf else b"\n"
@@ -609,6 +614,9 @@ class Wire:
             trailer += self.event({}, self.finish) if last and self.finish_event == "with_last" else b""
             role = {"role": "assistant"} if k == 0 and self.shape == "ollama17485" else {}
             field = "content" if self.thinks and k >= self.thinks else self.field
+            if k in self.blank:
+                writes.append((at, self.event({}, finish, usage) + trailer, False))
+                continue
             writes += self.pieces(at, self.event({**role, field: text}, finish, usage) + trailer)
         if self.finish_event == "eos":  # the EOS's step: its token counted, the rest written with it
             done += 1
@@ -666,12 +674,24 @@ class Wire:
         """The figures the script implies, ms: TTFT at the first content event (complete at its second piece
         when split), TPOT (E2E - TTFT) / (tokens - 1), E2E at the last event (not after a lingering close), ITL
         per chunk the script's gap; per token, the gap / the tokens of the event after it."""
-        ttft = (W_TTFT_S + (W_SPLIT_S if self.split else 0.0)) * 1000
-        decode = (len(self.plan) - 1) * W_ITL_S * 1000
-        per_token = [W_ITL_S * 1000 / k for k in self.plan[1:] for _ in range(k)]
-        per_token = per_token if self.usage == "per_event" else [W_ITL_S * 1000] * (len(self.plan) - 1)
-        out = dict(ttft=ttft, e2e=ttft + decode, itl_chunk=W_ITL_S * 1000, itl=statistics.median(per_token))
+        timed = self.timed()  # the content events' indexes: a blank event is no chunk with output
+        ttft = (W_TTFT_S + timed[0] * W_ITL_S + (W_SPLIT_S if self.split else 0.0)) * 1000
+        decode = (timed[-1] - timed[0]) * W_ITL_S * 1000
+        gaps = [(b - a) * W_ITL_S * 1000 for a, b in zip(timed, timed[1:], strict=False)]
+        # per token: a chunk's gap over the tokens counted since the chunk before it (a blank event's with the next)
+        per_token = [g / self.since(a, b) for g, a, b in zip(gaps, timed, timed[1:], strict=False)]
+        per_token = [g for g, a, b in zip(per_token, timed, timed[1:], strict=False) for _ in range(self.since(a, b))]
+        per_token = per_token if self.usage == "per_event" else gaps
+        out = dict(ttft=ttft, e2e=ttft + decode, itl_chunk=statistics.median(gaps), itl=statistics.median(per_token))
         return {**out, "tpot": decode / (sum(self.plan) - 1)}
+
+    def timed(self) -> list[int]:
+        """The indexes of the content events a client times: those with output (not `blank`)."""
+        return [k for k in range(len(self.plan)) if k not in self.blank]
+
+    def since(self, a: int, b: int) -> int:
+        """Tokens counted from after content event `a` through event `b`: what usage adds on `b`'s chunk."""
+        return sum(self.plan[a + 1 : b + 1])
 
 
 @pytest.mark.parametrize(
@@ -1023,3 +1043,64 @@ def test_requests_without_usage_are_noted_even_when_the_probe_had_it(tmp_path: P
         "server sent no usage: output tokens are its /tokenize count of the generated text "
         "(as vllm bench serve counts them)"
     ]
+
+
+def _drawn(seed: int, low_s: float, high_s: float) -> dict[int, float]:
+    """Per chat request number (1 is the probe), a time drawn uniformly in [low_s, high_s] from random.Random(seed),
+    rounded to 0.1 ms: the same draws every run."""
+    rng = random.Random(seed)
+    return {n: round(rng.uniform(low_s, high_s), 4) for n in range(1, 12)}
+
+
+def _pct(values: list[float], q: int) -> float:
+    """The q-th percentile by linear interpolation (numpy's default, "type 7"), from the standard library:
+    statistics.quantiles(method="inclusive") cuts at the same points."""
+    return values[0] if len(set(values)) == 1 else statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def test_seeded_jitter_every_percentile_is_the_drawn_timings(tmp_path: Path) -> None:
+    """TTFT and the inter-token gap set per request from a seeded RNG (TTFT 20-60 ms, gap 8-20 ms: `_drawn`),
+    1 client, 8 requests of 4 one-token chunks (chat requests 2-9; 1 is the probe). By hand, for request n:
+    TTFT = ttft[n]; ITL = gap[n], 3 samples (4 tokens, 3 gaps); TPOT = (E2E - TTFT) / 3 = gap[n];
+    E2E = ttft[n] + 3 x gap[n]. So the cell's TTFT mean / p50 / p90 / p99 are those of the 8 drawn TTFTs, ITL's of
+    the 24 gap samples (each request's gap 3 times), TPOT's of the 8 gaps, E2E's of the 8 sums (`_pct`, type 7).
+
+    Each statistic is held to the same statistic of the server's own writes (`server_record`: what the fake did,
+    its lateness on a loaded machine included) within 1 ms + 2%, and TTFT's and E2E's to the drawn values from
+    below (absolute deadlines: never earlier). The tolerance is measured: `python benchmarks/bench_stamp_lag.py`
+    runs this scenario and prints how far the client's stamp of each chunk trails the fake's write of it (p50
+    0.18 ms, p90 0.32 ms beside seven other test suites, load 7 on 2 cores; its p99, 11.5 ms, is a GIL switch or a
+    descheduling, which the ATTEMPTS absorb) and how far the fake's writes trail their deadlines (p50 7 ms under
+    that load: why the drawn values bound TTFT and E2E from below only). A figure that took the wrong samples (the
+    probe's, the role chunk, a request's first token in TPOT, per-request means instead of samples) misses by more:
+    the draws differ by up to 40 ms."""
+    ttft_s, gap_s = _drawn(68, 0.020, 0.060), _drawn(6868, 0.008, 0.020)
+    numbers = range(2, 10)
+    drawn = {
+        "ttft": [ttft_s[n] * 1000 for n in numbers],
+        "itl": [gap_s[n] * 1000 for n in numbers for _ in range(3)],
+        "tpot": [gap_s[n] * 1000 for n in numbers],
+        "e2e": [(ttft_s[n] + 3 * gap_s[n]) * 1000 for n in numbers],
+    }
+    server = dict(ttft_for=lambda n, body: ttft_s[n], itl_for=lambda n, body: gap_s[n])
+    misses = []
+    for attempt in range(ATTEMPTS):
+        with FakeVllm(**server) as srv:
+            cell, _, measured = bench(srv, tmp_path / f"a{attempt}", requests_per_client=8, output_tokens=4)
+            record = server_record(srv, measured)
+        assert cell.requests_ok == 8 and {s.completion_tokens for s in measured} == {4}
+        assert (cell.ttft_ms.n, cell.itl_ms.n, cell.tpot_ms.n, cell.e2e_ms.n) == (8, 24, 8, 8)
+        bad = []
+        for name, values in drawn.items():
+            for stat, q in (("mean", 0), ("median", 50), ("p90", 90), ("p99", 99)):
+                measured_ms = getattr(getattr(cell, f"{name}_ms"), stat)
+                by_hand = statistics.fmean(values) if not q else _pct(values, q)
+                server_ms = statistics.fmean(record[name]) if not q else _pct(record[name], q)
+                if not agrees(measured_ms, server_ms) or (
+                    name in ("ttft", "e2e") and not at_least(measured_ms, by_hand)
+                ):
+                    bad.append(f"{name}.{stat}: measured {measured_ms:.3f}, server {server_ms:.3f}, set {by_hand:.3f}")
+        if not bad:
+            return
+        misses.append(bad)
+    pytest.fail(f"percentiles missed in all {ATTEMPTS} attempts: {misses}")

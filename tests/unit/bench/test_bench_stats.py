@@ -63,6 +63,18 @@ def test_tokens_between_uses_usage_not_chunk_count() -> None:
     assert stats.tokens_between(sample(status="failed", chunk_times=[1.0], completion_tokens=None), 0, 9) == 0
 
 
+def test_tokens_between_counts_the_eos_step_that_per_chunk_usage_counted_after_the_last_chunk() -> None:
+    # per-chunk usage 1, 1, 1, 1 on four chunks 1 s apart, then the EOS's step (a `{}` finish chunk whose usage rose by
+    # one, bench.client: t_last there, no chunk) at 5: usage 5. The fifth token was made in (4, 5]: half of it in
+    # [1, 4.5], all of it in a window holding the request. It was lost from every window (4 of 5 tokens, 20% low)
+    s = sample(chunk_times=[1.0, 2.0, 3.0, 4.0], chunk_tokens=[1] * 4, completion_tokens=5, t_last=5.0)
+    assert stats.tokens_between(s, 0.0, 9.0) == 5
+    assert stats.tokens_between(s, 1.0, 4.5) == pytest.approx(4 + 0.5)
+    # ... a count above the chunks' with no later step (t_last at the last chunk): the last chunk's, over its gap
+    s2 = sample(chunk_times=[1.0, 2.0], chunk_tokens=[1, 1], completion_tokens=3, t_last=2.0)
+    assert stats.tokens_between(s2, 0.0, 9.0) == 3 and stats.tokens_between(s2, 1.5, 2.0) == pytest.approx(2 * 0.5)
+
+
 def test_lock_stepped_streams_keep_their_last_tokens_at_the_window_end() -> None:
     # two streams in lock-step, 6 one-token chunks 10 ms apart after a 40 ms TTFT, 3 requests each; stream 1's
     # chunks are stamped 0.3 ms after stream 0's (one event loop reads them in turn), so its last chunk comes

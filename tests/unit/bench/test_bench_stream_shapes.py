@@ -101,12 +101,39 @@ SHAPES = {
         "chunks",
         server=dict(has_tokenize=False),
     ),  # fmt: skip
+    # per-chunk usage (vLLM's continuous_usage_stats) rising on a chunk without output, `delta: {}`: a token its tool
+    # or reasoning parser gave no text (vLLM 0.34 chat_completion/serving.py `delta_message = DeltaMessage()`, sent so
+    # when logprobs are asked; else the chunk is skipped and the next one's count rises by two). vllm bench serve 0.34
+    # does not time it (`_choice_has_streamed_output`), nor does onechip without per-chunk usage; its token goes with
+    # the next chunk with output. Mid-stream (content at 30, 40, {} at 50, 60, 70): TTFT 30, E2E 70, TPOT 40 / 4 = 10,
+    # ITL per chunk 10, 20, 10 (median 10, mean 13.3), per token 10, 20 / 2 twice, 10: 10. It was timed as a token
+    # chunk: ITL per chunk 10 x 4 (mean 10), 5 chunks
+    "blank-per-chunk-usage": Row(Wire(plan=(1, 1, 1, 1, 1), blank=(2,), usage="per_event", role_usage=0), 5),
+    # ... first ({} at 30, content at 40 - 70): TTFT 40 (vllm bench serve's, and onechip's without per-chunk usage),
+    # E2E 70, TPOT 30 / 4 = 7.5; it was TTFT 30
+    "blank-first-per-chunk-usage": Row(Wire(plan=(1, 1, 1, 1, 1), blank=(0,), usage="per_event", role_usage=0), 5),
+    # ... at the EOS's step (vLLM behind a parser: finish "stop" on `{}`, usage counting the EOS): as the final-usage
+    # rows above, E2E 70 and TPOT 10 to the EOS's step, no ITL sample for it; it was one (ITL 4 a request, not 3)
+    "eos-step-per-chunk-usage": Row(
+        Wire(finish_event="eos", finish="stop", usage="per_event", role_usage=0), 5, eos_step=True
+    ),
     # a reasoning model (vLLM 0.34's reasoning parsers write `reasoning`): 2 reasoning tokens, then 2 of content;
     # the first reasoning token is the first token (vllm bench serve 0.34 `_choice_has_streamed_output` too): TTFT 30
     "reasoning-then-content": Row(Wire(field="reasoning", thinks=2), 4),
     # ... `reasoning_content` (SGLang, older vLLM), no usage: the reasoning and the content tokenized, 4 tokens, TPOT
     # 10 (vllm bench serve tokenizes the content alone: 2 tokens, TPOT 30)
     "reasoning_content-no-usage": Row(Wire(field="reasoning_content", thinks=2, usage="none"), 4, "tokenize"),
+    # reasoning tokens are output tokens, as vllm bench serve 0.34 counts them against vLLM: serve.py calculate_metrics
+    # takes usage.completion_tokens (it always asks include_usage), which vLLM counts from every generated token id
+    # (chat_completion/stream_processor.py `num_output_tokens += len(delta_token_ids)`), the reasoning's included; only
+    # its fallback for a server without usage tokenizes the content alone. So one count whatever the server sends:
+    # per-chunk usage, the final usage, /tokenize of reasoning and content, or one a chunk without /tokenize
+    "reasoning_content-per-chunk-usage": Row(
+        Wire(field="reasoning_content", thinks=2, usage="per_event", role_usage=0), 4
+    ),
+    "reasoning_content-no-usage-no-tokenize": Row(
+        Wire(field="reasoning_content", thinks=2, usage="none"), 4, "chunks", server=dict(has_tokenize=False)
+    ),
 }
 
 
@@ -125,8 +152,10 @@ def test_every_figure_of_each_shape_is_the_definitions(tmp_path: Path, row: Row)
     assert {(s.completion_tokens, s.completion_tokens_from, s.finish_reason) for s in measured} == {
         (row.tokens, row.counted_by, wire.finish)
     }
-    chunks = len(wire.plan)
-    per_token = row.tokens - wire.plan[0] if wire.usage == "per_event" else chunks - 1
+    timed = wire.timed()
+    chunks = len(timed)
+    # per token: the tokens the timed chunks after the first carry (a blank event's folded into the next; no EOS step)
+    per_token = sum(wire.plan) - sum(wire.plan[: timed[0] + 1]) if wire.usage == "per_event" else chunks - 1
     assert (cell.itl_chunk_ms.n, cell.itl_ms.n) == (4 * (chunks - 1), 4 * per_token)
     assert {len(s.chunk_times) for s in measured} == {chunks}
     assert cell.requests_ended_early == cell.requests_over_max_tokens == 0
