@@ -68,7 +68,7 @@ import httpx
 from onechip.cloud import refusals
 from onechip.cloud.auth import ENDPOINT_ENV, REAUTH, Credentials, endpoint_override
 from onechip.errors import CloudError, ConfigError, redact, remember_secret
-from onechip.retry_after import retry_after_s
+from onechip.retry_after import retry_after_s, seconds_words
 
 TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
@@ -141,7 +141,7 @@ def retry_line(failure: str, attempt: int, pause_s: float) -> str:
 
 
 def next_try(attempt: int, pause_s: float) -> str:
-    return f"retry {attempt + 1} of {RETRIES} in {pause_s:g} s"
+    return f"retry {attempt + 1} of {RETRIES} in {seconds_words(pause_s)} s"
 
 
 @dataclass
@@ -227,8 +227,13 @@ def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *,
             pause_s = max(backoff_s(base_s, attempt), exc.retry_after_s or 0.0)
             spent_s = time.monotonic() - started
             if attempt == RETRIES or spent_s + pause_s >= total_s:
-                why = "" if attempt == RETRIES else f" (the next in {pause_s:g} s would pass the {total_s:g} s " \
-                      f"deadline, ${DEADLINE_ENV})"  # fmt: skip
+                asked = exc.retry_after_s is not None and exc.retry_after_s >= pause_s  # the API's wait, not ours
+                wait = f"{seconds_words(pause_s)} s"
+                whose = (
+                    f"the API asked to wait {wait} (its Retry-After or RetryInfo)" if asked else f"the next in {wait}"
+                )
+                why = "" if attempt == RETRIES else f" ({whose} would pass the {total_s:g} s deadline, " \
+                      f"${DEADLINE_ENV})"  # fmt: skip
                 tries = "once" if attempt == 0 else f"{attempt + 1} times"
                 raise exc.reworded(f"{exc}; tried {tries} over {spent_s:.1f} s{why}") from None
             if outage is None:
