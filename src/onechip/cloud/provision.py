@@ -924,6 +924,13 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
     what may exist), Interrupted (Ctrl-C: what exists and the delete command), ConfigError. `member`: (set
     name, index) when this TPU is one of a `cloud up --replicas N` set (up_set)."""
     name = tpu_name(request)
+    with records.claimed(api.project, name):  # a second `up` of this home must not resume, or delete, the first's
+        return _up_claimed(api, request, name, on_progress, member)
+
+
+def _up_claimed(api: TpuApi, request: CloudUpRequest, name: str, on_progress: ProgressFn,
+                member: Member) -> CloudUpResult:  # fmt: skip
+    """`up`, its name claimed (records.claimed)."""
     zones, attempts = checked_zones(api, request, on_progress)
     if not zones:
         raise _no_zone(request, attempts)

@@ -1,13 +1,18 @@
-"""Cloud pass 68 against scenarios another fake API may run: Retry-After in each HTTP-date form RFC 9110 names, and
-waits past a call's deadline said as the API asked them."""
+"""Cloud pass 68 against scenarios another fake API may run: Retry-After in each HTTP-date form RFC 9110 names,
+waits past a call's deadline said as the API asked them, and two `cloud up`s of one home claiming one name at once."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import httpx
 import pytest
-from test_cloud_failures import OK, P
+from test_cloud_failures import OK, P, ours, up
 
+from onechip.cloud import records
 from onechip.cloud.tpu_api import TpuApi
+from onechip.errors import BusyError
 from onechip.retry_after import retry_after_s
 
 SENT = "Sun, 06 Nov 1994 08:49:37 GMT"  # RFC 9110 section 5.6.7's example instant, in its IMF-fixdate form
@@ -45,3 +50,28 @@ def test_a_retry_after_past_the_deadline_is_said_as_the_api_asked_it(monkeypatch
     line = str(info.value)
     assert "\n" not in line and f"the API asked to wait {said} (its Retry-After or RetryInfo)" in line, line
     assert "e+" not in line, line
+
+
+def test_a_second_up_of_this_home_while_the_first_claims_the_name_is_refused_and_touches_nothing(fast):
+    # Two `onechip cloud up` at once, one home, one name: the second read the first's node (CREATING, labelled with
+    # this home's owner id) as one of its own to resume, and waited on it; had it timed out or been stopped it would
+    # have deleted the first's TPU as its own. Now the name is claimed under a lock the first holds to its end.
+    fast.create_s = fast.wait_s = 2.0  # the first still waits on its TPU while the second starts
+    first: dict = {}
+    thread = threading.Thread(
+        target=lambda: first.setdefault("result", up(zones=[OK], timeout_s=30.0, valid_until_s="60s"))
+    )
+    thread.start()
+    started = time.monotonic()
+    while not any(m == "POST" for m, _, _ in fast.requests) and time.monotonic() - started < 10:
+        time.sleep(0.01)
+    with pytest.raises(BusyError) as info:
+        up(zones=[OK], timeout_s=0.2)
+    thread.join(30)
+    said = str(info.value)
+    assert "\n" not in said and "onechip-v5e-1" in said and P in said, said
+    posts = [p for m, p, _ in fast.requests if m == "POST"]
+    assert len(posts) == 1 and not any(m == "DELETE" for m, _, _ in fast.requests), fast.requests  # the first's create
+    assert first["result"].resource.state == "READY" and not first["result"].reused
+    assert ours(fast) == {(OK, first["result"].resource.kind, "onechip-v5e-1")}
+    assert {r.name for r in records.load_all()} == {"onechip-v5e-1"}
