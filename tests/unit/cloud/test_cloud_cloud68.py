@@ -1,5 +1,6 @@
 """Cloud pass 68 against scenarios another fake API may run: Retry-After in each HTTP-date form RFC 9110 names,
-waits past a call's deadline said as the API asked them, and two `cloud up`s of one home claiming one name at once."""
+waits past a call's deadline said as the API asked them, and two `cloud up`s of one home claiming one name at once, and a
+zone that has no such accelerator type."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ import time
 
 import httpx
 import pytest
+import test_cloud_qa62
 from test_cloud_failures import OK, P, ours, up
 
-from onechip.cloud import records
+from onechip.cloud import provision, records
 from onechip.cloud.tpu_api import TpuApi
 from onechip.errors import BusyError
 from onechip.retry_after import retry_after_s
 
+script = test_cloud_qa62.script  # the scripted fake API's fixture, found by its name here
 SENT = "Sun, 06 Nov 1994 08:49:37 GMT"  # RFC 9110 section 5.6.7's example instant, in its IMF-fixdate form
 
 
@@ -75,3 +78,41 @@ def test_a_second_up_of_this_home_while_the_first_claims_the_name_is_refused_and
     assert first["result"].resource.state == "READY" and not first["result"].reused
     assert ours(fast) == {(OK, first["result"].resource.kind, "onechip-v5e-1")}
     assert {r.name for r in records.load_all()} == {"onechip-v5e-1"}
+
+
+# --- a zone with no such accelerator type
+
+
+def _no_type(zone: str) -> dict:
+    """Google's NOT_FOUND for a resource a request names that the API has not (AIP-193's stock wording, as for an
+    unknown location: fakes.tpu_api UNKNOWN_ZONE): here the zone's acceleratorTypes entry for the chip."""
+    name = f"projects/{P}/locations/{zone}/acceleratorTypes/v5litepod-1"
+    return {"error": {"code": 404, "status": "NOT_FOUND", "message": f"Resource '{name}' was not found"}}
+
+
+@pytest.mark.parametrize("where", ["create", "operation", "resource-info"])
+def test_a_zone_without_the_accelerator_type_is_unsupported_and_the_next_zone_tried(script, where):
+    # Before: the create's NOT_FOUND ('acceleratorTypes/v5litepod-1 was not found') read as 'not-found', which stops
+    # `up` at the first zone: no other zone was tried, as if the project were wrong, though check_zone had just read
+    # the zone itself. A NOT_FOUND naming the zone's acceleratorTypes is that zone's 'unsupported': the next is tried.
+    from test_cloud_cloud67 import QR2, Z2, _ready_node  # noqa: F401
+    from test_cloud_qa62 import NODES, Z, _op
+    from test_cloud_qa66 import _spot
+
+    nodes2 = f"/v2/projects/{P}/locations/{Z2}/nodes"
+    if where == "create":
+        script.answers[("POST", NODES)] = [(404, _no_type(Z))]
+    elif where == "resource-info":  # gRPC's stock text; the resource named only in google.rpc.ResourceInfo
+        info = {"@type": "type.googleapis.com/google.rpc.ResourceInfo", "resourceType": "acceleratorType",
+                "resourceName": _no_type(Z)["error"]["message"].split("'")[1]}  # fmt: skip
+        error = {"code": 404, "status": "NOT_FOUND", "message": "Requested entity was not found.", "details": [info]}
+        script.answers[("POST", NODES)] = [(404, {"error": error})]
+    else:
+        script.answers[("POST", NODES)] = [(200, _op("op-1", done=True, error=_no_type(Z)["error"]))]
+        script.states[f"{NODES}/n"] = [None]
+    script.answers[("POST", nodes2)] = [(200, _op("op-2", done=True, response={}))]
+    script.states[f"{nodes2}/n"] = [dict(_ready_node("n"), name=f"projects/{P}/locations/{Z2}/nodes/n")]
+    result = provision.up(script.api, _spot([Z, Z2]), lambda e: None)
+    assert [a.outcome for a in result.attempts] == ["unsupported", "available"], result.attempts
+    assert "acceleratorTypes/v5litepod-1" in result.attempts[0].message or where == "resource-info"
+    assert result.resource.zone == Z2 and [r.zone for r in records.load_all()] == [Z2]
