@@ -1,11 +1,12 @@
 """Cloud pass 68 against scenarios another fake API may run: Retry-After in each HTTP-date form RFC 9110 names,
-waits past a call's deadline said as the API asked them, and two `cloud up`s of one home claiming one name at once, and a
-zone that has no such accelerator type."""
+waits past a call's deadline said as the API asked them, two `cloud up`s of one home claiming one name at once, a zone
+that has no such accelerator type, and the API's clock apart from this machine's."""
 
 from __future__ import annotations
 
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -116,3 +117,37 @@ def test_a_zone_without_the_accelerator_type_is_unsupported_and_the_next_zone_tr
     assert [a.outcome for a in result.attempts] == ["unsupported", "available"], result.attempts
     assert "acceleratorTypes/v5litepod-1" in result.attempts[0].message or where == "resource-info"
     assert result.resource.zone == Z2 and [r.zone for r in records.load_all()] == [Z2]
+
+
+# --- clock skew: the API's times against this machine's clock
+
+
+@pytest.mark.parametrize("ahead_s", [600.0, -600.0])
+def test_status_bills_from_the_api_s_create_time_by_the_api_s_clock(monkeypatch, ahead_s):
+    # A READY node the API created 60 s ago by its own clock, this machine's clock `ahead_s` behind it (NTP off, a
+    # VM resumed). Before: its createTime was set against this machine's clock: 10 min behind, createTime lay 9 min
+    # in the future and nothing was billed ($0 and a negative elapsed); 10 min ahead, 11 min were billed for 1. Now
+    # the API's own Date header (RFC 9110 section 6.6.1: when the answer was made, by the server's clock) says
+    # where 'now' is on the clock createTime was written by.
+    from email.utils import format_datetime
+
+    from onechip.schemas.cloud import CloudResource
+
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://tpu.scenario.test")
+    zone = OK
+    node = f"projects/{P}/locations/{zone}/nodes/n"
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        server_now = datetime.now(UTC) + timedelta(seconds=ahead_s)
+        made = (server_now - timedelta(seconds=60)).isoformat().replace("+00:00", "Z")
+        body = {"name": node, "state": "READY", "createTime": made, "acceleratorType": "v5litepod-1",
+                "labels": {"created-by": "onechip"}, "schedulingConfig": {"spot": True}}  # fmt: skip
+        return httpx.Response(200, json=body, headers={"Date": format_datetime(server_now, usegmt=True)})
+
+    resource = CloudResource(name="n", kind="node", node_id="n", project=P, zone=zone, chip="v5e-1",
+                             accelerator_type="v5litepod-1", runtime_version="v2-alpha-tpuv5-lite",
+                             provisioning="spot", created_at="2026-12-07T00:00:00+00:00", usd_per_hour=3600.0,
+                             no_limit=True)  # fmt: skip
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(answer)), poll_s=0.01)
+    st = provision.status(tpu, resource)
+    assert st.usd_so_far is not None and 59 <= st.usd_so_far <= 63, st  # $1 a second: 60 s billed, +- Date's 1 s
