@@ -1393,7 +1393,7 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
         replica_set=str(in_set) if in_set else None,
         name=name, kind=kind, node_id=node_id, project=api.project, zone=zone,  # type: ignore[arg-type]
         chip=chip, accelerator_type=accelerator_type, runtime_version=str(node.get("runtimeVersion", "")),
-        provisioning=provisioning, created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
+        provisioning=provisioning, created_at=str(item.get("createTime") or now_iso(api)), state=state_of(kind, item),
         max_run_duration_s=run_duration_s(item) if provisioning == "flex-start" else None,
         usd_per_hour=quote.usd_per_hour if quote else None, price_source=quote.price_source if quote else "",
         recorded=False, labels=labels_of(item),
