@@ -151,3 +151,28 @@ def test_status_bills_from_the_api_s_create_time_by_the_api_s_clock(monkeypatch,
     tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(answer)), poll_s=0.01)
     st = provision.status(tpu, resource)
     assert st.usd_so_far is not None and 59 <= st.usd_so_far <= 63, st  # $1 a second: 60 s billed, +- Date's 1 s
+
+
+def test_a_no_such_type_refusal_quoting_a_token_never_shows_it(script):
+    # the refusal's text goes on to the attempt (`up --json`, the probe's stored observations): redacted where it enters
+    from test_cloud_cloud67 import Z2, _ready_node
+    from test_cloud_qa62 import NODES, Z, _op
+    from test_cloud_qa66 import _spot
+
+    token = "ya29.a0AfB_FAKEaccessTOKEN0123456789abcdef"
+    refusal = _no_type(Z)
+    refusal["error"]["message"] += f" (request Authorization: Bearer {token})"
+    nodes2 = f"/v2/projects/{P}/locations/{Z2}/nodes"
+    script.answers[("POST", NODES)] = [(404, refusal)]
+    script.answers[("POST", nodes2)] = [(200, _op("op-2", done=True, response={}))]
+    script.states[f"{nodes2}/n"] = [dict(_ready_node("n"), name=f"projects/{P}/locations/{Z2}/nodes/n")]
+    result = provision.up(script.api, _spot([Z, Z2]), lambda e: None)
+    assert result.attempts[0].outcome == "unsupported" and token not in result.model_dump_json()
+
+
+def test_cloud_up_cli_while_another_holds_the_name_is_one_line_exit_8(fast, run):
+    with records.claimed(P, "onechip-v5e-1"):  # another `cloud up` of this home, mid-claim
+        rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--provisioning", "spot", "--no-limit", "--yes")
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert rc == 8 and len(errors) == 1 and "onechip-v5e-1" in errors[0] and "Traceback" not in err, (rc, out, err)
+    assert not any(m == "POST" for m, _, _ in fast.requests) and records.load_all() == []
