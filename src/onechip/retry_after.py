@@ -19,16 +19,24 @@ def retry_after_s(headers: Mapping[str, str]) -> float | None:
     text = headers.get("retry-after", "").strip()
     if text.isascii() and text.isdigit():
         return float(text)
-    when, sent = _http_date(text), _http_date(headers.get("date", ""))
+    when, sent = http_date(text), http_date(headers.get("date", ""))
     if when is None:
         return None
     return float(max(0, math.ceil((when - (sent or datetime.now(UTC))).total_seconds())))
 
 
-def _http_date(text: str) -> datetime | None:
-    """An HTTP-date (aware, UTC), or None for text that is not one."""
+def seconds_words(seconds: float) -> str:
+    """A wait as a line says it: whole seconds in full ('1234567', where '{:g}' said '1.23457e+06', another wait),
+    a fraction of a second (a backoff's 0.04) as '{:g}' writes it."""
+    return f"{seconds:.0f}" if seconds == int(seconds) else f"{seconds:g}"
+
+
+def http_date(text: str) -> datetime | None:
+    """An HTTP-date (aware, UTC), or None for text that is not one. One with no zone (the asctime form) or RFC 5322's
+    '-0000' (which email.utils reads as naive) is UTC: RFC 9110 section 5.6.7, a recipient MUST accept all three
+    forms, and an HTTP-date is always UTC (before, both were read as no Retry-After)."""
     try:
         when = email.utils.parsedate_to_datetime(text.strip())
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return when if when.tzinfo else None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)

@@ -88,8 +88,9 @@ NODE_PHASE = {
 }  # fmt: skip
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+def now_iso(api: TpuApi | None = None) -> str:
+    """Now, to the second; by `api`'s clock (TpuApi.now) when given: a time compared with the API's own."""
+    return (api.now() if api is not None else datetime.now(UTC)).isoformat(timespec="seconds")
 
 
 def delete_command(resource: CloudResource) -> str:
@@ -437,7 +438,7 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
             continue
         if node is not None and state == "READY":
             see_ip(resource, external_ip(node))
-            resource.granted_at = resource.granted_at or now_iso()
+            resource.granted_at = resource.granted_at or now_iso(api)
             records.save(resource)
             if not sick:
                 return node
@@ -634,7 +635,7 @@ def new_resource(api: TpuApi, request: CloudUpRequest, name: str, zone: str, mem
     return CloudResource(
         name=name, kind="queued-resource" if flex else "node", node_id=f"{name}-node" if flex else name,
         project=api.project, zone=zone, chip=request.chip, accelerator_type=accelerator_type,
-        runtime_version=runtime, provisioning=request.provisioning, created_at=now_iso(),
+        runtime_version=runtime, provisioning=request.provisioning, created_at=now_iso(api),
         max_run_duration_s=request.max_run_duration_s if flex else None, max_hours=request.max_hours,
         usd_per_hour=quote.usd_per_hour, price_source=quote.price_source, ssh_user=request.ssh_user,
         replica_set=member[0] if member else None, replica_index=member[1] if member else None,
@@ -924,6 +925,13 @@ def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Me
     what may exist), Interrupted (Ctrl-C: what exists and the delete command), ConfigError. `member`: (set
     name, index) when this TPU is one of a `cloud up --replicas N` set (up_set)."""
     name = tpu_name(request)
+    with records.claimed(api.project, name):  # a second `up` of this home must not resume, or delete, the first's
+        return _up_claimed(api, request, name, on_progress, member)
+
+
+def _up_claimed(api: TpuApi, request: CloudUpRequest, name: str, on_progress: ProgressFn,
+                member: Member) -> CloudUpResult:  # fmt: skip
+    """`up`, its name claimed (records.claimed)."""
     zones, attempts = checked_zones(api, request, on_progress)
     if not zones:
         raise _no_zone(request, attempts)
@@ -1197,8 +1205,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
     deleted; one deleted from the console was billed to the clock while its record lived), capped at the flex-start
     max run duration, x the catalog price), and a warning when --max-hours has passed or it ended or is gone. A
     queued resource never granted has no deadline: nothing bills yet; nor has one that ended or is gone."""
-    now = now or datetime.now(UTC)
     item = _fetch(api, resource)
+    now = now or api.now()  # after the read: by the clock of its answer (createTime's)
     exists = item is not None
     if not exists:  # its last state (READY) and health were the API's word on a TPU it no longer has (`--json`)
         resource.state, resource.health = GONE, ""
@@ -1385,7 +1393,7 @@ def _from_api(api: TpuApi, zone: str, item: Json, kind: str) -> CloudResource:
         replica_set=str(in_set) if in_set else None,
         name=name, kind=kind, node_id=node_id, project=api.project, zone=zone,  # type: ignore[arg-type]
         chip=chip, accelerator_type=accelerator_type, runtime_version=str(node.get("runtimeVersion", "")),
-        provisioning=provisioning, created_at=str(item.get("createTime") or now_iso()), state=state_of(kind, item),
+        provisioning=provisioning, created_at=str(item.get("createTime") or now_iso(api)), state=state_of(kind, item),
         max_run_duration_s=run_duration_s(item) if provisioning == "flex-start" else None,
         usd_per_hour=quote.usd_per_hour if quote else None, price_source=quote.price_source if quote else "",
         recorded=False, labels=labels_of(item),

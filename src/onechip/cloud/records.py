@@ -12,6 +12,8 @@
                                                                  an entry this onechip cannot read is dropped)
     <home>/cloud/owner-id                                        this home's id, the onechip-owner label's value,
                                                                  and the real path of the home it was made for
+    <home>/cloud/claims/<project>/<name>.lock                    flock held by the `up` (or `demo --cloud`) that
+                                                                 claims that name, to its end (`claimed`)
 
 The cloud side carries labels too (`created-by: onechip`; `onechip-owner: ID`, the home that created it: owner_id,
 so `up` never resumes or deletes another onechip's TPU of the same name; each TPU of a `cloud up --replicas N` set
@@ -26,6 +28,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -34,7 +37,7 @@ from pydantic import TypeAdapter
 
 from onechip import jsontext
 from onechip.errors import ConfigError
-from onechip.paths import kind_of, onechip_home, read_home_file, write_text_atomic
+from onechip.paths import exclusive, kind_of, onechip_home, read_home_file, write_text_atomic
 from onechip.schemas.cloud import CloudResource, ZoneName, ZoneOffer, valid_names
 from onechip.schemas.common import stored_by_newer, written_by_newer
 
@@ -174,6 +177,21 @@ def named(resource: CloudResource, name: str | None) -> bool:
 
 def _dir() -> Path:
     return onechip_home() / "cloud"
+
+
+def claimed(project: str, name: str) -> AbstractContextManager[None]:
+    """Hold this home's claim on the TPU name `name` in `project` for the block (a flock: it goes with the process).
+    Two `up`s of one home at once, one name: the second read the first's TPU, labelled with this home's owner id, as
+    its own to resume, and would delete it as its own when its wait ended; the owner label tells homes apart, not
+    processes. Raises BusyError (one line, exit 8) when another process of this home holds it, ConfigError for a
+    project or name not in the API's shapes (a path is made of them)."""
+    if not valid_names(project, "us-west4-a", name):  # any zone: only the project and the name make the path
+        raise ConfigError(f"claim of {name[:80]!r} in {project[:80]!r}: not a TPU resource name and project")
+    return exclusive(
+        _dir() / "claims" / project / f"{name}.lock",
+        f"another onechip of this home is creating or resuming TPU {name} in project {project} (`cloud up` or "
+        "`demo --cloud`): nothing was sent; wait for it to end, or give another --name",
+    )
 
 
 def _path(resource: CloudResource) -> Path:

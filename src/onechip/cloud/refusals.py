@@ -8,7 +8,9 @@ not offer a model answers INVALID_ARGUMENT like any bad field):
     unsupported   INVALID_ARGUMENT (3) 'FLEX_START provisioning model is not supported for accelerator type
                   "v5litepod-1"' - the zone does not offer that model for the chip, whatever the quota (seed);
                   or 'Cloud TPU received a bad request. the accelerator v4-128 was not found in zone us-central2-b'
-                  - the zone has no such TPU type (skypilot-org/skypilot#3840, a create's CREATION_FAILED)
+                  - the zone has no such TPU type (skypilot-org/skypilot#3840, a create's CREATION_FAILED); or
+                  NOT_FOUND (5) naming projects/P/locations/Z/acceleratorTypes/TYPE, in its message (AIP-193's
+                  'Resource ... was not found') or its google.rpc.ResourceInfo detail: the zone's entry for the type
     quota         RESOURCE_EXHAUSTED (8) with a google.rpc.QuotaFailure detail, or whose message names a quota
                   ('Quota limit ... exceeded'); spot has its own quota (TPUV5sPreemptibleLitepod..., seed); also
                   PERMISSION_DENIED (7) with either (Compute Engine answers 403 QUOTA_EXCEEDED), not a permission
@@ -59,6 +61,10 @@ def classify(code: int | None, status: str, message: str) -> str:
         return "unsupported"
     if "accelerator" in text and "not found in zone" in text:  # the zone has no such TPU type at all
         return "unsupported"
+    if (code == 5 or status == "NOT_FOUND") and "/acceleratortypes/" in text:
+        return (
+            "unsupported"  # NOT_FOUND naming the zone's acceleratorTypes/TYPE (AIP-193's 'Resource ... was not found')
+        )
     if code == 8 or status == "RESOURCE_EXHAUSTED":
         return "quota" if "quota" in text else "stockout"
     if code == 4 or status == "DEADLINE_EXCEEDED":
@@ -119,6 +125,9 @@ def from_status(error: dict[str, object], where: str) -> CloudError:
     reason = classify(code, status, message)
     message += redact(_said_in_details(error.get("details"), message))
     reasons = _reasons(error)
+    missing = [str(d.get("resourceName", "")) for d in _detail(error.get("details"), "google.rpc.ResourceInfo")]
+    if reason == "not-found" and any("/acceleratorTypes/" in name for name in missing):
+        reason = "unsupported"  # its ResourceInfo names the missing resource: the zone's entry for the TPU type
     if reason == "inaccessible" and reasons & PERMISSION_REASONS:
         reason = "auth"  # the location's words over a permission the caller lacks: no other zone answers otherwise
     if reason in ("other", "auth", "stockout") and code != 16 and reasons & QUOTA_REASONS:

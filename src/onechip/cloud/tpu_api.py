@@ -61,6 +61,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import httpx
@@ -68,7 +69,7 @@ import httpx
 from onechip.cloud import refusals
 from onechip.cloud.auth import ENDPOINT_ENV, REAUTH, Credentials, endpoint_override
 from onechip.errors import CloudError, ConfigError, redact, remember_secret
-from onechip.retry_after import retry_after_s
+from onechip.retry_after import http_date, retry_after_s, seconds_words
 
 TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
@@ -83,6 +84,9 @@ MAX_PAGES = 1000  # a list that pages on past this is not the TPU API (a page to
 # created may: provision.CREATE_GRACE_S, the same 60 s). Waited only while the resource it acts on says nothing either
 # (wait_operation's `settled`): then the operation alone can tell a create that made nothing (code 8, a stockout)
 OPERATION_GRACE_S = 60.0
+# an answer's Date is whole seconds (RFC 9110 section 5.6.7, IMF-fixdate): an offset from this machine's clock within
+# it is the Date's truncation and the answer's travel, not a clock that is off (`TpuApi.now`)
+DATE_RESOLUTION_S = 1.0
 Json = dict[str, Any]
 T = TypeVar("T")
 
@@ -141,7 +145,7 @@ def retry_line(failure: str, attempt: int, pause_s: float) -> str:
 
 
 def next_try(attempt: int, pause_s: float) -> str:
-    return f"retry {attempt + 1} of {RETRIES} in {pause_s:g} s"
+    return f"retry {attempt + 1} of {RETRIES} in {seconds_words(pause_s)} s"
 
 
 @dataclass
@@ -227,8 +231,13 @@ def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *,
             pause_s = max(backoff_s(base_s, attempt), exc.retry_after_s or 0.0)
             spent_s = time.monotonic() - started
             if attempt == RETRIES or spent_s + pause_s >= total_s:
-                why = "" if attempt == RETRIES else f" (the next in {pause_s:g} s would pass the {total_s:g} s " \
-                      f"deadline, ${DEADLINE_ENV})"  # fmt: skip
+                asked = exc.retry_after_s is not None and exc.retry_after_s >= pause_s  # the API's wait, not ours
+                wait = f"{seconds_words(pause_s)} s"
+                whose = (
+                    f"the API asked to wait {wait} (its Retry-After or RetryInfo)" if asked else f"the next in {wait}"
+                )
+                why = "" if attempt == RETRIES else f" ({whose} would pass the {total_s:g} s deadline, " \
+                      f"${DEADLINE_ENV})"  # fmt: skip
                 tries = "once" if attempt == 0 else f"{attempt + 1} times"
                 raise exc.reworded(f"{exc}; tried {tries} over {spent_s:.1f} s{why}") from None
             if outage is None:
@@ -326,6 +335,7 @@ class TpuApi:
         deadline_s: float | None = None,
     ):
         self.credentials = Credentials()
+        self.clock_offset_s = 0.0  # the API's clock less this machine's, from its answers' Date (`now`)
         override = endpoint_override()
         self.tpu_url = override or TPU_URL
         self.secrets_url = override or SECRETS_URL
@@ -353,6 +363,20 @@ class TpuApi:
 
     def parent(self, zone: str) -> str:
         return f"projects/{self.project}/locations/{zone}"
+
+    def now(self) -> datetime:
+        """Now by the API's clock, the clock its times (a node's createTime) are written by: this machine's, moved by
+        how far the last answer's Date header (RFC 9110 section 6.6.1: when the server made it) was from it, when
+        farther than DATE_RESOLUTION_S. A machine 10 min behind billed a node made 1 min ago nothing (its createTime
+        lay 9 min ahead); one 10 min ahead, 11 min."""
+        return datetime.now(UTC) + timedelta(seconds=self.clock_offset_s)
+
+    def _saw_clock(self, headers: httpx.Headers) -> None:
+        """Keep the API's clock offset (`now`) from an answer's Date, when it has one that reads."""
+        sent = http_date(headers.get("date", ""))
+        if sent is not None:
+            offset_s = (sent - datetime.now(UTC)).total_seconds()
+            self.clock_offset_s = offset_s if abs(offset_s) > DATE_RESOLUTION_S else 0.0
 
     def through_outages(self, read: Callable[[], T], end_s: float, on_outage: Callable[[str], None]) -> T:
         """`through_outages` at this API's poll pause; its reads' retries are not told once the outage is said."""
@@ -396,6 +420,7 @@ class TpuApi:
                 raise CloudError(f"{where}: not sent: {exc}", reason="unsent") from None
             answer = send(self.http, method, url, where=where, base=base, end_s=end_s, timeout_s=self.timeout_s,
                           params=params, json=body, headers=headers)  # fmt: skip
+            self._saw_clock(answer.headers)
             if answer.status_code != 401:
                 break
         try:

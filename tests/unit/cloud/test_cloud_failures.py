@@ -975,7 +975,8 @@ def test_retry_after_is_waited_and_one_past_the_deadline_stops_at_once(fast):
         tpu.list_nodes(OK)
     assert time.monotonic() - started < 10 and len(told) == 1
     assert info.value.reason == "transient" and re.search(
-        r"; tried once over [\d.]+ s \(the next in 60 s would pass the 30 s deadline, \$ONECHIP_CLOUD_DEADLINE_S\)$",
+        r"; tried once over [\d.]+ s \(the API asked to wait 60 s \(its Retry-After or RetryInfo\) would pass the 30 s "
+        r"deadline, \$ONECHIP_CLOUD_DEADLINE_S\)$",
         str(info.value),
     )
 
