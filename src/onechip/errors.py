@@ -252,7 +252,10 @@ _SECRET_PATTERNS = [
     # Basic one's too, the user's id and password in base64 (RFC 7617 section 2), a proxy's (Proxy-Authorization), and
     # GitHub's own scheme, 'token' ('Authorization: token YOUR-TOKEN', docs.github.com/en/rest/authentication/
     # authenticating-to-the-rest-api: 'In most cases, you can use Authorization: Bearer or Authorization: token')
-    re.compile(r"""(?i)(authorization['"]?:\s*['"]?(?:bearer|basic|token)\s+)[^\s'"]+"""),
+    # And a header as a pair: httpcore's and h11's request headers are a list of byte strings' pairs, which h11's
+    # event repr shows ("headers=<Headers([(b'host', b'h'), (b'authorization', b'Bearer ...')])>": h11/_headers.py
+    # Headers.__repr__; httpcore/_models.py Request.headers), a JSON one a list of lists ('["authorization", "..."]').
+    re.compile(r"""(?i)(authorization['"]?(?::|,)\s*b?['"]?(?:bearer|basic|token)\s+)[^\s'"]+"""),
     # AWS access key ids: AKIA a long-term key's, ASIA a temporary (STS) one's (IAM User Guide, 'IAM identifiers',
     # unique ID prefixes: docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)
     re.compile(r"A[KS]IA[0-9A-Z]{16}"),
@@ -260,6 +263,12 @@ _SECRET_PATTERNS = [
     # Purview's 'Google API key' definition, learn.microsoft.com/purview/sit-defn-google-api-key; the example key of
     # FirebaseOptions.apiKey, 'AIzaSyDdVgKwhZl0sTTTLZ7iTmt1r3N2cJLnaDk')
     re.compile(r"AIza[0-9A-Za-z_-]{35}"),
+    # a Google 'Authentication Key' (AQ.), what AI Studio issues in place of AIza keys (discuss.ai.google.dev/t/
+    # account-only-generates-aq-prefix-api-keys-aiza-keys-not-available-in-any-project/170415: 'AI Studio will now only
+    # generate Authentication Key (AQ) keys'), an API key bound to a service account (cloud.google.com/docs/
+    # authentication/api-keys): 'AQ.' and 50 of [A-Za-z0-9_-] in every one published by mistake in a public repository
+    # (the index this project searches holds ten, each 'AQ.Ab8RN6' and 44 more; no format is documented)
+    re.compile(r"(?<![A-Za-z0-9_.-])AQ\.[A-Za-z0-9_-]{50}(?![A-Za-z0-9_-])"),
     # GitHub's tokens by prefix: ghp_ (personal access), gho_ (OAuth), ghu_ (app user-to-server), ghs_ (app
     # server-to-server, a GitHub Actions GITHUB_TOKEN), ghr_ (refresh), of [A-Za-z0-9_], 36 after the prefix today
     # and up to 255 (github.blog/changelog/2021-03-31-authentication-token-format-updates-are-generally-available);
@@ -300,9 +309,10 @@ _SECRET_PATTERNS = [
 # of 6 digits redacted as one hid that number from every line. The suffixes are named, not any short word: vLLM's names
 # put one after TOKEN by the hundred (eos_token_id, token_idx, token_len, token_mask: vllm/, 0.34.0), a model's token
 # ids, which a rule taking any 2 or 3 letters there would hide from every log.
-SECRET_NAME = re.compile(
-    r"TOKEN(_?V?[0-9]+|_(ENC|B64|BASE64|HEX))?(_FILE|_PATH)?$|SECRET|PASSWORD|PASSWD|CREDENTIAL|(API|ACCESS|PRIVATE)_?KEY"
-)
+# The words of SECRET_NAME but its TOKEN: a name that holds one of them names a secret whatever its value's shape, a
+# number too (_NUMBER_VALUE); one named by TOKEN alone is a count when its value is a number ('kv_bytes_per_token').
+_SECRET_WORD = re.compile(r"SECRET|PASSWORD|PASSWD|CREDENTIAL|(API|ACCESS|PRIVATE)_?KEY")
+SECRET_NAME = re.compile(r"TOKEN(_?V?[0-9]+|_(ENC|B64|BASE64|HEX))?(_FILE|_PATH)?$|" + _SECRET_WORD.pattern)
 # Variables that say where a secret is kept, not the secret: Google's Application Default Credentials file
 # (GOOGLE_APPLICATION_CREDENTIALS, 'the path of the JSON file that contains your credentials':
 # cloud.google.com/docs/authentication/application-default-credentials) and any named ..._FILE or ..._PATH
@@ -417,6 +427,36 @@ _KEYED_HEADER = re.compile(
     r"""(?P<head>(?P<quote>["'])(?P<name>[A-Za-z0-9_.-]+)[ \t]*:[ \t]*)"""
     r"""(?P<value>(?![\[{<])(?:[^\s"'\\]|\\[^\s"'])+)(?=\\?(?P=quote))"""
 )
+
+
+# A number of MIN_SECRET_CHARS digits or more as the value of a key named as a secret by a word of _SECRET_WORD
+# (secret_named, and not TOKEN alone: a count, 'kv_bytes_per_token: 131072'): JSON's and a dict's '"api_key":
+# 123456789012345', YAML's 'password: 12345678', a Namespace's 'api_key=1234567890' (the rules above take a quoted text
+# or a word with a letter in it; NAME=value's, _NAMED_VALUE, upper-case names only). The pattern starts at the ':' or
+# '=' and the key, a word in quotes or none, is read back from there (_numbered_secret), as _ASSIGNED_VALUE's name
+# is. A quoted key's value is hidden as a quoted "***", so a JSON text stays JSON (mcp.bridge parses a redacted one).
+_NUMBER_VALUE = re.compile(r"""([:=][ \t]*)[0-9]{6,}(?![\w.])""")
+
+
+def _numbered_secret(match: re.Match[str]) -> str:
+    """A _NUMBER_VALUE match with its number as *** (quoted as its key is) when the key before it (a word of letters,
+    digits, '_', '.' and '-', read back a character at time: a pattern searched back from the match took 325 s for a
+    line of 100,000 characters) is named as a secret by a word other than TOKEN (_SECRET_WORD), else as it was. The key
+    is in the same quotes on both sides, or in none."""
+    text = match.string
+    end = match.start()
+    while end and text[end - 1] in " \t":
+        end -= 1
+    quote = text[end - 1] if end and text[end - 1] in "\"'" else ""
+    end -= len(quote)
+    start = end
+    while start and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    name = text[start:end]
+    quoted_alike = (text[start - 1] if start else "") == quote if quote else True
+    if not (name and quoted_alike and secret_named(name) and _SECRET_WORD.search(name.upper().replace("-", "_"))):
+        return match.group(0)
+    return match.group(1) + quote + "***" + quote
 
 
 def _named_secret(match: re.Match[str]) -> str:
@@ -691,6 +731,7 @@ def redactor() -> Callable[[str], str]:
             if "='" in text or '="' in text or "=[" in text:
                 text = _ASSIGNED_VALUE.sub(_assigned_secret, text)
         if ":" in text or "=" in text:
+            text = _NUMBER_VALUE.sub(_numbered_secret, text)
             text = "\r".join(_KEYED_LINE.sub(_keyed_secret, line) for line in text.split("\r"))
             if "'" in text or '"' in text:
                 text = _KEYED_HEADER.sub(_keyed_secret, text)
