@@ -678,6 +678,97 @@ def error_line(text: str) -> str:
 _URL_PARTS = re.compile(r"^([^:/?#]+://)?([^/?#]*@)?([^?#]*)(\?[^#]*)?(#.*)?$", re.DOTALL)
 
 
+# A private key's PEM block read a line at a time (lines_redactor): its BEGIN and END lines (RFC 7468 section 2; 'RSA ',
+# 'EC ', 'ENCRYPTED ' before 'PRIVATE KEY', as _SECRET_PATTERNS' block), and what a line of its body is: base64 and
+# whitespace (RFC 7468 section 3, base64text and W), or a header of an encrypted legacy key (RFC 1421 section 4.6.1:
+# Proc-Type, DEK-Info), after the prefix the BEGIN line had (docker compose's 'svc-1  | ', ssh's none). A line of any
+# other kind ends the block: a block cut short hides its body, not every line of the log after it.
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+_PEM_BODY = re.compile(r"[A-Za-z0-9+/=\s]*|(?:Proc-Type|DEK-Info):.*")
+# A secret cut in two by a wrap: the run of characters up to a line's end, and the run a line starts with; at most
+# SECRET_SPAN_CHARS of the first are kept, longer than any secret a shape matches (a Google OAuth access token is up to
+# 2048 bytes: developers.google.com/identity/protocols/oauth2, Token size; onechip.logpump holds as many back)
+SECRET_SPAN_CHARS = 4096
+_RUN_AT_START = re.compile(r"\S+")
+
+
+# every shape of _SECRET_PATTERNS in one expression (a leading '(?i)' made a group's own flag): a run across a cut is
+# searched once with it, and with each shape only where it holds one (13 searches a line made `logs` 17 us a line
+# slower here, 36 to 53 us over the bootlogs fixtures' 26,209 lines)
+_ANY_SHAPE = re.compile(
+    "|".join(f"(?i:{p.pattern[4:]})" if p.pattern.startswith("(?i)") else f"(?:{p.pattern})" for p in _SECRET_PATTERNS)
+)
+
+
+def _run_at_end(line: str) -> str:
+    """The run of characters (no whitespace) `line` ends with, at most SECRET_SPAN_CHARS of it ('' after a space)."""
+    start = len(line)
+    while start > len(line) - SECRET_SPAN_CHARS and start and not line[start - 1].isspace():
+        start -= 1
+    return line[start:]
+
+
+def lines_redactor() -> Callable[[str], str]:
+    """`redactor` for the lines of one text in order (a log read a line at a time, each without its line end), which
+    also hides what no line shows by itself: each line of a private key's PEM body after its BEGIN line, up to its END
+    line (_PEM_BODY: a host's `cat key.pem` over ssh, a key file echoed into a log); and the start of a line that goes
+    on with a secret the line before ended with (a token cut by a wrap at a fixed width: `fold`, a serial console, a
+    terminal's log), as '***': a known secret's value or a shape (_SECRET_PATTERNS) found in the run of characters
+    across the cut. The part before the cut is the line before's, already given: shown where it was too short to be
+    a secret's shape by itself (at most 7 characters of an hf_ token's 34; of a known value of no shape, what was
+    there). A line body hidden is '***' (the lines stay as many: `logs` pages by line)."""
+    scrub, values = redactor(), _secret_values()
+    prefix: str | None = None  # the BEGIN line's prefix while in a PEM block
+    tail = ""  # the run of characters the line before ended with
+
+    def redact_line(line: str) -> str:
+        nonlocal prefix, tail
+        shown, rest = "", line
+        if prefix is not None:
+            end = _PEM_END.search(line)
+            body = line[len(prefix) : end.start() if end else len(line)]
+            if line.startswith(prefix) and _PEM_BODY.fullmatch(body):
+                shown, rest = (
+                    scrub(prefix) + ("***" if body.strip() else body),
+                    line[len(line) if end is None else end.start() :],
+                )
+                if end is None:
+                    tail = ""
+                    return shown
+            prefix = None
+        elif cut := _continued(tail, line, values):
+            shown, rest = "***", line[cut:]
+        begins = list(_PEM_BEGIN.finditer(rest)) if "-----BEGIN" in rest else []
+        if begins and _PEM_END.search(rest, begins[-1].end()) is None and _PEM_BODY.fullmatch(rest[begins[-1].end() :]):
+            prefix = line[: len(line) - len(rest) + begins[-1].start()]
+        tail = _run_at_end(line)
+        return shown + scrub(rest)
+
+    return redact_line
+
+
+def _continued(tail: str, line: str, values: list[str]) -> int:
+    """How many characters `line` starts with that finish a secret begun by `tail`, the run of characters the line
+    before ended with: the end of the longest match (of a known value, or a shape, _SECRET_PATTERNS) in the two runs
+    joined that begins in `tail` and ends past it; 0 where none does."""
+    head = _RUN_AT_START.match(line, 0, SECRET_SPAN_CHARS)
+    if not tail or head is None:
+        return 0
+    joined, at = tail + head.group(), len(tail)
+    ends = [0]
+    for value in values:
+        found = joined.find(value, max(at - len(value) + 1, 0))
+        if 0 <= found < at:
+            ends.append(found + len(value) - at)
+    for pattern in _SECRET_PATTERNS if _ANY_SHAPE.search(joined) else ():
+        for match in pattern.finditer(joined):
+            begun = match.end(1) if match.groups() else match.start()
+            if begun < at < match.end():
+                ends.append(match.end() - at)
+    return max(ends)
+
+
 def url_shown(url: str) -> str:
     """`url` as an error line may echo it: its userinfo, query and fragment each '***' when present
     ('http://K@h:1/?k=K#key=K' reads 'http://***@h:1/?***#***'): any of them may hold a key that redact's shapes

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from onechip.engines import port_claims, remote
 from onechip.engines.base import Engine
 from onechip.engines.local import await_writers, group_alive, group_ours, remove_rpc_dir, stop_group
-from onechip.errors import EngineError, OnechipError, os_error_line, redact, redactor, remember_secret
+from onechip.errors import EngineError, OnechipError, lines_redactor, os_error_line, redact, remember_secret
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
@@ -443,7 +443,7 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             assert proc.stdout is not None
             try:  # its lines as a local file's (log_summary.read_lines: LINE_END, MAX_LINE_CHARS), never one held whole
                 text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
-                for line in map(redactor(), log_summary.read_lines(text)):
+                for line in map(lines_redactor(), log_summary.read_lines(text)):
                     last = line
                     yield line
                 # read to its end: its exit status says whether it read the log (terminated below, it would say
@@ -513,7 +513,9 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
         raise EngineError(f"engine log {path} is gone (removed, or the state in {state_path()} is stale)")
     # each line at most log_summary.MAX_LINE_CHARS (read_lines): a line of hundreds of MB (an engine printing a
     # tensor, or writing without newlines) was read and redacted whole, and sent whole as a `logs` tool result
-    hidden = redactor()  # the secrets read once (the token `up` read is remembered above), not once a line
+    # the secrets read once (the token `up` read is remembered above), not once a line; the lines read in order, so a
+    # PEM body and a secret cut by a wrap are hidden too (errors.lines_redactor)
+    hidden = lines_redactor()
     handle = _open_log(path)
     seen = (
         set(_copies(path)) if follow else set()
