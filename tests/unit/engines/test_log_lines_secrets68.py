@@ -67,6 +67,13 @@ def test_a_known_secret_of_no_shape_cut_in_two_is_hidden_on_the_second_line(monk
 def test_lines_that_only_touch_are_shown() -> None:
     lines = ["num_gpu_blocks=18744", "0123456789abcdef0123456789abcdef01234567", "INFO 321,376 tokens", "kv: 18432"]
     assert _redacted(lines) == lines
+    # a line that ends with a whole token goes on with no part of it (tests/unit/engines/test_engine_state.py's log)
+    assert _redacted([f"INFO serving with {TOKEN}", "INFO next", "hf_transfer", "INFOxyz"]) == [
+        "INFO serving with ***",
+        "INFO next",
+        "***",  # 'hf_' and 8 letters: errors' hf_ shape (over-masking, as before)
+        "INFOxyz",
+    ]
 
 
 def test_logs_hides_a_pem_body_and_a_wrapped_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
