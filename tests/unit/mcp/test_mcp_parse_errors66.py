@@ -274,3 +274,25 @@ def test_bytes_that_are_no_utf8_are_read_as_u_fffd_and_the_server_goes_on(tmp_pa
         wire.server.stdin.flush()
         assert wire.answer()[1] == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
         _pings_back(wire, 7)
+
+
+def test_a_request_after_the_cancellation_of_a_running_tool_is_answered(tmp_path):
+    """safety68: a `check` waiting on a server that accepts and never answers, cancelled by the client
+    (notifications/cancelled, MCP 2025-06-18 utilities/cancellation: the receiver 'SHOULD NOT send a response for the
+    cancelled request'); the requests after it are answered, a tools/call too, and the cancelled one never is."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as silent, _server(tmp_path) as wire:
+        port = silent.getsockname()[1]
+        args = {"base_url": f"http://127.0.0.1:{port}", "only": ["smoke"], "request_timeout_s": 120}
+        wire.request({"id": 50, "method": "tools/call", "params": {"name": "check", "arguments": args}})
+        silent.settimeout(ANSWER_S)
+        held, _ = silent.accept()  # the check is running: its first request is waiting on this connection
+        with held:
+            wire.request({"method": "notifications/cancelled", "params": {"requestId": 50, "reason": "user"}})
+            _pings_back(wire, 51)
+            wire.request({"id": 52, "method": "tools/call", "params": {"name": "nope", "arguments": {}}})
+            raw, answer = wire.answer()
+            assert answer["id"] == 52 and answer["result"]["isError"] is True
+            _pings_back(wire, 53)
+            assert wire.lines.empty()  # no answer to 50
