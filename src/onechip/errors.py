@@ -252,7 +252,10 @@ _SECRET_PATTERNS = [
     # Basic one's too, the user's id and password in base64 (RFC 7617 section 2), a proxy's (Proxy-Authorization), and
     # GitHub's own scheme, 'token' ('Authorization: token YOUR-TOKEN', docs.github.com/en/rest/authentication/
     # authenticating-to-the-rest-api: 'In most cases, you can use Authorization: Bearer or Authorization: token')
-    re.compile(r"""(?i)(authorization['"]?:\s*['"]?(?:bearer|basic|token)\s+)[^\s'"]+"""),
+    # And a header as a pair: httpcore's and h11's request headers are a list of byte strings' pairs, which h11's
+    # event repr shows ("headers=<Headers([(b'host', b'h'), (b'authorization', b'Bearer ...')])>": h11/_headers.py
+    # Headers.__repr__; httpcore/_models.py Request.headers), a JSON one a list of lists ('["authorization", "..."]').
+    re.compile(r"""(?i)(authorization['"]?(?::|,)\s*b?['"]?(?:bearer|basic|token)\s+)[^\s'"]+"""),
     # AWS access key ids: AKIA a long-term key's, ASIA a temporary (STS) one's (IAM User Guide, 'IAM identifiers',
     # unique ID prefixes: docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)
     re.compile(r"A[KS]IA[0-9A-Z]{16}"),
@@ -260,6 +263,12 @@ _SECRET_PATTERNS = [
     # Purview's 'Google API key' definition, learn.microsoft.com/purview/sit-defn-google-api-key; the example key of
     # FirebaseOptions.apiKey, 'AIzaSyDdVgKwhZl0sTTTLZ7iTmt1r3N2cJLnaDk')
     re.compile(r"AIza[0-9A-Za-z_-]{35}"),
+    # a Google 'Authentication Key' (AQ.), what AI Studio issues in place of AIza keys (discuss.ai.google.dev/t/
+    # account-only-generates-aq-prefix-api-keys-aiza-keys-not-available-in-any-project/170415: 'AI Studio will now only
+    # generate Authentication Key (AQ) keys'), an API key bound to a service account (cloud.google.com/docs/
+    # authentication/api-keys): 'AQ.' and 50 of [A-Za-z0-9_-] in every one published by mistake in a public repository
+    # (the index this project searches holds ten, each 'AQ.Ab8RN6' and 44 more; no format is documented)
+    re.compile(r"(?<![A-Za-z0-9_.-])AQ\.[A-Za-z0-9_-]{50}(?![A-Za-z0-9_-])"),
     # GitHub's tokens by prefix: ghp_ (personal access), gho_ (OAuth), ghu_ (app user-to-server), ghs_ (app
     # server-to-server, a GitHub Actions GITHUB_TOKEN), ghr_ (refresh), of [A-Za-z0-9_], 36 after the prefix today
     # and up to 255 (github.blog/changelog/2021-03-31-authentication-token-format-updates-are-generally-available);
@@ -300,9 +309,10 @@ _SECRET_PATTERNS = [
 # of 6 digits redacted as one hid that number from every line. The suffixes are named, not any short word: vLLM's names
 # put one after TOKEN by the hundred (eos_token_id, token_idx, token_len, token_mask: vllm/, 0.34.0), a model's token
 # ids, which a rule taking any 2 or 3 letters there would hide from every log.
-SECRET_NAME = re.compile(
-    r"TOKEN(_?V?[0-9]+|_(ENC|B64|BASE64|HEX))?(_FILE|_PATH)?$|SECRET|PASSWORD|PASSWD|CREDENTIAL|(API|ACCESS|PRIVATE)_?KEY"
-)
+# The words of SECRET_NAME but its TOKEN: a name that holds one of them names a secret whatever its value's shape, a
+# number too (_NUMBER_VALUE); one named by TOKEN alone is a count when its value is a number ('kv_bytes_per_token').
+_SECRET_WORD = re.compile(r"SECRET|PASSWORD|PASSWD|CREDENTIAL|(API|ACCESS|PRIVATE)_?KEY")
+SECRET_NAME = re.compile(r"TOKEN(_?V?[0-9]+|_(ENC|B64|BASE64|HEX))?(_FILE|_PATH)?$|" + _SECRET_WORD.pattern)
 # Variables that say where a secret is kept, not the secret: Google's Application Default Credentials file
 # (GOOGLE_APPLICATION_CREDENTIALS, 'the path of the JSON file that contains your credentials':
 # cloud.google.com/docs/authentication/application-default-credentials) and any named ..._FILE or ..._PATH
@@ -417,6 +427,36 @@ _KEYED_HEADER = re.compile(
     r"""(?P<head>(?P<quote>["'])(?P<name>[A-Za-z0-9_.-]+)[ \t]*:[ \t]*)"""
     r"""(?P<value>(?![\[{<])(?:[^\s"'\\]|\\[^\s"'])+)(?=\\?(?P=quote))"""
 )
+
+
+# A number of MIN_SECRET_CHARS digits or more as the value of a key named as a secret by a word of _SECRET_WORD
+# (secret_named, and not TOKEN alone: a count, 'kv_bytes_per_token: 131072'): JSON's and a dict's '"api_key":
+# 123456789012345', YAML's 'password: 12345678', a Namespace's 'api_key=1234567890' (the rules above take a quoted text
+# or a word with a letter in it; NAME=value's, _NAMED_VALUE, upper-case names only). The pattern starts at the ':' or
+# '=' and the key, a word in quotes or none, is read back from there (_numbered_secret), as _ASSIGNED_VALUE's name
+# is. A quoted key's value is hidden as a quoted "***", so a JSON text stays JSON (mcp.bridge parses a redacted one).
+_NUMBER_VALUE = re.compile(r"""([:=][ \t]*)[0-9]{6,}(?![\w.])""")
+
+
+def _numbered_secret(match: re.Match[str]) -> str:
+    """A _NUMBER_VALUE match with its number as *** (quoted as its key is) when the key before it (a word of letters,
+    digits, '_', '.' and '-', read back a character at time: a pattern searched back from the match took 325 s for a
+    line of 100,000 characters) is named as a secret by a word other than TOKEN (_SECRET_WORD), else as it was. The key
+    is in the same quotes on both sides, or in none."""
+    text = match.string
+    end = match.start()
+    while end and text[end - 1] in " \t":
+        end -= 1
+    quote = text[end - 1] if end and text[end - 1] in "\"'" else ""
+    end -= len(quote)
+    start = end
+    while start and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    name = text[start:end]
+    quoted_alike = (text[start - 1] if start else "") == quote if quote else True
+    if not (name and quoted_alike and secret_named(name) and _SECRET_WORD.search(name.upper().replace("-", "_"))):
+        return match.group(0)
+    return match.group(1) + quote + "***" + quote
 
 
 def _named_secret(match: re.Match[str]) -> str:
@@ -638,6 +678,105 @@ def error_line(text: str) -> str:
 _URL_PARTS = re.compile(r"^([^:/?#]+://)?([^/?#]*@)?([^?#]*)(\?[^#]*)?(#.*)?$", re.DOTALL)
 
 
+# A private key's PEM block read a line at a time (lines_redactor): its BEGIN and END lines (RFC 7468 section 2; 'RSA ',
+# 'EC ', 'ENCRYPTED ' before 'PRIVATE KEY', as _SECRET_PATTERNS' block), and what a line of its body is: base64 and
+# whitespace (RFC 7468 section 3, base64text and W), or a header of an encrypted legacy key (RFC 1421 section 4.6.1:
+# Proc-Type, DEK-Info), after the prefix the BEGIN line had (docker compose's 'svc-1  | ', ssh's none). A line of any
+# other kind ends the block: a block cut short hides its body, not every line of the log after it.
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+_PEM_BODY = re.compile(r"[A-Za-z0-9+/=\s]*|(?:Proc-Type|DEK-Info):.*")
+# A secret cut in two by a wrap: the run of characters up to a line's end, and the run a line starts with; at most
+# SECRET_SPAN_CHARS of the first are kept, longer than any secret a shape matches (a Google OAuth access token is up to
+# 2048 bytes: developers.google.com/identity/protocols/oauth2, Token size; onechip.logpump holds as many back)
+SECRET_SPAN_CHARS = 4096
+_RUN_AT_START = re.compile(r"\S+")
+
+
+# The shapes whose whole length their issuer fixes, each as long as that (the sources at _SECRET_PATTERNS and
+# HF_TOKEN_SHAPE): a Hugging Face token, a Google API key and 'AQ.' key, an AWS key id, a GitHub token (36 after its
+# prefix today) and fine-grained token (22, '_', 59). A line that ends with one of these cut short goes on with its
+# rest; one that ends with it whole (a line ending 'token hf_...' before 'INFO ...') goes on with no part of it. A shape
+# of no fixed length (sk-..., a bearer header, a URL's password) cannot be told from a word after it, and is not
+# followed across a line's end.
+_WHOLE_SHAPES = [
+    re.compile(r"hf_[A-Za-z0-9]{34}"),
+    re.compile(r"AIza[0-9A-Za-z_-]{35}"),
+    re.compile(r"AQ\.[A-Za-z0-9_-]{50}"),
+    re.compile(r"A[KS]IA[0-9A-Z]{16}"),
+    re.compile(r"gh[pousr]_[A-Za-z0-9_]{36}"),
+    re.compile(r"github_pat_[A-Za-z0-9_]{82}"),
+]
+
+
+def _run_at_end(line: str) -> str:
+    """The run of characters (no whitespace) `line` ends with, at most SECRET_SPAN_CHARS of it ('' after a space)."""
+    start = len(line)
+    while start > len(line) - SECRET_SPAN_CHARS and start and not line[start - 1].isspace():
+        start -= 1
+    return line[start:]
+
+
+def lines_redactor() -> Callable[[str], str]:
+    """`redactor` for the lines of one text in order (a log read a line at a time, each without its line end), which
+    also hides what no line shows by itself: each line of a private key's PEM body after its BEGIN line, up to its END
+    line (_PEM_BODY: a host's `cat key.pem` over ssh, a key file echoed into a log); and the start of a line that goes
+    on with a secret the line before ended with (a token cut by a wrap at a fixed width: `fold`, a serial console, a
+    terminal's log), as '***': a known secret's value, or a shape of a fixed length (_WHOLE_SHAPES), found in the run
+    of characters across the cut. The part before the cut is the line before's, already given: shown where it was
+    too short to be a secret's shape by itself (at most 7 characters of an hf_ token's 34; of a known value of no
+    shape, what was there). A line body hidden is '***' (the lines stay as many: `logs` pages by line). The 40 us a
+    line redactor takes here, 46 with this (the bootlogs fixtures' 26,209 lines, the same output)."""
+    scrub, values = redactor(), _secret_values()
+    prefix: str | None = None  # the BEGIN line's prefix while in a PEM block
+    tail = ""  # the run of characters the line before ended with
+
+    def redact_line(line: str) -> str:
+        nonlocal prefix, tail
+        shown, rest = "", line
+        if prefix is not None:
+            end = _PEM_END.search(line)
+            body = line[len(prefix) : end.start() if end else len(line)]
+            if line.startswith(prefix) and _PEM_BODY.fullmatch(body):
+                shown, rest = (
+                    scrub(prefix) + ("***" if body.strip() else body),
+                    line[len(line) if end is None else end.start() :],
+                )
+                if end is None:
+                    tail = ""
+                    return shown
+            prefix = None
+        elif cut := _continued(tail, line, values):
+            shown, rest = "***", line[cut:]
+        begins = list(_PEM_BEGIN.finditer(rest)) if "-----BEGIN" in rest else []
+        if begins and _PEM_END.search(rest, begins[-1].end()) is None and _PEM_BODY.fullmatch(rest[begins[-1].end() :]):
+            prefix = line[: len(line) - len(rest) + begins[-1].start()]
+        tail = _run_at_end(line)
+        return shown + scrub(rest)
+
+    return redact_line
+
+
+def _continued(tail: str, line: str, values: list[str]) -> int:
+    """How many characters `line` starts with that finish a secret begun by `tail`, the run of characters the line
+    before ended with: the end of the longest match (of a known value, or a shape of a fixed length, _WHOLE_SHAPES) in
+    the two runs joined that begins in `tail` and ends past it; 0 where none does."""
+    head = _RUN_AT_START.match(line, 0, SECRET_SPAN_CHARS)
+    if not tail or head is None:
+        return 0
+    joined, at = tail + head.group(), len(tail)
+    ends = [0]
+    for value in values:
+        found = joined.find(value, max(at - len(value) + 1, 0))
+        if 0 <= found < at:
+            ends.append(found + len(value) - at)
+    for pattern in _WHOLE_SHAPES:
+        for match in pattern.finditer(joined):
+            if match.start() < at < match.end():
+                ends.append(match.end() - at)
+    return max(ends)
+
+
 def url_shown(url: str) -> str:
     """`url` as an error line may echo it: its userinfo, query and fragment each '***' when present
     ('http://K@h:1/?k=K#key=K' reads 'http://***@h:1/?***#***'): any of them may hold a key that redact's shapes
@@ -691,6 +830,7 @@ def redactor() -> Callable[[str], str]:
             if "='" in text or '="' in text or "=[" in text:
                 text = _ASSIGNED_VALUE.sub(_assigned_secret, text)
         if ":" in text or "=" in text:
+            text = _NUMBER_VALUE.sub(_numbered_secret, text)
             text = "\r".join(_KEYED_LINE.sub(_keyed_secret, line) for line in text.split("\r"))
             if "'" in text or '"' in text:
                 text = _KEYED_HEADER.sub(_keyed_secret, text)

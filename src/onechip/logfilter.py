@@ -32,7 +32,7 @@ _PROGRAM = r"""
 $| = 1;
 chomp(my $min = <DATA>);
 my ($secret_name, $path_name, $named, $option, $word, $listed, $listed_value, $quoted, $assigned, $keyed_line,
-    $keyed_header, $several,
+    $keyed_header, $number, $secret_word, $several,
     $key_words, @shapes) = map { chomp; qr/$_/ } <DATA>;
 sub secret_named { (my $w = uc $_[0]) =~ tr/-/_/; return $w =~ $secret_name && $w !~ $path_name; }
 sub names_a_path {
@@ -94,6 +94,19 @@ sub assigned_secret {
     my ($name) = substr($orig, 0, $start) =~ /([A-Za-z0-9_.-]*)\z/;
     return $name ne '' && secret_named($name) ? "$head***" : $all;
 }
+sub number_secret {
+    my ($orig, $at, $head, $all) = @_;  # the key read back from the match's start, as _numbered_secret reads it
+    my $end = $at;
+    $end-- while $end && substr($orig, $end - 1, 1) =~ /[ \t]/;
+    my $quote = $end && substr($orig, $end - 1, 1) =~ /["']/ ? substr($orig, $end - 1, 1) : '';
+    $end -= length $quote;
+    my $start = $end;
+    $start-- while $start && substr($orig, $start - 1, 1) =~ /[A-Za-z0-9_.-]/;
+    my $name = substr($orig, $start, $end - $start);
+    return $all if $quote ne '' && ($start == 0 || substr($orig, $start - 1, 1) ne $quote);
+    (my $w = uc $name) =~ tr/-/_/;
+    return $name ne '' && secret_named($name) && $w =~ $secret_word ? "$head$quote***$quote" : $all;
+}
 while (my $line = <STDIN>) {
     my $end = $line =~ s/\n\z// ? "\n" : '';
     $line =~ s/$known/***/g if defined $known;
@@ -112,6 +125,8 @@ while (my $line = <STDIN>) {
             $line =~ s/$assigned/assigned_secret($orig, $-[0], $1, $&)/ge if $line =~ /=['"\[]/;
         }
         if ($line =~ /[:=]/) {
+            my $orig = $line;
+            $line =~ s/$number/number_secret($orig, $-[0], $1, $&)/ge;
             $line =~ s/$keyed_line/keyed_secret($&, $+{head}, $+{name}, $+{value})/ge;
             $line =~ s/$keyed_header/keyed_secret($&, $+{head}, $+{name}, $+{value})/ge if $line =~ /['"]/;
         }
@@ -134,6 +149,8 @@ _DATA = [
     errors._ASSIGNED_VALUE.pattern,
     errors._KEYED_LINE.pattern,
     errors._KEYED_HEADER.pattern,
+    errors._NUMBER_VALUE.pattern,
+    errors._SECRET_WORD.pattern,
     "^(?:" + "|".join(sorted(errors._SEVERAL_VALUES)) + ")$",
     "|".join(errors._KEY_WORDS),  # lower-case words: redactor's guard, which the program asks of the line lower-cased
     *(pattern.pattern for pattern in errors._SECRET_PATTERNS),

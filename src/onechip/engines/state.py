@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from onechip.engines import port_claims, remote
 from onechip.engines.base import Engine
 from onechip.engines.local import await_writers, group_alive, group_ours, remove_rpc_dir, stop_group
-from onechip.errors import EngineError, OnechipError, os_error_line, redact, redactor, remember_secret
+from onechip.errors import EngineError, OnechipError, lines_redactor, os_error_line, redact, remember_secret
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
@@ -443,7 +443,7 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             assert proc.stdout is not None
             try:  # its lines as a local file's (log_summary.read_lines: LINE_END, MAX_LINE_CHARS), never one held whole
                 text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
-                for line in map(redactor(), log_summary.read_lines(text)):
+                for line in map(lines_redactor(), log_summary.read_lines(text)):
                     last = line
                     yield line
                 # read to its end: its exit status says whether it read the log (terminated below, it would say
@@ -513,18 +513,22 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
         raise EngineError(f"engine log {path} is gone (removed, or the state in {state_path()} is stale)")
     # each line at most log_summary.MAX_LINE_CHARS (read_lines): a line of hundreds of MB (an engine printing a
     # tensor, or writing without newlines) was read and redacted whole, and sent whole as a `logs` tool result
-    hidden = redactor()  # the secrets read once (the token `up` read is remembered above), not once a line
+    # the secrets read once (the token `up` read is remembered above), not once a line; the lines read in order, so a
+    # PEM body and a secret cut by a wrap are hidden too (errors.lines_redactor)
+    hidden = lines_redactor()
     handle = _open_log(path)
+    held: list[str] = []  # a last line read before the engine ended it (_ended_lines)
     seen = (
         set(_copies(path)) if follow else set()
     )  # the rotated copies there now: none of them is read (_past_rotations)
     try:
         while True:
-            yield from map(hidden, log_summary.read_lines(handle))  # to the end of what is written
+            # to the end of what is written; a last line not ended yet is held for the next read (_ended_lines)
+            yield from map(hidden, _ended_lines(handle, held, final=not follow))
             if not follow:
                 return
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
-                yield from map(hidden, log_summary.read_lines(handle))  # what it wrote as it died
+                yield from map(hidden, _ended_lines(handle, held, final=True))  # what it wrote as it died
                 if _moved(path, handle):  # rotated before it died (read after the death, so no rotation is missed):
                     handle = yield from _past_rotations(path, handle, hidden, seen)  # then the file now at its name
                     yield from map(hidden, log_summary.read_lines(handle))
@@ -532,19 +536,45 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                     return
                 raise _exited(f"pid {state.pid}")
             if gone := log_writer_note(state):  # it writes on, but its log grows no more: say so, as `status` does
-                yield from map(hidden, log_summary.read_lines(handle))
+                yield from map(hidden, _ended_lines(handle, held, final=True))
                 raise EngineError(gone)
             time.sleep(0.5)
             looked = set(_copies(path))  # before _moved: if the file is still at its name, these came before
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
+                yield from map(hidden, _ended_lines(handle, held, final=True))  # its last line: ended by the move
                 handle = yield from _past_rotations(path, handle, hidden, seen)
                 looked = set(_copies(path))
             elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut shorter than what was read: from its start
+                yield from map(hidden, held)  # a last line not ended: as it was, the copy has the rest
+                held.clear()
                 handle.seek(0)  # (copytruncate: its copy is of what was read; GNU tail -F says 'file truncated' too)
                 yield hidden(f"onechip: {path}: file truncated; reading it from its start")
             seen = looked
     finally:
         handle.close()
+
+
+def _ended_lines(handle: TextIO, held: list[str], final: bool) -> Iterator[str]:
+    """The lines log_summary.read_lines gives of `handle`, but a last line without its end, which the engine may be
+    writing still: put in `held` (empty, or that one line's start) and given whole, `held` first, by the read after
+    its end came, as `tail -f` shows a line as it comes; read_lines gave it at once and its rest as another line at
+    the next read (one line shown cut in two). `final` (the engine dead, the file moved or a read that does not
+    follow): the line held and any not ended are given as they are. A line of MAX_LINE_CHARS or more is cut there
+    as read_lines cuts it."""
+    limit = log_summary.MAX_LINE_CHARS
+    while piece := handle.readline(limit):
+        line = held.pop() + piece if held else piece
+        if line.endswith("\n"):
+            yield line[:-1].removesuffix("\r")[:limit]
+            continue
+        if len(line) < limit and not final:
+            held.append(line)
+            return
+        yield line[:limit]
+        while (rest := handle.readline(limit)) and not rest.endswith("\n"):
+            pass
+    if final and held:
+        yield held.pop()
 
 
 def _past_rotations(

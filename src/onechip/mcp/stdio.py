@@ -17,7 +17,9 @@ argument): it reads each line before the SDK does and answers the ones it must a
 - JSON whose only fault is a lone surrogate escape ("\\ud83d", which JavaScript's JSON.stringify writes for half an
   emoji): pydantic's parser refuses it, Python's reads it; the request is served with U+FFFD in its place, but for
   a surrogate in its id, which no answer can carry back as sent: that id is read as null (-32600, id null);
-- a blank line (whitespace only) is no message: the SDK's transport drops it unanswered, and so does this.
+- a blank line (whitespace only) is no message: the SDK's transport drops it unanswered, and so does this;
+- a UTF-8 BOM that starts the stream is no part of the first line (client_lines); one before a later line is a
+  parse error; a byte that is no UTF-8 is read as U+FFFD, as the SDK's reader reads it.
 
 When the client closes stdin, the SDK's dispatcher cancels the requests still in flight (jsonrpc_dispatcher.py,
 JSONRPCDispatcher.run: tg.cancel_scope.cancel() once the read stream ends), which are never answered: closing stdin
@@ -109,8 +111,11 @@ def client_lines() -> Iterator[CheckedLines]:
     null_fd = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null_fd, 0)
     os.close(null_fd)
-    try:  # UTF-8, an undecodable byte replaced, as the SDK's transport reads stdin
-        yield CheckedLines(io.TextIOWrapper(os.fdopen(wire_fd, "rb", closefd=False), "utf-8", errors="replace"))
+    # UTF-8, an undecodable byte replaced, as the SDK's transport reads stdin; a BOM that starts the stream dropped
+    # (utf-8-sig: PowerShell 5 and .NET's Encoding.UTF8 write one; RFC 8259 section 8.1, parsers MAY ignore it): the
+    # first line, the client's initialize, was answered -32700 and the session never began
+    try:
+        yield CheckedLines(io.TextIOWrapper(os.fdopen(wire_fd, "rb", closefd=False), "utf-8-sig", errors="replace"))
     finally:
         os.dup2(wire_fd, 0)
 

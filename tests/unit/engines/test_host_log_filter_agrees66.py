@@ -66,6 +66,10 @@ LINES = [
     # an argv written as a list: JSON and a Python list's repr
     '"command": ["vllm", "serve", "M", "--api-key", "k1-aaaaaa", "k2-bbbbbb", "--port", "8000", "--hf-token", "t0k"]',
     "argv: ['--seed-token', 's33d', 'M', '--max-tokens', '64', '--api-key', 'API_KEY']",
+    # safety68: a number under a key named as a secret (not TOKEN alone), httpcore's header pairs, an 'AQ.' key
+    '{"api_key": 123456789012345, "kv_bytes_per_token": 131072, "x": "client_secret:9876543"}',
+    "  password: 12345678  # mine",
+    "headers=[(b'Host', b'h'), (b'authorization', b'Bearer abcdef123456xyz')] AQ.Ab8RN6" + "x" * 44,
     # nothing to hide
     "INFO 12-06 20:00:00 [core.py:123] an engine line, request 12345 done ok; max_tokens=64 eos_token_id=2",
     "naïve café --api-key ünïcode-k3y done",
@@ -110,6 +114,9 @@ def test_the_host_filter_redacts_each_line_as_errors_redact_does(tmp_path: Path)
         assert secret not in "\n".join(host)
     for secret in ("AIzaSy", "ghp_", "github_pat_", "ASIA", "token t0k", "abcdef123456", "k3y-", "k3y yaml"):
         assert secret not in "\n".join(host)
+    for secret in ("123456789012345", "9876543", "12345678", "abcdef123456xyz", "AQ.Ab8RN6"):
+        assert secret not in "\n".join(host)
+    assert '"kv_bytes_per_token": 131072' in "\n".join(host)
     assert host[LINES.index(USAGE)] == USAGE
     assert json.loads(host[LINES.index(JSON_HEADER)]) == {"cmd": 'curl -H "X-Api-Key: ***" http://h', "w": "token: ***"}
     assert "api-key: not given" in host and "kv_bytes_per_token: 18432" in host

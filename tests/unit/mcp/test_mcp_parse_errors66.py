@@ -238,3 +238,61 @@ def test_what_the_line_check_hands_on_and_answers():
     # a surrogate in a response's id: no id to resolve, and a response is never answered with its id
     assert _through_the_stream('{"jsonrpc": "2.0", "id": "\\udc00", "result": {}}') == ([], [invalid])
     assert _through_the_stream("  \r") == ([], [])
+
+
+def test_a_bom_at_the_start_of_the_stream_is_no_part_of_the_first_message(tmp_path):
+    """safety68: a client that writes its stream as UTF-8 with a BOM (PowerShell 5's default for a pipe, .NET's
+    Encoding.UTF8) starts it with EF BB BF; RFC 8259 section 8.1, parsers MAY ignore one. Before, the initialize
+    that followed was answered -32700 and the session never began; the stream is now read as UTF-8 less its BOM, as
+    Python's utf-8-sig codec reads one: a BOM before a later line is still a parse error (test above)."""
+    with _spawned(tmp_path) as server:
+        wire = _Wire(server)
+        assert server.stdin is not None
+        server.stdin.write(
+            b"\xef\xbb\xbf"
+            + json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}).encode()
+            + b"\r\n"
+        )
+        server.stdin.flush()
+        assert wire.answer()[1]["id"] == 1
+        wire.request({"method": "notifications/initialized"})
+        _pings_back(wire, 2)
+
+
+def test_bytes_that_are_no_utf8_are_read_as_u_fffd_and_the_server_goes_on(tmp_path):
+    """safety68: invalid UTF-8 inside a string is served with U+FFFD in its place (the SDK's own stdin reader
+    replaces it too); outside a string, the line is no JSON: -32700, id null. The server answers the next ping."""
+    with _server(tmp_path) as wire:
+        assert wire.server.stdin is not None
+        wire.server.stdin.write(
+            b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "pl\xff\xfean"}}\n'
+        )
+        wire.server.stdin.flush()
+        answer = wire.answer()[1]
+        assert answer["id"] == 5 and answer["result"]["content"][0]["text"].startswith("no tool 'pl\ufffd\ufffdan'")
+        wire.server.stdin.write(b'{"jsonrpc": "2.0", "id": 6, \xc3"method": "ping"}\n')
+        wire.server.stdin.flush()
+        assert wire.answer()[1] == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+        _pings_back(wire, 7)
+
+
+def test_a_request_after_the_cancellation_of_a_running_tool_is_answered(tmp_path):
+    """safety68: a `check` waiting on a server that accepts and never answers, cancelled by the client
+    (notifications/cancelled, MCP 2025-06-18 utilities/cancellation: the receiver 'SHOULD NOT send a response for the
+    cancelled request'); the requests after it are answered, a tools/call too, and the cancelled one never is."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as silent, _server(tmp_path) as wire:
+        port = silent.getsockname()[1]
+        args = {"base_url": f"http://127.0.0.1:{port}", "only": ["smoke"], "request_timeout_s": 120}
+        wire.request({"id": 50, "method": "tools/call", "params": {"name": "check", "arguments": args}})
+        silent.settimeout(ANSWER_S)
+        held, _ = silent.accept()  # the check is running: its first request is waiting on this connection
+        with held:
+            wire.request({"method": "notifications/cancelled", "params": {"requestId": 50, "reason": "user"}})
+            _pings_back(wire, 51)
+            wire.request({"id": 52, "method": "tools/call", "params": {"name": "nope", "arguments": {}}})
+            raw, answer = wire.answer()
+            assert answer["id"] == 52 and answer["result"]["isError"] is True
+            _pings_back(wire, 53)
+            assert wire.lines.empty()  # no answer to 50
