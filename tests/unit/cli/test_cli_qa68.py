@@ -48,3 +48,22 @@ def test_a_full_disk_behind_stdout_names_stdout(tmp_path) -> None:
         done = _onechip("plan", "google/gemma-4-E2B-it", "--chip", "v5e-1", env={"ONECHIP_HOME": str(tmp_path)},
                         stdout=full)  # fmt: skip
     assert (done.returncode, done.stderr) == (1, "error: stdout: No space left on device\n")
+
+
+UP_ON_HOST = ("up", "--dry-run", "--engine", "vllm", "--model", "google/gemma-4-E2B-it", "--chip", "v5e-1")
+
+
+@pytest.mark.parametrize("command", [UP_ON_HOST, ("plan", "google/gemma-4-E2B-it", "--chip", "v5e-1")])
+@pytest.mark.parametrize(
+    ("host", "said"),
+    [(",", "--host lists nothing (got ','): give comma-separated user@addr"),
+     ("h1,,h2", "--host has an empty entry (got 'h1,,h2'): give comma-separated user@addr, none empty"),
+     ("h1,", "--host has an empty entry (got 'h1,'): give comma-separated user@addr, none empty"),
+     ("h1,h2", "--host 'h1,h2' names 2 hosts for one engine: give --replicas 2 (one engine on each), or one host")],
+)  # fmt: skip
+def test_a_host_list_one_engine_cannot_take_is_refused(run, offline_home, command, host, said) -> None:
+    # `up --host h1,h2` without --replicas planned and ran `ssh ... h1,h2` (one ssh target named 'h1,h2'), and
+    # `--host ,` `ssh ... ,`; a list with an empty entry is refused as every other comma-separated option's is
+    # (schemas.inputs._entries), and a list for one engine as prepare_replicas refuses hosts that are not 1 or N
+    code, out, err = run(*command, "--host", host)
+    assert (code, out, err) == (2, "", f"error: {said}\n")
