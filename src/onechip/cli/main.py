@@ -187,22 +187,35 @@ class _ReaderGone(BaseException):
 
 
 class _Piped:
-    """stdout or stderr as a command writes it: a BrokenPipeError of a write or flush is _ReaderGone."""
+    """stdout or stderr as a command writes it (`name`): a BrokenPipeError of a write or flush is _ReaderGone; any
+    other OSError that names no file names the stream (`> out.txt` on a full disk said 'file-system error: No space
+    left on device', no path); a character the stream's encoding cannot spell (PYTHONIOENCODING=ascii: a price
+    source's CJK name, simulate's '±') is written as a backslash escape, as Python writes it to stderr
+    (sys.stderr's errors='backslashreplace'), where it was an internal error."""
 
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
+    def __init__(self, stream: Any, name: str) -> None:
+        self.stream, self.name = stream, name
 
     def write(self, text: str) -> int:
         try:
             return int(self.stream.write(text))
+        except UnicodeEncodeError as exc:  # the encoder refused the whole text before anything was buffered
+            return int(self.stream.write(text.encode(exc.encoding, "backslashreplace").decode(exc.encoding)))
         except BrokenPipeError:
             raise _ReaderGone(self.stream.fileno()) from None
+        except OSError as exc:
+            raise self._named(exc) from None
 
     def flush(self) -> None:
         try:
             self.stream.flush()
         except BrokenPipeError:
             raise _ReaderGone(self.stream.fileno()) from None
+        except OSError as exc:
+            raise self._named(exc) from None
+
+    def _named(self, exc: OSError) -> OSError:
+        return exc if exc.filename is not None else OSError(exc.errno, exc.strerror or str(exc), self.name)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
@@ -249,7 +262,8 @@ def main(argv: list[str] | None = None) -> None:
     caller parsing it got a decode error, not the reason); one that printed its JSON and then exits non-zero (check's
     10, status's 1) adds nothing. A reader that closed stdout's or stderr's pipe ends it quietly, exit SIGPIPE_EXIT."""
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Piped(_standard_stream(sys.stdout, 1)), _Piped(_standard_stream(sys.stderr, 2))
+    sys.stdout = _Piped(_standard_stream(sys.stdout, 1), "stdout")
+    sys.stderr = _Piped(_standard_stream(sys.stderr, 2), "stderr")
     try:
         _json_or_plain(argv)
     except _ReaderGone as gone:

@@ -174,6 +174,15 @@ def _entries(error_type: str, value: str, wanted: str) -> list[str]:
     return parts
 
 
+def ssh_hosts(value: str | None) -> str | None:
+    """A --host value, 'user@addr' or a list 'h1,h2' (one engine on each of --replicas N), kept as given. A list
+    that names nothing (',') or has an empty entry ('h1,,h2', 'h1,') is a `comma_list` error (_entries): ssh was
+    run on the host ',', and a dropped entry left a replica fewer hosts than the user wrote."""
+    if value is not None and "," in value:
+        _entries("comma_list", value, "comma-separated user@addr")
+    return value
+
+
 def split_commas(kind: type, value: Any, context: Any = None) -> Any:
     """'128,1_024' -> [128, 1024] (kind int), '0.1,0.5' -> [0.1, 0.5] (float, finite), 'smoke,tools' ->
     ['smoke', 'tools'] (str); anything not a string passes through. Anything else is a `comma_list` error,

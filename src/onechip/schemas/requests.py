@@ -65,6 +65,7 @@ from onechip.schemas.inputs import (
     key_values,
     mm_limits,
     split_commas,
+    ssh_hosts,
 )
 from onechip.schemas.plan import Plan
 from onechip.schemas.replicas import MAX_REPLICAS, MODELLED_POLICIES, RouterPolicy
@@ -125,6 +126,8 @@ class ServeOptions(RequestModel):
             )
 
     _image = field_validator("image")(image_reference)
+
+    _host = field_validator("host")(ssh_hosts)
 
     _launcher = field_validator("launcher")(shell_line)
 

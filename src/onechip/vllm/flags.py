@@ -781,6 +781,12 @@ def _resolved_target(plan: Plan, target: ServeTarget) -> ServeTarget:
     # ssh parses a target starting with '-' as an option: '-oProxyCommand=...' runs a local command. No host name
     # or user holds a space or a control character ('user@host -o ProxyCommand=x' was planned as one ssh target)
     host = target.host
+    if host is not None and "," in host:  # a list is one host per replica (engines.replicas.prepare_replicas)
+        hosts = len([part for part in host.split(",") if part.strip()])
+        raise ConfigError(
+            f"--host {host!r} names {hosts} hosts for one engine: give --replicas {hosts} (one engine on each), or one "
+            "host"
+        )
     if host is not None and (not host.strip() or host.startswith("-") or not host.isprintable() or " " in host):
         raise ConfigError(
             f"--host {host!r}: expected user@addr or addr (not empty, not starting with '-', no spaces or control "
