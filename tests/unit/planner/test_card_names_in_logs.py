@@ -43,9 +43,9 @@ def test_no_corpus_log_is_another_card_by_its_own_name() -> None:
             chip = _chip_of(entry)
             assert chip is not None and card_of(name) is not None, entry["name"]
             named[entry["name"]] = (name, other_card(chip, name))
-    # the 29 logs of tests/unit/vllm/test_bootlog_corpus.py NAMES (corpus67: the 2x R9700 FP8 log's kernel config name;
-    # corpus67b: the 2x R9700 Mixtral AWQ log's MoE config name)
-    assert len(named) == 29
+    # the 30 logs of tests/unit/vllm/test_bootlog_corpus.py NAMES (corpus67: the 2x R9700 FP8 log's kernel config name;
+    # corpus67b: the 2x R9700 Mixtral AWQ log's MoE config name; corpus68b: the GB10 Qwen3.5-35B-A3B-FP8 log's)
+    assert len(named) == 30
     assert {log: another for log, (_, another) in named.items() if another is not None} == {}
 
 

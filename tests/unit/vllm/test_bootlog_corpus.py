@@ -55,7 +55,7 @@ def test_the_grammar_reads_what_each_log_prints(entry: dict[str, Any]) -> None:
 def test_the_corpus_is_all_read() -> None:
     lines = sum("kv_cache_tokens" in e["logged"] for e in CORPUS)
     # README.md "Coverage"; every token line is asserted above
-    assert (len(CORPUS), lines) == (264, 189)
+    assert (len(CORPUS), lines) == (265, 190)
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
@@ -82,8 +82,9 @@ def test_most_of_the_corpus_prints_its_utilization() -> None:
     # GPU memory utilization is' / '(0.9, 172.52 GiB). ...'), joined as a word wrap's rows are (bootlog._unwrapped);
     # 2026-12-07 (logs66a): two more, the GB200 0.26.0 log's and the 0.26.1rc0 TP 3 fork's ('Desired GPU memory
     # utilization is (0.92, ...)', 'non-default args' ... 'gpu_memory_utilization': 0.91); 2026-12-07 (corpus67b): the
-    # 2x R9700 Qwen2.5-7B log's 'non-default args' ('gpu_memory_utilization': 0.85)
-    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 143
+    # 2x R9700 Qwen2.5-7B log's 'non-default args' ('gpu_memory_utilization': 0.85); 2026-12-07 (corpus68b): the GB10
+    # Qwen3.5-35B-A3B-FP8 log's 'non-default args' ('gpu_memory_utilization': 0.8)
+    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 144
 
 
 TOTALS = [e for e in CORPUS if "total_gpu_memory_gib" in e["logged"]]
@@ -108,6 +109,7 @@ NAMES = {
     "l40-qwen25-math-1.5b-len4096-v072": "NVIDIA L40",  # line 1, nvidia-smi row
     "l40s-deepseek-coder-v2-lite-cpuoffload30-len100000-v0": "NVIDIA_L40S",  # line 2, 'Using default MoE config'
     "mi300x-gemma4-26b-a4b-len32768-v0311": "AMD_Instinct_MI300X",  # line 20, 'Using default MoE config'
+    "gb10-qwen35-35b-a3b-fp8-len262144-util080-v0181dev": "NVIDIA_GB10",  # line 41, 'Using default MoE config'
     # line 31, the block-FP8 kernel config file name (fp8_utils.py 'Config file not found at .../device_name=...')
     "r9700x2-qwen36-27b-fp8-tp2-len8192-eager-v0190-rocm": "AMD_Radeon_AI_PRO_R9700",
     # line 29, 'Using default MoE config'
