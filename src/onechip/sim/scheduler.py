@@ -14,7 +14,16 @@ waiting queue) — the KV wall.
 Under async scheduling (StepModel.overlap_host: vLLM >= 0.14.0 on an accelerator) the engine decides step k+1
 while step k runs (EngineCore.step_with_batch_queue), so a request that reaches a busy engine joins the step
 after next (CellSimulation._decided_at); this also desynchronises streams that send together, as the first
-request of a wave reaches an idle engine and its peers, a request overhead later, a busy one.
+request of a wave reaches an idle engine and its peers, a request overhead later, a busy one. A closed-loop
+stream's next request, sent when its last token ends step k, therefore waits the rest of step k+1 and the whole of
+step k+2 (scheduled at step k's end) and is prefilled in step k+3. Its first token leaves the engine at the end of
+the step that completes its prompt, not a step later: step_with_batch_queue returns step k's outputs as soon as step
+k's future resolves (vllm 0.19.0 sdist, vllm/v1/engine/core.py), and tpu-inference copies step k's sampled tokens to
+the host while step k+1 runs (tpu_inference/runner/tpu_runner.py _sample_from_logits: jax.copy_to_host_async, read
+by AsyncTPUModelRunnerOutput.get_output; vllm-project/tpu-inference a5596b27, 2026-08-10). A step that prefills a
+chunk and decodes the running sequences is one forward over all its tokens (tpu_runner.py _execute_model: one
+model_fn call on the padded token bucket), so it costs StepModel.step_s of the whole batch, not a prefill's time
+plus a decode step's.
 
 A step that admits waiting requests pays StepTerms.per_admit_s for each as host work: a wave of
 requests sent together is admitted in one step, which then delays the wave's first tokens and every running

@@ -267,6 +267,28 @@ def test_async_scheduling_takes_a_request_arriving_mid_step_one_step_later():
     assert ttfts(True) == pytest.approx([OVERHEAD_S + STEP_S, 0.032 - 0.003])
 
 
+def test_async_closed_loop_send_after_the_last_token_waits_the_rest_of_a_step_and_a_whole_one():
+    """Closed loop under async scheduling (issue 22, sim68b): a stream's next request is sent when its last token
+    arrives, at the end of step k, while step k+1 runs and step k+2 was scheduled already (vllm 0.19.0 sdist,
+    vllm/v1/engine/core.py step_with_batch_queue: step k+2 is scheduled and launched right after step k's output is
+    returned, before the busy loop reads the input queue again). So the request waits the rest of step k+1 and the
+    whole of step k+2 and is prefilled in step k+3: TTFT = API server + (step - API server) + step + step, not the
+    half step a uniform arrival would wait. A synchronous engine takes it into step k+2."""
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
+    cfg = config(warmup_requests=0, requests_per_client=2)
+
+    def ttfts(overlap: bool) -> list[float]:
+        model = StepModel(flat().terms, overlap_host=overlap)
+        samples = CellSimulation(cfg, engine, model, context=64, clients=2, seed=0, start_spread_s=0.0).run()
+        return [s.t_first - s.t_send for s in sorted(samples, key=lambda s: (s.seq, s.stream))]
+
+    # both streams send at 0; the API server passes A at 2 ms (an idle engine prefills it at once, 2-12 ms) and B
+    # at 4 ms, mid-step. Second requests: A's last token ends the step at 82 ms, A2 reaches the engine at 84 ms,
+    # during 82-92, whose successor (92-102) was scheduled at 82: A2 is prefilled 102-112, TTFT 30 ms (B2 alike)
+    assert ttfts(True) == pytest.approx([0.012, 0.032, 0.030, 0.030])
+    assert ttfts(False) == pytest.approx([0.012, 0.022, 0.020, 0.020])
+
+
 def test_a_wave_admitted_together_pays_the_admission_cost_in_one_step_every_wave():
     """per_admit_s is host work of the step that admits a request: four streams sent together are
     admitted in one step of 10 + 4 x 3 ms, so each request's first token comes 22 ms after it was sent, in every
