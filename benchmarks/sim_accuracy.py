@@ -276,21 +276,21 @@ SEEDS = 5
 # output token are request_overhead_s and per_output_token_s (seed fit 7.26 ms and 0.067 ms). Seed mode's fitted terms,
 # each simulated measured request's TTFT split (medians over 5 seeds: API server + wait for the step that admits it +
 # its prefill step(s) + the round that delivers its first token): 128 x 16 7.3 + 21.0 + 15.8 + 2.2 = 45.7 ms against
-# 98.8 measured (53 ms short, 4.0 measured TPOTs); 128 x 64 7.3 + 65.9 + 42.1 + 8.3 = 125.0 against 247.3 (3.1 TPOTs,
-# in sample); 1,024 x 64 243.1 against 421.7 (3.8); 1,024 x 16 145.7 against 170.1 (1.7); 128 x 4 25.6 against 31.8
-# (0.7); and high where prompts are long: 1,024 x 4 81.6 against 51.5, 8,192 x 4 445.5 against 304.2, 8,192 x 16 741.3
-# against 594.4. The wait is already the async one (1.3 - 2.1 simulated steps at the short prompts), so no step count
-# the engine's loop adds closes it: short prompts lack 0.7 - 4 steps, long ones carry 3 - 10 too many. One client, long prompts (the one-client sweep,
-# prediction_ranges.json's held-out factors): the model is low by 13.7 / 9.1 / 19.0 / 47.4 / 133.9 ms at 2,048 / 4,096
-# / 8,192 / 16,384 / 32,768 tokens from the config-validation fit (gce 12.6 / 6.2 / 12.6 / 34.9 / 111.6; gke 13.0 /
-# 7.0 / 13.1 / 30.0 / 77.1), 1.5 - 4.1 us a prompt token from 4,096 tokens, more as prompts grow; the measured increments grow too (9.8 /
-# 11.2 / 13.9 us a token from 4,096 to 8,192 / 16,384 / 32,768), while the saturated prefill rate is flat (config-
-# validation, another build: 58.7k prompt tokens/s at 16,000 x 64, 58.2k at 32,000 x 32), which device attention
-# growing with context would have cut by about 14% at 32k. So that part lies outside the engine step. A candidate
-# there, not added: the API server tokenizes the random text vllm bench serve sends on one renderer thread
-# (benchmarks/tokenize_rate.py says where), and a BPE tokenizer's time per token grows with such prompts (SmolLM2's,
-# this machine: 1.4 - 1.6 us a token at 128, 17 - 35 at 16,384 - 32,768); Gemma's was not measured, so its rate has no
-# source yet.
+# 98.8 measured (53 ms short, 4.0 measured TPOTs); 128 x 64 7.3 + 65.9 + 42.1 + 8.3 = 125.0 against 247.3 (3.1 TPOTs, in
+# sample); 1,024 x 64 243.1 against 421.7 (3.8); 1,024 x 16 145.7 against 170.1 (1.7); 128 x 4 25.6 against 31.8 (0.7);
+# and high where prompts are long: 1,024 x 4 81.6 against 51.5, 8,192 x 4 445.5 against 304.2, 8,192 x 16 741.3 against
+# 594.4. The wait is already the async one (1.3 - 2.1 simulated steps at the short prompts), so no step count the
+# engine's loop adds closes it: short prompts lack 0.7 - 4 steps, long ones carry 3 - 10 too many. One client, long
+# prompts (the one-client sweep, prediction_ranges.json's held-out factors): the model is low by 13.7 / 9.1 / 19.0 /
+# 47.4 / 133.9 ms at 2,048 / 4,096 / 8,192 / 16,384 / 32,768 tokens from the config-validation fit (gce 12.6 / 6.2 /
+# 12.6 / 34.9 / 111.6; gke 13.0 / 7.0 / 13.1 / 30.0 / 77.1), 1.5 - 4.1 us a prompt token from 4,096 tokens, more as
+# prompts grow; the measured increments grow too (9.8 / 11.2 / 13.9 us a token from 4,096 to 8,192 / 16,384 / 32,768),
+# while the saturated prefill rate is flat (config-validation, another build: 58.7k prompt tokens/s at 16,000 x 64,
+# 58.2k at 32,000 x 32), which device attention growing with context would have cut by about 14% at 32k. So that part
+# lies outside the engine step. A candidate there, not added: the API server tokenizes the random text vllm bench serve
+# sends on one renderer thread (benchmarks/tokenize_rate.py says where), and a BPE tokenizer's time per token grows with
+# such prompts (SmolLM2's, this machine: 1.4 - 1.6 us a token at 128, 17 - 35 at 16,384 - 32,768); Gemma's was not
+# measured, so its rate has no source yet.
 TOGETHER, RECORDED = "--together" in sys.argv, "--recorded" in sys.argv
 
 
