@@ -176,3 +176,46 @@ def test_cloud_up_cli_while_another_holds_the_name_is_one_line_exit_8(fast, run)
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert rc == 8 and len(errors) == 1 and "onechip-v5e-1" in errors[0] and "Traceback" not in err, (rc, out, err)
     assert not any(m == "POST" for m, _, _ in fast.requests) and records.load_all() == []
+
+
+@pytest.mark.parametrize(("date_behind_s", "age", "api_behind_s"), [
+    (3 * 3600, "10800", 0),  # a cache's copy 3 h old, its Age said: the API's clock is this machine's
+    (3 * 3600 + 600, "10800", 600),  # the same copy of an API 10 min behind: the API's clock, not the copy's
+    (600, "junk", 600),  # an Age that is no delta-seconds (RFC 9111 section 1.2.2) is not read: Date alone
+    (600, "", 600),  # no Age: an answer the server made just now
+])  # fmt: skip
+def test_the_api_s_clock_is_read_from_date_plus_age(monkeypatch, date_behind_s, age, api_behind_s):
+    # A cache's answer carries the origin's Date (when the API made it) and an Age (RFC 9111 section 5.1: its
+    # estimate of the time since then): the API's now is Date + Age (section 4.2.3, corrected_age_value). Before,
+    # a proxy's 3-h-old copy set the API's clock 3 h behind: status billed a node granted 1 h ago nothing.
+    from email.utils import format_datetime
+
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://tpu.scenario.test")
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        made = datetime.now(UTC) - timedelta(seconds=date_behind_s)
+        headers = {"Date": format_datetime(made, usegmt=True)} | ({"Age": age} if age else {})
+        return httpx.Response(200, json={"nodes": []}, headers=headers)
+
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(answer)), poll_s=0.01)
+    tpu.list_nodes(OK)
+    behind_s = (datetime.now(UTC) - tpu.now()).total_seconds()
+    assert abs(behind_s - api_behind_s) <= 2, behind_s  # Date's 1-s resolution and the answer's travel
+
+
+@pytest.mark.parametrize(
+    ("date", "age"), [("Fri, 31 Dec 9999 23:59:59 GMT", ""), ("Fri, 31 Dec 9999 23:59:58 GMT", "9")]
+)
+def test_a_date_at_the_end_of_time_is_no_clock(monkeypatch, date, age):
+    # Before: TpuApi.now raised OverflowError ('date value out of range') once a second had passed after an answer
+    # dated 9999-12-31T23:59:59 (a junk or fuzzed Date, RFC 9110's grammar allows it), so `cloud status` died with an
+    # internal error; with an Age past it, the read itself did. Now such a clock is not taken: this machine's is.
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://tpu.scenario.test")
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"nodes": []}, headers={"Date": date} | ({"Age": age} if age else {}))
+
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(answer)), poll_s=0.01)
+    tpu.list_nodes(OK)
+    time.sleep(1.1)  # past the Date's last second
+    assert abs((tpu.now() - datetime.now(UTC)).total_seconds()) <= 2
