@@ -219,3 +219,39 @@ def test_a_date_at_the_end_of_time_is_no_clock(monkeypatch, date, age):
     tpu.list_nodes(OK)
     time.sleep(1.1)  # past the Date's last second
     assert abs((tpu.now() - datetime.now(UTC)).total_seconds()) <= 2
+
+
+def test_a_second_set_of_one_name_while_the_first_is_at_its_second_tpu_touches_nothing(fast):
+    # `cloud up --replicas 2` twice at once, one home, one set name. Each TPU's claim is held only through its own
+    # `up`: with the first at its second TPU, the second set resumed the first's TPU 0 as its own, found TPU 1 claimed,
+    # and then deleted TPU 0 as 'a TPU of the set already granted' (up_set's partial-set rule), under the first.
+    # Now the set's name is claimed for the whole set: the second stops before it reads or sends anything.
+    from onechip import api
+    from onechip.schemas.cloud import CloudUpRequest
+
+    inside, second_done = threading.Event(), threading.Event()
+    at_second: list[bool] = []
+
+    def first_progress(event) -> None:
+        if "TPU 2 of 2" in event.message:
+            at_second.append(True)
+        elif at_second and not inside.is_set():  # inside the second TPU's `up`, its name claimed
+            inside.set()
+            second_done.wait(30)
+
+    request = CloudUpRequest.model_validate({"project": P, "zones": [OK], "provisioning": "spot", "no_limit": True,
+                                             "replicas": 2, "timeout_s": 10.0})  # fmt: skip
+    first: dict = {}
+    thread = threading.Thread(target=lambda: first.setdefault("result", api.cloud_up(request, first_progress)))
+    thread.start()
+    assert inside.wait(30)
+    try:
+        with pytest.raises(BusyError) as info:
+            api.cloud_up(request)
+    finally:
+        second_done.set()
+        thread.join(30)
+    assert "\n" not in str(info.value) and "onechip-v5e-1" in str(info.value), info.value
+    assert not any(m == "DELETE" for m, _, _ in fast.requests), fast.requests
+    assert [r.name for r in first["result"].resources] == ["onechip-v5e-1-0", "onechip-v5e-1-1"]
+    assert {name for _, _, name in ours(fast)} == {"onechip-v5e-1-0", "onechip-v5e-1-1"}
