@@ -255,3 +255,28 @@ def test_a_second_set_of_one_name_while_the_first_is_at_its_second_tpu_touches_n
     assert not any(m == "DELETE" for m, _, _ in fast.requests), fast.requests
     assert [r.name for r in first["result"].resources] == ["onechip-v5e-1-0", "onechip-v5e-1-1"]
     assert {name for _, _, name in ours(fast)} == {"onechip-v5e-1-0", "onechip-v5e-1-1"}
+
+
+@pytest.mark.parametrize("where", ["message", "resource-info"])
+def test_a_node_the_api_no_longer_has_stays_gone_not_unsupported(monkeypatch, where):
+    # the acceleratorTypes 404 rule (191ba279) reads NOT_FOUND as 'unsupported' only when it names the zone's
+    # acceleratorTypes/TYPE: a GET of a deleted node, whose 404 names the node (AIP-193, in its message or its
+    # google.rpc.ResourceInfo), is the node gone: status bills nothing more and says how to drop the record
+    from onechip.schemas.cloud import CloudResource
+
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://tpu.scenario.test")
+    node = f"projects/{P}/locations/{OK}/nodes/n"
+    said = f"Resource '{node}' was not found" if where == "message" else "Requested entity was not found."
+    info = [{"@type": "type.googleapis.com/google.rpc.ResourceInfo", "resourceName": node}]
+    error = {"code": 404, "status": "NOT_FOUND", "message": said} | ({"details": info} if where != "message" else {})
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, json={"error": error})
+
+    resource = CloudResource(name="n", kind="node", node_id="n", project=P, zone=OK, chip="v5e-1",
+                             accelerator_type="v5litepod-1", runtime_version="v2-alpha-tpuv5-lite",
+                             provisioning="spot", created_at="2026-12-07T00:00:00+00:00", usd_per_hour=1.0,
+                             no_limit=True)  # fmt: skip
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(answer)), poll_s=0.01)
+    st = provision.status(tpu, resource)
+    assert not st.exists and st.resource.state == provision.GONE and st.ended and st.ended.startswith("gone:"), st
