@@ -301,7 +301,8 @@ def exclusive(path: Path, busy: str) -> Iterator[None]:
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise BusyError(busy) from None
-            raise
+            # flock's error names no file: 'No locks available' alone (a home on NFS without lockd) said not where
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock

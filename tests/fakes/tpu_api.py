@@ -165,6 +165,7 @@ class FakeTpuApi:
     queued: dict[str, dict[str, Any]] = field(default_factory=dict)
     operations: dict[str, dict[str, Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    clock_offset_s: float = 0.0  # the API's clock less this machine's: its Date headers and createTimes
 
     def __enter__(self) -> FakeTpuApi:
         fake = self
@@ -172,6 +173,9 @@ class FakeTpuApi:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def date_time_string(self, timestamp: float | None = None) -> str:  # the Date header, by the API's clock
+                return super().date_time_string(time.time() + fake.clock_offset_s if timestamp is None else timestamp)
 
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -291,16 +295,21 @@ class FakeTpuApi:
             node["schedulingConfig"] = {"spot": True}
         if kind == "node":
             key = f"{parent}/nodes/{name}"
-            self.nodes[key] = dict(node, name=key, state=state, createTime=_now(), _ready_at=time.monotonic())
+            self.nodes[key] = dict(node, name=key, state=state, createTime=self._now(), _ready_at=time.monotonic())
             return
         key = f"{parent}/queuedResources/{name}"
         spec = {"parent": parent, "nodeId": f"{name}-node", "node": node}
         now = time.monotonic()
-        self.queued[key] = {"name": key, "createTime": _now(), "tpu": {"nodeSpec": [spec]}, "state": {"state": state},
-                            "provisioningModel": "FLEX_START", "_rule": "ok", "_spec": spec, "_provision_at": now,
+        self.queued[key] = {"name": key, "createTime": self._now(), "tpu": {"nodeSpec": [spec]},
+                            "state": {"state": state}, "provisioningModel": "FLEX_START", "_rule": "ok", "_spec": spec,
+                            "_provision_at": now,
                             "_active_at": now + self.provisioning_s, "_expire_at": now + 3600}  # fmt: skip
         if state == "ACTIVE":
             self._grant(self.queued[key], now)
+
+    def _now(self) -> str:
+        """Now by the API's clock, as its createTime says it."""
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + self.clock_offset_s))
 
     def sent_text(self) -> str:
         """Everything sent to the fake (paths and bodies), for asserting that no secret was."""
@@ -393,7 +402,7 @@ class FakeTpuApi:
         done_at = time.monotonic() + self.create_s
         if rule == "stockout":
             return 200, self._operation(parent, done_at, {"code": 8, "message": STOCKOUT.format(zone=zone)})
-        node.update(name=key, state="CREATING", createTime=_now(), _ready_at=done_at)
+        node.update(name=key, state="CREATING", createTime=self._now(), _ready_at=done_at)
         self.nodes[key] = node
         return 200, self._operation(parent, done_at)
 
@@ -443,7 +452,7 @@ class FakeTpuApi:
         if rule == "op-stockout":
             return 200, self._operation(parent, now, {"code": 8, "message": STOCKOUT.format(zone=zone)})
         valid_s = float(str(qr.get("queueingPolicy", {}).get("validUntilDuration", "3600s")).rstrip("s"))
-        qr.update(name=key, createTime=_now(), state={"state": "WAITING_FOR_RESOURCES"}, _rule=rule,
+        qr.update(name=key, createTime=self._now(), state={"state": "WAITING_FOR_RESOURCES"}, _rule=rule,
                   _provision_at=now + self.wait_s, _active_at=now + self.wait_s + self.provisioning_s,
                   _expire_at=now + valid_s, _spec=spec)  # fmt: skip
         self.queued[key] = qr
@@ -519,14 +528,15 @@ class FakeTpuApi:
     def _grant(self, qr: dict[str, Any], now: float) -> None:
         qr["state"], qr["_granted_at"] = {"state": "ACTIVE"}, now
         spec = qr["_spec"]
-        node = dict(spec["node"], name=f"{spec['parent']}/nodes/{spec['nodeId']}", state="READY", createTime=_now())
+        node = dict(
+            spec["node"],
+            name=f"{spec['parent']}/nodes/{spec['nodeId']}",
+            state="READY",
+            createTime=self._now(),
+        )
         self.nodes[node["name"]] = node
 
 
 def _error(status: int, name: str, message: str) -> tuple[int, dict[str, Any]]:
     """Google's error body: {"error": {"code": HTTP status, "message", "status": gRPC status name}}."""
     return status, {"error": {"code": status, "message": message, "status": name}}
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

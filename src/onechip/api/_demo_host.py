@@ -191,7 +191,7 @@ def demo_on_host(
     token_file: Path | None = None
     engine_up = False
     failure: OnechipError | None = None  # on its way out: its message is completed once the cleanup is known
-    started = provision.now_iso()  # what cloud up records from now on is this demo's (_provisioned)
+    before = _recorded(request)  # what cloud up records from now on is this demo's (_provisioned)
     try:
         with stage("provision"):
             host, options, resource = _demo_host(request, on_progress)
@@ -207,12 +207,12 @@ def demo_on_host(
             report_layer.write_report(run_dir, ("md", "html", "serving-report"))
     except (KeyboardInterrupt, Interrupted) as exc:
         manifest.status, manifest.error = "interrupted", str(exc) if isinstance(exc, Interrupted) else "interrupted"
-        resource = resource or _provisioned(request, started)
+        resource = resource or _provisioned(request, before)
         failure = Interrupted(f"demo interrupted; what was measured is in {run_dir}")
         raise failure from None
     except OnechipError as exc:
         manifest.status, manifest.error = "failed", str(exc)
-        resource = resource or _provisioned(request, started)
+        resource = resource or _provisioned(request, before)
         failure = exc
         raise
     finally:
@@ -229,17 +229,23 @@ def demo_on_host(
     return manifest
 
 
-def _provisioned(request: DemoRequest, since: str) -> CloudResource | None:
-    """What the demo's `cloud up` created (recorded at or after `since`, ISO) before it failed or was
-    interrupted: a queued request still waiting, a node not yet READY. The demo deletes it as it deletes a
+def _recorded(request: DemoRequest) -> set[tuple[str, str, str, str]]:
+    """This home's records as (project, zone, name, created_at): what existed before the demo (`_provisioned`)."""
+    return {(r.project, r.zone, r.name, r.created_at) for r in cloud_records.load_all()} if request.cloud else set()
+
+
+def _provisioned(request: DemoRequest, before: set[tuple[str, str, str, str]]) -> CloudResource | None:
+    """What the demo's `cloud up` created (a record not in `before`, `_recorded` as the demo began) before it failed
+    or was interrupted: a queued request still waiting, a node not yet READY. The demo deletes it as it deletes a
     TPU it got (or, with --keep, names it); a TPU of that name created before the demo, or in a zone it was
-    not given, is never touched.
+    not given, is never touched. Told apart by the records, not by a time: created_at is the API's clock
+    (TpuApi.now), the demo's start this machine's, and with this machine ahead the demo's own request seemed older.
     None when the demo provisions nothing or created nothing."""
     if not request.cloud:
         return None
     name = provision.tpu_name(demo_cloud_request(request))
-    found = [r for r in cloud_records.load_all() if r.name == name and r.created_at >= since
-             and (not request.zones or r.zone in request.zones)]  # fmt: skip
+    found = [r for r in cloud_records.load_all() if r.name == name and (r.project, r.zone, r.name, r.created_at)
+             not in before and (not request.zones or r.zone in request.zones)]  # fmt: skip
     return max(found, key=lambda r: r.created_at) if found else None
 
 

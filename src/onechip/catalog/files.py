@@ -1287,8 +1287,8 @@ class EngineEntry(StrictModel):
     version: str = Field(description="Engine version the rules were read from.")
     release: str | None = Field(
         default=None,
-        description="The newest release the rules were read from, as a release number: what a plan without "
-        "--engine-version is made for, and the release `up` runs (the image tag).",
+        description="The release `up` runs (the image tag), as a release number: what a plan without "
+        "--engine-version is made for. Rules of later releases may be read too (vllm-gpu's hybrid rules).",
     )
     release_source: str = Field(default="", description="Where that release comes from.")
     first_release: str | None = Field(

@@ -1035,6 +1035,13 @@ def up_set(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn) -> Clo
     that deletes them all (`cloud down --name NAME`)."""
     name = tpu_name(request)
     names = set_names(name, request.replicas)
+    with records.claimed(api.project, name, of_set=True):  # a second set must not resume, then delete, the first's
+        return _up_set_claimed(api, request, name, names, on_progress)
+
+
+def _up_set_claimed(api: TpuApi, request: CloudUpRequest, name: str, names: list[str],
+                    on_progress: ProgressFn) -> CloudUpResult:  # fmt: skip
+    """`up_set`, the set's name claimed (records.claimed)."""
     got: list[CloudUpResult] = []
     try:
         for k, member in enumerate(names):

@@ -14,6 +14,8 @@
                                                                  and the real path of the home it was made for
     <home>/cloud/claims/<project>/<name>.lock                    flock held by the `up` (or `demo --cloud`) that
                                                                  claims that name, to its end (`claimed`)
+    <home>/cloud/claims/<project>/<name>.set.lock                the same, held by `cloud up --replicas N` for the
+                                                                 whole set <name>-0 ... <name>-(N-1)
 
 The cloud side carries labels too (`created-by: onechip`; `onechip-owner: ID`, the home that created it: owner_id,
 so `up` never resumes or deletes another onechip's TPU of the same name; each TPU of a `cloud up --replicas N` set
@@ -179,18 +181,21 @@ def _dir() -> Path:
     return onechip_home() / "cloud"
 
 
-def claimed(project: str, name: str) -> AbstractContextManager[None]:
+def claimed(project: str, name: str, of_set: bool = False) -> AbstractContextManager[None]:
     """Hold this home's claim on the TPU name `name` in `project` for the block (a flock: it goes with the process).
     Two `up`s of one home at once, one name: the second read the first's TPU, labelled with this home's owner id, as
     its own to resume, and would delete it as its own when its wait ended; the owner label tells homes apart, not
-    processes. Raises BusyError (one line, exit 8) when another process of this home holds it, ConfigError for a
-    project or name not in the API's shapes (a path is made of them)."""
+    processes. `of_set`: the name of a `cloud up --replicas N` set, claimed for the whole set (<name>.set.lock; each
+    TPU's own claim lasts only its `up`: a second set resumed the first's TPU 0 and, finding TPU 1 claimed, deleted
+    it as its own partial set's). Raises BusyError (one line, exit 8) when another process of this home holds it,
+    ConfigError for a project or name not in the API's shapes (a path is made of them)."""
     if not valid_names(project, "us-west4-a", name):  # any zone: only the project and the name make the path
         raise ConfigError(f"claim of {name[:80]!r} in {project[:80]!r}: not a TPU resource name and project")
+    what = f"the set of TPUs {name}-0 ... (`cloud up --replicas`" if of_set else f"TPU {name} (`cloud up`"
     return exclusive(
-        _dir() / "claims" / project / f"{name}.lock",
-        f"another onechip of this home is creating or resuming TPU {name} in project {project} (`cloud up` or "
-        "`demo --cloud`): nothing was sent; wait for it to end, or give another --name",
+        _dir() / "claims" / project / f"{name}{'.set' if of_set else ''}.lock",  # a TPU name has no '.'
+        f"another onechip of this home is creating or resuming {what} or `demo --cloud`) in project {project}: "
+        "nothing was sent; wait for it to end, or give another --name",
     )
 
 

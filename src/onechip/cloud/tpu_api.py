@@ -87,6 +87,9 @@ OPERATION_GRACE_S = 60.0
 # an answer's Date is whole seconds (RFC 9110 section 5.6.7, IMF-fixdate): an offset from this machine's clock within
 # it is the Date's truncation and the answer's travel, not a clock that is off (`TpuApi.now`)
 DATE_RESOLUTION_S = 1.0
+# RFC 9111 section 1.2.2: a delta-seconds past what a recipient can hold is taken as 2^31 (an Age of 10^30 s is no
+# overflow of the clock's offset)
+AGE_CAP_S = 2**31
 Json = dict[str, Any]
 T = TypeVar("T")
 
@@ -369,11 +372,23 @@ class TpuApi:
         how far the last answer's Date header (RFC 9110 section 6.6.1: when the server made it) was from it, when
         farther than DATE_RESOLUTION_S. A machine 10 min behind billed a node made 1 min ago nothing (its createTime
         lay 9 min ahead); one 10 min ahead, 11 min."""
-        return datetime.now(UTC) + timedelta(seconds=self.clock_offset_s)
+        try:
+            return datetime.now(UTC) + timedelta(seconds=self.clock_offset_s)
+        except OverflowError:  # a Date near year 9999 (junk): no clock a time can be read on, so this machine's
+            return datetime.now(UTC)
 
     def _saw_clock(self, headers: httpx.Headers) -> None:
-        """Keep the API's clock offset (`now`) from an answer's Date, when it has one that reads."""
+        """Keep the API's clock offset (`now`) from an answer's Date, when it has one that reads, plus its Age where a
+        cache on the way says one: Date is when the API made the answer, Age the cache's estimate of the time since
+        (RFC 9111 sections 5.1 and 4.2.3; delta-seconds, section 1.2.2: digits, at most 2^31). A proxy's 3-h-old copy
+        set the API's clock 3 h behind (a node granted 1 h ago billed nothing)."""
         sent = http_date(headers.get("date", ""))
+        age = headers.get("age", "").strip()
+        if sent is not None and age.isascii() and age.isdigit():
+            try:
+                sent += timedelta(seconds=min(int(age), AGE_CAP_S))
+            except OverflowError:  # past year 9999: junk, as a Date that reads as no date
+                sent = None
         if sent is not None:
             offset_s = (sent - datetime.now(UTC)).total_seconds()
             self.clock_offset_s = offset_s if abs(offset_s) > DATE_RESOLUTION_S else 0.0

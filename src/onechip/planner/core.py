@@ -560,7 +560,8 @@ def _version_warnings(r: _Resolved) -> list[PlanWarning]:
     release = r.rules.release
     if version is None:
         said = (
-            f"vLLM {release} (no --engine-version: the newest release the catalog's rules were read from)"
+            # engines.json `release`: the image tag `up` runs; not the newest release read (hybrid rules reach 0.34.0)
+            f"vLLM {release} (no --engine-version: the release `up` runs, engines.json {r.engine} release)"
             if release
             else "the newest vLLM the catalog has a rule for (no --engine-version)"
         )

@@ -176,3 +176,107 @@ def test_cloud_up_cli_while_another_holds_the_name_is_one_line_exit_8(fast, run)
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert rc == 8 and len(errors) == 1 and "onechip-v5e-1" in errors[0] and "Traceback" not in err, (rc, out, err)
     assert not any(m == "POST" for m, _, _ in fast.requests) and records.load_all() == []
+
+
+@pytest.mark.parametrize(("date_behind_s", "age", "api_behind_s"), [
+    (3 * 3600, "10800", 0),  # a cache's copy 3 h old, its Age said: the API's clock is this machine's
+    (3 * 3600 + 600, "10800", 600),  # the same copy of an API 10 min behind: the API's clock, not the copy's
+    (600, "junk", 600),  # an Age that is no delta-seconds (RFC 9111 section 1.2.2) is not read: Date alone
+    (600, "", 600),  # no Age: an answer the server made just now
+])  # fmt: skip
+def test_the_api_s_clock_is_read_from_date_plus_age(monkeypatch, date_behind_s, age, api_behind_s):
+    # A cache's answer carries the origin's Date (when the API made it) and an Age (RFC 9111 section 5.1: its
+    # estimate of the time since then): the API's now is Date + Age (section 4.2.3, corrected_age_value). Before,
+    # a proxy's 3-h-old copy set the API's clock 3 h behind: status billed a node granted 1 h ago nothing.
+    from email.utils import format_datetime
+
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://tpu.scenario.test")
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        made = datetime.now(UTC) - timedelta(seconds=date_behind_s)
+        headers = {"Date": format_datetime(made, usegmt=True)} | ({"Age": age} if age else {})
+        return httpx.Response(200, json={"nodes": []}, headers=headers)
+
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(answer)), poll_s=0.01)
+    tpu.list_nodes(OK)
+    behind_s = (datetime.now(UTC) - tpu.now()).total_seconds()
+    assert abs(behind_s - api_behind_s) <= 2, behind_s  # Date's 1-s resolution and the answer's travel
+
+
+@pytest.mark.parametrize(
+    ("date", "age"), [("Fri, 31 Dec 9999 23:59:59 GMT", ""), ("Fri, 31 Dec 9999 23:59:58 GMT", "9")]
+)
+def test_a_date_at_the_end_of_time_is_no_clock(monkeypatch, date, age):
+    # Before: TpuApi.now raised OverflowError ('date value out of range') once a second had passed after an answer
+    # dated 9999-12-31T23:59:59 (a junk or fuzzed Date, RFC 9110's grammar allows it), so `cloud status` died with an
+    # internal error; with an Age past it, the read itself did. Now such a clock is not taken: this machine's is.
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://tpu.scenario.test")
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"nodes": []}, headers={"Date": date} | ({"Age": age} if age else {}))
+
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(answer)), poll_s=0.01)
+    tpu.list_nodes(OK)
+    time.sleep(1.1)  # past the Date's last second
+    assert abs((tpu.now() - datetime.now(UTC)).total_seconds()) <= 2
+
+
+def test_a_second_set_of_one_name_while_the_first_is_at_its_second_tpu_touches_nothing(fast):
+    # `cloud up --replicas 2` twice at once, one home, one set name. Each TPU's claim is held only through its own
+    # `up`: with the first at its second TPU, the second set resumed the first's TPU 0 as its own, found TPU 1 claimed,
+    # and then deleted TPU 0 as 'a TPU of the set already granted' (up_set's partial-set rule), under the first.
+    # Now the set's name is claimed for the whole set: the second stops before it reads or sends anything.
+    from onechip import api
+    from onechip.schemas.cloud import CloudUpRequest
+
+    inside, second_done = threading.Event(), threading.Event()
+    at_second: list[bool] = []
+
+    def first_progress(event) -> None:
+        if "TPU 2 of 2" in event.message:
+            at_second.append(True)
+        elif at_second and not inside.is_set():  # inside the second TPU's `up`, its name claimed
+            inside.set()
+            second_done.wait(30)
+
+    request = CloudUpRequest.model_validate({"project": P, "zones": [OK], "provisioning": "spot", "no_limit": True,
+                                             "replicas": 2, "timeout_s": 10.0})  # fmt: skip
+    first: dict = {}
+    thread = threading.Thread(target=lambda: first.setdefault("result", api.cloud_up(request, first_progress)))
+    thread.start()
+    assert inside.wait(30)
+    try:
+        with pytest.raises(BusyError) as info:
+            api.cloud_up(request)
+    finally:
+        second_done.set()
+        thread.join(30)
+    assert "\n" not in str(info.value) and "onechip-v5e-1" in str(info.value), info.value
+    assert not any(m == "DELETE" for m, _, _ in fast.requests), fast.requests
+    assert [r.name for r in first["result"].resources] == ["onechip-v5e-1-0", "onechip-v5e-1-1"]
+    assert {name for _, _, name in ours(fast)} == {"onechip-v5e-1-0", "onechip-v5e-1-1"}
+
+
+@pytest.mark.parametrize("where", ["message", "resource-info"])
+def test_a_node_the_api_no_longer_has_stays_gone_not_unsupported(monkeypatch, where):
+    # the acceleratorTypes 404 rule (191ba279) reads NOT_FOUND as 'unsupported' only when it names the zone's
+    # acceleratorTypes/TYPE: a GET of a deleted node, whose 404 names the node (AIP-193, in its message or its
+    # google.rpc.ResourceInfo), is the node gone: status bills nothing more and says how to drop the record
+    from onechip.schemas.cloud import CloudResource
+
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://tpu.scenario.test")
+    node = f"projects/{P}/locations/{OK}/nodes/n"
+    said = f"Resource '{node}' was not found" if where == "message" else "Requested entity was not found."
+    info = [{"@type": "type.googleapis.com/google.rpc.ResourceInfo", "resourceName": node}]
+    error = {"code": 404, "status": "NOT_FOUND", "message": said} | ({"details": info} if where != "message" else {})
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, json={"error": error})
+
+    resource = CloudResource(name="n", kind="node", node_id="n", project=P, zone=OK, chip="v5e-1",
+                             accelerator_type="v5litepod-1", runtime_version="v2-alpha-tpuv5-lite",
+                             provisioning="spot", created_at="2026-12-07T00:00:00+00:00", usd_per_hour=1.0,
+                             no_limit=True)  # fmt: skip
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(answer)), poll_s=0.01)
+    st = provision.status(tpu, resource)
+    assert not st.exists and st.resource.state == provision.GONE and st.ended and st.ended.startswith("gone:"), st

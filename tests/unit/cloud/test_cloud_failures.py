@@ -1612,3 +1612,17 @@ def test_a_tpu_gone_since_is_shown_with_no_ip(fast, run):
     assert records.load_all()[0].external_ip is None
     rc, out, err = run("cloud", "status", "--project", P)
     assert rc == 0 and fast.external_ip not in out + err and f"{node.name} (node) in {OK}: gone, spot, no IP," in out
+
+
+def test_a_failed_demo_deletes_its_request_when_this_machine_is_ahead_of_the_api(fast, tmp_path, monkeypatch):
+    # created_at is stamped by the API's clock (TpuApi.now, cloud68), the demo's start was by this machine's: with
+    # this machine 10 min ahead, the demo's own request seemed made before the demo and was left queued (billed on
+    # grant). What the demo created is what was not recorded before it began.
+    fast.clock_offset_s = -600.0
+    monkeypatch.setattr("onechip.cloud.tpu_api.RETRIES", 1)
+    fast.faults.append(Fault("GET", rf"{OK}/queuedResources/onechip-v5e-1$", 403, after=1))  # up stops (not an outage)
+    with pytest.raises(CloudError) as info:
+        _demo(tmp_path)
+    assert str(info.value).endswith("; the demo deleted queued-resource onechip-v5e-1 (us-west4-a)"), info.value
+    fast.faults.clear()
+    assert ours(fast) == set() and records.load_all() == []

@@ -10,8 +10,7 @@ import anyio
 from mcp import Client
 
 from onechip import api
-from onechip.api._demo_host import _provisioned
-from onechip.cloud import provision
+from onechip.api._demo_host import _provisioned, _recorded
 from onechip.mcp.server import build_server
 from onechip.schemas.requests import DemoRequest
 
@@ -28,11 +27,11 @@ def test_a_demo_naming_its_chip_as_google_does_finds_the_tpu_cloud_up_named(fast
     # was: `demo --cloud gcp --chip v5litepod-1` got its TPU from `cloud up`, which names it after onechip's key
     # (cloud_target: v5litepod-1 -> v5e-1, so 'onechip-v5e-1'), while the demo looked for 'onechip-v5litepod-1' to
     # delete after a failure (_provisioned), for --again and for --keep's line: the TPU it created was never found
-    since = provision.now_iso()  # as api.demo stamps its start
     request = _demo(chip="v5litepod-1")
+    before = _recorded(request)  # as api.demo takes it at its start
     created = api.cloud_up(api.demo_cloud_request(request)).resource
     assert created.name == "onechip-v5e-1"  # catalog/cloud_tpu.json: v5litepod-1 is Google's name of v5e-1
-    found = _provisioned(request, since)
+    found = _provisioned(request, before)
     assert found is not None and found.name == created.name
 
 
