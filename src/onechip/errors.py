@@ -680,12 +680,14 @@ _URL_PARTS = re.compile(r"^([^:/?#]+://)?([^/?#]*@)?([^?#]*)(\?[^#]*)?(#.*)?$", 
 
 # A private key's PEM block read a line at a time (lines_redactor): its BEGIN and END lines (RFC 7468 section 2; 'RSA ',
 # 'EC ', 'ENCRYPTED ' before 'PRIVATE KEY', as _SECRET_PATTERNS' block), and what a line of its body is: base64 and
-# whitespace (RFC 7468 section 3, base64text and W), or a header of an encrypted legacy key (RFC 1421 section 4.6.1:
-# Proc-Type, DEK-Info), after the prefix the BEGIN line had (docker compose's 'svc-1  | ', ssh's none). A line of any
-# other kind ends the block: a block cut short hides its body, not every line of the log after it.
+# whitespace around it (RFC 7468 section 3, base64text and W; generators wrap the base64 at 64 characters and put no
+# whitespace inside a line, section 2), or a header of an encrypted legacy key (RFC 1421 section 4.6.1: Proc-Type,
+# DEK-Info), after the prefix the BEGIN line had (docker compose's 'svc-1  | ', ssh's none). A line of any other kind
+# ends the block: a block cut short hides its body, not every line of the log after it (words with spaces between,
+# 'Segmentation fault core dumped', were read as body while a space inside a line was: qa68a).
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
-_PEM_BODY = re.compile(r"[A-Za-z0-9+/=\s]*|(?:Proc-Type|DEK-Info):.*")
+_PEM_BODY = re.compile(r"\s*[A-Za-z0-9+/=]*\s*|(?:Proc-Type|DEK-Info):.*")
 # A secret cut in two by a wrap: the run of characters up to a line's end, and the run a line starts with; at most
 # SECRET_SPAN_CHARS of the first are kept, longer than any secret a shape matches (a Google OAuth access token is up to
 # 2048 bytes: developers.google.com/identity/protocols/oauth2, Token size; onechip.logpump holds as many back)

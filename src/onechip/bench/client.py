@@ -216,7 +216,10 @@ class _Timing:
         out, usage = self.out, self.usage
         self.drop_uncounted_empties()
         self.time_stop_step()
-        if not self.per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times):
+        counted = (usage or {}).get("completion_tokens")
+        # per-chunk counts adding up past the request's (a final count below the continuous ones) count no chunk of it
+        beyond = isinstance(counted, int) and sum(out.chunk_tokens) > counted
+        if not self.per_chunk_known or len(out.chunk_tokens) != len(out.chunk_times) or beyond:
             out.chunk_tokens = []
         if out.error is None and not (self.done or self.final_usage or out.finish_reason):
             out.error = STREAM_CUT

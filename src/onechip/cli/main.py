@@ -198,10 +198,11 @@ class _Piped:
 
     def write(self, text: str) -> int:
         try:
-            return int(self.stream.write(text))
-        except UnicodeEncodeError as exc:  # the encoder refused the whole text before anything was buffered
-            return int(self.stream.write(text.encode(exc.encoding, "backslashreplace").decode(exc.encoding)))
-        except BrokenPipeError:
+            try:
+                return int(self.stream.write(text))
+            except UnicodeEncodeError as exc:  # the encoder refused the whole text before anything was buffered
+                return int(self.stream.write(text.encode(exc.encoding, "backslashreplace").decode(exc.encoding)))
+        except BrokenPipeError:  # of either write: the escaped one meets a reader gone as well (`| head -1`)
             raise _ReaderGone(self.stream.fileno()) from None
         except OSError as exc:
             raise self._named(exc) from None

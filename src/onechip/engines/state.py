@@ -545,7 +545,8 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 handle = yield from _past_rotations(path, handle, hidden, seen)
                 looked = set(_copies(path))
             elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut shorter than what was read: from its start
-                yield from map(hidden, held)  # a last line not ended: as it was, the copy has the rest
+                # a last line not ended: as it was, the copy has the rest
+                yield from map(hidden, (line for line in held if line != _READ_PAST))
                 held.clear()
                 handle.seek(0)  # (copytruncate: its copy is of what was read; GNU tail -F says 'file truncated' too)
                 yield hidden(f"onechip: {path}: file truncated; reading it from its start")
@@ -560,9 +561,14 @@ def _ended_lines(handle: TextIO, held: list[str], final: bool) -> Iterator[str]:
     its end came, as `tail -f` shows a line as it comes; read_lines gave it at once and its rest as another line at
     the next read (one line shown cut in two). `final` (the engine dead, the file moved or a read that does not
     follow): the line held and any not ended are given as they are. A line of MAX_LINE_CHARS or more is cut there
-    as read_lines cuts it."""
+    as read_lines cuts it, and its rest read past up to its end, in the reads after this one too (held is _READ_PAST
+    meanwhile): a rest the engine wrote after the read that cut the line was shown as a line of its own."""
     limit = log_summary.MAX_LINE_CHARS
     while piece := handle.readline(limit):
+        if held == [_READ_PAST]:  # the rest of a line cut at the limit
+            if piece.endswith("\n"):
+                held.clear()
+            continue
         line = held.pop() + piece if held else piece
         if line.endswith("\n"):
             yield line[:-1].removesuffix("\r")[:limit]
@@ -571,10 +577,14 @@ def _ended_lines(handle: TextIO, held: list[str], final: bool) -> Iterator[str]:
             held.append(line)
             return
         yield line[:limit]
-        while (rest := handle.readline(limit)) and not rest.endswith("\n"):
-            pass
-    if final and held:
-        yield held.pop()
+        held.append(_READ_PAST)
+    if final and held and (line := held.pop()) != _READ_PAST:
+        yield line
+
+
+# What _ended_lines holds while it reads past the rest of a line cut at MAX_LINE_CHARS: a line end, which no line it
+# holds ends with (it holds a line not ended)
+_READ_PAST = "\n"
 
 
 def _past_rotations(

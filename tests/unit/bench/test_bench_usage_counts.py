@@ -110,3 +110,16 @@ def test_a_chunk_of_a_shape_no_server_sends_is_one_line_not_an_internal_error(ru
     lines = [line for line in err.splitlines() if line.startswith("error: ")]
     assert code == 6 and "Traceback" not in err and len(lines) == 1, err
     assert lines[0] == f"error: probe request to {srv.url} failed: unparsable stream chunk: {said}"
+
+
+def test_a_final_count_below_the_continuous_counts_drops_the_chunks_counts() -> None:
+    # continuous usage 1, 2, 3 on the content chunks, then the usage-only final chunk says 2 (qa68a: a count that falls
+    # at the end): the chunks' counts (1, 1, 1) were kept beside completion_tokens 2, and tokens_between counted 3
+    # tokens of a 2-token request in a window holding it. Counts that add up past the request's are dropped (finish
+    # spreads the final count, as for a count that falls mid-stream)
+    usage = [{"prompt_tokens": 3, "completion_tokens": n} for n in (1, 2, 3)]
+    final = {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}
+    out = _fold([*(_content(t, u) for t, u in zip("abc", usage, strict=True)), final])
+    assert out.error is None and out.completion_tokens == 2 and out.chunk_tokens == []
+    sample = RequestSample(context_tokens=3, clients=1, rep=0, stream=0, seq=0, status="ok", **out.model_dump())
+    assert stats.tokens_between(sample, 0.0, 9.0) == pytest.approx(2)

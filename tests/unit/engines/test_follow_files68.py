@@ -12,6 +12,7 @@ import pytest
 from factories import engine_state
 from onechip.engines import state
 from onechip.errors import EngineError
+from onechip.vllm.log_summary import MAX_LINE_CHARS
 
 
 def _engine_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log: Path, text: str) -> None:
@@ -69,3 +70,23 @@ def test_a_symlinked_log_whose_target_changes_is_followed_to_the_new_target(
 
     state.save(engine_state(log_path=str(log)))
     assert _followed(monkeypatch, [repoint]) == ["one", "one more", "two"]
+
+
+@pytest.mark.parametrize(
+    ("start", "later"),
+    [
+        ("a" * (MAX_LINE_CHARS - 10), ["b" * 20, "c" * 30 + "\nafter\n"]),  # held, then past the limit in two reads
+        ("a" * (MAX_LINE_CHARS + 5), ["tail of the long line\nafter\n"]),  # cut at once, its end written later
+        ("a" * MAX_LINE_CHARS, ["\nafter\n"]),  # exactly the limit, its line end written later
+    ],
+)
+def test_a_line_past_max_line_chars_written_in_pieces_is_one_line_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start: str, later: list[str]
+) -> None:
+    """A line of MAX_LINE_CHARS or more is shown cut there (log_summary.read_lines), its rest read past up to its end
+    even when the engine writes that rest after the follow's read (qa68a): the rest was shown as a line of its own
+    ('cccc...', 'tail of the long line', and an empty line for a line end written alone)."""
+    log = tmp_path / "engine.log"
+    _engine_log(tmp_path, monkeypatch, log, "before\n" + start)
+    seen = _followed(monkeypatch, [_append(log, text) for text in later])
+    assert seen == ["before", (start + "".join(later))[:MAX_LINE_CHARS], "after"]

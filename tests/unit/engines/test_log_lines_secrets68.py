@@ -83,3 +83,13 @@ def test_logs_hides_a_pem_body_and_a_wrapped_token(tmp_path: Path, monkeypatch: 
     state.save(engine_state(log_path=str(log)))
     shown = "\n".join(state.log_lines())
     assert not any(secret in shown for secret in (*BODY, TOKEN[10:])) and "*** done" in shown
+
+
+def test_a_pem_block_cut_short_ends_at_a_line_of_words() -> None:
+    # a BEGIN line and two body lines, the END never written (the process killed mid-print): the lines after it that
+    # are words separated by spaces, letters only (the shell's 'Segmentation fault core dumped', a traceback's
+    # '    raise ValueError'), were hidden as body, which is base64 with no space inside a line (RFC 7468 section 2:
+    # generators wrap at 64 characters, no other whitespace); a line's leading or trailing whitespace is kept as body
+    after = ["Segmentation fault core dumped", "    raise ValueError", "INFO 12-07 after"]
+    shown = _redacted([KEY[0], BODY[0], "  " + BODY[1] + " ", *after])
+    assert shown == [KEY[0] + "***", "***", "***", *after]
