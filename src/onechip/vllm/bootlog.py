@@ -59,7 +59,8 @@ from datetime import datetime, timedelta
 from typing import Literal, NamedTuple
 
 from onechip import catalog
-from onechip.errors import redact, redactor
+from onechip.catalog.files import version_key
+from onechip.errors import ConfigError, redact, redactor
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
 from onechip.vllm.flag_table import AUTO_FIT
@@ -2005,6 +2006,7 @@ def _compare_totals(plan: Plan, boot: BootRecord, planned_conc: float, notes: li
         )
     if not agrees:
         _name_card_total(plan, boot, notes)
+        _name_version(plan, boot, notes)
     context = boot.max_concurrency_context or plan.max_model_len
     if boot.max_concurrency is None:
         if tokens is not None:
@@ -2042,6 +2044,24 @@ def _name_card_total(plan: Plan, boot: BootRecord, notes: list[str]) -> None:
             f"the log's card shows {total:.2f} GiB per GPU, planned {plan.chip}'s {card:.2f} GiB: the pool is that "
             f"total x utilization less the rest; --chip gpu:{total:.2f}GiB plans the log's"
         )
+
+
+def _name_version(plan: Plan, boot: BootRecord, notes: list[str]) -> None:
+    """Where the pool or token figure differs and the log's vLLM is another release than the plan's (a plan made with
+    no --engine-version is for the release `up` runs, engines.json `release`), say so: the rules (profiling, graphs,
+    hybrid pages) are the plan's release's, and the version alone can move the figure (a vLLM 0.19.0 Granite-4.0-H log
+    planned at 0.32.0: 143,872 against 387,718 tokens, qa68b). One release's builds share a key
+    (catalog.files.version_key: a dev build is the release before its number); a version that reads as no release
+    number is not named."""
+    logged, planned = boot.engine_version, plan.engine_version
+    if not logged or not planned or logged == planned:
+        return
+    try:
+        if version_key(logged) == version_key(planned):
+            return
+    except ConfigError:
+        return
+    notes.append(f"the log is vLLM {logged}, the plan is for vLLM {planned}: --engine-version {logged} plans the log's")
 
 
 def _known_lies(plan: Plan, boot: BootRecord, notes: list[str]) -> tuple[bool, list[str]]:

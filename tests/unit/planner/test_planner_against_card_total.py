@@ -45,3 +45,16 @@ def test_a_token_line_that_differs_names_the_cards_total_the_log_shows(tmp_path:
 def test_a_plan_on_the_logs_total_does_not_name_it(tmp_path: Path) -> None:
     result = _against(_checkpoint(tmp_path / "q"), "gpu:23.99GiB")
     assert "the log's card shows" not in result.note
+
+
+def test_a_token_line_that_differs_names_the_logs_release_when_the_plan_is_for_another(tmp_path: Path) -> None:
+    """The log prints vLLM 0.27.1 ('vLLM API server version 0.27.1'); a plan with no --engine-version is for
+    engines.json vllm-gpu release 0.32.0, the release `up` runs: where the figures differ the note names both and the
+    flag that plans the log's (qa68b: a 0.19.0 Granite-4.0-H log planned at 0.32.0 said only 'check block size, KV
+    dtype and pool size'). A plan for the log's release does not name it."""
+    model = _checkpoint(tmp_path / "q")
+    plan = plan_model(model, "rtx4090", "vllm-gpu", max_model_len=2048, utilization=0.85)
+    result = crosscheck(plan, read_boot_log(LOG, plan.engine, plan.model))
+    assert not result.agrees
+    assert "the log is vLLM 0.27.1, the plan is for vLLM 0.32.0: --engine-version 0.27.1 plans the log's" in result.note
+    assert "the log is vLLM" not in _against(model, "rtx4090").note
