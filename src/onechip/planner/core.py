@@ -2714,16 +2714,19 @@ def _sparse_mla(
     release = request.engine_version or rules.release or rules.version
     arch = ", ".join(str(a) for a in config.data.get("architectures") or []) or "this model"
     what = f"{arch} is a sparse-attention MLA model (config index_topk)"
-    nvidia = acc.kind == "gpu" and acc.manufacturer == "NVIDIA"
-    rule = next((r for r in rules.sparse_mla if r.covers(release)), None) if nvidia else None
-    if not nvidia or rule is None:
-        where = f"vLLM {release}" if nvidia else f"{rules.name} on {acc.name} ({acc.manufacturer or acc.kind})"
-        # the NVIDIA rule is vllm-gpu's: another engine (vllm-tpu, vllm-cpu) has no sparse_mla rules of its own to name
-        read = (rules.sparse_mla_read or engine_rules("vllm-gpu").sparse_mla_read or "no release").split(" (")[0]
+    maker = acc.manufacturer if acc.kind == "gpu" else None
+    mine = [r for r in rules.sparse_mla if r.manufacturer == maker]
+    rule = next((r for r in mine if r.covers(release)), None)
+    if rule is None:
+        # the GPU rules are vllm-gpu's: another engine (vllm-tpu, vllm-cpu) has no sparse_mla rules of its own to name
+        gpu = engine_rules("vllm-gpu")
+        nvidia = (rules.sparse_mla_read or gpu.sparse_mla_read or "no release").split(" (")[0]
+        amd = " and ".join(r.versions for r in gpu.sparse_mla if r.manufacturer == "AMD") or "no release"
+        where = f"vLLM {release}" if mine else f"{rules.name} on {acc.name} ({acc.manufacturer or acc.kind})"
         raise ConfigError(
-            f"{what}: its indexer cache, sparse backend block and cache format were read for vLLM {read} on NVIDIA "
-            f"cards only, not {where}; plan it on an NVIDIA card with an --engine-version in {read} (engines.json "
-            "sparse_mla)"
+            f"{what}: its indexer cache, sparse backend block and cache format were read for vLLM {nvidia} on NVIDIA "
+            f"cards and {amd} on AMD cards only, not {where}; plan it on such a card with an --engine-version in "
+            "those (engines.json sparse_mla)"
         )
     cap = acc.compute_capability
     major = cap // 10 if cap is not None else None
@@ -2792,7 +2795,7 @@ def _sparse_mla(
     layers = f"; {len(skipped)} layers reuse a preceding indexer's top-k and build none" if skipped else ""
     note = PlanWarning(
         code="sparse-mla-cache",
-        message=f"{what}: planned as vLLM {release} caches it on NVIDIA cards: backend {backend}, blocks of "
+        message=f"{what}: planned as vLLM {release} caches it on {maker} cards: backend {backend}, blocks of "
         f"{block} tokens{forced}; per token per layer on every GPU the latent ({latent}{said}) and the "
         f"lightning indexer's K cache ({head} + {head} // {rule.indexer_quant_block} x {rule.indexer_scale_bytes} = "
         f"{indexer} B{layers}), all layers in one KV cache group",

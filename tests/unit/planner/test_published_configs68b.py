@@ -151,3 +151,42 @@ def test_qwen3_omni_thinker_holds_its_deepstack_buffers(tmp_path: Path) -> None:
         assert plan.kv_bytes_per_token == 48 * 4 * 128 * 2 * 2
         weights.append(plan.memory_budget.weights_bytes)
     assert weights[0] - weights[1] == 3 * 8192 * 2048 * 2
+
+
+@pytest.mark.parametrize(
+    ("version", "kv_cache_dtype", "per_layer", "block"),
+    [("0.32.0", "auto", 576 * 2 + 132, 16), ("0.32.0", "fp8", 576 + 132, 16), ("0.34.0", "auto", 576 * 2 + 132, 64)],
+)
+def test_deepseek_v32_exp_on_mi300x_as_rocm_caches_it(
+    tmp_path: Path, version: str, kv_cache_dtype: str, per_layer: int, block: int
+) -> None:
+    """vLLM serves DSA on ROCm (vllm/models/deepseek_v32/__init__.py: amd.model on is_rocm()) with
+    ROCM_AITER_MLA_SPARSE, the only sparse backend rocm.py _get_backend_priorities gives (0.32.0 and 0.34.0 sdists):
+    supported_kv_cache_dtypes auto / float16 / bfloat16 / fp8 / fp8_e4m3, kept as they are (mla_attention.py
+    _canonicalize_sparse_mla_kv_cache_dtype rewrites FLASHMLA_SPARSE's and SM120's only): 576 x 2 B under 'auto',
+    576 x 1 B under fp8; the indexer's K cache as on CUDA (vllm/models/deepseek_v32/attention.py: 128 + 128 // 128 x 4
+    = 132 uint8). Kernel blocks [1, MultipleOf(16)] for both the sparse backend and the indexer on ROCm
+    (indexer.py DeepseekV32IndexerBackend), so update_block_size_for_backend keeps CacheConfig.DEFAULT_BLOCK_SIZE:
+    16 in 0.32.0, 64 in 0.34.0."""
+    plan = _plan(tmp_path, V32, 671_877_929_216, "mi300x", engine_version=version, tensor_parallel_size=8,
+                 max_model_len=32768, kv_cache_dtype=kv_cache_dtype)  # fmt: skip
+    assert plan.kv_bytes_per_token == 8 * 61 * per_layer
+    assert plan.memory_budget.min_block_size == block
+    assert plan.fits  # 78.2 GiB of weights a GPU under MI300X's 192 GB
+
+
+def test_deepseek_v32_exp_on_mi300x_on_a_release_not_read_is_refused_in_words(tmp_path: Path) -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"0\.34\.x on NVIDIA cards and 0\.32\.0 - 0\.33\.x and 0\.34\.x on AMD cards only, not vLLM 0\.30\.0",
+    ):
+        _plan(tmp_path, V32, 671_877_929_216, "mi300x", engine_version="0.30.0", tensor_parallel_size=8,
+              max_model_len=32768)  # fmt: skip
+
+
+V32 = "deepseek-ai--DeepSeek-V3.2-Exp.json"
+
+
+def _plan(tmp_path: Path, name: str, weights_bytes: int, chip: str, **kwargs):  # type: ignore[no-untyped-def]
+    path = sized_checkpoint(tmp_path / "m", _config(name), weights_bytes)
+    return plan_model(str(path), chip, "vllm-gpu", **kwargs)
