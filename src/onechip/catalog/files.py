@@ -1376,6 +1376,12 @@ class EngineEntry(StrictModel):
         "quant_method or --quantization outside it is refused at start (empty: the platform declares none).",
     )
     platform_quantization_source: str = Field(default="", description="Where that list comes from.")
+    nvfp4_linear_kernel: bool = Field(
+        default=True,
+        description="Whether the engine's platform has an NVFP4 linear kernel; false: a checkpoint of NVFP4 weights "
+        "(ModelOpt NVFP4, compressed-tensors nvfp4) stops the engine as it builds the model.",
+    )
+    nvfp4_linear_kernel_source: str = Field(default="", description="Where that comes from.")
     quantization_min_capability: dict[str, int] = Field(
         default_factory=dict,
         description="quant_method -> the least CUDA compute capability (x 10) the engine accepts it on; a card "

