@@ -628,10 +628,15 @@ class SparseFlashInferRule(StrictModel):
 
 class SparseMlaRule(VersionedRule):
     """How one range of vLLM releases caches a sparse-attention MLA model (DeepSeek-V3.2 / GLM-5 DSA: config index_topk)
-    on an NVIDIA card (engines.json `sparse_mla`; planner.core._sparse_mla): the sparse backend and its block size,
+    on one maker's cards (engines.json `sparse_mla`; planner.core._sparse_mla): the sparse backend and its block size,
     the cache format of the MLA latent by --kv-cache-dtype, model class and card, and the lightning indexer's own K
     cache beside it (one per decoder layer that builds an indexer), all in one KV cache group."""
 
+    manufacturer: Literal["NVIDIA", "AMD"] = Field(
+        default="NVIDIA",
+        description="The cards' maker: vLLM picks the sparse backend by platform (vllm/platforms/cuda.py or rocm.py "
+        "_get_backend_priorities) and builds the model of vllm/models/deepseek_v32/nvidia or amd.",
+    )
     backend: str = Field(description="The sparse MLA attention backend vLLM serves the model with.")
     block_size: int = Field(
         gt=0,
@@ -1371,6 +1376,12 @@ class EngineEntry(StrictModel):
         "quant_method or --quantization outside it is refused at start (empty: the platform declares none).",
     )
     platform_quantization_source: str = Field(default="", description="Where that list comes from.")
+    nvfp4_linear_kernel: bool = Field(
+        default=True,
+        description="Whether the engine's platform has an NVFP4 linear kernel; false: a checkpoint of NVFP4 weights "
+        "(ModelOpt NVFP4, compressed-tensors nvfp4) stops the engine as it builds the model.",
+    )
+    nvfp4_linear_kernel_source: str = Field(default="", description="Where that comes from.")
     quantization_min_capability: dict[str, int] = Field(
         default_factory=dict,
         description="quant_method -> the least CUDA compute capability (x 10) the engine accepts it on; a card "

@@ -1031,6 +1031,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
     given_counts = mm.counts if mm.given is not None else None
     towers = rules.served_towers(mm.served, request.engine_version, given_counts, architectures)
     online_fp8 = _online_fp8(request, src.config, rules, acc)
+    _check_nvfp4_kernel(src.config, rules)
     notes = [
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
     ] + _quantization_notes(
@@ -2715,16 +2716,19 @@ def _sparse_mla(
     release = request.engine_version or rules.release or rules.version
     arch = ", ".join(str(a) for a in config.data.get("architectures") or []) or "this model"
     what = f"{arch} is a sparse-attention MLA model (config index_topk)"
-    nvidia = acc.kind == "gpu" and acc.manufacturer == "NVIDIA"
-    rule = next((r for r in rules.sparse_mla if r.covers(release)), None) if nvidia else None
-    if not nvidia or rule is None:
-        where = f"vLLM {release}" if nvidia else f"{rules.name} on {acc.name} ({acc.manufacturer or acc.kind})"
-        # the NVIDIA rule is vllm-gpu's: another engine (vllm-tpu, vllm-cpu) has no sparse_mla rules of its own to name
-        read = (rules.sparse_mla_read or engine_rules("vllm-gpu").sparse_mla_read or "no release").split(" (")[0]
+    maker = acc.manufacturer if acc.kind == "gpu" else None
+    mine = [r for r in rules.sparse_mla if r.manufacturer == maker]
+    rule = next((r for r in mine if r.covers(release)), None)
+    if rule is None:
+        # the GPU rules are vllm-gpu's: another engine (vllm-tpu, vllm-cpu) has no sparse_mla rules of its own to name
+        gpu = engine_rules("vllm-gpu")
+        nvidia = (rules.sparse_mla_read or gpu.sparse_mla_read or "no release").split(" (")[0]
+        amd = " and ".join(r.versions for r in gpu.sparse_mla if r.manufacturer == "AMD") or "no release"
+        where = f"vLLM {release}" if mine else f"{rules.name} on {acc.name} ({acc.manufacturer or acc.kind})"
         raise ConfigError(
-            f"{what}: its indexer cache, sparse backend block and cache format were read for vLLM {read} on NVIDIA "
-            f"cards only, not {where}; plan it on an NVIDIA card with an --engine-version in {read} (engines.json "
-            "sparse_mla)"
+            f"{what}: its indexer cache, sparse backend block and cache format were read for vLLM {nvidia} on NVIDIA "
+            f"cards and {amd} on AMD cards only, not {where}; plan it on such a card with an --engine-version in "
+            "those (engines.json sparse_mla)"
         )
     cap = acc.compute_capability
     major = cap // 10 if cap is not None else None
@@ -2793,7 +2797,7 @@ def _sparse_mla(
     layers = f"; {len(skipped)} layers reuse a preceding indexer's top-k and build none" if skipped else ""
     note = PlanWarning(
         code="sparse-mla-cache",
-        message=f"{what}: planned as vLLM {release} caches it on NVIDIA cards: backend {backend}, blocks of "
+        message=f"{what}: planned as vLLM {release} caches it on {maker} cards: backend {backend}, blocks of "
         f"{block} tokens{forced}; per token per layer on every GPU the latent ({latent}{said}) and the "
         f"lightning indexer's K cache ({head} + {head} // {rule.indexer_quant_block} x {rule.indexer_scale_bytes} = "
         f"{indexer} B{layers}), all layers in one KV cache group",
@@ -2946,6 +2950,28 @@ def _compressed_tensors_scheme(config: ModelConfig) -> str | None:
         ):
             return CT_NVFP4_SCHEME
     return None
+
+
+def _check_nvfp4_kernel(config: ModelConfig, rules: EngineRules) -> None:
+    """Refuse NVFP4 weights on an engine whose platform has no NVFP4 linear kernel (rules.nvfp4_linear_kernel false:
+    vllm-cpu), in one line quoting the engine: a ModelOpt checkpoint whose quant_algo holds FP4 (vLLM's
+    ModelOptNvFp4Config.override_quantization_method: 'NVFP4' in algo or 'FP4' in algo -> modelopt_fp4; quant_algo
+    top-level or under 'quantization', _extract_modelopt_quant_algo), or compressed-tensors NVFP4 weights
+    (_compressed_tensors_scheme)."""
+    if rules.nvfp4_linear_kernel:
+        return
+    quant = _quant_config(config)
+    inner = quant.get("quantization")
+    algo = str((inner if isinstance(inner, dict) else quant).get("quant_algo", "")).upper()
+    modelopt = _quant_method(config).startswith("modelopt") and (
+        "FP4" in algo or _quant_method(config) == "modelopt_fp4"
+    )
+    if modelopt or _compressed_tensors_scheme(config) == CT_NVFP4_SCHEME:
+        raise ConfigError(
+            f"NVFP4 weights on {rules.name}: vLLM has no NVFP4 linear kernel for this platform (CUDA and ROCm only) "
+            "and stops as it builds the model ('Failed to find a kernel that can implement the NVFP4 linear layer.'); "
+            "plan it on a GPU, or a checkpoint in another format"
+        )
 
 
 def _quantization_notes(
