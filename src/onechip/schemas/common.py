@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from onechip.errors import ConfigError, looks_secret, url_shown
+from onechip.errors import ConfigError, looks_secret, redact, url_shown
 from onechip.paths import read_home_file
 
 SCHEMA_VERSION = "1"
@@ -217,6 +217,12 @@ def no_secret(value: str) -> str:
 
 
 CommandWord = Annotated[str, AfterValidator(no_secret)]
+# Text a record keeps from outside onechip: a server's answer (an error body, a message) or an exception's text (a
+# transport error's; aiohttp's NonHttpUrlRedirectClientError and InvalidUrlRedirectClientError are the Location URL
+# whole, its password and ?key= too: aiohttp 3.14 client_exceptions.py). Redacted (errors.redact) as the record is
+# made and as a stored one is read: the one place requests.jsonl, summary.json, checks.json, the reports, the console
+# and an MCP tool result take such a text from, whichever path wrote it.
+Said = Annotated[str, AfterValidator(redact)]
 
 
 def shell_line(value: str | None) -> str | None:
