@@ -10,7 +10,8 @@ Each line is kept as one kind, first match wins:
     memory    KV cache size, memory statistics, model loading GiB, KV shape lines, V0 block and weights lines
     timeline  the boot milestones (engine init, weights, compile, KV cache, ready, listening)
 Non-error lines beyond `max_lines` are cut from the middle of the log (the first and last lines of a
-boot say the most), and the number cut is reported. Text is redacted (onechip.errors.redact).
+boot say the most), and the number cut is reported. Text is redacted (onechip.errors.lines_redactor, every line in
+order: a private key's PEM body printed a line at a time is hidden too).
 
 The summary opens with the boot's verdict (boot_verdict, verdict_line): whether the engine started, why not, and the
 length, KV cache, concurrency, version and card it ran with, as the boot-log grammar reads them (bootlog.read_boot_log,
@@ -39,7 +40,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from onechip.errors import ConfigError, redactor
+from onechip.errors import ConfigError, lines_redactor
 from onechip.paths import open_regular
 from onechip.schemas import BootRecord
 from onechip.schemas.logs import BootVerdict, LineKind, LogLine, LogSummary
@@ -420,7 +421,9 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
     number = 0
     platforms: set[str] = set()  # the PLATFORM_TRAPS whose platform a line showed
     held = _BootText()
-    hidden = redactor()  # the secrets read once for the whole log, not once a kept line
+    # every line read through it in order, kept or not (passed): a PEM body line it keeps (an ERROR line, a traceback's
+    # indented line) is told by the BEGIN line before it, a wrapped secret's rest by the line before
+    hidden = lines_redactor()
     for number, raw in enumerate(text_lines(log) if isinstance(log, str) else log, start=1):
         bare = bare_line(raw)
         platforms.update(text for text, mark in PLATFORM_TRAPS.items() if text not in platforms and mark.search(raw))
@@ -428,8 +431,9 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
         held.add(number, raw, bare, kind)
         in_traceback = kind == "error" and (in_traceback or "Traceback" in raw or raw.startswith((" ", "\t")))
         if kind is None:
+            hidden.passed(raw)
             continue
-        kept.add(LogLine(number=number, kind=kind, text=hidden(raw.rstrip())[:2000], trap=trap))
+        kept.add(LogLine(number=number, kind=kind, text=hidden(raw).rstrip()[:2000], trap=trap))
         counts[kind] = counts.get(kind, 0) + 1
         if trap and trap not in traps:
             traps.append(trap)
