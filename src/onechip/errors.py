@@ -757,9 +757,10 @@ class LinesRedactor:
         if self.prefix is not None:
             prefix, end = self.prefix, _PEM_END.search(line)
             body = line[len(prefix) : end.start() if end else len(line)]
-            if line.startswith(prefix) and _PEM_BODY.fullmatch(body):
+            # an empty line stays in the block: a CRLF's, which a '\r' read as a line end (logpump, the host's tr) makes
+            if not line or line.startswith(prefix) and _PEM_BODY.fullmatch(body):
                 shown, rest = (
-                    scrub(prefix) + ("***" if body.strip() else body),
+                    scrub(prefix) + ("***" if body.strip() else body) if line else "",
                     line[len(line) if end is None else end.start() :],
                 )
                 if end is None:
