@@ -124,3 +124,12 @@ def test_a_text_from_outside_set_after_the_record_is_made_is_redacted_too() -> N
     manifest.error = f"InvalidUrlRedirectClientError: http://svc:{PASSWORD}@[h/?key={QUERY_KEY}"
     shown = probe.model_dump_json() + report.model_dump_json() + manifest.model_dump_json()
     assert _leaks(shown) == [] and "svc:***@" in shown
+
+
+@pytest.mark.parametrize("command", ["bench", "check"])
+def test_a_client_url_with_a_user_alone_is_refused_without_echoing_it(run, command: str) -> None:
+    # 'http://KEY@host' (a gateway's key as the URL's user, RFC 3986 userinfo without a password): aiohttp and httpx
+    # send it as Basic credentials, and the base URL is recorded in every run file (summary.json's base_url); refused as
+    # OPENAI_BASE_URL's is (schemas.common.server_url_from_env), where it was accepted and recorded
+    code, stdout, stderr = run(command, f"http://{QUERY_KEY}@127.0.0.1:9/", "--out", "/nonexistent/never")
+    assert code == 2 and "user@" in stderr and _leaks(stdout + stderr) == []
