@@ -292,6 +292,7 @@ class FakeVllm:
     step_prefill: list[int] = field(default_factory=list)  # step_law: prompt tokens each step of `steps` prefilled
     batches: dict[int, list[int]] = field(default_factory=dict)  # step_law: request number -> B of each of its steps
     tokenize_calls: int = 0
+    request_headers: dict[str, str] = field(default_factory=dict)  # the last request's, names lower-cased
     connections: int = 0  # TCP connections accepted (a client that reuses its connection opens one)
     running: int = 0
     cache_queries: int = 0
@@ -386,7 +387,10 @@ class FakeVllm:
                     if self.drop_reused and answered:
                         return
                     answered += 1
-                if not await self._route(method, route, body, writer, headers):
+                self.request_headers = (
+                    headers  # read by _chat before its first await (tests wrap _chat's two arguments)
+                )
+                if not await self._route(method, route, body, writer):
                     return
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
@@ -415,9 +419,7 @@ class FakeVllm:
         head += f"retry-after: {self.retry_after}\r\n" if busy else ""
         self._send(writer, status, body, head=head)
 
-    async def _route(
-        self, method: str, path: str, body: Any, writer: asyncio.StreamWriter, headers: dict[str, str] | None = None
-    ) -> bool:
+    async def _route(self, method: str, path: str, body: Any, writer: asyncio.StreamWriter) -> bool:
         if self.fail_first.get(path):
             self._error(writer, self.fail_first[path].pop(0), f"fake gateway failure of {path}")
         elif path in self.raw_answers:
@@ -445,7 +447,7 @@ class FakeVllm:
             choice = {"index": 0, "text": text, "finish_reason": "stop"}
             self._send(writer, 200, {"object": "text_completion", "model": self.model, "choices": [choice]})
         elif method == "POST" and path == "/v1/chat/completions":
-            return await self._chat(body, writer, headers or {})
+            return await self._chat(body, writer)
         else:
             self._send(writer, 404, {"detail": "Not Found"})
         await writer.drain()
@@ -501,8 +503,8 @@ class FakeVllm:
             )
         return None
 
-    async def _chat(self, body: dict[str, Any], writer: asyncio.StreamWriter, headers: dict[str, str]) -> bool:
-        t0 = time.perf_counter()
+    async def _chat(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
+        t0, headers = time.perf_counter(), self.request_headers
         self.chat_requests.append(body)
         number = len(self.chat_requests)
         prompt = count_body(body)
