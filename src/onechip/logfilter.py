@@ -11,9 +11,11 @@ feeds one table of lines through both (tests/unit/engines/test_host_log_filter_a
 from the 0600 hf_token.env; VLLM_API_KEY) but for one naming a file's path, a shape (errors._SECRET_PATTERNS: hf_...,
 sk-..., a bearer header, ...) and a value named as one (NAME=value, --api-key X, api_key='X', "api_key": "X", a line
 'X-Api-Key: X'). The
-values are read from the environment by the program itself: never an argv (`ps`), never a file. Differences left: Perl
-reads bytes, so its \\w and upper-casing are ASCII's (a name or word in other letters next to a secret is read as
-Python would not).
+values are read from the environment by the program itself: never an argv (`ps`), never a file. The lines are read in
+order with errors.LinesRedactor's PEM state: after a private key's BEGIN line each line of its body (with the BEGIN
+line's prefix) is '***', up to its END line or a line of another kind (tests/unit/engines/test_log_pem_on_disk68b.py).
+Differences left: Perl reads bytes, so its \\w and upper-casing are ASCII's (a name or word in other letters next to a
+secret is read as Python would not); a secret cut by a wrap (LinesRedactor's other state) is not followed here.
 
 It runs `tr` then `perl`: coreutils and perl-base are Essential packages on every Debian and Ubuntu image (a TPU VM's,
 the vllm/vllm-openai image's: Debian Policy 3.8, `Essential: yes`); bash's `read` of a pipe takes one byte a syscall,
@@ -32,7 +34,7 @@ _PROGRAM = r"""
 $| = 1;
 chomp(my $min = <DATA>);
 my ($secret_name, $path_name, $named, $option, $word, $listed, $listed_value, $quoted, $assigned, $keyed_line,
-    $keyed_header, $number, $secret_word, $several,
+    $keyed_header, $number, $secret_word, $several, $pem_begin, $pem_end, $pem_body,
     $key_words, @shapes) = map { chomp; qr/$_/ } <DATA>;
 sub secret_named { (my $w = uc $_[0]) =~ tr/-/_/; return $w =~ $secret_name && $w !~ $path_name; }
 sub names_a_path {
@@ -107,8 +109,8 @@ sub number_secret {
     (my $w = uc $name) =~ tr/-/_/;
     return $name ne '' && secret_named($name) && $w =~ $secret_word ? "$head$quote***$quote" : $all;
 }
-while (my $line = <STDIN>) {
-    my $end = $line =~ s/\n\z// ? "\n" : '';
+sub scrub {
+    my $line = shift;
     $line =~ s/$known/***/g if defined $known;
     $line =~ s/$_/(defined $1 ? $1 : '') . '***'/ge for @shapes;
     $line =~ s/$named/my ($head, $all) = ($1, $&); $2 =~ $secret_name ? "$head***" : $all/ge;
@@ -131,7 +133,32 @@ while (my $line = <STDIN>) {
             $line =~ s/$keyed_header/keyed_secret($&, $+{head}, $+{name}, $+{value})/ge if $line =~ /['"]/;
         }
     }
-    print $line, $end;
+    return $line;
+}
+# errors.LinesRedactor's PEM state: the BEGIN line's prefix while in a private key's block, each body line '***'
+my $pem;
+while (my $line = <STDIN>) {
+    my $end = $line =~ s/\n\z// ? "\n" : '';
+    my ($shown, $rest) = ('', $line);
+    if (defined $pem) {
+        my $stop = $line =~ $pem_end ? $-[0] : undef;
+        my $upto = defined $stop ? $stop : length $line;
+        my $body = $upto > length $pem ? substr($line, length $pem, $upto - length $pem) : '';
+        if ($line eq '' || substr($line, 0, length $pem) eq $pem && $body =~ /\A(?:$pem_body)\z/) {
+            $shown = $line eq '' ? '' : scrub($pem) . ($body =~ /\S/ ? '***' : $body);
+            if (!defined $stop) { print $shown, $end; next; }
+            $rest = substr($line, $stop);
+        }
+        undef $pem;
+    }
+    if (index($rest, '-----BEGIN') >= 0) {
+        my ($from, $to);
+        ($from, $to) = ($-[0], $+[0]) while $rest =~ /$pem_begin/g;
+        my $after = defined $to ? substr($rest, $to) : undef;
+        $pem = substr($line, 0, length($line) - length($rest) + $from)
+            if defined $after && $after !~ $pem_end && $after =~ /\A(?:$pem_body)\z/;
+    }
+    print $shown, scrub($rest), $end;
 }
 __END__
 """
@@ -152,6 +179,9 @@ _DATA = [
     errors._NUMBER_VALUE.pattern,
     errors._SECRET_WORD.pattern,
     "^(?:" + "|".join(sorted(errors._SEVERAL_VALUES)) + ")$",
+    errors._PEM_BEGIN.pattern,
+    errors._PEM_END.pattern,
+    errors._PEM_BODY.pattern,
     "|".join(errors._KEY_WORDS),  # lower-case words: redactor's guard, which the program asks of the line lower-cased
     *(pattern.pattern for pattern in errors._SECRET_PATTERNS),
 ]

@@ -1,8 +1,9 @@
 """The writer of a local engine's log: a process of its own between the engine's stdout+stderr and engine.log, which
-copies the engine's output to the log with every secret redacted (errors.redactor), so the file on disk never holds
-one. `logs` redacted on read, but the engine prints what it is given: vLLM before 0.34.0 logs every CLI argument
-('non-default args: {...}', an `--api-key` whole; vllm/entrypoints/common/startup.py redacts it from 0.34.0), a
-launcher's `env` or a crash dumps the environment, where the Hugging Face token and VLLM_API_KEY are.
+copies the engine's output to the log with every secret redacted (errors.lines_redactor: a line at a time, in order,
+so a private key's PEM body printed a line at a time is hidden too, as serve.sh's filter hides it), so the file on
+disk never holds one. `logs` redacted on read, but the engine prints what it is given: vLLM before 0.34.0 logs every
+CLI argument ('non-default args: {...}', an `--api-key` whole; vllm/entrypoints/common/startup.py redacts it from
+0.34.0), a launcher's `env` or a crash dumps the environment, where the Hugging Face token and VLLM_API_KEY are.
 
     python -m onechip.logpump SYNC_IN SYNC_OUT   < engine output  >> engine.log
 
@@ -31,14 +32,14 @@ import select
 import signal
 import sys
 
-from onechip.errors import known_secrets, redactor
+from onechip.errors import known_secrets, lines_redactor
 
 LINE_MAX = 1 << 16  # bytes of a line without an end held before it is written (a pipe's capacity on Linux: pipe(7))
 # Bytes of a line without an end held back when the rest is written: longer than any secret a shape matches with its
 # name (a Google OAuth access token is up to 2048 bytes: developers.google.com/identity/protocols/oauth2, Token size)
 SECRET_SPAN = 4096
 ENDED = b"!"  # the sync byte of a caller whose engine has exited (LogWriter.sync(ended=True)); any other: a sync
-_ENDS = re.compile(rb"[\r\n]")
+_ENDS = re.compile(r"([\r\n])")  # a line's end, kept by split
 
 
 class _Copier:
@@ -47,7 +48,8 @@ class _Copier:
     def __init__(self, source: int, sink: int):
         self.source, self.sink = source, sink
         self.held = b""  # the start of a line whose end has not come
-        self.scrub = redactor()
+        self.lines = lines_redactor()  # whole lines, in order: a PEM body printed a line at a time is hidden too
+        self.scrub = self.lines.scrub  # the start of a line written before its end (release): no line state
         self.span = max([SECRET_SPAN, *(len(value.encode("utf-8", "surrogateescape")) for value in known_secrets())])
 
     def read(self) -> bool:
@@ -58,7 +60,7 @@ class _Copier:
             return False
         text = self.held + data
         cut = max(text.rfind(b"\n"), text.rfind(b"\r")) + 1
-        self._put(self._scrubbed(text[:cut]))
+        self._put(self._redacted_lines(text[:cut]))
         self.held = text[cut:]
         if len(self.held) >= LINE_MAX:
             self.release()
@@ -81,8 +83,16 @@ class _Copier:
 
     def flush(self) -> None:
         """Write the line held for its end, redacted (the end of the input: nothing more will come)."""
-        self._put(self._scrubbed(self.held))
+        self._put(self._redacted_lines(self.held))
         self.held = b""
+
+    def _redacted_lines(self, data: bytes) -> bytes:
+        """`data`, lines each ended by '\n' or '\r' (as the host's filter reads them: tr makes each '\r' a line end)
+        but the last, redacted in order (errors.LinesRedactor), their ends kept."""
+        parts = _ENDS.split(data.decode("utf-8", "surrogateescape"))
+        last = self.lines(parts[-1]) if parts[-1] else ""  # after the last end: a line only where text is there
+        text = "".join(self.lines(line) + end for line, end in zip(parts[:-1:2], parts[1::2], strict=True))
+        return (text + last).encode("utf-8", "surrogateescape")
 
     def _scrubbed(self, data: bytes) -> bytes:
         return self.scrub(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")

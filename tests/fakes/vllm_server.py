@@ -30,10 +30,11 @@ Errors: HTTP 400 with vLLM 0.32's message when prompt + max_tokens > max_model_l
 a disconnect after `cut_after_chunks` chunks for
 chat requests whose 1-based number is in `cut_requests` (a reset, RST, with `resets`); 400 for min_tokens or
 ignore_eos when `reject_extras`; any status and message from a scripted `Reply(status=..., error=...)` or, for a
-generated stream, from `fail_status` (request number -> 500, 429, ...); a stall of `stall_s` (past the client's
-timeout) before chunk `cut_after_chunks` for requests in `stall_requests`; a whole JSON chat completion, not a
-stream, for streamed requests in `ignore_stream`; the statuses in `fail_first[path]`, one per request to that path,
-before it answers as itself (a gateway whose backend died). Error bodies are OpenAI-shaped
+generated stream, from `fail_status` (request number -> 500, 429, ...; its message `fail_says(number, headers)` when
+set, a proxy echoing what it was sent, and a `location:` header `fail_location`, a redirect); a stall of `stall_s`
+(past the client's timeout) before chunk `cut_after_chunks` for requests in `stall_requests`; a whole JSON chat
+completion, not a stream, for streamed requests in `ignore_stream`; the statuses in `fail_first[path]`, one per
+request to that path, before it answers as itself (a gateway whose backend died). Error bodies are OpenAI-shaped
 (`{"error": {...}}`) or, with error_shape="flat", older vLLM's `{"object": "error", "message": ...}`. With
 `drop_reused` a connection's second chat request is dropped unanswered (a keep-alive timeout racing the client).
 
@@ -235,6 +236,10 @@ class FakeVllm:
     # (a_s, b_s[, c_s]): a batched engine, a step of B sequences prefilling P prompt tokens takes a_s + b_s B + c_s P
     step_law: tuple[float, float] | tuple[float, float, float] | None = None
     fail_status: dict[int, int] = field(default_factory=dict)  # request number -> HTTP status (500, 429, ...)
+    # (request number, the request's headers, lower-cased) -> the message of its fail_status answer (else 'fake
+    # failure of request N'): a proxy that echoes what it was sent (the Authorization header, an upstream URL)
+    fail_says: Callable[[int, dict[str, str]], str] | None = None
+    fail_location: str | None = None  # the Location header of every fail_status answer: a redirect (301, 307, ...)
     retry_after: str | None = None  # the Retry-After header of every 429 and 503 answer
     stall_requests: set[int] = field(default_factory=set)  # these stop sending before chunk cut_after_chunks...
     stall_s: float = 30.0  # ...for this long (past the client's timeout), then end the stream
@@ -287,6 +292,7 @@ class FakeVllm:
     step_prefill: list[int] = field(default_factory=list)  # step_law: prompt tokens each step of `steps` prefilled
     batches: dict[int, list[int]] = field(default_factory=dict)  # step_law: request number -> B of each of its steps
     tokenize_calls: int = 0
+    request_headers: dict[str, str] = field(default_factory=dict)  # the last request's, names lower-cased
     connections: int = 0  # TCP connections accepted (a client that reuses its connection opens one)
     running: int = 0
     cache_queries: int = 0
@@ -381,6 +387,9 @@ class FakeVllm:
                     if self.drop_reused and answered:
                         return
                     answered += 1
+                self.request_headers = (
+                    headers  # read by _chat before its first await (tests wrap _chat's two arguments)
+                )
                 if not await self._route(method, route, body, writer):
                     return
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -400,14 +409,15 @@ class FakeVllm:
             + data
         )
 
-    def _error(self, writer: asyncio.StreamWriter, status: int, message: str) -> None:
+    def _error(self, writer: asyncio.StreamWriter, status: int, message: str, head: str = "") -> None:
         kind = "BadRequestError" if status == 400 else "Error"
         if self.error_shape == "flat":
             body: dict[str, Any] = {"object": "error", "message": message, "type": kind, "code": status}
         else:
             body = {"error": {"message": message, "type": kind, "param": None, "code": status}}
         busy = status in (429, 503) and self.retry_after is not None
-        self._send(writer, status, body, head=f"retry-after: {self.retry_after}\r\n" if busy else "")
+        head += f"retry-after: {self.retry_after}\r\n" if busy else ""
+        self._send(writer, status, body, head=head)
 
     async def _route(self, method: str, path: str, body: Any, writer: asyncio.StreamWriter) -> bool:
         if self.fail_first.get(path):
@@ -494,7 +504,7 @@ class FakeVllm:
         return None
 
     async def _chat(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
-        t0 = time.perf_counter()
+        t0, headers = time.perf_counter(), self.request_headers
         self.chat_requests.append(body)
         number = len(self.chat_requests)
         prompt = count_body(body)
@@ -507,7 +517,9 @@ class FakeVllm:
         if self.reject_extras and ("min_tokens" in body or "ignore_eos" in body):
             over = "extra fields not permitted"
         if not over and number in self.fail_status:
-            self._error(writer, self.fail_status[number], f"fake failure of request {number}")
+            says = self.fail_says(number, headers) if self.fail_says else f"fake failure of request {number}"
+            where = "" if self.fail_location is None else f"location: {self.fail_location}\r\n"
+            self._error(writer, self.fail_status[number], says, where)
             await writer.drain()
             return True
         reply = None if over else self._next_reply(body)

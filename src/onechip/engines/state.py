@@ -7,8 +7,11 @@ Modes (EngineState.mode): 'process' (a local process group: the embedded engine 
 
 from __future__ import annotations
 
+import bz2
 import contextlib
+import gzip
 import io
+import lzma
 import os
 import re
 import stat
@@ -19,6 +22,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Protocol, TextIO
 from urllib.parse import urlsplit
 
@@ -518,9 +522,12 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     hidden = lines_redactor()
     handle = _open_log(path)
     held: list[str] = []  # a last line read before the engine ended it (_ended_lines)
-    seen = (
-        set(_copies(path)) if follow else set()
-    )  # the rotated copies there now: none of them is read (_past_rotations)
+    copies = _copies(path) if follow else {}
+    seen = set(copies)  # the rotated copies there now: none of them is read (_past_rotations)
+    heads: set[bytes] = set()  # nor a compressed copy of one (_past_rotations)
+    for copy in copies.values():
+        with contextlib.suppress(OSError):  # removed since it was listed
+            heads.update([_head(copy)] if _packed(copy) is None else [])
     try:
         while True:
             # to the end of what is written; a last line not ended yet is held for the next read (_ended_lines)
@@ -529,8 +536,9 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 return
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
                 yield from map(hidden, _ended_lines(handle, held, final=True))  # what it wrote as it died
-                if _moved(path, handle):  # rotated before it died (read after the death, so no rotation is missed):
-                    handle = yield from _past_rotations(path, handle, hidden, seen)  # then the file now at its name
+                # rotated before it died (read after the death, so no rotation is missed): then the file now at its name
+                if _moved(path, handle):
+                    handle = yield from _past_rotations(path, handle, hidden, seen, heads)
                     yield from map(hidden, log_summary.read_lines(handle))
                 if recorded and not _still_recorded(state):  # `down` stopped it: the follow ends, as `tail --pid`
                     return
@@ -542,7 +550,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
             looked = set(_copies(path))  # before _moved: if the file is still at its name, these came before
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
                 yield from map(hidden, _ended_lines(handle, held, final=True))  # its last line: ended by the move
-                handle = yield from _past_rotations(path, handle, hidden, seen)
+                handle = yield from _past_rotations(path, handle, hidden, seen, heads)
                 looked = set(_copies(path))
             elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut shorter than what was read: from its start
                 # a last line not ended: as it was, the copy has the rest
@@ -588,34 +596,54 @@ _READ_PAST = "\n"
 
 
 def _past_rotations(
-    path: Path, handle: TextIO, hidden: Callable[[str], str], seen: set[int]
+    path: Path, handle: TextIO, hidden: Callable[[str], str], seen: set[int], heads: set[bytes]
 ) -> Generator[str, None, TextIO]:
     """Yield the rest of the rotated file `handle` reads (its descriptor reads it under any name, or none: renamed,
     removed or compressed away), then every rotated copy of `path` that is new (_copies: an inode not in `seen`, the
     copies there at the follow's last look while the file was at its name, nor `handle`'s nor the file now at `path`),
     oldest first (last written first): two rotations between a follow's checks made a middle file, which going straight
-    to the name skipped. A compressed copy is never read (_compressed). Redacted by `hidden`; return the file now at
-    `path` opened (_reopened). Which copy came after the held file is told by inode, never by name or time: a copy
-    there before, written since by someone else, was replayed."""
+    to the name skipped. Redacted by `hidden`; return the file now at `path` opened (_reopened). Which copy came after
+    the held file is told by inode, never by name or time: a copy there before, written since by someone else, was
+    replayed.
+
+    A compressed copy is a new file (a new inode) of a rotated one's text, made as logrotate(8) says: with `compress`,
+    'Old versions of log files are compressed with gzip(1) by default', the file just rotated (.1.gz: the held file);
+    with `delaycompress` too, 'Postpone compression of the previous log file to the next rotation cycle', the copy
+    rotated the time before (.2.gz). Either is of a file read already (the held one, a middle one) or there at the
+    follow's start, told by its first HEAD_BYTES decompressed (`heads`: those files' first bytes): not read again. One
+    of a file no look saw, a middle rotation compressed at once (`compress` twice between two looks), is said in one
+    line naming the copy and the tool that prints it (zcat), as is one in a format read by no module here (zstd, lz4):
+    its lines are not shown (silently skipped before)."""
     yield from map(hidden, log_summary.read_lines(handle))
+    heads.add(os.pread(handle.fileno(), HEAD_BYTES, 0))
     try:
         now = path.stat().st_ino
     except FileNotFoundError:
         now = None
     skip = seen | {os.fstat(handle.fileno()).st_ino, now}
-    middle: list[tuple[int, Path]] = []
+    middle: list[tuple[int, Path, tuple[str, str] | None]] = []
     for inode, copy in _copies(path).items():
         try:
-            if inode not in skip and not _compressed(copy):
-                middle.append((copy.stat().st_mtime_ns, copy))
+            if inode in skip:
+                continue
+            packed = _packed(copy)
+            if packed is None or not _read_before(copy, packed[0], heads):
+                middle.append((copy.stat().st_mtime_ns, copy, packed))
         except OSError:  # removed since it was listed (a third rotation's cleanup): nothing to read
             continue
-    for _, copy in sorted(middle):
+    for _, copy, packed in sorted(middle, key=lambda found: found[0]):
+        if packed is not None:
+            yield hidden(
+                f"onechip: {copy}: a rotated copy, {packed[0]}-compressed, that this follow did not read; its lines "
+                f"are not shown here: {packed[1]} {copy}"
+            )
+            continue
         try:
             rotated = _open_log(copy)
         except FileNotFoundError:
             continue
         with rotated:
+            heads.add(os.pread(rotated.fileno(), HEAD_BYTES, 0))
             yield from map(hidden, log_summary.read_lines(rotated))
     return _reopened(path, handle)
 
@@ -625,9 +653,11 @@ def _past_rotations(
 # TimedRotatingFileHandler '.%Y-%m-%d_%H-%M-%S'), then anything (compresext's '.gz', '.zst', ...)
 _COPY = r"[._-]\d[\w.:+-]*"
 
-# The first bytes of the files logrotate's compresscmd makes (gzip RFC 1952, bzip2, xz, zstd RFC 8878, lz4 frame):
-# a compressed copy is read as text by no one
-_COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18")
+# How much of a file's start tells two rotated copies apart (_past_rotations): a log's first lines carry its timestamps
+HEAD_BYTES = 1 << 16
+# the modules that decompress the formats logrotate's compresscmd writes by default (gzip) and as its man page names
+# besides (bzip2, xz); log_summary.COMPRESSED's zstd and lz4 have none in Python 3.11's standard library
+_UNPACK: dict[str, ModuleType] = {"gzip": gzip, "bzip2": bz2, "xz": lzma}
 
 
 def _copies(path: Path) -> dict[int, Path]:
@@ -645,10 +675,31 @@ def _copies(path: Path) -> dict[int, Path]:
     return found
 
 
-def _compressed(copy: Path) -> bool:
-    """Whether `copy` starts as a compressed file does (_COMPRESSED_MAGIC). Raises OSError as open() does."""
-    with copy.open("rb") as handle:
-        return handle.read(6).startswith(_COMPRESSED_MAGIC)
+def _packed(copy: Path) -> tuple[str, str] | None:
+    """The format of compressed file `copy` and the tool that prints it (log_summary.COMPRESSED), None for one that is
+    not. Raises OSError as open() does."""
+    start = _head(copy, 6)
+    return next((what for magic, what in log_summary.COMPRESSED.items() if start.startswith(magic)), None)
+
+
+def _head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """The first `size` bytes of the file at `path`. Raises OSError as open() does."""
+    with path.open("rb") as handle:
+        return handle.read(size)
+
+
+def _read_before(copy: Path, packed: str, heads: set[bytes]) -> bool:
+    """Whether compressed `copy` (of format `packed`) is of a file whose first bytes are in `heads`: its first
+    HEAD_BYTES decompressed are one of them, or the start of one (the engine wrote on to the file after it was
+    compressed). False for a format no module here reads, or a copy that does not decompress."""
+    if packed not in _UNPACK:
+        return False
+    try:
+        with _UNPACK[packed].open(copy, "rb") as unpacked:
+            head = unpacked.read(HEAD_BYTES)
+    except (OSError, EOFError, lzma.LZMAError):  # gzip.BadGzipFile is an OSError
+        return False
+    return any(seen.startswith(head) for seen in heads)
 
 
 def _open_log(path: Path) -> TextIO:

@@ -36,6 +36,7 @@ from onechip.schemas.common import (
     Measured,
     Name,
     ResultModel,
+    Said,
     StoredResult,
     StrictModel,
     base_root,
@@ -784,7 +785,7 @@ class StreamOutcome(ResultModel):
     )
     finish_reason: str | None = Field(default=None, description="finish_reason of the last choice chunk.")
     http_status: int | None = Field(default=None, description="HTTP status of the response, if one came.")
-    error: str | None = Field(default=None, description="The server's message or the transport error.")
+    error: Said | None = Field(default=None, description="The server's message or the transport error (redacted).")
     retry_after_s: float | None = Field(
         default=None,
         description="An HTTP 429 or 503 answer: the wait its Retry-After asked for before the next request, s "
@@ -1080,7 +1081,7 @@ class CellResult(ResultModel):
         description="Measured requests whose server-reported usage.completion_tokens exceeds the max_tokens "
         "sent (the server did not honour it; their tokens are counted as reported).",
     )
-    first_error: str | None = Field(default=None, description="The first failed request's message.")
+    first_error: Said | None = Field(default=None, description="The first failed request's message (redacted).")
     requests_asked_wait: int = Field(
         default=0, description="Measured requests refused with a Retry-After (HTTP 429 or 503), all reps."
     )
@@ -1209,7 +1210,7 @@ class SearchProbe(StoredResult):
     requests_failed: int = Field(
         default=0, ge=0, description="Measured requests that failed (each one misses the SLOs, whatever its latency)."
     )
-    first_error: str | None = Field(default=None, description="The first failed request's message.")
+    first_error: Said | None = Field(default=None, description="The first failed request's message (redacted).")
     seeds_meeting: int | None = Field(
         default=None,
         ge=0,

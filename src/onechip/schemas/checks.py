@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from onechip.schemas.bench import MAX_TOKENS, MAX_TURNS
-from onechip.schemas.common import ResultModel, StoredResult, StrictModel
+from onechip.schemas.common import ResultModel, Said, StoredResult, StrictModel
 from onechip.schemas.inputs import INT64_MAX
 
 Verdict = Literal["pass", "partial", "fail", "blocked", "not_tested"]
@@ -122,12 +122,14 @@ class CheckOptions(StrictModel):
 class Probe(ResultModel):
     """One probe of a capability check: what came back against what was expected, its latency and verdict."""
 
+    model_config = ConfigDict(validate_assignment=True)  # a note set after the fact is redacted too (Said)
+
     name: str = Field(description="What was probed, e.g. 'chat_nonempty' or 'needle_2000_d0.5'.")
     verdict: Verdict = Field(description="Verdict of this probe alone.")
     latency_ms: float | None = Field(default=None, description="Client-side wall time of the probe, ms.")
     observed: Any = Field(default=None, description="What came back (text, arguments, counts).")
     expected: Any = Field(default=None, description="What a correct endpoint returns.")
-    note: str = Field(default="", description="Why the verdict, in one line; server messages go here.")
+    note: Said = Field(default="", description="Why the verdict, in one line; server messages go here (redacted).")
     informational: bool = Field(
         default=False,
         description="True when the probe is reported but does not count toward the domain verdict.",
@@ -152,7 +154,7 @@ class AgentRun(ResultModel):
     outcome: AgentOutcome = Field(description="Classification of the run.")
     turns: int = Field(default=0, description="Model turns used.")
     duration_s: float = Field(default=0.0, description="Wall time of the run, seconds.")
-    error: str | None = Field(default=None, description="Why the run errored (HTTP, turn cap, MCP).")
+    error: Said | None = Field(default=None, description="Why the run errored (HTTP, turn cap, MCP; redacted).")
     note: str = Field(default="", description="A caveat, e.g. a tool call that came back as text.")
 
 
@@ -170,11 +172,13 @@ class AgentTableRow(ResultModel):
 class CheckResult(ResultModel):
     """The verdict of one capability domain (chat, tool calling, agent, needle, determinism) with its probes."""
 
+    model_config = ConfigDict(validate_assignment=True)  # a note set after the fact is redacted too (Said)
+
     domain: Domain = Field(description="Capability domain.")
     verdict: Verdict = Field(description="Verdict of the domain, drawn from its non-informational probes.")
     conditions: dict[str, str] = Field(default_factory=dict, description="What the verdict depends on.")
     probes: list[Probe] = Field(default_factory=list, description="The probes behind the verdict.")
-    note: str = Field(default="", description="One line on the verdict (server message when blocked).")
+    note: Said = Field(default="", description="One line on the verdict (server message when blocked; redacted).")
     agent_runs: list[AgentRun] = Field(default_factory=list, description="Agent domain: one row per run.")
     agent_table: AgentTableRow | None = Field(default=None, description="Agent domain: the seed's table.")
     transcript_path: str | None = Field(default=None, description="Saved transcripts (JSON), when out_dir was given.")
@@ -192,6 +196,8 @@ class CheckResult(ResultModel):
 class CheckReport(StoredResult):
     """What `onechip check` writes (checks.json): the endpoint and model checked, the options, one result per domain."""
 
+    model_config = ConfigDict(validate_assignment=True)  # a note set after the fact is redacted too (Said)
+
     base_url: str = Field(description="The endpoint checked.")
     model: str = Field(description="The served model name checked.")
     started_at: str | None = Field(default=None, description="UTC start time, ISO 8601.")
@@ -201,12 +207,12 @@ class CheckReport(StoredResult):
     interrupted: bool = Field(
         default=False, description="True when Ctrl-C stopped the run: `results` holds the domains that finished."
     )
-    endpoint_failing: str | None = Field(
+    endpoint_failing: Said | None = Field(
         default=None,
         description="Set when the server failed every request the probes sent after /v1/models (each a 5xx or "
         "no answer): the verdicts (all fail) say nothing of the model, and `check` exits 6 with this line.",
     )
-    server_busy: str | None = Field(
+    server_busy: Said | None = Field(
         default=None,
         description="Set when requests the probes sent were answered 429 or 503 (busy) on every try, Retry-After "
         "honoured: their probes are not_tested, not failed; `check` exits 6 with this line when no other verdict "

@@ -13,9 +13,26 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
-from onechip.schemas.common import CommandWord, ModelName, Name, ResultModel, StoredResult, image_reference, shell_line
+from onechip.schemas.common import (
+    CommandWord,
+    ModelName,
+    Name,
+    ResultModel,
+    Said,
+    StoredResult,
+    image_reference,
+    shell_line,
+)
 from onechip.schemas.inputs import Cli, RequestModel, comma_list
 from onechip.schemas.replicas import MAX_REPLICAS, RouterPolicy
 
@@ -273,11 +290,13 @@ class Quote(ResultModel):
 class Attempt(ResultModel):
     """One zone tried: what the API said."""
 
+    model_config = ConfigDict(validate_assignment=True)  # a message set after the fact is redacted too (Said)
+
     zone: str = Field(description="Zone.")
     provisioning: Provisioning = Field(description="Provisioning model asked for.")
     outcome: Outcome = Field(description="available, or the refusal told apart by code and message.")
     code: int | None = Field(default=None, description="gRPC code of the refusal (8 = RESOURCE_EXHAUSTED).")
-    message: str = Field(default="", description="The API's message, one line.")
+    message: Said = Field(default="", description="The API's message, one line (redacted).")
     elapsed_s: float = Field(default=0.0, description="Seconds the attempt took.")
     checked_at: str = Field(default="", description="ISO time of the answer.")
 

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from onechip.errors import ConfigError, looks_secret, url_shown
+from onechip.errors import ConfigError, looks_secret, redact, url_shown
 from onechip.paths import read_home_file
 
 SCHEMA_VERSION = "1"
@@ -217,6 +217,12 @@ def no_secret(value: str) -> str:
 
 
 CommandWord = Annotated[str, AfterValidator(no_secret)]
+# Text a record keeps from outside onechip: a server's answer (an error body, a message) or an exception's text (a
+# transport error's; aiohttp's NonHttpUrlRedirectClientError and InvalidUrlRedirectClientError are the Location URL
+# whole, its password and ?key= too: aiohttp 3.14 client_exceptions.py). Redacted (errors.redact) as the record is
+# made and as a stored one is read: the one place requests.jsonl, summary.json, checks.json, the reports, the console
+# and an MCP tool result take such a text from, whichever path wrote it.
+Said = Annotated[str, AfterValidator(redact)]
 
 
 def shell_line(value: str | None) -> str | None:
@@ -267,9 +273,10 @@ TEST_SERVER_HINT = "a test server is sent no credentials: give its http://HOST:P
 def server_url(url: str, *, key_hint: str = VLLM_KEY_HINT) -> str:
     """`url` itself when it names a server as httpx can ask it: scheme http or https, a host, and a port of
     1 - 65535 if one is given (`localhost:8000`, `127.0.0.1:abc` or `http://h:99999` is a typo to say before any
-    request, not a server that cannot be reached), and no password (scheme://user:password@host, RFC 3986
-    userinfo), query or fragment: the base URL is recorded in every run's files and reports, so a password or key
-    there would be stored and shown, and a path is appended to it (a query would end up before /v1/...). vLLM
+    request, not a server that cannot be reached), and no password or user (scheme://user:password@host or
+    scheme://KEY@host, RFC 3986 userinfo), query or fragment: the base URL is recorded in every run's files and
+    reports, so a password or key there would be stored and shown, and a path is appended to it (a query would end up
+    before /v1/...). vLLM
     checks a bearer key (`vllm serve --api-key`), which onechip sends from $OPENAI_API_KEY or $VLLM_API_KEY
     (vllm.wire.api_key_from_env: which first follows the server's host); `key_hint` says where the key goes instead
     (another server: the Hub, the Billing Catalog). Raises ValueError."""
@@ -278,6 +285,8 @@ def server_url(url: str, *, key_hint: str = VLLM_KEY_HINT) -> str:
         raise ValueError(
             f"the URL holds a password (user:password@), which run files and reports would record; {key_hint}"
         )
+    if "@" in parts.netloc:  # 'http://KEY@host': no password, yet a key all the same (sent as Basic credentials)
+        raise ValueError(f"the URL holds user@, which run files and reports would record; {key_hint}")
     if parts.query or parts.fragment:  # '/?api_key=K' was joined into '/?api_key=K/v1/models' and recorded
         raise ValueError(
             f"a server URL has no ?query or #fragment (requests go to URL/path, and run files record it); {key_hint}"
@@ -324,8 +333,6 @@ def server_url_from_env(name: str, key_hint: str) -> str | None:
         return None
     try:
         server_url(value, key_hint=key_hint)
-        if "@" in urlsplit(value).netloc:  # 'http://KEY@host': no password, yet a key all the same, recorded
-            raise ValueError(f"the URL holds user@, which run files and reports would record; {key_hint}")
     except ValueError as exc:
         raise ConfigError(f"{name}={url_shown(value)!r}: {exc}") from None
     return value

@@ -13,9 +13,9 @@ A run directory holds, each optional:
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
-from onechip.schemas.common import StoredResult
+from onechip.schemas.common import Said, StoredResult
 
 RUN_FILES = {
     "manifest": "run.json",
@@ -44,6 +44,8 @@ POLICIES_FILE = "policies.json"
 class RunManifest(StoredResult):
     """Who ran what, where and how it ended: the identity rows of every report."""
 
+    model_config = ConfigDict(validate_assignment=True)  # the error set as the run ends is redacted too (Said)
+
     run_id: str
     created_at: str = Field(description="ISO-8601 UTC.")
     tool_version: str
@@ -54,4 +56,4 @@ class RunManifest(StoredResult):
     chip: str = Field(default="cpu", description="Accelerator catalog key the run was on.")
     stage_timings_s: dict[str, float] = Field(default_factory=dict, description="Seconds per stage.")
     status: str = Field(default="running", description="'running', 'ok', 'failed', 'interrupted'.")
-    error: str | None = None
+    error: Said | None = Field(default=None, description="Why the run failed (redacted).")

@@ -10,7 +10,8 @@ Each line is kept as one kind, first match wins:
     memory    KV cache size, memory statistics, model loading GiB, KV shape lines, V0 block and weights lines
     timeline  the boot milestones (engine init, weights, compile, KV cache, ready, listening)
 Non-error lines beyond `max_lines` are cut from the middle of the log (the first and last lines of a
-boot say the most), and the number cut is reported. Text is redacted (onechip.errors.redact).
+boot say the most), and the number cut is reported. Text is redacted (onechip.errors.lines_redactor, every line in
+order: a private key's PEM body printed a line at a time is hidden too).
 
 The summary opens with the boot's verdict (boot_verdict, verdict_line): whether the engine started, why not, and the
 length, KV cache, concurrency, version and card it ran with, as the boot-log grammar reads them (bootlog.read_boot_log,
@@ -39,7 +40,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from onechip.errors import ConfigError, redactor
+from onechip.errors import ConfigError, lines_redactor
 from onechip.paths import open_regular
 from onechip.schemas import BootRecord
 from onechip.schemas.logs import BootVerdict, LineKind, LogLine, LogSummary
@@ -202,23 +203,24 @@ def read_log(path: Path) -> Iterator[str]:
 
 
 # A compressed file by the magic number its format opens with (gzip: 1f 8b, RFC 1952; bzip2: 'BZh'; xz: fd '7zXZ' 00,
-# the .xz file format spec; zstd: 28 b5 2f fd, RFC 8878), with the tool that prints its text: a rotated log ('vllm.log.1
-# .gz': docker's json-file driver with compress=true, logrotate's compress) is no text, and its NUL bytes said only that
-_COMPRESSED = {b"\x1f\x8b": ("gzip", "zcat"), b"BZh": ("bzip2", "bzcat"), b"\xfd7zXZ\x00": ("xz", "xzcat"),
-               b"\x28\xb5\x2f\xfd": ("zstd", "zstdcat")}  # fmt: skip
+# the .xz file format spec; zstd: 28 b5 2f fd, RFC 8878; lz4: its frame format's 04 22 4d 18), with the tool that prints
+# its text: a rotated log ('vllm.log.1.gz': docker's json-file driver with compress=true, logrotate's compress) is no
+# text, and its NUL bytes said only that
+COMPRESSED = {b"\x1f\x8b": ("gzip", "zcat"), b"BZh": ("bzip2", "bzcat"), b"\xfd7zXZ\x00": ("xz", "xzcat"),
+              b"\x28\xb5\x2f\xfd": ("zstd", "zstdcat"), b"\x04\x22\x4d\x18": ("lz4", "lz4cat")}  # fmt: skip
 
 
 def read_stream(raw: BinaryIO, name: str) -> Iterator[str]:
     """The lines of the log read from `raw` (a file, or standard input: read once, never seeked), as read_lines reads
     them, undecodable bytes past its first block replaced; in the encoding its first block tells (textcodec: UTF-8,
     UTF-16 or UTF-32 behind a byte-order mark, which is dropped, UTF-16 without one by its NUL bytes, else UTF-8).
-    Raises ConfigError naming `name` when it is not text: a compressed file (_COMPRESSED, named with the tool that
+    Raises ConfigError naming `name` when it is not text: a compressed file (COMPRESSED, named with the tool that
     prints it), or its first TEXT_PROBE_BYTES hold a NUL byte in UTF-8 (grep and git call a file binary so), a NUL
     character in another encoding or bytes its encoding does not decode (a character cut at the block's end is not
     counted); a binary file read as a log kept nothing and was summarized as a quiet one. Raises it too, once read,
     for a file of blank lines or none (its verdict was 'the log ends before the engine said it was ready')."""
     block = raw.read(TEXT_PROBE_BYTES)
-    if packed := next((what for magic, what in _COMPRESSED.items() if block.startswith(magic)), None):
+    if packed := next((what for magic, what in COMPRESSED.items() if block.startswith(magic)), None):
         raise ConfigError(f"{name}: {packed[0]}-compressed, not a text log: give its text ({packed[1]})")
     encoding, mark = text_encoding(block)
     block = block[mark:]
@@ -420,7 +422,9 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
     number = 0
     platforms: set[str] = set()  # the PLATFORM_TRAPS whose platform a line showed
     held = _BootText()
-    hidden = redactor()  # the secrets read once for the whole log, not once a kept line
+    # every line read through it in order, kept or not (passed): a PEM body line it keeps (an ERROR line, a traceback's
+    # indented line) is told by the BEGIN line before it, a wrapped secret's rest by the line before
+    hidden = lines_redactor()
     for number, raw in enumerate(text_lines(log) if isinstance(log, str) else log, start=1):
         bare = bare_line(raw)
         platforms.update(text for text, mark in PLATFORM_TRAPS.items() if text not in platforms and mark.search(raw))
@@ -428,8 +432,9 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
         held.add(number, raw, bare, kind)
         in_traceback = kind == "error" and (in_traceback or "Traceback" in raw or raw.startswith((" ", "\t")))
         if kind is None:
+            hidden.passed(raw)
             continue
-        kept.add(LogLine(number=number, kind=kind, text=hidden(raw.rstrip())[:2000], trap=trap))
+        kept.add(LogLine(number=number, kind=kind, text=hidden(raw).rstrip()[:2000], trap=trap))
         counts[kind] = counts.get(kind, 0) + 1
         if trap and trap not in traps:
             traps.append(trap)
