@@ -245,6 +245,11 @@ def os_error_line(exc: OSError) -> str:
 #   Authorization: Bearer ..., Basic ... and token ... headers, and AWS access key ids (AKIA/ASIA + 16)
 #   Google API keys (AIza...) and GitHub's tokens (ghp_..., github_pat_...)
 #   scheme://user:PASSWORD@host: the password of a URL (the user name is kept)
+# Shapes of a fixed length, named once: matched anywhere (_SECRET_PATTERNS, where their sources are) and across a wrap
+# (_WHOLE_SHAPES)
+_AWS_KEY_ID = re.compile(r"A[KS]IA[0-9A-Z]{16}")
+_GOOGLE_API_KEY = re.compile(r"AIza[0-9A-Za-z_-]{35}")
+_AQ_KEY = r"AQ\.[A-Za-z0-9_-]{50}"
 _SECRET_PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{8,}"),
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
@@ -258,17 +263,17 @@ _SECRET_PATTERNS = [
     re.compile(r"""(?i)(authorization['"]?(?::|,)\s*b?['"]?(?:bearer|basic|token)\s+)[^\s'"]+"""),
     # AWS access key ids: AKIA a long-term key's, ASIA a temporary (STS) one's (IAM User Guide, 'IAM identifiers',
     # unique ID prefixes: docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)
-    re.compile(r"A[KS]IA[0-9A-Z]{16}"),
+    _AWS_KEY_ID,
     # a Google API key (a Gemini API key of AI Studio's too): 'AIza' and 35 of [0-9A-Za-z_-], 39 in all (Microsoft
     # Purview's 'Google API key' definition, learn.microsoft.com/purview/sit-defn-google-api-key; the example key of
     # FirebaseOptions.apiKey, 'AIzaSyDdVgKwhZl0sTTTLZ7iTmt1r3N2cJLnaDk')
-    re.compile(r"AIza[0-9A-Za-z_-]{35}"),
+    _GOOGLE_API_KEY,
     # a Google 'Authentication Key' (AQ.), what AI Studio issues in place of AIza keys (discuss.ai.google.dev/t/
     # account-only-generates-aq-prefix-api-keys-aiza-keys-not-available-in-any-project/170415: 'AI Studio will now only
     # generate Authentication Key (AQ) keys'), an API key bound to a service account (cloud.google.com/docs/
     # authentication/api-keys): 'AQ.' and 50 of [A-Za-z0-9_-] in every one published by mistake in a public repository
     # (the index this project searches holds ten, each 'AQ.Ab8RN6' and 44 more; no format is documented)
-    re.compile(r"(?<![A-Za-z0-9_.-])AQ\.[A-Za-z0-9_-]{50}(?![A-Za-z0-9_-])"),
+    re.compile(rf"(?<![A-Za-z0-9_.-]){_AQ_KEY}(?![A-Za-z0-9_-])"),
     # GitHub's tokens by prefix: ghp_ (personal access), gho_ (OAuth), ghu_ (app user-to-server), ghs_ (app
     # server-to-server, a GitHub Actions GITHUB_TOKEN), ghr_ (refresh), of [A-Za-z0-9_], 36 after the prefix today
     # and up to 255 (github.blog/changelog/2021-03-31-authentication-token-format-updates-are-generally-available);
@@ -703,9 +708,9 @@ _RUN_AT_START = re.compile(r"\S+")
 # followed across a line's end.
 _WHOLE_SHAPES = [
     re.compile(r"hf_[A-Za-z0-9]{34}"),
-    re.compile(r"AIza[0-9A-Za-z_-]{35}"),
-    re.compile(r"AQ\.[A-Za-z0-9_-]{50}"),
-    re.compile(r"A[KS]IA[0-9A-Z]{16}"),
+    _GOOGLE_API_KEY,
+    re.compile(_AQ_KEY),
+    _AWS_KEY_ID,
     re.compile(r"gh[pousr]_[A-Za-z0-9_]{36}"),
     re.compile(r"github_pat_[A-Za-z0-9_]{82}"),
 ]
