@@ -434,3 +434,16 @@ SEED_TERMS = StepTerms(
     fixed_s=0.00531, weights_s=0.00799, per_seq_s=0.000641, per_token_s=3.15e-05, per_kv_token_s=5.62e-08,
     per_attn_pair_s=6.66e-10, request_overhead_s=0.00723, per_stream_chunk_s=0.000266, per_output_token_s=0.000413,
 )  # fmt: skip
+
+
+def through_host_filter(tmp_path: Path, text: str, env: dict[str, str]) -> str:
+    """`text` as the host's log filter writes it (engines.remote.REDACTED_OUTPUT before `cat`, under bash), with the
+    secrets `env` holds in its environment."""
+    from onechip.engines import remote
+
+    script = tmp_path / "filter.sh"
+    script.write_text("\n".join([*remote.REDACTED_OUTPUT, "exec cat"]) + "\n")
+    full = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8", **env}
+    out = subprocess.run(["bash", str(script)], input=text.encode(), env=full, capture_output=True, timeout=60)  # noqa: S603
+    assert out.returncode == 0 and not out.stderr, out.stderr
+    return out.stdout.decode()

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from factories import through_host_filter
 from onechip.engines import remote
 
 TOKEN = "hf_FAKEtoken0123456789abcdefXYZ"  # a Hugging Face token's shape (errors.HF_TOKEN_SHAPE)
@@ -77,12 +78,7 @@ LINES = [
 
 
 def _through_bash(tmp_path: Path, text: str) -> str:
-    script = tmp_path / "filter.sh"
-    script.write_text("\n".join([*remote.REDACTED_OUTPUT, "exec cat"]) + "\n")
-    env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8", **ENV}
-    out = subprocess.run(["bash", str(script)], input=text.encode(), env=env, capture_output=True, timeout=60)  # noqa: S603
-    assert out.returncode == 0 and not out.stderr, out.stderr
-    return out.stdout.decode()
+    return through_host_filter(tmp_path, text, ENV)
 
 
 def _through_python(text: str, *, by_line: bool = True) -> str:

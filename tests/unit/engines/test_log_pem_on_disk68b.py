@@ -7,12 +7,11 @@ own, stayed on disk in clear (`logs` hid them only on reading)."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from onechip.engines import remote
+from factories import through_host_filter
 from onechip.errors import lines_redactor
 from onechip.logpump import _Copier
 
@@ -40,12 +39,7 @@ ENV = {"HF_TOKEN": "hf_FAKEtoken0123456789abcdefXYZ"}
 
 
 def _through_host_filter(tmp_path: Path, text: str) -> str:
-    script = tmp_path / "filter.sh"
-    script.write_text("\n".join([*remote.REDACTED_OUTPUT, "exec cat"]) + "\n")
-    env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8", **ENV}
-    out = subprocess.run(["bash", str(script)], input=text.encode(), env=env, capture_output=True, timeout=60)  # noqa: S603
-    assert out.returncode == 0 and not out.stderr, out.stderr
-    return out.stdout.decode()
+    return through_host_filter(tmp_path, text, ENV)
 
 
 def _through_logpump(text: str, reads: int) -> str:
