@@ -17,6 +17,7 @@ from onechip.cloud import provision, records
 from onechip.cloud.tpu_api import TpuApi
 from onechip.errors import BusyError
 from onechip.retry_after import retry_after_s
+from onechip.schemas.cloud import CloudResource
 
 script = test_cloud_qa62.script  # the scripted fake API's fixture, found by its name here
 SENT = "Sun, 06 Nov 1994 08:49:37 GMT"  # RFC 9110 section 5.6.7's example instant, in its IMF-fixdate form
@@ -131,8 +132,6 @@ def test_status_bills_from_the_api_s_create_time_by_the_api_s_clock(monkeypatch,
     # where 'now' is on the clock createTime was written by.
     from email.utils import format_datetime
 
-    from onechip.schemas.cloud import CloudResource
-
     monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://tpu.scenario.test")
     zone = OK
     node = f"projects/{P}/locations/{zone}/nodes/n"
@@ -144,10 +143,7 @@ def test_status_bills_from_the_api_s_create_time_by_the_api_s_clock(monkeypatch,
                 "labels": {"created-by": "onechip"}, "schedulingConfig": {"spot": True}}  # fmt: skip
         return httpx.Response(200, json=body, headers={"Date": format_datetime(server_now, usegmt=True)})
 
-    resource = CloudResource(name="n", kind="node", node_id="n", project=P, zone=zone, chip="v5e-1",
-                             accelerator_type="v5litepod-1", runtime_version="v2-alpha-tpuv5-lite",
-                             provisioning="spot", created_at="2026-12-07T00:00:00+00:00", usd_per_hour=3600.0,
-                             no_limit=True)  # fmt: skip
+    resource = _spot_node(zone, usd_per_hour=3600.0)
     tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(answer)), poll_s=0.01)
     st = provision.status(tpu, resource)
     assert st.usd_so_far is not None and 59 <= st.usd_so_far <= 63, st  # $1 a second: 60 s billed, +- Date's 1 s
@@ -262,8 +258,6 @@ def test_a_node_the_api_no_longer_has_stays_gone_not_unsupported(monkeypatch, wh
     # the acceleratorTypes 404 rule (191ba279) reads NOT_FOUND as 'unsupported' only when it names the zone's
     # acceleratorTypes/TYPE: a GET of a deleted node, whose 404 names the node (AIP-193, in its message or its
     # google.rpc.ResourceInfo), is the node gone: status bills nothing more and says how to drop the record
-    from onechip.schemas.cloud import CloudResource
-
     monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://tpu.scenario.test")
     node = f"projects/{P}/locations/{OK}/nodes/n"
     said = f"Resource '{node}' was not found" if where == "message" else "Requested entity was not found."
@@ -273,10 +267,14 @@ def test_a_node_the_api_no_longer_has_stays_gone_not_unsupported(monkeypatch, wh
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(404, json={"error": error})
 
-    resource = CloudResource(name="n", kind="node", node_id="n", project=P, zone=OK, chip="v5e-1",
-                             accelerator_type="v5litepod-1", runtime_version="v2-alpha-tpuv5-lite",
-                             provisioning="spot", created_at="2026-12-07T00:00:00+00:00", usd_per_hour=1.0,
-                             no_limit=True)  # fmt: skip
+    resource = _spot_node(OK, usd_per_hour=1.0)
     tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(answer)), poll_s=0.01)
     st = provision.status(tpu, resource)
     assert not st.exists and st.resource.state == provision.GONE and st.ended and st.ended.startswith("gone:"), st
+
+
+def _spot_node(zone: str, usd_per_hour: float) -> CloudResource:
+    """The record of a spot v5e-1 node 'n' in `zone`, created 2026-12-07, with no --max-hours."""
+    return CloudResource(name="n", kind="node", node_id="n", project=P, zone=zone, chip="v5e-1",
+                         accelerator_type="v5litepod-1", runtime_version="v2-alpha-tpuv5-lite", provisioning="spot",
+                         created_at="2026-12-07T00:00:00+00:00", usd_per_hour=usd_per_hour, no_limit=True)  # fmt: skip
