@@ -18,6 +18,7 @@ import stat
 import subprocess
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
@@ -697,7 +698,10 @@ def _read_before(copy: Path, packed: str, heads: set[bytes]) -> bool:
     try:
         with _UNPACK[packed].open(copy, "rb") as unpacked:
             head = unpacked.read(HEAD_BYTES)
-    except (OSError, EOFError, lzma.LZMAError):  # gzip.BadGzipFile is an OSError
+    # gzip.BadGzipFile is an OSError (a bad header); deflate data damaged past the header is zlib.error (not an
+    # OSError: 'Error -3 while decompressing data', Python 3.11 gzip.py _GzipReader.read), as bz2's is OSError and xz's
+    # LZMAError; a truncated copy of any is EOFError
+    except (OSError, EOFError, lzma.LZMAError, zlib.error):
         return False
     return any(seen.startswith(head) for seen in heads)
 

@@ -61,6 +61,7 @@ from typing import Literal, NamedTuple
 from onechip import catalog
 from onechip.catalog.files import version_key
 from onechip.errors import ConfigError, redact, redactor
+from onechip.planner.rules import untagged_build
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
 from onechip.vllm.flag_table import AUTO_FIT
@@ -2052,9 +2053,10 @@ def _name_version(plan: Plan, boot: BootRecord, notes: list[str]) -> None:
     hybrid pages) are the plan's release's, and the version alone can move the figure (a vLLM 0.19.0 Granite-4.0-H log
     planned at 0.32.0: 143,872 against 387,718 tokens, qa68b). One release's builds share a key
     (catalog.files.version_key: a dev build is the release before its number); a version that reads as no release
-    number is not named."""
+    number is not named, nor an untagged build's ('0.1.devN': the planner plans it as no --engine-version, so the flag
+    would plan the same; planner.rules.untagged_build)."""
     logged, planned = boot.engine_version, plan.engine_version
-    if not logged or not planned or logged == planned:
+    if not logged or not planned or logged == planned or untagged_build(logged):
         return
     try:
         if version_key(logged) == version_key(planned):

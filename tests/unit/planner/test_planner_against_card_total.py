@@ -58,3 +58,17 @@ def test_a_token_line_that_differs_names_the_logs_release_when_the_plan_is_for_a
     assert not result.agrees
     assert "the log is vLLM 0.27.1, the plan is for vLLM 0.32.0: --engine-version 0.27.1 plans the log's" in result.note
     assert "the log is vLLM" not in _against(model, "rtx4090").note
+
+
+def test_a_log_of_an_untagged_build_does_not_name_a_flag_that_plans_the_same(tmp_path: Path) -> None:
+    """A log of a vLLM tree with no tag prints setuptools_scm's '0.1.devN' (the bootlogs fixtures' 2026-04 main build
+    0.1.dev15312, a 2025-09 ROCm source build 0.1.dev1+g6997a25ac). The planner plans such a version as no
+    --engine-version (planner.rules.untagged_build): --engine-version 0.1.dev15312 gives the same plan, so the note
+    named a flag that changes nothing, even on a plan made with it (qa68c)."""
+    model = _checkpoint(tmp_path / "q")
+    log = LOG.replace("version 0.27.1", "version 0.1.dev15312")
+    for version in (None, "0.1.dev15312"):
+        plan = plan_model(model, "rtx4090", "vllm-gpu", max_model_len=2048, utilization=0.85, engine_version=version)
+        result = crosscheck(plan, read_boot_log(log, plan.engine, plan.model))
+        assert not result.agrees
+        assert "--engine-version 0.1.dev15312" not in result.note
