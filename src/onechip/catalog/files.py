@@ -186,6 +186,24 @@ def version_key(version: str) -> tuple[int, int, int]:
     return (major, minor - 1, _LAST_PATCH) if minor else (major - 1, _LAST_PATCH, _LAST_PATCH)
 
 
+# The number setuptools_scm gives a tree whose history holds no tag (a shallow clone): `git describe` finds none, so it
+# assumes the tag '0.0' and guess-next-dev writes the next minor's dev build of the commits counted, '0.1.dev15312+g...'
+# (setuptools_scm 8.1.0 git.py _git_parse_inner; corpus gpu-qwen3-vl-8b-len4096-eager-dev15312). vLLM numbers its
+# builds with setuptools_scm since vllm-project/vllm#4738 and #8771 (September 2024, 0.6.x), long after 0.1.x (2023),
+# so no build of vLLM's tagged history is numbered so: the number names no release
+_UNTAGGED = re.compile(r"^v?0\.1\.dev\d+")
+
+
+def untagged_build(version: str | None) -> bool:
+    """Whether `version` is setuptools_scm's number for a vLLM tree without a tag (_UNTAGGED), which cannot tell the
+    release. The planner plans such a build under the newest rules, as no --engine-version, not as the release
+    before 0.1 (0.0.1, the oldest rule: the V0 engine before 0.6.5): vLLM's own version.py takes a version whose
+    release it cannot read (its fallback 'dev', tuple (0, 0, 'dev')) for a dev tree that 'matches anything'
+    (_prev_minor_version_was, 0.34.0 sdist), i.e. the code of the day, and a tag-less clone is one of vLLM's main
+    branch, newer than its releases."""
+    return version is not None and _UNTAGGED.match(version.strip()) is not None
+
+
 _FOURTH = re.compile(r"^v?\d+\.\d+\.\d+\.(?:post)?(\d+)(\.dev\d+)?")
 
 

@@ -35,6 +35,7 @@ from onechip.catalog.files import (
     V0Fallback,
     V2RunnerRule,
     release_key,
+    untagged_build,
     version_key,
 )
 from onechip.errors import ConfigError
@@ -89,7 +90,6 @@ from onechip.planner.rules import (
     engine_rules,
     kv_element_bytes,
     kv_scale_bytes_per_head,
-    untagged_build,
     v0_fallback,
 )
 from onechip.planner.runner_tables import tpu_block_table_bytes, tpu_largest_bucket_bytes

@@ -7,7 +7,6 @@ logic that turns a rule into a value (block size from max model len, KV element 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -21,6 +20,7 @@ from onechip.catalog.files import (
     TextOnlyClassesRule,
     V0Fallback,
     release_key,
+    untagged_build,
     version_key,
 )
 from onechip.errors import ConfigError
@@ -354,24 +354,6 @@ class EngineRules(EngineEntry):
                 )
 
 
-# The number setuptools_scm gives a tree whose history holds no tag (a shallow clone): `git describe` finds none, so it
-# assumes the tag '0.0' and guess-next-dev writes the next minor's dev build of the commits counted, '0.1.dev15312+g...'
-# (setuptools_scm 8.1.0 git.py _git_parse_inner; corpus gpu-qwen3-vl-8b-len4096-eager-dev15312). vLLM numbers its
-# builds with setuptools_scm since vllm-project/vllm#4738 and #8771 (September 2024, 0.6.x), long after 0.1.x (2023),
-# so no build of vLLM's tagged history is numbered so: the number names no release
-_UNTAGGED = re.compile(r"^v?0\.1\.dev\d+")
-
-
-def untagged_build(version: str | None) -> bool:
-    """Whether `version` is setuptools_scm's number for a vLLM tree without a tag (_UNTAGGED), which cannot tell the
-    release. The planner plans such a build under the newest rules, as no --engine-version, not as the release
-    before 0.1 (0.0.1, the oldest rule: the V0 engine before 0.6.5): vLLM's own version.py takes a version whose
-    release it cannot read (its fallback 'dev', tuple (0, 0, 'dev')) for a dev tree that 'matches anything'
-    (_prev_minor_version_was, 0.34.0 sdist), i.e. the code of the day, and a tag-less clone is one of vLLM's main
-    branch, newer than its releases."""
-    return version is not None and _UNTAGGED.match(version.strip()) is not None
-
-
 def _instead(hint: str, modelled: bool) -> str:
     """`hint` (a release to plan on), or, for an architecture the planner models on no release, that saying so."""
     return hint if modelled else "nor does onechip plan it on any release (an architecture the planner does not model)"
@@ -388,7 +370,7 @@ def _first_release(arch: str, engine_version: str | None, modelled: bool = True)
     entry = table.architectures.get(arch)
     if entry is None or engine_version is None:
         return None
-    if _UNTAGGED.match(engine_version.strip()):
+    if untagged_build(engine_version):
         return (
             f"vLLM {engine_version} is a build of a checkout without release tags (setuptools-scm's 0.1.devN), not "
             f"release 0.1: whether it serves {arch} is not known"
@@ -457,7 +439,7 @@ def _unregistered(arch: str, version: str | None, engine: str) -> str | None:
     table = catalog.vllm_architectures()
     if version is None or engine not in _VLLM_REGISTRY_ENGINES or arch in table.architectures:
         return None
-    if _UNTAGGED.match(version.strip()):
+    if untagged_build(version):
         return None
     read = table.releases_read
     if not release_key(read[0]) <= release_key(version) <= release_key(read[-1]) or version in table.releases_not_read:
@@ -496,7 +478,7 @@ def _last_release(arch: str, engine_version: str | None, newest: bool, modelled:
     registered architecture by its suffix (`served_as`: Qwen2ForSequenceClassification -> Qwen2ForCausalLM), or
     none given (`newest`: the engine's own release stands for the newest)."""
     entry = catalog.vllm_architectures().architectures.get(arch)
-    if entry is None or entry.gone_in is None or engine_version is None or _UNTAGGED.match(engine_version.strip()):
+    if entry is None or entry.gone_in is None or engine_version is None or untagged_build(engine_version):
         return None
     key = release_key(engine_version)
     if key < release_key(entry.gone_in) or entry.served_as is not None:  # vLLM resolves it to another name

@@ -59,9 +59,8 @@ from datetime import datetime, timedelta
 from typing import Literal, NamedTuple
 
 from onechip import catalog
-from onechip.catalog.files import version_key
+from onechip.catalog.files import untagged_build, version_key
 from onechip.errors import ConfigError, redact, redactor
-from onechip.planner.rules import untagged_build
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
 from onechip.vllm.flag_table import AUTO_FIT
@@ -2054,7 +2053,7 @@ def _name_version(plan: Plan, boot: BootRecord, notes: list[str]) -> None:
     planned at 0.32.0: 143,872 against 387,718 tokens, qa68b). One release's builds share a key
     (catalog.files.version_key: a dev build is the release before its number); a version that reads as no release
     number is not named, nor an untagged build's ('0.1.devN': the planner plans it as no --engine-version, so the flag
-    would plan the same; planner.rules.untagged_build)."""
+    would plan the same; catalog.files.untagged_build)."""
     logged, planned = boot.engine_version, plan.engine_version
     if not logged or not planned or logged == planned or untagged_build(logged):
         return
