@@ -169,6 +169,12 @@ _DEV_BUILD = re.compile(r"^v?\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc)\d+)?\.dev\d+")
 _LAST_PATCH = sys.maxsize
 
 
+def names_release(version: str) -> bool:
+    """Whether `version` starts with a release number ('0.19.0', 'v0.8.5.post1', '0.30.0.dev5+g...'), the versions
+    version_key and release_key read; an image name or 'latest' does not."""
+    return _RELEASE.match(version.strip()) is not None
+
+
 def version_key(version: str) -> tuple[int, int, int]:
     """(major, minor, patch) of a vLLM version string ('0.19.0', '0.26.1rc1', '0.8.5.post1'); a dev build
     (_DEV_BUILD: '0.8.5.dev169+g...', '0.20.1rc1.dev16+g...') has the key of the release before its number, as its
@@ -2290,7 +2296,7 @@ class VllmRegistriesFile(_ReleasesReadFile):
         """`name`'s entry in registry `kind` when release `version` is known to register it (first_in <= version <
         gone_in); None when it does not or that cannot be told (not a release number)."""
         entry = getattr(self, kind).get(name)
-        if entry is None or not _RELEASE.match(version.strip()):
+        if entry is None or not names_release(version):
             return None
         key = release_key(version)
         after_gone = entry.gone_in is not None and key >= release_key(entry.gone_in)
@@ -2307,7 +2313,7 @@ class VllmRegistriesFile(_ReleasesReadFile):
         if entry is None:
             read = f"{self.releases_read[0]} - {self.releases_read[-1]}"
             return f"no vLLM release read ({read}) registers a {what} '{name}' ({where})"
-        if version is not None and not _RELEASE.match(version.strip()):
+        if version is not None and not names_release(version):
             return None
         said = f"vLLM {version}" if version is not None else f"the newest vLLM read ({self.releases_read[-1]})"
         key = release_key(version or self.releases_read[-1])

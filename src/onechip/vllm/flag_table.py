@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from onechip import catalog
-from onechip.catalog.files import release_key, version_key
+from onechip.catalog.files import names_release, release_key, version_key
 from onechip.errors import HF_TOKEN_SHAPE, SECRET_NAME, ConfigError, known_secrets, names_a_path, secret_finder
 from onechip.schemas.common import GIB, ResultModel
 from onechip.schemas.inputs import (
@@ -201,15 +201,12 @@ def spec(name: str) -> FlagSpec | None:
     return _BY_NAME.get(name)
 
 
-_RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
-
-
 def older_than(version: str | None, since: str | None) -> bool:
     """True when release `version` ('0.8.5', '0.26.1rc1') comes before `since`, a dev build numbered for a release
     ('0.30.0.dev5+g...') being that release's code before it (catalog.files version_key, as rules.EngineRules reads
     every range); False when either is None or not a release number (engine rules may name an image rather than a
     release)."""
-    if not (version and since and _RELEASE.match(version.strip()) and _RELEASE.match(since.strip())):
+    if not (version and since and names_release(version) and names_release(since)):
         return False
     return version_key(version) < version_key(since)
 
@@ -221,7 +218,7 @@ def refusal(name: str, version: str | None) -> str | None:
     (the newest release), not a release number, a flag the table has no entry for, or a release between absent_in and
     first_in that was not read."""
     entry = catalog.vllm_flags().flags.get(name)
-    if entry is None or version is None or not _RELEASE.match(version.strip()):
+    if entry is None or version is None or not names_release(version):
         return None
     key = release_key(version)
     if entry.first_in is None:
