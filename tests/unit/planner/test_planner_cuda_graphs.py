@@ -154,10 +154,47 @@ def test_each_held_out_estimate_is_planned_within_a_fifth_of_a_gib(name: str, se
     assert abs(estimate / GIB - logged) < 0.2
 
 
-def _debug_samples() -> list[tuple[str, int, dict[str, Any], dict[str, tuple[float, int, float]]]]:
+# The 0.19.0 H100 sweep's logs the per-graph figures and the first-capture base were fitted on (engines.json
+# cuda_graph_rules), named so that sweep logs added later (corpus69b: 21 more) are checked by them, not fitted
+FITTED_ON = (
+    "h100-deepseek-v2-lite-mla-v0190",
+    "h100-gemma2-2b-v0190",
+    "h100-gemma2-9b-v0190",
+    "h100-gemma3-12b-v0190",
+    "h100-gemma3-27b-v0190",
+    "h100-gemma3-4b-v0190",
+    "h100-gpt-oss-20b-sampler-oom-v0190",
+    "h100-kimi-vl-a3b-mla-tp1-v0190",
+    "h100-llama31-8b-fp32-v0190",
+    "h100-llama31-8b-kvfp8-v0190",
+    "h100-llama31-8b-qfp8-v0190",
+    "h100-llama31-8b-tp1-v0190",
+    "h100-llama31-8b-w4a16-fp16-v0190",
+    "h100-mistral-small-24b-w8a8-v0190",
+    "h100-phi2-len8192-refused-v0190",
+    "h100-qwen25-7b-kvfp8-v0190",
+    "h100-qwen25-7b-tp1-v0190",
+    "h100-qwen3-30b-a3b-moe-v0190",
+    "h100-qwen3-8b-tp1-v0190",
+    "h100x2-gpt-oss-20b-tp2-v0190",
+    "h100x2-kimi-vl-a3b-mla-tp2-v0190",
+    "h100x2-llama31-8b-pp2-v0190",
+    "h100x2-llama31-8b-tp2-v0190",
+    "h100x2-llama33-70b-fp8dyn-tp2-v0190",
+    "h100x2-mixtral-8x7b-tp2-v0190",
+    "h100x2-qwen25-72b-tp2-v0190",
+    "h100x4-llama31-8b-tp4-v0190",
+    "h100x4-llama4-scout-tp4-v0190",
+    "h100x5-qwen3-14b-tp5-refused-v0190",
+)
+
+
+def _debug_samples(
+    names: tuple[str, ...] = FITTED_ON,
+) -> list[tuple[str, int, dict[str, Any], dict[str, tuple[float, int, float]]]]:
     """(log, layers per stage, text config, mode -> (first MiB, sizes, second MiB)) per TP 1 worker of the sweep."""
     samples = []
-    for log in sorted(BOOTLOGS.glob("h100*-v0190.log")):
+    for log in (BOOTLOGS / f"{name}.log" for name in names):
         entry = corpus_entry(log.stem)
         args = entry["engine_args"]
         if (args["tensor_parallel_size"] or 1) != 1:
@@ -183,6 +220,27 @@ def test_the_per_graph_figures_are_the_sweeps_least_median_and_most() -> None:
     _, graphs = _graph_rules("0.20.0")
     assert graphs.piece_bytes == (int(min(pieces)), int(statistics.median(pieces)), int(max(pieces)))
     assert graphs.full_layer_bytes == (int(min(per_layer)), int(statistics.median(per_layer)), int(max(per_layer)))
+
+
+def test_the_sweep_logs_added_later_fall_inside_the_fitted_range() -> None:
+    # held out: the sweep's TP 1 logs added 2026-12-07 (corpus69b), not fitted on, print per-graph figures inside the
+    # least - most range the 20 fitted samples give
+    later = tuple(sorted(p.stem for p in BOOTLOGS.glob("h100*-v0190.log") if p.stem not in FITTED_ON))
+    samples = _debug_samples(later)
+    assert len(samples) == 19  # 16 TP 1 logs, the PP 4 log's four stages
+    _, graphs = _graph_rules("0.20.0")
+    outside = set()
+    for name, layers, _, modes in samples:
+        piece = modes["PIECEWISE"][2] * MIB / (layers + 1)
+        layer = modes["FULL"][2] * MIB / layers
+        if not graphs.piece_bytes[0] <= piece <= graphs.piece_bytes[2]:
+            outside.add(name)
+        if not graphs.full_layer_bytes[0] <= layer <= graphs.full_layer_bytes[2]:
+            outside.add(name)
+    # measured, held-out misses left as they are (not refitted): phi-2 at 2,048 prints a 4.00 MiB second PIECEWISE
+    # capture over 33 pieces (127,100 B a piece) and the PP 4 stages of 8 layers 1.00 MiB over 9 (116,508 B), both
+    # below the fitted least
+    assert outside == {"h100-phi2-len2048-v0190", "h100x4-llama31-8b-pp4-v0190"}
 
 
 def test_the_first_capture_base_is_the_median_residual_of_the_dense_logs() -> None:
