@@ -3659,15 +3659,55 @@ _AWQ_ASKED = ("awq", "awq_marlin", "auto_awq", "marlin")
 _GPTQ_ASKED = ("gptq", "gptq_marlin", "auto_gptq", "marlin")
 
 
-def _override_claims(quant: Mapping[str, Any], asked: str, model_type: Any) -> list[tuple[str, bool]]:
+def _modelopt_claims(quant: Mapping[str, Any], version: str | None) -> list[tuple[str, bool]]:
+    """(method, whether its override_quantization_method claims `quant`) for ModelOpt's configs, in the order
+    _verify_quantization asks them, as the planned release (None: the newest rules) writes the rule
+    (vllm/model_executor/layers/quantization/modelopt.py ModelOptFp8Config, ModelOptNvFp4Config,
+    ModelOptMxFp8Config, ModelOptMixedPrecisionConfig):
+    - before 0.10.0 none has one (0.8.5 and 0.9.2 sdists): only the checkpoint's own method is accepted;
+    - 0.10.0 - 0.16.x: quant_method 'modelopt' only; FP8 when 'FP8' is in quant_algo (as written in the 0.10.0 -
+      0.13.0 sdists, upper-cased in 0.14.0's; 0.15.x has no sdist on PyPI, planned as 0.14.0) or, from 0.16.0's, when
+      it is 'FP8' upper-cased; NVFP4 when 'NVFP4' is in quantization.quant_algo as written, or 'FP4' in a top-level
+      one upper-cased; MXFP8 when 'MXFP8' is in it upper-cased (0.16.0);
+    - from 0.17.0 (_extract_modelopt_quant_algo: any quant_method starting 'modelopt', quant_algo upper-cased,
+      _modelopt_algo): FP8 exactly; 'FP4' in it; 'MXFP8' in it; MIXED_PRECISION exactly (0.17.0, 0.18.0, 0.20.0,
+      0.24.0, 0.27.1, 0.28.0, 0.32.0 sdists)."""
+    method, key = str(quant.get("quant_method", "")).lower(), release_key(version) if version else None
+    if key is not None and key < release_key("0.10.0"):
+        return []
+    if key is None or key >= release_key("0.17.0"):
+        modelopt, algo = method.startswith("modelopt"), _modelopt_algo(quant)
+        fp8, fp4, mixed = algo == "FP8", "FP4" in algo, algo == "MIXED_PRECISION"
+    else:
+        inner = quant.get("quantization")
+        nested = "quantization" in quant
+        written = str((inner if isinstance(inner, dict) else {} if nested else quant).get("quant_algo", ""))
+        modelopt, algo = method == "modelopt", written.upper()
+        fp8 = (
+            algo == "FP8"
+            if key >= release_key("0.16.0")
+            else "FP8" in (algo if key >= release_key("0.14.0") else written)
+        )
+        fp4, mixed = "NVFP4" in written if nested else "FP4" in algo, False
+    return [
+        ("modelopt", modelopt and fp8),
+        ("modelopt_fp4", modelopt and fp4),
+        ("modelopt_mxfp8", modelopt and "MXFP8" in algo),
+        ("modelopt_mixed", modelopt and mixed),
+    ]
+
+
+def _override_claims(
+    quant: Mapping[str, Any], asked: str, model_type: Any, version: str | None
+) -> list[tuple[str, bool]]:
     """(method, whether its override_quantization_method claims the checkpoint's quantization_config `quant` for
     --quantization `asked`), in the order ModelConfig._verify_quantization asks them (its `overrides` list,
     vllm/config/model.py of the 0.34.0 sdist; the classes in vllm/model_executor/layers/quantization/ of the 0.32.0
-    and 0.34.0 sdists, which agree). ModelOpt's, INC's and gpt-oss MXFP4's claim the checkpoint whatever was asked;
-    moe_wna16's compute-capability bound (AWQ's, 7.5) is not checked. Conditions on the marlin kernels' shapes in
-    releases before auto_awq / auto_gptq are not modelled."""
-    method, algo = str(quant.get("quant_method", "")).lower(), _modelopt_algo(quant)
-    modelopt, bits = method.startswith("modelopt"), quant.get("bits")
+    and 0.34.0 sdists, which agree). ModelOpt's (as the planned release `version` writes them: _modelopt_claims),
+    INC's and gpt-oss MXFP4's claim the checkpoint whatever was asked; moe_wna16's compute-capability bound (AWQ's,
+    7.5) is not checked. Conditions on the marlin kernels' shapes in releases before auto_awq / auto_gptq are not
+    modelled."""
+    method, bits = str(quant.get("quant_method", "")).lower(), quant.get("bits")
     return [
         ("auto_gptq", method == "gptq" and asked in _GPTQ_ASKED),
         ("gptq_marlin", method == "gptq" and asked in ("gptq_marlin", "marlin")),
@@ -3675,10 +3715,7 @@ def _override_claims(quant: Mapping[str, Any], asked: str, model_type: Any) -> l
         ("awq_marlin", method == "awq" and asked in ("awq_marlin", "marlin")),
         ("inc", method == "auto-round"),
         ("moe_wna16", asked == "moe_wna16" and ((method == "gptq" and bits in (4, 8)) or (method, bits) == ("awq", 4))),
-        ("modelopt", modelopt and algo == "FP8"),
-        ("modelopt_fp4", modelopt and "FP4" in algo),
-        ("modelopt_mxfp8", modelopt and "MXFP8" in algo),
-        ("modelopt_mixed", modelopt and algo == "MIXED_PRECISION"),
+        *_modelopt_claims(quant, version),
         ("gpt_oss_mxfp4", method in ("mxfp4", "gpt_oss_mxfp4") and model_type == "gpt_oss"),
     ]
 
@@ -3702,7 +3739,7 @@ def _served_quantization(request: PlanRequest, config: ModelConfig, rules: Engin
 
     served = asked
     if method:
-        claims = _override_claims(quant, asked, config.data.get("model_type"))
+        claims = _override_claims(quant, asked, config.data.get("model_type"), version)
         claimant = next((name for name, claimed in claims if claimed and missing(name) is None), None)
         if claimant is None and asked != method:
             raise ConfigError(
