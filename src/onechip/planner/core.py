@@ -2293,6 +2293,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         mrope_positions_factor=mrope_positions_factor(
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
         ),
+        rope_cache=not transformers_backend(r.rules, r.request.engine_version, r.src.config.data.get("architectures")),
         graph_rule=graphs,
         compute_capability=acc.compute_capability,
         sm_count=acc.sm_count,
@@ -3319,6 +3320,19 @@ def mrope_positions_factor(rules: EngineRules, version: str | None, architecture
     rule = select_rule(rules.mrope_cache_rules, version)
     names = {str(a) for a in architectures} if isinstance(architectures, list) else set()
     return 1 if names & set(rule.unit_factor_architectures) else rule.positions_factor
+
+
+def transformers_backend(rules: EngineRules, version: str | None, architectures: Any) -> bool:
+    """Whether `version` (None: the release the rules were read from) serves a config of these architectures
+    through vLLM's Transformers backend (engines.json transformers_backend_rules), which builds no RoPE cos/sin
+    cache of vLLM's: the transformers rotary embedding it keeps holds inv_freq only (rotary_dim / 2 float32 values,
+    not counted). False for an engine without such rules or a release none covers."""
+    release = version or rules.release
+    names = {str(a) for a in architectures} if isinstance(architectures, list) else set()
+    if not release or not names or untagged_build(release):
+        return False
+    rule = next((r for r in rules.transformers_backend_rules if r.covers(release)), None)
+    return rule is not None and bool(names & set(rule.architectures))
 
 
 def group_size_max_ratio(rules: EngineRules, version: str | None) -> float:
