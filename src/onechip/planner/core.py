@@ -2293,7 +2293,10 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         mrope_positions_factor=mrope_positions_factor(
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
         ),
-        rope_cache=not transformers_backend(r.rules, r.request.engine_version, r.src.config.data.get("architectures")),
+        rope_cache=not (
+            transformers_backend(r.rules, r.request.engine_version, r.src.config.data.get("architectures"))
+            or _alibi_baichuan(r.src.config)
+        ),
         graph_rule=graphs,
         compute_capability=acc.compute_capability,
         sm_count=acc.sm_count,
@@ -3320,6 +3323,16 @@ def mrope_positions_factor(rules: EngineRules, version: str | None, architecture
     rule = select_rule(rules.mrope_cache_rules, version)
     names = {str(a) for a in architectures} if isinstance(architectures, list) else set()
     return 1 if names & set(rule.unit_factor_architectures) else rule.positions_factor
+
+
+def _alibi_baichuan(config: ModelConfig) -> bool:
+    """A BaichuanForCausalLM wider than 4,096: vLLM builds it with ALiBi attention and no rotary embedding, hence no
+    RoPE cos/sin cache ('if config.hidden_size == 4096: # baichuan2 7b' -> ROPE, else ALIBI: BaichuanForCausalLM
+    .__init__, vllm/model_executor/models/baichuan.py of the 0.6.3, 0.8.5, 0.13.0, 0.20.0 and 0.24.0 sdists;
+    BaiChuanForCausalLM always ropes)."""
+    architectures = config.data.get("architectures")
+    named = isinstance(architectures, list) and "BaichuanForCausalLM" in architectures
+    return named and config.text.get("hidden_size") != 4096
 
 
 def transformers_backend(rules: EngineRules, version: str | None, architectures: Any) -> bool:
