@@ -269,6 +269,19 @@ class PlatformQuantizationRule(VersionRange):
     source: str = Field(description="Where the list was read, with file and releases.")
 
 
+class TransformersBackendRule(VersionRange):
+    """The architectures one range of vLLM releases serves through its Transformers backend although it names them
+    (engines.json `transformers_backend_rules`: registry.py _TRANSFORMERS_SUPPORTED_MODELS, which _VLLM_MODELS
+    unpacks after the native classes): the transformers model class runs with vLLM's layers swapped in, and builds
+    none of vLLM's RoPE cos/sin caches (planner.gpu_memory.rotary_cache_bytes is not counted for them)."""
+
+    architectures: list[str] = Field(description="config.json architectures served through the Transformers backend.")
+    not_read: list[str] = Field(
+        default_factory=list, description="Releases of the range whose sources were not read (the rule of the range)."
+    )
+    source: str = Field(description="Where the list was read, with file and releases.")
+
+
 class TextOnlyClassesRule(VersionRange):
     """The model classes whose own __init__ skips the towers when every modality's --limit-mm-per-prompt is 0, for one
     range of releases before vLLM made it every class's (engines.json `text_only_drops_towers_classes`); any other
@@ -1627,6 +1640,10 @@ class EngineEntry(StrictModel):
     page_padding_rules: list[KvPagePaddingRule] = Field(
         default_factory=list,
         description="What the version does with an attention page that does not divide the largest (empty: refuse).",
+    )
+    transformers_backend_rules: list[TransformersBackendRule] = Field(
+        default_factory=list,
+        description="Architectures served through vLLM's Transformers backend, by version (empty: none).",
     )
     mrope_cache_rules: list[MropeCacheRule] = Field(
         default_factory=list,

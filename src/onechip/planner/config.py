@@ -257,6 +257,10 @@ DIVIDING_FAMILIES = frozenset(
         # DeciLMConfig, a LlamaConfig): nemotron_nas.py DeciLMAttention is a LlamaAttention (head_dim or hidden_size //
         # heads) whose KV heads each layer's block_configs entry gives (_nemotron_nas_fields)
         "nemotron-nas",
+        # Baichuan (BaichuanForCausalLM, BaiChuanForCausalLM; vllm/model_executor/models/baichuan.py, 0.24.0 sdist, the
+        # last release whose registry names them): BaiChuanAttention takes hidden_size // num_attention_heads
+        # (HEAD_DIM_IGNORED) and Attention(num_heads, head_dim) with no num_kv_heads: multi-head, every layer full
+        "baichuan",
     }
 )
 # Families that must state head_dim and num_key_value_heads (their config classes default them).
@@ -869,7 +873,9 @@ def _check_overrides(overrides: Any, where: str) -> None:
 # So a file whose hidden size the heads do not divide has weights the engine's projection cannot take (GPT-2 n_embd
 # 768, n_head 7: c_attn 768 x 2304, vLLM's 768 x 3 x 7 x 109 = 2289), and vLLM sizes the cache by the floor-divided
 # head_dim even where the file states another.
-HEAD_DIM_IGNORED = frozenset({"gpt2", "gptj", "bloom", "falcon", "RefinedWeb", "RefinedWebModel", "stablelm", "opt"})
+HEAD_DIM_IGNORED = frozenset(
+    {"gpt2", "gptj", "bloom", "falcon", "RefinedWeb", "RefinedWebModel", "stablelm", "opt", "baichuan"}
+)
 
 
 def _check_hidden_divides(

