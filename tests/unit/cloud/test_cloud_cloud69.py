@@ -1,0 +1,70 @@
+"""Cloud pass 69: failure paths left by pass 68. A `cloud down` of a TPU an `up` (or another down) of this home holds,
+the API's clock from answers a cache may have served, a wait the API asks for far ahead, a multislice queued resource
+whose nodeCount is not the API's, and record times that are this machine's clock."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+from test_cloud_failures import OK, P, ours, up
+
+from onechip import api
+from onechip.cloud import records
+from onechip.errors import BusyError
+from onechip.schemas.cloud import CloudNameRequest
+
+# --- item 1: `cloud down` takes the claim `cloud up` holds
+
+
+def test_down_of_a_tpu_an_up_of_this_home_holds_is_refused_naming_it_and_deletes_nothing(fast):
+    # Before: `cloud down` took no lock: it deleted the TPU while the `up` that claims it still waited on it (that up
+    # then failed 'deleted outside this run', or saved the record again of a TPU gone). Now down takes the same claim
+    # (records.claimed) and stops at once, naming the process that holds it.
+    up(zones=[OK], provisioning="spot", no_limit=True)
+    assert ours(fast) == {(OK, "node", "onechip-v5e-1")}
+    with records.claimed(P, "onechip-v5e-1"):  # what a running `cloud up` of that name holds, to its end
+        with pytest.raises(BusyError) as info:
+            api.cloud_down(CloudNameRequest(project=P, name="onechip-v5e-1"))
+    said = str(info.value)
+    assert "\n" not in said and "onechip-v5e-1" in said and f"pid {os.getpid()}" in said, said
+    assert "nothing was deleted" in said, said
+    assert not any(m == "DELETE" for m, _, _ in fast.requests), fast.requests
+    assert ours(fast) == {(OK, "node", "onechip-v5e-1")}
+    assert [r.name for r in records.load_all()] == ["onechip-v5e-1"]  # its record kept
+
+
+def test_an_up_while_a_down_of_that_name_runs_is_refused(fast):
+    # the claim is held for the whole down (its delete waited on): an up (or a second down) of the name stops at once
+    up(zones=[OK], provisioning="spot", no_limit=True)
+    fast.delete_s = 2.0  # the delete's operation runs on while the down waits on it
+    done: dict = {}
+    thread = threading.Thread(
+        target=lambda: done.setdefault("down", api.cloud_down(CloudNameRequest(project=P, name="onechip-v5e-1")))
+    )
+    thread.start()
+    started = time.monotonic()
+    while not any(m == "DELETE" for m, _, _ in fast.requests) and time.monotonic() - started < 10:
+        time.sleep(0.01)
+    with pytest.raises(BusyError) as second:
+        api.cloud_down(CloudNameRequest(project=P, name="onechip-v5e-1"))
+    with pytest.raises(BusyError):
+        up(zones=[OK], provisioning="spot", no_limit=True)
+    thread.join(30)
+    assert f"pid {os.getpid()}" in str(second.value), second.value
+    assert [m for m, _, _ in fast.requests].count("DELETE") == 1, fast.requests
+    assert [m for m, _, _ in fast.requests].count("POST") == 1, fast.requests  # the first up's create alone
+    assert done["down"].deleted and ours(fast) == set() and records.load_all() == []
+
+
+def test_the_preview_of_a_down_is_refused_before_anyone_is_asked(fast, run):
+    # the CLI shows what it would delete and asks; a down it would then refuse is said before the question
+    up(zones=[OK], provisioning="spot", no_limit=True)
+    with records.claimed(P, "onechip-v5e-1"):
+        rc, out, err = run("cloud", "down", "--project", P, "--name", "onechip-v5e-1")
+    assert rc == BusyError.exit_code and f"pid {os.getpid()}" in err and "Traceback" not in err, (out, err)
+    assert len(err.strip().splitlines()) == 1, err
+    assert not any(m == "DELETE" for m, _, _ in fast.requests) and len(records.load_all()) == 1
+
