@@ -69,7 +69,7 @@ import httpx
 from onechip.cloud import refusals
 from onechip.cloud.auth import ENDPOINT_ENV, REAUTH, Credentials, endpoint_override
 from onechip.errors import CloudError, ConfigError, redact, remember_secret
-from onechip.retry_after import http_date, retry_after_s, seconds_words
+from onechip.retry_after import duration_words, http_date, retry_after_s, seconds_words
 
 TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
@@ -236,9 +236,9 @@ def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *,
             if attempt == RETRIES or spent_s + pause_s >= total_s:
                 asked = exc.retry_after_s is not None and exc.retry_after_s >= pause_s  # the API's wait, not ours
                 wait = f"{seconds_words(pause_s)} s"
-                whose = (
-                    f"the API asked to wait {wait} (its Retry-After or RetryInfo)" if asked else f"the next in {wait}"
-                )
+                about = f"; about {said}" if (said := duration_words(pause_s)) else ""
+                whose = f"the API asked to wait {wait} (its Retry-After or RetryInfo{about})" if asked else \
+                    f"the next in {wait}"  # fmt: skip
                 why = "" if attempt == RETRIES else f" ({whose} would pass the {total_s:g} s deadline, " \
                       f"${DEADLINE_ENV})"  # fmt: skip
                 tries = "once" if attempt == 0 else f"{attempt + 1} times"

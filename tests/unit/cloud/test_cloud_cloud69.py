@@ -68,3 +68,35 @@ def test_the_preview_of_a_down_is_refused_before_anyone_is_asked(fast, run):
     assert len(err.strip().splitlines()) == 1, err
     assert not any(m == "DELETE" for m, _, _ in fast.requests) and len(records.load_all()) == 1
 
+
+# --- item 3: a wait the API asks for far ahead
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "delay", "said"),
+    [
+        ("Fri, 31 Dec 2066 23:59:59 GMT", None, "2276953822 s (its Retry-After or RetryInfo; about 26,353 days"),
+        ("30", "2299620000.5s", "2299620001 s (its Retry-After or RetryInfo; about 26,615 days 23 h)"),
+        ("7200", None, "7200 s (its Retry-After or RetryInfo; about 2 h 0 min)"),
+    ],
+)
+def test_a_wait_asked_far_ahead_is_said_in_whole_seconds_and_days(monkeypatch, retry_after, delay, said):
+    # Before: a RetryInfo retryDelay of '2299620000.5s' was said '2.29962e+09 s' (a float's exponent), and a
+    # Retry-After date in 2066 only as '2276953822 s'. The wait passes the call's deadline: refused as the API's wait.
+    import httpx
+
+    from onechip.cloud.tpu_api import TpuApi
+
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://127.0.0.1:9")
+    error: dict = {"code": 503, "status": "UNAVAILABLE", "message": "try later"}
+    if delay:
+        error["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}]
+    headers = {"Retry-After": retry_after, "Date": "Sun, 06 Nov 1994 08:49:37 GMT"}  # RFC 9110's example instant
+    answer = httpx.Response(503, headers=headers, json={"error": error})
+    tpu = TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(lambda r: answer)), poll_s=0.01,
+                 on_retry=lambda line: None)  # fmt: skip
+    with pytest.raises(Exception) as info:
+        tpu.list_nodes(OK)
+    line = str(info.value)
+    assert "\n" not in line and f"the API asked to wait {said}" in line, line
+    assert "e+" not in line and "would pass the 30 s deadline" in line, line
