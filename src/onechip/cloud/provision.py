@@ -285,36 +285,58 @@ def qr_node_id(item: Json, asked: str) -> str:
     return ident if isinstance(ident, str) and _NODE_ID.fullmatch(ident) and ident not in (".", "..") else asked
 
 
-def qr_node_ids(item: Json) -> list[str]:
-    """The ids of every node a queued resource makes, spec by spec: its nodeId, or for a multislice spec
-    (NodeSpec.multiNodeParams, v2alpha1: 'If node_count = 3 and node_id_prefix = "np", node ids of nodes created will
-    be "np-0", "np-1", "np-2". If this field is not provided we use queued_resource_id as the node_id_prefix';
-    google.cloud.tpu_v2alpha1.types.QueuedResource.Tpu.NodeSpec.MultiNodeParams, google-cloud-tpu 1.18.4) PREFIX-0 ...
-    PREFIX-(nodeCount - 1). An id not in the API's format (_NODE_ID), or a count that is no whole number, gives none.
-    onechip creates one spec with a nodeId (queued_resource_body); a multislice one is another tool's, or by hand."""
+def _multi_node_params(item: Json) -> list[tuple[str, int]]:
+    """(node id prefix, node count) of each multislice spec of a queued resource (NodeSpec.multiNodeParams, v2alpha1:
+    'This field must be populated in case of multi-node requests instead of node_id'; node_count 'Required ... This
+    needs to be > 1'; 'If this field is not provided we use queued_resource_id as the node_id_prefix':
+    google.cloud.tpu_v2alpha1.types.QueuedResource.Tpu.NodeSpec.MultiNodeParams, google-cloud-tpu 1.18.4). A spec
+    with multiNodeParams is a multi-node request whatever its count says: a count the API does not take (0, 1, absent:
+    proto3's JSON leaves a 0 out; not a whole number) is 0 here, nodes that cannot be counted. Before, 0 or absent
+    named no node and 1 one, so the request read as one node's: `up` resumed it as the chip asked for."""
     own = str(item.get("name", "")).rsplit("/", 1)[-1]
-    ids: list[str] = []
+    found = []
     for spec in node_specs(item):
         params = spec.get("multiNodeParams")
         if isinstance(params, dict):
-            prefix, count = params.get("nodeIdPrefix") or own, params.get("nodeCount")
+            count = params.get("nodeCount")
             count = int(count) if isinstance(count, int | str) and str(count).isdecimal() else 0
-            ids += [f"{prefix}-{k}" for k in range(min(count, 4096))]  # a count past any slice is not the API's
-        elif isinstance(spec.get("nodeId"), str):
-            ids.append(spec["nodeId"])
+            found.append((str(params.get("nodeIdPrefix") or own), count if 1 < count <= 4096 else 0))  # past any slice
+    return found
+
+
+def qr_node_ids(item: Json) -> list[str]:
+    """The ids of every node a queued resource makes, spec by spec: its nodeId, or for a multislice spec
+    (`_multi_node_params`: 'If node_count = 3 and node_id_prefix = "np", node ids of nodes created will be "np-0",
+    "np-1", "np-2"') PREFIX-0 ... PREFIX-(nodeCount - 1); none for a count the API does not take (`_multi_node_params`).
+    An id not in the API's format (_NODE_ID) is left out. onechip creates one spec with a nodeId
+    (queued_resource_body); a multislice one is another tool's, or by hand."""
+    ids: list[str] = [f"{prefix}-{k}" for prefix, count in _multi_node_params(item) for k in range(count)]
+    ids += [spec["nodeId"] for spec in node_specs(item)
+            if not isinstance(spec.get("multiNodeParams"), dict) and isinstance(spec.get("nodeId"), str)]  # fmt: skip
     return [i for i in ids if _NODE_ID.fullmatch(i) and i not in (".", "..")]
 
 
+def qr_owns_node(item: Json, node_id: str) -> bool:
+    """Whether the node `node_id` is one of those queued resource `item` makes: one `qr_node_ids` names, or PREFIX-K
+    of a multislice spec whose count cannot be read (its nodes are named so all the same)."""
+    prefixes = [prefix for prefix, count in _multi_node_params(item) if not count]
+    return node_id in qr_node_ids(item) or any(re.fullmatch(rf"{re.escape(p)}-\d+", node_id) for p in prefixes)
+
+
 def multislice_line(item: Json) -> str:
-    """The one line for a multislice queued resource (more than one node: `qr_node_ids`), '' for any other: onechip
-    makes and serves one-node requests, so it names the nodes and reads none of them."""
+    """The one line for a multislice queued resource (a multiNodeParams spec, or more than one node: `qr_node_ids`),
+    '' for any other: onechip makes and serves one-node requests, so it names the nodes and reads none of them."""
     ids = qr_node_ids(item)
-    if len(ids) < 2:
+    odd = [prefix for prefix, count in _multi_node_params(item) if not count]
+    if len(ids) < 2 and not odd:
         return ""
     shown = ", ".join(ids[:8]) + (f", ... ({len(ids) - 8} more)" if len(ids) > 8 else "")
-    return (f"a multislice queued resource of {len(ids)} nodes ({shown}): onechip makes and serves one-node requests "
-            "only, so it reads none of their states or addresses; `onechip cloud down` deletes it with all its "
-            "nodes")  # fmt: skip
+    counted = f"{len(ids)} nodes ({shown})" if ids else "nodes"
+    uncounted = (f"{' and ' if ids else ''}nodes {', '.join(f'{p}-K' for p in odd[:4])} of a multiNodeParams spec "
+                 "whose nodeCount is not one the API takes (more than 1), so not counted")  # fmt: skip
+    return (f"a multislice queued resource of {counted if ids else ''}{uncounted if odd else ''}: onechip makes and "
+            "serves one-node requests only, so it reads none of their states or addresses; `onechip cloud down` "
+            "deletes it with all its nodes")  # fmt: skip
 
 
 def fetch(api: TpuApi, kind: str, zone: str, ident: str, retry: bool = True) -> Json | None:
@@ -1524,9 +1546,13 @@ def _labelled_in(api: TpuApi, zone: str, qr_nodes: set[str], retry: bool = True)
     found = [_from_api(api, zone, qr, "queued-resource") for qr in listed if labelled(qr)]
     # a multislice one's nodes too (qr_node_ids): listed apart, each was deleted beside the queued resource whose
     # forced delete deletes them
-    qr_nodes = qr_nodes | {r.node_id for r in found} | {n for qr in listed for n in qr_node_ids(qr)}
+    qr_nodes = qr_nodes | {r.node_id for r in found}
+
+    def apart(node_id: str) -> bool:  # a node of no queued resource listed here
+        return node_id not in qr_nodes and not any(qr_owns_node(qr, node_id) for qr in listed)
+
     return found + [_from_api(api, zone, n, "node") for n in api.list_nodes(zone, retry)
-                    if labelled(n) and str(n.get("name", "")).rsplit("/", 1)[-1] not in qr_nodes]  # fmt: skip
+                    if labelled(n) and apart(str(n.get("name", "")).rsplit("/", 1)[-1])]  # fmt: skip
 
 
 def recorded_targets(project: str, request: CloudNameRequest, recorded: list[CloudResource]) -> list[CloudResource]:

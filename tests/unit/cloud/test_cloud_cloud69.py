@@ -9,12 +9,15 @@ import threading
 import time
 
 import pytest
+import test_cloud_qa62
 from test_cloud_failures import OK, P, ours, up
 
 from onechip import api
 from onechip.cloud import records
 from onechip.errors import BusyError
 from onechip.schemas.cloud import CloudNameRequest
+
+script = test_cloud_qa62.script  # the scripted fake API's fixture, found by its name here
 
 # --- item 1: `cloud down` takes the claim `cloud up` holds
 
@@ -100,3 +103,65 @@ def test_a_wait_asked_far_ahead_is_said_in_whole_seconds_and_days(monkeypatch, r
     line = str(info.value)
     assert "\n" not in line and f"the API asked to wait {said}" in line, line
     assert "e+" not in line and "would pass the 30 s deadline" in line, line
+
+
+# --- item 4: a multislice queued resource whose nodeCount is not the API's
+
+# QueuedResource.Tpu.NodeSpec.MultiNodeParams (TPU API v2alpha1; google-cloud-tpu 1.18.4,
+# cloud.google.com/python/docs/reference/tpu/1.18.4/google.cloud.tpu_v2alpha1.types.QueuedResource.Tpu.NodeSpec.
+# MultiNodeParams): 'This field must be populated in case of multi-node requests instead of node_id'; node_count
+# 'Required ... This needs to be > 1'. A spec with multiNodeParams is a multi-node request whatever its count says; a
+# count of 0 is what proto3's JSON leaves out, so 0 and missing read the same.
+BAD_COUNTS = [0, 1, "1", None]
+
+
+def _odd_multislice(count) -> dict:
+    from test_cloud_cloud67 import _multislice
+
+    body = _multislice()
+    params = body["tpu"]["nodeSpec"][0]["multiNodeParams"]
+    params.pop("nodeCount")
+    if count is not None:
+        params["nodeCount"] = count
+    return body
+
+
+@pytest.mark.parametrize("count", BAD_COUNTS)
+def test_a_multislice_queued_resource_with_a_count_the_api_does_not_take_is_never_one_node(count):
+    # Before: nodeCount 0 / missing named no node and 1 named ms-0 alone, so the request read as one node's: status
+    # read a node under its own name (404: 'no IP'), and `up` resumed it as the chip asked for
+    from onechip.cloud import provision
+
+    body = _odd_multislice(count)
+    line = provision.multislice_line(body)
+    assert "multislice" in line and "nodeCount" in line and "\n" not in line, line
+    assert provision.qr_node_ids(body) == []  # its nodes cannot be named from a count the API does not take
+
+
+@pytest.mark.parametrize("count", BAD_COUNTS)
+def test_up_does_not_resume_a_multislice_queued_resource_whose_count_is_odd(script, count):
+    from test_cloud_cloud67 import QR, _flex
+
+    from onechip.cloud import provision
+    from onechip.errors import ConfigError
+
+    script.made.add(f"{QR}/q")
+    script.states[f"{QR}/q"] = [_odd_multislice(count)]
+    with pytest.raises(ConfigError) as info:
+        provision.up(script.api, _flex(), lambda e: None)
+    assert "multislice" in str(info.value) and "\n" not in str(info.value), info.value
+    assert not any(m in ("POST", "DELETE") for m, _ in script.sent), script.sent
+
+
+@pytest.mark.parametrize("count", BAD_COUNTS)
+def test_down_by_zone_takes_the_nodes_of_a_multislice_with_an_odd_count_as_its_own(script, count):
+    # its nodes PREFIX-0, PREFIX-1 (labelled as its node spec is) were listed as nodes of their own and deleted apart
+    from test_cloud_cloud67 import NODES, PARENT, QR, Z, _ready_node
+
+    from onechip.cloud import provision
+
+    listing = {"queuedResources": [dict(_odd_multislice(count), name=f"{PARENT}/queuedResources/q")]}
+    script.answers[("GET", QR)] = [(200, listing)]
+    script.answers[("GET", NODES)] = [(200, {"nodes": [_ready_node("ms-0"), _ready_node("ms-1")]})]
+    chosen = provision.targets(script.api, CloudNameRequest(project=P, zones=[Z]), [])
+    assert [(r.kind, r.name) for r in chosen] == [("queued-resource", "q")], chosen
