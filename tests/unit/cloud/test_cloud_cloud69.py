@@ -165,3 +165,62 @@ def test_down_by_zone_takes_the_nodes_of_a_multislice_with_an_odd_count_as_its_o
     script.answers[("GET", NODES)] = [(200, {"nodes": [_ready_node("ms-0"), _ready_node("ms-1")]})]
     chosen = provision.targets(script.api, CloudNameRequest(project=P, zones=[Z]), [])
     assert [(r.kind, r.name) for r in chosen] == [("queued-resource", "q")], chosen
+
+
+# --- item 2: the API's clock from answers a cache may have served without an Age
+
+
+def _api_with_dates(monkeypatch, behind_s: list[float]):
+    """A TpuApi whose k-th answer carries a Date `behind_s[k]` s behind this machine's clock, and no Age."""
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    import httpx
+
+    from onechip.cloud.tpu_api import TpuApi
+
+    monkeypatch.setenv("ONECHIP_TPU_API_ENDPOINT", "http://tpu.scenario.test")
+    left = list(behind_s)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        made = datetime.now(UTC) - timedelta(seconds=left.pop(0))
+        return httpx.Response(200, json={"nodes": []}, headers={"Date": format_datetime(made, usegmt=True)})
+
+    return TpuApi(P, http=httpx.Client(transport=httpx.MockTransport(answer)), poll_s=0.01)
+
+
+def _behind_s(tpu) -> float:
+    from datetime import UTC, datetime
+
+    return (datetime.now(UTC) - tpu.now()).total_seconds()
+
+
+def test_one_answer_a_cache_served_without_an_age_does_not_swing_the_api_s_clock(monkeypatch):
+    # RFC 9111 section 5.1: 'lack of an Age header field does not imply the origin was contacted' (an HTTP/1.0 cache
+    # sends none). The API's clock 600 s behind this machine's, then one answer a cache kept 3 h, no Age. Before: the
+    # offset was the last answer's alone, so the API's clock jumped 3 h back (a node granted 1 h ago billed $0) and
+    # back again at the next answer. Now the median of the last answers: one stale copy among them moves nothing.
+    tpu = _api_with_dates(monkeypatch, [600, 600, 600, 600 + 3 * 3600, 600])
+    for _ in range(3):
+        tpu.list_nodes(OK)
+    assert abs(_behind_s(tpu) - 600) < 3, _behind_s(tpu)
+    tpu.list_nodes(OK)  # the cache's copy
+    assert abs(_behind_s(tpu) - 600) < 3, _behind_s(tpu)
+    tpu.list_nodes(OK)
+    assert abs(_behind_s(tpu) - 600) < 3, _behind_s(tpu)
+
+
+def test_a_clock_that_really_moved_is_taken_within_a_few_answers(monkeypatch):
+    # this machine's clock stepped (NTP, a VM resumed): the API's answers all say so from then on
+    tpu = _api_with_dates(monkeypatch, [0, 0, 0, 900, 900, 900])
+    for _ in range(6):
+        tpu.list_nodes(OK)
+    assert abs(_behind_s(tpu) - 900) < 3, _behind_s(tpu)
+
+
+def test_the_second_answer_a_cache_served_does_not_swing_it_either(monkeypatch):
+    # of two answers, the one with the later Date: a cache's copy only ever carries an older one
+    tpu = _api_with_dates(monkeypatch, [600, 600 + 3 * 3600])
+    tpu.list_nodes(OK)
+    tpu.list_nodes(OK)
+    assert abs(_behind_s(tpu) - 600) < 3, _behind_s(tpu)
