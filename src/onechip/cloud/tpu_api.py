@@ -244,8 +244,8 @@ def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *,
             if attempt == RETRIES or spent_s + pause_s >= total_s:
                 asked = exc.retry_after_s is not None and exc.retry_after_s >= pause_s  # the API's wait, not ours
                 wait = f"{seconds_words(pause_s)} s"
-                about = f"; about {said}" if (said := duration_words(pause_s)) else ""
-                whose = f"the API asked to wait {wait} (its Retry-After or RetryInfo{about})" if asked else \
+                about = f", about {said}," if (said := duration_words(pause_s)) else ""
+                whose = f"the API asked to wait {wait} (its Retry-After or RetryInfo){about}" if asked else \
                     f"the next in {wait}"  # fmt: skip
                 why = "" if attempt == RETRIES else f" ({whose} would pass the {total_s:g} s deadline, " \
                       f"${DEADLINE_ENV})"  # fmt: skip
