@@ -1281,6 +1281,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
         warnings.append(line)
     if not resource.recorded:
         warnings.append(NOT_RECORDED)
+    if resource.times_by != "api" and (line := unsaid_clock_line(resource, api.clock_offset_s)):
+        warnings.append(line)
     if not exists:
         over = gone_line(resource)
         warnings.append(over)
@@ -1289,6 +1291,22 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
         resource=resource, exists=exists, elapsed_s=round(elapsed, 1), usd_so_far=usd,
         deadline=deadline.isoformat(timespec="seconds") if deadline else None, warnings=warnings, ended=over,
     )  # fmt: skip
+
+
+def unsaid_clock_line(resource: CloudResource, offset_s: float) -> str:
+    """The status warning for a record whose times were stamped before onechip said by whose clock
+    (CloudResource.times_by 'unsaid': an onechip before 2026-12-07 stamped this machine's), when this machine's clock
+    is off the API's now (`offset_s`: TpuApi.clock_offset_s, 0 within the Date's resolution), else '': its elapsed time
+    and $ so far, read against the API's clock, may be off by as much. The times are not rewritten: the offset then
+    is not known."""
+    if not offset_s:
+        return ""
+    side = "behind" if offset_s > 0 else "ahead of"
+    granted = " and granted_at" if resource.granted_at else ""
+    return (
+        f"its created_at{granted} may be by this machine's clock (an older onechip's record), which is "
+        f"{abs(offset_s):.0f} s {side} the API's now: its elapsed time and $ so far may be off by as much"
+    )
 
 
 def _owner_line(item: Json) -> str:
