@@ -370,8 +370,9 @@ def _tick(on_progress: ProgressFn, resource: CloudResource, state: str, elapsed:
 
 
 def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_progress: ProgressFn,
-                timeout_s: float) -> None:  # fmt: skip
-    """Poll a queued resource until ACTIVE. Raises CloudError when it ends instead (FAILED: by its error
+                timeout_s: float) -> float:  # fmt: skip
+    """Poll a queued resource until ACTIVE; return when it was read so (time.monotonic seconds: `wait_node_ready`'s
+    `qr_read_s`). Raises CloudError when it ends instead (FAILED: by its error
     code; SUSPENDING/SUSPENDED/DELETING: 'ended') or is still waiting at valid-until + grace ('expired');
     PROVISIONING (it cannot be deleted) is waited out for up to `timeout_s` more. An outage of the API (5xx,
     no answer) is polled through up to that same end (`poll`): it ended before only the 30-s call deadline.
@@ -383,6 +384,7 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
     while True:
         elapsed = time.monotonic() - started
         item = poll(api, resource.kind, resource.zone, resource.name, end_s, on_progress)
+        read_s = time.monotonic()
         if item is None and seen:  # deleted outside this run, on purpose: `up` stops (deleted_outside)
             raise deleted_outside(where, seen)
         if item is None and elapsed > CREATE_GRACE_S:  # just created, the API may not show it for a moment
@@ -400,7 +402,7 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
                                           f"{resource.node_id}"))  # fmt: skip
                 resource.node_id = named
                 records.save(resource)
-            return
+            return read_s
         if state == "FAILED":
             raise qr_failure(item or {}, where)
         if step in ("ended", "deleting"):
@@ -424,7 +426,8 @@ def deleted_outside(where: str, seen: str) -> CloudError:
     )
 
 
-def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn) -> Json:
+def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn,
+                    qr_read_s: float | None = None) -> Json:  # fmt: skip
     """Poll the node until READY and healthy (Node.health not UNHEALTHY: a READY node the API reports TIMEOUT or
     UNHEALTHY_* runs nothing reliably, and the API may repair it; a value onechip does not know is said once and read
     as unknown, HEALTH_UNSPECIFIED); record its external IP and the time billing
@@ -432,7 +435,9 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
     queued resource suspended or failed while it is not there: `_still_granted`, or not there CREATE_GRACE_S after the
     wait began), 'deleted' when deleted outside this run (`deleted_outside`), and 'other' when not READY and healthy
     within `timeout_s`; an outage
-    of the API is polled through within `timeout_s` (`poll`)."""
+    of the API is polled through within `timeout_s` (`poll`). `qr_read_s`: when a queued resource was last read ACTIVE
+    (time.monotonic seconds, `wait_queued`'s); a node not there within a poll of it does not read the queued resource
+    again (`_still_granted`: the first poll read it twice, a GET whose answer it had a moment before)."""
     started = time.monotonic()
     where = f"node {resource.node_id} in {resource.zone}"
     last = ""  # the node state last seen (a queued resource's `state` is its own)
@@ -444,7 +449,9 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
             raise deleted_outside(where, seen)
         seen = (state_of("node", node) or "STATE_UNSPECIFIED") if node is not None else seen
         if node is None and resource.kind == "queued-resource":
-            _still_granted(api, resource, started + timeout_s, on_progress)
+            if qr_read_s is None or time.monotonic() - qr_read_s >= api.poll_s:
+                _still_granted(api, resource, started + timeout_s, on_progress)
+            qr_read_s = None  # remembered within one poll: each later poll reads it
         state = state_of("node", node) if node is not None else "gone"
         health = str((node or {}).get("health") or "")
         if state != last and (line := unknown_state("node", state)):
@@ -674,9 +681,10 @@ def create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, on_pro
     try:
         _send_create(api, request, resource, node, on_progress)
         try:
+            read_s = None  # when the queued resource was read ACTIVE: its node's first poll need not read it again
             if resource.kind == "queued-resource":
-                wait_queued(api, resource, request.valid_until_s, on_progress, request.timeout_s)
-            wait_node_ready(api, resource, request.timeout_s, on_progress)
+                read_s = wait_queued(api, resource, request.valid_until_s, on_progress, request.timeout_s)
+            wait_node_ready(api, resource, request.timeout_s, on_progress, read_s)
         except CloudError as exc:
             if exc.reason == "deleted":
                 records.forget(resource)
@@ -967,9 +975,10 @@ def _up_claimed(api: TpuApi, request: CloudUpRequest, name: str, on_progress: Pr
         records.save(existing)
         try:
             _fetch(api, existing)  # one READY before this run bills from its createTime, not from now
+            read_s = None  # when the queued resource was read ACTIVE: its node's first poll need not read it again
             if existing.kind == "queued-resource":
-                wait_queued(api, existing, request.valid_until_s, on_progress, request.timeout_s)
-            wait_node_ready(api, existing, request.timeout_s, on_progress)
+                read_s = wait_queued(api, existing, request.valid_until_s, on_progress, request.timeout_s)
+            wait_node_ready(api, existing, request.timeout_s, on_progress, read_s)
         except KeyboardInterrupt:
             raise Interrupted(interrupted_message(existing)) from None
         except CloudError as exc:
@@ -1197,8 +1206,8 @@ def _fetch(api: TpuApi, resource: CloudResource, retry: bool = True) -> Json | N
         return None
     resource.state = state_of(resource.kind, item)
     node = item if resource.kind == "node" else None
-    if resource.kind == "queued-resource" and resource.state == "ACTIVE":
-        resource.node_id = qr_node_id(item, resource.node_id)
+    if resource.kind == "queued-resource" and resource.state == "ACTIVE" and not multislice_line(item):
+        resource.node_id = qr_node_id(item, resource.node_id)  # a multislice one's nodes are not read (multislice_line)
         node = fetch(api, "node", resource.zone, resource.node_id, retry)
     resource.health = str(node.get("health") or "") if node is not None else ""
     resource.node_state = state_of("node", node) if node is not None and node is not item else ""

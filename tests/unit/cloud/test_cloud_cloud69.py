@@ -298,3 +298,36 @@ def test_an_old_record_is_not_flagged_when_this_machine_s_clock_is_the_api_s(mon
 
     st = provision.status(_ahead_api(monkeypatch, 0.0), _old_record(tmp_path))
     assert not [w for w in st.warnings if "clock" in w], st.warnings
+
+
+# --- item 5: a queued resource's node not there yet costs no second read of the queued resource in one poll
+
+
+def test_a_granted_requests_node_not_there_yet_is_not_read_twice_in_one_poll(script):
+    # The queued resource just read ACTIVE, its node 404 (a create's lag): the same poll read the queued resource
+    # again (`_still_granted`) at once, a GET whose answer it had from a moment before. Each later poll reads it.
+    from test_cloud_cloud67 import NODES, QR, _flex, _op, _qr, _ready_node
+
+    from onechip.cloud import provision
+
+    script.answers[("POST", QR)] = [(200, _op("op-1", done=True, response={}))]
+    script.states[f"{QR}/q"] = [_qr("WAITING_FOR_RESOURCES"), _qr("ACTIVE")]
+    script.states[f"{NODES}/q-node"] = [None, None, _ready_node("q-node")]
+    provision.up(script.api, _flex(), lambda e: None)
+    after = [p.rsplit("/", 1)[-1] for m, p in script.sent[[m for m, _ in script.sent].index("POST") :] if m == "GET"]
+    # read ACTIVE, its node 404 (that poll read nothing more), then each poll: its node (404), the request, its node
+    assert after == ["q", "q", "q-node", "q-node", "q", "q-node"], after
+
+
+def test_status_of_a_multislice_request_reads_no_node(script):
+    # status says it reads none of a multislice request's nodes; it read one all the same, under the request's own
+    # name (onechip's one-node default), a GET that could only answer 404, in every status and down
+    from test_cloud_cloud67 import QR, Z, _multislice
+
+    from onechip.cloud import provision
+
+    script.made.add(f"{QR}/q")
+    script.states[f"{QR}/q"] = [_multislice("ACTIVE")]
+    st = provision.status(script.api, provision._from_api(script.api, Z, _multislice("ACTIVE"), "queued-resource"))
+    assert any("multislice" in w for w in st.warnings), st.warnings
+    assert [p for m, p in script.sent if "/nodes" in p] == [], script.sent
