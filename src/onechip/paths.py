@@ -16,7 +16,7 @@ import secrets
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -285,11 +285,12 @@ def _pid_alive(pid: int) -> bool:
 
 
 @contextmanager
-def exclusive(path: Path, busy: str) -> Iterator[None]:
+def exclusive(path: Path, busy: str | Callable[[], str]) -> Iterator[None]:
     """Hold an exclusive advisory lock (flock) on `path` for the block: a directory is locked as itself
     (nothing is written into it); any other path is a lock file, created if missing. The lock goes with
-    the process (a killed holder frees it). Raises BusyError `busy` (one line: who holds it and what to do)
-    when another holder has it, in this process or another; it does not wait."""
+    the process (a killed holder frees it). Raises BusyError `busy` (one line: who holds it and what to do; a
+    callable is asked for it then, when the holder can be named: `holder_pids`) when another holder has it, in this
+    process or another; it does not wait."""
     if path.is_dir():
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     else:
@@ -300,7 +301,7 @@ def exclusive(path: Path, busy: str) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise BusyError(busy) from None
+                raise BusyError(busy() if callable(busy) else busy) from None
             # flock's error names no file: 'No locks available' alone (a home on NFS without lockd) said not where
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         yield
@@ -309,13 +310,21 @@ def exclusive(path: Path, busy: str) -> Iterator[None]:
 
 
 def held(path: Path) -> bool:
-    """Whether a process holds a flock (exclusive's lock) on `path`, read from the kernel's table of locks
-    (/proc/locks: 'N: FLOCK  ADVISORY  WRITE PID MAJOR:MINOR:INODE 0 EOF', man 5 proc) so that asking takes no
-    lock an `up` starting that instant would find taken. False when `path` or the table cannot be read."""
+    """Whether a process holds a flock (exclusive's lock) on `path` (`holder_pids`), asked without taking a lock an
+    `up` starting that instant would find taken. False when `path` or the kernel's table cannot be read."""
+    return bool(holder_pids(path))
+
+
+def holder_pids(path: Path) -> list[int]:
+    """The ids of the processes that hold a flock on `path`, read from the kernel's table of locks (/proc/locks:
+    'N: FLOCK  ADVISORY  WRITE PID MAJOR:MINOR:INODE 0 EOF', man 5 proc; a waiter's line, 'N: -> FLOCK ...', holds
+    nothing). [] when `path` or the table cannot be read (no /proc). A holder in another PID namespace shows as 0,
+    which is left out (no process this one can name)."""
     try:
         st = path.stat()
         table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
     except OSError:
-        return False
+        return []
     key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    return any(f[1:2] == ["FLOCK"] and f[5:6] == [key] for f in (line.split() for line in table.splitlines()))
+    rows = (line.split() for line in table.splitlines())
+    return [int(f[4]) for f in rows if f[1:2] == ["FLOCK"] and f[5:6] == [key] and f[4].isdecimal() and int(f[4])]

@@ -27,8 +27,25 @@ def retry_after_s(headers: Mapping[str, str]) -> float | None:
 
 def seconds_words(seconds: float) -> str:
     """A wait as a line says it: whole seconds in full ('1234567', where '{:g}' said '1.23457e+06', another wait),
-    a fraction of a second (a backoff's 0.04) as '{:g}' writes it."""
-    return f"{seconds:.0f}" if seconds == int(seconds) else f"{seconds:g}"
+    a fraction of a second (a backoff's 0.04) as '{:g}' writes it, and a wait of 1,000 s or more that is no whole
+    number rounded up to whole seconds (a RetryInfo retryDelay of '2299620000.5s' was said '2.29962e+09': '{:g}' keeps
+    six digits, then writes an exponent)."""
+    if seconds == int(seconds):
+        return f"{seconds:.0f}"
+    return f"{math.ceil(seconds)}" if seconds >= 1000 else f"{seconds:g}"
+
+
+def duration_words(seconds: float) -> str:
+    """A wait of an hour or more in days, hours and minutes as a person reads it ('26,616 days', '14 days 6 h',
+    '1 h 0 min'), '' for a shorter one (its seconds say it): a Retry-After date decades ahead was said only as
+    '2276953822 s'."""
+    if seconds < 3600:
+        return ""
+    days, rest = divmod(int(seconds), 86400)
+    hours, minutes = rest // 3600, rest % 3600 // 60
+    if days:
+        return f"{days:,} day{'s' * (days != 1)}" + (f" {hours} h" if hours else "")
+    return f"{hours} h {minutes} min"
 
 
 def http_date(text: str) -> datetime | None:

@@ -34,6 +34,7 @@ from onechip.schemas.cloud import (
     CloudZonesRequest,
     Quote,
     ZoneOffer,
+    valid_names,
 )
 from onechip.schemas.plan import Plan
 from onechip.schemas.requests import UpRequest
@@ -391,11 +392,14 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
     --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on; a name whose record
     cannot be read is not refused (it is looked for with --zone). `end_s` (time.monotonic seconds: `down_deadline()`,
     the down's that follows): a --zone list an outage refuses is listed again until it answers or then; None (a
-    preview, or an MCP gate, that deletes nothing): one call's retries."""
+    preview, or an MCP gate, that deletes nothing): one call's retries. Raises BusyError when another process of this
+    home holds the claim on one found (`_claim_all`), before anyone is asked to confirm a down that would be refused."""
     saved = cloud_records.read_all()
     with ExitStack() as stack:
         targets, unreachable, notes = _targets(request, on_progress, stack, saved, end_s)
     found = [r for _, r in targets]
+    with ExitStack() as claims:  # one an `up` or another `down` holds is refused before anyone is asked (cloud_down
+        _claim_all(found, claims)  # takes the claims again, to its end)
     if unreachable and not found:  # a result naming the zones, as a down that reached another zone raises one
         said = f"{'; '.join(unreachable)}; nothing was deleted: {UNLISTED_AGAIN}"
         result = CloudDownResult(unreachable=unreachable, notes=notes)
@@ -441,6 +445,7 @@ def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, 
         projects = dict.fromkeys(r.project for r in targets)
         clients = {project: _tpu(project, on_progress, stack) for project in projects}
         chosen = [(clients[r.project], r) for r in targets]
+    _claim_all([r for _, r in chosen], stack)  # before anything is stopped or deleted
     result = CloudDownResult(notes=list(notes))
     # one its list showed as another home's (or unlabelled) is kept as confirmed, its record dropped, whoever called
     chosen = [(tpu, r) for tpu, r in chosen if not provision.kept_as_listed(r, result)]
@@ -460,6 +465,20 @@ def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, 
         said = f"{went}{'; '.join(unreachable)}: {UNLISTED_AGAIN}"
         raise CloudDownError(said, result, CloudError(said, reason="transient"))
     return result
+
+
+def _claim_all(resources: list[CloudResource], stack: ExitStack) -> None:
+    """Hold, until `stack` closes, this home's claim (records.claimed) on the name of each of `resources` and on its
+    replica set's: a `cloud down` took none, so it deleted a TPU a `cloud up` of this home still waited on (which then
+    failed 'deleted outside this run', or saved again the record of a TPU gone), and two downs sent the same deletes.
+    Raises BusyError (exit 8), nothing stopped or deleted, when another process holds one, naming its pid: a down does
+    not wait for it, as an up holds its claim for its whole wait (a flex-start request queues up to --valid-until,
+    hours), so a wait bounded by the down's DOWN_WAIT_S would mostly run out and say the same 10 min later."""
+    names = {(r.project, r.name, False) for r in resources}
+    names |= {(r.project, r.replica_set, True) for r in resources if r.replica_set}
+    for project, name, of_set in sorted(names):
+        if valid_names(project, "us-west4-a", name):  # a set label from the API may be no TPU name: no claim of it
+            stack.enter_context(cloud_records.claimed(project, name, of_set, cloud_records.DOWN_BUSY))
 
 
 def _stop_engines_on(addresses: set[str], on_progress: ProgressFn) -> None:

@@ -285,36 +285,58 @@ def qr_node_id(item: Json, asked: str) -> str:
     return ident if isinstance(ident, str) and _NODE_ID.fullmatch(ident) and ident not in (".", "..") else asked
 
 
-def qr_node_ids(item: Json) -> list[str]:
-    """The ids of every node a queued resource makes, spec by spec: its nodeId, or for a multislice spec
-    (NodeSpec.multiNodeParams, v2alpha1: 'If node_count = 3 and node_id_prefix = "np", node ids of nodes created will
-    be "np-0", "np-1", "np-2". If this field is not provided we use queued_resource_id as the node_id_prefix';
-    google.cloud.tpu_v2alpha1.types.QueuedResource.Tpu.NodeSpec.MultiNodeParams, google-cloud-tpu 1.18.4) PREFIX-0 ...
-    PREFIX-(nodeCount - 1). An id not in the API's format (_NODE_ID), or a count that is no whole number, gives none.
-    onechip creates one spec with a nodeId (queued_resource_body); a multislice one is another tool's, or by hand."""
+def _multi_node_params(item: Json) -> list[tuple[str, int]]:
+    """(node id prefix, node count) of each multislice spec of a queued resource (NodeSpec.multiNodeParams, v2alpha1:
+    'This field must be populated in case of multi-node requests instead of node_id'; node_count 'Required ... This
+    needs to be > 1'; 'If this field is not provided we use queued_resource_id as the node_id_prefix':
+    google.cloud.tpu_v2alpha1.types.QueuedResource.Tpu.NodeSpec.MultiNodeParams, google-cloud-tpu 1.18.4). A spec
+    with multiNodeParams is a multi-node request whatever its count says: a count the API does not take (0, 1, absent:
+    proto3's JSON leaves a 0 out; not a whole number) is 0 here, nodes that cannot be counted. Before, 0 or absent
+    named no node and 1 one, so the request read as one node's: `up` resumed it as the chip asked for."""
     own = str(item.get("name", "")).rsplit("/", 1)[-1]
-    ids: list[str] = []
+    found = []
     for spec in node_specs(item):
         params = spec.get("multiNodeParams")
         if isinstance(params, dict):
-            prefix, count = params.get("nodeIdPrefix") or own, params.get("nodeCount")
+            count = params.get("nodeCount")
             count = int(count) if isinstance(count, int | str) and str(count).isdecimal() else 0
-            ids += [f"{prefix}-{k}" for k in range(min(count, 4096))]  # a count past any slice is not the API's
-        elif isinstance(spec.get("nodeId"), str):
-            ids.append(spec["nodeId"])
+            found.append((str(params.get("nodeIdPrefix") or own), count if 1 < count <= 4096 else 0))  # past any slice
+    return found
+
+
+def qr_node_ids(item: Json) -> list[str]:
+    """The ids of every node a queued resource makes, spec by spec: its nodeId, or for a multislice spec
+    (`_multi_node_params`: 'If node_count = 3 and node_id_prefix = "np", node ids of nodes created will be "np-0",
+    "np-1", "np-2"') PREFIX-0 ... PREFIX-(nodeCount - 1); none for a count the API does not take (`_multi_node_params`).
+    An id not in the API's format (_NODE_ID) is left out. onechip creates one spec with a nodeId
+    (queued_resource_body); a multislice one is another tool's, or by hand."""
+    ids: list[str] = [f"{prefix}-{k}" for prefix, count in _multi_node_params(item) for k in range(count)]
+    ids += [spec["nodeId"] for spec in node_specs(item)
+            if not isinstance(spec.get("multiNodeParams"), dict) and isinstance(spec.get("nodeId"), str)]  # fmt: skip
     return [i for i in ids if _NODE_ID.fullmatch(i) and i not in (".", "..")]
 
 
+def qr_owns_node(item: Json, node_id: str) -> bool:
+    """Whether the node `node_id` is one of those queued resource `item` makes: one `qr_node_ids` names, or PREFIX-K
+    of a multislice spec whose count cannot be read (its nodes are named so all the same)."""
+    prefixes = [prefix for prefix, count in _multi_node_params(item) if not count]
+    return node_id in qr_node_ids(item) or any(re.fullmatch(rf"{re.escape(p)}-\d+", node_id) for p in prefixes)
+
+
 def multislice_line(item: Json) -> str:
-    """The one line for a multislice queued resource (more than one node: `qr_node_ids`), '' for any other: onechip
-    makes and serves one-node requests, so it names the nodes and reads none of them."""
+    """The one line for a multislice queued resource (a multiNodeParams spec, or more than one node: `qr_node_ids`),
+    '' for any other: onechip makes and serves one-node requests, so it names the nodes and reads none of them."""
     ids = qr_node_ids(item)
-    if len(ids) < 2:
+    odd = [prefix for prefix, count in _multi_node_params(item) if not count]
+    if len(ids) < 2 and not odd:
         return ""
     shown = ", ".join(ids[:8]) + (f", ... ({len(ids) - 8} more)" if len(ids) > 8 else "")
-    return (f"a multislice queued resource of {len(ids)} nodes ({shown}): onechip makes and serves one-node requests "
-            "only, so it reads none of their states or addresses; `onechip cloud down` deletes it with all its "
-            "nodes")  # fmt: skip
+    counted = f"{len(ids)} nodes ({shown})" if ids else "nodes"
+    uncounted = (f"{' and ' if ids else ''}nodes {', '.join(f'{p}-K' for p in odd[:4])} of a multiNodeParams spec "
+                 "whose nodeCount is not one the API takes (more than 1), so not counted")  # fmt: skip
+    return (f"a multislice queued resource of {counted if ids else ''}{uncounted if odd else ''}: onechip makes and "
+            "serves one-node requests only, so it reads none of their states or addresses; `onechip cloud down` "
+            "deletes it with all its nodes")  # fmt: skip
 
 
 def fetch(api: TpuApi, kind: str, zone: str, ident: str, retry: bool = True) -> Json | None:
@@ -348,8 +370,9 @@ def _tick(on_progress: ProgressFn, resource: CloudResource, state: str, elapsed:
 
 
 def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_progress: ProgressFn,
-                timeout_s: float) -> None:  # fmt: skip
-    """Poll a queued resource until ACTIVE. Raises CloudError when it ends instead (FAILED: by its error
+                timeout_s: float) -> float:  # fmt: skip
+    """Poll a queued resource until ACTIVE; return when it was read so (time.monotonic seconds: `wait_node_ready`'s
+    `qr_read_s`). Raises CloudError when it ends instead (FAILED: by its error
     code; SUSPENDING/SUSPENDED/DELETING: 'ended') or is still waiting at valid-until + grace ('expired');
     PROVISIONING (it cannot be deleted) is waited out for up to `timeout_s` more. An outage of the API (5xx,
     no answer) is polled through up to that same end (`poll`): it ended before only the 30-s call deadline.
@@ -361,6 +384,7 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
     while True:
         elapsed = time.monotonic() - started
         item = poll(api, resource.kind, resource.zone, resource.name, end_s, on_progress)
+        read_s = time.monotonic()
         if item is None and seen:  # deleted outside this run, on purpose: `up` stops (deleted_outside)
             raise deleted_outside(where, seen)
         if item is None and elapsed > CREATE_GRACE_S:  # just created, the API may not show it for a moment
@@ -378,7 +402,7 @@ def wait_queued(api: TpuApi, resource: CloudResource, valid_until_s: float, on_p
                                           f"{resource.node_id}"))  # fmt: skip
                 resource.node_id = named
                 records.save(resource)
-            return
+            return read_s
         if state == "FAILED":
             raise qr_failure(item or {}, where)
         if step in ("ended", "deleting"):
@@ -402,7 +426,8 @@ def deleted_outside(where: str, seen: str) -> CloudError:
     )
 
 
-def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn) -> Json:
+def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_progress: ProgressFn,
+                    qr_read_s: float | None = None) -> Json:  # fmt: skip
     """Poll the node until READY and healthy (Node.health not UNHEALTHY: a READY node the API reports TIMEOUT or
     UNHEALTHY_* runs nothing reliably, and the API may repair it; a value onechip does not know is said once and read
     as unknown, HEALTH_UNSPECIFIED); record its external IP and the time billing
@@ -410,7 +435,9 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
     queued resource suspended or failed while it is not there: `_still_granted`, or not there CREATE_GRACE_S after the
     wait began), 'deleted' when deleted outside this run (`deleted_outside`), and 'other' when not READY and healthy
     within `timeout_s`; an outage
-    of the API is polled through within `timeout_s` (`poll`)."""
+    of the API is polled through within `timeout_s` (`poll`). `qr_read_s`: when a queued resource was last read ACTIVE
+    (time.monotonic seconds, `wait_queued`'s); a node not there within a poll of it does not read the queued resource
+    again (`_still_granted`: the first poll read it twice, a GET whose answer it had a moment before)."""
     started = time.monotonic()
     where = f"node {resource.node_id} in {resource.zone}"
     last = ""  # the node state last seen (a queued resource's `state` is its own)
@@ -422,7 +449,9 @@ def wait_node_ready(api: TpuApi, resource: CloudResource, timeout_s: float, on_p
             raise deleted_outside(where, seen)
         seen = (state_of("node", node) or "STATE_UNSPECIFIED") if node is not None else seen
         if node is None and resource.kind == "queued-resource":
-            _still_granted(api, resource, started + timeout_s, on_progress)
+            if qr_read_s is None or time.monotonic() - qr_read_s >= api.poll_s:
+                _still_granted(api, resource, started + timeout_s, on_progress)
+            qr_read_s = None  # remembered within one poll: each later poll reads it
         state = state_of("node", node) if node is not None else "gone"
         health = str((node or {}).get("health") or "")
         if state != last and (line := unknown_state("node", state)):
@@ -652,9 +681,10 @@ def create(api: TpuApi, request: CloudUpRequest, resource: CloudResource, on_pro
     try:
         _send_create(api, request, resource, node, on_progress)
         try:
+            read_s = None  # when the queued resource was read ACTIVE: its node's first poll need not read it again
             if resource.kind == "queued-resource":
-                wait_queued(api, resource, request.valid_until_s, on_progress, request.timeout_s)
-            wait_node_ready(api, resource, request.timeout_s, on_progress)
+                read_s = wait_queued(api, resource, request.valid_until_s, on_progress, request.timeout_s)
+            wait_node_ready(api, resource, request.timeout_s, on_progress, read_s)
         except CloudError as exc:
             if exc.reason == "deleted":
                 records.forget(resource)
@@ -945,9 +975,10 @@ def _up_claimed(api: TpuApi, request: CloudUpRequest, name: str, on_progress: Pr
         records.save(existing)
         try:
             _fetch(api, existing)  # one READY before this run bills from its createTime, not from now
+            read_s = None  # when the queued resource was read ACTIVE: its node's first poll need not read it again
             if existing.kind == "queued-resource":
-                wait_queued(api, existing, request.valid_until_s, on_progress, request.timeout_s)
-            wait_node_ready(api, existing, request.timeout_s, on_progress)
+                read_s = wait_queued(api, existing, request.valid_until_s, on_progress, request.timeout_s)
+            wait_node_ready(api, existing, request.timeout_s, on_progress, read_s)
         except KeyboardInterrupt:
             raise Interrupted(interrupted_message(existing)) from None
         except CloudError as exc:
@@ -1175,8 +1206,8 @@ def _fetch(api: TpuApi, resource: CloudResource, retry: bool = True) -> Json | N
         return None
     resource.state = state_of(resource.kind, item)
     node = item if resource.kind == "node" else None
-    if resource.kind == "queued-resource" and resource.state == "ACTIVE":
-        resource.node_id = qr_node_id(item, resource.node_id)
+    if resource.kind == "queued-resource" and resource.state == "ACTIVE" and not multislice_line(item):
+        resource.node_id = qr_node_id(item, resource.node_id)  # a multislice one's nodes are not read (multislice_line)
         node = fetch(api, "node", resource.zone, resource.node_id, retry)
     resource.health = str(node.get("health") or "") if node is not None else ""
     resource.node_state = state_of("node", node) if node is not None and node is not item else ""
@@ -1259,6 +1290,8 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
         warnings.append(line)
     if not resource.recorded:
         warnings.append(NOT_RECORDED)
+    if resource.times_by != "api" and (line := unsaid_clock_line(resource, api.clock_offset_s)):
+        warnings.append(line)
     if not exists:
         over = gone_line(resource)
         warnings.append(over)
@@ -1267,6 +1300,22 @@ def status(api: TpuApi, resource: CloudResource, now: datetime | None = None) ->
         resource=resource, exists=exists, elapsed_s=round(elapsed, 1), usd_so_far=usd,
         deadline=deadline.isoformat(timespec="seconds") if deadline else None, warnings=warnings, ended=over,
     )  # fmt: skip
+
+
+def unsaid_clock_line(resource: CloudResource, offset_s: float) -> str:
+    """The status warning for a record whose times were stamped before onechip said by whose clock
+    (CloudResource.times_by 'unsaid': an onechip before 2026-12-07 stamped this machine's), when this machine's clock
+    is off the API's now (`offset_s`: TpuApi.clock_offset_s, 0 within the Date's resolution), else '': its elapsed time
+    and $ so far, read against the API's clock, may be off by as much. The times are not rewritten: the offset then
+    is not known."""
+    if not offset_s:
+        return ""
+    side = "behind" if offset_s > 0 else "ahead of"
+    granted = " and granted_at" if resource.granted_at else ""
+    return (
+        f"its created_at{granted} may be by this machine's clock (an older onechip's record), which is "
+        f"{abs(offset_s):.0f} s {side} the API's now: its elapsed time and $ so far may be off by as much"
+    )
 
 
 def _owner_line(item: Json) -> str:
@@ -1524,9 +1573,13 @@ def _labelled_in(api: TpuApi, zone: str, qr_nodes: set[str], retry: bool = True)
     found = [_from_api(api, zone, qr, "queued-resource") for qr in listed if labelled(qr)]
     # a multislice one's nodes too (qr_node_ids): listed apart, each was deleted beside the queued resource whose
     # forced delete deletes them
-    qr_nodes = qr_nodes | {r.node_id for r in found} | {n for qr in listed for n in qr_node_ids(qr)}
+    qr_nodes = qr_nodes | {r.node_id for r in found}
+
+    def apart(node_id: str) -> bool:  # a node of no queued resource listed here
+        return node_id not in qr_nodes and not any(qr_owns_node(qr, node_id) for qr in listed)
+
     return found + [_from_api(api, zone, n, "node") for n in api.list_nodes(zone, retry)
-                    if labelled(n) and str(n.get("name", "")).rsplit("/", 1)[-1] not in qr_nodes]  # fmt: skip
+                    if labelled(n) and apart(str(n.get("name", "")).rsplit("/", 1)[-1])]  # fmt: skip
 
 
 def recorded_targets(project: str, request: CloudNameRequest, recorded: list[CloudResource]) -> list[CloudResource]:

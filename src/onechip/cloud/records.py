@@ -13,7 +13,8 @@
     <home>/cloud/owner-id                                        this home's id, the onechip-owner label's value,
                                                                  and the real path of the home it was made for
     <home>/cloud/claims/<project>/<name>.lock                    flock held by the `up` (or `demo --cloud`) that
-                                                                 claims that name, to its end (`claimed`)
+                                                                 claims that name, to its end, or by the `cloud
+                                                                 down` that deletes it (`claimed`)
     <home>/cloud/claims/<project>/<name>.set.lock                the same, held by `cloud up --replicas N` for the
                                                                  whole set <name>-0 ... <name>-(N-1)
 
@@ -39,7 +40,7 @@ from pydantic import TypeAdapter
 
 from onechip import jsontext
 from onechip.errors import ConfigError
-from onechip.paths import exclusive, kind_of, onechip_home, read_home_file, write_text_atomic
+from onechip.paths import exclusive, holder_pids, kind_of, onechip_home, read_home_file, write_text_atomic
 from onechip.schemas.cloud import CloudResource, ZoneName, ZoneOffer, valid_names
 from onechip.schemas.common import stored_by_newer, written_by_newer
 
@@ -50,6 +51,9 @@ SET_LABEL = "onechip-replica-set"  # on each TPU of a `cloud up --replicas N` se
 OWNER_LABEL = "onechip-owner"
 # owner-id's second line: the real path of the home the id was made for, so a copy of the file in another home is told
 HOME_LINE = "home "
+# what a claim found taken says was not done, and what to do (`claimed`): an up's, a down's
+UP_BUSY = "nothing was sent; wait for it to end, or give another --name"
+DOWN_BUSY = "nothing was deleted; let it end, or stop it (Ctrl-C) and run `onechip cloud down` again"
 _ZONE = TypeAdapter(ZoneName)
 _Entry = TypeVar("_Entry")  # one entry of a cache file (_cached)
 
@@ -181,22 +185,27 @@ def _dir() -> Path:
     return onechip_home() / "cloud"
 
 
-def claimed(project: str, name: str, of_set: bool = False) -> AbstractContextManager[None]:
+def claimed(project: str, name: str, of_set: bool = False, then: str = UP_BUSY) -> AbstractContextManager[None]:
     """Hold this home's claim on the TPU name `name` in `project` for the block (a flock: it goes with the process).
     Two `up`s of one home at once, one name: the second read the first's TPU, labelled with this home's owner id, as
     its own to resume, and would delete it as its own when its wait ended; the owner label tells homes apart, not
     processes. `of_set`: the name of a `cloud up --replicas N` set, claimed for the whole set (<name>.set.lock; each
     TPU's own claim lasts only its `up`: a second set resumed the first's TPU 0 and, finding TPU 1 claimed, deleted
-    it as its own partial set's). Raises BusyError (one line, exit 8) when another process of this home holds it,
-    ConfigError for a project or name not in the API's shapes (a path is made of them)."""
+    it as its own partial set's). A `cloud down` holds the claims of what it deletes too (DOWN_BUSY). Raises BusyError
+    (one line, exit 8: the holder's pid, paths.holder_pids, and `then`, what was not done and what to do) when another
+    process of this home holds it, ConfigError for a project or name not in the API's shapes (a path is made of
+    them)."""
     if not valid_names(project, "us-west4-a", name):  # any zone: only the project and the name make the path
         raise ConfigError(f"claim of {name[:80]!r} in {project[:80]!r}: not a TPU resource name and project")
-    what = f"the set of TPUs {name}-0 ... (`cloud up --replicas`" if of_set else f"TPU {name} (`cloud up`"
-    return exclusive(
-        _dir() / "claims" / project / f"{name}{'.set' if of_set else ''}.lock",  # a TPU name has no '.'
-        f"another onechip of this home is creating or resuming {what} or `demo --cloud`) in project {project}: "
-        "nothing was sent; wait for it to end, or give another --name",
-    )
+    what = f"the set of TPUs {name}-0 ... (`cloud up --replicas`)" if of_set else f"TPU {name}"
+    path = _dir() / "claims" / project / f"{name}{'.set' if of_set else ''}.lock"  # a TPU name has no '.'
+
+    def busy() -> str:  # asked when the lock is found taken: who has it then
+        who = ", ".join(f"pid {pid}" for pid in holder_pids(path)) or "its pid not readable"
+        return (f"another onechip of this home ({who}: a `cloud up`, `demo --cloud` or `cloud down`) is creating, "
+                f"resuming or deleting {what} in project {project}: {then}")  # fmt: skip
+
+    return exclusive(path, busy)
 
 
 def _path(resource: CloudResource) -> Path:

@@ -57,8 +57,10 @@ import math
 import os
 import re
 import socket
+import statistics
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -69,7 +71,7 @@ import httpx
 from onechip.cloud import refusals
 from onechip.cloud.auth import ENDPOINT_ENV, REAUTH, Credentials, endpoint_override
 from onechip.errors import CloudError, ConfigError, redact, remember_secret
-from onechip.retry_after import http_date, retry_after_s, seconds_words
+from onechip.retry_after import duration_words, http_date, retry_after_s, seconds_words
 
 TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
@@ -90,6 +92,12 @@ DATE_RESOLUTION_S = 1.0
 # RFC 9111 section 1.2.2: a delta-seconds past what a recipient can hold is taken as 2^31 (an Age of 10^30 s is no
 # overflow of the clock's offset)
 AGE_CAP_S = 2**31
+# the API's clock is the median offset of this many last answers (`TpuApi._saw_clock`): RFC 9111 section 5.1, 'lack
+# of an Age header field does not imply the origin was contacted' (an HTTP/1.0 cache sends none), so one answer a cache
+# kept reads as the API's clock behind by its age; two such among five move nothing, and a clock that really moved
+# (this machine's stepped) is taken by the third answer that says so (the upper median: of an even count, the
+# fresher). Our choice, not a standard's: enough to outvote a stray copy, few enough to follow a step in three polls
+CLOCK_SAMPLES = 5
 Json = dict[str, Any]
 T = TypeVar("T")
 
@@ -236,9 +244,9 @@ def retrying(once: Callable[[float], T], again: Callable[[CloudError], bool], *,
             if attempt == RETRIES or spent_s + pause_s >= total_s:
                 asked = exc.retry_after_s is not None and exc.retry_after_s >= pause_s  # the API's wait, not ours
                 wait = f"{seconds_words(pause_s)} s"
-                whose = (
-                    f"the API asked to wait {wait} (its Retry-After or RetryInfo)" if asked else f"the next in {wait}"
-                )
+                about = f", about {said}," if (said := duration_words(pause_s)) else ""
+                whose = f"the API asked to wait {wait} (its Retry-After or RetryInfo){about}" if asked else \
+                    f"the next in {wait}"  # fmt: skip
                 why = "" if attempt == RETRIES else f" ({whose} would pass the {total_s:g} s deadline, " \
                       f"${DEADLINE_ENV})"  # fmt: skip
                 tries = "once" if attempt == 0 else f"{attempt + 1} times"
@@ -339,6 +347,7 @@ class TpuApi:
     ):
         self.credentials = Credentials()
         self.clock_offset_s = 0.0  # the API's clock less this machine's, from its answers' Date (`now`)
+        self._offsets_s: deque[float] = deque(maxlen=CLOCK_SAMPLES)  # the last answers' offsets (`_saw_clock`)
         override = endpoint_override()
         self.tpu_url = override or TPU_URL
         self.secrets_url = override or SECRETS_URL
@@ -381,7 +390,8 @@ class TpuApi:
         """Keep the API's clock offset (`now`) from an answer's Date, when it has one that reads, plus its Age where a
         cache on the way says one: Date is when the API made the answer, Age the cache's estimate of the time since
         (RFC 9111 sections 5.1 and 4.2.3; delta-seconds, section 1.2.2: digits, at most 2^31). A proxy's 3-h-old copy
-        set the API's clock 3 h behind (a node granted 1 h ago billed nothing)."""
+        set the API's clock 3 h behind (a node granted 1 h ago billed nothing). The offset kept is the median of the
+        last CLOCK_SAMPLES answers' (one a cache kept and sent without an Age swung it 3 h, then back)."""
         sent = http_date(headers.get("date", ""))
         age = headers.get("age", "").strip()
         if sent is not None and age.isascii() and age.isdigit():
@@ -390,7 +400,8 @@ class TpuApi:
             except OverflowError:  # past year 9999: junk, as a Date that reads as no date
                 sent = None
         if sent is not None:
-            offset_s = (sent - datetime.now(UTC)).total_seconds()
+            self._offsets_s.append((sent - datetime.now(UTC)).total_seconds())
+            offset_s = statistics.median_high(self._offsets_s)  # of two, the later Date: a cache only makes one older
             self.clock_offset_s = offset_s if abs(offset_s) > DATE_RESOLUTION_S else 0.0
 
     def through_outages(self, read: Callable[[], T], end_s: float, on_outage: Callable[[str], None]) -> T:

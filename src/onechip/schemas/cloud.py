@@ -323,6 +323,13 @@ class CloudResource(StoredResult):
     provisioning: Provisioning = Field(description="Provisioning model actually used.")
     created_at: str = Field(description="ISO time the create request was accepted.")
     granted_at: str | None = Field(default=None, description="ISO time it was seen READY: billing runs from here.")
+    times_by: Literal["api", "unsaid"] = Field(
+        default="unsaid",
+        description="Whose clock created_at and granted_at were stamped by: 'api', the TPU API's (its answers' Date: "
+        "TpuApi.now), for a record made since onechip said so; 'unsaid' for one read without this field, whose times "
+        "an onechip before 2026-12-07 stamped by this machine's clock (status says so when that clock is off the "
+        "API's; the times are never rewritten, as the skew then is not known).",
+    )
     ended_at: str | None = Field(
         default=None,
         description="ISO time onechip first saw it in an ended state (PREEMPTED, STOPPED, ...) or gone from the API "
@@ -369,6 +376,12 @@ class CloudResource(StoredResult):
         exclude=True,  # the API's word at one list, never saved into the record as if it still held
         description="Its labels as its zone's list (status, down) last gave them this run; None when not listed.",
     )
+
+    def __init__(self, /, **data: Any) -> None:
+        data.setdefault("times_by", "api")  # made here: stamped by TpuApi.now; a file without the field: 'unsaid'
+        super().__init__(**data)
+
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]  # as StoredResult's: a file's read skips it
 
 
 class CloudUpResult(ResultModel):
