@@ -227,7 +227,7 @@ def test_the_sweep_logs_added_later_fall_inside_the_fitted_range() -> None:
     # least - most range the 20 fitted samples give
     later = tuple(sorted(p.stem for p in BOOTLOGS.glob("h100*-v0190.log") if p.stem not in FITTED_ON))
     samples = _debug_samples(later)
-    assert len(samples) == 19  # 16 TP 1 logs, the PP 4 log's four stages
+    assert len(samples) == 20  # 17 TP 1 logs (corpus69c: phi-4), the PP 4 log's four stages
     _, graphs = _graph_rules("0.20.0")
     outside = set()
     for name, layers, _, modes in samples:
