@@ -8,6 +8,7 @@ Modes (EngineState.mode): 'process' (a local process group: the embedded engine 
 from __future__ import annotations
 
 import bz2
+import codecs
 import contextlib
 import gzip
 import io
@@ -521,7 +522,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     # the secrets read once (the token `up` read is remembered above), not once a line; the lines read in order, so a
     # PEM body and a secret cut by a wrap are hidden too (errors.lines_redactor)
     hidden = lines_redactor()
-    handle = _open_log(path)
+    handle = _open_log(path, follow)
     held: list[str] = []  # a last line read before the engine ended it (_ended_lines)
     copies = _copies(path) if follow else {}
     seen = set(copies)  # the rotated copies there now: none of them is read (_past_rotations)
@@ -573,6 +574,8 @@ def _ended_lines(handle: TextIO, held: list[str], final: bool) -> Iterator[str]:
     as read_lines cuts it, and its rest read past up to its end, in the reads after this one too (held is _READ_PAST
     meanwhile): a rest the engine wrote after the read that cut the line was shown as a line of its own."""
     limit = log_summary.MAX_LINE_CHARS
+    if final and isinstance(whole := getattr(handle.buffer, "raw", None), _WholeCharacters):
+        whole.final = True  # a character's first bytes at the end of what is written now are all it will have
     while piece := handle.readline(limit):
         if held == [_READ_PAST]:  # the rest of a line cut at the limit
             if piece.endswith("\n"):
@@ -706,9 +709,57 @@ def _read_before(copy: Path, packed: str, heads: set[bytes]) -> bool:
     return any(seen.startswith(head) for seen in heads)
 
 
-def _open_log(path: Path) -> TextIO:
-    """The local engine log at `path`, opened for read_lines (log_summary.LINE_END, undecodable bytes replaced)."""
-    return path.open(encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
+def _open_log(path: Path, follow: bool = False) -> TextIO:
+    """The local engine log at `path`, opened for read_lines (log_summary.LINE_END, undecodable bytes replaced); one
+    that is `follow`ed read to the last whole UTF-8 character written (_WholeCharacters)."""
+    if not follow:
+        return path.open(encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
+    raw = _WholeCharacters(io.FileIO(path))
+    return io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
+
+
+class _WholeCharacters(io.RawIOBase):
+    """The bytes of a file that is being written, up to the last whole UTF-8 character: the first bytes of one the
+    writer has not finished (a write that ended inside it) are kept for the next read, until `final` (the writer is
+    done: they are all it will have). A text reader at the end of a file tells its decoder the input is over
+    (TextIOWrapper.readline: CPython's textio.c read_chunk, eof when a read gives no bytes), so a character split
+    between two writes was read as two or more U+FFFD, one at each read of `logs --follow`."""
+
+    def __init__(self, raw: io.FileIO) -> None:
+        super().__init__()
+        self.raw = raw
+        self.kept = b""  # the first bytes of a character not whole yet
+        self.final = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]  # io.RawIOBase's is Buffer-typed
+        data = self.kept + (self.raw.read(len(buffer)) or b"")
+        # what UTF-8's own incremental decoder keeps of the last 3 bytes (a character is at most 4: RFC 3629 section 3)
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        decoder.decode(data[-3:])
+        given = data[: min(len(buffer), len(data) - (0 if self.final else len(decoder.getstate()[0])))]
+        self.kept = data[len(given) :]
+        buffer[: len(given)] = given
+        return len(given)
+
+    def tell(self) -> int:
+        return self.raw.tell() - len(self.kept)
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        self.kept = b""
+        return self.raw.seek(offset, whence)
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
 
 
 def _reopened(path: Path, handle: TextIO) -> TextIO:
@@ -717,7 +768,7 @@ def _reopened(path: Path, handle: TextIO) -> TextIO:
     file is at the name (_moved is False while none is). The removal was a one-line file-system error (exit 1) in place
     of the engine's 'exited'."""
     try:
-        new = _open_log(path)
+        new = _open_log(path, follow=True)
     except FileNotFoundError:
         return handle
     handle.close()
