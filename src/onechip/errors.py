@@ -260,7 +260,10 @@ _SECRET_PATTERNS = [
     # And a header as a pair: httpcore's and h11's request headers are a list of byte strings' pairs, which h11's
     # event repr shows ("headers=<Headers([(b'host', b'h'), (b'authorization', b'Bearer ...')])>": h11/_headers.py
     # Headers.__repr__; httpcore/_models.py Request.headers), a JSON one a list of lists ('["authorization", "..."]').
-    re.compile(r"""(?i)(authorization['"]?(?::|,)\s*b?['"]?(?:bearer|basic|token)\s+)[^\s'"]+"""),
+    # The ';', ',', '.' or ')' that ends the key where the text goes on is the text's ('Bearer K; retrying' read
+    # 'Bearer *** retrying'), as after a URL's key parameter below: the value ends at its last other character (greedy,
+    # then back over the punctuation only: each character read once, as _KEYED_LINE's word).
+    re.compile(r"""(?i)(authorization['"]?(?::|,)\s*b?['"]?(?:bearer|basic|token)\s+)[^\s'"]*[^\s'".,;)]"""),
     # AWS access key ids: AKIA a long-term key's, ASIA a temporary (STS) one's (IAM User Guide, 'IAM identifiers',
     # unique ID prefixes: docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)
     _AWS_KEY_ID,
@@ -317,6 +320,12 @@ _SECRET_PATTERNS = [
 # The words of SECRET_NAME but its TOKEN: a name that holds one of them names a secret whatever its value's shape, a
 # number too (_NUMBER_VALUE); one named by TOKEN alone is a count when its value is a number ('kv_bytes_per_token').
 _SECRET_WORD = re.compile(r"SECRET|PASSWORD|PASSWD|CREDENTIAL|(API|ACCESS|PRIVATE)_?KEY")
+# A name whose last word says its value is a number of something, not the thing: a count, a size, a length, bytes,
+# tokens ('api_key_count: 1234567', 'secret_size', 'private_key_tokens'; vLLM's own names end so: block_size,
+# max_model_len, max_num_batched_tokens, vllm/config). A number under one is shown, whatever secret word comes before
+# (_NUMBER_VALUE, _NAMED_VALUE); a word there is no number, and stays hidden.
+_COUNT_NAME = re.compile(r"(?:^|_)(?:COUNT|SIZE|LEN|BYTES|TOKENS)$")
+_DIGITS = re.compile(r"[0-9]+")
 SECRET_NAME = re.compile(r"TOKEN(_?V?[0-9]+|_(ENC|B64|BASE64|HEX))?(_FILE|_PATH)?$|" + _SECRET_WORD.pattern)
 # Variables that say where a secret is kept, not the secret: Google's Application Default Credentials file
 # (GOOGLE_APPLICATION_CREDENTIALS, 'the path of the JSON file that contains your credentials':
@@ -459,14 +468,18 @@ def _numbered_secret(match: re.Match[str]) -> str:
         start -= 1
     name = text[start:end]
     quoted_alike = (text[start - 1] if start else "") == quote if quote else True
-    if not (name and quoted_alike and secret_named(name) and _SECRET_WORD.search(name.upper().replace("-", "_"))):
+    word = name.upper().replace("-", "_")
+    if not (name and quoted_alike and secret_named(name) and _SECRET_WORD.search(word)) or _COUNT_NAME.search(word):
         return match.group(0)
     return match.group(1) + quote + "***" + quote
 
 
 def _named_secret(match: re.Match[str]) -> str:
-    """A _NAMED_VALUE match with its value as *** when its name is named as a secret (SECRET_NAME), else as it was."""
-    return match.group(1) + "***" if SECRET_NAME.search(match.group(2)) else match.group(0)
+    """A _NAMED_VALUE match with its value as *** when its name is named as a secret (SECRET_NAME) and the value is no
+    number under a name that counts (_COUNT_NAME), else as it was."""
+    name, value = match.group(2), match.group(0)[len(match.group(1)) :]
+    counted = _DIGITS.fullmatch(value) and _COUNT_NAME.search(name)
+    return match.group(1) + "***" if SECRET_NAME.search(name) and not counted else match.group(0)
 
 
 def _keyed_secret(match: re.Match[str]) -> str:
