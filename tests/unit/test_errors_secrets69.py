@@ -86,9 +86,10 @@ def test_the_boot_log_fixtures_read_as_they_are_but_the_named_lines(tmp_path: Pa
     for path in sorted(BOOTLOGS.glob("*.log")):
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
-        in_order = lines_redactor()
         one = [scrub(line) for line in lines]
+        in_order = lines_redactor()
         assert [in_order(line) for line in lines] == one, path.name
+        assert list(lines_redactor().each(lines)) == one, path.name  # each line with the next (a wrap's first part)
         if count := sum(a != b for a, b in zip(lines, one, strict=True)):
             changed[path.name] = count
     assert changed == CHANGED

@@ -33,7 +33,15 @@ from pydantic import ValidationError
 from onechip.engines import port_claims, remote
 from onechip.engines.base import Engine
 from onechip.engines.local import await_writers, group_alive, group_ours, remove_rpc_dir, stop_group
-from onechip.errors import EngineError, OnechipError, lines_redactor, os_error_line, redact, remember_secret
+from onechip.errors import (
+    EngineError,
+    LinesRedactor,
+    OnechipError,
+    lines_redactor,
+    os_error_line,
+    redact,
+    remember_secret,
+)
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
@@ -449,7 +457,9 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             assert proc.stdout is not None
             try:  # its lines as a local file's (log_summary.read_lines: LINE_END, MAX_LINE_CHARS), never one held whole
                 text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
-                for line in map(lines_redactor(), log_summary.read_lines(text)):
+                for line in map(
+                    lines_redactor(), log_summary.read_lines(text)
+                ):  # no line read ahead: a follow's pipe waits
                     last = line
                     yield line
                 # read to its end: its exit status says whether it read the log (terminated below, it would say
@@ -533,30 +543,30 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     try:
         while True:
             # to the end of what is written; a last line not ended yet is held for the next read (_ended_lines)
-            yield from map(hidden, _ended_lines(handle, held, final=not follow))
+            yield from hidden.each(_ended_lines(handle, held, final=not follow))
             if not follow:
                 return
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
-                yield from map(hidden, _ended_lines(handle, held, final=True))  # what it wrote as it died
+                yield from hidden.each(_ended_lines(handle, held, final=True))  # what it wrote as it died
                 # rotated before it died (read after the death, so no rotation is missed): then the file now at its name
                 if _moved(path, handle):
                     handle = yield from _past_rotations(path, handle, hidden, seen, heads)
-                    yield from map(hidden, log_summary.read_lines(handle))
+                    yield from hidden.each(log_summary.read_lines(handle))
                 if recorded and not _still_recorded(state):  # `down` stopped it: the follow ends, as `tail --pid`
                     return
                 raise _exited(f"pid {state.pid}")
             if gone := log_writer_note(state):  # it writes on, but its log grows no more: say so, as `status` does
-                yield from map(hidden, _ended_lines(handle, held, final=True))
+                yield from hidden.each(_ended_lines(handle, held, final=True))
                 raise EngineError(gone)
             time.sleep(0.5)
             looked = set(_copies(path))  # before _moved: if the file is still at its name, these came before
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
-                yield from map(hidden, _ended_lines(handle, held, final=True))  # its last line: ended by the move
+                yield from hidden.each(_ended_lines(handle, held, final=True))  # its last line: ended by the move
                 handle = yield from _past_rotations(path, handle, hidden, seen, heads)
                 looked = set(_copies(path))
             elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut shorter than what was read: from its start
                 # a last line not ended: as it was, the copy has the rest
-                yield from map(hidden, (line for line in held if line != _READ_PAST))
+                yield from hidden.each(line for line in held if line != _READ_PAST)
                 held.clear()
                 handle.seek(0)  # (copytruncate: its copy is of what was read; GNU tail -F says 'file truncated' too)
                 yield hidden(f"onechip: {path}: file truncated; reading it from its start")
@@ -600,7 +610,7 @@ _READ_PAST = "\n"
 
 
 def _past_rotations(
-    path: Path, handle: TextIO, hidden: Callable[[str], str], seen: set[int], heads: set[bytes]
+    path: Path, handle: TextIO, hidden: LinesRedactor, seen: set[int], heads: set[bytes]
 ) -> Generator[str, None, TextIO]:
     """Yield the rest of the rotated file `handle` reads (its descriptor reads it under any name, or none: renamed,
     removed or compressed away), then every rotated copy of `path` that is new (_copies: an inode not in `seen`, the
@@ -618,7 +628,7 @@ def _past_rotations(
     of a file no look saw, a middle rotation compressed at once (`compress` twice between two looks), is said in one
     line naming the copy and the tool that prints it (zcat), as is one in a format read by no module here (zstd, lz4):
     its lines are not shown (silently skipped before)."""
-    yield from map(hidden, log_summary.read_lines(handle))
+    yield from hidden.each(log_summary.read_lines(handle))
     heads.add(os.pread(handle.fileno(), HEAD_BYTES, 0))
     try:
         now = path.stat().st_ino
@@ -648,7 +658,7 @@ def _past_rotations(
             continue
         with rotated:
             heads.add(os.pread(rotated.fileno(), HEAD_BYTES, 0))
-            yield from map(hidden, log_summary.read_lines(rotated))
+            yield from hidden.each(log_summary.read_lines(rotated))
     return _reopened(path, handle)
 
 

@@ -1958,7 +1958,7 @@ class _InOrder:
             if self.read < i:
                 self.hidden.passed(self.lines[self.read])
             else:
-                self.shown = self.hidden(self.lines[i]).rstrip()
+                self.shown = self.hidden(self.lines[i], self.lines[i + 1] if i + 1 < len(self.lines) else None).rstrip()
             self.read += 1
         return self.shown
 
