@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the result models only type the attributes: schemas import this module
@@ -250,9 +250,17 @@ def os_error_line(exc: OSError) -> str:
 _AWS_KEY_ID = re.compile(r"A[KS]IA[0-9A-Z]{16}")
 _GOOGLE_API_KEY = re.compile(r"AIza[0-9A-Za-z_-]{35}")
 _AQ_KEY = r"AQ\.[A-Za-z0-9_-]{50}"
+# Shapes of no fixed length (their sources at _SECRET_PATTERNS), named once: matched anywhere and followed across a wrap
+# that cut them short (_RUN_SHAPES)
+_HF_ANY = re.compile(r"hf_[A-Za-z0-9]{8,}")
+_SK_KEY = re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}")
+_GH_TOKEN = re.compile(r"gh[pousr]_[A-Za-z0-9_]{36,}")
+_GH_PAT = re.compile(r"github_pat_[A-Za-z0-9_]{22,}")
+_GOOGLE_ACCESS = re.compile(r"ya29\.[A-Za-z0-9_.-]{8,}")
+_GOOGLE_REFRESH = re.compile(r"(?<![A-Za-z0-9/])1//[A-Za-z0-9_-]{16,}")
 _SECRET_PATTERNS = [
-    re.compile(r"hf_[A-Za-z0-9]{8,}"),
-    re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}"),
+    _HF_ANY,
+    _SK_KEY,
     # the header line, or a headers dict's repr or JSON ("'Authorization': 'Bearer ...'"): the value to its quote; a
     # Basic one's too, the user's id and password in base64 (RFC 7617 section 2), a proxy's (Proxy-Authorization), and
     # GitHub's own scheme, 'token' ('Authorization: token YOUR-TOKEN', docs.github.com/en/rest/authentication/
@@ -260,7 +268,10 @@ _SECRET_PATTERNS = [
     # And a header as a pair: httpcore's and h11's request headers are a list of byte strings' pairs, which h11's
     # event repr shows ("headers=<Headers([(b'host', b'h'), (b'authorization', b'Bearer ...')])>": h11/_headers.py
     # Headers.__repr__; httpcore/_models.py Request.headers), a JSON one a list of lists ('["authorization", "..."]').
-    re.compile(r"""(?i)(authorization['"]?(?::|,)\s*b?['"]?(?:bearer|basic|token)\s+)[^\s'"]+"""),
+    # The ';', ',', '.' or ')' that ends the key where the text goes on is the text's ('Bearer K; retrying' read
+    # 'Bearer *** retrying'), as after a URL's key parameter below: the value ends at its last other character (greedy,
+    # then back over the punctuation only: each character read once, as _KEYED_LINE's word).
+    re.compile(r"""(?i)(authorization['"]?(?::|,)\s*b?['"]?(?:bearer|basic|token)\s+)[^\s'"]*[^\s'".,;)]"""),
     # AWS access key ids: AKIA a long-term key's, ASIA a temporary (STS) one's (IAM User Guide, 'IAM identifiers',
     # unique ID prefixes: docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)
     _AWS_KEY_ID,
@@ -279,12 +290,12 @@ _SECRET_PATTERNS = [
     # and up to 255 (github.blog/changelog/2021-03-31-authentication-token-format-updates-are-generally-available);
     # a fine-grained personal access token: 'github_pat_', 22, '_', 59 (docs.github.com, 'About authentication to
     # GitHub', GitHub's token formats)
-    re.compile(r"gh[pousr]_[A-Za-z0-9_]{36,}"),
-    re.compile(r"github_pat_[A-Za-z0-9_]{22,}"),
+    _GH_TOKEN,
+    _GH_PAT,
     # Google OAuth 2.0 access ('ya29.') and refresh ('1//') tokens, as Google's OAuth 2.0 for web server
     # applications guide shows them (developers.google.com/identity/protocols/oauth2/web-server)
-    re.compile(r"ya29\.[A-Za-z0-9_.-]{8,}"),
-    re.compile(r"(?<![A-Za-z0-9/])1//[A-Za-z0-9_-]{16,}"),
+    _GOOGLE_ACCESS,
+    _GOOGLE_REFRESH,
     # the password of a URL's user:password@ (RFC 3986 userinfo), e.g. a base URL behind a basic-auth proxy
     re.compile(r"(://[^/\s:@]*:)[^/\s@]+(?=@)"),
     # a URL query parameter named as a key, token, secret, password or signature (?api_key=..., &token=...); the
@@ -317,6 +328,12 @@ _SECRET_PATTERNS = [
 # The words of SECRET_NAME but its TOKEN: a name that holds one of them names a secret whatever its value's shape, a
 # number too (_NUMBER_VALUE); one named by TOKEN alone is a count when its value is a number ('kv_bytes_per_token').
 _SECRET_WORD = re.compile(r"SECRET|PASSWORD|PASSWD|CREDENTIAL|(API|ACCESS|PRIVATE)_?KEY")
+# A name whose last word says its value is a number of something, not the thing: a count, a size, a length, bytes,
+# tokens ('api_key_count: 1234567', 'secret_size', 'private_key_tokens'; vLLM's own names end so: block_size,
+# max_model_len, max_num_batched_tokens, vllm/config). A number under one is shown, whatever secret word comes before
+# (_NUMBER_VALUE, _NAMED_VALUE); a word there is no number, and stays hidden.
+_COUNT_NAME = re.compile(r"(?:^|_)(?:COUNT|SIZE|LEN|BYTES|TOKENS)$")
+_DIGITS = re.compile(r"[0-9]+")
 SECRET_NAME = re.compile(r"TOKEN(_?V?[0-9]+|_(ENC|B64|BASE64|HEX))?(_FILE|_PATH)?$|" + _SECRET_WORD.pattern)
 # Variables that say where a secret is kept, not the secret: Google's Application Default Credentials file
 # (GOOGLE_APPLICATION_CREDENTIALS, 'the path of the JSON file that contains your credentials':
@@ -459,14 +476,18 @@ def _numbered_secret(match: re.Match[str]) -> str:
         start -= 1
     name = text[start:end]
     quoted_alike = (text[start - 1] if start else "") == quote if quote else True
-    if not (name and quoted_alike and secret_named(name) and _SECRET_WORD.search(name.upper().replace("-", "_"))):
+    word = name.upper().replace("-", "_")
+    if not (name and quoted_alike and secret_named(name) and _SECRET_WORD.search(word)) or _COUNT_NAME.search(word):
         return match.group(0)
     return match.group(1) + quote + "***" + quote
 
 
 def _named_secret(match: re.Match[str]) -> str:
-    """A _NAMED_VALUE match with its value as *** when its name is named as a secret (SECRET_NAME), else as it was."""
-    return match.group(1) + "***" if SECRET_NAME.search(match.group(2)) else match.group(0)
+    """A _NAMED_VALUE match with its value as *** when its name is named as a secret (SECRET_NAME) and the value is no
+    number under a name that counts (_COUNT_NAME), else as it was."""
+    name, value = match.group(2), match.group(0)[len(match.group(1)) :]
+    counted = _DIGITS.fullmatch(value) and _COUNT_NAME.search(name)
+    return match.group(1) + "***" if SECRET_NAME.search(name) and not counted else match.group(0)
 
 
 def _keyed_secret(match: re.Match[str]) -> str:
@@ -704,8 +725,10 @@ _RUN_AT_START = re.compile(r"\S+")
 # HF_TOKEN_SHAPE): a Hugging Face token, a Google API key and 'AQ.' key, an AWS key id, a GitHub token (36 after its
 # prefix today) and fine-grained token (22, '_', 59). A line that ends with one of these cut short goes on with its
 # rest; one that ends with it whole (a line ending 'token hf_...' before 'INFO ...') goes on with no part of it. A shape
-# of no fixed length (sk-..., a bearer header, a URL's password) cannot be told from a word after it, and is not
-# followed across a line's end.
+# of no fixed length cannot be told from a word after it ('key=sk-...' then 'INFO next'): one matched whole on its line
+# is not followed across a line's end, but one too short to be matched alone (_RUN_SHAPES: its least length reached
+# with the next line's characters only) is. A bearer header's or a URL's password is not (the words before the value are
+# no part of the run of characters the line ends with).
 _WHOLE_SHAPES = [
     re.compile(r"hf_[A-Za-z0-9]{34}"),
     _GOOGLE_API_KEY,
@@ -714,6 +737,10 @@ _WHOLE_SHAPES = [
     re.compile(r"gh[pousr]_[A-Za-z0-9_]{36}"),
     re.compile(r"github_pat_[A-Za-z0-9_]{82}"),
 ]
+_RUN_SHAPES = [_HF_ANY, _SK_KEY, _GH_TOKEN, _GH_PAT, _GOOGLE_ACCESS, _GOOGLE_REFRESH]
+# any of them: one search that rules out a run holding none (most lines' last word and the next line's first), where
+# each pattern alone took twelve
+_ANY_SHAPE = re.compile("|".join(pattern.pattern for pattern in (*_WHOLE_SHAPES, *_RUN_SHAPES)))
 
 
 def _run_at_end(line: str) -> str:
@@ -729,12 +756,16 @@ def lines_redactor() -> LinesRedactor:
     also hides what no line shows by itself: each line of a private key's PEM body after its BEGIN line, up to its END
     line (_PEM_BODY: a host's `cat key.pem` over ssh, a key file echoed into a log); and the start of a line that goes
     on with a secret the line before ended with (a token cut by a wrap at a fixed width: `fold`, a serial console, a
-    terminal's log), as '***': a known secret's value, or a shape of a fixed length (_WHOLE_SHAPES), found in the run
-    of characters across the cut. The part before the cut is the line before's, already given: shown where it was
-    too short to be a secret's shape by itself (at most 7 characters of an hf_ token's 34; of a known value of no
-    shape, what was there). A line body hidden is '***' (the lines stay as many: `logs` pages by line). The 40 us a
-    line redactor takes here, 46 with this (the bootlogs fixtures' 26,209 lines, the same output). A reader that shows
-    some lines only (log_summary) passes the others by `passed`: their state is read, no text made."""
+    terminal's log), as '***': a known secret's value, a shape of a fixed length (_WHOLE_SHAPES), or one of no fixed
+    length cut short (_RUN_SHAPES), found in the run of characters across the cut (_crossing). The part before the cut
+    is the line before's: hidden too where that line was redacted with the one after it (`following`, or `each`, which
+    reads one line ahead: a reader of a whole text, a follow's lines written by one read), else shown where it was too
+    short to be a secret's shape by itself (at most 7 characters of an hf_ token's 34; of a known value of no shape,
+    what was there): a reader that must give a line before the next is written (ssh's `tail -f`) gives no
+    `following`. A line body hidden is '***' (the lines stay as many: `logs` pages by line). The 40 us a line redactor
+    takes here, 46 with this (the bootlogs fixtures' 26,209 lines, the same output); `each` costs no more (32.5 us a
+    line of CPU against 32.7 before it, the 5,059 lines of tests/fixtures/bootlogs/*.log, under load here). A reader
+    that shows some lines only (log_summary) passes the others by `passed`: their state is read, no text made."""
     return LinesRedactor()
 
 
@@ -747,10 +778,17 @@ class LinesRedactor:
         self.scrub = redactor(self.values)
         self.prefix: str | None = None  # the BEGIN line's prefix while in a PEM block
         self.tail = ""  # the run of characters the line before ended with
+        self.ahead: tuple[str, tuple[int | None, int]] | None = None  # the line read ahead, and its _crossing
 
-    def __call__(self, line: str) -> str:
-        """`line`, the next line of the text, redacted."""
-        return self._read(line, True)
+    def __call__(self, line: str, following: str | None = None) -> str:
+        """`line`, the next line of the text, redacted; with `following`, the line after it (not read yet), the start
+        of a secret that `following` completes is hidden on `line` too."""
+        return self._read(line, True, following)
+
+    def each(self, lines: Iterable[str]) -> Iterator[str]:
+        """Each of `lines` (the next lines of the text, in order) redacted with the line after it (__call__'s
+        `following`): one line read ahead, the last with none."""
+        return (self(line, following) for line, following in with_next(lines))
 
     def passed(self, line: str) -> None:
         """Read `line`, the next line of the text, that is not shown: the state of the lines after it, no text (a
@@ -758,7 +796,7 @@ class LinesRedactor:
         redacted one costs ~30: the bootlogs fixtures, 3.7 against 29 us)."""
         self._read(line, False)
 
-    def _read(self, line: str, show: bool) -> str:
+    def _read(self, line: str, show: bool, following: str | None = None) -> str:
         scrub = self.scrub if show else _unshown
         shown, rest = "", line
         if self.prefix is not None:
@@ -771,16 +809,37 @@ class LinesRedactor:
                     line[len(line) if end is None else end.start() :],
                 )
                 if end is None:
-                    self.tail = ""
+                    self.tail, self.ahead = "", None
                     return shown
             self.prefix = None
-        elif cut := _continued(self.tail, line, self.values):
+        elif cut := (self.ahead[1] if self.ahead and self.ahead[0] == line else self._crossing(line))[1]:
             shown, rest = "***", line[cut:]
         begins = list(_PEM_BEGIN.finditer(rest)) if "-----BEGIN" in rest else []
         if begins and _PEM_END.search(rest, begins[-1].end()) is None and _PEM_BODY.fullmatch(rest[begins[-1].end() :]):
             self.prefix = line[: len(line) - len(rest) + begins[-1].start()]
-        self.tail = _run_at_end(line)
+        self.tail, self.ahead = _run_at_end(line), None
+        if following is not None and show:
+            self.ahead = (following, self._crossing(following))  # read again as the next line's start
+        if self.ahead and (start := self.ahead[1][0]) is not None:
+            # the secret's first part, which the next line completes: hidden from where it starts (a secret that
+            # starts before `rest` does fills it, '***' already)
+            kept = len(rest) - len(self.tail) + start
+            return shown + (scrub(rest[:kept]) + "***" if kept >= 0 else "")
         return shown + scrub(rest)
+
+    def _crossing(self, line: str) -> tuple[int | None, int]:
+        """_crossing of the run the line before ended with and `line`, with the secrets known to this redactor."""
+        return _crossing(self.tail, line, self.values)
+
+
+def with_next(lines: Iterable[str]) -> Iterator[tuple[str, str | None]]:
+    """Each of `lines` with the one after it (None after the last), read one ahead."""
+    it = iter(lines)
+    for line in it:
+        for following in it:
+            yield line, following
+            line = following
+        yield line, None
 
 
 def _unshown(text: str) -> str:
@@ -788,24 +847,33 @@ def _unshown(text: str) -> str:
     return ""
 
 
-def _continued(tail: str, line: str, values: list[str]) -> int:
-    """How many characters `line` starts with that finish a secret begun by `tail`, the run of characters the line
-    before ended with: the end of the longest match (of a known value, or a shape of a fixed length, _WHOLE_SHAPES) in
-    the two runs joined that begins in `tail` and ends past it; 0 where none does."""
+def _crossing(tail: str, line: str, values: list[str]) -> tuple[int | None, int]:
+    """Where a secret begun by `tail`, the run of characters the line before ended with, and finished by the run of
+    characters `line` starts with, starts in `tail` (None where none does) and how many characters of `line` it takes
+    (0 where none does): the earliest start and the latest end of the matches in the two runs joined that begin in
+    `tail` and end past it, of a known value, a shape of a fixed length (_WHOLE_SHAPES), or a shape of no fixed length
+    whose part in `tail` is too short to be matched alone (_RUN_SHAPES)."""
     head = _RUN_AT_START.match(line, 0, SECRET_SPAN_CHARS)
     if not tail or head is None:
-        return 0
+        return None, 0
     joined, at = tail + head.group(), len(tail)
-    ends = [0]
+    spans: list[tuple[int, int]] = []
+    if not values and not _ANY_SHAPE.search(joined):
+        return None, 0
     for value in values:
         found = joined.find(value, max(at - len(value) + 1, 0))
         if 0 <= found < at:
-            ends.append(found + len(value) - at)
+            spans.append((found, found + len(value)))
     for pattern in _WHOLE_SHAPES:
-        for match in pattern.finditer(joined):
-            if match.start() < at < match.end():
-                ends.append(match.end() - at)
-    return max(ends)
+        spans.extend(match.span() for match in pattern.finditer(joined))
+    for pattern in _RUN_SHAPES:
+        spans.extend(
+            match.span() for match in pattern.finditer(joined) if not pattern.fullmatch(joined, match.start(), at)
+        )
+    crossing = [(start, end) for start, end in spans if start < at < end]
+    if not crossing:
+        return None, 0
+    return min(start for start, _ in crossing), max(end for _, end in crossing) - at
 
 
 def url_shown(url: str) -> str:

@@ -90,9 +90,9 @@ class _Copier:
         """`data`, lines each ended by '\n' or '\r' (as the host's filter reads them: tr makes each '\r' a line end)
         but the last, redacted in order (errors.LinesRedactor), their ends kept."""
         parts = _ENDS.split(data.decode("utf-8", "surrogateescape"))
-        last = self.lines(parts[-1]) if parts[-1] else ""  # after the last end: a line only where text is there
-        text = "".join(self.lines(line) + end for line, end in zip(parts[:-1:2], parts[1::2], strict=True))
-        return (text + last).encode("utf-8", "surrogateescape")
+        lines = self.lines.each(parts[:-1:2] + ([parts[-1]] if parts[-1] else []))  # after the last end: a line where
+        text = "".join(line + end for line, end in zip(lines, [*parts[1::2], ""], strict=False))  # text is there
+        return text.encode("utf-8", "surrogateescape")
 
     def _scrubbed(self, data: bytes) -> bytes:
         return self.scrub(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")

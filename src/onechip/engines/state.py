@@ -8,6 +8,7 @@ Modes (EngineState.mode): 'process' (a local process group: the embedded engine 
 from __future__ import annotations
 
 import bz2
+import codecs
 import contextlib
 import gzip
 import io
@@ -32,7 +33,15 @@ from pydantic import ValidationError
 from onechip.engines import port_claims, remote
 from onechip.engines.base import Engine
 from onechip.engines.local import await_writers, group_alive, group_ours, remove_rpc_dir, stop_group
-from onechip.errors import EngineError, OnechipError, lines_redactor, os_error_line, redact, remember_secret
+from onechip.errors import (
+    EngineError,
+    LinesRedactor,
+    OnechipError,
+    lines_redactor,
+    os_error_line,
+    redact,
+    remember_secret,
+)
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
 from onechip.procs import start_ticks
 from onechip.progress import ProgressFn, no_progress
@@ -448,7 +457,9 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             assert proc.stdout is not None
             try:  # its lines as a local file's (log_summary.read_lines: LINE_END, MAX_LINE_CHARS), never one held whole
                 text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
-                for line in map(lines_redactor(), log_summary.read_lines(text)):
+                for line in map(
+                    lines_redactor(), log_summary.read_lines(text)
+                ):  # no line read ahead: a follow's pipe waits
                     last = line
                     yield line
                 # read to its end: its exit status says whether it read the log (terminated below, it would say
@@ -521,7 +532,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     # the secrets read once (the token `up` read is remembered above), not once a line; the lines read in order, so a
     # PEM body and a secret cut by a wrap are hidden too (errors.lines_redactor)
     hidden = lines_redactor()
-    handle = _open_log(path)
+    handle = _open_log(path, follow)
     held: list[str] = []  # a last line read before the engine ended it (_ended_lines)
     copies = _copies(path) if follow else {}
     seen = set(copies)  # the rotated copies there now: none of them is read (_past_rotations)
@@ -532,30 +543,30 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     try:
         while True:
             # to the end of what is written; a last line not ended yet is held for the next read (_ended_lines)
-            yield from map(hidden, _ended_lines(handle, held, final=not follow))
+            yield from hidden.each(_ended_lines(handle, held, final=not follow))
             if not follow:
                 return
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
-                yield from map(hidden, _ended_lines(handle, held, final=True))  # what it wrote as it died
+                yield from hidden.each(_ended_lines(handle, held, final=True))  # what it wrote as it died
                 # rotated before it died (read after the death, so no rotation is missed): then the file now at its name
                 if _moved(path, handle):
                     handle = yield from _past_rotations(path, handle, hidden, seen, heads)
-                    yield from map(hidden, log_summary.read_lines(handle))
+                    yield from hidden.each(log_summary.read_lines(handle))
                 if recorded and not _still_recorded(state):  # `down` stopped it: the follow ends, as `tail --pid`
                     return
                 raise _exited(f"pid {state.pid}")
             if gone := log_writer_note(state):  # it writes on, but its log grows no more: say so, as `status` does
-                yield from map(hidden, _ended_lines(handle, held, final=True))
+                yield from hidden.each(_ended_lines(handle, held, final=True))
                 raise EngineError(gone)
             time.sleep(0.5)
             looked = set(_copies(path))  # before _moved: if the file is still at its name, these came before
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
-                yield from map(hidden, _ended_lines(handle, held, final=True))  # its last line: ended by the move
+                yield from hidden.each(_ended_lines(handle, held, final=True))  # its last line: ended by the move
                 handle = yield from _past_rotations(path, handle, hidden, seen, heads)
                 looked = set(_copies(path))
             elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut shorter than what was read: from its start
                 # a last line not ended: as it was, the copy has the rest
-                yield from map(hidden, (line for line in held if line != _READ_PAST))
+                yield from hidden.each(line for line in held if line != _READ_PAST)
                 held.clear()
                 handle.seek(0)  # (copytruncate: its copy is of what was read; GNU tail -F says 'file truncated' too)
                 yield hidden(f"onechip: {path}: file truncated; reading it from its start")
@@ -573,6 +584,8 @@ def _ended_lines(handle: TextIO, held: list[str], final: bool) -> Iterator[str]:
     as read_lines cuts it, and its rest read past up to its end, in the reads after this one too (held is _READ_PAST
     meanwhile): a rest the engine wrote after the read that cut the line was shown as a line of its own."""
     limit = log_summary.MAX_LINE_CHARS
+    if final and isinstance(whole := getattr(handle.buffer, "raw", None), _WholeCharacters):
+        whole.final = True  # a character's first bytes at the end of what is written now are all it will have
     while piece := handle.readline(limit):
         if held == [_READ_PAST]:  # the rest of a line cut at the limit
             if piece.endswith("\n"):
@@ -597,7 +610,7 @@ _READ_PAST = "\n"
 
 
 def _past_rotations(
-    path: Path, handle: TextIO, hidden: Callable[[str], str], seen: set[int], heads: set[bytes]
+    path: Path, handle: TextIO, hidden: LinesRedactor, seen: set[int], heads: set[bytes]
 ) -> Generator[str, None, TextIO]:
     """Yield the rest of the rotated file `handle` reads (its descriptor reads it under any name, or none: renamed,
     removed or compressed away), then every rotated copy of `path` that is new (_copies: an inode not in `seen`, the
@@ -615,7 +628,7 @@ def _past_rotations(
     of a file no look saw, a middle rotation compressed at once (`compress` twice between two looks), is said in one
     line naming the copy and the tool that prints it (zcat), as is one in a format read by no module here (zstd, lz4):
     its lines are not shown (silently skipped before)."""
-    yield from map(hidden, log_summary.read_lines(handle))
+    yield from hidden.each(log_summary.read_lines(handle))
     heads.add(os.pread(handle.fileno(), HEAD_BYTES, 0))
     try:
         now = path.stat().st_ino
@@ -645,7 +658,7 @@ def _past_rotations(
             continue
         with rotated:
             heads.add(os.pread(rotated.fileno(), HEAD_BYTES, 0))
-            yield from map(hidden, log_summary.read_lines(rotated))
+            yield from hidden.each(log_summary.read_lines(rotated))
     return _reopened(path, handle)
 
 
@@ -706,9 +719,57 @@ def _read_before(copy: Path, packed: str, heads: set[bytes]) -> bool:
     return any(seen.startswith(head) for seen in heads)
 
 
-def _open_log(path: Path) -> TextIO:
-    """The local engine log at `path`, opened for read_lines (log_summary.LINE_END, undecodable bytes replaced)."""
-    return path.open(encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
+def _open_log(path: Path, follow: bool = False) -> TextIO:
+    """The local engine log at `path`, opened for read_lines (log_summary.LINE_END, undecodable bytes replaced); one
+    that is `follow`ed read to the last whole UTF-8 character written (_WholeCharacters)."""
+    if not follow:
+        return path.open(encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
+    raw = _WholeCharacters(io.FileIO(path))
+    return io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
+
+
+class _WholeCharacters(io.RawIOBase):
+    """The bytes of a file that is being written, up to the last whole UTF-8 character: the first bytes of one the
+    writer has not finished (a write that ended inside it) are kept for the next read, until `final` (the writer is
+    done: they are all it will have). A text reader at the end of a file tells its decoder the input is over
+    (TextIOWrapper.readline: CPython's textio.c read_chunk, eof when a read gives no bytes), so a character split
+    between two writes was read as two or more U+FFFD, one at each read of `logs --follow`."""
+
+    def __init__(self, raw: io.FileIO) -> None:
+        super().__init__()
+        self.raw = raw
+        self.kept = b""  # the first bytes of a character not whole yet
+        self.final = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]  # io.RawIOBase's is Buffer-typed
+        data = self.kept + (self.raw.read(len(buffer)) or b"")
+        # what UTF-8's own incremental decoder keeps of the last 3 bytes (a character is at most 4: RFC 3629 section 3)
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        decoder.decode(data[-3:])
+        given = data[: min(len(buffer), len(data) - (0 if self.final else len(decoder.getstate()[0])))]
+        self.kept = data[len(given) :]
+        buffer[: len(given)] = given
+        return len(given)
+
+    def tell(self) -> int:
+        return self.raw.tell() - len(self.kept)
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        self.kept = b""
+        return self.raw.seek(offset, whence)
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
 
 
 def _reopened(path: Path, handle: TextIO) -> TextIO:
@@ -717,7 +778,7 @@ def _reopened(path: Path, handle: TextIO) -> TextIO:
     file is at the name (_moved is False while none is). The removal was a one-line file-system error (exit 1) in place
     of the engine's 'exited'."""
     try:
-        new = _open_log(path)
+        new = _open_log(path, follow=True)
     except FileNotFoundError:
         return handle
     handle.close()

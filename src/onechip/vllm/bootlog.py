@@ -60,7 +60,7 @@ from typing import Literal, NamedTuple
 
 from onechip import catalog
 from onechip.catalog.files import untagged_build, version_key
-from onechip.errors import ConfigError, redact, redactor
+from onechip.errors import ConfigError, lines_redactor, redact
 from onechip.schemas import BootEvent, BootRecord, CrossCheck, Plan
 from onechip.schemas.common import GIB
 from onechip.vllm.flag_table import AUTO_FIT
@@ -1709,7 +1709,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
     wrapped: list[str] | None = None  # the lines so far of a 'non-default args' dict a paste wrapped (_ARGS_OPEN)
     kept: set[str] = set()  # the _FIRST_OF_BOOT keys read since the configuration's build started (_config_starts)
     lines = _records(text)
-    hidden = redactor()  # the secrets read once, not once a kept line
+    hidden = _InOrder(lines)  # every line read in order, kept or not: a PEM body line kept is told by its BEGIN line
     cut = len(lines) - 1 if not text.endswith(("\n", "\r")) else -1  # a last line that may be cut short (_CUT_NUMBER)
     starts = _boot_starts(lines)
     first = starts[-1]  # a log of a restart is read from its last boot on
@@ -1735,9 +1735,9 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             t0 = stamp
         level = _LEVEL.match(bare)
         if level and level.group(1) == "WARNING":
-            out.warnings.append(hidden(line))
+            out.warnings.append(hidden(i))
         elif (level and level.group(1) in ("ERROR", "CRITICAL")) or _FAILURE.search(bare) or _OOM_KILLED.search(bare):
-            out.errors.append(hidden(line))
+            out.errors.append(hidden(i))
         # on the bare line: the patterns anchored at a line's start (nvidia-smi's rows, 'GPU device name:', a versions
         # table's 'vllm 0.28.0 /') read behind a process tag or a collector's prefix as they do on the clean log
         facts = "" if client else _CUT_NUMBER.sub("", bare) if i == cut else bare
@@ -1773,7 +1773,7 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
             if name not in seen and pattern.search(line):
                 seen.add(name)
                 t_s = (stamp - t0).total_seconds() if (stamp and t0) else None
-                out.events.append(BootEvent(name=name, t_s=t_s, line=hidden(line)[:300]))
+                out.events.append(BootEvent(name=name, t_s=t_s, line=hidden(i)[:300]))
     for key, value in commanded.items():
         out.logged.setdefault(key, value)
     if "device_name" not in out.logged:  # a card printed before an earlier boot (nvidia-smi's table): the same host
@@ -1941,6 +1941,26 @@ def unplanned_platform(boot: BootRecord) -> str | None:
         f"the log is of {platform.name}, a platform onechip plans no engine for (it plans {', '.join(engines)}): "
         "no plan can be held against it"
     )
+
+
+class _InOrder:
+    """The lines of one log redacted as errors.lines_redactor reads them, each line before a kept one read too (passed:
+    no text made), so a private key's PEM body or a secret cut by a wrap is hidden in a line kept alone; a kept line's
+    text is its line's, its trailing whitespace dropped. Lines are asked for in order, one more than once."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines, self.read, self.shown = lines, 0, ""
+        self.hidden = lines_redactor()
+
+    def __call__(self, i: int) -> str:
+        """Line `i` redacted (i at least the last line asked for)."""
+        while self.read <= i:
+            if self.read < i:
+                self.hidden.passed(self.lines[self.read])
+            else:
+                self.shown = self.hidden(self.lines[i], self.lines[i + 1] if i + 1 < len(self.lines) else None).rstrip()
+            self.read += 1
+        return self.shown
 
 
 def read_boot_log(text: str, engine: str, model: str) -> BootRecord:

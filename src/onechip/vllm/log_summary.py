@@ -40,7 +40,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from onechip.errors import ConfigError, lines_redactor
+from onechip.errors import ConfigError, lines_redactor, with_next
 from onechip.paths import open_regular
 from onechip.schemas import BootRecord
 from onechip.schemas.logs import BootVerdict, LineKind, LogLine, LogSummary
@@ -425,7 +425,7 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
     # every line read through it in order, kept or not (passed): a PEM body line it keeps (an ERROR line, a traceback's
     # indented line) is told by the BEGIN line before it, a wrapped secret's rest by the line before
     hidden = lines_redactor()
-    for number, raw in enumerate(text_lines(log) if isinstance(log, str) else log, start=1):
+    for number, (raw, following) in enumerate(with_next(text_lines(log) if isinstance(log, str) else log), start=1):
         bare = bare_line(raw)
         platforms.update(text for text, mark in PLATFORM_TRAPS.items() if text not in platforms and mark.search(raw))
         kind, trap = classify(raw, in_traceback, bare=bare)
@@ -434,7 +434,7 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
         if kind is None:
             hidden.passed(raw)
             continue
-        kept.add(LogLine(number=number, kind=kind, text=hidden(raw).rstrip()[:2000], trap=trap))
+        kept.add(LogLine(number=number, kind=kind, text=hidden(raw, following).rstrip()[:2000], trap=trap))
         counts[kind] = counts.get(kind, 0) + 1
         if trap and trap not in traps:
             traps.append(trap)

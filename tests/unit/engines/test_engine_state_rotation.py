@@ -47,11 +47,11 @@ def _removed_before_its_open(monkeypatch: pytest.MonkeyPatch, log: Path) -> None
     opened = [0]
     real_open = state._open_log
 
-    def open_log(path: Path):
+    def open_log(path: Path, follow: bool = False):
         opened[0] += 1
         if opened[0] == 2:
             log.unlink()
-        return real_open(path)
+        return real_open(path, follow)
 
     monkeypatch.setattr(state, "_open_log", open_log)
 
