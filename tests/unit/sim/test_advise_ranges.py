@@ -127,11 +127,13 @@ def test_error_entry_by_source_and_whether_the_chip_was_measured() -> None:
     assert uncertainty.error_key("prior", chip_measured=True) == "prior_measured_chip"
     assert uncertainty.error_key("prior", chip_measured=False) == "prior"
     assert uncertainty.error_key("calibrated", chip_measured=False) == "calibrated"
-    # carried to a chip measured in part is wider (benchmarks/sim_accuracy.py corpus, 'carried, measured (same
-    # family)' by the error entry advise gives the row, at 8ea0057: 16.4% vs 15.1% tok/s, 37.8% vs 37.1% TTFT)
-    for figure, (wide, narrow) in {"output_tok_per_s": (0.164, 0.151), "ttft_ms": (0.378, 0.371)}.items():
+    # the two carried entries as measured (benchmarks/sim_accuracy.py corpus --advised, 'carried, measured (same
+    # family)' by the error entry advise gives the row, at 3d143a9a): carried to a chip measured only in part is
+    # wider on whole-run tok/s (12.2% over 110 cells against 11.2% over 59) but not on TTFT (31.7% over 92 against
+    # 36.9% over 59: other targets, not the same cells; at 8ea0057 it was 37.8% against 37.1%)
+    for figure, (unmeasured, measured) in {"output_tok_per_s": (0.122, 0.112), "ttft_ms": (0.317, 0.369)}.items():
         got = tuple(uncertainty.relative_error(k, figure) for k in ("carried_unmeasured", "carried"))
-        assert got == pytest.approx((wide, narrow)) and wide > narrow
+        assert got == pytest.approx((unmeasured, measured))
 
 
 def test_a_v7x_chip_is_advised_as_one_engine_over_both_its_devices(tmp_path, monkeypatch) -> None:
