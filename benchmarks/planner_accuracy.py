@@ -448,9 +448,16 @@ def pool_refusal(entry: dict[str, Any]) -> bool:
     )
 
 
+# vLLM's line where building the model's parameters on the GPU ran out of memory (vllm/v1/worker/gpu_model_runner.py
+# load_model, 0.19.0): only the plan's 'weights-load' verdict (weights per GPU beyond the card) predicts that refusal
+LOAD_OOM = "Failed to load model - not enough GPU memory"
+
+
 def outcome_note(entry: dict[str, Any]) -> str:
     """Why a refused boot was refused, when it was not vLLM's KV fit check."""
     error = entry.get("error_line") or ""
+    if LOAD_OOM in error:
+        return " (out of memory loading the weights)"
     if "capture_model" in error:  # releases that capture CUDA graphs after sizing the pool (not counted in it)
         return " (CUDA-graph capture OOM after the pool was sized)"
     if "OOMKilled" in error:  # a container runtime's kill at its memory limit, which no plan input holds
@@ -787,6 +794,7 @@ def predict(
         binding=plan.binding_limit,
         note=outcome_note(entry),
         cause=entry.get("known_error"),  # why the planner misses this log, where the entry says
+        load_oom=LOAD_OOM in (entry.get("error_line") or ""),
         plan=plan,  # for planner_vs_peers.py: the same plan, its inputs and the checkpoint it read
         model=model,
         fields=fields,
@@ -828,7 +836,10 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
         if "skip" in row:
             continue
         verdicts += 1
-        right = row["fits"] == (row["outcome"] == "started")
+        # a load OOM is right only for the reason the log shows: the weights beyond the card, not a short KV pool
+        right = row["fits"] == (row["outcome"] == "started") and (
+            not row.get("load_oom") or row["binding"] == "weights-load"
+        )
         verdicts_right += right
         err = ""
         if row["logged"] and row["predicted"] is not None:

@@ -4014,6 +4014,18 @@ def _gpu_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule, held: in
 def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule, held: int = 0) -> tuple[str, str]:
     """The profiling run, an explicit pool and one request against the pool less `held` (_gpu_verdict)."""
     b = gpu.budget
+    if gpu.load_over_card_bytes > 0:
+        # the load builds every parameter on the GPU (vllm/model_executor/layers/linear.py create_weights:
+        # torch.empty) before profiling, whatever the utilization; weights the card cannot hold fail there (0.19.0
+        # gpu_model_runner.py load_model; tests/fixtures/bootlogs r9700x2-llama-pllum-70b-*-bf16-tp2-len8192-eager-
+        # load-oom-v0190-rocm)
+        return (
+            f"does not fit: weights {b.weights_bytes / GIB:.2f} GiB per GPU are more than the card's "
+            f"{(b.weights_bytes - gpu.load_over_card_bytes) / GIB:.2f} GiB: the model runs out of memory while it "
+            "loads ('Failed to load model - not enough GPU memory'), whatever --gpu-memory-utilization; raise "
+            "--tensor-parallel-size, serve a quantized checkpoint or use a larger card",
+            "weights-load",
+        )
     if b.weights_bytes >= b.requested_bytes:
         return (
             f"does not fit: weights {b.weights_bytes / GIB:.2f} GiB per GPU exceed the requested "

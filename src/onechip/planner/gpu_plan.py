@@ -128,6 +128,7 @@ class GpuPool:
     over_card_bytes: int = 0  # --kv-cache-memory: bytes the explicit pool and the rest need beyond the card
     table_bytes: int = 0  # the runner's block tables and slot mappings, outside the profiled budget (runner_tables)
     table_over_card_bytes: int = 0  # bytes those tables need beyond the card beside the requested memory
+    load_over_card_bytes: int = 0  # weights per GPU beyond the card's memory: the model's load runs out of memory
     profile_over_card_bytes: int = (
         0  # bytes the profiling run (weights, non-torch, its activation peak) needs beyond it
     )
@@ -641,6 +642,7 @@ def _stage_pool(
         profile_over_card_bytes=_over_card(replace(budget, cuda_graph_bytes=0), 0, visible_bytes)
         if visible_bytes
         else 0,
+        load_over_card_bytes=max(0, budget.weights_bytes - visible_bytes) if visible_bytes else 0,
     )
 
 

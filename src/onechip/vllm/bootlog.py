@@ -1358,6 +1358,15 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "off (piecewise CUDA graphs) or serve on a Hopper card. The boot stopped at the attention backend, not a "
         "memory shortfall",
     ),
+    (  # vllm/v1/worker/gpu_model_runner.py load_model (0.19.0) wraps an OOM raised while the model's parameters are
+        # built on the GPU (tests/fixtures/bootlogs r9700x2-llama-pllum-70b-*-bf16-tp2-len8192-eager-load-oom-v0190-
+        # rocm: 65.7 GiB of bf16 weights a rank on 31.86 GiB cards); its own advice to lower the utilization helps only
+        # where something else holds the card: the load is not bounded by it
+        re.compile(r"Failed to load model - not enough GPU memory"),
+        "the accelerator ran out of memory loading the weights: they do not fit on the card (--max-model-len and "
+        "--gpu-memory-utilization do not size them): raise --tensor-parallel-size, serve a quantized checkpoint or use "
+        "a larger card, or free the card if another process holds it; re-plan",
+    ),
     (_TORCH_OOM_SIZES, _torch_oom_cause),
     (re.compile(r"CUDA out of memory|OutOfMemoryError"), _OUT_OF_MEMORY),
     (_NCCL_ERROR, lambda match: _nccl_cause(match.group(1))),

@@ -167,3 +167,13 @@ def test_an_allocation_larger_than_the_card_in_torch_2_0s_words_is_read_so() -> 
     assert failure_cause(small) == (
         "the accelerator ran out of memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"
     )
+
+
+def test_weights_that_do_not_load_are_not_told_to_lower_the_utilization_or_the_length() -> None:
+    # vLLM 0.19.0 gpu_model_runner.py load_model: the OOM came while building the model's parameters, which no
+    # --gpu-memory-utilization or --max-model-len sizes (tests/fixtures/bootlogs r9700x2-llama-pllum-70b-base-bf16-
+    # tp2-len8192-eager-load-oom-v0190-rocm: 65.7 GiB of bf16 weights a rank on a 31.86 GiB card)
+    record = read_boot_log(_log("r9700x2-llama-pllum-70b-base-bf16-tp2-len8192-eager-load-oom-v0190-rocm"), "vllm", "m")
+    assert record.failure_cause is not None
+    assert "loading the weights" in record.failure_cause and "raise --tensor-parallel-size" in record.failure_cause
+    assert "lower --gpu-memory-utilization" not in record.failure_cause
