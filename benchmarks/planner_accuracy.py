@@ -828,6 +828,7 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
     fitted: list[float] = []
     kv_errors: list[float] = []
     over: list[str] = []
+    wrong: list[str] = []  # wrong fit verdicts, each with its cause where the corpus entry names one
     inside: list[bool] = []  # held-out rows: the logged tokens inside the plan's own stated range (kv_tokens_range)
     verdicts_right = verdicts = 0
     print(f"\n== {title} ==")
@@ -841,6 +842,9 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
             not row.get("load_oom") or row["binding"] == "weights-load"
         )
         verdicts_right += right
+        if not right:
+            said = "planned fits, the boot was refused" if row["fits"] else "planned refused, the boot started"
+            wrong.append(f"  {row['name']} ({said}): {row.get('cause') or 'cause not established'}")
         err = ""
         if row["logged"] and row["predicted"] is not None:
             e = (row["predicted"] - row["logged"]) / row["logged"]
@@ -887,6 +891,8 @@ def table(rows: list[dict[str, Any]], title: str) -> None:
             f"* no token line in the log: available KV memory per GPU compared instead ({len(kv_errors)} held-out, "
             f"mean |error| {sum(kv_errors) / len(kv_errors):.2%}); not in the KV-token figures above"
         )
+    if wrong:
+        print(f"fit verdicts wrong ({len(wrong)}), each with its cause (corpus.json known_error):\n" + "\n".join(wrong))
     if over:
         print("rows over 2% (* KV memory per GPU), each with its cause (corpus.json known_error):\n" + "\n".join(over))
     skipped = [row for row in rows if "skip" in row]
