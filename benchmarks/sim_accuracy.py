@@ -331,6 +331,11 @@ JITTER = "--jitter" in sys.argv
 # they otherwise leave at 0, as STEP_MODEL 6. ADMIT_NOTES below says what it gave.
 if "--admit" in sys.argv:
     importlib.import_module("onechip.sim.calibrate").ADMIT = True  # the module (onechip.sim.calibrate: the function)
+# --tokenize: the fits set tokenize_scale (the API server's renderer thread tokenizing each prompt at the measured
+# table's shape, sim.steptime.TOKENIZE_US_PER_TOKEN, times a host-speed factor: sim.calibrate.TOKENIZE), which they
+# otherwise leave at 0, as STEP_MODEL 6. Gemma models only (the one table measured). The notes above say what it gave.
+if "--tokenize" in sys.argv:
+    importlib.import_module("onechip.sim.calibrate").TOKENIZE = True
 
 
 def grid_run(grid: MeasuredGrid, contexts: list[int] | None = None) -> BenchRun:
@@ -1164,6 +1169,9 @@ def main() -> None:
         help="corpus: fit a whole-run grid's tok/s on the simulated whole-run figure (default: the steady window)",
     )
     parser.add_argument("--admit", action="store_true", help="fits set per_admit_s (host work per request admitted)")
+    parser.add_argument(
+        "--tokenize", action="store_true", help="fits set tokenize_scale (the renderer thread's tokenization, gemma)"
+    )
     parser.add_argument(
         "--replay", action="store_true", help="corpus: fit and predict each grid as its recorded client ran it"
     )
