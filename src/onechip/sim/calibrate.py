@@ -70,6 +70,8 @@ ADMIT = False
 # the centre the weak pull holds it near where the cells cannot pin it; the longest one-client cell pins it (its TTFT
 # holds the longest tokenization, apart from the request overhead the shortest cells pin). A model with no measured
 # table (other than gemma3 / gemma4) has no term: the fit holds it at 0 and its report says why (Calibration.held).
+# Off: no fit on the seed or the corpus's v6e grids pins it (none has more than one long one-client cell), so it
+# stays near 1, which is 2 - 3 x the serving hosts' (seed held-out TTFT 33.6 -> 48.4%, 2026-12-07);
 # benchmarks/sim_accuracy.py (--tokenize) records what it gave.
 TOKENIZE = False
 FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
