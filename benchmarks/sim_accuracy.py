@@ -302,6 +302,27 @@ SEEDS = 5
 # in sample 8,192 x 1 313 against 289). So the shape is there and the size is this machine's CPU, about 2 - 3 x the
 # serving hosts' (or their prompts' text): a scale that a calibration cell pins (the longest context at one client,
 # which `bench --calibration` measures, apart from request_overhead_s) is what the term lacks.
+# That term with its scale fitted (2026-12-07, sim69b, --tokenize: StepTerms.tokenize_scale, the host's time over the
+# table's, sim.calibrate.TOKENIZE; start and pull centre 1, this machine; gemma3 / gemma4 plans only, the one table
+# measured). Whole-run tok/s / TTFT / TPOT MAPE, noise floor 9.4 / 26.0 / 8.8%, without -> with:
+#   `sim_accuracy.py seed [--tokenize]`, held-out 8 cells: 10.2 / 33.6 / 15.6% -> 12.7 / 48.4 / 17.1%. Fitted scale
+#     0.80, NOT pinned (the seed's one long one-client cell, 8,192 x 1, holds the tokenization beside a prefill 2.3 x
+#     as long, and at one length the table's time is near-linear, as per_token_s is: the two trade); 8,192 x 4 TTFT 445
+#     -> 596 ms against 304, 8,192 x 16 741 -> 988 against 594 (prompts queue on the one thread); in sample 8,192 x 1
+#     TTFT residual +2.1 -> +7.2%, 128 x 1 TPOT -0.1 -> +1.6% (the solver ends in a worse basin from scale 1).
+#   `sim_accuracy.py corpus [--tokenize] --fits gemma4dev-v6e-1-config-validation --grids
+#     gemma4dev-v6e-1-sweep-one-client,gce-v6e-1-2026-08-10`: fitted scale 1.22, NOT pinned (the config-validation
+#     calibration cells hold no long one-client cell: 128 x 1, 128 x 8, 32,000 x 16 / 32, 16,000 x 112; per_token_s
+#     6.9 -> 9.75 us with it); one-client sweep 6.3 / 24.0 / 2.9% -> 4.9 / 38.3 / 3.9% (TTFT at 2,048 - 32,768: 21.3 /
+#     35.9 / 66.0 / 129.6 / 270.1 -> 36.8 / 67.6 / 134.7 / 294.7 / 594.6 ms against 35 / 45 / 85 / 177 / 404: from
+#     low to high); gce 4.3 / 46.3 / 7.1% -> 3.2 / 38.0 / 8.6% (16,000 x 32 386 -> 642 ms against 3,014; 32,000 x 16
+#     716 -> 1,244 against 2,188; 128 x 8 26.4 both, against 81.3); the 16 cells together 5.1 / 37.9 / 5.5% -> 3.8 /
+#     38.1 / 6.9% (steady tok/s 5.3 -> 5.9%).
+# Not the default (sim.calibrate.TOKENIZE False): no fit here pins the scale, so it stays near its start, this
+# machine's speed, which the one-client sweep says is about 2 - 3 x the serving host's; held-out TTFT worse on the
+# seed and the one-client sweep, better on gce (its knee cells), about even over the 16 corpus cells. A `bench
+# --calibration` run on the serving host (its longest context at one client, and more one-client lengths than one) is
+# what would pin it; the corpus's v6e grids do not.
 TOGETHER, RECORDED = "--together" in sys.argv, "--recorded" in sys.argv
 
 
@@ -331,6 +352,11 @@ JITTER = "--jitter" in sys.argv
 # they otherwise leave at 0, as STEP_MODEL 6. ADMIT_NOTES below says what it gave.
 if "--admit" in sys.argv:
     importlib.import_module("onechip.sim.calibrate").ADMIT = True  # the module (onechip.sim.calibrate: the function)
+# --tokenize: the fits set tokenize_scale (the API server's renderer thread tokenizing each prompt at the measured
+# table's shape, sim.steptime.TOKENIZE_US_PER_TOKEN, times a host-speed factor: sim.calibrate.TOKENIZE), which they
+# otherwise leave at 0, as STEP_MODEL 6. Gemma models only (the one table measured). The notes above say what it gave.
+if "--tokenize" in sys.argv:
+    importlib.import_module("onechip.sim.calibrate").TOKENIZE = True
 
 
 def grid_run(grid: MeasuredGrid, contexts: list[int] | None = None) -> BenchRun:
@@ -1164,6 +1190,9 @@ def main() -> None:
         help="corpus: fit a whole-run grid's tok/s on the simulated whole-run figure (default: the steady window)",
     )
     parser.add_argument("--admit", action="store_true", help="fits set per_admit_s (host work per request admitted)")
+    parser.add_argument(
+        "--tokenize", action="store_true", help="fits set tokenize_scale (the renderer thread's tokenization, gemma)"
+    )
     parser.add_argument(
         "--replay", action="store_true", help="corpus: fit and predict each grid as its recorded client ran it"
     )

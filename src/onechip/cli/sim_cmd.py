@@ -88,7 +88,10 @@ def _print_basis(prediction: Prediction | None, planned: str | None) -> None:
                 f"[yellow]measured only together by these cells[/] (their split is the prior's, not the data's): "
                 f"{', '.join(cal.unseparated)}"
             )
-        loose = [n for n in type(prediction.terms).model_fields if n not in cal.fitted and n not in cal.unseparated]
+        for name, why in cal.held.items():
+            console.print(f"[yellow]held at 0[/]: {name}, {why}", highlight=False)
+        loose = [n for n in type(prediction.terms).model_fields
+                 if n not in cal.fitted and n not in cal.unseparated and n not in cal.held]  # fmt: skip
         if loose:
             console.print(f"[yellow]not pinned by these cells[/] (kept near their prior): {', '.join(loose)}")
     else:

@@ -22,7 +22,8 @@ class StepTerms(ResultModel):
     sees it, per_stream_chunk_s per request in each round of output delivery before the client sees its tokens
     (tokens of several steps merge into one chunk while the server is busy), and per_output_token_s per token
     each step emitted (processed one step output at a time, before any merging); and per_admit_s host work per
-    request a step admits.
+    request a step admits; and tokenize_scale, the size of the renderer thread's per-prompt tokenization against a
+    measured table (dimensionless, the one term that is no time).
 
     Each term is a time: finite, not below 0 (Measured). A stored calibration edited to a NaN or negative term
     was read, and every step's max(...) and comparisons dropped it: advise and simulate printed a 'calibrated'
@@ -56,6 +57,12 @@ class StepTerms(ResultModel):
         default=0.0,
         description="Per request the step admits from the waiting queue (host: the engine core's work for a new "
         "request, paid inside the step that admits it, so a wave admitted together delays that step for all), s.",
+    )
+    tokenize_scale: Measured = Field(
+        default=0.0,
+        description="Dimensionless: the serving host's prompt tokenization time over the measured table's "
+        "(sim.steptime.TOKENIZE_US_PER_TOKEN, one CPU thread of the machine it was measured on); the API server's "
+        "renderer thread tokenizes each prompt, one at a time, in scale x that table's time. 0: no term.",
     )
 
 
@@ -93,6 +100,11 @@ class Calibration(StoredResult):
         description="Terms the cells measure only in combination (each alone would be pinned, jointly not): "
         "e.g. the fixed host cost and the weight read where every cell's one-client step is on one side of "
         "max(host, device). Their split is the prior's, not the data's.",
+    )
+    held: dict[str, str] = Field(
+        default_factory=dict,
+        description="Terms the fit did not set, held at 0, and why (per_admit_s without sim.calibrate.ADMIT; "
+        "tokenize_scale without sim.calibrate.TOKENIZE, or for a model with no measured tokenizer table).",
     )
     pinning_judged: bool = Field(
         default=False,

@@ -43,7 +43,7 @@ from onechip.schemas.sim import Calibration, CalibrationKey, StepTerms
 from onechip.sim.figures import FIGURES, figures
 from onechip.sim.predict import START_SPREAD_S, simulate_cell, whole_run_runs
 from onechip.sim.protocol import CellClient
-from onechip.sim.steptime import STEP_MODEL, roofline_priors
+from onechip.sim.steptime import STEP_MODEL, TOKENIZE_US_PER_TOKEN, roofline_priors
 
 TERMS = (
     "fixed_s",
@@ -56,6 +56,7 @@ TERMS = (
     "per_stream_chunk_s",
     "per_output_token_s",
     "per_admit_s",
+    "tokenize_scale",
 )
 # Whether the fit sets per_admit_s (host work per request a step admits); off, it stays 0 and the fit is STEP_MODEL
 # 6's (turning it on by default is a new STEP_MODEL). Measured grids' short-context TTFT grows linearly with clients
@@ -63,6 +64,16 @@ TERMS = (
 # request cost, which staggers a wave, does not. Off: on the corpus it helps calibrated TTFT (35.7 -> 32.4%) but
 # carried ones lose (measured, same family 35.4 -> 38.8%); benchmarks/sim_accuracy.py (--admit) records the figures.
 ADMIT = False
+# Whether the fit sets tokenize_scale (the API server's renderer thread tokenizing each prompt, one at a time, at the
+# measured table's shape, sim.steptime.TOKENIZE_US_PER_TOKEN, times this host-speed factor); off, it stays 0 and the
+# fit is STEP_MODEL 6's, as ADMIT. Its start is 1 (the serving host as fast as the machine the table was measured on),
+# the centre the weak pull holds it near where the cells cannot pin it; the longest one-client cell pins it (its TTFT
+# holds the longest tokenization, apart from the request overhead the shortest cells pin). A model with no measured
+# table (other than gemma3 / gemma4) has no term: the fit holds it at 0 and its report says why (Calibration.held).
+# Off: no fit on the seed or the corpus's v6e grids pins it (none has more than one long one-client cell), so it
+# stays near 1, which is 2 - 3 x the serving hosts' (seed held-out TTFT 33.6 -> 48.4%, 2026-12-07);
+# benchmarks/sim_accuracy.py (--tokenize) records what it gave.
+TOKENIZE = False
 FIT_SEEDS = 2  # simulations averaged per calibration cell inside the fit
 PULL = 0.05  # weight of the pull towards the centre, per log-unit (weak: data dominate)
 STEP = 0.05  # finite-difference step in log(term)
@@ -203,7 +214,12 @@ def _latency_bound_ms(c: CellResult, config: BenchConfig, rate: float) -> tuple[
 
 
 def _start(
-    plan: Plan, cells: list[CellResult], engine_share: float, device_bound: bool = False, admit: bool = True
+    plan: Plan,
+    cells: list[CellResult],
+    engine_share: float,
+    device_bound: bool = False,
+    admit: bool = True,
+    tokenize: bool = False,
 ) -> StepTerms:
     """A starting point from the measured cells (roofline priors where the data say nothing). The busiest
     cell's slowdown over one client is put on the engine (per sequence in a step) in the share
@@ -223,7 +239,7 @@ def _start(
     per_admit_s starts at the TTFT rise per client from one client to the most at the shortest context measured at
     both (a wave admitted together pays it once per request in one step); with no such pair (another context's
     TTFT holds prefill too), at a hundredth of the one-client step, as per_seq_s's least; 0 and kept there without
-    `admit`."""
+    `admit`. tokenize_scale starts at 1 with `tokenize` (TOKENIZE's comment says why), else 0 and kept there."""
     ok = [c for c in cells if usable(c)]
     short = min((c for c in ok if c.clients == 1), key=lambda c: c.context_tokens)
     long_ = max(ok, key=lambda c: (c.context_tokens, -c.clients))  # the longest context, fewest clients
@@ -266,6 +282,7 @@ def _start(
         per_stream_chunk_s=(1.0 - 0.9 * engine_share) / busiest,
         per_output_token_s=(0.9 - 0.8 * engine_share) / busiest,
         per_admit_s=max(rise, tpot_s / 100.0) if admit else 0.0,
+        tokenize_scale=1.0 if tokenize else 0.0,
     )
 
 
@@ -515,6 +532,7 @@ def calibrate(
     jitter: bool = False,
     clients: Mapping[tuple[int, int], CellClient] | None = None,
     admit: bool | None = None,
+    tokenize: bool | None = None,
 ) -> Calibration:
     """Fit StepTerms for `plan` to the measured `run` (its `cells`, as (context, clients); None = every ok
     cell), simulating the cells with stream starts `start_spread_s` (CellSimulation; by default as `simulate`
@@ -522,8 +540,11 @@ def calibrate(
     bench` starts them; `jitter` as in CellSimulation). A cell in `clients` is simulated as that client ran it
     (sim.protocol.replay: another tool's requests, starts, cached prompts and tok/s definition). Raises
     ConfigError when the cells lack what the fit needs (see check_cells). `admit`: whether per_admit_s is fitted
-    (None: ADMIT); without it, 0."""
+    (None: ADMIT); without it, 0. `tokenize`: whether tokenize_scale is fitted (None: TOKENIZE), for a model whose
+    tokenizer has a measured table (sim.steptime.TOKENIZE_US_PER_TOKEN); without it, or without a table, 0, and the
+    calibration's `held` says why."""
     admit = ADMIT if admit is None else admit
+    tokenize, held = _tokenize_held(plan, TOKENIZE if tokenize is None else tokenize)
     wanted = [c for c in run.cells if cells is None or (c.context_tokens, c.clients) in cells]
     check_cells(wanted, run.config)  # the cells not usable too: its refusal says what became of them
     chosen = [c for c in wanted if usable(c)]
@@ -537,15 +558,18 @@ def calibrate(
         return [w * r for w, r in zip(weights, residuals(terms), strict=True)]
 
     floors = _floors(plan)
-    centre = _start(plan, chosen, *STARTS[0], admit=admit)
-    fixed = frozenset() if admit else frozenset({TERMS.index("per_admit_s")})
+    centre = _start(plan, chosen, *STARTS[0], admit=admit, tokenize=tokenize)
+    fixed = frozenset(TERMS.index(n) for n, on in (("per_admit_s", admit), ("tokenize_scale", tokenize)) if not on)
 
     def f(x: Vector) -> Vector:
         """Data residuals followed by the pull towards the centre (x = 0)."""
         return weighted(_terms(centre, x, floors)) + [PULL * v for v in x]
 
     least = min(_noise().values())
-    fits, starts = [], [_offsets(centre, _start(plan, chosen, *start, admit=admit), floors) for start in STARTS]
+    fits, starts = (
+        [],
+        [_offsets(centre, _start(plan, chosen, *start, admit=admit, tokenize=tokenize), floors) for start in STARTS],
+    )
     for x0 in [x0 for i, x0 in enumerate(starts) if x0 not in starts[:i]]:  # without async: no device-bound start
         x, cols = _levenberg_marquardt(f, x0, on_progress, fixed)
         data = [col[: len(col) - len(TERMS)] for col in cols]  # data rows; the pull rows follow
@@ -571,12 +595,25 @@ def calibrate(
         priors=priors,
         fitted=pinned,
         unseparated=unseparated,
+        held=held if admit else {"per_admit_s": "not fitted (sim.calibrate.ADMIT off)"} | held,
         pinning_judged=True,
         cells=[f"{c.context_tokens}x{c.clients}" for c in chosen],
         source_run=source_run,
         residuals_pct={label: round(100.0 * float(v), 2) for label, v in zip(labels, rel, strict=False)},
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+def _tokenize_held(plan: Plan, tokenize: bool) -> tuple[bool, dict[str, str]]:
+    """(whether the fit sets tokenize_scale for `plan`, {"tokenize_scale": why it is held at 0} where it does not)."""
+    if not tokenize:
+        return False, {"tokenize_scale": "not fitted (sim.calibrate.TOKENIZE off)"}
+    if plan.architecture not in TOKENIZE_US_PER_TOKEN:
+        return False, {
+            "tokenize_scale": f"no term: no measured tokenizer table for model_type {plan.architecture!r} (measured: "
+            f"{', '.join(sorted(TOKENIZE_US_PER_TOKEN))}, Gemma's)"
+        }
+    return True, {}
 
 
 def key_of(plan: Plan, run: BenchRun | None = None) -> CalibrationKey:
@@ -587,7 +624,8 @@ def key_of(plan: Plan, run: BenchRun | None = None) -> CalibrationKey:
 
 def transfer(calibration: Calibration, target: Plan) -> StepTerms:
     """`calibration` (fitted on another chip) carried to `target` (same model and engine, another chip or
-    tensor-parallel size): host terms (fixed, per sequence, per request, per streamed chunk, per admitted) are kept;
+    tensor-parallel size): host terms (fixed, per sequence, per request, per streamed chunk, per admitted, the
+    tokenizer's scale) are kept;
     device terms are the target's roofline scaled by the efficiency the measured chip showed (fitted / its roofline
     prior, `calibration.priors`). Tensor-parallel communication is not modelled. Raises ConfigError when
     either chip has no roofline figures."""
@@ -606,4 +644,5 @@ def transfer(calibration: Calibration, target: Plan) -> StepTerms:
         per_stream_chunk_s=terms.per_stream_chunk_s,
         per_output_token_s=terms.per_output_token_s,
         per_admit_s=terms.per_admit_s,
+        tokenize_scale=terms.tokenize_scale,
     )

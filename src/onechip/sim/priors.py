@@ -561,6 +561,7 @@ def carry(calibration: Calibration, target: Plan, exclude_grids: frozenset[str] 
         per_stream_chunk_s=t.per_stream_chunk_s * host,
         per_output_token_s=t.per_output_token_s * host,
         per_admit_s=t.per_admit_s * host,
+        tokenize_scale=t.tokenize_scale * host,
         **engine_host,
     )
     return Carried(_bounded(terms, target, exclude_grids), tuple(measured), tuple(assumed))

@@ -39,7 +39,9 @@ system prompt) are held once while any running request uses them (vLLM's block r
 The API server is one event loop in its own process (vLLM V1: AsyncLLM's output handler and the requests'
 streaming generators share it), so the engine core steps on while it works. It does one thing at a time, in
 the order things reach it: a new request when its client sends it (request_overhead_s: HTTP, chat template,
-tokenization) or a round of output delivery. A send in the future (a stream that starts later, an open-loop
+tokenization) or a round of output delivery. The prompt's tokenization, where the step model has a measured table for
+the model's tokenizer and a scale for the host (StepModel.tokenize_s), runs after that on the server's one renderer
+thread, one prompt at a time, beside the event loop. A send in the future (a stream that starts later, an open-loop
 arrival not yet due) does not hold the server before it is sent. A round takes every step output that
 reached it and costs per_stream_chunk_s for each request with new tokens (the SSE chunk, streaming
 tool/reasoning parsers) plus per_output_token_s for each token in it; while a round runs, the engine's next
@@ -206,6 +208,7 @@ class CellSimulation:
         self.preemptions = 0
         self.first_measured_send: dict[int, float] = {}
         self.frontend_free_s = 0.0
+        self.renderer_free_s = 0.0  # when the API server's one renderer thread has tokenized what it was given
         self.undelivered: dict[int, tuple[_Req, int]] = {}  # id(req) -> (req, tokens) the server has not sent
         self.warm_counts: dict[int, int] = {}
         self.step_start, self.step_end = -1.0, -1.0  # the last engine step's start and end
@@ -349,15 +352,19 @@ class CellSimulation:
         if due:
             self.unsent = [r for r in self.unsent if r.t_out > now]
             for req in due:
-                req.t_arrive = self._through_frontend(req.t_out)
+                req.t_arrive = self._through_frontend(req.t_out, req.prompt)
                 self.pending.append(req)
 
-    def _through_frontend(self, t: float) -> float:
-        """When a request reaching the API server at `t` goes on to the scheduler: after the server's current
-        work, request_overhead_s later."""
+    def _through_frontend(self, t: float, prompt_tokens: int) -> float:
+        """When a request reaching the API server at `t` with a `prompt_tokens` prompt goes on to the scheduler: after
+        the server's current work, request_overhead_s later, then after the renderer thread's earlier prompts, its own
+        tokenization later (StepModel.tokenize_s, 0 unless the term is on; one renderer worker, vLLM 0.34.0
+        vllm/renderers/base.py: prompts sent together are tokenized one after the other while the event loop goes on
+        delivering output)."""
         overhead = self.overhead_s * (self.rng.uniform(0.5, 1.5) if self.jitter else 1.0)
         self.frontend_free_s = max(t, self.frontend_free_s) + overhead
-        return self.frontend_free_s
+        self.renderer_free_s = max(self.frontend_free_s, self.renderer_free_s) + self.model.tokenize_s(prompt_tokens)
+        return self.renderer_free_s
 
     def _deliver(self, now: float) -> None:
         """Run the API server's output rounds that start by `now`: each takes every undelivered token, costs

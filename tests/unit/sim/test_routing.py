@@ -147,6 +147,9 @@ class _Recorder:
         self.batches.append(batch)
         return self.model.step_s(batch)
 
+    def tokenize_s(self, prompt_tokens):
+        return self.model.tokenize_s(prompt_tokens)
+
 
 def _one_request(cached: int):
     plan = embedded_plan()

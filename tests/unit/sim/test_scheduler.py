@@ -393,3 +393,23 @@ def test_a_caller_that_reads_no_whole_run_figure_skips_the_run_that_gives_it(see
     steady = simulate_cell(seed_plan, SEED_TERMS, cfg, 128, 8, seeds=2, start_spread_s=None, whole_run=False)
     assert both.whole_run_by_seed and not steady.whole_run_by_seed
     assert steady.samples_by_seed == both.samples_by_seed
+
+
+def test_the_renderer_tokenizes_prompts_sent_together_one_after_the_other():
+    """vLLM's API server tokenizes on a renderer pool of one worker (0.34.0 vllm/renderers/base.py, config/model.py
+    renderer_num_workers = 1): the second of two prompts sent together waits for the first's tokenization."""
+    engine = SchedulerLimits(num_blocks=1000, block_size=16, budget_tokens=4096)
+    model = StepModel(flat(tokenize_scale=0.5).terms, tokenize_us_per_token=((1000, 20.0),))  # 10 ms a 1,000 tokens
+    sim = CellSimulation(config(), engine, model, context=1000, clients=2, seed=0)
+    first, second = sim._through_frontend(0.0, 1000), sim._through_frontend(0.0, 1000)
+    assert first == pytest.approx(OVERHEAD_S + 0.010)
+    assert second == pytest.approx(first + 0.010)  # not 2 x OVERHEAD_S + 10 ms, as two threads would give
+
+
+def test_one_stream_ttft_carries_its_prompts_tokenization_only_when_the_term_is_on():
+    engine = SchedulerLimits(num_blocks=100, block_size=16, budget_tokens=2048)
+    table = ((100, 50.0),)  # 5 ms a 100-token prompt at scale 1
+    for scale, tokenize_s in ((1.0, 0.005), (0.0, 0.0)):  # scale 0: the term off, STEP_MODEL 6's times
+        model = StepModel(flat(tokenize_scale=scale).terms, tokenize_us_per_token=table)
+        samples = CellSimulation(config(), engine, model, context=100, clients=1, seed=0).run()
+        assert all(s.t_first - s.t_send == pytest.approx(OVERHEAD_S + tokenize_s + STEP_S) for s in samples)

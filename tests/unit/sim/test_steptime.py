@@ -11,7 +11,14 @@ from onechip import planner
 from onechip.errors import ConfigError
 from onechip.schemas.requests import PlanRequest
 from onechip.schemas.sim import StepTerms
-from onechip.sim.steptime import Batch, StepModel, budget_tokens, roofline_priors, step_model
+from onechip.sim.steptime import (
+    GEMMA_TOKENIZE_US_PER_TOKEN,
+    Batch,
+    StepModel,
+    budget_tokens,
+    roofline_priors,
+    step_model,
+)
 
 
 def test_roofline_weight_term_is_the_plans_tpot_floor(seed_plan):
@@ -124,3 +131,28 @@ def test_admitted_requests_add_host_work_to_their_step():
     assert StepModel(terms).step_s(batch) == pytest.approx(0.002 + 0.004 + 0.005)
     assert StepModel(terms, overlap_host=True).step_s(batch) == pytest.approx(0.006)
     assert StepModel(terms, overlap_host=True).step_s(Batch(seqs=4, tokens=4, kv_tokens=0, attn_pairs=0)) == 0.005
+
+
+def test_tokenize_time_is_the_scale_times_the_table_interpolated_in_log_length():
+    terms = StepTerms(fixed_s=0.0, per_token_s=0.0, per_kv_token_s=0.0, tokenize_scale=0.5)
+    model = StepModel(terms, tokenize_us_per_token=((1000, 2.0), (4000, 4.0)))
+    assert model.tokenize_s(1000) == pytest.approx(0.5 * 1000 * 2e-6)
+    assert model.tokenize_s(2000) == pytest.approx(0.5 * 2000 * 3e-6)  # halfway in log2 between the rows: 3 us a token
+    assert model.tokenize_s(8000) == pytest.approx(0.5 * 8000 * 4e-6)  # the end rows' rates beyond them
+    assert model.tokenize_s(100) == pytest.approx(0.5 * 100 * 2e-6)
+    assert StepModel(terms).tokenize_s(8000) == 0.0  # no table, no term
+
+
+def test_the_tokenize_term_is_0_when_off(seed_plan):
+    """tokenize_scale's default, 0, is the term off (STEP_MODEL 6's model), even for a plan with a measured table."""
+    model = step_model(seed_plan, StepTerms(fixed_s=0.0, per_token_s=0.0, per_kv_token_s=0.0))
+    assert model.tokenize_us_per_token and model.tokenize_s(16384) == 0.0
+
+
+def test_gemma_plans_carry_gemmas_measured_tokenizer_others_none(seed_plan, cpu_plan):
+    """gemma-4-E2B-it takes Gemma's table (benchmarks/tokenize_rate.py: 5.81 us a token at 16,384 tokens, this
+    machine, scale 1); SmolLM2 (llama) has no measured tokenizer, so no term at any scale."""
+    terms = StepTerms(fixed_s=0.0, per_token_s=0.0, per_kv_token_s=0.0, tokenize_scale=1.0)
+    assert step_model(seed_plan, terms).tokenize_us_per_token == GEMMA_TOKENIZE_US_PER_TOKEN
+    assert step_model(seed_plan, terms).tokenize_s(16384) == pytest.approx(16384 * 5.81e-6)
+    assert step_model(cpu_plan, terms).tokenize_s(16384) == 0.0
