@@ -8,17 +8,31 @@ import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
+# RFC 9111 section 1.2.2: a delta-seconds past what a recipient can hold is taken as 2^31 (2,147,483,648 s, about 68
+# years); Retry-After's delay-seconds (RFC 9110 section 10.2.3), an Age and a RetryInfo retryDelay are read under it:
+# float() reads 400 digits as inf (int(inf) then raised OverflowError in seconds_words) and int() refuses more than
+# 4,300 (Python's integer-string limit: ValueError)
+DELAY_CAP_S = 2**31
+
+
+def delta_seconds(text: str) -> float | None:
+    """`text` as delta-seconds (RFC 9111 section 1.2.2: ASCII digits), at most DELAY_CAP_S; None for anything else
+    (a latin-1 '²' passes str.isdigit)."""
+    text = text.strip()
+    return min(float(text), DELAY_CAP_S) if text.isascii() and text.isdigit() else None
+
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:
     """Seconds the answer's Retry-After asks to wait (`headers` looked up case-insensitively, as httpx's and aiohttp's
     are), in either of its forms (RFC 9110 section 10.2.3: delay-seconds, or an HTTP-date, whole seconds rounded up;
-    one already past is 0), else None: also for a header that is neither (a latin-1 '²' passes str.isdigit, a 20-digit
-    year overflows the date parser). An HTTP-date is counted from the answer's own Date (RFC 9110 section 6.6.1: when
-    the server sent it, by the server's clock, the clock the Retry-After date is on), else from now: counted from this
-    machine's clock, a client whose clock ran ahead of the server's read the wait as 0 and sent again at once."""
+    one already past is 0; delay-seconds at most DELAY_CAP_S), else None: also for a header that is neither (a
+    latin-1 '²' passes str.isdigit, a 20-digit year overflows the date parser). An HTTP-date is counted from the
+    answer's own Date (RFC 9110 section 6.6.1: when the server sent it, by the server's clock, the clock the
+    Retry-After date is on), else from now: counted from this machine's clock, a client whose clock ran ahead of the
+    server's read the wait as 0 and sent again at once."""
     text = headers.get("retry-after", "").strip()
-    if text.isascii() and text.isdigit():
-        return float(text)
+    if (delay_s := delta_seconds(text)) is not None:
+        return delay_s
     when, sent = http_date(text), http_date(headers.get("date", ""))
     if when is None:
         return None

@@ -278,14 +278,19 @@ def _rate_limited(details: object, message: str, reasons: set[str] | frozenset[s
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d{1,9})?)s")  # google.protobuf.Duration in JSON: '3s', '0.5s', '1.000000001s'
+# google/protobuf/duration.proto: Duration.seconds 'Must be from -315,576,000,000 to +315,576,000,000 inclusive' (about
+# 10,000 years); a retryDelay of more digits is read as that (float() reads 400 digits as inf: the retry line's
+# int(inf) was an OverflowError)
+DURATION_MAX_S = 315_576_000_000
 
 
 def retry_delay_s(error: object) -> float | None:
     """Seconds a google.rpc.Status's RetryInfo detail asks to wait before the same request is sent again (its
     retryDelay: 'Clients should wait at least this long between retrying the same request', googleapis
-    google/rpc/error_details.proto), the longest when several; None when it gives none or none that reads."""
+    google/rpc/error_details.proto), the longest when several, at most DURATION_MAX_S; None when it gives none or
+    none that reads."""
     details = error.get("details") if isinstance(error, dict) else None
     delays = [
         _DURATION.fullmatch(str(d.get("retryDelay", "")).strip()) for d in _detail(details, "google.rpc.RetryInfo")
     ]
-    return max((float(m.group(1)) for m in delays if m), default=None)
+    return max((min(float(m.group(1)), DURATION_MAX_S) for m in delays if m), default=None)

@@ -71,7 +71,7 @@ import httpx
 from onechip.cloud import refusals
 from onechip.cloud.auth import ENDPOINT_ENV, REAUTH, Credentials, endpoint_override
 from onechip.errors import CloudError, ConfigError, redact, remember_secret
-from onechip.retry_after import duration_words, http_date, retry_after_s, seconds_words
+from onechip.retry_after import delta_seconds, duration_words, http_date, retry_after_s, seconds_words
 
 TPU_URL = "https://tpu.googleapis.com"
 SECRETS_URL = "https://secretmanager.googleapis.com"
@@ -89,9 +89,6 @@ OPERATION_GRACE_S = 60.0
 # an answer's Date is whole seconds (RFC 9110 section 5.6.7, IMF-fixdate): an offset from this machine's clock within
 # it is the Date's truncation and the answer's travel, not a clock that is off (`TpuApi.now`)
 DATE_RESOLUTION_S = 1.0
-# RFC 9111 section 1.2.2: a delta-seconds past what a recipient can hold is taken as 2^31 (an Age of 10^30 s is no
-# overflow of the clock's offset)
-AGE_CAP_S = 2**31
 # the API's clock is the median offset of this many last answers (`TpuApi._saw_clock`): RFC 9111 section 5.1, 'lack
 # of an Age header field does not imply the origin was contacted' (an HTTP/1.0 cache sends none), so one answer a cache
 # kept reads as the API's clock behind by its age; two such among five move nothing, and a clock that really moved
@@ -393,10 +390,10 @@ class TpuApi:
         set the API's clock 3 h behind (a node granted 1 h ago billed nothing). The offset kept is the median of the
         last CLOCK_SAMPLES answers' (one a cache kept and sent without an Age swung it 3 h, then back)."""
         sent = http_date(headers.get("date", ""))
-        age = headers.get("age", "").strip()
-        if sent is not None and age.isascii() and age.isdigit():
+        age_s = delta_seconds(headers.get("age", ""))  # at most DELAY_CAP_S: an Age of 10^30 s is no overflow
+        if sent is not None and age_s is not None:
             try:
-                sent += timedelta(seconds=min(int(age), AGE_CAP_S))
+                sent += timedelta(seconds=age_s)
             except OverflowError:  # past year 9999: junk, as a Date that reads as no date
                 sent = None
         if sent is not None:

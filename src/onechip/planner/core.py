@@ -2998,9 +2998,11 @@ def _compressed_tensors_scheme(config: ModelConfig) -> str | None:
 
 def _modelopt_algo(quant: Mapping[str, Any]) -> str:
     """A quantization_config's ModelOpt quant_algo, upper case, top-level or under 'quantization' (vLLM's
-    modelopt.py _extract_modelopt_quant_algo); '' for none."""
+    modelopt.py _extract_modelopt_quant_algo); '' for none, and for a 'quantization' entry that is no mapping (vLLM
+    then reads no algo, not the top-level one: 0.17.0 - 0.32.0 sdists)."""
     inner = quant.get("quantization")
-    return str((inner if isinstance(inner, dict) else quant).get("quant_algo", "")).upper()
+    nested = inner if isinstance(inner, dict) else {} if "quantization" in quant else quant
+    return str(nested.get("quant_algo", "")).upper()
 
 
 def _check_nvfp4_kernel(config: ModelConfig, rules: EngineRules) -> None:
@@ -3736,14 +3738,16 @@ def _modelopt_claims(quant: Mapping[str, Any], version: str | None) -> list[tupl
       0.13.0 sdists, upper-cased in 0.14.0's; 0.15.x has no sdist on PyPI, planned as 0.14.0) or, from 0.16.0's, when
       it is 'FP8' upper-cased; NVFP4 when 'NVFP4' is in quantization.quant_algo as written, or 'FP4' in a top-level
       one upper-cased; MXFP8 when 'MXFP8' is in it upper-cased (0.16.0);
-    - from 0.17.0 (_extract_modelopt_quant_algo: any quant_method starting 'modelopt', quant_algo upper-cased,
-      _modelopt_algo): FP8 exactly; 'FP4' in it; 'MXFP8' in it; MIXED_PRECISION exactly (0.17.0, 0.18.0, 0.20.0,
-      0.24.0, 0.27.1, 0.28.0, 0.32.0 sdists)."""
+    - from 0.17.0 (_extract_modelopt_quant_algo: quant_method 'modelopt' lower-cased, until 0.21.x (0.17.0, 0.18.0,
+      0.19.0, 0.20.0, 0.21.0 sdists), any starting 'modelopt' from 0.22.0 (0.22.0, 0.23.0, 0.24.0, 0.27.1, 0.28.0,
+      0.32.0 sdists); quant_algo upper-cased, _modelopt_algo): FP8 exactly; 'FP4' in it; 'MXFP8' in it;
+      MIXED_PRECISION exactly."""
     method, key = str(quant.get("quant_method", "")).lower(), release_key(version) if version else None
     if key is not None and key < release_key("0.10.0"):
         return []
     if key is None or key >= release_key("0.17.0"):
-        modelopt, algo = method.startswith("modelopt"), _modelopt_algo(quant)
+        prefix = key is None or key >= release_key("0.22.0")
+        modelopt, algo = method.startswith("modelopt") if prefix else method == "modelopt", _modelopt_algo(quant)
         fp8, fp4, mixed = algo == "FP8", "FP4" in algo, algo == "MIXED_PRECISION"
     else:
         inner = quant.get("quantization")

@@ -152,6 +152,36 @@ def test_a_modelopt_checkpoint_is_claimed_as_the_release_claims_it(
         )
 
 
+@pytest.mark.parametrize(
+    ("quant", "version", "asked", "refused"),
+    [
+        # 0.17.0 - 0.21.0's _extract_modelopt_quant_algo reads only quant_method 'modelopt' exactly
+        # (`.lower() != "modelopt"`: modelopt.py of the 0.17.0, 0.18.0, 0.20.0, 0.21.0 sdists); 0.22.0's on take any
+        # 'modelopt*' (`.lower().startswith("modelopt")`: 0.22.0, 0.23.0, 0.24.0, 0.27.1, 0.32.0 sdists). Unclaimed,
+        # _verify_quantization compares the checkpoint's own method with the one asked
+        ({"quant_method": "modelopt_fp4", "quant_algo": "NVFP4"}, "0.20.0", "modelopt", "modelopt_fp4"),
+        ({"quant_method": "modelopt_fp4", "quant_algo": "NVFP4"}, "0.21.0", "modelopt", "modelopt_fp4"),
+        ({"quant_method": "modelopt_fp4", "quant_algo": "NVFP4"}, "0.22.0", "modelopt", None),
+        ({"quant_method": "modelopt_fp4", "quant_algo": "NVFP4"}, "0.32.0", "modelopt", None),
+        # a 'quantization' entry that is no mapping: no algo at all (`return None`, every release that reads it),
+        # not the top-level quant_algo beside it
+        ({"quant_method": "modelopt", "quantization": None, "quant_algo": "FP8"}, "0.32.0", "fp8", "modelopt"),
+        ({"quant_method": "modelopt", "quantization": "FP8", "quant_algo": "FP8"}, "0.20.0", "fp8", "modelopt"),
+        ({"quant_method": "modelopt", "quant_algo": "FP8"}, "0.32.0", "fp8", None),
+    ],
+)  # fmt: skip
+def test_a_modelopt_quant_method_is_read_as_the_release_reads_it(
+    tmp_path: Path, quant: dict, version: str, asked: str, refused: str | None
+) -> None:
+    path = llama_layout(tmp_path / "mo", {**LLAMA, "quantization_config": quant})
+    kw = {"max_model_len": 8192, "engine_version": version, "quantization": asked}
+    if refused:
+        with pytest.raises(ConfigError, match=re.escape(MISMATCH.format(refused, asked))):
+            plan_model(str(path), "h100", **kw)
+    else:
+        assert plan_model(str(path), "h100", **kw).serve.quantization is not None
+
+
 def test_a_method_the_release_does_not_register_is_refused_with_vllms_error(tmp_path: Path) -> None:
     path = llama_layout(tmp_path / "llama", LLAMA)
     with pytest.raises(ConfigError, match=re.escape("('Unknown quantization method: frobquant')")):
