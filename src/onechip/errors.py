@@ -271,7 +271,15 @@ _SECRET_PATTERNS = [
     # The ';', ',', '.' or ')' that ends the key where the text goes on is the text's ('Bearer K; retrying' read
     # 'Bearer *** retrying'), as after a URL's key parameter below: the value ends at its last other character (greedy,
     # then back over the punctuation only: each character read once, as _KEYED_LINE's word).
-    re.compile(r"""(?i)(authorization['"]?(?::|,)\s*b?['"]?(?:bearer|basic|token)\s+)[^\s'"]*[^\s'".,;)]"""),
+    # The name's quotes may be escaped and spaces may stand around its ':' or '=' (qa69b): JSON text inside a JSON
+    # string ('\"Authorization\": \"Bearer K\"', a recorded error line), Jackson's DefaultPrettyPrinter
+    # ('"Authorization" : "Bearer K"'), a Python call's keyword (Authorization='Bearer K'). No backslash is a key's
+    # (RFC 6750 section 2.1's b64token, RFC 7617's base64): the value ends before one, so an escaped closing quote
+    # stays, and the JSON with it.
+    re.compile(
+        r"""(?i)(authorization(?:\\?['"])?[ \t]*[:,=]\s*b?(?:\\?['"])?(?:bearer|basic|token)\s+)"""
+        r"""[^\s'"\\]*[^\s'"\\.,;)]"""
+    ),
     # AWS access key ids: AKIA a long-term key's, ASIA a temporary (STS) one's (IAM User Guide, 'IAM identifiers',
     # unique ID prefixes: docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)
     _AWS_KEY_ID,
