@@ -262,8 +262,8 @@ _GOOGLE_REFRESH = re.compile(r"(?<![A-Za-z0-9/])1//[A-Za-z0-9_-]{16,}")
 # A JSON Web Token (a bearer key most OAuth servers issue, a service account's signed assertion): JWS compact
 # serialization, base64url header '.' payload '.' signature (RFC 7515 section 7.1; RFC 7519 section 3), its header and
 # claims JSON objects, so each starts '{"', base64url 'eyJ'; an unsecured JWT's signature is empty (RFC 7519 section
-# 6.1). Of no fixed length: a bearer key wrapped by a terminal (its claims and signature on the next line, its header one
-# of a few, '{"alg":"HS256","typ":"JWT"}') is followed across the cut (_RUN_SHAPES; qa69b)
+# 6.1). Of no fixed length: a bearer key wrapped by a terminal (its claims and signature on the next line, its header
+# one of a few, '{"alg":"HS256","typ":"JWT"}') is followed across the cut (_RUN_SHAPES; qa69b)
 _JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
 _SECRET_PATTERNS = [
     _HF_ANY,
@@ -911,10 +911,10 @@ def redact(text: str) -> str:
     file's path: names_a_path, e.g. GOOGLE_APPLICATION_CREDENTIALS) and every value
     read this run from a token file or secret store (remember_secret); by shape, anything that looks like
     one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens and API keys, GitHub
-    tokens, JWTs); by name, the value of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's repr),
-    an option's (--api-key X Y, --hf-token=X, and in an argv written as a list: "--api-key", "X") and a line's one
-    value after its key (X-Api-Key: X, hf_token: X) whose name is named as a secret (SECRET_NAME); an argparse metavar
-    (API_KEY) is shown.
+    tokens, JWTs); by name, the value of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's
+    repr), an option's (--api-key X Y, --hf-token=X, and in an argv written as a list: "--api-key", "X") and a line's
+    one value after its key (X-Api-Key: X, hf_token: X) whose name is named as a secret (SECRET_NAME); an argparse
+    metavar (API_KEY) is shown.
 
     Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
     recorded engine command/env; a caller redacting many lines takes a redactor."""
