@@ -244,6 +244,7 @@ def os_error_line(exc: OSError) -> str:
 #            (Anthropic's keys too: "sk-ant-api03-...")
 #   Authorization: Bearer ..., Basic ... and token ... headers, and AWS access key ids (AKIA/ASIA + 16)
 #   Google API keys (AIza...) and GitHub's tokens (ghp_..., github_pat_...)
+#   JSON Web Tokens (eyJ....eyJ....signature)
 #   scheme://user:PASSWORD@host: the password of a URL (the user name is kept)
 # Shapes of a fixed length, named once: matched anywhere (_SECRET_PATTERNS, where their sources are) and across a wrap
 # (_WHOLE_SHAPES)
@@ -258,6 +259,12 @@ _GH_TOKEN = re.compile(r"gh[pousr]_[A-Za-z0-9_]{36,}")
 _GH_PAT = re.compile(r"github_pat_[A-Za-z0-9_]{22,}")
 _GOOGLE_ACCESS = re.compile(r"ya29\.[A-Za-z0-9_.-]{8,}")
 _GOOGLE_REFRESH = re.compile(r"(?<![A-Za-z0-9/])1//[A-Za-z0-9_-]{16,}")
+# A JSON Web Token (a bearer key most OAuth servers issue, a service account's signed assertion): JWS compact
+# serialization, base64url header '.' payload '.' signature (RFC 7515 section 7.1; RFC 7519 section 3), its header and
+# claims JSON objects, so each starts '{"', base64url 'eyJ'; an unsecured JWT's signature is empty (RFC 7519 section
+# 6.1). Of no fixed length: a bearer key wrapped by a terminal (its claims and signature on the next line, its header
+# one of a few, '{"alg":"HS256","typ":"JWT"}') is followed across the cut (_RUN_SHAPES; qa69b)
+_JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
 _SECRET_PATTERNS = [
     _HF_ANY,
     _SK_KEY,
@@ -271,7 +278,15 @@ _SECRET_PATTERNS = [
     # The ';', ',', '.' or ')' that ends the key where the text goes on is the text's ('Bearer K; retrying' read
     # 'Bearer *** retrying'), as after a URL's key parameter below: the value ends at its last other character (greedy,
     # then back over the punctuation only: each character read once, as _KEYED_LINE's word).
-    re.compile(r"""(?i)(authorization['"]?(?::|,)\s*b?['"]?(?:bearer|basic|token)\s+)[^\s'"]*[^\s'".,;)]"""),
+    # The name's quotes may be escaped and spaces may stand around its ':' or '=' (qa69b): JSON text inside a JSON
+    # string ('\"Authorization\": \"Bearer K\"', a recorded error line), Jackson's DefaultPrettyPrinter
+    # ('"Authorization" : "Bearer K"'), a Python call's keyword (Authorization='Bearer K'). No backslash is a key's
+    # (RFC 6750 section 2.1's b64token, RFC 7617's base64): the value ends before one, so an escaped closing quote
+    # stays, and the JSON with it.
+    re.compile(
+        r"""(?i)(authorization(?:\\?['"])?[ \t]*[:,=]\s*b?(?:\\?['"])?(?:bearer|basic|token)\s+)"""
+        r"""[^\s'"\\]*[^\s'"\\.,;)]"""
+    ),
     # AWS access key ids: AKIA a long-term key's, ASIA a temporary (STS) one's (IAM User Guide, 'IAM identifiers',
     # unique ID prefixes: docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)
     _AWS_KEY_ID,
@@ -296,6 +311,7 @@ _SECRET_PATTERNS = [
     # applications guide shows them (developers.google.com/identity/protocols/oauth2/web-server)
     _GOOGLE_ACCESS,
     _GOOGLE_REFRESH,
+    _JWT,
     # the password of a URL's user:password@ (RFC 3986 userinfo), e.g. a base URL behind a basic-auth proxy
     re.compile(r"(://[^/\s:@]*:)[^/\s@]+(?=@)"),
     # a URL query parameter named as a key, token, secret, password or signature (?api_key=..., &token=...); the
@@ -737,7 +753,7 @@ _WHOLE_SHAPES = [
     re.compile(r"gh[pousr]_[A-Za-z0-9_]{36}"),
     re.compile(r"github_pat_[A-Za-z0-9_]{82}"),
 ]
-_RUN_SHAPES = [_HF_ANY, _SK_KEY, _GH_TOKEN, _GH_PAT, _GOOGLE_ACCESS, _GOOGLE_REFRESH]
+_RUN_SHAPES = [_HF_ANY, _SK_KEY, _GH_TOKEN, _GH_PAT, _GOOGLE_ACCESS, _GOOGLE_REFRESH, _JWT]
 # any of them: one search that rules out a run holding none (most lines' last word and the next line's first), where
 # each pattern alone took twelve
 _ANY_SHAPE = re.compile("|".join(pattern.pattern for pattern in (*_WHOLE_SHAPES, *_RUN_SHAPES)))
@@ -895,10 +911,10 @@ def redact(text: str) -> str:
     file's path: names_a_path, e.g. GOOGLE_APPLICATION_CREDENTIALS) and every value
     read this run from a token file or secret store (remember_secret); by shape, anything that looks like
     one (see _SECRET_PATTERNS: hf_..., sk-..., bearer headers, AWS key ids, Google OAuth tokens and API keys, GitHub
-    tokens); by name, the value of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's repr),
-    an option's (--api-key X Y, --hf-token=X, and in an argv written as a list: "--api-key", "X") and a line's one
-    value after its key (X-Api-Key: X, hf_token: X) whose name is named as a secret (SECRET_NAME); an argparse metavar
-    (API_KEY) is shown.
+    tokens, JWTs); by name, the value of a NAME=value, a quoted key's ('api_key': ...), a name='value' (a Namespace's
+    repr), an option's (--api-key X Y, --hf-token=X, and in an argv written as a list: "--api-key", "X") and a line's
+    one value after its key (X-Api-Key: X, hf_token: X) whose name is named as a secret (SECRET_NAME); an argparse
+    metavar (API_KEY) is shown.
 
     Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
     recorded engine command/env; a caller redacting many lines takes a redactor."""

@@ -1224,6 +1224,15 @@ def _torch_oom_cause(match: re.Match[str]) -> str:
     )
 
 
+# vllm/v1/worker/gpu_model_runner.py load_model (0.19.0) wraps an OOM raised while the model's parameters are built on
+# the GPU; the cause _CAUSES gives it, which the summary's trap for the same line says too (log_summary.TRAPS)
+LOAD_OOM = re.compile(r"Failed to load model - not enough GPU memory")
+LOAD_OOM_CAUSE = (
+    "the accelerator ran out of memory loading the weights: they do not fit on the card (--max-model-len and "
+    "--gpu-memory-utilization do not size them): raise --tensor-parallel-size, serve a quantized checkpoint or use "
+    "a larger card, or free the card if another process holds it; re-plan"
+)
+
 _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (
         re.compile(r"Chunked MM input disabled but max_tokens_per_mm_item \((\d+)\)"),
@@ -1362,10 +1371,8 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         # built on the GPU (tests/fixtures/bootlogs r9700x2-llama-pllum-70b-*-bf16-tp2-len8192-eager-load-oom-v0190-
         # rocm: 65.7 GiB of bf16 weights a rank on 31.86 GiB cards); its own advice to lower the utilization helps only
         # where something else holds the card: the load is not bounded by it
-        re.compile(r"Failed to load model - not enough GPU memory"),
-        "the accelerator ran out of memory loading the weights: they do not fit on the card (--max-model-len and "
-        "--gpu-memory-utilization do not size them): raise --tensor-parallel-size, serve a quantized checkpoint or use "
-        "a larger card, or free the card if another process holds it; re-plan",
+        LOAD_OOM,
+        LOAD_OOM_CAUSE,
     ),
     (_TORCH_OOM_SIZES, _torch_oom_cause),
     (re.compile(r"CUDA out of memory|OutOfMemoryError"), _OUT_OF_MEMORY),

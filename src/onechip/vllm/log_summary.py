@@ -47,6 +47,8 @@ from onechip.schemas.logs import BootVerdict, LineKind, LogLine, LogSummary
 from onechip.textcodec import text_encoding
 from onechip.vllm.bootlog import (
     GPU_FAULT,
+    LOAD_OOM,
+    LOAD_OOM_CAUSE,
     PLATFORMS,
     V0_BLOCKS,
     bare_line,
@@ -65,6 +67,11 @@ FP8_ON_TPU = "fp8 KV cache on TPU buys no capacity (word-aligned layout, 1.000x)
 # tests/fixtures/bootlogs/gh200x2-deepseek-v4-flash-tp2-len30000-refused), so such a trap holds only in a log that shows
 # its platform somewhere
 PLATFORM_TRAPS: dict[str, re.Pattern[str]] = {FP8_ON_TPU: re.compile(r"\bTPU\b|tpu_inference|\btpu_type=|total_hbm_")}
+OUT_OF_MEMORY = "out of accelerator memory: lower --gpu-memory-utilization or --max-model-len, or re-plan"
+# A trap a more specific one in the same log supersedes, its advice wrong there: a load OOM's torch lines
+# ('torch.OutOfMemoryError: HIP out of memory', the traceback under vLLM's 'Failed to load model') are the load's, which
+# no lower --gpu-memory-utilization or --max-model-len helps
+SUPERSEDED: dict[str, str] = {LOAD_OOM_CAUSE: OUT_OF_MEMORY}
 # (pattern, what it means and what to change); sources: the seed articles (seeds/) and DESIGN.md.
 TRAPS: list[tuple[re.Pattern[str], str]] = [
     (
@@ -81,10 +88,10 @@ TRAPS: list[tuple[re.Pattern[str], str]] = [
         "the engine's CLI rejected a flag value before starting (e.g. --kv-cache-dtype int8)",
     ),
     (re.compile(r"Address already in use"), "the engine port is taken: pick another --port"),
-    (
-        re.compile(r"CUDA out of memory|OutOfMemoryError|out of memory", re.I),
-        "out of accelerator memory: lower --gpu-memory-utilization or --max-model-len, or re-plan",
-    ),
+    # an OOM while the weights load (bootlog.LOAD_OOM), before the generic one its line also matches ('HIP out of
+    # memory'): the utilization and the length size no part of the load (its cause, said as the verdict says it)
+    (LOAD_OOM, LOAD_OOM_CAUSE),
+    (re.compile(r"CUDA out of memory|OutOfMemoryError|out of memory", re.I), OUT_OF_MEMORY),
     (
         re.compile(r"(unrecognized|unknown|ignored|not supported|has no effect)\b.*(argument|flag|option)", re.I),
         "a flag was accepted but does nothing on this build: check the plan's flags against the engine version",
@@ -439,7 +446,8 @@ def summarize(log: str | Iterable[str], source: str, max_lines: int = 80, whole:
         if trap and trap not in traps:
             traps.append(trap)
     lines, dropped, dropped_errors = kept.lines()
-    if unmet := frozenset(text for text in PLATFORM_TRAPS if text in traps and text not in platforms):
+    unmet = frozenset(text for text in PLATFORM_TRAPS if text in traps and text not in platforms)
+    if unmet := unmet | frozenset(SUPERSEDED[text] for text in traps if text in SUPERSEDED):
         lines = _without_traps(lines, unmet, counts)
         traps = [text for text in traps if text not in unmet]
         counts = {kind: count for kind, count in counts.items() if count}
@@ -514,8 +522,9 @@ def verdict_line(verdict: BootVerdict) -> str:
 
 
 def _without_traps(lines: list[LogLine], unmet: frozenset[str], counts: dict[str, int]) -> list[LogLine]:
-    """`lines` with the traps in `unmet` (of a platform the log never showed) taken off: each such line classified
-    again without them (an error stays one; a line that is nothing else is left out), `counts` moved with it."""
+    """`lines` with the traps in `unmet` (of a platform the log never showed, or SUPERSEDED by another it showed)
+    taken off: each such line classified again without them (an error stays one; a line that is nothing else is left
+    out), `counts` moved with it."""
     out: list[LogLine] = []
     for line in lines:
         if line.trap not in unmet:
