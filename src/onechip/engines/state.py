@@ -457,9 +457,8 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             assert proc.stdout is not None
             try:  # its lines as a local file's (log_summary.read_lines: LINE_END, MAX_LINE_CHARS), never one held whole
                 text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
-                for line in map(
-                    lines_redactor(), log_summary.read_lines(text)
-                ):  # no line read ahead: a follow's pipe waits
+                # no line read ahead (LinesRedactor.each): a follow's pipe waits for the next line
+                for line in map(lines_redactor(), log_summary.read_lines(text)):
                     last = line
                     yield line
                 # read to its end: its exit status says whether it read the log (terminated below, it would say
