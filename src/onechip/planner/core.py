@@ -2996,13 +2996,14 @@ def _compressed_tensors_scheme(config: ModelConfig) -> str | None:
     return None
 
 
-def _modelopt_algo(quant: Mapping[str, Any]) -> str:
-    """A quantization_config's ModelOpt quant_algo, upper case, top-level or under 'quantization' (vLLM's
-    modelopt.py _extract_modelopt_quant_algo); '' for none, and for a 'quantization' entry that is no mapping (vLLM
-    then reads no algo, not the top-level one: 0.17.0 - 0.32.0 sdists)."""
+def _modelopt_algo(quant: Mapping[str, Any], upper: bool = True) -> str:
+    """A quantization_config's ModelOpt quant_algo, upper case (as written: `upper` False), top-level or under
+    'quantization' (vLLM's modelopt.py _extract_modelopt_quant_algo); '' for none, and for a 'quantization' entry that
+    is no mapping (vLLM then reads no algo, not the top-level one: 0.17.0 - 0.32.0 sdists)."""
     inner = quant.get("quantization")
     nested = inner if isinstance(inner, dict) else {} if "quantization" in quant else quant
-    return str(nested.get("quant_algo", "")).upper()
+    algo = str(nested.get("quant_algo", ""))
+    return algo.upper() if upper else algo
 
 
 def _check_nvfp4_kernel(config: ModelConfig, rules: EngineRules) -> None:
@@ -3750,9 +3751,7 @@ def _modelopt_claims(quant: Mapping[str, Any], version: str | None) -> list[tupl
         modelopt, algo = method.startswith("modelopt") if prefix else method == "modelopt", _modelopt_algo(quant)
         fp8, fp4, mixed = algo == "FP8", "FP4" in algo, algo == "MIXED_PRECISION"
     else:
-        inner = quant.get("quantization")
-        nested = "quantization" in quant
-        written = str((inner if isinstance(inner, dict) else {} if nested else quant).get("quant_algo", ""))
+        nested, written = "quantization" in quant, _modelopt_algo(quant, upper=False)
         modelopt, algo = method == "modelopt", written.upper()
         fp8 = (
             algo == "FP8"
