@@ -922,13 +922,21 @@ def _checkpoint_kv_cache_dtype(request: PlanRequest, config: ModelConfig, versio
 
 
 # The releases whose ModelConfig._verify_bnb_config falls back to eager mode for a bitsandbytes 8-bit checkpoint
-# ('CUDA graph is not supported on BitsAndBytes 8bit yet, fallback to the eager mode.': quant_method bitsandbytes with
+# (bnb_8bit_eager_said: 'CUDA graph is not supported on BitsAndBytes 8bit yet, ...': quant_method bitsandbytes with
 # quantization_config.load_in_8bit, enforce_eager set to True): vllm/config.py of the 0.6.2 - 0.10.0 sdists (absent
 # from 0.6.1.post2's), vllm/config/__init__.py of 0.10.1's, vllm/config/model.py of 0.11.0 - 0.27.1's (0.6.2, 0.6.3,
 # 0.7.0, 0.8.5, 0.9.2, 0.10.0, 0.10.1, 0.11.0, 0.13.0, 0.14.0, 0.16.0, 0.17.0, 0.18.0, 0.20.0, 0.24.0, 0.27.1 read);
 # 0.28.0's has no such check (bitsandbytes left the tree: catalog/vllm_registries.json)
 BNB_8BIT_EAGER = ("0.6.2", "0.28.0")  # [first release with the check, first release without it)
-BNB_8BIT_EAGER_SAID = "CUDA graph is not supported on BitsAndBytes 8bit yet, fallback to the eager mode."
+# its warning spelled 'BitAndBytes' in the 0.6.2 - 0.8.2 sdists (0.6.2, 0.6.3, 0.7.0, 0.7.3, 0.8.0, 0.8.1, 0.8.2 read),
+# 'BitsAndBytes' from 0.8.3 on (0.8.3, 0.8.4, 0.8.5, 0.27.1 read)
+BNB_8BIT_EAGER_SPELLED_SINCE = "0.8.3"
+
+
+def bnb_8bit_eager_said(version: str | None) -> str:
+    """The warning vLLM `version` logs as it runs a bitsandbytes 8-bit checkpoint eager (BNB_8BIT_EAGER)."""
+    name = "BitAndBytes" if older_than(version, BNB_8BIT_EAGER_SPELLED_SINCE) else "BitsAndBytes"
+    return f"CUDA graph is not supported on {name} 8bit yet, fallback to the eager mode."
 
 
 def _bnb_8bit_eager(request: PlanRequest, config: ModelConfig, rules: EngineRules, version: str | None) -> bool:
@@ -1075,7 +1083,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
             PlanWarning(
                 code="bnb-8bit-eager",
                 message=f"a bitsandbytes 8-bit checkpoint runs eager on vLLM {request.engine_version or rules.release}"
-                f" ('{BNB_8BIT_EAGER_SAID}'): the plan counts no CUDA graphs and its command says --enforce-eager",
+                f" ('{bnb_8bit_eager_said(request.engine_version or rules.release)}'): the plan counts no CUDA graphs "
+                "and its command says --enforce-eager",
                 source="vllm/config/model.py ModelConfig._verify_bnb_config (vllm/config.py before 0.10.1), "
                 f"{BNB_8BIT_EAGER[0]} - 0.27.x",
             )
@@ -1841,7 +1850,8 @@ def _serve_settings(
         if request.block_size is not None else None,
         enforce_eager=ServeSetting[bool](
             value=True, source="model", reason=f"bitsandbytes 8-bit checkpoint: vLLM runs it eager ('"
-            f"{BNB_8BIT_EAGER_SAID}', ModelConfig._verify_bnb_config); {eager}",
+            f"{bnb_8bit_eager_said(request.engine_version or r.rules.release)}', ModelConfig._verify_bnb_config); "
+            f"{eager}",
         ) if r.eager_from_checkpoint else ServeSetting[bool](value=True, reason=eager, source="request")
         if request.enforce_eager else None,
         enable_prompt_embeds=ServeSetting[bool](
