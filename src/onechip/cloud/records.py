@@ -51,9 +51,16 @@ SET_LABEL = "onechip-replica-set"  # on each TPU of a `cloud up --replicas N` se
 OWNER_LABEL = "onechip-owner"
 # owner-id's second line: the real path of the home the id was made for, so a copy of the file in another home is told
 HOME_LINE = "home "
-# what a claim found taken says was not done, and what to do (`claimed`): an up's, a down's
-UP_BUSY = "nothing was sent; wait for it to end, or give another --name"
-DOWN_BUSY = "nothing was deleted; let it end, or stop it (Ctrl-C) and run `onechip cloud down` again"
+# what a claim found taken says was not done, and what to do (`claimed`): an up's, a down's; each as said when another
+# process holds it, then when this one does (an MCP server's other tool call in flight: a Ctrl-C would stop the server)
+UP_BUSY = (
+    "nothing was sent; wait for it to end, or give another --name",
+    "nothing was sent; let that call end, or give another name",
+)
+DOWN_BUSY = (
+    "nothing was deleted; let it end, or stop it (Ctrl-C) and run `onechip cloud down` again",
+    "nothing was deleted; let that call end, or cancel it, and run `cloud down` again",
+)
 _ZONE = TypeAdapter(ZoneName)
 _Entry = TypeVar("_Entry")  # one entry of a cache file (_cached)
 
@@ -185,15 +192,18 @@ def _dir() -> Path:
     return onechip_home() / "cloud"
 
 
-def claimed(project: str, name: str, of_set: bool = False, then: str = UP_BUSY) -> AbstractContextManager[None]:
+def claimed(
+    project: str, name: str, of_set: bool = False, then: tuple[str, str] = UP_BUSY
+) -> AbstractContextManager[None]:
     """Hold this home's claim on the TPU name `name` in `project` for the block (a flock: it goes with the process).
     Two `up`s of one home at once, one name: the second read the first's TPU, labelled with this home's owner id, as
     its own to resume, and would delete it as its own when its wait ended; the owner label tells homes apart, not
     processes. `of_set`: the name of a `cloud up --replicas N` set, claimed for the whole set (<name>.set.lock; each
     TPU's own claim lasts only its `up`: a second set resumed the first's TPU 0 and, finding TPU 1 claimed, deleted
     it as its own partial set's). A `cloud down` holds the claims of what it deletes too (DOWN_BUSY). Raises BusyError
-    (one line, exit 8: the holder's pid, paths.holder_pids, and `then`, what was not done and what to do) when another
-    process of this home holds it, ConfigError for a project or name not in the API's shapes (a path is made of
+    (one line, exit 8: the holder's pid, paths.holder_pids, and `then`, what was not done and what to do when another
+    process holds it, or this one: an MCP server's other tool call, a flock of another descriptor) when a process of
+    this home holds it, ConfigError for a project or name not in the API's shapes (a path is made of
     them)."""
     if not valid_names(project, "us-west4-a", name):  # any zone: only the project and the name make the path
         raise ConfigError(f"claim of {name[:80]!r} in {project[:80]!r}: not a TPU resource name and project")
@@ -201,9 +211,13 @@ def claimed(project: str, name: str, of_set: bool = False, then: str = UP_BUSY) 
     path = _dir() / "claims" / project / f"{name}{'.set' if of_set else ''}.lock"  # a TPU name has no '.'
 
     def busy() -> str:  # asked when the lock is found taken: who has it then
-        who = ", ".join(f"pid {pid}" for pid in holder_pids(path)) or "its pid not readable"
-        return (f"another onechip of this home ({who}: a `cloud up`, `demo --cloud` or `cloud down`) is creating, "
-                f"resuming or deleting {what} in project {project}: {then}")  # fmt: skip
+        pids = holder_pids(path)
+        doing = f"is creating, resuming or deleting {what} in project {project}"
+        if os.getpid() in pids:  # flock conflicts between two descriptors of one process too
+            return (f"this onechip process (pid {os.getpid()}) holds it: another tool call in flight (a `cloud up`, "
+                    f"`demo --cloud` or `cloud down` of this MCP server) {doing}: {then[1]}")  # fmt: skip
+        who = ", ".join(f"pid {pid}" for pid in pids) or "its pid not readable"
+        return f"another onechip of this home ({who}: a `cloud up`, `demo --cloud` or `cloud down`) {doing}: {then[0]}"
 
     return exclusive(path, busy)
 

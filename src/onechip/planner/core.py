@@ -922,13 +922,71 @@ def _checkpoint_kv_cache_dtype(request: PlanRequest, config: ModelConfig, versio
 
 
 # The releases whose ModelConfig._verify_bnb_config falls back to eager mode for a bitsandbytes 8-bit checkpoint
-# ('CUDA graph is not supported on BitsAndBytes 8bit yet, fallback to the eager mode.': quant_method bitsandbytes with
+# (bnb_8bit_eager_said: 'CUDA graph is not supported on BitsAndBytes 8bit yet, ...': quant_method bitsandbytes with
 # quantization_config.load_in_8bit, enforce_eager set to True): vllm/config.py of the 0.6.2 - 0.10.0 sdists (absent
 # from 0.6.1.post2's), vllm/config/__init__.py of 0.10.1's, vllm/config/model.py of 0.11.0 - 0.27.1's (0.6.2, 0.6.3,
 # 0.7.0, 0.8.5, 0.9.2, 0.10.0, 0.10.1, 0.11.0, 0.13.0, 0.14.0, 0.16.0, 0.17.0, 0.18.0, 0.20.0, 0.24.0, 0.27.1 read);
 # 0.28.0's has no such check (bitsandbytes left the tree: catalog/vllm_registries.json)
 BNB_8BIT_EAGER = ("0.6.2", "0.28.0")  # [first release with the check, first release without it)
-BNB_8BIT_EAGER_SAID = "CUDA graph is not supported on BitsAndBytes 8bit yet, fallback to the eager mode."
+# its warning spelled 'BitAndBytes' in the 0.6.2 - 0.8.2 sdists (0.6.2, 0.6.3, 0.7.0, 0.7.3, 0.8.0, 0.8.1, 0.8.2 read),
+# 'BitsAndBytes' from 0.8.3 on (0.8.3, 0.8.4, 0.8.5, 0.27.1 read)
+BNB_8BIT_EAGER_SPELLED_SINCE = "0.8.3"
+
+
+def bnb_8bit_eager_said(version: str | None) -> str:
+    """The warning vLLM `version` logs as it runs a bitsandbytes 8-bit checkpoint eager (BNB_8BIT_EAGER)."""
+    name = "BitAndBytes" if older_than(version, BNB_8BIT_EAGER_SPELLED_SINCE) else "BitsAndBytes"
+    return f"CUDA graph is not supported on {name} 8bit yet, fallback to the eager mode."
+
+
+# What a pre-quantized bitsandbytes checkpoint needs on the command, by vllm/engine/arg_utils.py of each sdist read:
+# - 0.5.0 - 0.5.3.post1 load none: BitsAndBytesConfig.from_config asks the quantization_config for adapter_name_or_path
+#   ('Cannot find any of ['adapter_name_or_path'] in the model's quantization config.', model_executor/layers/
+#   quantization/bitsandbytes.py and base_config.py of 0.5.3.post1); 0.5.4's reads the checkpoint's (pre_quant loader)
+# - 0.5.4 - 0.8.1 (0.5.4, 0.6.1.post2, 0.6.2, 0.7.3, 0.8.0, 0.8.1 read): create_engine_config raises unless
+#   --quantization bitsandbytes and --load-format bitsandbytes go together ("BitsAndBytes quantization and QLoRA
+#   adapter only support 'bitsandbytes' load format, but got auto"); with neither, the default loader meets the
+#   quant-state tensors ("KeyError: 'layers.0.mlp.down_proj.weight.absmax'", vllm-project/vllm issue #11010 on
+#   0.6.6.post1; '...down_proj.SCB' of an 8-bit one, issue #11803)
+# - 0.8.2 - 0.8.3: create_load_config sets load_format 'bitsandbytes' from --quantization bitsandbytes
+# - 0.8.4 on (0.8.4, 0.8.5, 0.9.2, 0.10.0, 0.11.0, 0.27.1 read): create_engine_config sets both from the model config
+#   ('bitsandbytes pre-quantized model need a specific model loader')
+BNB_FLAGS = ("0.5.4", "0.8.2", "0.8.4")  # (first loading one, first without --load-format, first without either)
+
+
+def _bnb_load_settings(
+    request: PlanRequest, config: ModelConfig, rules: EngineRules
+) -> tuple[ServeSetting[str] | None, ServeSetting[str] | None]:
+    """(--quantization, --load-format) a pre-quantized bitsandbytes checkpoint needs on vLLM request.engine_version
+    (BNB_FLAGS), as settings from the checkpoint; (None, None) for other checkpoints, engines whose model config is
+    not vLLM's own (rules.quantization_methods empty), and releases that choose the loader themselves
+    (_check_bnb_release refused those that load none)."""
+    version = request.engine_version or rules.release
+    _, load_format_gone, both_gone = BNB_FLAGS
+    if _quant_method(config) != "bitsandbytes" or not rules.quantization_methods or not older_than(version, both_gone):
+        return None, None
+    quantization = ServeSetting[str](
+        value="bitsandbytes", source="model",
+        reason=f"a pre-quantized bitsandbytes checkpoint: vLLM {version} takes its bitsandbytes loader only when "
+        f"asked (vllm/engine/arg_utils.py; from {both_gone} it reads both from the checkpoint)",
+    )  # fmt: skip
+    load_format = ServeSetting[str](
+        value="bitsandbytes", source="model",
+        reason=f"vLLM {version} refuses --quantization bitsandbytes without it (\"BitsAndBytes quantization and QLoRA "
+        f"adapter only support 'bitsandbytes' load format\", create_engine_config; {load_format_gone} on sets it)",
+    ) if older_than(version, load_format_gone) else None  # fmt: skip
+    return (None if request.quantization is not None else quantization), load_format
+
+
+def _check_bnb_release(config: ModelConfig, rules: EngineRules, version: str | None) -> None:
+    """Refuse (ConfigError) a pre-quantized bitsandbytes checkpoint on a vLLM release that loads none (BNB_FLAGS)."""
+    first = BNB_FLAGS[0]
+    if _quant_method(config) == "bitsandbytes" and rules.quantization_methods and older_than(version, first):
+        raise ConfigError(
+            f"a pre-quantized bitsandbytes checkpoint, which vLLM {version} does not load: its BitsAndBytesConfig "
+            "asks the quantization_config for adapter_name_or_path ('Cannot find any of ['adapter_name_or_path'] "
+            f"in the model's quantization config'); plan --engine-version {first} or later"
+        )
 
 
 def _bnb_8bit_eager(request: PlanRequest, config: ModelConfig, rules: EngineRules, version: str | None) -> bool:
@@ -974,6 +1032,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         raise
     _check_modelslim(src, engine)
     asked, request = request, _checkpoint_kv_cache_dtype(request, src.config, request.engine_version or rules.release)
+    _check_bnb_release(src.config, rules, request.engine_version or rules.release)
     if _bnb_8bit_eager(request, src.config, rules, request.engine_version or rules.release):
         request = request.model_copy(update={"enforce_eager": True})  # as vLLM runs it
     family, model_type = src.config.family, _model_type(src)
@@ -1075,7 +1134,8 @@ def _resolve(request: PlanRequest) -> _Resolved:
             PlanWarning(
                 code="bnb-8bit-eager",
                 message=f"a bitsandbytes 8-bit checkpoint runs eager on vLLM {request.engine_version or rules.release}"
-                f" ('{BNB_8BIT_EAGER_SAID}'): the plan counts no CUDA graphs and its command says --enforce-eager",
+                f" ('{bnb_8bit_eager_said(request.engine_version or rules.release)}'): the plan counts no CUDA graphs "
+                "and its command says --enforce-eager",
                 source="vllm/config/model.py ModelConfig._verify_bnb_config (vllm/config.py before 0.10.1), "
                 f"{BNB_8BIT_EAGER[0]} - 0.27.x",
             )
@@ -1800,6 +1860,7 @@ def _serve_settings(
     pinned = rules.kv_pool == "explicit" or request.kv_cache_memory_bytes is not None
     eager = "no CUDA graphs: the plan reserves none" if r.engine == "vllm-gpu" else "requested"
     mm_on = request.multimodal and not request.language_model_only
+    bnb_quantization, bnb_load_format = _bnb_load_settings(request, r.src.config, rules)
     return ServeSettings(
         max_model_len=ServeSetting[int](
             value=r.max_model_len, reason="KV pool and concurrency above are computed for this length",
@@ -1841,7 +1902,8 @@ def _serve_settings(
         if request.block_size is not None else None,
         enforce_eager=ServeSetting[bool](
             value=True, source="model", reason=f"bitsandbytes 8-bit checkpoint: vLLM runs it eager ('"
-            f"{BNB_8BIT_EAGER_SAID}', ModelConfig._verify_bnb_config); {eager}",
+            f"{bnb_8bit_eager_said(request.engine_version or r.rules.release)}', ModelConfig._verify_bnb_config); "
+            f"{eager}",
         ) if r.eager_from_checkpoint else ServeSetting[bool](value=True, reason=eager, source="request")
         if request.enforce_eager else None,
         enable_prompt_embeds=ServeSetting[bool](
@@ -1863,12 +1925,13 @@ def _serve_settings(
             if any(layer.state_bytes for layer in r.geometry.layers)
             else "asked; this model keeps no recurrent state, so it sizes nothing (vLLM takes the flag for any model)",
         ) if request.mamba_ssm_cache_dtype != "auto" else None,
-        quantization=ServeSetting[str](
+        quantization=bnb_quantization or (ServeSetting[str](
             value=request.quantization, source="request",
             reason=f"vLLM serves the checkpoint by its own quantization_config ({_quant_method(r.src.config)}), "
             "which this method is or claims: the weights above are as it loads them"
             if _quant_method(r.src.config) else "the weights above are counted as this online quantization loads them",
-        ) if request.quantization is not None else None,
+        ) if request.quantization is not None else None),
+        load_format=bnb_load_format,
         cpu_offload_gb=ServeSetting[float](
             value=request.cpu_offload_gb, source="request",
             reason="the weights above are what stays on each GPU once this much is kept in host memory",

@@ -67,7 +67,15 @@ class ServeSettings(ResultModel):
         default=None, description="SSM / temporal state dtype of a hybrid model (vLLM --mamba-ssm-cache-dtype)."
     )
     quantization: ServeSetting[str] | None = Field(
-        default=None, description="Online quantization of an unquantized checkpoint (vLLM --quantization)."
+        default=None,
+        description="The method on the command (vLLM --quantization): an online quantization of an unquantized "
+        "checkpoint, a method the checkpoint's own is or claims when asked, or the one a pre-quantized bitsandbytes "
+        "checkpoint needs before vLLM 0.8.4 (source 'model').",
+    )
+    load_format: ServeSetting[str] | None = Field(
+        default=None,
+        description="The weight loader (vLLM --load-format): 'bitsandbytes' for a pre-quantized bitsandbytes "
+        "checkpoint on a vLLM that does not choose it itself; None: the engine's own choice.",
     )
     cpu_offload_gb: ServeSetting[float] | None = Field(
         default=None, description="GiB of decoder-layer weights per GPU kept in host memory (vLLM --cpu-offload-gb)."

