@@ -17,7 +17,8 @@
     ├── BusyError                another onechip process holds the lock (an `up` starting, a bench writing
     │                            the same --out): refused, nothing done (exit 8)
     ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10; `result`: the report)
-    ├── DoesNotFit               `plan` ran, and its verdict is 'does not fit' (exit 10; `result`: the plan)
+    ├── DoesNotFit               `plan` ran, and its verdict is 'does not fit', or `advise` found no deployment that
+    │                            fits (exit 10; `result`: the plan, the advice)
     └── Interrupted              the user pressed Ctrl-C: what was measured is kept on disk, and the line says
                                  where (or that nothing was written)
 
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the result models only type the attributes: schemas import this module
     from onechip.schemas import CheckReport, Plan
     from onechip.schemas.cloud import CloudDownResult
+    from onechip.schemas.sim import Advice
 
 
 class OnechipError(Exception):
@@ -175,14 +177,15 @@ class ChecksNotPassed(OnechipError):
 
 
 class DoesNotFit(OnechipError):
-    """`plan` ran to the end and its verdict is 'does not fit'; the plan was printed. Exit 10, as `check`'s verdict
-    that did not pass (ChecksNotPassed), so `onechip plan ... && onechip up ...` stops where the engine would refuse
-    to start, and a pipeline tells a plan that does not fit from bad input (ConfigError 2). `result` is the plan,
-    which an MCP tool error keeps as its structured content (mcp.bridge.run_job), as `plan --json` prints it."""
+    """`plan` ran to the end and its verdict is 'does not fit', or `advise` to the end and no deployment it considered
+    fits; the plan (the advice) was printed. Exit 10, as `check`'s verdict that did not pass (ChecksNotPassed), so
+    `onechip plan ... && onechip up ...` stops where the engine would refuse to start, and a pipeline tells a model
+    that fits nowhere from bad input (ConfigError 2). `result` is the plan (the advice), which an MCP tool error keeps
+    as its structured content (mcp.bridge.run_job), as `plan --json` (`advise --json`) prints it."""
 
     exit_code = 10
 
-    def __init__(self, message: str, result: Plan | None = None) -> None:
+    def __init__(self, message: str, result: Plan | Advice | None = None) -> None:
         super().__init__(message)
         self.result = result
 

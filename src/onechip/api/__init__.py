@@ -54,14 +54,22 @@ from onechip.api._deploy import DeployResult, deploy_k8s
 from onechip.api._engines import down, logs, logs_note, logs_tail, recorded, status, summarize_logs, up
 from onechip.api._plan import does_not_fit, measured_boots_dir, plan, remember_boot
 from onechip.api._policies import simulate_policies
-from onechip.api._predict import advise, advise_unserved, calibration_for, predicted_cells, simulate
+from onechip.api._predict import (
+    advise,
+    advise_unserved,
+    advise_unserved_error,
+    calibration_for,
+    predicted_cells,
+    simulate,
+)
 from onechip.api._prices import prices, prices_refresh
 from onechip.api._report import cost, report
 from onechip.api._sim_search import simulate_find_max
 from onechip.cloud.provision import listed_keeps, tpu_name
 
 __all__ = [
-    "UNLISTED_AGAIN", "DeployResult", "advise", "advise_unserved", "bench", "bench_unmeasured", "calibration_for",
+    "UNLISTED_AGAIN", "DeployResult", "advise", "advise_unserved", "advise_unserved_error", "bench", "bench_unmeasured",
+    "calibration_for",
     "check", "check_failure", "cloud_down", "cloud_down_found", "cloud_down_targets", "cloud_probe", "cloud_quote",
     "cloud_status", "cloud_statuses", "cloud_target", "cloud_up", "cloud_up_quote", "cloud_zones", "compare_policies",
     "cost", "demo", "demo_cloud_request", "deploy_k8s", "does_not_fit", "down", "down_deadline", "find_max",

@@ -18,7 +18,7 @@ from onechip.api._plan import PLAN_LENGTH
 from onechip.bench import stats as bench_stats
 from onechip.bench.runner import open_loop, this_client
 from onechip.bench.search import probe_dirs
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, DoesNotFit
 from onechip.paths import exclusive, run_dir, write_text_atomic
 from onechip.planner.chips import LOCAL_WHERE
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
@@ -435,7 +435,8 @@ def _advice_row(
             the_plan = planner.plan_model(PlanRequest(**fields, utilization=util))
             row = row.model_copy(update={"utilization": util})
         unsupported = [w.message for w in the_plan.warnings if w.code == "platform-unsupported"]
-        row = row.model_copy(update={"platform_unsupported": unsupported[0] if unsupported else None})  # plan's word
+        row = row.model_copy(update={"platform_unsupported": unsupported[0] if unsupported else None,  # plan's word
+                                     "planned_fits": the_plan.fits})  # fmt: skip
         if not the_plan.fits:
             return row.model_copy(update={"verdict": the_plan.verdict})
         row = row.model_copy(update={"kv_tokens": the_plan.kv_tokens})  # planned: kept if the prediction fails
@@ -533,6 +534,16 @@ def advise_unserved(advice: Advice) -> str:
     planned = sum(r.kv_tokens is not None for r in advice.rows)
     what = "fits" if not planned else f"could be predicted ({planned} fit)"
     return f"{advice.model}: none of the {n} deployment{'s' * (n != 1)} considered {what}"
+
+
+def advise_unserved_error(advice: Advice, line: str) -> ConfigError | DoesNotFit:
+    """The error for an Advice that serves no row, saying `line`, with `plan`'s exit code for the same plans:
+    DoesNotFit (exit 10, the advice its result) where no deployment's plan fits and one was planned 'does not fit';
+    ConfigError (exit 2) where plans fit but none could be predicted (a chip without the figures a prediction needs:
+    advise_unserved), or every plan was refused as `plan` refuses bad input (a length past the model's positions)."""
+    if any(r.kv_tokens is not None for r in advice.rows) or not any(r.planned_fits is False for r in advice.rows):
+        return ConfigError(line)
+    return DoesNotFit(line, advice)
 
 
 def advise(request: AdviseRequest, on_progress: ProgressFn = no_progress) -> Advice:

@@ -524,6 +524,19 @@ class MropeCacheRule(VersionedRule):
     source: str = Field(description="The engine source read, with file, function and versions.")
 
 
+class OnlineFp8LoadRule(VersionedRule):
+    """What one range of vLLM releases holds on each GPU at the peak of loading a 16-bit checkpoint with
+    --quantization fp8 (engines.json `online_fp8_load_rules`; planner.weights.online_fp8_load_peak_bytes), before the
+    quantized weights are all that is left: 'checkpoint' every weight in the checkpoint's dtype (the model's
+    parameters are built 16-bit and quantized after the whole load), 'checkpoint_and_fp8' those and the fp8 copy of
+    every quantized one (quantized as each layer loads while every original stays referenced), 'fp8' the quantized
+    weights (each layer built in 16 bits only while it loads)."""
+
+    holds: Literal["checkpoint", "checkpoint_and_fp8", "fp8"] = Field(description="What the load's peak holds.")
+    source: str = Field(description="The engine source read, with file, function and versions.")
+    date: str = Field(description="ISO date read.")
+
+
 class BlockSizeChoices(VersionedRule):
     """The --block-size values one range of vLLM releases accepts (engines.json `block_size_choices`): its
     argument parser turns the config's BlockSize Literal into argparse choices and refuses any other value; and,
@@ -1648,6 +1661,11 @@ class EngineEntry(StrictModel):
     mrope_cache_rules: list[MropeCacheRule] = Field(
         default_factory=list,
         description="Rows of the M-RoPE cos/sin cache by version (empty: M-RoPE caches are not counted).",
+    )
+    online_fp8_load_rules: list[OnlineFp8LoadRule] = Field(
+        default_factory=list,
+        description="What loading a 16-bit checkpoint with --quantization fp8 holds at its peak, by version (empty: "
+        "the quantized weights).",
     )
     encoder_profile_rules: list[EncoderProfileRule] = Field(
         default_factory=list,

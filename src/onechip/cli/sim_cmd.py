@@ -11,7 +11,6 @@ from onechip import api
 from onechip.cli.bench_cmd import print_policies, print_run, print_search
 from onechip.cli.options import options_from
 from onechip.cli.render import console, live_progress, print_whole, print_written, titled_table
-from onechip.errors import ConfigError
 from onechip.paths import run_dir
 from onechip.schemas import BenchRun
 from onechip.schemas.bench import PolicyComparison, SearchResult
@@ -103,7 +102,11 @@ def advise(
     as_json: Annotated[bool, typer.Option("--json", help="Print the Advice as JSON.")] = False,
     **fields: Any,
 ) -> None:
-    """Every chip MODEL fits on for one workload: predicted cell, $/M output tokens, ranked."""
+    """Every chip MODEL fits on for one workload: predicted cell, $/M output tokens, ranked.
+
+    Exit 0: a deployment is served; 10: none fits (the advice, or its --json, is printed first); 2: bad input (as
+    plan's, for every deployment), or plans that fit but none could be predicted.
+    """
     request = build_request(AdviseRequest, fields)
     with live_progress(transient=True) as on_progress:
         advice = api.advise(request, on_progress)
@@ -123,7 +126,7 @@ def advise(
         for note in advice.notes:
             console.print(f"[yellow]note[/] {note}")
     if not any(r.fits for r in advice.rows):  # a pipeline must not read "no chip" as an answer
-        raise ConfigError(f"{api.advise_unserved(advice)}; reasons above")
+        raise api.advise_unserved_error(advice, f"{api.advise_unserved(advice)}; reasons above")
 
 
 # what each figure of advise's table is, and its unit: the tok/s is bench's steady-window figure (its first grid), not

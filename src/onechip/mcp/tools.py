@@ -524,13 +524,17 @@ def _demo_preview(request: DemoRequest) -> str:
 
 def _advise(request: AdviseRequest, on_progress: ProgressFn) -> Advice:
     """api.advise, refused (a tool error) when no deployment is served: an agent must not read an Advice with no
-    chip as an answer (the CLI exits 2 there too). The line names why the first rows were refused."""
+    chip as an answer (the CLI exits non-zero there too, with the same code: api.advise_unserved_error; where no plan
+    fits, the Advice is the error's structured content, as plan's is). The line names why the first rows were
+    refused."""
     advice = api.advise(request, on_progress)
     if any(r.fits for r in advice.rows):
         return advice
     reasons = list(dict.fromkeys(f"{r.chip}: {r.verdict}" for r in advice.rows))[:2]
     why = f" ({'; '.join(reasons)})" if reasons else ""
-    raise ConfigError(f"{api.advise_unserved(advice)}{why}; change --chips, --workload or --pricing")
+    raise api.advise_unserved_error(
+        advice, f"{api.advise_unserved(advice)}{why}; change --chips, --workload or --pricing"
+    )
 
 
 def _check(request: CheckRequest, on_progress: ProgressFn) -> CheckReport:

@@ -108,6 +108,7 @@ from onechip.planner.weights import (
     mla_dequantized_kv_b_proj_bytes,
     nextn_layers,
     offloaded_layers,
+    online_fp8_load_extra_bytes,
     shared_kv_projections,
     weights_by_component,
     weights_by_stage,
@@ -769,6 +770,7 @@ class _Resolved:
     gdn_prefill: str | None = None  # the GDN prefill kernel assumed where the CUDA runtime picks it (_gdn_prefill)
     pad_pages: bool = False  # an attention page that does not divide the largest is padded (_page_padding)
     eager_from_checkpoint: bool = False  # eager as vLLM runs a bitsandbytes 8-bit checkpoint (_bnb_8bit_eager)
+    load_extra_bytes: int = 0  # the load's peak beyond the weights, over all TP ranks (_online_fp8_load)
 
     @property
     def weights(self) -> int:
@@ -1201,18 +1203,56 @@ def _resolve(request: PlanRequest) -> _Resolved:
         block = request.block_size or rules.block_size_for(max_model_len, None, request.engine_version)
     gdn_prefill_asked(request)  # a value vLLM refuses, refused for any model (argparse reads it first)
     pad_pages = _page_padding(rules, request, geometry, block, rocm_mha=rocm_mha, notes=notes)
+    loaded: dict[str, Any] = {"towers": towers, "mtp": bool(spec), "nextn": nextn_layers(src.text_config),
+                              "tie_word_embeddings": src.config.tie_word_embeddings,
+                              "dropped": _loader_drops(src, request.engine_version or rules.release)}  # fmt: skip
+    components = weights_by_component(src.tensors, dtype_name, online_fp8=online_fp8, mxfp4=mxfp4, **loaded)
+    load_extra = 0
+    if online_fp8 and acc.kind == "gpu" and rules.online_fp8_load_rules and not request.cpu_offload_gb:
+        load_extra = _online_fp8_load(src.tensors, dtype_name, rules, request, sum(components.values()), notes, loaded)
     return _Resolved(
         request=request, engine=engine, rules=rules, acc=acc,
         devices=_devices(acc, request.tensor_parallel_size, request.pipeline_parallel_size),
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
-        geometry=geometry, block=block,
-        components=weights_by_component(src.tensors, dtype_name, towers=towers, online_fp8=online_fp8, mxfp4=mxfp4,
-                                        mtp=bool(spec), nextn=nextn_layers(src.text_config),
-                                        tie_word_embeddings=src.config.tie_word_embeddings,
-                                        dropped=_loader_drops(src, request.engine_version or rules.release)),
+        geometry=geometry, block=block, components=components,
         notes=notes, mm=mm, towers=towers, kv_from_checkpoint=request.kv_cache_dtype != asked.kv_cache_dtype,
         pad_pages=pad_pages, eager_from_checkpoint=request.enforce_eager and not asked.enforce_eager,
+        load_extra_bytes=load_extra,
     )  # fmt: skip
+
+
+ONLINE_FP8_LOAD_PEAK = "online-fp8-load-peak"
+
+
+def _online_fp8_load(
+    tensors: list[Tensor], dtype_name: str, rules: EngineRules, request: PlanRequest, weights: int,
+    notes: list[PlanWarning], loaded: dict[str, Any],
+) -> int:  # fmt: skip
+    """Bytes the --quantization fp8 load of `request`'s release holds at its peak beyond the `weights` it keeps, over
+    all TP ranks (engines.json online_fp8_load_rules; planner.weights.online_fp8_load_extra_bytes), with a note in
+    `notes` saying the peak where it is more than the weights. Not planned under --cpu-offload-gb (the caller passes
+    none there: the offloaded layers' 16-bit weights are built in host memory)."""
+    rule = select_rule(rules.online_fp8_load_rules, request.engine_version)
+    extra = online_fp8_load_extra_bytes(tensors, dtype_name, rule.holds, **loaded)
+    if extra:
+        tp = request.tensor_parallel_size
+        held = f"every quantized weight in {dtype_name}" + (
+            " beside its fp8 copy" * (rule.holds == "checkpoint_and_fp8")
+        )
+        fixed = next((r.versions for r in rules.online_fp8_load_rules if r.holds == "fp8"), None)
+        notes.append(
+            PlanWarning(
+                code=ONLINE_FP8_LOAD_PEAK,
+                message=f"--quantization fp8 on vLLM {request.engine_version or rules.release} ({rule.versions}) "
+                f"builds the weights in the checkpoint's dtype before it quantizes them: the load holds {held}, "
+                f"{(weights + extra) / tp / GIB:.2f} GiB per GPU at its peak against the {weights / tp / GIB:.2f} GiB "
+                "kept, and the card must hold that peak whatever --gpu-memory-utilization (the KV cache is sized "
+                "after the load, from the quantized weights)"
+                + (f"; vLLM {fixed} builds a layer in {dtype_name} only while it loads" if fixed else ""),
+                source=rule.source,
+            )
+        )
+    return extra
 
 
 PAGE_PADDED = "kv-page-padded"
@@ -3951,7 +3991,14 @@ def _stages(r: _Resolved) -> list[Stage]:
     pp = r.request.pipeline_parallel_size
     if pp == 1:
         copies = _mla_kv_b_proj_copies(r, len(r.geometry.layers))
-        return [Stage(geometry=r.geometry, weights_bytes=r.weights + copies, offload=_offload(r, None))]
+        return [
+            Stage(
+                geometry=r.geometry,
+                weights_bytes=r.weights + copies,
+                offload=_offload(r, None),
+                load_extra_bytes=r.load_extra_bytes,
+            )  # fmt: skip
+        ]
     if any(layer.shares_from is not None for layer in r.geometry.layers):  # not a layer with no cache of its own
         raise ConfigError(
             f"pipeline_parallel_size {pp}: KV-shared layers (num_kv_shared_layers) are not modelled across stages"
@@ -4084,10 +4131,18 @@ def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule, h
         # the load builds every parameter on the GPU (vllm/model_executor/layers/linear.py create_weights:
         # torch.empty) before profiling, whatever the utilization; weights the card cannot hold fail there (0.19.0
         # gpu_model_runner.py load_model; tests/fixtures/bootlogs r9700x2-llama-pllum-70b-*-bf16-tp2-len8192-eager-
-        # load-oom-v0190-rocm)
+        # load-oom-v0190-rocm); a --quantization fp8 load peaks above the weights it keeps in some releases
+        # (Stage.load_extra_bytes)
+        peak = gpu.load_peak_bytes
+        online = (
+            f" at the load's peak (--quantization fp8 loads the 16-bit checkpoint before it quantizes it to "
+            f"{b.weights_bytes / GIB:.2f} GiB; the plan's note says how)"
+            if peak > b.weights_bytes
+            else ""
+        )
         return (
-            f"does not fit: weights {b.weights_bytes / GIB:.2f} GiB per GPU are more than the card's "
-            f"{(b.weights_bytes - gpu.load_over_card_bytes) / GIB:.2f} GiB: the model runs out of memory while it "
+            f"does not fit: weights {peak / GIB:.2f} GiB per GPU{online} are more than the card's "
+            f"{(peak - gpu.load_over_card_bytes) / GIB:.2f} GiB: the model runs out of memory while it "
             "loads ('Failed to load model - not enough GPU memory'), whatever --gpu-memory-utilization; raise "
             "--tensor-parallel-size, serve a quantized checkpoint or use a larger card",
             "weights-load",

@@ -85,6 +85,9 @@ class Stage:
     weights_bytes: int
     last: bool = True
     offload: Offload = Offload()  # --cpu-offload-gb on each of this stage's GPUs (planner.weights.offloaded_layers)
+    # bytes the load holds at its peak beyond weights_bytes, over the stage's TP ranks: the 16-bit weights of a
+    # --quantization fp8 load in the releases that build them whole (planner.weights.online_fp8_load_extra_bytes)
+    load_extra_bytes: int = 0
     # the whole model's geometry where the release groups the layers of every stage together and projects the groups
     # onto each stage (planner.kv_groups.kv_layout on_stage); None: the stage's own layers are grouped
     model: Geometry | None = None
@@ -128,7 +131,10 @@ class GpuPool:
     over_card_bytes: int = 0  # --kv-cache-memory: bytes the explicit pool and the rest need beyond the card
     table_bytes: int = 0  # the runner's block tables and slot mappings, outside the profiled budget (runner_tables)
     table_over_card_bytes: int = 0  # bytes those tables need beyond the card beside the requested memory
-    load_over_card_bytes: int = 0  # weights per GPU beyond the card's memory: the model's load runs out of memory
+    load_over_card_bytes: int = 0  # the load's peak per GPU beyond the card's memory: the load runs out of memory
+    load_peak_bytes: int = (
+        0  # weights per GPU at the load's peak (the resident weights, or more: Stage.load_extra_bytes)
+    )
     profile_over_card_bytes: int = (
         0  # bytes the profiling run (weights, non-torch, its activation peak) needs beyond it
     )
@@ -601,6 +607,7 @@ def _stage_pool(
             budget, kv_low_bytes=pool, kv_high_bytes=pool, dominant_uncertainty="none (--kv-cache-memory sets the pool)"
         )
     geometry = stage.geometry
+    load_peak = budget.weights_bytes + stage.load_extra_bytes // tp
     block = max(g.block_size for g in layout.groups)
     if states is not None and states.mode == "align" and states.block_within_batch and block > batch:
         raise ConfigError(
@@ -642,7 +649,8 @@ def _stage_pool(
         profile_over_card_bytes=_over_card(replace(budget, cuda_graph_bytes=0), 0, visible_bytes)
         if visible_bytes
         else 0,
-        load_over_card_bytes=max(0, budget.weights_bytes - visible_bytes) if visible_bytes else 0,
+        load_over_card_bytes=max(0, load_peak - visible_bytes) if visible_bytes else 0,
+        load_peak_bytes=load_peak,
     )
 
 

@@ -16,7 +16,7 @@ import json
 import math
 import re
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -414,9 +414,37 @@ def online_fp8_bytes(tensor: Tensor, component: str, served_dtype: str | None) -
     scale per tensor (vllm/model_executor/layers/quantization/fp8.py Fp8LinearMethod / Fp8MoEMethod,
     process_weights_after_loading: per-tensor dynamic scales); embeddings, the LM head (VocabParallelEmbedding,
     not a LinearBase) and norms keep the served dtype."""
-    if component == LANGUAGE_MODEL and len(tensor.shape) >= 2 and tensor.dtype in _FLOAT_CODES:
+    if _online_fp8_quantized(tensor, component):
         return tensor.numel + 4
     return tensor.nbytes(served_dtype)
+
+
+def _online_fp8_quantized(tensor: Tensor, component: str) -> bool:
+    """Whether --quantization fp8 quantizes `tensor` of `component` (online_fp8_bytes)."""
+    return component == LANGUAGE_MODEL and len(tensor.shape) >= 2 and tensor.dtype in _FLOAT_CODES
+
+
+def online_fp8_load_extra_bytes(tensors: Iterable[Tensor], served_dtype: str | None, holds: str, **loaded: Any) -> int:
+    """Bytes the load of an unquantized checkpoint under --quantization fp8 holds at its peak beyond the weights it
+    keeps (weights_by_component with online_fp8), over all TP ranks, in a release whose load holds `holds`
+    (catalog.files.OnlineFp8LoadRule; engines.json online_fp8_load_rules cites the vLLM source): 'checkpoint' each
+    quantized tensor in `served_dtype` instead of its fp8 copy, 'checkpoint_and_fp8' in `served_dtype` beside it,
+    'fp8' nothing. `loaded`: weights_by_component's keywords choosing the tensors loaded (towers, mtp, nextn,
+    tie_word_embeddings, dropped). The transient of one layer (its fp8 copy being made, or its 16-bit weights while it
+    loads) is not counted: the figure is a floor. Only the load's check takes it: the KV pool is sized from the weights
+    kept, as vLLM counts them, torch's allocated bytes after the load (DeviceMemoryProfiler: reset_peak_memory_stats,
+    then max_memory_allocated, vllm/utils.py 0.6.3, platforms/cuda.py get_current_memory_usage 0.8.5 and 0.13.0,
+    which empties the cache first), and its profiling empties torch's cache before it measures (worker.py
+    determine_num_available_blocks 0.6.3; utils/mem_utils.py memory_profiling 0.13.0; base_loader.py load_model
+    empties it after load_weights from 0.34.0), so the freed 16-bit blocks the caching allocator kept are released,
+    not counted as weights or non-torch memory."""
+    if holds == "fp8":
+        return 0
+    extra = 0
+    for comp, t in _loaded_tensors(tensors, **loaded):
+        if _online_fp8_quantized(t, comp):
+            extra += t.nbytes(served_dtype) - (0 if holds == "checkpoint_and_fp8" else online_fp8_bytes(t, comp, None))
+    return extra
 
 
 _MXFP4_EXPERT = re.compile(r"\.experts\.(gate_up_proj|down_proj)_(blocks|scales|bias)$")
@@ -516,8 +544,27 @@ def weights_by_component(
     drops by name (`dropped`: dropped_names). Floating tensors are counted at `served_dtype` (None = as stored); with
     `online_fp8` (--quantization fp8) by online_fp8_bytes; MXFP4 expert tensors, with `mxfp4` = (layout,
     tensor-parallel size), by mxfp4_loaded_bytes."""
-    loaded = set(towers) | ({MTP} if mtp else set())
     out: dict[str, int] = {}
+    for comp, t in _loaded_tensors(tensors, towers=towers, mtp=mtp, nextn=nextn,
+                                   tie_word_embeddings=tie_word_embeddings, dropped=dropped):  # fmt: skip
+        size = mxfp4_loaded_bytes(t, *mxfp4) if mxfp4 is not None else None
+        if size is None:
+            size = online_fp8_bytes(t, comp, served_dtype) if online_fp8 else t.nbytes(served_dtype)
+        out[comp] = out.get(comp, 0) + size
+    return out
+
+
+def _loaded_tensors(
+    tensors: Iterable[Tensor],
+    *,
+    towers: Iterable[str] = TOWERS,
+    mtp: bool = False,
+    nextn: range = range(0),
+    tie_word_embeddings: bool = False,
+    dropped: tuple[str, ...] = (),
+) -> Iterator[tuple[str, Tensor]]:
+    """(component, tensor) of each tensor the engine loads (weights_by_component says which)."""
+    loaded = set(towers) | ({MTP} if mtp else set())
     for t in tensors:
         comp = _component(t.name, nextn, dropped)
         if (
@@ -526,11 +573,7 @@ def weights_by_component(
             or _skipped_head(comp, tie_word_embeddings)
         ):
             continue
-        size = mxfp4_loaded_bytes(t, *mxfp4) if mxfp4 is not None else None
-        if size is None:
-            size = online_fp8_bytes(t, comp, served_dtype) if online_fp8 else t.nbytes(served_dtype)
-        out[comp] = out.get(comp, 0) + size
-    return out
+        yield comp, t
 
 
 def _skipped_head(component: str, tie_word_embeddings: bool) -> bool:

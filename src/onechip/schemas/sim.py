@@ -166,6 +166,11 @@ class AdviceRow(ResultModel):
         default=None, description="Agent sessions: predicted prefix-cache hits / prompt tokens (server counters)."
     )
     fits: bool = Field(description="The plan fits and a cell could be predicted.")
+    planned_fits: bool | None = Field(
+        default=None,
+        description="The plan's own verdict: True it fits, False it does not fit (`verdict` says why); None: no plan, "
+        "refused as `plan` refuses it (bad input, such as a length past the model's positions: `verdict` says why).",
+    )
     platform_unsupported: str | None = Field(
         default=None,
         description="The plan's platform-unsupported warning: the engine's official builds do not run this card "

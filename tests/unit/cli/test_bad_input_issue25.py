@@ -106,6 +106,20 @@ def test_advise_exits_non_zero_when_nothing_fits(run) -> None:
     assert line == "gemma-4-E2B-it: none of the 2 deployments considered fits; reasons above"
 
 
+def test_advise_where_no_plan_fits_exits_10_as_plan_does(run) -> None:
+    # Llama 3.1 8B's 14.96 GiB of bf16 weights exceed v5e-1's 14.49 GiB cap: `plan` says 'does not fit' and exits 10
+    # (README's exit codes, errors.DoesNotFit); advise said the same of both deployments and exited 2, bad input's
+    # code (fp8load69). A request past the model's positions (the test above) is bad input to both: exit 2
+    argv = ("Llama-3.1-8B-Instruct", "--workload", "ctx=1024,clients=4", "--chips", "v5e-1")
+    assert one_error_line(run, "plan", argv[0], "--chip", "v5e-1", code=10).startswith("the plan does not fit")
+    line = one_error_line(run, "advise", *argv, code=10)
+    assert line == "Llama-3.1-8B-Instruct: none of the 2 deployments considered fits; reasons above"
+    # --json: the Advice is printed first, and nothing is added after it (cli.main: stdout stays one JSON document)
+    code, out, _ = run("advise", *argv, "--json")
+    rows = json.loads(out)["rows"]
+    assert code == 10 and len(rows) == 2 and [r["planned_fits"] for r in rows] == [False, False]
+
+
 def test_advise_tells_plans_that_fit_but_were_not_predicted_from_no_fit(run) -> None:
     # GB10 has no peak_bf16_tflops (accelerators.json): both deployments plan (at the start utilization) and
     # fit, but no roofline prior predicts them; the line said 'fits no chip' and counted 2 for one chip given

@@ -324,6 +324,19 @@ def test_a_gate_that_fails_is_the_one_line_of_its_failure(tmp_path, monkeypatch)
     assert "127.0.0.1:9" in said, said
 
 
+def test_advise_where_nothing_fits_is_a_tool_error_with_the_advice_and_the_clis_exit_10():
+    # as `onechip advise` exits 10 where no deployment fits (plan's 'does not fit', errors.DoesNotFit), the tool error
+    # carries that code and the Advice it refused, as plan's does with its plan (bridge.PartialFailure; fp8load69)
+    workload = {"ctx": 1024, "clients": 4}
+    result = call("advise", {"model": "Llama-3.1-8B-Instruct", "workload": workload, "chips": ["v5e-1"]})
+    line = result.content[0].text
+    assert result.is_error and line.startswith(
+        "Llama-3.1-8B-Instruct: none of the 2 deployments considered fits (v5e-1: does not fit: weights 14.96 GiB"
+    ), line
+    data = result.structured_content
+    assert data["exit_code"] == 10 and len(data["rows"]) == 2 and data["error"] == line
+
+
 def test_advise_tells_plans_that_fit_but_were_not_predicted_from_no_fit_as_a_tool_error():
     # GB10 has no peak_bf16_tflops (accelerators.json): both deployments fit, no roofline prior predicts them,
     # where the line said 'no catalog chip fits'; an Advice with no chip served is an error, as the CLI's exit 2
