@@ -1367,13 +1367,10 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "off (piecewise CUDA graphs) or serve on a Hopper card. The boot stopped at the attention backend, not a "
         "memory shortfall",
     ),
-    (  # vllm/v1/worker/gpu_model_runner.py load_model (0.19.0) wraps an OOM raised while the model's parameters are
-        # built on the GPU (tests/fixtures/bootlogs r9700x2-llama-pllum-70b-*-bf16-tp2-len8192-eager-load-oom-v0190-
-        # rocm: 65.7 GiB of bf16 weights a rank on 31.86 GiB cards); its own advice to lower the utilization helps only
-        # where something else holds the card: the load is not bounded by it
-        LOAD_OOM,
-        LOAD_OOM_CAUSE,
-    ),
+    # LOAD_OOM (tests/fixtures/bootlogs r9700x2-llama-pllum-70b-*-bf16-tp2-len8192-eager-load-oom-v0190-rocm: 65.7 GiB
+    # of bf16 weights a rank on 31.86 GiB cards): vLLM's own advice to lower the utilization helps only where something
+    # else holds the card, as the load is not bounded by it
+    (LOAD_OOM, LOAD_OOM_CAUSE),
     (_TORCH_OOM_SIZES, _torch_oom_cause),
     (re.compile(r"CUDA out of memory|OutOfMemoryError"), _OUT_OF_MEMORY),
     (_NCCL_ERROR, lambda match: _nccl_cause(match.group(1))),
