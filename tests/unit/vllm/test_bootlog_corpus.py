@@ -55,7 +55,7 @@ def test_the_grammar_reads_what_each_log_prints(entry: dict[str, Any]) -> None:
 def test_the_corpus_is_all_read() -> None:
     lines = sum("kv_cache_tokens" in e["logged"] for e in CORPUS)
     # README.md "Coverage"; every token line is asserted above
-    assert (len(CORPUS), lines) == (301, 220)
+    assert (len(CORPUS), lines) == (302, 221)
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
@@ -85,8 +85,9 @@ def test_most_of_the_corpus_prints_its_utilization() -> None:
     # 2x R9700 Qwen2.5-7B log's 'non-default args' ('gpu_memory_utilization': 0.85); 2026-12-07 (corpus68b): the GB10
     # Qwen3.5-35B-A3B-FP8 log's 'non-default args' ('gpu_memory_utilization': 0.8); 2026-12-07 (corpus69b): twenty-one
     # more llm-d-planner 0.19.0 H100 sweep logs, each with its 'non-default args' ('gpu_memory_utilization': 0.95);
-    # 2026-12-07 (corpus69c): five more of that sweep (phi-4 and four FAILED boots), each with the same line
-    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 170
+    # 2026-12-07 (corpus69c): five more of that sweep (phi-4 and four FAILED boots), each with the same line;
+    # 2026-12-07 (corpus70a): the 2x R9700 Qwen3-Next-80B AWQ log's 'non-default args' ('gpu_memory_utilization': 0.98)
+    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 171
 
 
 TOTALS = [e for e in CORPUS if "total_gpu_memory_gib" in e["logged"]]
@@ -116,6 +117,8 @@ NAMES = {
     "r9700x2-qwen36-27b-fp8-tp2-len8192-eager-v0190-rocm": "AMD_Radeon_AI_PRO_R9700",
     # line 29, 'Using default MoE config'
     "r9700x2-mixtral-8x7b-awq-tp2-len8192-eager-v0190-rocm": "AMD_Radeon_AI_PRO_R9700",
+    # lines 28-29, 'Using default MoE config' (a TheRock nightly build names the card by its gfx target)
+    "r9700x2-qwen3-next-80b-a3b-awq-tp2-len16384-util098-v0112dev-rocm": "AMD-gfx1201",
     "rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110": "NVIDIA_GeForce_RTX_3090",  # line 12, a list of config paths
     # nvidia-smi's CSV rows inside club-3090 reports (line 14 of each)
     "rtx4090x2-qwen36-27b-int4-dflash-tp2-len180000-v0201rc1dev": "NVIDIA GeForce RTX 4090",
