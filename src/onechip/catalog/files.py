@@ -303,6 +303,20 @@ class TritonTopkSampler(StrictModel):
     source: str = Field(description="The source lines each figure is read from, with versions.")
 
 
+class StartInUse(StrictModel):
+    """Device memory in use per GPU when vLLM's worker takes its init snapshot (engines.json memory_rules
+    `start_in_use`), MEASURED on the chips it lists: the start-up check needs utilization x total to fit in what is
+    free then (planner.core._start_in_use_verdict); the KV budget does not subtract it."""
+
+    one_rank_bytes: tuple[int, int] = Field(description="(least, most) at TP x PP = 1 (the CUDA context), bytes.")
+    ranks_bytes: tuple[int, int] = Field(
+        description="(least, most) at TP x PP >= 2 (the context, NCCL's communicators, the custom all-reduce's "
+        "buffers), bytes."
+    )
+    chips: list[str] = Field(description="Catalog keys of the chips the figures were measured on; others: unknown.")
+    source: str = Field(description="The source lines of the check and the logs each figure is read from.")
+
+
 class CublasWorkspace(StrictModel):
     """torch's default cuBLAS workspace in the torch a range of vLLM releases pins (engines.json v2_runner_rules
     `cublas_workspace`): taken from the caching allocator at the first GEMM and kept, so in the torch peak vLLM's
@@ -366,6 +380,11 @@ class GpuMemoryRule(VersionedRule):
     )
     cublas_workspace_sm90_bytes: int | None = Field(
         default=None, description="The same on a compute capability 9.0 card (Hopper), bytes."
+    )
+    start_in_use: StartInUse | None = Field(
+        default=None,
+        description="Memory in use at the worker's init snapshot, where measured for the release: vLLM refuses to "
+        "start when utilization x total exceeds what is free then. None: not measured (no check planned).",
     )
     triton_topk_sampler: TritonTopkSampler | None = Field(
         default=None,

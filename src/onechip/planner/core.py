@@ -1329,6 +1329,7 @@ def _budget(r: _Resolved, calibration_dir: Path | None) -> _Budget:
     if gpu is not None:
         verdict, binding = _gpu_verdict(gpu, r.max_model_len, _memory_rule(r), _held_bytes(r, gpu.layout))
         verdict, binding = _free_at_start_verdict(r.acc, gpu.budget.requested_bytes, (verdict, binding))
+        verdict, binding = _start_in_use_verdict(r, gpu.budget.requested_bytes, (verdict, binding))
         return _Budget(memory, util, cap, outside, gpu, measured, key, gpu.pool_bytes_all_gpus,
                        gpu.num_blocks, gpu.tokens, gpu.concurrency, verdict, binding)  # fmt: skip
     # what a torchax-run model holds beside its checkpoint: vLLM's RoPE caches on every chip (the plan sets no slicing
@@ -1425,6 +1426,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     warnings += _encoder_warnings(r) + _hybrid_warnings(r)
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += _offload_warnings(r) + _rocm_warnings(r) + _extensible_kv_cache_warnings(r) + _cpu_host_warnings(r)
+    warnings += _start_in_use_warnings(r, b.gpu.budget.requested_bytes) if b.gpu is not None else []
     longest = _longest_fitting(r, b)
     warnings += r.notes + _longest_fit(r, longest) + _untagged_note(untagged, r.rules)
     plan = _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
@@ -4208,6 +4210,58 @@ def _free_at_start_verdict(acc: Accelerator, requested: int, verdict: tuple[str,
         "less passes that check",
         "free-memory-at-start",
     )
+
+
+def _start_in_use(r: _Resolved) -> tuple[int, int, str] | None:
+    """(least, most) bytes in use per GPU at the worker's init snapshot, and what holds them, where the memory rule
+    measured them on this chip (GpuMemoryRule.start_in_use); None elsewhere."""
+    found = _memory_rule(r).start_in_use if r.acc.kind == "gpu" and r.rules.memory_rules else None
+    if found is None or not any(c in found.chips for c in (r.acc.name, r.acc.resolved_as)):
+        return None
+    if r.devices > 1:
+        return (*found.ranks_bytes, "the CUDA context and NCCL's communicators")
+    return (*found.one_rank_bytes, "the CUDA context")
+
+
+def _start_in_use_verdict(r: _Resolved, requested: int, verdict: tuple[str, str]) -> tuple[str, str]:
+    """vLLM's start-up check on a discrete card (vllm/v1/worker/utils.py request_memory: ceil(total x utilization)
+    must not exceed the free memory of the worker's init snapshot, taken after the CUDA context and, at TP x PP >= 2,
+    NCCL's communicators: vllm/v1/worker/gpu_worker.py init_device), where the rule measured what is in use then on
+    this chip: refused above what the least in use leaves free (a request between that and what the most leaves is a
+    warning, _start_in_use_warnings). The KV budget does not subtract it (memory_profiling counts increases over
+    that snapshot)."""
+    found, visible = _start_in_use(r), r.acc.device_memory_bytes
+    if found is None or not visible or requested <= visible - found[0]:
+        return verdict
+    least, most, held = found
+    below = math.floor((visible - least) / visible * 100) / 100
+    return (
+        f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than the "
+        f"{(visible - least) / GIB:.2f} GiB free then ({least / GIB:.2f} - {most / GIB:.2f} GiB of "
+        f"{visible / GIB:.2f} in use when the worker's snapshot is taken: {held}); the engine refuses ('on startup "
+        "is less than desired GPU memory utilization'); "
+        f"--gpu-memory-utilization {below:g} or less passes that check",
+        "free-memory-at-start",
+    )
+
+
+def _start_in_use_warnings(r: _Resolved, requested: int) -> list[PlanWarning]:
+    """A request that what the most measured in use at start leaves free does not cover, but the least does."""
+    found, visible = _start_in_use(r), r.acc.device_memory_bytes
+    if found is None or not visible or not visible - found[1] < requested <= visible - found[0]:
+        return []
+    least, most, held = found
+    rule = _memory_rule(r).start_in_use
+    return [
+        PlanWarning(
+            code="free-memory-at-start",
+            message=f"vLLM asks {requested / GIB:.2f} GiB per GPU at start; {least / GIB:.2f} - {most / GIB:.2f} GiB "
+            f"of {visible / GIB:.2f} was in use when the worker's snapshot was taken on the boots measured ({held}), "
+            f"so its start-up check may refuse it; --gpu-memory-utilization "
+            f"{math.floor((visible - most) / visible * 100) / 100:g} passed on every boot measured",
+            source=rule.source if rule is not None else "planner",
+        )
+    ]
 
 
 def _explicit_or_cap_pool(
