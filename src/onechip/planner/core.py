@@ -980,14 +980,33 @@ def _bnb_load_settings(
     return (None if request.quantization is not None else quantization), load_format
 
 
+# The first release that loads a pre-quantized bitsandbytes 8-bit checkpoint: 0.5.4 - 0.5.5's BitsAndBytesConfig has
+# no load_in_8bit (from_config returns cls(): 4-bit NF4 'qweight' parameters) and their pre-quantized loader reads
+# only the NF4 quant state ('.quant_state.bitsandbytes__nf4'), so an 8-bit checkpoint's int8 '.weight' tensors meet a
+# model with no such parameter; 0.6.0 reads load_in_8bit and has _quantized_8bit_generator
+# (model_executor/layers/quantization/bitsandbytes.py and model_executor/model_loader/loader.py of the 0.5.4, 0.5.5,
+# 0.6.0, 0.6.1, 0.6.1.post1, 0.6.1.post2 sdists). 0.6.0 - 0.6.1.post2 capture CUDA graphs for it (no eager fallback
+# in their vllm/config.py: BNB_8BIT_EAGER starts at 0.6.2).
+BNB_8BIT_FIRST = "0.6.0"
+
+
 def _check_bnb_release(config: ModelConfig, rules: EngineRules, version: str | None) -> None:
-    """Refuse (ConfigError) a pre-quantized bitsandbytes checkpoint on a vLLM release that loads none (BNB_FLAGS)."""
+    """Refuse (ConfigError) a pre-quantized bitsandbytes checkpoint on a vLLM release that loads none (BNB_FLAGS), or
+    an 8-bit one on a release that loads 4-bit only (BNB_8BIT_FIRST)."""
     first = BNB_FLAGS[0]
-    if _quant_method(config) == "bitsandbytes" and rules.quantization_methods and older_than(version, first):
+    if _quant_method(config) != "bitsandbytes" or not rules.quantization_methods:
+        return
+    if older_than(version, first):
         raise ConfigError(
             f"a pre-quantized bitsandbytes checkpoint, which vLLM {version} does not load: its BitsAndBytesConfig "
             "asks the quantization_config for adapter_name_or_path ('Cannot find any of ['adapter_name_or_path'] "
             f"in the model's quantization config'); plan --engine-version {first} or later"
+        )
+    if _quant_config(config).get("load_in_8bit") is True and older_than(version, BNB_8BIT_FIRST):
+        raise ConfigError(
+            f"a pre-quantized bitsandbytes 8-bit checkpoint, which vLLM {version} does not load: it loads 4-bit NF4 "
+            "only (its BitsAndBytesConfig has no load_in_8bit, and the int8 weights find no parameter to load into); "
+            f"plan --engine-version {BNB_8BIT_FIRST} or later"
         )
 
 
