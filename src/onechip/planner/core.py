@@ -70,6 +70,7 @@ from onechip.planner.gpu_memory import (
     v2_param_pass_bytes,
 )
 from onechip.planner.gpu_plan import (
+    LOAD_NON_TORCH_BYTES,
     GpuPool,
     Stage,
     one_request_bytes,
@@ -4213,11 +4214,15 @@ def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule, h
             if peak > b.weights_bytes
             else ""
         )
+        card = peak + gpu.load_held_bytes - gpu.load_over_card_bytes
+        least, most = (n / GIB for n in LOAD_NON_TORCH_BYTES)
         return (
-            f"does not fit: weights {peak / GIB:.2f} GiB per GPU{online} are more than the card's "
-            f"{(peak - gpu.load_over_card_bytes) / GIB:.2f} GiB: the model runs out of memory while it "
-            "loads ('Failed to load model - not enough GPU memory'), whatever --gpu-memory-utilization; raise "
-            "--tensor-parallel-size, serve a quantized checkpoint or use a larger card",
+            f"does not fit: weights {peak / GIB:.2f} GiB per GPU{online} and the {gpu.load_held_bytes / GIB:.2f} GiB "
+            f"held beside them as they load are more than the card's {card / GIB:.2f} GiB: the model runs out of "
+            "memory while it loads ('Failed to load model - not enough GPU memory'), whatever "
+            "--gpu-memory-utilization; raise --tensor-parallel-size, serve a quantized checkpoint or use a larger "
+            f"card (a process holds {least:.2f} - {most:.2f} GiB outside PyTorch as it loads: the CUDA context and "
+            "NCCL, in the boot logs read; the least is planned)",
             "weights-load",
         )
     if b.weights_bytes >= b.requested_bytes:
