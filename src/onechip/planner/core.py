@@ -70,6 +70,7 @@ from onechip.planner.gpu_memory import (
     v2_param_pass_bytes,
 )
 from onechip.planner.gpu_plan import (
+    LOAD_NON_TORCH_BYTES,
     GpuPool,
     Stage,
     one_request_bytes,
@@ -980,14 +981,33 @@ def _bnb_load_settings(
     return (None if request.quantization is not None else quantization), load_format
 
 
+# The first release that loads a pre-quantized bitsandbytes 8-bit checkpoint: 0.5.4 - 0.5.5's BitsAndBytesConfig has
+# no load_in_8bit (from_config returns cls(): 4-bit NF4 'qweight' parameters) and their pre-quantized loader reads
+# only the NF4 quant state ('.quant_state.bitsandbytes__nf4'), so an 8-bit checkpoint's int8 '.weight' tensors meet a
+# model with no such parameter; 0.6.0 reads load_in_8bit and has _quantized_8bit_generator
+# (model_executor/layers/quantization/bitsandbytes.py and model_executor/model_loader/loader.py of the 0.5.4, 0.5.5,
+# 0.6.0, 0.6.1, 0.6.1.post1, 0.6.1.post2 sdists). 0.6.0 - 0.6.1.post2 capture CUDA graphs for it (no eager fallback
+# in their vllm/config.py: BNB_8BIT_EAGER starts at 0.6.2).
+BNB_8BIT_FIRST = "0.6.0"
+
+
 def _check_bnb_release(config: ModelConfig, rules: EngineRules, version: str | None) -> None:
-    """Refuse (ConfigError) a pre-quantized bitsandbytes checkpoint on a vLLM release that loads none (BNB_FLAGS)."""
+    """Refuse (ConfigError) a pre-quantized bitsandbytes checkpoint on a vLLM release that loads none (BNB_FLAGS), or
+    an 8-bit one on a release that loads 4-bit only (BNB_8BIT_FIRST)."""
     first = BNB_FLAGS[0]
-    if _quant_method(config) == "bitsandbytes" and rules.quantization_methods and older_than(version, first):
+    if _quant_method(config) != "bitsandbytes" or not rules.quantization_methods:
+        return
+    if older_than(version, first):
         raise ConfigError(
             f"a pre-quantized bitsandbytes checkpoint, which vLLM {version} does not load: its BitsAndBytesConfig "
             "asks the quantization_config for adapter_name_or_path ('Cannot find any of ['adapter_name_or_path'] "
             f"in the model's quantization config'); plan --engine-version {first} or later"
+        )
+    if _quant_config(config).get("load_in_8bit") is True and older_than(version, BNB_8BIT_FIRST):
+        raise ConfigError(
+            f"a pre-quantized bitsandbytes 8-bit checkpoint, which vLLM {version} does not load: it loads 4-bit NF4 "
+            "only (its BitsAndBytesConfig has no load_in_8bit, and the int8 weights find no parameter to load into); "
+            f"plan --engine-version {BNB_8BIT_FIRST} or later"
         )
 
 
@@ -1121,8 +1141,13 @@ def _resolve(request: PlanRequest) -> _Resolved:
     notes = [
         PlanWarning(code="architecture-release", message=note, source=_ARCHITECTURES_SOURCE) for note in arch_notes
     ] + _quantization_notes(
-        _quant_method(src.config) or request.quantization, rules, acc, _compressed_tensors_scheme(src.config)
+        # the method vLLM's capability check asks is the one served: humming's (75) over the checkpoint's
+        HUMMING if request.quantization == HUMMING else _quant_method(src.config) or request.quantization,
+        rules,
+        acc,
+        _compressed_tensors_scheme(src.config),
     )
+    notes += _humming_note(request, src.config)
     notes += _quantization_in_release(_quant_method(src.config), request.engine_version or rules.release, rules)
     notes += _deprecated_quantization(
         _quant_method(src.config), request.engine_version or rules.release, rules, request
@@ -3814,6 +3839,12 @@ def _online_fp8(request: PlanRequest, config: ModelConfig, rules: EngineRules, a
         )
     if request.quantization is None or method:
         return False
+    if request.quantization == HUMMING:
+        raise ConfigError(
+            "--quantization humming on a checkpoint without quantization_config quantizes it online to the format "
+            "the VLLM_HUMMING_ONLINE_QUANT_CONFIG environment variable names (quantization/humming.py "
+            "get_quant_config_for_layer), which the planner cannot read; plan a pre-quantized checkpoint, or fp8"
+        )
     if request.quantization != "fp8":
         raise ConfigError(
             f"--quantization {request.quantization}: the checkpoint has no quantization_config; vLLM reads a "
@@ -3884,6 +3915,11 @@ def _override_claims(
     modelled."""
     method, bits = str(quant.get("quant_method", "")).lower(), quant.get("bits")
     return [
+        # asked first when asked, and claims whatever the checkpoint ('if self.quantization == "humming": overrides =
+        # ["humming"] + overrides'; HummingConfig.override_quantization_method: '"humming" if user_quant ==
+        # "humming"'; config/model.py and quantization/humming.py, 0.20.0 - 0.34.0 sdists). The release registers it
+        # from 0.20.0 (catalog/vllm_registries.json), which _served_quantization checks.
+        ("humming", asked == HUMMING),
         ("auto_gptq", method == "gptq" and asked in _GPTQ_ASKED),
         ("gptq_marlin", method == "gptq" and asked in ("gptq_marlin", "marlin")),
         ("auto_awq", method == "awq" and asked in _AWQ_ASKED),
@@ -3892,6 +3928,42 @@ def _override_claims(
         ("moe_wna16", asked == "moe_wna16" and ((method == "gptq" and bits in (4, 8)) or (method, bits) == ("awq", 4))),
         *_modelopt_claims(quant, version),
         ("gpt_oss_mxfp4", method in ("mxfp4", "gpt_oss_mxfp4") and model_type == "gpt_oss"),
+    ]
+
+
+# vLLM's quantization method that serves any quantized checkpoint through the `humming` kernel package (first in
+# 0.20.0; a CUDA requirement from 0.22.1's requirements/cuda.txt 'humming-kernels[cu13]', installed by hand before)
+HUMMING = "humming"
+
+
+def _humming_refuses_gpt_oss(method: str, model_type: Any) -> None:
+    """HummingConfig.override_quantization_method raises for a gpt-oss MXFP4 checkpoint from 0.21.0 (quantization/
+    humming.py of the 0.21.0, 0.22.1, 0.23.0, 0.25.0, 0.27.1, 0.32.0, 0.34.0 sdists; absent from 0.20.0's)."""
+    if model_type == "gpt_oss" and method == "mxfp4":
+        raise ConfigError(
+            "--quantization humming on gpt-oss MXFP4: vLLM refuses it at start ('For gpt-oss model, use "
+            "'--moe-backend humming' instead of '--quantization humming'.'); leave --quantization out"
+        )
+
+
+def _humming_note(request: PlanRequest, config: ModelConfig) -> list[PlanWarning]:
+    """What --quantization humming on a quantized checkpoint loads: the checkpoint's own tensors, by its own
+    quantization_config (HummingLinearMethod.create_weights asks the checkpoint format's weight schema for each
+    tensor), converted to humming's layout after loading (process_weights_after_loading: convert_humming, then
+    HummingMethod.prepare_layer_meta with pad_n_to_multiple=256, pad_k_to_multiple=128; quantization/humming.py,
+    0.20.0 - 0.34.0 sdists). The conversion and that padding are the humming package's, not in vLLM's source."""
+    if request.quantization != HUMMING or not _quant_method(config):
+        return []
+    return [
+        PlanWarning(
+            code="humming-layout",
+            message=f"--quantization humming serves the {_quant_method(config)} checkpoint through the humming "
+            "kernels: planned at the checkpoint's weight bytes; humming repacks them after loading (each layer "
+            "padded to 256 output and 128 input columns, in the humming package), which a layer of other widths "
+            "may grow",
+            source="vllm/model_executor/layers/quantization/humming.py (HummingConfig.override_quantization_method, "
+            "HummingLinearMethod.process_weights_after_loading), 0.20.0 - 0.34.0 sdists",
+        )
     ]
 
 
@@ -3914,6 +3986,8 @@ def _served_quantization(request: PlanRequest, config: ModelConfig, rules: Engin
 
     served = asked
     if method:
+        if asked == HUMMING and missing(HUMMING) is None and (version is None or not older_than(version, "0.21.0")):
+            _humming_refuses_gpt_oss(method, config.data.get("model_type"))
         claims = _override_claims(quant, asked, config.data.get("model_type"), version)
         claimant = next((name for name, claimed in claims if claimed and missing(name) is None), None)
         if claimant is None and asked != method:
@@ -4142,11 +4216,15 @@ def _gpu_budget_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule, h
             if peak > b.weights_bytes
             else ""
         )
+        card = peak + gpu.load_held_bytes - gpu.load_over_card_bytes
+        least, most = (n / GIB for n in LOAD_NON_TORCH_BYTES)
         return (
-            f"does not fit: weights {peak / GIB:.2f} GiB per GPU{online} are more than the card's "
-            f"{(peak - gpu.load_over_card_bytes) / GIB:.2f} GiB: the model runs out of memory while it "
-            "loads ('Failed to load model - not enough GPU memory'), whatever --gpu-memory-utilization; raise "
-            "--tensor-parallel-size, serve a quantized checkpoint or use a larger card",
+            f"does not fit: weights {peak / GIB:.2f} GiB per GPU{online} and the {gpu.load_held_bytes / GIB:.2f} GiB "
+            f"held beside them as they load are more than the card's {card / GIB:.2f} GiB: the model runs out of "
+            "memory while it loads ('Failed to load model - not enough GPU memory'), whatever "
+            "--gpu-memory-utilization; raise --tensor-parallel-size, serve a quantized checkpoint or use a larger "
+            f"card (a process holds {least:.2f} - {most:.2f} GiB outside PyTorch as it loads: the CUDA context and "
+            "NCCL, in the boot logs read; the least is planned)",
             "weights-load",
         )
     if b.weights_bytes >= b.requested_bytes:

@@ -73,6 +73,14 @@ from onechip.schemas.plan import GpuMemoryBudget, LayerKV
 LARGE_GPU_BYTES = 70 * GIB
 # from 0.28.0 (rule huge_gpu_defaults): 'if device_memory >= 160 * GiB_bytes' comes first, with its own figures
 HUGE_GPU_BYTES = 160 * GIB
+
+# What a vLLM process holds outside PyTorch while it loads the weights (the CUDA / HIP context, NCCL / RCCL): the
+# least seen at a load is 0.49 GiB (31.86 GiB total - 48 MiB free - 31.32 GiB allocated by PyTorch at the load OOM of
+# tests/fixtures/bootlogs/r9700x2-llama-pllum-70b-base-bf16-tp2-len8192-eager-load-oom-v0190-rocm.log, ROCm 0.19.0 TP 2;
+# 17.52 GiB in use, 17.03 GiB by PyTorch after an L40S load, vllm-project/vllm issue #23230, 0.10.1), the most 0.66 GiB
+# (92.34 GiB in use, 91.68 GiB by PyTorch at an OOM in linear.py create_weights on a 93.09 GiB card, issue #28143).
+# The load fails where the weights and the least of it pass the card; between the least and the most it is uncertain.
+LOAD_NON_TORCH_BYTES = (int(0.49 * GIB), int(0.66 * GIB))
 SMALL_GPU_DEFAULTS = (256, 2048)
 
 
@@ -132,6 +140,7 @@ class GpuPool:
     table_bytes: int = 0  # the runner's block tables and slot mappings, outside the profiled budget (runner_tables)
     table_over_card_bytes: int = 0  # bytes those tables need beyond the card beside the requested memory
     load_over_card_bytes: int = 0  # the load's peak per GPU beyond the card's memory: the load runs out of memory
+    load_held_bytes: int = 0  # held beside the weights as they load: non-torch (LOAD_NON_TORCH_BYTES), V1 tables
     load_peak_bytes: int = (
         0  # weights per GPU at the load's peak (the resident weights, or more: Stage.load_extra_bytes)
     )
@@ -624,6 +633,9 @@ def _stage_pool(
             [g.block_size for g in layout.groups], max_num_seqs=seqs, max_num_batched_tokens=batch,
             max_model_len=max_model_len, v2_runner=rule.v2_runner,
         )  # fmt: skip
+    # the V1 runner builds its block tables with itself, before it loads the model (V0 keeps them on the host, V2
+    # allocates them once the KV cache is sized: runner_tables)
+    load_held = LOAD_NON_TORCH_BYTES[0] + (tables if not rule.v2_runner else 0)
     in_flight = batch * rule.sliding_in_flight_batches  # VllmConfig.max_in_flight_tokens (PP 1)
     per_request = layout.blocks_per_request(max_model_len, in_flight)
     low_high = (budget.kv_low_bytes, budget.kv_high_bytes) if kv_cache_memory_bytes is None else (pool, pool)
@@ -649,7 +661,8 @@ def _stage_pool(
         profile_over_card_bytes=_over_card(replace(budget, cuda_graph_bytes=0), 0, visible_bytes)
         if visible_bytes
         else 0,
-        load_over_card_bytes=max(0, load_peak - visible_bytes) if visible_bytes else 0,
+        load_over_card_bytes=max(0, load_peak + load_held - visible_bytes) if visible_bytes else 0,
+        load_held_bytes=load_held,
         load_peak_bytes=load_peak,
     )
 

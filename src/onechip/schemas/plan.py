@@ -350,7 +350,8 @@ class Plan(StoredResult):
     binding_limit: str | None = Field(
         default=None,
         description="What limits the deployment: 'weights' (exceed the cap), 'weights-load' (GPU: the weights per "
-        "GPU exceed the card itself: out of memory while the model loads), 'kv-one-request' (the pool holds "
+        "GPU with what the process holds beside them as they load (CUDA context, NCCL, the V1 block tables) exceed the "
+        "card itself: out of memory while the model loads), 'kv-one-request' (the pool holds "
         "less than one max_model_len request: the engine refuses to start), 'program-memory' (TPU: too little "
         "memory outside the cap for the compiled programs or the largest token bucket), 'block-table' (TPU: the "
         "runner's block table, max_num_seqs x blocks per request, leaves no KV pool), 'explicit-pool' (GPU: a "

@@ -485,6 +485,39 @@ _AUTO_TOOL_CHOICE_REFUSED = (
 TOOL_PARSER_REGISTRY_SINCE = "0.6.3"
 
 
+def _bnb_loader_warning(plan: Plan, flags: _Flags, warnings: list[str]) -> None:
+    """The loader flags a pre-quantized bitsandbytes checkpoint needs on the plan's release (the plan's load_format,
+    and its quantization taken from the checkpoint: planner.core.BNB_FLAGS), taken away by --set: vLLM 0.5.4 - 0.8.1's
+    EngineArgs.create_load_config raises unless --quantization bitsandbytes and --load-format bitsandbytes go
+    together (vllm/engine/arg_utils.py of the 0.5.4, 0.6.1.post2, 0.8.1 sdists; both default to 'auto' and None), and
+    with neither, or without --quantization on 0.8.2 - 0.8.3 (where it sets the load format), the default loader meets
+    the quant-state tensors ("KeyError: 'layers.0.mlp.down_proj.weight.absmax'", vllm-project/vllm issue #11010)."""
+    needed_format, needed_quant = plan.serve.load_format, plan.serve.quantization
+    from_checkpoint = needed_quant is not None and needed_quant.source == "model"
+    if needed_format is None and not (from_checkpoint and needed_quant and needed_quant.value == "bitsandbytes"):
+        return
+    load_format = flags.by_name.get("--load-format")
+    quant = flags.by_name.get("--quantization")
+    has_format = load_format is not None and load_format.value == "bitsandbytes"
+    has_quant = quant is not None and quant.value == "bitsandbytes"
+    release = f"vLLM {_release(plan) or plan.engine_version}"
+    if needed_format is not None and has_quant and not has_format:
+        got = load_format.value if load_format is not None else "auto"
+        why = f"\"BitsAndBytes quantization and QLoRA adapter only support 'bitsandbytes' load format, but got {got}\""
+    elif needed_format is not None and has_format and not has_quant:
+        got = quant.value if quant is not None else "None"
+        why = f"\"BitsAndBytes load format and QLoRA adapter only support 'bitsandbytes' quantization, but got {got}\""
+    elif not has_quant and not has_format:
+        why = "the default loader fails on its quant-state tensors (KeyError '...weight.absmax', vLLM issue #11010)"
+    else:
+        return
+    needs = "--quantization bitsandbytes" + (" --load-format bitsandbytes" if needed_format is not None else "")
+    warnings.append(
+        f"--set takes away what {release} needs to load this pre-quantized bitsandbytes checkpoint ({needs}): "
+        f"the engine fails at start: {why}"
+    )
+
+
 def _set_parser_warnings(plan: Plan, flags: _Flags, warnings: list[str]) -> None:
     """A parser the user set is kept as set, and vLLM's refusal said before vLLM says it: unless a plugin flag is on
     the command (it may register any name), the release is older than the flag itself (said once, by `since`), or a
@@ -568,6 +601,7 @@ def serve_flags(
     if served_name:
         flags.put("--served-model-name", served_name, "clients see a model name, not a local path", "onechip")
     _apply_sets(plan, sets, flags, env, warnings)
+    _bnb_loader_warning(plan, flags, warnings)
     _set_parser_warnings(plan, flags, warnings)
     _auto_tool_choice_needs_parser(flags, warnings)
     _conditional_rules(plan, target.kind, flags, sets, warnings)

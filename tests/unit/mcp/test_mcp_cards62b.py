@@ -31,5 +31,6 @@ def test_a_weights_bound_plan_says_one_weights_figure(monkeypatch):
     # OOM (corpus69d, binding 'weights-load'), still naming the one per-GPU figure
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     line = call("plan", WEIGHTS_BOUND).content[0].text
-    assert "does not fit: weights 14.99 GiB per GPU are more than the card's 7.87 GiB" in line, line
+    assert "does not fit: weights 14.99 GiB per GPU and the " in line, line
+    assert "held beside them as they load are more than the card's 7.87 GiB" in line, line
     assert set(re.findall(r"weights (\d+\.\d+) GiB", line)) == {"14.99"}, line

@@ -318,3 +318,49 @@ def test_a_pip_install_before_0_12_has_no_triton_kernels_and_loads_marlin(
                       launch=launch)  # fmt: skip
     (note,) = [w for w in plan.warnings if w.code == "mxfp4-loaded-layout"]
     assert f"vLLM's {backend} backend loads them" in note.message
+
+
+# --- --quantization humming (vLLM 0.20.0 on): HummingConfig.override_quantization_method returns 'humming' whenever
+# the user asks it, whatever the checkpoint's quant_method, and _verify_quantization asks it first when asked
+# ('if self.quantization == "humming": overrides = ["humming"] + overrides'; quantization/humming.py and
+# config/model.py of the 0.20.0, 0.21.0, 0.22.1, 0.23.0, 0.25.0, 0.27.1, 0.32.0, 0.34.0 sdists)
+
+
+@pytest.mark.parametrize(
+    ("method", "version"),
+    [("awq", "0.20.0"), ("gptq", "0.21.0"), ("fp8", "0.27.1"), ("compressed-tensors", "0.32.0"), ("awq", "0.34.0")],
+)
+def test_humming_claims_any_quantized_checkpoint(tmp_path: Path, method: str, version: str) -> None:
+    path = llama_layout(tmp_path / method, {**LLAMA, "quantization_config": {"quant_method": method, "bits": 4}})
+    kw = {"max_model_len": 8192, "engine_version": version}
+    plain = plan_model(str(path), "h100", **kw)
+    plan = plan_model(str(path), "h100", quantization="humming", **kw)
+    assert plan.weights_bytes == plain.weights_bytes  # the checkpoint's tensors are what loads
+    assert plan.serve.quantization is not None and plan.serve.quantization.value == "humming"
+    assert any(f.flag == "--quantization" and f.value == "humming" for f in flags.plan_flags(plan))
+    assert "humming-layout" in {w.code for w in plan.warnings}
+
+
+def test_humming_before_its_first_release_is_refused_as_vllm_refuses_it(tmp_path: Path) -> None:
+    path = llama_layout(tmp_path / "awq", {**LLAMA, "quantization_config": {"quant_method": "awq", "bits": 4}})
+    with pytest.raises(ConfigError, match=re.escape(MISMATCH.format("awq", "humming"))):
+        plan_model(str(path), "h100", max_model_len=8192, engine_version="0.19.1", quantization="humming")
+
+
+def test_humming_on_gpt_oss_mxfp4_is_refused_from_0_21_with_vllms_error(tmp_path: Path) -> None:
+    path = gpt_oss(tmp_path / "oss")
+    with pytest.raises(ConfigError, match=re.escape("use '--moe-backend humming' instead of '--quantization humming'")):
+        plan_model(str(path), "h100", max_model_len=8192, engine_version="0.21.0", quantization="humming")
+
+
+def test_humming_below_its_minimum_capability_is_refused(tmp_path: Path) -> None:
+    # HummingConfig.get_min_capability: 75 (0.20.0 - 0.34.0 sdists); a GPTQ checkpoint alone needs 60
+    path = llama_layout(tmp_path / "gptq", {**LLAMA, "quantization_config": {"quant_method": "gptq", "bits": 4}})
+    with pytest.raises(ConfigError, match=r"Minimum capability: 75\. Current capability: 70"):
+        plan_model(str(path), "v100-32gb", max_model_len=4096, engine_version="0.32.0", quantization="humming")
+
+
+def test_humming_on_an_unquantized_checkpoint_says_what_it_cannot_know(tmp_path: Path) -> None:
+    path = llama_layout(tmp_path / "llama", LLAMA)
+    with pytest.raises(ConfigError, match=r"VLLM_HUMMING_ONLINE_QUANT_CONFIG"):
+        plan_model(str(path), "h100", max_model_len=8192, engine_version="0.32.0", quantization="humming")
