@@ -199,12 +199,14 @@ def _debug_samples(
         args = entry["engine_args"]
         if (args["tensor_parallel_size"] or 1) != 1:
             continue
-        text = _text(entry)
-        layers = text["num_hidden_layers"] // (args["pipeline_parallel_size"] or 1)
         workers: dict[str, dict[str, tuple[float, int, float]]] = {}
         for line in log.read_text(encoding="utf-8").splitlines():
             if m := DEBUG_LINE.search(line):
                 workers.setdefault(m[1] or "", {})[m[2]] = (float(m[3]), int(m[4]), float(m[5]))
+        if not workers:  # a boot that stopped before capturing graphs (the sweep's FAILED ones: no config held)
+            continue
+        text = _text(entry)
+        layers = text["num_hidden_layers"] // (args["pipeline_parallel_size"] or 1)
         samples += [(log.stem, layers, text, modes) for modes in workers.values()]
     return samples
 
