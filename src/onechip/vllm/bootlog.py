@@ -607,6 +607,20 @@ _WRAPPER = re.compile(
     r"exception in a background process|^RuntimeError: (?:Engine core initialization failed|Frontend process failed "
     r"during engine core initialization)\b"
 )
+# What a worker raises after another process failed, never the cause where another exception names one: vLLM 0.19.0's
+# worker_main (vllm/v1/executor/multiproc_executor.py, line 832) sends READY through its pipe once its model is loaded,
+# and where the engine core has already exited for another rank's failure ('Parent process exited, terminating worker
+# queues', monitor_death_pipe) that pipe is closed: BrokenPipeError (h100-llama31-8b-dp2-one-gpu-refused-v0190: DP rank
+# 1's assertion, then DP rank 0's broken pipe 14 s later); a reset connection is the same end seen from a socket
+_AFTERMATH = re.compile(r"^(?:BrokenPipeError|ConnectionResetError)\b")
+# A pydantic ValidationError's own line names only the model ('1 validation error for ModelConfig'); the message is on
+# the rows below it, '  Value error, <the validator's ValueError> [type=value_error, input_value=..., input_type=...]'
+# ('Assertion failed, ...' for an AssertionError; pydantic-core src/errors/types.rs ErrorType::ValueError /
+# AssertionError), after the field's location where there is one (h100-phi2-len8192-refused-v0190,
+# h100-gemma4-e4b-unknown-model-type-refused-v0190)
+_VALIDATION_ERROR = re.compile(r"ValidationError: \d+ validation errors? for ")
+_VALIDATION_ROW = re.compile(r"(?:^\s*|\s)(?:Value error|Assertion failed), (.+?)(?:\s*\[type=\w+.*)?$")
+_VALIDATION_ROWS = 3
 # What pastes and log collectors put before vLLM's own text, stripped (any number, any order) before a line's level or
 # exception is read: ANSI colours (raw, or as a terminal copy shows them, '^[[0;36m'), a docker compose service column
 # ('vllm-service  | ', intel/llm-scaler#672), a Markdown or chat quote marker ('> ', '▎ ', eugr/spark-vllm-docker#396)
@@ -1367,6 +1381,23 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "off (piecewise CUDA graphs) or serve on a Hopper card. The boot stopped at the attention backend, not a "
         "memory shortfall",
     ),
+    # a model type the engine's transformers has no config class for: AutoConfig.from_pretrained (transformers/models/
+    # auto/configuration_auto.py, 4.57 - 5.19) raises it, vLLM's ModelConfig prints it inside a pydantic ValidationError
+    # (h100-gemma4-e4b-unknown-model-type-refused-v0190: gemma4 on the vllm/vllm-openai:v0.19.0 image)
+    (
+        re.compile(r"has model type `([^`]+)` but Transformers does not recognize this architecture"),
+        "the engine's transformers does not know model type '{0}' (the checkpoint is newer than that transformers): "
+        "serve it with a vLLM release (image) whose transformers has {0}, or upgrade transformers beside this one",
+    ),
+    # data parallel on more GPUs than the engine sees: vllm/v1/worker/gpu_worker.py init_device (0.19.0, line 241) puts
+    # DP rank r's worker on GPU r x PP x TP + its TP rank and asserts it is below torch.accelerator.device_count()
+    # (h100-llama31-8b-dp2-one-gpu-refused-v0190: --data-parallel-size 2 in a pod with one H100)
+    (
+        re.compile(r"DP adjusted local rank (\d+) is out of bounds"),
+        "data parallel needs --data-parallel-size x --tensor-parallel-size x --pipeline-parallel-size GPUs on the host "
+        "and the engine sees fewer (a rank was given GPU index {0}): give it that many GPUs (the container's or pod's "
+        "GPU count, CUDA_VISIBLE_DEVICES) or lower --data-parallel-size",
+    ),
     # LOAD_OOM (tests/fixtures/bootlogs r9700x2-llama-pllum-70b-*-bf16-tp2-len8192-eager-load-oom-v0190-rocm: 65.7 GiB
     # of bf16 weights a rank on 31.86 GiB cards): vLLM's own advice to lower the utilization helps only where something
     # else holds the card, as the load is not bounded by it
@@ -1439,15 +1470,77 @@ def _failure_cause(lines: list[str], cut_short: bool) -> str | None:
                 if pattern in _HOST_RAM_KILLS and platform_of(bare) == "cpu":
                     return _HOST_RAM_KILLS[pattern]
                 return cause(match) if callable(cause) else cause.format(*match.groups())
-    exceptions = [m.group(1) for line in bare if (m := _EXCEPTION.match(line))]
+    exceptions = [(i, m.group(1)) for i, line in enumerate(bare) if (m := _EXCEPTION.match(line))]
     # an exception on a last line cut short may be a wrapper cut before the words that name it ('RuntimeError: Engine
     # core initializati', _WRAPPER): it is the cause only where no whole line names one
     if cut_short and len(exceptions) > 1 and _EXCEPTION.match(bare[-1]):
         exceptions.pop()
     if exceptions:
-        causes = [e for e in exceptions if not _WRAPPER.search(e)] or exceptions
-        return redact(causes[-1])[:300]
+        causes = (
+            [e for e in exceptions if not _WRAPPER.search(e[1]) and not _AFTERMATH.match(e[1])]
+            or [e for e in exceptions if not _WRAPPER.search(e[1])]
+            or exceptions
+        )
+        i, cause = causes[-1]
+        return _hub_refusal(bare, i, cause) or redact(_validation_message(bare, i) or cause)[:300]
     return _cut_traceback(bare)
+
+
+def _validation_message(bare: list[str], i: int) -> str | None:
+    """The message of the pydantic ValidationError on `bare[i]`, from its rows below (_VALIDATION_ROW); None when the
+    line is no ValidationError or its rows are not in the log."""
+    if not _VALIDATION_ERROR.search(bare[i]):
+        return None
+    # the rows, or the exception's line where _records joined them to it (_rest_of_message)
+    rows = (_VALIDATION_ROW.search(row) for row in bare[i : i + 1 + _VALIDATION_ROWS])
+    return next((row.group(1) for row in rows if row), None)
+
+
+# huggingface_hub 0.36 (file_download.py _get_metadata_or_catch_error) takes any HTTP error on a file's metadata but
+# 'revision' or 'entry not found' (a private or gated repository, a token without the permission, the Hub down) as a
+# reason to look in the local cache, and where the file is not there raises LocalEntryNotFoundError 'An error happened
+# while trying to locate the file on the Hub ... Please check your connection' (_raise_on_head_call_error; 1.x and 2.x
+# the same), which transformers' cached_files (utils/hub.py) re-raises as "OSError: We couldn't connect to
+# 'https://huggingface.co' to load the files". The network was up: the HTTP error chained above it is the cause, in
+# requests' words (huggingface_hub < 1.0: '403 Client Error: Forbidden for url: URL', requests/models.py
+# raise_for_status) or httpx's (1.x: "Client error '403 Forbidden' for url 'URL'", httpx/_models.py), the Hub's reason
+# on the HfHubHTTPError's row '403 Forbidden: <X-Error-Message>.' (utils/_http.py hf_raise_for_status)
+# (h100-gemma2-2b-hub-403-refused-v0190 and its five siblings: a fine-grained token without gated-repository access)
+_CACHE_FALLBACK = re.compile(r"couldn't connect to '[^']*' to load|error happened while trying to locate the file on")
+_HTTP_STATUS = re.compile(
+    r"^(?:ERROR [^\]]*\] )?[\w.]*(?:Error|Exception): (?:(\d{3}) (?:Client|Server) Error: (.+?) for url: (\S+)"
+    r"|(?:Client|Server) error '(\d{3}) ([^']+)' for url '([^']+)')"
+)
+_HUB_REASON = re.compile(r"^\d{3} [\w ]+: (.+?)\.*$")
+_HUB_ADVICE = {
+    "4": "the engine's Hub token (HF_TOKEN) may not read this repository: accept the model's terms on its Hub page "
+    "with the token's account and give the token read access to it (a fine-grained token needs access to public "
+    "gated repositories), or serve a local copy",
+    "5": "the Hub failed to answer: retry, or serve a local copy",
+}
+
+
+def _hub_refusal(bare: list[str], i: int, cause: str) -> str | None:
+    """Where the boot's exception `cause` (on `bare[i]`) is the cache fallback of a refused Hub request
+    (_CACHE_FALLBACK), the refusal: its status, URL and the Hub's reason; None otherwise."""
+    if not _CACHE_FALLBACK.search(cause):
+        return None
+    refusals = [(j, m) for j, line in enumerate(bare[:i]) if (m := _HTTP_STATUS.match(line))]
+    if not refusals:
+        return None
+    j, refusal = refusals[-1]
+    status, reason, url = (g for g in refusal.groups() if g is not None)
+    said = next(
+        (m.group(1) for row in bare[j + 1 : i] if row.startswith(status) and (m := _HUB_REASON.match(row))), None
+    )
+    advice = "the Hub rate-limited the requests: retry later, or log in (HF_TOKEN)" if status == "429" else None
+    return redact(
+        f"the Hub refused {url}: HTTP {status} {reason}"
+        + (f" ('{said}')" if said else "")
+        + "; the connection error reported after it is huggingface_hub's fall-back to a cache that does not hold the "
+        "file, not the network: "
+        + (advice or _HUB_ADVICE.get(status[0], "check the repository id, revision and token, or serve a local copy"))
+    )
 
 
 # an ERROR-level line's own text, after vLLM's 'ERROR MM-DD HH:MM:SS [file.py:N] ' head (a JSON record's has no file)
