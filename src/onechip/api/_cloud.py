@@ -100,7 +100,7 @@ def cloud_up_quote(request: CloudUpRequest, on_progress: ProgressFn = no_progres
     return provision.reuse_quote(existing).model_copy(update={"reused": existing.name})
 
 
-def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> CloudUpResult:
+def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress, claimed: bool = False) -> CloudUpResult:
     """Get a TPU: flex-start queued resource (default), spot or on-demand node, zones tried in order; see
     onechip.cloud.provision.up. With --replicas N on a one-chip TPU, N of them (provision.up_set: a set that
     cannot be completed is deleted, said in one line); on a slice, one. With --model, the engines then start
@@ -108,7 +108,8 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> 
     share, vllm-router here in front), after that launch was built and checked before anything was created.
     Raises CloudError (every zone refused), Interrupted (Ctrl-C: names what exists and the command that
     deletes it), ConfigError, MissingDependencyError (google-auth), and what `up` raises (the TPUs then stay,
-    recorded, and the message names the command that deletes them)."""
+    recorded, and the message names the command that deletes them). `claimed`: the caller holds the TPU name's
+    claim (one TPU: provision.up's `claimed`)."""
     request = cloud_target(request)
     tpus = _tpus(request)
     if request.model is not None:  # the launch built and its plan checked before anything bills
@@ -118,7 +119,11 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> 
                               f"({check.plan.verdict}); {_fit_hint(check.plan)}; nothing was created")  # fmt: skip
     with ExitStack() as stack:
         tpu = _tpu(request.project, on_progress, stack)
-        result = provision.up_set(tpu, request, on_progress) if tpus > 1 else provision.up(tpu, request, on_progress)
+        result = (
+            provision.up_set(tpu, request, on_progress)
+            if tpus > 1
+            else provision.up(tpu, request, on_progress, claimed=claimed)
+        )
     if request.model is None:
         return result
     return _serve(request, result, on_progress)
