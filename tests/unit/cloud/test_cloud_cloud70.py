@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import subprocess
+import sys
 import threading
 
 import pytest
-from test_cloud_failures import OK, P, _demo, ours
+from test_cloud_failures import OK, P, _demo, ours, up
 
 from onechip import api
 from onechip.api import _demo_host
@@ -80,3 +84,65 @@ def test_a_demo_releases_its_claim_on_every_exit(fast, tmp_path, monkeypatch, fa
     assert reached.is_set() and ours(fast) == set()
     with records.claimed(P, NAME):  # free again: nothing of that demo holds it
         pass
+
+
+# --- item 2: a `cloud down` without --name deletes what no one holds, and names each TPU it left and its holder
+
+
+@contextlib.contextmanager
+def _held_by_another_process(name: str):
+    """Another process holding this home's claim on `name` (a flock of records.claim_path, as a `cloud up` of it
+    holds while it waits). Yields its pid."""
+    path = records.claim_path(P, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen(  # noqa: S603 (our own interpreter, fixed arguments)
+        [sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        yield holder.pid
+    finally:
+        holder.communicate(timeout=30)  # its stdin closed: it ends, its lock with it
+
+
+HOLDER = "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); fcntl.flock(fd, " \
+         "fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()"  # fmt: skip
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_down_without_name_deletes_the_others_and_names_the_one_held(fast, run, as_json):
+    # Before: one TPU held by a running `cloud up` (or demo) refused the whole `cloud down` (exit 8, nothing deleted),
+    # so everything else billed on. Now the others are deleted, the held one is left, named in one line with its
+    # holder's pid and command, and the exit is 8.
+    up(zones=[OK], provisioning="spot", no_limit=True, name="held-one")
+    up(zones=[OK], provisioning="spot", no_limit=True, name="free-one")
+    with _held_by_another_process("held-one") as pid:
+        rc, out, err = run("cloud", "down", "--project", P, "--yes", *(["--json"] if as_json else []))
+    assert rc == BusyError.exit_code, (rc, out, err)
+    assert ours(fast) == {(OK, "node", "held-one")}  # the other deleted, the held one untouched
+    assert [r.name for r in records.load_all()] == ["held-one"]
+    said = f"left node held-one ({OK}): its claim held by pid {pid} ({sys.executable} -c import fcntl"
+    if as_json:
+        result = json.loads(out)
+        assert result["deleted"] == [f"node free-one ({OK})"] and len(result["held"]) == 1, result
+        assert result["held"][0].startswith(said) and result["exit_code"] == BusyError.exit_code, result
+    else:
+        assert f"deleted node free-one ({OK})" in out, out
+        assert [line for line in out.splitlines() if said in line], out
+    assert "Traceback" not in err and len(err.strip().splitlines()) >= 1, err
+
+
+def test_a_down_without_name_where_every_tpu_is_held_deletes_nothing_and_says_so(fast, run):
+    up(zones=[OK], provisioning="spot", no_limit=True, name="held-one")
+    with _held_by_another_process("held-one") as pid:
+        rc, out, err = run("cloud", "down", "--project", P, "--yes")
+    assert rc == BusyError.exit_code and f"pid {pid}" in out + err and "Traceback" not in err, (out, err)
+    assert not any(m == "DELETE" for m, _, _ in fast.requests) and ours(fast) == {(OK, "node", "held-one")}
+
+
+def test_a_down_naming_a_held_tpu_is_still_refused_whole(fast, run):
+    up(zones=[OK], provisioning="spot", no_limit=True, name="held-one")
+    with _held_by_another_process("held-one") as pid:
+        rc, out, err = run("cloud", "down", "--project", P, "--name", "held-one", "--yes")
+    assert rc == BusyError.exit_code and f"pid {pid}" in err and len(err.strip().splitlines()) == 1, (out, err)
+    assert not any(m == "DELETE" for m, _, _ in fast.requests)
