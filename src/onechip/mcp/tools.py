@@ -797,8 +797,9 @@ def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> Cloud
     given = list(dict.fromkeys(request.targets))
     if unknown := [t for t in given if t not in found]:  # a typo must not let the others go, nor read as done
         now = ", ".join(found) or "none"
+        held = "".join(f"; {line}" for line in listing.held)  # one held since the preview is not among the targets
         raise ConfigError(f"cloud_down: no such target {', '.join(unknown)} (a typo, or gone since the preview); "
-                          f"nothing deleted; the targets now: {now}")  # fmt: skip
+                          f"nothing deleted; the targets now: {now}{held}")  # fmt: skip
     # a zone it could not list: what it reached is deleted, then the call fails naming that zone
     chosen = [found[t] for t in given]
     return api.cloud_down(request, on_progress, chosen, listing.unreachable, listing.notes, end_s, listing.held)

@@ -146,3 +146,32 @@ def test_a_down_naming_a_held_tpu_is_still_refused_whole(fast, run):
         rc, out, err = run("cloud", "down", "--project", P, "--name", "held-one", "--yes")
     assert rc == BusyError.exit_code and f"pid {pid}" in err and len(err.strip().splitlines()) == 1, (out, err)
     assert not any(m == "DELETE" for m, _, _ in fast.requests)
+
+
+def test_mcp_cloud_down_previews_the_held_tpu_and_deletes_the_others(fast):
+    from test_cloud_mcp import calls
+
+    up(zones=[OK], provisioning="spot", no_limit=True, name="held-one")
+    up(zones=[OK], provisioning="spot", no_limit=True, name="free-one")
+    with _held_by_another_process("held-one") as pid:
+        ((_, preview),) = calls(("cloud_down", {"project": P}))
+        targets = json.loads(preview.split("targets: ", 1)[1].split("]", 1)[0] + "]")
+        assert targets == [f"{P}/{OK}/node/free-one"], preview
+        assert f"left node held-one ({OK}): its claim held by pid {pid}" in preview, preview
+        ((failed, said),) = calls(("cloud_down", {"project": P, "targets": targets, "confirm": True}))
+    assert failed and "\n" not in said and f"deleted node free-one ({OK})" in said and f"pid {pid}" in said, said
+    assert ours(fast) == {(OK, "node", "held-one")}
+
+
+def test_mcp_cloud_down_of_a_target_held_since_its_preview_says_who_holds_it(fast):
+    # a target held since the preview is not found among those to delete: refused whole (nothing deleted) as a
+    # target gone since, and the line says that it is held and by whom, not only 'a typo, or gone'
+    from test_cloud_mcp import calls
+
+    up(zones=[OK], provisioning="spot", no_limit=True, name="held-one")
+    up(zones=[OK], provisioning="spot", no_limit=True, name="free-one")
+    targets = [f"{P}/{OK}/node/{name}" for name in ("free-one", "held-one")]  # as a preview before the hold gave them
+    with _held_by_another_process("held-one") as pid:
+        ((failed, said),) = calls(("cloud_down", {"project": P, "targets": targets, "confirm": True}))
+    assert failed and "\n" not in said and f"pid {pid}" in said and "nothing deleted" in said, said
+    assert len(ours(fast)) == 2
