@@ -13,7 +13,7 @@ import threading
 import pytest
 from test_cloud_failures import OK, P, _demo, ours, up
 
-from onechip import api
+from onechip import api, procs
 from onechip.api import _demo_host
 from onechip.cloud import records
 from onechip.errors import BusyError, Interrupted, OnechipError
@@ -90,13 +90,13 @@ def test_a_demo_releases_its_claim_on_every_exit(fast, tmp_path, monkeypatch, fa
 
 
 @contextlib.contextmanager
-def _held_by_another_process(name: str):
+def _held_by_another_process(name: str, *argv: str):
     """Another process holding this home's claim on `name` (a flock of records.claim_path, as a `cloud up` of it
-    holds while it waits). Yields its pid."""
+    holds while it waits), `argv` after its own arguments. Yields its pid."""
     path = records.claim_path(P, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     holder = subprocess.Popen(  # noqa: S603 (our own interpreter, fixed arguments)
-        [sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        [sys.executable, "-c", HOLDER, str(path), *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
@@ -175,3 +175,16 @@ def test_mcp_cloud_down_of_a_target_held_since_its_preview_says_who_holds_it(fas
         ((failed, said),) = calls(("cloud_down", {"project": P, "targets": targets, "confirm": True}))
     assert failed and "\n" not in said and f"pid {pid}" in said and "nothing deleted" in said, said
     assert len(ours(fast)) == 2
+
+
+def test_a_holders_command_line_is_said_without_a_secret_on_it(fast, run, monkeypatch):
+    # the holder's command line is another program's argv: a token typed on it must not reach our output
+    up(zones=[OK], provisioning="spot", no_limit=True, name="held-one")
+    token = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+    argv = f"python -m onechip cloud up --name held-one --hf-token {token}"  # short: not cut before the token
+    monkeypatch.setattr(procs, "command_line", lambda pid: argv)
+    with _held_by_another_process("held-one") as pid:
+        rc, out, err = run("cloud", "down", "--project", P, "--yes")
+        line = records.holders(P, "held-one")
+    assert rc == BusyError.exit_code and f"pid {pid}" in out + err, (out, err)
+    assert token not in out + err + line and line.startswith(f"pid {pid} (python -m onechip cloud up"), line
