@@ -14,6 +14,7 @@
     │   │                        unsupported, expired, failed, ended, conflict, not-found, precondition,
     │   │                        auth, offline, unsent, transient, rate-limit, bad-endpoint, other)
     │   └── CloudDownError       a `cloud down` that did not delete all it should: `result` says what it did
+    │                            (exit 8, not 7, when all it left is held by another process: `result.held`)
     ├── BusyError                another onechip process holds the lock (an `up` starting, a bench writing
     │                            the same --out): refused, nothing done (exit 8)
     ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10; `result`: the report)
@@ -155,6 +156,8 @@ class CloudDownError(CloudError):
     def __init__(self, message: str, result: CloudDownResult, failure: CloudError):
         super().__init__(message, reason=failure.reason, code=failure.code, status=failure.status)
         self.result = result
+        if result.held and not (result.failed or result.unreachable):  # only left to their holders: busy, not failed
+            self.exit_code = BusyError.exit_code
 
 
 class BusyError(OnechipError):

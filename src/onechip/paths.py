@@ -315,16 +315,46 @@ def held(path: Path) -> bool:
     return bool(holder_pids(path))
 
 
+LOCKS_TABLE = Path("/proc/locks")  # the kernel's table of every file lock (proc_locks(5))
+
+
 def holder_pids(path: Path) -> list[int]:
-    """The ids of the processes that hold a flock on `path`, read from the kernel's table of locks (/proc/locks:
-    'N: FLOCK  ADVISORY  WRITE PID MAJOR:MINOR:INODE 0 EOF', man 5 proc; a waiter's line, 'N: -> FLOCK ...', holds
-    nothing). [] when `path` or the table cannot be read (no /proc). A holder in another PID namespace shows as 0,
+    """The ids of the processes that hold a flock on `path`, read from the kernel's table of locks (LOCKS_TABLE:
+    'N: FLOCK  ADVISORY  WRITE PID MAJOR:MINOR:INODE 0 EOF', proc_locks(5); a waiter's line, 'N: -> FLOCK ...', holds
+    nothing). A row names its file by the superblock's device (fs/locks.c lock_get_status: inode->i_sb->s_dev), which
+    is not always the st_dev stat gives (btrfs: each subvolume's anonymous device; overlayfs: its own): a row that
+    does not match by the numbers is still the holder's when that process has `path` open with a lock on it
+    (_locks_it). [] when `path` or the table cannot be read (no /proc). A holder in another PID namespace shows as 0,
     which is left out (no process this one can name)."""
     try:
         st = path.stat()
-        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+        table = LOCKS_TABLE.read_text(encoding="ascii", errors="replace")
     except OSError:
         return []
     key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    rows = (line.split() for line in table.splitlines())
-    return [int(f[4]) for f in rows if f[1:2] == ["FLOCK"] and f[5:6] == [key] and f[4].isdecimal() and int(f[4])]
+    rows = [f for f in (line.split() for line in table.splitlines())
+            if f[1:2] == ["FLOCK"] and len(f) > 5 and f[4].isdecimal() and int(f[4])]  # fmt: skip
+    exact = [int(f[4]) for f in rows if f[5] == key]
+    return exact or [pid for pid in dict.fromkeys(int(f[4]) for f in rows) if _locks_it(pid, st)]
+
+
+def _locks_it(pid: int, st: os.stat_result) -> bool:
+    """Whether process `pid` has the file `st` is of open with a flock on it: one of its descriptors, stat'ed through
+    /proc/PID/fd/N as the file was, whose /proc/PID/fdinfo/N lists a 'lock:' FLOCK line (the locks of that open file:
+    fs/locks.c show_fd_locks, Linux 4.1+). No device numbers are compared with the table's. False where they cannot
+    be read (another user's process)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            seen = os.stat(f"/proc/{pid}/fd/{fd}")
+            if (seen.st_dev, seen.st_ino) != (st.st_dev, st.st_ino):
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii", errors="replace") as info:
+                if any(line.startswith("lock:") and "FLOCK" in line.split() for line in info):
+                    return True
+        except OSError:
+            continue
+    return False

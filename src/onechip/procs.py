@@ -108,6 +108,17 @@ def zombie(pid: int) -> bool:
     return fields is not None and fields[:1] == [b"Z"]
 
 
+def command_line(pid: int) -> str | None:
+    """Process `pid`'s command line (/proc/<pid>/cmdline, proc(5): its arguments, NUL-separated, joined by spaces
+    here); None when there is no such process, no /proc, or it shows none (a zombie, a kernel thread)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            words = cmdline.read().rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return None
+    return words or None
+
+
 def pids() -> list[str] | None:
     """The process ids /proc lists now (its numeric entries, proc(5)), as their folder names; None without /proc."""
     try:

@@ -16,7 +16,7 @@ from onechip.cloud.tpu_api import TpuApi
 from onechip.engines import replicas
 from onechip.engines import state as engine_state
 from onechip.engines.local import free_port
-from onechip.errors import CloudDownError, CloudError, ConfigError, Interrupted, OnechipError
+from onechip.errors import BusyError, CloudDownError, CloudError, ConfigError, Interrupted, OnechipError
 from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
@@ -100,7 +100,7 @@ def cloud_up_quote(request: CloudUpRequest, on_progress: ProgressFn = no_progres
     return provision.reuse_quote(existing).model_copy(update={"reused": existing.name})
 
 
-def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> CloudUpResult:
+def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress, claimed: bool = False) -> CloudUpResult:
     """Get a TPU: flex-start queued resource (default), spot or on-demand node, zones tried in order; see
     onechip.cloud.provision.up. With --replicas N on a one-chip TPU, N of them (provision.up_set: a set that
     cannot be completed is deleted, said in one line); on a slice, one. With --model, the engines then start
@@ -108,7 +108,8 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> 
     share, vllm-router here in front), after that launch was built and checked before anything was created.
     Raises CloudError (every zone refused), Interrupted (Ctrl-C: names what exists and the command that
     deletes it), ConfigError, MissingDependencyError (google-auth), and what `up` raises (the TPUs then stay,
-    recorded, and the message names the command that deletes them)."""
+    recorded, and the message names the command that deletes them). `claimed`: the caller holds the TPU name's
+    claim (one TPU: provision.up's `claimed`)."""
     request = cloud_target(request)
     tpus = _tpus(request)
     if request.model is not None:  # the launch built and its plan checked before anything bills
@@ -118,7 +119,11 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress) -> 
                               f"({check.plan.verdict}); {_fit_hint(check.plan)}; nothing was created")  # fmt: skip
     with ExitStack() as stack:
         tpu = _tpu(request.project, on_progress, stack)
-        result = provision.up_set(tpu, request, on_progress) if tpus > 1 else provision.up(tpu, request, on_progress)
+        result = (
+            provision.up_set(tpu, request, on_progress)
+            if tpus > 1
+            else provision.up(tpu, request, on_progress, claimed=claimed)
+        )
     if request.model is None:
         return result
     return _serve(request, result, on_progress)
@@ -397,13 +402,15 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
     saved = cloud_records.read_all()
     with ExitStack() as stack:
         targets, unreachable, notes = _targets(request, on_progress, stack, saved, end_s)
-    found = [r for _, r in targets]
-    with ExitStack() as claims:  # one an `up` or another `down` holds is refused before anyone is asked (cloud_down
-        _claim_all(found, claims)  # takes the claims again, to its end)
+    with ExitStack() as claims:  # one an `up` or another `down` holds is refused (with --name) or left (without),
+        found, held = _claim_all([r for _, r in targets], claims, not request.name)  # before anyone is asked
     if unreachable and not found:  # a result naming the zones, as a down that reached another zone raises one
-        said = f"{'; '.join(unreachable)}; nothing was deleted: {UNLISTED_AGAIN}"
-        result = CloudDownResult(unreachable=unreachable, notes=notes)
+        said = "; ".join([*unreachable, *held]) + f"; nothing was deleted: {UNLISTED_AGAIN}"
+        result = CloudDownResult(unreachable=unreachable, held=held, notes=notes)
         raise CloudDownError(said, result, CloudError(said, reason="transient"))
+    if held and not found:  # every one found is another's to end: nothing to ask about
+        said = "; ".join(held) + "; nothing was deleted"
+        raise CloudDownError(said, CloudDownResult(held=held, notes=notes), CloudError(said, reason="conflict"))
     if not found and request.name and request.name not in {bad.name for bad in saved.unreadable}:
         others = _recorded(CloudNameRequest(project=request.project), saved.resources)
         if others:
@@ -412,12 +419,13 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
             where = f" in {','.join(request.zones)}" if request.zones else ""
             raise ConfigError(f"--name {request.name}: nothing of onechip's is named so{where}; nothing deleted; it "
                               f"has {len(others)}: {names}{more} (`onechip cloud status`)")  # fmt: skip
-    return CloudTargets(resources=found, unreachable=unreachable, notes=notes)
+    return CloudTargets(resources=found, held=held, unreachable=unreachable, notes=notes)
 
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
                targets: list[CloudResource] | None = None, unreachable: Sequence[str] = (),
-               notes: Sequence[str] = (), end_s: float | None = None) -> CloudDownResult:  # fmt: skip
+               notes: Sequence[str] = (), end_s: float | None = None,
+               held: Sequence[str] = ()) -> CloudDownResult:  # fmt: skip
     """Delete what onechip created (labelled; a queued resource with its node), as listed by
     cloud_down_targets, after stopping the engines `up` runs on them (`cloud up --model`: every replica, the
     router and the tunnels here). `targets`: the list cloud_down_targets gave and the user confirmed, deleted as
@@ -430,13 +438,17 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
     naming it and what was deleted; its `result` holds the same (deleted, failed, unreachable). `notes`: the zones
     whose failed list hid nothing (CloudTargets.notes), kept in the result. `end_s`: the one bound (time.monotonic
     seconds, `down_deadline()`: the --zone lists' of cloud_down_found too, when no one was asked in between); None:
-    DOWN_WAIT_S from now, its lists (targets None) within it too."""
+    DOWN_WAIT_S from now, its lists (targets None) within it too. Without --name, a TPU whose claim another process
+    of this home holds (a `cloud up`, `demo --cloud`, another down) is left and named (_claim_all; `held`: the lines
+    cloud_down_found gave with `targets`), the rest deleted, then CloudDownError (exit 8 when nothing else failed);
+    with --name, BusyError before anything is deleted."""
     with ExitStack() as stack:
-        return _down(request, on_progress, stack, targets, unreachable, notes, end_s)
+        return _down(request, on_progress, stack, targets, unreachable, notes, end_s, held)
 
 
 def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, targets: list[CloudResource] | None,
-          unreachable: Sequence[str], notes: Sequence[str], end_s: float | None) -> CloudDownResult:  # fmt: skip
+          unreachable: Sequence[str], notes: Sequence[str], end_s: float | None,
+          held_before: Sequence[str]) -> CloudDownResult:  # fmt: skip
     """cloud_down, its TPU API clients closed as `stack` closes."""
     end_s = down_deadline() if end_s is None else end_s
     if targets is None:
@@ -445,8 +457,10 @@ def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, 
         projects = dict.fromkeys(r.project for r in targets)
         clients = {project: _tpu(project, on_progress, stack) for project in projects}
         chosen = [(clients[r.project], r) for r in targets]
-    _claim_all([r for _, r in chosen], stack)  # before anything is stopped or deleted
-    result = CloudDownResult(notes=list(notes))
+    free, held_now = _claim_all([r for _, r in chosen], stack, not request.name)  # before anything is stopped/deleted
+    held = [*held_before, *held_now]
+    chosen = [(tpu, r) for tpu, r in chosen if any(r is f for f in free)]
+    result = CloudDownResult(notes=list(notes), held=held)
     # one its list showed as another home's (or unlabelled) is kept as confirmed, its record dropped, whoever called
     chosen = [(tpu, r) for tpu, r in chosen if not provision.kept_as_listed(r, result)]
     # the last address each had: a preempted TPU shows none, and the engines started on it still run their tunnels
@@ -459,26 +473,52 @@ def _down(request: CloudNameRequest, on_progress: ProgressFn, stack: ExitStack, 
     result.deleted, result.kept, result.failed = done.deleted, result.kept + done.kept, done.failed
     result.unreachable = list(unreachable)
     if failure is not None:  # its line names what was deleted and what may still exist
-        raise CloudDownError("; ".join([str(failure), *unreachable]), result, failure)
+        raise CloudDownError("; ".join([str(failure), *unreachable, *held]), result, failure)
+    went = f"deleted {', '.join(result.deleted)}; " if result.deleted else "nothing deleted; "
     if unreachable:  # what it reached is deleted; a labelled TPU in that zone may bill on unseen
-        went = f"deleted {', '.join(result.deleted)}; " if result.deleted else "nothing deleted; "
-        said = f"{went}{'; '.join(unreachable)}: {UNLISTED_AGAIN}"
+        said = f"{went}{'; '.join([*held, *unreachable])}: {UNLISTED_AGAIN}"
         raise CloudDownError(said, result, CloudError(said, reason="transient"))
+    if held:  # the others are deleted; each held one is its holder's to end (exit 8)
+        said = f"{went}{'; '.join(held)}"
+        raise CloudDownError(said, result, CloudError(said, reason="conflict"))
     return result
 
 
-def _claim_all(resources: list[CloudResource], stack: ExitStack) -> None:
+def _claim_all(resources: list[CloudResource], stack: ExitStack,
+               leave_held: bool = False) -> tuple[list[CloudResource], list[str]]:  # fmt: skip
     """Hold, until `stack` closes, this home's claim (records.claimed) on the name of each of `resources` and on its
     replica set's: a `cloud down` took none, so it deleted a TPU a `cloud up` of this home still waited on (which then
     failed 'deleted outside this run', or saved again the record of a TPU gone), and two downs sent the same deletes.
-    Raises BusyError (exit 8), nothing stopped or deleted, when another process holds one, naming its pid: a down does
-    not wait for it, as an up holds its claim for its whole wait (a flex-start request queues up to --valid-until,
-    hours), so a wait bounded by the down's DOWN_WAIT_S would mostly run out and say the same 10 min later."""
-    names = {(r.project, r.name, False) for r in resources}
-    names |= {(r.project, r.replica_set, True) for r in resources if r.replica_set}
-    for project, name, of_set in sorted(names):
-        if valid_names(project, "us-west4-a", name):  # a set label from the API may be no TPU name: no claim of it
-            stack.enter_context(cloud_records.claimed(project, name, of_set, cloud_records.DOWN_BUSY))
+    Returns (those claimed, one line for each left). Raises BusyError (exit 8), nothing stopped or deleted, when another
+    process holds one, naming its pid: a down does not wait for it, as an up holds its claim for its whole wait (a
+    flex-start request queues up to --valid-until, hours), so a wait bounded by the down's DOWN_WAIT_S would mostly
+    run out and say the same 10 min later. `leave_held` (a down without --name, of all it finds): a held one is left
+    instead, said as 'left kind name (zone): its claim held by pid N (COMMAND)' with the command that deletes it once
+    its holder ends: one TPU a `cloud up` or `demo --cloud` uses no longer keeps every other billing."""
+    free: list[CloudResource] = []
+    held: list[str] = []
+    taken: set[tuple[str, str, bool]] = set()
+    for resource in resources:
+        keys = [(resource.project, resource.name, False)]
+        keys += [(resource.project, resource.replica_set, True)] if resource.replica_set else []
+        # a set label from the API may be no TPU name: no claim of it
+        keys = [k for k in keys if k not in taken and valid_names(k[0], "us-west4-a", k[1])]
+        with ExitStack() as mine:
+            for key in keys:
+                try:
+                    mine.enter_context(cloud_records.claimed(*key, cloud_records.DOWN_BUSY))
+                except BusyError:
+                    if not leave_held:
+                        raise
+                    held.append(f"left {resource.kind} {resource.name} ({resource.zone}): its claim held by "
+                                f"{cloud_records.holders(*key)}; delete it once that ends: "
+                                f"{provision.delete_command(resource)}")  # fmt: skip
+                    break
+            else:
+                taken.update(keys)
+                free.append(resource)
+                stack.enter_context(mine.pop_all())
+    return free, held
 
 
 def _stop_engines_on(addresses: set[str], on_progress: ProgressFn) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import typing
 from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 
 from onechip import cost as cost_layer
@@ -55,7 +55,7 @@ def _demo_host(request: DemoRequest, on_progress: ProgressFn) -> tuple[str | Non
             raise ConfigError(f"--again: no running TPU {name} recorded; run the demo without --again first")
     if not request.ssh_key and not request.ssh_options:
         options.append(f"IdentityFile={Path.home() / '.ssh' / 'google_compute_engine'}")
-    resource = cloud_up(up_request, on_progress).resource
+    resource = cloud_up(up_request, on_progress, claimed=True).resource  # the demo holds its claim (_demo_claim)
     if not resource.external_ip:
         raise CloudError(f"{resource.name} is READY but has no external IP", reason="other")
     return f"{request.ssh_user}@{resource.external_ip}", options, resource
@@ -177,6 +177,26 @@ def demo_on_host(
     the engine down and the TPU deleted unless --keep. Ctrl-C or a failure still stops the engine and
     deletes the TPU (or, with --keep, says what is left billing and the command that deletes it)."""
     planned = _demo_plan(request)  # a plan that does not fit is refused before a TPU is created or an image pulled
+    with _demo_claim(request, on_progress):
+        return _demo_claimed(request, planned, on_progress, on_stage_done)
+
+
+def _demo_claim(request: DemoRequest, on_progress: ProgressFn) -> AbstractContextManager[None]:
+    """The claim (records.claimed) on the TPU name of a `demo --cloud`, held from before its `cloud up` until its TPU
+    is deleted or kept: held by the `cloud up` alone, a `cloud down` of this home deleted the TPU under a demo that
+    measured on it, and a second demo resumed it, then deleted it as its own. None to hold on a host of your own.
+    Raises BusyError (exit 8, nothing sent) when another process, or another call of this one, holds it; CloudError
+    when no project is known (as cloud up)."""
+    if not request.cloud:
+        return nullcontext()
+    with ExitStack() as stack:  # the project as cloud up's client resolves it: --project, else the credentials'
+        project = _tpu(request.project, on_progress, stack).project
+    return cloud_records.claimed(project, provision.tpu_name(demo_cloud_request(request)))
+
+
+def _demo_claimed(request: DemoRequest, planned: Plan, on_progress: ProgressFn,
+                  on_stage_done: Callable[[str, Path], None] | None) -> RunManifest:  # fmt: skip
+    """demo_on_host, its TPU name claimed (_demo_claim) and its plan made."""
     run_dir = request.out_dir or new_run_dir(request.runs_root)
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = new_manifest(run_dir, request.quick)

@@ -43,7 +43,9 @@ EXIT_CODES = (
     "command that deletes them); 7 the cloud API refused or failed (a zone it has not, stockout or quota in every "
     "zone, credentials, an outage past its deadline, a delete that failed: the line names what may still exist and "
     "how to delete it); "
-    "8 another onechip holds the engine state; 130 interrupted (Ctrl-C), 143 stopped by SIGTERM (both name what may "
+    "8 another onechip holds the engine state, or the TPU name (a `cloud up`, `demo --cloud` or `cloud down` using "
+    "it: a down without --name deletes the others and names each TPU it left, its holder's pid and command); "
+    "130 interrupted (Ctrl-C), 143 stopped by SIGTERM (both name what may "
     "still exist). With --json, stdout holds the JSON alone (progress and errors go to stderr); on an error it holds "
     '{"error": the line, "exit_code": N}; status and down, when a zone could not be listed or a delete failed, print '
     "their whole result with those two keys added (down's: what was deleted, and what was not and why)."
@@ -264,11 +266,12 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     end_s = api.down_deadline()
     try:
         listing = api.cloud_down_found(request, progress, end_s)
-    except CloudDownError as exc:  # its only zone(s) could not be listed: the result names them, as below
-        if as_json:
-            print_json(exc.result, exc)
+    except CloudDownError as exc:  # its only zone(s) could not be listed, or all it found is held: the result says
+        _print_down(exc.result, as_json, exc)  # so, as below
         raise
     targets = listing.resources
+    for line in listing.held:  # left to the process using it: said before the question about the others
+        typer.echo(f"  {line}", err=as_json)
     if not targets:  # under --json, stdout holds the JSON alone: an empty result, the line on stderr
         typer.echo("nothing to delete: no resource onechip created matches", err=as_json)
         if as_json:
@@ -277,7 +280,8 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     _confirm_targets(targets, as_json, yes)
     # what was listed and confirmed, not looked up again; a zone it could not list is named after the deletes
     try:
-        result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes, end_s if yes else None)
+        result = api.cloud_down(request, progress, targets, listing.unreachable, listing.notes, end_s if yes else None,
+                                listing.held)  # fmt: skip
     except CloudDownError as exc:  # stdout says what was deleted and what was not; the line (stderr) says it too, cut
         _print_down(exc.result, as_json, exc)  # at errors.MAX_LINE_CHARS: stdout says each TPU left and its command
         raise
@@ -311,3 +315,5 @@ def _print_down(result: CloudDownResult, as_json: bool, failure: OnechipError | 
         console.print(f"[yellow]kept[/] {line}", highlight=False, soft_wrap=True)
     for line in result.failed:
         console.print(f"[red]not deleted[/] {line}", highlight=False, soft_wrap=True)
+    for line in result.held:
+        console.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)  # its command may hold [

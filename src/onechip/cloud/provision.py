@@ -946,15 +946,20 @@ def checked_zones(api: TpuApi, request: CloudUpRequest | CloudProbeRequest,
     return zones, refused
 
 
-def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Member = None) -> CloudUpResult:
+def up(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, member: Member = None,
+       claimed: bool = False) -> CloudUpResult:  # fmt: skip
     """Get `request.chip` with `request.provisioning`, trying each zone in order; a stockout, quota,
     unsupported-model, expired, failed or ended attempt moves on to the next zone (after deleting what it
     left). A labelled resource of the same name that is still alive is resumed instead of created again;
     one that ended is deleted first; a foreign one is refused. Returns the READY resource and every attempt.
     Raises CloudError (every zone refused: each reason listed; or a failure that is not the zone's, naming
     what may exist), Interrupted (Ctrl-C: what exists and the delete command), ConfigError. `member`: (set
-    name, index) when this TPU is one of a `cloud up --replicas N` set (up_set)."""
+    name, index) when this TPU is one of a `cloud up --replicas N` set (up_set). `claimed`: the caller holds the
+    name's claim (records.claimed(api.project, tpu_name(request))) beyond this up (a `demo --cloud`, until its TPU is
+    deleted); a flock of a second descriptor would find it taken."""
     name = tpu_name(request)
+    if claimed:
+        return _up_claimed(api, request, name, on_progress, member)
     with records.claimed(api.project, name):  # a second `up` of this home must not resume, or delete, the first's
         return _up_claimed(api, request, name, on_progress, member)
 

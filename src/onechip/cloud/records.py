@@ -38,8 +38,8 @@ from typing import TypeVar
 
 from pydantic import TypeAdapter
 
-from onechip import jsontext
-from onechip.errors import ConfigError
+from onechip import jsontext, procs
+from onechip.errors import ConfigError, redact
 from onechip.paths import exclusive, holder_pids, kind_of, onechip_home, read_home_file, write_text_atomic
 from onechip.schemas.cloud import CloudResource, ZoneName, ZoneOffer, valid_names
 from onechip.schemas.common import stored_by_newer, written_by_newer
@@ -61,6 +61,9 @@ DOWN_BUSY = (
     "nothing was deleted; let it end, or stop it (Ctrl-C) and run `onechip cloud down` again",
     "nothing was deleted; let that call end, or cancel it, and run `cloud down` again",
 )
+# how much of a claim holder's command line `holders` shows: enough for `onechip cloud up --name N --project P`
+# after the interpreter's path, short of a line the error's one-line limit would cut (errors.MAX_LINE_CHARS)
+HOLDER_COMMAND_CHARS = 160
 _ZONE = TypeAdapter(ZoneName)
 _Entry = TypeVar("_Entry")  # one entry of a cache file (_cached)
 
@@ -205,10 +208,8 @@ def claimed(
     process holds it, or this one: an MCP server's other tool call, a flock of another descriptor) when a process of
     this home holds it, ConfigError for a project or name not in the API's shapes (a path is made of
     them)."""
-    if not valid_names(project, "us-west4-a", name):  # any zone: only the project and the name make the path
-        raise ConfigError(f"claim of {name[:80]!r} in {project[:80]!r}: not a TPU resource name and project")
     what = f"the set of TPUs {name}-0 ... (`cloud up --replicas`)" if of_set else f"TPU {name}"
-    path = _dir() / "claims" / project / f"{name}{'.set' if of_set else ''}.lock"  # a TPU name has no '.'
+    path = claim_path(project, name, of_set)
 
     def busy() -> str:  # asked when the lock is found taken: who has it then
         pids = holder_pids(path)
@@ -220,6 +221,30 @@ def claimed(
         return f"another onechip of this home ({who}: a `cloud up`, `demo --cloud` or `cloud down`) {doing}: {then[0]}"
 
     return exclusive(path, busy)
+
+
+def holders(project: str, name: str, of_set: bool = False) -> str:
+    """Who holds this home's claim (`claimed`) on `name` in `project` (a set's: `of_set`), in words: 'pid N (its
+    command line, redacted, cut at HOLDER_COMMAND_CHARS)' each (paths.holder_pids), this process said as such (an MCP
+    server's other tool call), or that no pid is readable."""
+
+    def command(pid: int) -> str:
+        if pid == os.getpid():
+            return "this onechip process: another of its tool calls"
+        words = redact(procs.command_line(pid) or "its command not readable")
+        cut = len(words) > HOLDER_COMMAND_CHARS
+        return words[: HOLDER_COMMAND_CHARS - 3] + "..." if cut else words
+
+    pids = holder_pids(claim_path(project, name, of_set))
+    return ", ".join(f"pid {pid} ({command(pid)})" for pid in pids) or "another process (its pid not readable)"
+
+
+def claim_path(project: str, name: str, of_set: bool = False) -> Path:
+    """The lock file of this home's claim (`claimed`) on the TPU name `name` (a set's: `of_set`) in `project`. Raises
+    ConfigError for a project or name not in the API's shapes (a path is made of them)."""
+    if not valid_names(project, "us-west4-a", name):  # any zone: only the project and the name make the path
+        raise ConfigError(f"claim of {name[:80]!r} in {project[:80]!r}: not a TPU resource name and project")
+    return _dir() / "claims" / project / f"{name}{'.set' if of_set else ''}.lock"  # a TPU name has no '.'
 
 
 def _path(resource: CloudResource) -> Path:

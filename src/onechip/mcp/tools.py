@@ -765,7 +765,8 @@ def _cloud_down_preview(request: CloudDownToolRequest) -> str:
     names = ", ".join(f"{r.kind} {r.name} ({r.zone}{'' if r.recorded else '; ' + NOT_RECORDED})" for r in gone)
     keeps = "".join(f"; would keep {r.kind} {r.name} ({r.zone}): {kept[_target_key(r)]}" for r in targets
                     if _target_key(r) in kept)  # fmt: skip
-    unlisted = "".join(f"; {line}" for line in listing.unreachable) + "".join(f"; note: {n}" for n in listing.notes)
+    unlisted = "".join(f"; {line}" for line in [*listing.held, *listing.unreachable]) + "".join(
+        f"; note: {n}" for n in listing.notes)  # fmt: skip
     if not gone:  # nothing to confirm (_cloud_down_gated): the call keeps them all without targets
         return f"would delete nothing{keeps}{unlisted}"
     keys = json.dumps([_target_key(r) for r in targets])
@@ -788,18 +789,20 @@ def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> Cloud
     found = {_target_key(r): r for r in listing.resources}
     if not request.targets and _all_kept(listing.resources):  # the gate asked nothing: the down keeps each, as the
         # CLI's does (api.cloud_down: its record dropped, nothing deleted, no engine on it stopped)
-        return api.cloud_down(request, on_progress, listing.resources, listing.unreachable, listing.notes, end_s)
+        return api.cloud_down(request, on_progress, listing.resources, listing.unreachable, listing.notes, end_s,
+                              listing.held)  # fmt: skip
     if found and not request.targets:
         raise ConfigError("cloud_down deletes only what its preview listed: give targets as the preview wrote them "
                           "(call cloud_down without confirm to see them)")  # fmt: skip
     given = list(dict.fromkeys(request.targets))
     if unknown := [t for t in given if t not in found]:  # a typo must not let the others go, nor read as done
         now = ", ".join(found) or "none"
+        held = "".join(f"; {line}" for line in listing.held)  # one held since the preview is not among the targets
         raise ConfigError(f"cloud_down: no such target {', '.join(unknown)} (a typo, or gone since the preview); "
-                          f"nothing deleted; the targets now: {now}")  # fmt: skip
+                          f"nothing deleted; the targets now: {now}{held}")  # fmt: skip
     # a zone it could not list: what it reached is deleted, then the call fails naming that zone
     chosen = [found[t] for t in given]
-    return api.cloud_down(request, on_progress, chosen, listing.unreachable, listing.notes, end_s)
+    return api.cloud_down(request, on_progress, chosen, listing.unreachable, listing.notes, end_s, listing.held)
 
 
 def _cloud_probe_preview(request: CloudProbeRequest) -> str:

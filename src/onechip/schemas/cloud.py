@@ -455,6 +455,12 @@ class CloudTargets(ResultModel):
     """What `cloud down` would delete (cloud_down_found), and the zones it could not list."""
 
     resources: list[CloudResource] = Field(default_factory=list, description="Recorded and labelled resources found.")
+    held: list[str] = Field(
+        default_factory=list,
+        description="A down without --name: one line per resource found that it will leave, its claim held by "
+        "another process of this onechip home (a `cloud up`, `demo --cloud` or `cloud down` using it), naming that "
+        "process's pid and command; not in `resources`.",
+    )
     unreachable: list[str] = Field(
         default_factory=list,
         description="One line per zone whose list failed: a labelled TPU there may be missing from `resources` "
@@ -495,6 +501,12 @@ class CloudDownResult(ResultModel):
         default_factory=list,
         description="One line per --zone zone whose list failed: a labelled TPU there may be missing above and bill "
         "on; the command exits 7.",
+    )
+    held: list[str] = Field(
+        default_factory=list,
+        description="A down without --name: 'left kind name (zone): its claim held by pid N (COMMAND); ...' per "
+        "resource left to the process of this onechip home using it (a `cloud up`, `demo --cloud` or `cloud down`); "
+        "the command exits 8 (7 when a delete failed or a zone could not be listed too).",
     )
     notes: list[str] = Field(
         default_factory=list,

@@ -93,7 +93,7 @@ def test_down_json_prints_the_json_alone_also_when_nothing_is_left(fast, run):
     assert rc == 0, err
     rc, out, err = run("cloud", "down", "--project", P, "--yes", "--json")
     assert rc == 0, err
-    empty = {"deleted": [], "kept": [], "failed": [], "unreachable": [], "notes": []}
+    empty = {"deleted": [], "kept": [], "failed": [], "unreachable": [], "held": [], "notes": []}
     assert json.loads(out) == dict(empty, deleted=[f"node t1 ({OK})"])
     assert f"node t1 in {OK} (spot, project {P})" in err  # what it deletes, said on stderr
     rc, out, err = run("cloud", "down", "--project", P, "--yes", "--json")  # run twice: nothing left
