@@ -495,6 +495,11 @@ def log_source(state: EngineState | None = None) -> str:
     return f"{state.host}:{state.remote_log or remote.REMOTE_LOG}" if state.host else state.remote_log or ""
 
 
+# How often a follow of a local log reads what was written since (GNU tail -f reads every 1 s: coreutils tail
+# --sleep-interval's default); the last line of a read waits for the next read at most this long (LinesRedactor.held)
+FOLLOW_POLL_S = 0.5
+
+
 def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterator[str]:
     """The engine log of the engine `up` started (or of `state`: one replica), line by line, secrets
     redacted; with `follow`, keep reading until interrupted or the engine exits. After `down`, the log of the engine
@@ -542,9 +547,13 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     try:
         while True:
             # to the end of what is written; a last line not ended yet is held for the next read (_ended_lines)
-            yield from hidden.each(_ended_lines(handle, held, final=not follow))
             if not follow:
+                yield from hidden.each(_ended_lines(handle, held, final=True))
                 return
+            # and the last line ended waits for the next read's first, which may finish a secret it began (a wrap's two
+            # lines written in two reads), up to the next poll where none came (FOLLOW_POLL_S late at most)
+            if not (yield from hidden.held(_ended_lines(handle, held, final=False))):
+                yield from hidden.release()
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
                 yield from hidden.each(_ended_lines(handle, held, final=True))  # what it wrote as it died
                 # rotated before it died (read after the death, so no rotation is missed): then the file now at its name
@@ -557,7 +566,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
             if gone := log_writer_note(state):  # it writes on, but its log grows no more: say so, as `status` does
                 yield from hidden.each(_ended_lines(handle, held, final=True))
                 raise EngineError(gone)
-            time.sleep(0.5)
+            time.sleep(FOLLOW_POLL_S)
             looked = set(_copies(path))  # before _moved: if the file is still at its name, these came before
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
                 yield from hidden.each(_ended_lines(handle, held, final=True))  # its last line: ended by the move
