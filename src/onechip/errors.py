@@ -796,6 +796,14 @@ def lines_redactor() -> LinesRedactor:
     return LinesRedactor()
 
 
+# How long a reader that reads a line ahead holds a line for the one after it (LinesRedactor.held) before it gives it
+# with none (release): a follow's pipe may stay quiet for minutes. A wrap's two lines are written by one write of the
+# writer (the cut is the width's, not a pause: `fold`, a terminal's log), so the second comes with the first or in the
+# read right after it; this is the local follow's poll (engines.state.FOLLOW_POLL_S), how late a follow shows a line
+# already.
+HOLD_AHEAD_S = 0.5
+
+
 class LinesRedactor:
     """lines_redactor's state over one text: the PEM block it is in (its BEGIN line's prefix) and the run of
     characters the line before ended with."""

@@ -34,6 +34,7 @@ from onechip.engines import port_claims, remote
 from onechip.engines.base import Engine
 from onechip.engines.local import await_writers, group_alive, group_ours, remove_rpc_dir, stop_group
 from onechip.errors import (
+    HOLD_AHEAD_S,
     EngineError,
     LinesRedactor,
     OnechipError,
@@ -497,7 +498,7 @@ def log_source(state: EngineState | None = None) -> str:
 
 # How often a follow of a local log reads what was written since (GNU tail -f reads every 1 s: coreutils tail
 # --sleep-interval's default); the last line of a read waits for the next read at most this long (LinesRedactor.held)
-FOLLOW_POLL_S = 0.5
+FOLLOW_POLL_S = HOLD_AHEAD_S
 
 
 def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterator[str]:
