@@ -14,10 +14,12 @@ import gzip
 import io
 import lzma
 import os
+import queue
 import re
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -40,7 +42,6 @@ from onechip.errors import (
     OnechipError,
     lines_redactor,
     os_error_line,
-    redact,
     remember_secret,
 )
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
@@ -458,8 +459,7 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             assert proc.stdout is not None
             try:  # its lines as a local file's (log_summary.read_lines: LINE_END, MAX_LINE_CHARS), never one held whole
                 text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
-                # no line read ahead (LinesRedactor.each): a follow's pipe waits for the next line
-                for line in map(lines_redactor(), log_summary.read_lines(text)):
+                for line in _held_ahead(log_summary.read_lines(text), lines_redactor()):
                     last = line
                     yield line
                 # read to its end: its exit status says whether it read the log (terminated below, it would say
@@ -471,7 +471,10 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
         if proc.returncode == 0 or proc.returncode < 0:  # done, or ended by us (a follow interrupted)
             return
         errors.seek(0)
-        said = [redact(line) for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
+        # in order, so a secret ssh's words wrapped is hidden on both lines
+        said = [
+            line for line in lines_redactor().each(errors.read().decode(errors="replace").splitlines()) if line.strip()
+        ]
     if proc.returncode == 255 and state.host:  # ssh's own exit status: no log was read
         raise EngineError(
             f"cannot read the engine log on {state.host}: {shell.where()}: {(said or ['exit code 255'])[-1][:300]}; "
@@ -479,6 +482,49 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
         )
     why = (said or [last.strip()])[-1] or f"exit code {proc.returncode}"
     raise EngineError(f"cannot read the engine log of {log_source(state)}: {why[:300]}")
+
+
+def _held_ahead(lines: Iterator[str], hidden: LinesRedactor) -> Iterator[str]:
+    """`lines`, a pipe's, read as they come, redacted by `hidden` each with the line after it where that comes within
+    HOLD_AHEAD_S, else alone (LinesRedactor.held, release): a line read ahead must not wait on a quiet pipe (a
+    follow's `tail -F`), so a thread reads the pipe into a queue the caller waits on for that long. Raises what
+    reading raises."""
+    # at most 1,024 lines (each at most log_summary.MAX_LINE_CHARS) read before the caller takes them: the thread
+    # waits, as the pipe does, and a `tail -n +1` of a long log is never held whole
+    got: queue.Queue[tuple[str | None, BaseException | None]] = queue.Queue(maxsize=1024)
+    done = threading.Event()  # the caller stopped (a follow interrupted): the thread puts no more
+
+    def put(item: tuple[str | None, BaseException | None]) -> None:
+        while not done.is_set():
+            with contextlib.suppress(queue.Full):
+                got.put(item, timeout=HOLD_AHEAD_S)
+                return
+
+    def read() -> None:
+        try:
+            for line in lines:
+                put((line, None))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller, which raises it
+            put((None, exc))
+            return
+        put((None, None))
+
+    threading.Thread(target=read, name="onechip-log-reader", daemon=True).start()
+    try:
+        while True:
+            try:
+                line, failed = got.get(timeout=HOLD_AHEAD_S if hidden.waiting is not None else None)
+            except queue.Empty:  # none came after it in time: shown as it is
+                yield from hidden.release()
+                continue
+            if line is None:
+                yield from hidden.release()
+                if failed is not None:
+                    raise failed
+                return
+            yield from hidden.held([line])
+    finally:
+        done.set()
 
 
 def log_source(state: EngineState | None = None) -> str:
