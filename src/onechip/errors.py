@@ -934,8 +934,13 @@ def _crossing(before: str, line: str, values: list[str]) -> tuple[int | None, in
     word = before.lower().rfind(_AUTH_WORD)
     if word < 0 and 0 <= (split := (end + line[: len(_AUTH_WORD)]).lower().find(_AUTH_WORD)) < len(end):
         word = at - len(end) + split
-    if word >= 0 and (match := _AUTH_HEADER.match(before + line[:SECRET_SPAN_CHARS], word)) and match.end() > at:
-        spans.append((match.end(1), match.end()))
+    # followed where the line alone holds no whole header, or its value reaches the line's end (a value that ends
+    # before a ')' or '.' there was whole: '(Authorization: Basic K).' then 'api_key_count: 1' stays as it is)
+    alone = _AUTH_HEADER.match(before, word) if word >= 0 else None
+    if word >= 0 and (alone is None or alone.end() == at):
+        match = _AUTH_HEADER.match(before + line[:SECRET_SPAN_CHARS], word)
+        if match and match.end() > at:
+            spans.append((match.end(1), match.end()))
     if not spans:
         return None, 0
     starts = [start for start, _ in spans if start < at]

@@ -180,7 +180,9 @@ sub crossing {
         my $split = index(lc($end . substr($line, 0, length $wl)), $wl);
         $at_word = $at - length($end) + $split if $split >= 0 && $split < length $end;
     }
-    if ($at_word >= 0) {
+    my $alone = $before;
+    pos($alone) = $at_word if $at_word >= 0;
+    if ($at_word >= 0 && (!($alone =~ /\G$auth/g) || $+[0] == $at)) {
         my $both = $before . substr($line, 0, $span);
         pos($both) = $at_word;
         push @spans, [$+[1], $+[0]] if $both =~ /\G$auth/g && $+[0] > $at;

@@ -59,3 +59,9 @@ def test_held_gives_each_line_once_the_next_has_come_and_release_the_last() -> N
 def test_a_word_after_a_key_of_no_fixed_length_that_ends_a_line_is_hidden_with_it() -> None:
     # a wrap's rest cannot be told from a word after a key that ends its line: hidden (over-masking, the safe side)
     assert _each(["key=" + SK, "INFO 12-07 next"]) == ["key=***", "*** 12-07 next"]
+
+
+def test_a_header_whose_value_ends_before_the_line_s_end_is_not_followed() -> None:
+    # the ')' and '.' after the value are the text's: the value was whole on its line, the next line no part of it
+    lines = ["(Authorization: Basic dXNlcjpwYXNzd29yZA==).", "api_key_count: 1234567"]
+    assert _each(lines) == ["(Authorization: Basic ***).", "api_key_count: 1234567"]
