@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the result models only type the attributes: schemas import this module
@@ -271,28 +271,29 @@ _GOOGLE_REFRESH = re.compile(r"(?<![A-Za-z0-9/])1//[A-Za-z0-9_-]{16,}")
 # 6.1). Of no fixed length: a bearer key wrapped by a terminal (its claims and signature on the next line, its header
 # one of a few, '{"alg":"HS256","typ":"JWT"}') is followed across the cut (_RUN_SHAPES; qa69b)
 _JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+# the header line, or a headers dict's repr or JSON ("'Authorization': 'Bearer ...'"): the value to its quote; a
+# Basic one's too, the user's id and password in base64 (RFC 7617 section 2), a proxy's (Proxy-Authorization), and
+# GitHub's own scheme, 'token' ('Authorization: token YOUR-TOKEN', docs.github.com/en/rest/authentication/
+# authenticating-to-the-rest-api: 'In most cases, you can use Authorization: Bearer or Authorization: token')
+# And a header as a pair: httpcore's and h11's request headers are a list of byte strings' pairs, which h11's
+# event repr shows ("headers=<Headers([(b'host', b'h'), (b'authorization', b'Bearer ...')])>": h11/_headers.py
+# Headers.__repr__; httpcore/_models.py Request.headers), a JSON one a list of lists ('["authorization", "..."]').
+# The ';', ',', '.' or ')' that ends the key where the text goes on is the text's ('Bearer K; retrying' read
+# 'Bearer *** retrying'), as after a URL's key parameter below: the value ends at its last other character (greedy,
+# then back over the punctuation only: each character read once, as _KEYED_LINE's word).
+# The name's quotes may be escaped and spaces may stand around its ':' or '=' (qa69b): JSON text inside a JSON
+# string ('\"Authorization\": \"Bearer K\"', a recorded error line), Jackson's DefaultPrettyPrinter
+# ('"Authorization" : "Bearer K"'), a Python call's keyword (Authorization='Bearer K'). No backslash is a key's
+# (RFC 6750 section 2.1's b64token, RFC 7617's base64): the value ends before one, so an escaped closing quote
+# stays, and the JSON with it.
+_AUTH_HEADER = re.compile(
+    r"""(?i)(authorization(?:\\?['"])?[ \t]*[:,=]\s*b?(?:\\?['"])?(?:bearer|basic|token)\s+)"""
+    r"""[^\s'"\\]*[^\s'"\\.,;)]"""
+)
 _SECRET_PATTERNS = [
     _HF_ANY,
     _SK_KEY,
-    # the header line, or a headers dict's repr or JSON ("'Authorization': 'Bearer ...'"): the value to its quote; a
-    # Basic one's too, the user's id and password in base64 (RFC 7617 section 2), a proxy's (Proxy-Authorization), and
-    # GitHub's own scheme, 'token' ('Authorization: token YOUR-TOKEN', docs.github.com/en/rest/authentication/
-    # authenticating-to-the-rest-api: 'In most cases, you can use Authorization: Bearer or Authorization: token')
-    # And a header as a pair: httpcore's and h11's request headers are a list of byte strings' pairs, which h11's
-    # event repr shows ("headers=<Headers([(b'host', b'h'), (b'authorization', b'Bearer ...')])>": h11/_headers.py
-    # Headers.__repr__; httpcore/_models.py Request.headers), a JSON one a list of lists ('["authorization", "..."]').
-    # The ';', ',', '.' or ')' that ends the key where the text goes on is the text's ('Bearer K; retrying' read
-    # 'Bearer *** retrying'), as after a URL's key parameter below: the value ends at its last other character (greedy,
-    # then back over the punctuation only: each character read once, as _KEYED_LINE's word).
-    # The name's quotes may be escaped and spaces may stand around its ':' or '=' (qa69b): JSON text inside a JSON
-    # string ('\"Authorization\": \"Bearer K\"', a recorded error line), Jackson's DefaultPrettyPrinter
-    # ('"Authorization" : "Bearer K"'), a Python call's keyword (Authorization='Bearer K'). No backslash is a key's
-    # (RFC 6750 section 2.1's b64token, RFC 7617's base64): the value ends before one, so an escaped closing quote
-    # stays, and the JSON with it.
-    re.compile(
-        r"""(?i)(authorization(?:\\?['"])?[ \t]*[:,=]\s*b?(?:\\?['"])?(?:bearer|basic|token)\s+)"""
-        r"""[^\s'"\\]*[^\s'"\\.,;)]"""
-    ),
+    _AUTH_HEADER,
     # AWS access key ids: AKIA a long-term key's, ASIA a temporary (STS) one's (IAM User Guide, 'IAM identifiers',
     # unique ID prefixes: docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)
     _AWS_KEY_ID,
@@ -747,10 +748,13 @@ _RUN_AT_START = re.compile(r"\S+")
 # HF_TOKEN_SHAPE): a Hugging Face token, a Google API key and 'AQ.' key, an AWS key id, a GitHub token (36 after its
 # prefix today) and fine-grained token (22, '_', 59). A line that ends with one of these cut short goes on with its
 # rest; one that ends with it whole (a line ending 'token hf_...' before 'INFO ...') goes on with no part of it. A shape
-# of no fixed length cannot be told from a word after it ('key=sk-...' then 'INFO next'): one matched whole on its line
-# is not followed across a line's end, but one too short to be matched alone (_RUN_SHAPES: its least length reached
-# with the next line's characters only) is. A bearer header's or a URL's password is not (the words before the value are
-# no part of the run of characters the line ends with).
+# of no fixed length cannot be told from a word after it ('key=sk-...' then 'INFO next'): one that reaches a line's end
+# is followed into the next line's run of its characters (_RUN_SHAPES), but one whose part on the line is a whole shape
+# of a fixed length ('hf_' and 34). A wrap that cut a key long enough to be matched alone left its rest showing; a word
+# after a key that ends a line is now hidden with it ('key=sk-...' then 'INFO next' reads 'key=***' then '*** next'):
+# over-masking is the safe side. A bearer header's value is followed from the header's words across the cut
+# (_AUTH_HEADER, in the lines' ends and starts: the cut may fall in 'Authorization' or 'Bearer'); a URL's password is
+# not.
 _WHOLE_SHAPES = [
     re.compile(r"hf_[A-Za-z0-9]{34}"),
     _GOOGLE_API_KEY,
@@ -763,6 +767,7 @@ _RUN_SHAPES = [_HF_ANY, _SK_KEY, _GH_TOKEN, _GH_PAT, _GOOGLE_ACCESS, _GOOGLE_REF
 # any of them: one search that rules out a run holding none (most lines' last word and the next line's first), where
 # each pattern alone took twelve
 _ANY_SHAPE = re.compile("|".join(pattern.pattern for pattern in (*_WHOLE_SHAPES, *_RUN_SHAPES)))
+_AUTH_WORD = "authorization"  # the word _AUTH_HEADER starts with, which a line's end holds for its value to cross
 
 
 def _run_at_end(line: str) -> str:
@@ -779,16 +784,27 @@ def lines_redactor() -> LinesRedactor:
     line (_PEM_BODY: a host's `cat key.pem` over ssh, a key file echoed into a log); and the start of a line that goes
     on with a secret the line before ended with (a token cut by a wrap at a fixed width: `fold`, a serial console, a
     terminal's log), as '***': a known secret's value, a shape of a fixed length (_WHOLE_SHAPES), or one of no fixed
-    length cut short (_RUN_SHAPES), found in the run of characters across the cut (_crossing). The part before the cut
-    is the line before's: hidden too where that line was redacted with the one after it (`following`, or `each`, which
-    reads one line ahead: a reader of a whole text, a follow's lines written by one read), else shown where it was too
-    short to be a secret's shape by itself (at most 7 characters of an hf_ token's 34; of a known value of no shape,
-    what was there): a reader that must give a line before the next is written (ssh's `tail -f`) gives no
-    `following`. A line body hidden is '***' (the lines stay as many: `logs` pages by line). The 40 us a line redactor
-    takes here, 46 with this (the bootlogs fixtures' 26,209 lines, the same output); `each` costs no more (32.5 us a
-    line of CPU against 32.7 before it, the 5,059 lines of tests/fixtures/bootlogs/*.log, under load here). A reader
+    length that reaches the line's end (_RUN_SHAPES), found in the run of characters across the cut, and a bearer
+    header's value cut anywhere from its header's words on (_crossing). The part before the cut is the line before's:
+    hidden too where that line was redacted with the one after it (`following`, or `each`, which reads one line ahead:
+    a reader of a whole text; `held`, which keeps the last line of a follow's read for its next read, and `release`,
+    which gives it where none came in time), else shown where it was too short to be a secret's shape by itself (at
+    most 7 characters of an hf_ token's 34; of a known value of no shape, what was there). A line body hidden is '***'
+    (the lines stay as many: `logs` pages by line). The 40 us a line redactor takes here, 46 with this (the bootlogs
+    fixtures' 26,209 lines, the same output); `each` costs no more (32.5 us a line of CPU against 32.7 before it, the
+    5,059 lines of tests/fixtures/bootlogs/*.log, under load here); the bearer header across the cut and the run of a
+    key matched alone 1.5-2 us more (34.6 against 36.1, 33.6 against 35.5: tests/fixtures/bootlogs/*.log's 6,656
+    lines, the same output: none of them is changed by either). A reader
     that shows some lines only (log_summary) passes the others by `passed`: their state is read, no text made."""
     return LinesRedactor()
+
+
+# How long a reader that reads a line ahead holds a line for the one after it (LinesRedactor.held) before it gives it
+# with none (release): a follow's pipe may stay quiet for minutes. A wrap's two lines are written by one write of the
+# writer (the cut is the width's, not a pause: `fold`, a terminal's log), so the second comes with the first or in the
+# read right after it; this is the local follow's poll (engines.state.FOLLOW_POLL_S), how late a follow shows a line
+# already.
+HOLD_AHEAD_S = 0.5
 
 
 class LinesRedactor:
@@ -799,8 +815,9 @@ class LinesRedactor:
         self.values = _secret_values()
         self.scrub = redactor(self.values)
         self.prefix: str | None = None  # the BEGIN line's prefix while in a PEM block
-        self.tail = ""  # the run of characters the line before ended with
+        self.tail = ""  # the end of the line before, at most SECRET_SPAN_CHARS of it
         self.ahead: tuple[str, tuple[int | None, int]] | None = None  # the line read ahead, and its _crossing
+        self.waiting: str | None = None  # the line `held` keeps back for the one after it
 
     def __call__(self, line: str, following: str | None = None) -> str:
         """`line`, the next line of the text, redacted; with `following`, the line after it (not read yet), the start
@@ -810,7 +827,26 @@ class LinesRedactor:
     def each(self, lines: Iterable[str]) -> Iterator[str]:
         """Each of `lines` (the next lines of the text, in order) redacted with the line after it (__call__'s
         `following`): one line read ahead, the last with none."""
-        return (self(line, following) for line, following in with_next(lines))
+        yield from self.held(lines)
+        yield from self.release()
+
+    def held(self, lines: Iterable[str]) -> Generator[str, None, int]:
+        """Each of `lines`, the next lines of the text, redacted with the line after it, as `each`, but the last kept
+        back for the first of the next call (a follow's next read: a secret cut by a wrap whose two lines came in two
+        reads), or for `release`, the caller's to call when no line came in the time it holds one. Returns how many
+        lines it read."""
+        count = 0
+        for line in lines:
+            if self.waiting is not None:
+                yield self(self.waiting, line)
+            self.waiting, count = line, count + 1
+        return count
+
+    def release(self) -> Iterator[str]:
+        """The line `held` keeps back, redacted with none after it (the text ends, or none came in time)."""
+        if self.waiting is not None:
+            line, self.waiting = self.waiting, None
+            yield self(line)
 
     def passed(self, line: str) -> None:
         """Read `line`, the next line of the text, that is not shown: the state of the lines after it, no text (a
@@ -839,7 +875,7 @@ class LinesRedactor:
         begins = list(_PEM_BEGIN.finditer(rest)) if "-----BEGIN" in rest else []
         if begins and _PEM_END.search(rest, begins[-1].end()) is None and _PEM_BODY.fullmatch(rest[begins[-1].end() :]):
             self.prefix = line[: len(line) - len(rest) + begins[-1].start()]
-        self.tail, self.ahead = _run_at_end(line), None
+        self.tail, self.ahead = line[-SECRET_SPAN_CHARS:], None
         if following is not None and show:
             self.ahead = (following, self._crossing(following))  # read again as the next line's start
         if self.ahead and (start := self.ahead[1][0]) is not None:
@@ -850,7 +886,7 @@ class LinesRedactor:
         return shown + scrub(rest)
 
     def _crossing(self, line: str) -> tuple[int | None, int]:
-        """_crossing of the run the line before ended with and `line`, with the secrets known to this redactor."""
+        """_crossing of the end of the line before and `line`, with the secrets known to this redactor."""
         return _crossing(self.tail, line, self.values)
 
 
@@ -869,33 +905,49 @@ def _unshown(text: str) -> str:
     return ""
 
 
-def _crossing(tail: str, line: str, values: list[str]) -> tuple[int | None, int]:
-    """Where a secret begun by `tail`, the run of characters the line before ended with, and finished by the run of
-    characters `line` starts with, starts in `tail` (None where none does) and how many characters of `line` it takes
-    (0 where none does): the earliest start and the latest end of the matches in the two runs joined that begin in
-    `tail` and end past it, of a known value, a shape of a fixed length (_WHOLE_SHAPES), or a shape of no fixed length
-    whose part in `tail` is too short to be matched alone (_RUN_SHAPES)."""
-    head = _RUN_AT_START.match(line, 0, SECRET_SPAN_CHARS)
-    if not tail or head is None:
+def _crossing(before: str, line: str, values: list[str]) -> tuple[int | None, int]:
+    """Where a secret begun by `before`, the end of the line before, and finished by `line` starts in `before` (None
+    where it starts on `line`, or none crosses) and how many characters of `line` it takes (0 where none does): the
+    earliest start and the latest end of the matches that begin in `before` and end past it, in the run of characters
+    `before` ends with joined with the run `line` starts with: of a known value, a shape of a fixed length
+    (_WHOLE_SHAPES), or a shape of no fixed length whose part in `before` is no whole shape of a fixed length
+    (_RUN_SHAPES); and in the two joined whole, of a bearer header (_AUTH_HEADER: its value, where its words stand
+    before the cut)."""
+    spans: list[tuple[int, int]] = []  # in the two joined: the secret's start, and its end past the cut
+    at = len(before)
+    tail, head = _run_at_end(before), _RUN_AT_START.match(line, 0, SECRET_SPAN_CHARS)
+    if tail and head is not None and (values or _ANY_SHAPE.search(tail + head.group())):
+        joined, offset, cut = tail + head.group(), at - len(tail), len(tail)
+        found: list[tuple[int, int]] = []
+        for value in values:
+            start = joined.find(value, max(cut - len(value) + 1, 0))
+            if 0 <= start < cut:
+                found.append((start, start + len(value)))
+        for pattern in _WHOLE_SHAPES:
+            found.extend(match.span() for match in pattern.finditer(joined))
+        for pattern in _RUN_SHAPES:
+            found.extend(
+                match.span()
+                for match in pattern.finditer(joined)
+                if not any(whole.fullmatch(joined, match.start(), cut) for whole in _WHOLE_SHAPES)
+            )
+        spans.extend((start + offset, end + offset) for start, end in found if start < cut < end)
+    # the header's word: the last whole in `before` where its end holds it, or the one the cut falls in
+    end = before[-len(_AUTH_WORD) :]
+    word = before.lower().rfind(_AUTH_WORD)
+    if word < 0 and 0 <= (split := (end + line[: len(_AUTH_WORD)]).lower().find(_AUTH_WORD)) < len(end):
+        word = at - len(end) + split
+    # followed where the line alone holds no whole header, or its value reaches the line's end (a value that ends
+    # before a ')' or '.' there was whole: '(Authorization: Basic K).' then 'api_key_count: 1' stays as it is)
+    alone = _AUTH_HEADER.match(before, word) if word >= 0 else None
+    if word >= 0 and (alone is None or alone.end() == at):
+        match = _AUTH_HEADER.match(before + line[:SECRET_SPAN_CHARS], word)
+        if match and match.end() > at:
+            spans.append((match.end(1), match.end()))
+    if not spans:
         return None, 0
-    joined, at = tail + head.group(), len(tail)
-    spans: list[tuple[int, int]] = []
-    if not values and not _ANY_SHAPE.search(joined):
-        return None, 0
-    for value in values:
-        found = joined.find(value, max(at - len(value) + 1, 0))
-        if 0 <= found < at:
-            spans.append((found, found + len(value)))
-    for pattern in _WHOLE_SHAPES:
-        spans.extend(match.span() for match in pattern.finditer(joined))
-    for pattern in _RUN_SHAPES:
-        spans.extend(
-            match.span() for match in pattern.finditer(joined) if not pattern.fullmatch(joined, match.start(), at)
-        )
-    crossing = [(start, end) for start, end in spans if start < at < end]
-    if not crossing:
-        return None, 0
-    return min(start for start, _ in crossing), max(end for _, end in crossing) - at
+    starts = [start for start, _ in spans if start < at]
+    return (min(starts) if starts else None), max(end for _, end in spans) - at
 
 
 def url_shown(url: str) -> str:

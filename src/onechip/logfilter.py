@@ -14,15 +14,19 @@ sk-..., a bearer header, ...) and a value named as one (NAME=value, --api-key X,
 values are read from the environment by the program itself: never an argv (`ps`), never a file. The lines are read in
 order with errors.LinesRedactor's PEM state: after a private key's BEGIN line each line of its body (with the BEGIN
 line's prefix) is '***', up to its END line or a line of another kind (tests/unit/engines/test_log_pem_on_disk68b.py).
-Differences left: Perl reads bytes, so its \\w and upper-casing are ASCII's (a name or word in other letters next to a
-secret is read as Python would not); a secret cut by a wrap (LinesRedactor's other state) is not followed here.
+A secret cut by a wrap is followed as LinesRedactor follows it (errors._crossing spelled again in Perl over errors'
+expressions: _WHOLE_SHAPES, _RUN_SHAPES, _AUTH_HEADER), each line read with the line after it, which it waits for
+errors.HOLD_AHEAD_S at most (a quiet pipe still gets its last line written; tests/unit/engines/
+test_host_filter_wraps_safety70.py). Differences left: Perl reads bytes, so its \\w, \\s and upper-casing are ASCII's (a
+name or word in other letters next to a secret is read as Python would not).
 
 It runs `tr` then `perl`: coreutils and perl-base are Essential packages on every Debian and Ubuntu image (a TPU VM's,
 the vllm/vllm-openai image's: Debian Policy 3.8, `Essential: yes`); bash's `read` of a pipe takes one byte a syscall,
 2 MB/s here (50 MB in 24 s), and an engine printing faster blocked on its own log. A '\\r' (a progress bar's, which ends
 no line for minutes) becomes a line end, so each update reaches the log as it comes (log_summary.LINE_END is '\\n' for
 every reader); `stdbuf` (coreutils) makes tr write at once, where it is missing the output goes by its blocks, never
-lost; perl writes each line as it ends ($| = 1). A last line without an end is written as it is.
+lost; perl writes each line as the next comes, or HOLD_AHEAD_S after it ($| = 1). A last line without an end is
+written as it is.
 """
 
 from __future__ import annotations
@@ -32,10 +36,13 @@ from onechip import errors
 # Perl's program; its data, after __END__, one a line in the order the program reads them (_DATA)
 _PROGRAM = r"""
 $| = 1;
-chomp(my $min = <DATA>);
+chomp(my $numbers = <DATA>);
+my ($min, $span, $hold, $wholes, $runs) = split / /, $numbers;
 my ($secret_name, $path_name, $named, $option, $word, $listed, $listed_value, $quoted, $assigned, $keyed_line,
     $keyed_header, $number, $secret_word, $several, $pem_begin, $pem_end, $pem_body,
-    $key_words, $count_name, @shapes) = map { chomp; qr/$_/ } <DATA>;
+    $key_words, $count_name, $any_shape, $auth, @shapes) = map { chomp; qr/$_/ } <DATA>;
+my @whole = splice @shapes, 0, $wholes;
+my @run = splice @shapes, 0, $runs;
 sub secret_named { (my $w = uc $_[0]) =~ tr/-/_/; return $w =~ $secret_name && $w !~ $path_name; }
 sub names_a_path {
     my ($name, $v) = @_;
@@ -141,36 +148,125 @@ sub scrub {
     }
     return $line;
 }
-# errors.LinesRedactor's PEM state: the BEGIN line's prefix while in a private key's block, each body line '***'
-my $pem;
-while (my $line = <STDIN>) {
+# errors._crossing: where a secret begun by the end of the line before and finished by this line starts in the former
+# (undef: on this line, or none crosses) and how many characters of this line it takes
+sub crossing {
+    my ($before, $line) = @_;
+    my ($at, @spans) = (length $before);
+    my ($tail) = $before =~ /(\S+)\z/;  # the run of characters the line before ends with ($before: $span at most)
+    my ($head) = $line =~ /\A(\S{1,$span})/;
+    my $joined = defined $tail && defined $head ? $tail . $head : '';
+    if ($joined ne '' && (@values || $joined =~ $any_shape)) {
+        my ($cut, @found) = (length $tail);
+        for my $v (@values) {
+            my $from = $cut - length($v) + 1;
+            my $i = index($joined, $v, $from > 0 ? $from : 0);
+            push @found, [$i, $i + length $v] if $i >= 0 && $i < $cut;
+        }
+        for my $w (@whole) { push @found, [$-[0], $+[0]] while $joined =~ /$w/g; }
+        for my $r (@run) {
+            while ($joined =~ /$r/g) {
+                my ($s, $e, $part) = ($-[0], $+[0], substr($joined, $-[0], $cut > $-[0] ? $cut - $-[0] : 0));
+                push @found, [$s, $e] unless grep { $part =~ /\A(?:$_)\z/ } @whole;
+            }
+        }
+        my $offset = $at - $cut;
+        push @spans, map { [$_->[0] + $offset, $_->[1] + $offset] } grep { $_->[0] < $cut && $cut < $_->[1] } @found;
+    }
+    my $wl = 'authorization';
+    my $end = length $before > length $wl ? substr($before, -length $wl) : $before;
+    my $at_word = rindex(lc $before, $wl);
+    if ($at_word < 0) {
+        my $split = index(lc($end . substr($line, 0, length $wl)), $wl);
+        $at_word = $at - length($end) + $split if $split >= 0 && $split < length $end;
+    }
+    my $alone = $before;
+    pos($alone) = $at_word if $at_word >= 0;
+    if ($at_word >= 0 && (!($alone =~ /\G$auth/g) || $+[0] == $at)) {
+        my $both = $before . substr($line, 0, $span);
+        pos($both) = $at_word;
+        push @spans, [$+[1], $+[0]] if $both =~ /\G$auth/g && $+[0] > $at;
+    }
+    return (undef, 0) unless @spans;
+    my ($start, $taken) = (undef, 0);
+    for (@spans) {
+        $start = $_->[0] if $_->[0] < $at && (!defined $start || $_->[0] < $start);
+        $taken = $_->[1] - $at if $_->[1] - $at > $taken;
+    }
+    return ($start, $taken);
+}
+# the next line (its end kept), the rest at the input's end, or undef: at the end, or none whole within $_[0] seconds
+# (one wait: a line read ahead is held no longer, errors.HOLD_AHEAD_S)
+my ($buf, $eof) = ('', 0);
+sub next_line {
+    my ($wait, $waited) = (shift, 0);
+    while (1) {
+        my $i = index($buf, "\n");
+        return substr($buf, 0, $i + 1, '') if $i >= 0;
+        return length $buf ? substr($buf, 0, length $buf, '') : undef if $eof;
+        return undef if defined $wait && $waited++;
+        if (defined $wait) {
+            my $in = '';
+            vec($in, fileno(STDIN), 1) = 1;
+            return undef unless select($in, undef, undef, $wait);
+        }
+        my $n = sysread(STDIN, $buf, 65536, length $buf);
+        $eof = 1 unless $n;
+    }
+}
+# errors.LinesRedactor: the BEGIN line's prefix while in a private key's block (each body line '***'), the end of the
+# line before, and the line read ahead with its crossing
+my ($pem, $before, $ahead, @ahead_cross) = (undef, '');
+my $line = next_line(undef);
+while (defined $line) {
+    my $following = next_line($hold);
     my $end = $line =~ s/\n\z// ? "\n" : '';
-    my ($shown, $rest) = ('', $line);
+    (my $next = defined $following ? $following : '') =~ s/\n\z//;
+    my ($shown, $rest, $done) = ('', $line, 0);
     if (defined $pem) {
         my $stop = $line =~ $pem_end ? $-[0] : undef;
         my $upto = defined $stop ? $stop : length $line;
         my $body = $upto > length $pem ? substr($line, length $pem, $upto - length $pem) : '';
         if ($line eq '' || substr($line, 0, length $pem) eq $pem && $body =~ /\A(?:$pem_body)\z/) {
             $shown = $line eq '' ? '' : scrub($pem) . ($body =~ /\S/ ? '***' : $body);
-            if (!defined $stop) { print $shown, $end; next; }
-            $rest = substr($line, $stop);
+            if (defined $stop) { $rest = substr($line, $stop); } else { $done = 1; }
         }
-        undef $pem;
+        undef $pem unless $done;
+    } else {
+        my ($start, $cut) = defined $ahead && $ahead eq $line ? @ahead_cross : crossing($before, $line);
+        ($shown, $rest) = ('***', substr($line, $cut)) if $cut;
     }
-    if (index($rest, '-----BEGIN') >= 0) {
-        my ($from, $to);
-        ($from, $to) = ($-[0], $+[0]) while $rest =~ /$pem_begin/g;
-        my $after = defined $to ? substr($rest, $to) : undef;
-        $pem = substr($line, 0, length($line) - length($rest) + $from)
-            if defined $after && $after !~ $pem_end && $after =~ /\A(?:$pem_body)\z/;
+    if ($done) {
+        ($before, $ahead) = ('', undef);
+        print $shown, $end;
+    } else {
+        if (index($rest, '-----BEGIN') >= 0) {
+            my ($from, $to);
+            ($from, $to) = ($-[0], $+[0]) while $rest =~ /$pem_begin/g;
+            my $after = defined $to ? substr($rest, $to) : undef;
+            $pem = substr($line, 0, length($line) - length($rest) + $from)
+                if defined $after && $after !~ $pem_end && $after =~ /\A(?:$pem_body)\z/;
+        }
+        $before = length $line > $span ? substr($line, -$span) : $line;
+        $ahead = defined $following ? $next : undef;
+        @ahead_cross = defined $following ? crossing($before, $next) : (undef, 0);
+        my $kept = length($rest) - length($before) + ($ahead_cross[0] // 0);
+        if (defined $ahead_cross[0]) {
+            print $shown, ($kept >= 0 ? scrub(substr($rest, 0, $kept)) . '***' : ''), $end;
+        } else {
+            print $shown, scrub($rest), $end;
+        }
     }
-    print $shown, scrub($rest), $end;
+    $line = defined $following ? $following : next_line(undef);
 }
 __END__
 """
-# the least length of a value by name, then the expressions
+# the least length of a value by name, the characters a wrapped secret is looked for in, the seconds a line is held
+# for the next, how many whole and run shapes there are (errors._WHOLE_SHAPES, _RUN_SHAPES: after the expressions
+# named, before _SECRET_PATTERNS'), then the expressions
 _DATA = [
-    str(errors.MIN_SECRET_CHARS),
+    f"{errors.MIN_SECRET_CHARS} {errors.SECRET_SPAN_CHARS} {errors.HOLD_AHEAD_S} {len(errors._WHOLE_SHAPES)} "
+    f"{len(errors._RUN_SHAPES)}",
     errors.SECRET_NAME.pattern,
     errors._PATH_NAME.pattern,
     errors._NAMED_VALUE.pattern,
@@ -190,6 +286,10 @@ _DATA = [
     errors._PEM_BODY.pattern,
     "|".join(errors._KEY_WORDS),  # lower-case words: redactor's guard, which the program asks of the line lower-cased
     errors._COUNT_NAME.pattern,
+    errors._ANY_SHAPE.pattern,
+    errors._AUTH_HEADER.pattern,
+    *(pattern.pattern for pattern in errors._WHOLE_SHAPES),
+    *(pattern.pattern for pattern in errors._RUN_SHAPES),
     *(pattern.pattern for pattern in errors._SECRET_PATTERNS),
 ]
 PERL_PROGRAM = _PROGRAM.lstrip("\n") + "".join(pattern.replace(r"\Z", r"\z") + "\n" for pattern in _DATA)

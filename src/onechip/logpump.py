@@ -12,17 +12,18 @@ Run by engines.local.LocalVllmEngine; it lives at the package's top so that its 
 knows are its environment's (the engine's: HF_TOKEN, VLLM_API_KEY, any named as one), read once at its start.
 
 It copies whole lines (ended by '\\n' or '\\r', a progress bar's), redacted whole, and what is left at the end of its
-input. Of a line without an end it writes, once LINE_MAX bytes of it are held or at a sync, all but its last SECRET_SPAN
-bytes (or the longest known secret's), which may be the start of a secret its rest completes: a piece redacted alone
-matched no secret, and a token written in two went to the disk whole. It runs until its input ends (every process
-holding the engine's output has exited), ignoring SIGINT, SIGTERM and SIGHUP, so the engine's last lines as it stops are
-written; a write that fails (the disk full, the log's folder gone) drops those lines and goes on: the engine is never
-stopped by its log. A byte on fd SYNC_IN asks it to write all the engine has written so far (but the end of a line not
-ended, as above, while the engine's output is open; ENDED, sent once the engine has exited, that too: its last line, the
-reason it died, which a process it left holding its output will not end); it answers a byte on fd SYNC_OUT once written
-(sync): a caller that reads the log after the engine did something (answered /health, exited) reads every line before
-it, not those the pump had not copied yet.
-"""
+input. The last whole line of a read waits for the next read's first, which may finish a secret a wrap cut
+(errors.LinesRedactor.held), at most errors.HOLD_AHEAD_S where none comes, or to a sync or the input's end. Of a line
+without an end it writes, once LINE_MAX bytes of it are held or at a sync, all but its last SECRET_SPAN bytes (or the
+longest known secret's), which may be the start of a secret its rest completes: a piece redacted alone matched no
+secret, and a token written in two went to the disk whole. It runs until its input ends (every process holding the
+engine's output has exited), ignoring SIGINT, SIGTERM and SIGHUP, so the engine's last lines as it stops are written; a
+write that fails (the disk full, the log's folder gone) drops those lines and goes on: the engine is never stopped by
+its log. A byte on fd SYNC_IN asks it to write all the engine has written so far (but the end of a line not ended, as
+above, while the engine's output is open; ENDED, sent once the engine has exited, that too: its last line, the reason it
+died, which a process it left holding its output will not end); it answers a byte on fd SYNC_OUT once written (sync): a
+caller that reads the log after the engine did something (answered /health, exited) reads every line before it, not
+those the pump had not copied yet."""
 
 from __future__ import annotations
 
@@ -31,8 +32,10 @@ import re
 import select
 import signal
 import sys
+from collections import deque
+from collections.abc import Iterable
 
-from onechip.errors import known_secrets, lines_redactor
+from onechip.errors import HOLD_AHEAD_S, known_secrets, lines_redactor
 
 LINE_MAX = 1 << 16  # bytes of a line without an end held before it is written (a pipe's capacity on Linux: pipe(7))
 # Bytes of a line without an end held back when the rest is written: longer than any secret a shape matches with its
@@ -49,6 +52,7 @@ class _Copier:
         self.source, self.sink = source, sink
         self.held = b""  # the start of a line whose end has not come
         self.lines = lines_redactor()  # whole lines, in order: a PEM body printed a line at a time is hidden too
+        self.ends: deque[str] = deque()  # the ends of the lines given to `lines` and not written yet (one held ahead)
         self.scrub = self.lines.scrub  # the start of a line written before its end (release): no line state
         self.span = max([SECRET_SPAN, *(len(value.encode("utf-8", "surrogateescape")) for value in known_secrets())])
 
@@ -60,11 +64,20 @@ class _Copier:
             return False
         text = self.held + data
         cut = max(text.rfind(b"\n"), text.rfind(b"\r")) + 1
-        self._put(self._redacted_lines(text[:cut]))
+        self._put(self._redacted_lines(text[:cut], ahead=True))
         self.held = text[cut:]
         if len(self.held) >= LINE_MAX:
             self.release()
         return True
+
+    def waiting(self) -> bool:
+        """Whether the last whole line read waits for the line after it (a wrap's rest in the next read)."""
+        return self.lines.waiting is not None
+
+    def release_ahead(self) -> None:
+        """Write the last whole line read, redacted with no line after it: none came in HOLD_AHEAD_S, or a sync asks
+        for all that was written."""
+        self._put(self._ended(self.lines.release()))
 
     def drain(self) -> bool:
         """Copy all `source` holds now (never waits). Returns False at its end."""
@@ -75,7 +88,8 @@ class _Copier:
 
     def release(self) -> None:
         """Write the line held for its end, redacted, but its last `span` bytes, held still: the start of a secret
-        the rest of the line may complete (redacted again with it)."""
+        the rest of the line may complete (redacted again with it); the whole line before it first."""
+        self.release_ahead()
         scrubbed = self._scrubbed(self.held)
         cut = max(len(scrubbed) - self.span, 0)
         self._put(scrubbed[:cut])
@@ -86,12 +100,18 @@ class _Copier:
         self._put(self._redacted_lines(self.held))
         self.held = b""
 
-    def _redacted_lines(self, data: bytes) -> bytes:
+    def _redacted_lines(self, data: bytes, ahead: bool = False) -> bytes:
         """`data`, lines each ended by '\n' or '\r' (as the host's filter reads them: tr makes each '\r' a line end)
-        but the last, redacted in order (errors.LinesRedactor), their ends kept."""
+        but the last, redacted in order (errors.LinesRedactor), their ends kept; `ahead`: the last line (`data` ends
+        with its end) kept back for the line after it (LinesRedactor.held: a wrap's rest in the next read)."""
         parts = _ENDS.split(data.decode("utf-8", "surrogateescape"))
-        lines = self.lines.each(parts[:-1:2] + ([parts[-1]] if parts[-1] else []))  # after the last end: a line where
-        text = "".join(line + end for line, end in zip(lines, [*parts[1::2], ""], strict=False))  # text is there
+        lines = parts[:-1:2] + ([parts[-1]] if parts[-1] else [])  # after the last end: a line where text is there
+        self.ends.extend([*parts[1::2], ""][: len(lines)])
+        return self._ended(self.lines.held(lines) if ahead else self.lines.each(lines))
+
+    def _ended(self, lines: Iterable[str]) -> bytes:
+        """`lines` redacted, each with its end, as bytes."""
+        text = "".join(line + self.ends.popleft() for line in lines)
         return text.encode("utf-8", "surrogateescape")
 
     def _scrubbed(self, data: bytes) -> bytes:
@@ -113,8 +133,10 @@ def main(argv: list[str] | None = None) -> None:
     copier = _Copier(sys.stdin.fileno(), sys.stdout.fileno())
     watched = [copier.source, sync_in]
     while True:
-        ready = select.select(watched, [], [])[0]
-        if sync_in in ready:
+        ready = select.select(watched, [], [], HOLD_AHEAD_S if copier.waiting() else None)[0]
+        if not ready:  # no line came after the last in that time: it is written as it is
+            copier.release_ahead()
+        elif sync_in in ready:
             asked = os.read(sync_in, 64)
             open_ = copier.drain()  # at the end of the input, the line not ended (its last before it died) too
             if ENDED in asked:

@@ -14,10 +14,12 @@ import gzip
 import io
 import lzma
 import os
+import queue
 import re
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -34,12 +36,12 @@ from onechip.engines import port_claims, remote
 from onechip.engines.base import Engine
 from onechip.engines.local import await_writers, group_alive, group_ours, remove_rpc_dir, stop_group
 from onechip.errors import (
+    HOLD_AHEAD_S,
     EngineError,
     LinesRedactor,
     OnechipError,
     lines_redactor,
     os_error_line,
-    redact,
     remember_secret,
 )
 from onechip.paths import exclusive, held, onechip_home, read_home_file, write_text_atomic
@@ -457,8 +459,7 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
             assert proc.stdout is not None
             try:  # its lines as a local file's (log_summary.read_lines: LINE_END, MAX_LINE_CHARS), never one held whole
                 text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline=log_summary.LINE_END)
-                # no line read ahead (LinesRedactor.each): a follow's pipe waits for the next line
-                for line in map(lines_redactor(), log_summary.read_lines(text)):
+                for line in _held_ahead(log_summary.read_lines(text), lines_redactor()):
                     last = line
                     yield line
                 # read to its end: its exit status says whether it read the log (terminated below, it would say
@@ -470,7 +471,10 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
         if proc.returncode == 0 or proc.returncode < 0:  # done, or ended by us (a follow interrupted)
             return
         errors.seek(0)
-        said = [redact(line) for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
+        # in order, so a secret ssh's words wrapped is hidden on both lines
+        said = [
+            line for line in lines_redactor().each(errors.read().decode(errors="replace").splitlines()) if line.strip()
+        ]
     if proc.returncode == 255 and state.host:  # ssh's own exit status: no log was read
         raise EngineError(
             f"cannot read the engine log on {state.host}: {shell.where()}: {(said or ['exit code 255'])[-1][:300]}; "
@@ -478,6 +482,49 @@ def _host_log_lines(state: EngineState, follow: bool) -> Iterator[str]:
         )
     why = (said or [last.strip()])[-1] or f"exit code {proc.returncode}"
     raise EngineError(f"cannot read the engine log of {log_source(state)}: {why[:300]}")
+
+
+def _held_ahead(lines: Iterator[str], hidden: LinesRedactor) -> Iterator[str]:
+    """`lines`, a pipe's, read as they come, redacted by `hidden` each with the line after it where that comes within
+    HOLD_AHEAD_S, else alone (LinesRedactor.held, release): a line read ahead must not wait on a quiet pipe (a
+    follow's `tail -F`), so a thread reads the pipe into a queue the caller waits on for that long. Raises what
+    reading raises."""
+    # at most 1,024 lines (each at most log_summary.MAX_LINE_CHARS) read before the caller takes them: the thread
+    # waits, as the pipe does, and a `tail -n +1` of a long log is never held whole
+    got: queue.Queue[tuple[str | None, BaseException | None]] = queue.Queue(maxsize=1024)
+    done = threading.Event()  # the caller stopped (a follow interrupted): the thread puts no more
+
+    def put(item: tuple[str | None, BaseException | None]) -> None:
+        while not done.is_set():
+            with contextlib.suppress(queue.Full):
+                got.put(item, timeout=HOLD_AHEAD_S)
+                return
+
+    def read() -> None:
+        try:
+            for line in lines:
+                put((line, None))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller, which raises it
+            put((None, exc))
+            return
+        put((None, None))
+
+    threading.Thread(target=read, name="onechip-log-reader", daemon=True).start()
+    try:
+        while True:
+            try:
+                line, failed = got.get(timeout=HOLD_AHEAD_S if hidden.waiting is not None else None)
+            except queue.Empty:  # none came after it in time: shown as it is
+                yield from hidden.release()
+                continue
+            if line is None:
+                yield from hidden.release()
+                if failed is not None:
+                    raise failed
+                return
+            yield from hidden.held([line])
+    finally:
+        done.set()
 
 
 def log_source(state: EngineState | None = None) -> str:
@@ -493,6 +540,11 @@ def log_source(state: EngineState | None = None) -> str:
     if state.mode == "docker":
         return f"container {state.container_id or state.container}" + (f" on {state.host}" if state.host else "")
     return f"{state.host}:{state.remote_log or remote.REMOTE_LOG}" if state.host else state.remote_log or ""
+
+
+# How often a follow of a local log reads what was written since (GNU tail -f reads every 1 s: coreutils tail
+# --sleep-interval's default); the last line of a read waits for the next read at most this long (LinesRedactor.held)
+FOLLOW_POLL_S = HOLD_AHEAD_S
 
 
 def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterator[str]:
@@ -542,9 +594,13 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
     try:
         while True:
             # to the end of what is written; a last line not ended yet is held for the next read (_ended_lines)
-            yield from hidden.each(_ended_lines(handle, held, final=not follow))
             if not follow:
+                yield from hidden.each(_ended_lines(handle, held, final=True))
                 return
+            # and the last line ended waits for the next read's first, which may finish a secret it began (a wrap's two
+            # lines written in two reads), up to the next poll where none came (FOLLOW_POLL_S late at most)
+            if not (yield from hidden.held(_ended_lines(handle, held, final=False))):
+                yield from hidden.release()
             if not engine_alive(state):  # it writes no more: say so, rather than wait for lines forever
                 yield from hidden.each(_ended_lines(handle, held, final=True))  # what it wrote as it died
                 # rotated before it died (read after the death, so no rotation is missed): then the file now at its name
@@ -557,7 +613,7 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
             if gone := log_writer_note(state):  # it writes on, but its log grows no more: say so, as `status` does
                 yield from hidden.each(_ended_lines(handle, held, final=True))
                 raise EngineError(gone)
-            time.sleep(0.5)
+            time.sleep(FOLLOW_POLL_S)
             looked = set(_copies(path))  # before _moved: if the file is still at its name, these came before
             if _moved(path, handle):  # rotated: the rest of the old file, then the one now at its name
                 yield from hidden.each(_ended_lines(handle, held, final=True))  # its last line: ended by the move

@@ -102,8 +102,10 @@ def _through_python(text: str, *, by_line: bool = True) -> str:
 
 
 def test_the_host_filter_redacts_each_line_as_errors_redact_does(tmp_path: Path) -> None:
-    text = "\n".join(LINES) + "\n"
-    host, python = _through_bash(tmp_path, text).split("\n"), _through_python(text).split("\n")
+    # an empty line between two: each is redacted alone, as a line of a log the line before does not go on into
+    # (the filter follows a secret a wrap cut, as errors.LinesRedactor does: test_host_filter_wraps_safety70.py)
+    text = "\n\n".join(LINES) + "\n"
+    host, python = _through_bash(tmp_path, text).split("\n")[::2], _through_python(text).split("\n")[::2]
     assert [(line, h) for line, h, p in zip(LINES, host, python, strict=False) if h != p] == []
     assert host == python
     for secret in ("k1-aaaaaa", "k2-bbbbbb", "t0k3n-xyz", "s33d", "sk123", "it\\'s-k", "abc-XYZ-123", 'ab\\"cd', ODD):

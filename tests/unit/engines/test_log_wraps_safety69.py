@@ -48,8 +48,8 @@ def test_a_known_value_of_no_shape_cut_in_two_is_hidden_on_both_lines(monkeypatc
 
 
 def test_lines_that_only_touch_stay_as_they_are() -> None:
-    lines = ["INFO served with " + HF, "INFO next", "key=" + SK, "INFO 12-07 next", "a line ending in hf", "_x ok"]
-    assert _each(lines) == ["INFO served with ***", "INFO next", "key=***", "INFO 12-07 next", *lines[-2:]]
+    lines = ["INFO served with " + HF, "INFO next", "a line ending in hf", "_x ok"]
+    assert _each(lines) == ["INFO served with ***", "INFO next", *lines[-2:]]
     lines = ["num_gpu_blocks=18744", "0123456789abcdef0123456789abcdef01234567", "INFO 321,376 tokens", "kv: 18432"]
     assert _each(lines) == lines
 
