@@ -4336,9 +4336,10 @@ def _start_in_use_verdict(r: _Resolved, requested: int, verdict: tuple[str, str]
         return verdict
     least, most, held = found
     below = math.floor((visible - least) / visible * 100) / 100
+    in_use = f"{least / GIB:.2f}" if least == most else f"{least / GIB:.2f} - {most / GIB:.2f}"
     return (
         f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than the "
-        f"{(visible - least) / GIB:.2f} GiB free then ({least / GIB:.2f} - {most / GIB:.2f} GiB of "
+        f"{(visible - least) / GIB:.2f} GiB free then ({in_use} GiB of "
         f"{visible / GIB:.2f} in use when the worker's snapshot is taken: {held}); the engine refuses ('on startup "
         "is less than desired GPU memory utilization'); "
         f"--gpu-memory-utilization {below:g} or less passes that check",
