@@ -3936,6 +3936,27 @@ def _override_claims(
 HUMMING = "humming"
 
 
+# The checkpoint methods the humming package reads weights of: WEIGHT_SCHEMA_MAP in humming/schema/__init__.py of the
+# humming-kernels 0.1.6 wheel (pinned by vLLM 0.24.0's requirements/cuda.txt) and 0.1.19 (0.34.0's), which adds
+# auto-round and quark; its BaseWeightSchema.from_config raises 'unsupported weight quant_method: <m>' for any other
+_HUMMING_WEIGHT_SCHEMAS = frozenset(
+    ("auto-round", "auto_round", "awq", "bitnet", "compressed-tensors", "fp8", "gptq", "humming", "modelopt",
+     "mxfp4", "quark")
+)  # fmt: skip
+
+
+def _humming_reads(method: str) -> None:
+    """vLLM hands any quantized checkpoint to humming when asked, but HummingConfig.get_layer_weight_schema builds
+    each layer's schema from the checkpoint's quant_method (quantization/humming.py, 0.20.0 - 0.34.0 sdists) with the
+    humming package's BaseWeightSchema.from_config, which raises for a method it has no schema for: the engine stops
+    as it builds the model's first quantized layer."""
+    if method not in _HUMMING_WEIGHT_SCHEMAS:
+        raise ConfigError(
+            f"--quantization humming on a {method} checkpoint: the humming package has no weight schema for it, so "
+            f"vLLM stops as it builds the model ('unsupported weight quant_method: {method}'); leave --quantization out"
+        )
+
+
 def _humming_refuses_gpt_oss(method: str, model_type: Any) -> None:
     """HummingConfig.override_quantization_method raises for a gpt-oss MXFP4 checkpoint from 0.21.0 (quantization/
     humming.py of the 0.21.0, 0.22.1, 0.23.0, 0.25.0, 0.27.1, 0.32.0, 0.34.0 sdists; absent from 0.20.0's)."""
@@ -3986,8 +4007,10 @@ def _served_quantization(request: PlanRequest, config: ModelConfig, rules: Engin
 
     served = asked
     if method:
-        if asked == HUMMING and missing(HUMMING) is None and (version is None or not older_than(version, "0.21.0")):
-            _humming_refuses_gpt_oss(method, config.data.get("model_type"))
+        if asked == HUMMING and missing(HUMMING) is None:
+            _humming_reads(method)
+            if version is None or not older_than(version, "0.21.0"):
+                _humming_refuses_gpt_oss(method, config.data.get("model_type"))
         claims = _override_claims(quant, asked, config.data.get("model_type"), version)
         claimant = next((name for name, claimed in claims if claimed and missing(name) is None), None)
         if claimant is None and asked != method:
@@ -4313,9 +4336,10 @@ def _start_in_use_verdict(r: _Resolved, requested: int, verdict: tuple[str, str]
         return verdict
     least, most, held = found
     below = math.floor((visible - least) / visible * 100) / 100
+    in_use = f"{least / GIB:.2f}" if least == most else f"{least / GIB:.2f} - {most / GIB:.2f}"
     return (
         f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than the "
-        f"{(visible - least) / GIB:.2f} GiB free then ({least / GIB:.2f} - {most / GIB:.2f} GiB of "
+        f"{(visible - least) / GIB:.2f} GiB free then ({in_use} GiB of "
         f"{visible / GIB:.2f} in use when the worker's snapshot is taken: {held}); the engine refuses ('on startup "
         "is less than desired GPU memory utilization'); "
         f"--gpu-memory-utilization {below:g} or less passes that check",

@@ -364,3 +364,16 @@ def test_humming_on_an_unquantized_checkpoint_says_what_it_cannot_know(tmp_path:
     path = llama_layout(tmp_path / "llama", LLAMA)
     with pytest.raises(ConfigError, match=r"VLLM_HUMMING_ONLINE_QUANT_CONFIG"):
         plan_model(str(path), "h100", max_model_len=8192, engine_version="0.32.0", quantization="humming")
+
+
+@pytest.mark.parametrize("method", ["bitsandbytes", "fbgemm_fp8", "experts_int8"])
+def test_humming_on_a_method_its_package_has_no_weight_schema_for_is_refused(tmp_path: Path, method: str) -> None:
+    # vLLM claims the checkpoint for humming whatever its method (above), but HummingConfig.get_layer_weight_schema
+    # builds each layer's schema with the humming package's BaseWeightSchema.from_config, which raises 'unsupported
+    # weight quant_method: <method>' for a method outside its WEIGHT_SCHEMA_MAP (humming/schema/__init__.py and
+    # base.py of the humming-kernels 0.1.6 and 0.1.19 wheels, which vLLM 0.24.0 and 0.34.0 pin): the engine stops
+    # as it builds the model
+    config = {**LLAMA, "quantization_config": {"quant_method": method, "load_in_4bit": True, "bits": 8}}
+    path = llama_layout(tmp_path / method, config)
+    with pytest.raises(ConfigError, match=re.escape(f"unsupported weight quant_method: {method}")):
+        plan_model(str(path), "h100", max_model_len=8192, engine_version="0.34.0", quantization="humming")

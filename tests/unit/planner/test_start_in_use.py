@@ -62,3 +62,9 @@ def test_budget_does_not_subtract_memory_in_use_at_start(tmp_path: Path) -> None
     assert plan.memory_budget is not None
     logged = CORPUS["h100-llama31-8b-tp1-v0190"]["logged"]
     assert abs(plan.memory_budget.kv_cache_bytes / GIB - logged["available_kv_cache_gib"]) < 0.02
+
+
+def test_one_figure_in_use_is_said_once(tmp_path: Path) -> None:
+    # every TP 1 log of the 0.19.0 H100 sweep had 0.51 GiB in use at the snapshot: one figure, not a '0.51 - 0.51' range
+    refused = plan_model(_llama(tmp_path), "h100", max_model_len=8192, engine_version="0.19.0", utilization=0.995)
+    assert "(0.51 GiB of 79.19 in use" in refused.verdict and "0.51 - 0.51" not in refused.verdict
