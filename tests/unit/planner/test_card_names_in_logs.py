@@ -63,6 +63,7 @@ def test_no_corpus_log_is_another_card_by_its_own_name() -> None:
         # and in the block-FP8 kernel config file name (fp8_utils.py 'Using default W8A8 Block FP8 kernel config')
         "r9700-llama31-8b-fp8block-len65536-util098-v0112dev-rocm",
         "r9700x2-llama31-8b-fp8block-tp2-len65536-util098-v0112dev-rocm",
+        "r9700x2-qwen3-next-80b-a3b-awq-tp2-len20480-util095-v0112dev-rocm",
     )
     assert architecture_only == dict.fromkeys(gfx1201, "AMD-gfx1201")
     assert {log: another for log, (_, another) in named.items() if another is not None} == {}

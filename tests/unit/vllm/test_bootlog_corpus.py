@@ -55,7 +55,7 @@ def test_the_grammar_reads_what_each_log_prints(entry: dict[str, Any]) -> None:
 def test_the_corpus_is_all_read() -> None:
     lines = sum("kv_cache_tokens" in e["logged"] for e in CORPUS)
     # README.md "Coverage"; every token line is asserted above
-    assert (len(CORPUS), lines) == (330, 249)
+    assert (len(CORPUS), lines) == (336, 255)
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
@@ -90,8 +90,9 @@ def test_most_of_the_corpus_prints_its_utilization() -> None:
     # 2026-12-07 (corpus70c): the same repository's Qwen3-14B-FP8-dynamic logs: RTX 3090 and 4090 (0.86) and four R9700
     # boots (0.98) print it; its RTX 5090, A100 and RTX 5000 Ada runs at vLLM's default 0.9 do not; its Qwen3-Coder-30B-A3B
     # GPTQ logs: the four R9700 boots (0.98, 0.95) print it, the five NVIDIA ones at 0.9 do not; its six R9700
-    # gemma-3-12b/27b-it FP8-dynamic boots (0.98, 0.94); its four R9700 Llama-3.1-8B FP8-block and TP 2 boots (0.98)
-    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 191
+    # gemma-3-12b/27b-it FP8-dynamic boots (0.98, 0.94); its four R9700 Llama-3.1-8B FP8-block and TP 2 boots (0.98);
+    # its five R9700 gpt-oss-20b boots and the 12-09 Qwen3-Next-80B AWQ one (0.98, 0.95)
+    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 197
 
 
 TOTALS = [e for e in CORPUS if "total_gpu_memory_gib" in e["logged"]]
@@ -134,6 +135,8 @@ NAMES = {
             # the block-FP8 kernel config file name, 'Using default W8A8 Block FP8 kernel config' (lines 14-17; 19-26)
             "r9700-llama31-8b-fp8block-len65536-util098-v0112dev-rocm",
             "r9700x2-llama31-8b-fp8block-tp2-len65536-util098-v0112dev-rocm",
+            # the 12-09 Qwen3-Next-80B AWQ run, 'Using default MoE config' (lines 26-27)
+            "r9700x2-qwen3-next-80b-a3b-awq-tp2-len20480-util095-v0112dev-rocm",
         ),
         "AMD-gfx1201",
     ),
