@@ -87,11 +87,11 @@ def test_most_of_the_corpus_prints_its_utilization() -> None:
     # more llm-d-planner 0.19.0 H100 sweep logs, each with its 'non-default args' ('gpu_memory_utilization': 0.95);
     # 2026-12-07 (corpus69c): five more of that sweep (phi-4 and four FAILED boots), each with the same line;
     # 2026-12-07 (corpus70a): the 2x R9700 Qwen3-Next-80B AWQ log's 'non-default args' ('gpu_memory_utilization': 0.98);
-    # 2026-12-07 (corpus70c): the same repository's Qwen3-14B-FP8-dynamic logs: RTX 3090 and 4090 (0.86) and four R9700
-    # boots (0.98) print it; its RTX 5090, A100 and RTX 5000 Ada runs at vLLM's default 0.9 do not; its Qwen3-Coder-30B-A3B
-    # GPTQ logs: the four R9700 boots (0.98, 0.95) print it, the five NVIDIA ones at 0.9 do not; its six R9700
-    # gemma-3-12b/27b-it FP8-dynamic boots (0.98, 0.94); its four R9700 Llama-3.1-8B FP8-block and TP 2 boots (0.98);
-    # its five R9700 gpt-oss-20b boots and the 12-09 Qwen3-Next-80B AWQ one (0.98, 0.95)
+    # 2026-12-07 (corpus70c): the same repository's Qwen3-14B-FP8-dynamic logs: RTX 3090 and 4090 (0.86) and four
+    # R9700 boots (0.98) print it; its RTX 5090, A100 and RTX 5000 Ada runs at vLLM's default 0.9 do not; its
+    # Qwen3-Coder-30B-A3B GPTQ logs: the four R9700 boots (0.98, 0.95) print it, the five NVIDIA ones at 0.9 do not;
+    # its six R9700 gemma-3-12b/27b-it FP8-dynamic boots (0.98, 0.94); its four R9700 Llama-3.1-8B FP8-block and TP 2
+    # boots (0.98); its five R9700 gpt-oss-20b boots and the 12-09 Qwen3-Next-80B AWQ one (0.98, 0.95)
     assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 197
 
 
