@@ -55,7 +55,7 @@ def test_the_grammar_reads_what_each_log_prints(entry: dict[str, Any]) -> None:
 def test_the_corpus_is_all_read() -> None:
     lines = sum("kv_cache_tokens" in e["logged"] for e in CORPUS)
     # README.md "Coverage"; every token line is asserted above
-    assert (len(CORPUS), lines) == (313, 224)
+    assert (len(CORPUS), lines) == (347, 258)
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
@@ -88,8 +88,13 @@ def test_most_of_the_corpus_prints_its_utilization() -> None:
     # 2026-12-07 (corpus69c): five more of that sweep (phi-4 and four FAILED boots), each with the same line;
     # 2026-12-07 (corpus70a): the 2x R9700 Qwen3-Next-80B AWQ log's 'non-default args' ('gpu_memory_utilization': 0.98);
     # 2026-12-07 (corpus70b): eight more of the sweep's FAILED boots (six Hub refusals, Gemma 4 E4B, Llama-3.1-8B DP 2)
-    # and three of its started boots (CodeLlama-7B, Gemma-7B, Mistral-Small-3.1-24B bf16)
-    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 182
+    # and three of its started boots (CodeLlama-7B, Gemma-7B, Mistral-Small-3.1-24B bf16);
+    # 2026-12-07 (corpus70c): kyuz0/amd-r9700-vllm-toolboxes' Qwen3-14B-FP8-dynamic logs: RTX 3090 and 4090 (0.86)
+    # and four R9700 boots (0.98) print it; its RTX 5090, A100 and RTX 5000 Ada runs at vLLM's default 0.9 do not; its
+    # Qwen3-Coder-30B-A3B GPTQ logs: the four R9700 boots (0.98, 0.95) print it, the five NVIDIA ones at 0.9 do not;
+    # its six R9700 gemma-3-12b/27b-it FP8-dynamic boots (0.98, 0.94); its four R9700 Llama-3.1-8B FP8-block and TP 2
+    # boots (0.98); its five R9700 gpt-oss-20b boots and the 12-09 Qwen3-Next-80B AWQ one (0.98, 0.95)
+    assert sum("gpu_memory_utilization" in _read(e["name"])[1].logged for e in CORPUS) == 208
 
 
 TOTALS = [e for e in CORPUS if "total_gpu_memory_gib" in e["logged"]]
@@ -121,6 +126,22 @@ NAMES = {
     "r9700x2-mixtral-8x7b-awq-tp2-len8192-eager-v0190-rocm": "AMD_Radeon_AI_PRO_R9700",
     # lines 28-29, 'Using default MoE config' (a TheRock nightly build names the card by its gfx target)
     "r9700x2-qwen3-next-80b-a3b-awq-tp2-len16384-util098-v0112dev-rocm": "AMD-gfx1201",
+    # the same, corpus70c: Qwen3-Coder-30B-A3B GPTQ at TP 1 (line 17; 18 on the 0.13.0rc2 build) and TP 2 (lines 25-26;
+    # 26-27)
+    **dict.fromkeys(
+        (
+            "r9700-qwen3-coder-30b-a3b-gptq-len24576-util098-v0112dev-rocm",
+            "r9700x2-qwen3-coder-30b-a3b-gptq-tp2-len24576-util095-v0112dev-rocm",
+            "r9700-qwen3-coder-30b-a3b-gptq-len24576-util098-v0130rc2dev-rocm",
+            "r9700x2-qwen3-coder-30b-a3b-gptq-tp2-len24576-util098-v0130rc2dev-rocm",
+            # the block-FP8 kernel config file name, 'Using default W8A8 Block FP8 kernel config' (lines 14-17; 19-26)
+            "r9700-llama31-8b-fp8block-len65536-util098-v0112dev-rocm",
+            "r9700x2-llama31-8b-fp8block-tp2-len65536-util098-v0112dev-rocm",
+            # the 12-09 Qwen3-Next-80B AWQ run, 'Using default MoE config' (lines 26-27)
+            "r9700x2-qwen3-next-80b-a3b-awq-tp2-len20480-util095-v0112dev-rocm",
+        ),
+        "AMD-gfx1201",
+    ),
     "rtx3090x4-qwen3-vl-30b-a3b-tp4-len65536-v0110": "NVIDIA_GeForce_RTX_3090",  # line 12, a list of config paths
     # nvidia-smi's CSV rows inside club-3090 reports (line 14 of each)
     "rtx4090x2-qwen36-27b-int4-dflash-tp2-len180000-v0201rc1dev": "NVIDIA GeForce RTX 4090",
