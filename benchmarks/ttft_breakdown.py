@@ -3,6 +3,7 @@ prints figures, in a second, from stored files (no simulation).
 
     python benchmarks/ttft_breakdown.py            # the 'calibrated' ttft_ms rows of catalog/prediction_ranges.json
     python benchmarks/ttft_breakdown.py --figure tpot_ms   # another figure of the same rows
+    python benchmarks/ttft_breakdown.py --cells PATH       # the cells a `sim_accuracy.py corpus --cells PATH` run wrote
 
 The error: catalog/prediction_ranges.json holds, per figure, every held-out cell of the corpus leave-one-grid-out run
 (`python benchmarks/sim_accuracy.py corpus --advised --write-ranges`, its source and commit in the file) as measured /
@@ -80,6 +81,18 @@ def within_noise(apes: list[float], noises: list[float]) -> float:
     return statistics.fmean(min(a, n) for a, n in zip(apes, noises, strict=True)) if apes else 0.0
 
 
+def cells_rows(text: str, figure: str) -> list[tuple[str, str, str, float]]:
+    """(fit, grid, 'CONTEXTxCLIENTS', predicted `figure`) of each held-out 'calibrated' cell in `text`, the JSON lines
+    `sim_accuracy.py corpus --cells` writes."""
+    short = figure.removesuffix("_ms")
+    out = []
+    for line in text.splitlines():
+        c = json.loads(line)
+        if c["how"] == "calibrated" and not c["in_sample"] and c.get(f"{short}_pred") is not None:
+            out.append((c["fit"], c["grid"], f"{c['context']}x{c['clients']}", float(c[f"{short}_pred"])))
+    return out
+
+
 def band(ms: float) -> str:
     low = 0.0
     for edge in SIZE_BANDS_MS:
@@ -97,21 +110,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--figure", default="ttft_ms", choices=["ttft_ms", "tpot_ms"])
     parser.add_argument("--key", default="calibrated", help="prediction_ranges.json error key (calibrated, carried)")
+    parser.add_argument(
+        "--cells", type=Path, help="read the cells `sim_accuracy.py corpus --cells PATH` wrote (its 'calibrated' ones)"
+    )
     args = parser.parse_args()
     figure = args.figure
-    ranges = json.loads(sim_accuracy.RANGES_FILE.read_text(encoding="utf-8"))
-    rows = ranges["ranges"][args.key]["figures"][figure]["held_out"]
     grids = {g.name: g for g in sim_accuracy.CORPUS.grids}
+    if args.cells:
+        rows, source = cells_rows(args.cells.read_text(encoding="utf-8"), figure), str(args.cells)
+    else:
+        ranges = json.loads(sim_accuracy.RANGES_FILE.read_text(encoding="utf-8"))
+        held = ranges["ranges"][args.key]["figures"][figure]["held_out"]
+        rows = [(fit, name, key, value(grids[name], key, figure) / factor) for fit, name, key, factor in held]
+        source = f"{args.key} rows of {ranges['source']}"
     seen = measurements(grids.values(), figure)
     floor = float(getattr(sim_accuracy.NOISE, figure))
-    print(f"{args.key} {figure}: {len(rows)} held-out cells of {ranges['source']}")
+    print(f"{figure}: {len(rows)} held-out cells, {source}")
     print(f"noise floor where a cell has no other measurement: {100 * floor:.1f}% ({sim_accuracy.NOISE.source})\n")
     table = []
-    for fit, name, key, factor in rows:
+    for fit, name, key, predicted in rows:
         grid = grids[name]
         context, clients = (int(v) for v in key.split("x"))
         measured = value(grid, key, figure)
-        predicted = measured / factor
         noise = cell_noise(grid, seen[(grid.chip, grid.model, context, clients)], key, figure)
         budget = budget_tokens(sim_accuracy.plan_for(grid))
         table.append({
@@ -146,6 +166,10 @@ def main() -> None:
             print(f"  {name:>48}: {statistics.fmean(apes):6.1f}% over {len(rs):>3}, {100 * sum(apes) / total:5.1f}%, "
                   f"low {sum(r['signed'] < 0 for r in rs):>3}, {ms:>8,.1f} ms")  # fmt: skip
 
+    print("\nMAPE with the cells of a regime left out (what the rest would score):")
+    for name in sorted({r["regime"] for r in table}):
+        rest = [r["ape"] for r in table if r["regime"] != name]
+        print(f"  {name:>48}: {statistics.fmean(rest) if rest else 0.0:6.1f}% over {len(rest):>3}")
     group("predicted grid", lambda r: _short(r["grid"]))
     group("fit", lambda r: _short(r["fit"]))
     group("fit and grid dated alike (same build and day) or not", lambda r: r["pair"])

@@ -71,3 +71,18 @@ def test_a_cells_own_noise_is_the_same_days_measurement_before_another_days() ->
     assert ttft_breakdown.own_noise({"same day": 0.04, "other day": 0.74}) == 0.04
     assert ttft_breakdown.own_noise({"other day": 0.03}) == 0.03
     assert ttft_breakdown.own_noise({}) is None
+
+
+def test_a_corpus_runs_cells_file_gives_its_held_out_calibrated_cells() -> None:
+    # the JSON lines sim_accuracy.py corpus --cells writes (report(): its `where` and the cell's figures)
+    lines = [
+        {"fit": CV, "grid": GCE, "how": "calibrated", "context": 128, "clients": 8, "in_sample": False,
+         "ttft_meas": 81.32, "ttft_pred": 26.4, "tpot_meas": 6.38, "tpot_pred": 6.1},
+        {"fit": CV, "grid": CV, "how": "same grid", "context": 128, "clients": 8, "in_sample": False,
+         "ttft_meas": 84.8, "ttft_pred": 26.0, "tpot_meas": 6.39, "tpot_pred": 6.1},
+        {"fit": GCE, "grid": GCE, "how": "calibrated", "context": 128, "clients": 1, "in_sample": True,
+         "ttft_meas": 11.52, "ttft_pred": 11.3, "tpot_meas": 4.72, "tpot_pred": 4.7},
+    ]  # fmt: skip
+    text = "".join(json.dumps(c) + "\n" for c in lines)
+    assert ttft_breakdown.cells_rows(text, "ttft_ms") == [(CV, GCE, "128x8", 26.4)]
+    assert ttft_breakdown.cells_rows(text, "tpot_ms") == [(CV, GCE, "128x8", 6.1)]
