@@ -34,6 +34,9 @@ import sim_accuracy  # noqa: E402  (the corpus, regime() and the ranges file's p
 from onechip.catalog.files import MeasuredGrid  # noqa: E402
 from onechip.sim.steptime import budget_tokens  # noqa: E402
 
+# each figure's name in the JSON lines `sim_accuracy.py corpus --cells` writes ('<name>_meas', '<name>_pred'; tok/s
+# by the grid's published definition, as the ranges file's output_tok_per_s)
+CELLS_KEY = {"ttft_ms": "ttft", "tpot_ms": "tpot", "output_tok_per_s": "tok"}
 # measured TTFT bands (ms): where a few ms of host time is a large share (under 50) and where it is not
 SIZE_BANDS_MS = (50.0, 200.0, 1000.0)
 
@@ -62,7 +65,7 @@ def cell_noise(grid: MeasuredGrid, others: list[MeasuredGrid], key: str, figure:
     by: dict[str, list[float]] = {}
     for o in others:
         if o.name != grid.name:
-            by.setdefault("same day" if o.date == grid.date else "other day", []).append(
+            by.setdefault("same day" if _same_day(o, grid) else "other day", []).append(
                 abs(value(o, key, figure) - this) / this
             )
     return {kind: statistics.fmean(v) for kind, v in by.items()}
@@ -75,6 +78,12 @@ def own_noise(noise: dict[str, float]) -> float | None:
     return noise.get("same day", noise.get("other day"))
 
 
+def _same_day(a: MeasuredGrid, b: MeasuredGrid) -> bool:
+    """Whether `a` and `b` measured one deployment on one day: dated alike, or one marked duplicate_of the other (the
+    same deployment, engine build and day, published again: its date is the publication's)."""
+    return a.date == b.date or a.duplicate_of == b.name or b.duplicate_of == a.name
+
+
 def within_noise(apes: list[float], noises: list[float]) -> float:
     """The part of the mean error (same unit as `apes`) that lies within each cell's own noise: mean of min(error,
     noise). The rest, MAPE less this, is the error beyond what two measurements of the cell agree to."""
@@ -84,7 +93,7 @@ def within_noise(apes: list[float], noises: list[float]) -> float:
 def cells_rows(text: str, figure: str) -> list[tuple[str, str, str, float]]:
     """(fit, grid, 'CONTEXTxCLIENTS', predicted `figure`) of each held-out 'calibrated' cell in `text`, the JSON lines
     `sim_accuracy.py corpus --cells` writes."""
-    short = figure.removesuffix("_ms")
+    short = CELLS_KEY[figure]
     out = []
     for line in text.splitlines():
         c = json.loads(line)
@@ -108,7 +117,7 @@ def _short(name: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--figure", default="ttft_ms", choices=["ttft_ms", "tpot_ms"])
+    parser.add_argument("--figure", default="ttft_ms", choices=sorted(CELLS_KEY))
     parser.add_argument("--key", default="calibrated", help="prediction_ranges.json error key (calibrated, carried)")
     parser.add_argument(
         "--cells", type=Path, help="read the cells `sim_accuracy.py corpus --cells PATH` wrote (its 'calibrated' ones)"
@@ -139,7 +148,7 @@ def main() -> None:
             "regime": sim_accuracy.regime(context, clients, grid.output_tokens or 0, budget),
             "measured": measured, "predicted": predicted, "ape": 100 * abs(predicted - measured) / measured,
             "signed": 100 * (predicted / measured - 1), "noise": {k: 100 * v for k, v in noise.items()},
-            "pair": "same day" if grids[fit].date == grid.date else "other day",
+            "pair": "same day" if _same_day(grids[fit], grid) else "other day",
         })  # fmt: skip
     table.sort(key=lambda r: -r["ape"])
     total = sum(r["ape"] for r in table)
@@ -155,8 +164,10 @@ def main() -> None:
     print(f"\nMAPE {mape:.1f}% over {len(table)} cells; predicted low in {low}, median measured / predicted "
           f"{statistics.median(r['measured'] / r['predicted'] for r in table):.2f}")  # fmt: skip
 
+    unit = "ms" if figure.endswith("_ms") else "tok/s"
+
     def group(title: str, by) -> None:  # type: ignore[no-untyped-def]
-        print(f"\nby {title} (MAPE; share of the summed error; cells predicted low; median |error| ms):")
+        print(f"\nby {title} (MAPE; share of the summed error; cells predicted low; median |error| {unit}):")
         groups: dict[str, list[dict]] = {}  # type: ignore[type-arg]
         for r in table:
             groups.setdefault(by(r), []).append(r)
@@ -164,7 +175,7 @@ def main() -> None:
             apes = [r["ape"] for r in rs]
             ms = statistics.median(abs(r["predicted"] - r["measured"]) for r in rs)
             print(f"  {name:>48}: {statistics.fmean(apes):6.1f}% over {len(rs):>3}, {100 * sum(apes) / total:5.1f}%, "
-                  f"low {sum(r['signed'] < 0 for r in rs):>3}, {ms:>8,.1f} ms")  # fmt: skip
+                  f"low {sum(r['signed'] < 0 for r in rs):>3}, {ms:>8,.1f} {unit}")  # fmt: skip
 
     print("\nMAPE with the cells of a regime left out (what the rest would score):")
     for name in sorted({r["regime"] for r in table}):
@@ -176,7 +187,8 @@ def main() -> None:
     group("regime (sim_accuracy.regime)", lambda r: r["regime"])
     group("context", lambda r: f"{r['context']:>6,} tokens")
     group("clients", lambda r: f"{r['clients']:>4} clients")
-    group("measured TTFT" if figure == "ttft_ms" else f"measured {figure}", lambda r: band(r["measured"]))
+    if figure.endswith("_ms"):
+        group("measured TTFT" if figure == "ttft_ms" else f"measured {figure}", lambda r: band(r["measured"]))
 
     print("\nthe error against the same cell's noise (mean of min(error, noise): the part of the MAPE two "
           "measurements of the cell would make too; the rest is the model's; 'any': the same day's where measured, "

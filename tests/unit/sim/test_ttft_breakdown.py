@@ -86,3 +86,14 @@ def test_a_corpus_runs_cells_file_gives_its_held_out_calibrated_cells() -> None:
     text = "".join(json.dumps(c) + "\n" for c in lines)
     assert ttft_breakdown.cells_rows(text, "ttft_ms") == [(CV, GCE, "128x8", 26.4)]
     assert ttft_breakdown.cells_rows(text, "tpot_ms") == [(CV, GCE, "128x8", 6.1)]
+    assert ttft_breakdown.cells_rows(text, "output_tok_per_s") == []  # no tok/s in these lines
+
+
+def test_a_grid_marked_duplicate_of_another_is_the_same_days_measurement_of_it() -> None:
+    # survey-v6e-1-dollars is gke's deployment published again (duplicate_of; dated by its publication, 2026-10-25):
+    # 1,024 x 8 tok/s 1,178.6 against gke's 1,179.85
+    gke, survey = GRIDS["gke-v6e-1-2026-08-25"], GRIDS["survey-v6e-1-dollars"]
+    others = ttft_breakdown.measurements(GRIDS.values(), "output_tok_per_s")[("v6e-1", gke.model, 1024, 8)]
+    assert survey in others
+    noise = ttft_breakdown.cell_noise(gke, [gke, survey], "1024x8", "output_tok_per_s")
+    assert noise == pytest.approx({"same day": (1179.85 - 1178.6) / 1179.85})
