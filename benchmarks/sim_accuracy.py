@@ -345,6 +345,22 @@ SEEDS = 5
 # and the issue's 26% floor where measured once: 35.7% = 16.4 points within noise + 19.3 beyond, 34 rows within. So
 # about half the MAPE is more than any measurement of the cell would differ by, and it sits in two regimes; the
 # small-TTFT cells are not where it lies.
+# The same-day pair run again at HEAD (sim70: `python benchmarks/sim_accuracy.py corpus --advised --fits
+# gemma4dev-v6e-1-config-validation,gce-v6e-1-2026-08-10 --grids the same two --cells PATH`, 12.5 min on the loaded
+# machine; `ttft_breakdown.py --cells PATH`) gives the stored factors of its 29 rows to 4.5e-5: tok/s / TPOT / TTFT 3.8
+# / 5.7 / 35.2%; its 20 rows with a same-day repeat 43.7% against their 11.3% noise (10.5 points within), all 29 with
+# the floor where measured once 11.6 within + 23.6 beyond; by regime one chunk 58.2% over 6 (34.2% of the error), the
+# knee 72.0% over 6 (42.4%), saturated 14.2% over 13. Step 3 of sim70: no term the breakdown points at is untried: the
+# one-chunk cells' per-request cost (--admit, per_admit_s; where the engine pays it is not in the sources read), the
+# long one-client prompts (--tokenize), gke's cached short prompts (--recorded), the request-count padding and the
+# unpadded mixed step (sim.predict's notes), the knee's queue (above: step jitter, delays, slower prefill). Measured
+# instead, --admit on that pair with the noise beside (same command with --admit, 11.2 min): the fits put 7.26 /
+# 7.05 ms a request admitted (config-validation / gce) and the API server's request time falls 6.76 -> 1.27 ms
+# (config-validation); tok/s / TPOT / TTFT 3.8 / 5.7 / 35.2% -> 5.0 / 7.1 / 31.0%, the 20 repeated rows 43.7 -> 42.6%
+# (noise 11.3%), rows within their noise 7 -> 11 of 29. The TTFT it gains is the saturated cells' (14.2 -> 5.8%), not
+# the one-chunk cells' it was built for (58.2 -> 57.5%: 128 x 8 26.3 -> 25.8 ms against 81 - 85): with drawn stream
+# starts there is no wave for a cost per admitted request to hold together, so each request pays it alone. Not kept
+# (tok/s and TPOT worse; ADMIT stays off).
 TOGETHER, RECORDED = "--together" in sys.argv, "--recorded" in sys.argv
 
 
