@@ -332,10 +332,10 @@ SEEDS = 5
 # the second 30.2% over 70, without both 21.1% over 58. Not the short cells: under 50 ms measured 24.1% over 25 (16.9%),
 # and 11 of those 25 are predicted HIGH, 10 of them gke's 512 / 1,024-token cells at 2 - 16 clients whose prompts the
 # prefix cache held (960 of 1,024 tokens; this mode prefills them in full, --recorded gives the hits; the 11th gce's 128
-# x 1, +1.8%), 15.4% over the 13 not on gke; 50 - 200 ms 46.0% over 22 (28.3%), 1 s and over 36.6% over 38 (38.9%). By context no band stands out
-# (26.6 - 45.2% from 128 to 32,768 tokens but 512, 11.8% over 2); by clients, 8 - 16 clients 48.2 / 57.0%. By grid:
-# gce 48.4% over 20, config-validation 33.5% over 38 (every cell low), gke 39.8% over 24 (10 high), the one-client
-# sweep 20.8% over 18 (every cell low). By fit, the gke fit is low on all 35 of its cells (38.0%); the dev256 fits
+# x 1, +1.8%), 15.4% over the 13 not on gke; 50 - 200 ms 46.0% over 22 (28.3%), 1 s and over 36.6% over 38 (38.9%).
+# By context no band stands out (26.6 - 45.2% from 128 to 32,768 tokens but 512, 11.8% over 2); by clients, 8 - 16
+# clients 48.2 / 57.0%. By grid: gce 48.4% over 20, config-validation 33.5% over 38 (every cell low), gke 39.8% over
+# 24 (10 high), the one-client sweep 20.8% over 18 (every cell low). By fit, the gke fit is low on all 35 of its cells (38.0%); the dev256 fits
 # 31.5 / 38.4%. Against the noise: 40 rows are cells another grid measured the same day (config-validation <-> gce, one
 # build): there the model is 46.7% off where the two measurements differ by 11.3% (4 rows within it; the capped part,
 # mean min(error, noise), is 10.7 points of the 46.7); the 6 one-chunk rows of those two grids from each other's fit
