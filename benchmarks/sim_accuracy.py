@@ -367,11 +367,11 @@ SEEDS = 5
 # 8 41.6 - 43.9 ms against 81 - 85; knee 63.6%, saturated 4.9%; 20 repeated rows 49.5% against 11.3% noise); --recorded
 # --admit 11.5 / 5.6 / 8.1 / 24.8% (per_admit_s 7.62 / 7.21 ms, API server 1.18 / 0.79 ms; one chunk 20.0%: 128 x 8 73.8
 # / 77.1 ms against 84.8 / 81.3, 1,024 x 16 104.6 / 108.1 against 133.6 / 129.9; the knee 72.1%, now 60% of the error;
-# 20 repeated rows 33.4%; all 29, 15.6 points beyond noise against 23.6 in the default). So within one build a cost per request
-# admitted, paid by a wave sent together, is what the one-chunk cells measure, and TTFT on this pair comes under the 25%
-# bar; but whole-run tok/s goes 3.8 -> 11.5% and TPOT 5.7 -> 8.1% (above their noise), and across builds the cost does
-# not carry (sim68: --recorded --admit over the 100 cells 44.9% TTFT). Not kept; what is left within the build is the
-# knee.
+# 20 repeated rows 33.4%; all 29, 15.6 points beyond noise against 23.6 in the default). So within one build a cost per
+# request admitted, paid by a wave sent together, is what the one-chunk cells measure, and TTFT on this pair comes under
+# the 25% bar; but whole-run tok/s goes 3.8 -> 11.5% and TPOT 5.7 -> 8.1% (above their noise), and across builds the
+# cost does not carry (sim68: --recorded --admit over the 100 cells 44.9% TTFT). Not kept; what is left within the build
+# is the knee.
 TOGETHER, RECORDED = "--together" in sys.argv, "--recorded" in sys.argv
 
 
