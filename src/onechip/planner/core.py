@@ -4190,16 +4190,21 @@ def _profile_oom_source(rule: GpuMemoryRule) -> str:
     )
 
 
+def _size(size_bytes: int) -> str:
+    """Bytes as GiB with two decimals, or MiB under 0.1 GiB, where two decimals of GiB would say 0.00."""
+    return f"{size_bytes / GIB:,.2f} GiB" if size_bytes >= GIB / 10 else f"{size_bytes / 2**20:,.2f} MiB"
+
+
 def _table_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str] | None:
     """The runner's block tables beside the requested memory (planner.runner_tables), None when they fit."""
     if gpu.table_over_card_bytes <= 0:
         return None
     where = "gpu/block_table.py BlockTables" if rule.v2_runner else "block_table.py BlockTable"
     return (
-        f"does not fit: vLLM's model runner holds {gpu.table_bytes / GIB:,.2f} GiB of block tables per GPU "
+        f"does not fit: vLLM's model runner holds {_size(gpu.table_bytes)} of block tables per GPU "
         f"({gpu.max_num_seqs:,} sequences x {max_model_len:,} tokens over {len(gpu.layout.groups)} KV cache "
         f"group(s), vllm/v1/worker/{where}) outside the {gpu.budget.requested_bytes / GIB:,.2f} GiB its profiling "
-        f"budgets, {gpu.table_over_card_bytes / GIB:,.2f} GiB more than the card holds; lower --max-num-seqs, "
+        f"budgets, {_size(gpu.table_over_card_bytes)} more than the card holds; lower --max-num-seqs, "
         "--max-model-len or --gpu-memory-utilization",
         "block-table",
     )

@@ -75,3 +75,14 @@ def test_the_refusal_says_it_is_a_lower_bound(tmp_path: Path) -> None:
     plan = plan_model(_llama(tmp_path), "gpu:80GiB", max_model_len=8192, engine_version="0.19.0", utilization=1.0)
     assert "at least 0.09 GiB" in plan.verdict and "t4-gemma4-e2b" not in plan.verdict
     assert "--gpu-memory-utilization 0.99 or less" in plan.verdict
+
+
+def test_block_tables_under_a_tenth_of_a_gib_are_said_in_mib(tmp_path: Path) -> None:
+    # qa70a: 'holds 0.00 GiB of block tables ... 0.00 GiB more than the card holds' on H100 PCIe 80 GB at 1.0 (0.8.5
+    # has no start-up check, so the block tables bind)
+    plan = plan_model(_llama(tmp_path), "H100 PCIe 80 GB", max_model_len=8192, engine_version="0.8.5", utilization=1.0)
+    assert (
+        plan.binding_limit == "block-table"
+        and "0.00 GiB" not in plan.verdict
+        and " MiB of block tables" in plan.verdict
+    )
