@@ -317,6 +317,21 @@ class StartInUse(StrictModel):
     source: str = Field(description="The source lines of the check and the logs each figure is read from.")
 
 
+class StartCheck(VersionRange):
+    """vLLM's start-up check on every card (engines.json `start_check`): the worker refuses to start when its init
+    snapshot's free memory is below ceil(total x utilization), and something is always in use by then (the CUDA
+    context). A lower bound of that, the least any CUDA log showed, makes a request above total - bound a certain
+    refusal; between the bound and what boots had in use at most: a warning (planner.core._start_in_use). Where the
+    release's memory rule measured the chip (GpuMemoryRule.start_in_use), those figures are taken instead."""
+
+    cuda_least_in_use_bytes: int = Field(
+        ge=0, description="The least in use per GPU at the snapshot on any CUDA log read, less the print's rounding."
+    )
+    one_rank_most_bytes: int = Field(ge=0, description="The most in use at TP x PP = 1 on the logs read, bytes.")
+    ranks_most_bytes: int = Field(ge=0, description="The most in use per GPU at TP x PP >= 2 on the logs read, bytes.")
+    source: str = Field(description="The source lines of the check, by release, and the logs each figure is read from.")
+
+
 class CublasWorkspace(StrictModel):
     """torch's default cuBLAS workspace in the torch a range of vLLM releases pins (engines.json v2_runner_rules
     `cublas_workspace`): taken from the caching allocator at the first GEMM and kept, so in the torch peak vLLM's
@@ -1641,6 +1656,11 @@ class EngineEntry(StrictModel):
         default_factory=list,
         description="The quantization methods vLLM serves on an AMD card (ROCm), by version (not covered: not "
         "checked).",
+    )
+    start_check: StartCheck | None = Field(
+        default=None,
+        description="vLLM's start-up free-memory check, by release, with the least in use at its snapshot on any card "
+        "(None: not checked).",
     )
     rocm_rules: list[RocmRule] = Field(
         default_factory=list,

@@ -4190,16 +4190,21 @@ def _profile_oom_source(rule: GpuMemoryRule) -> str:
     )
 
 
+def _size(size_bytes: int) -> str:
+    """Bytes as GiB with two decimals, or MiB under 0.1 GiB, where two decimals of GiB would say 0.00."""
+    return f"{size_bytes / GIB:,.2f} GiB" if size_bytes >= GIB / 10 else f"{size_bytes / 2**20:,.2f} MiB"
+
+
 def _table_verdict(gpu: GpuPool, max_model_len: int, rule: GpuMemoryRule) -> tuple[str, str] | None:
     """The runner's block tables beside the requested memory (planner.runner_tables), None when they fit."""
     if gpu.table_over_card_bytes <= 0:
         return None
     where = "gpu/block_table.py BlockTables" if rule.v2_runner else "block_table.py BlockTable"
     return (
-        f"does not fit: vLLM's model runner holds {gpu.table_bytes / GIB:,.2f} GiB of block tables per GPU "
+        f"does not fit: vLLM's model runner holds {_size(gpu.table_bytes)} of block tables per GPU "
         f"({gpu.max_num_seqs:,} sequences x {max_model_len:,} tokens over {len(gpu.layout.groups)} KV cache "
         f"group(s), vllm/v1/worker/{where}) outside the {gpu.budget.requested_bytes / GIB:,.2f} GiB its profiling "
-        f"budgets, {gpu.table_over_card_bytes / GIB:,.2f} GiB more than the card holds; lower --max-num-seqs, "
+        f"budgets, {_size(gpu.table_over_card_bytes)} more than the card holds; lower --max-num-seqs, "
         "--max-model-len or --gpu-memory-utilization",
         "block-table",
     )
@@ -4313,35 +4318,47 @@ def _free_at_start_verdict(acc: Accelerator, requested: int, verdict: tuple[str,
     )
 
 
-def _start_in_use(r: _Resolved) -> tuple[int, int, str] | None:
-    """(least, most) bytes in use per GPU at the worker's init snapshot, and what holds them, where the memory rule
-    measured them on this chip (GpuMemoryRule.start_in_use); None elsewhere."""
-    found = _memory_rule(r).start_in_use if r.acc.kind == "gpu" and r.rules.memory_rules else None
-    if found is None or not any(c in found.chips for c in (r.acc.name, r.acc.resolved_as)):
+def _start_in_use(r: _Resolved) -> tuple[int, int, str, str, bool] | None:
+    """(least, most) bytes in use per GPU at the worker's init snapshot, what holds them, their source and whether
+    they were measured on this chip: the memory rule's figures for it (GpuMemoryRule.start_in_use), else, on a
+    release with the check (engines.json start_check), the least any CUDA log had in use (0 on an AMD card: none
+    seen there) and the most any log had; None where the release has no check (V0, before 0.9.2) or no GPU."""
+    if r.acc.kind != "gpu" or not r.rules.memory_rules:
         return None
-    if r.devices > 1:
-        return (*found.ranks_bytes, "the CUDA context and NCCL's communicators")
-    return (*found.one_rank_bytes, "the CUDA context")
+    rule, ranks = _memory_rule(r), r.devices > 1
+    held = "the CUDA context and NCCL's communicators" if ranks else "the CUDA context"
+    found = rule.start_in_use
+    if found is not None and any(c in found.chips for c in (r.acc.name, r.acc.resolved_as)):
+        return (*(found.ranks_bytes if ranks else found.one_rank_bytes), held, found.source, True)
+    check, version = r.rules.start_check, r.request.engine_version or r.rules.release
+    if check is None or version is None or rule.v0_engine or not check.covers(version):
+        return None
+    least = 0 if r.acc.manufacturer == "AMD" else check.cuda_least_in_use_bytes
+    return least, check.ranks_most_bytes if ranks else check.one_rank_most_bytes, held, check.source, False
 
 
 def _start_in_use_verdict(r: _Resolved, requested: int, verdict: tuple[str, str]) -> tuple[str, str]:
     """vLLM's start-up check on a discrete card (vllm/v1/worker/utils.py request_memory: ceil(total x utilization)
     must not exceed the free memory of the worker's init snapshot, taken after the CUDA context and, at TP x PP >= 2,
-    NCCL's communicators: vllm/v1/worker/gpu_worker.py init_device), where the rule measured what is in use then on
-    this chip: refused above what the least in use leaves free (a request between that and what the most leaves is a
-    warning, _start_in_use_warnings). The KV budget does not subtract it (memory_profiling counts increases over
-    that snapshot)."""
+    NCCL's communicators: vllm/v1/worker/gpu_worker.py init_device): refused above what the least in use leaves free
+    (measured on this chip, or the bound over every CUDA log: _start_in_use); a request between that and what the
+    most leaves is a warning (_start_in_use_warnings). The KV budget does not subtract it (memory_profiling counts
+    increases over that snapshot)."""
     found, visible = _start_in_use(r), r.acc.device_memory_bytes
     if found is None or not visible or requested <= visible - found[0]:
         return verdict
-    least, most, held = found
+    least, most, held, _, measured = found
     below = math.floor((visible - least) / visible * 100) / 100
-    in_use = f"{least / GIB:.2f}" if least == most else f"{least / GIB:.2f} - {most / GIB:.2f}"
+    if not measured:
+        in_use = f"at least {least / GIB:.2f} GiB of {visible / GIB:.2f} in use, the least any card's boot log showed"
+    elif least == most:
+        in_use = f"{least / GIB:.2f} GiB of {visible / GIB:.2f} in use"
+    else:
+        in_use = f"{least / GIB:.2f} - {most / GIB:.2f} GiB of {visible / GIB:.2f} in use"
     return (
         f"does not fit: vLLM asks {requested / GIB:.2f} GiB per GPU at start, more than the "
-        f"{(visible - least) / GIB:.2f} GiB free then ({in_use} GiB of "
-        f"{visible / GIB:.2f} in use when the worker's snapshot is taken: {held}); the engine refuses ('on startup "
-        "is less than desired GPU memory utilization'); "
+        f"{(visible - least) / GIB:.2f} GiB free then ({in_use} when the worker's snapshot is taken: {held}); the "
+        "engine refuses ('on startup is less than desired GPU memory utilization'); "
         f"--gpu-memory-utilization {below:g} or less passes that check",
         "free-memory-at-start",
     )
@@ -4352,8 +4369,7 @@ def _start_in_use_warnings(r: _Resolved, requested: int) -> list[PlanWarning]:
     found, visible = _start_in_use(r), r.acc.device_memory_bytes
     if found is None or not visible or not visible - found[1] < requested <= visible - found[0]:
         return []
-    least, most, held = found
-    rule = _memory_rule(r).start_in_use
+    least, most, held, source, _ = found
     return [
         PlanWarning(
             code="free-memory-at-start",
@@ -4361,7 +4377,7 @@ def _start_in_use_warnings(r: _Resolved, requested: int) -> list[PlanWarning]:
             f"of {visible / GIB:.2f} was in use when the worker's snapshot was taken on the boots measured ({held}), "
             f"so its start-up check may refuse it; --gpu-memory-utilization "
             f"{math.floor((visible - most) / visible * 100) / 100:g} passed on every boot measured",
-            source=rule.source if rule is not None else "planner",
+            source=source,
         )
     ]
 

@@ -377,6 +377,10 @@ def _parsed(items: tuple[str, ...], secrets: tuple[str, ...]) -> tuple[Override,
         flag = key.lstrip("-")
         if f"--{flag}" in _OWNED:
             raise ConfigError(f"--set {flag}: onechip writes --{flag} itself; {_OWNED[f'--{flag}']}")
+        if not _FLAG_NAME.match(flag) and _FLAG_NAME.match(lower := flag.lower().replace("_", "-")):
+            # argparse matches option names exactly; FlexibleArgumentParser.parse_args turns only '_' into '-'
+            # (vllm/utils/argparse_utils.py, 0.19.0 sdist): `--Load-Format` is an unrecognized argument to vLLM
+            raise ConfigError(f"--set {key}: vLLM's flag names are lower case; write {lower}=VALUE")
         if not _FLAG_NAME.match(flag):
             name = item.split("=")[0]  # the value is not echoed (it may be anything); an empty name is said as such
             said = f" {name!r}" if name.strip() else ": an item with no flag name"

@@ -415,3 +415,15 @@ def test_an_abbreviated_secret_flag_is_refused(item: str) -> None:
     with pytest.raises(ConfigError, match="never goes on the command line") as refused:
         flag_table.parse_sets([item])
     assert "abcdef" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("item", "lower"), [("Load-Format=auto", "load-format"), ("--Max_Model_Len=4k", "max-model-len")]
+)
+def test_a_flag_with_capital_letters_is_refused_saying_so(item: str, lower: str) -> None:
+    # vLLM's FlexibleArgumentParser.parse_args turns only '_' into '-' (vllm/utils/argparse_utils.py, 0.19.0 sdist) and
+    # argparse matches option names exactly, so `--Load-Format auto` is an unrecognized argument there; onechip said
+    # "expected FLAG=VALUE, ..." of an item that was FLAG=VALUE (qa70a)
+    with pytest.raises(ConfigError, match="lower case") as refused:
+        flag_table.parse_sets([item])
+    assert f"{lower}=" in str(refused.value) and "expected FLAG=VALUE" not in str(refused.value)
