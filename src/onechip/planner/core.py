@@ -4369,14 +4369,19 @@ def _start_in_use_warnings(r: _Resolved, requested: int) -> list[PlanWarning]:
     found, visible = _start_in_use(r), r.acc.device_memory_bytes
     if found is None or not visible or not visible - found[1] < requested <= visible - found[0]:
         return []
-    least, most, held, source, _ = found
+    least, most, held, source, measured = found
+    seen = (
+        f"of {visible / GIB:.2f} was in use when the worker's snapshot was taken on the boots measured on this card"
+        if measured
+        else "per GPU was in use when the worker's snapshot was taken on the boots read of other cards (not measured "
+        "on this one; it grows with NCCL's communicators and the model's parallel groups)"
+    )
     return [
         PlanWarning(
             code="free-memory-at-start",
             message=f"vLLM asks {requested / GIB:.2f} GiB per GPU at start; {least / GIB:.2f} - {most / GIB:.2f} GiB "
-            f"of {visible / GIB:.2f} was in use when the worker's snapshot was taken on the boots measured ({held}), "
-            f"so its start-up check may refuse it; --gpu-memory-utilization "
-            f"{math.floor((visible - most) / visible * 100) / 100:g} passed on every boot measured",
+            f"{seen} ({held}), so its start-up check may refuse it; --gpu-memory-utilization "
+            f"{math.floor((visible - most) / visible * 100) / 100:g} leaves room for the most seen",
             source=source,
         )
     ]
