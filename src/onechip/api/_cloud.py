@@ -109,7 +109,9 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress, cla
     Raises CloudError (every zone refused), Interrupted (Ctrl-C: names what exists and the command that
     deletes it), ConfigError, MissingDependencyError (google-auth), and what `up` raises (the TPUs then stay,
     recorded, and the message names the command that deletes them). `claimed`: the caller holds the TPU name's
-    claim (one TPU: provision.up's `claimed`)."""
+    claim (one TPU: provision.up's `claimed`). With --model the claim (the set's, of several TPUs) is held until the
+    engines are started, on every exit: let go once the TPUs were READY, a `cloud down` of this home deleted them
+    under the engines booting on them."""
     request = cloud_target(request)
     tpus = _tpus(request)
     if request.model is not None:  # the launch built and its plan checked before anything bills
@@ -117,16 +119,20 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress, cla
         if check.plan is not None and not check.plan.fits:
             raise ConfigError(f"the plan says {request.model} does not fit one replica on {request.chip} "
                               f"({check.plan.verdict}); {_fit_hint(check.plan)}; nothing was created")  # fmt: skip
-    with ExitStack() as stack:
-        tpu = _tpu(request.project, on_progress, stack)
-        result = (
-            provision.up_set(tpu, request, on_progress)
-            if tpus > 1
-            else provision.up(tpu, request, on_progress, claimed=claimed)
-        )
-    if request.model is None:
-        return result
-    return _serve(request, result, on_progress)
+    with ExitStack() as held:  # with --model, the claim lasts until the engines are started (or failed to)
+        with ExitStack() as stack:
+            tpu = _tpu(request.project, on_progress, stack)
+            if request.model is not None and not claimed:
+                held.enter_context(cloud_records.claimed(tpu.project, provision.tpu_name(request), of_set=tpus > 1))
+                claimed = True
+            result = (
+                provision.up_set(tpu, request, on_progress, claimed=claimed)
+                if tpus > 1
+                else provision.up(tpu, request, on_progress, claimed=claimed)
+            )
+        if request.model is None:
+            return result
+        return _serve(request, result, on_progress)
 
 
 def _fit_hint(the_plan: Plan) -> str:
