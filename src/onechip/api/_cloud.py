@@ -332,21 +332,25 @@ def _key(resource: CloudResource) -> tuple[str, str, str, str]:
 
 def _engines_on_hosts() -> dict[str, list[str]]:
     """Host address -> one line per engine `up` runs there over ssh (replica K of a set, or the one engine):
-    URL here, alive, healthy. {} when none runs, or the saved state is unreadable (status still answers)."""
+    URL here, alive, healthy, when it was started. {} when none runs, or the saved state is unreadable (status still
+    answers)."""
     out: dict[str, list[str]] = {}
     try:
         saved = replicas.load()
         if saved is not None:
-            for st in replicas.replica_statuses(saved)[1]:
+            for st, replica in zip(replicas.replica_statuses(saved)[1], saved.replicas, strict=False):
                 health = "healthy" if st.healthy else ("alive, not healthy" if st.alive else f"gone ({st.note})")
-                out.setdefault(_address(st.host), []).append(f"replica {st.index} at {st.url}: {health}")
+                line = f"replica {st.index} at {st.url}: {health}, started {replica.started_at}"
+                out.setdefault(_address(st.host), []).append(line)
             return out
         engine = engine_state.status()
     except OnechipError:
         return out
     if engine.state is not None and engine.state.host:
         health = "healthy" if engine.healthy else ("alive, not healthy" if engine.running else "gone")
-        out[_address(engine.state.host)] = [f"engine at {engine.state.base_url}: {health}"]
+        out[_address(engine.state.host)] = [
+            f"engine at {engine.state.base_url}: {health}, started {engine.state.started_at}"
+        ]
     return out
 
 
@@ -425,7 +429,16 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
             where = f" in {','.join(request.zones)}" if request.zones else ""
             raise ConfigError(f"--name {request.name}: nothing of onechip's is named so{where}; nothing deleted; it "
                               f"has {len(others)}: {names}{more} (`onechip cloud status`)")  # fmt: skip
-    return CloudTargets(resources=found, held=held, unreachable=unreachable, notes=notes)
+    return CloudTargets(resources=found, held=held, serving=_serving(found), unreachable=unreachable, notes=notes)
+
+
+def _serving(resources: list[CloudResource]) -> list[str]:
+    """One line per of `resources` an engine `up` started serves on (its current or last external IP is that engine's
+    host in the state `up` keeps: `cloud up --model`'s engines, once it ended and let go of its claim): said before a
+    down is confirmed, as the down stops it (_stop_engines_on) and deletes the TPU under it."""
+    engines = _engines_on_hosts() if resources else {}
+    return [f"{r.kind} {r.name} ({r.zone}): {'; '.join(lines)}; cloud down stops it (onechip down) before the delete"
+            for r in resources if (lines := engines.get(r.external_ip or r.last_external_ip or ""))]  # fmt: skip
 
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,

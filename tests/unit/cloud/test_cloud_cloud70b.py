@@ -9,11 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 from test_cloud_failures import OK, P, ours, up
+from test_cloud_mcp import calls
 
 from onechip import api
 from onechip.api import _cloud
 from onechip.cloud import records
+from onechip.engines import state as engine_state
 from onechip.errors import BusyError, CloudDownError, EngineError, Interrupted
+from onechip.schemas.boot import EngineState, EngineStatus
 from onechip.schemas.cloud import CloudNameRequest
 
 NAME = "onechip-v5e-1"  # the name cloud up --chip v5e-1 gives its TPU (provision.tpu_name)
@@ -82,3 +85,48 @@ def test_cloud_up_model_releases_its_claim_on_every_exit(fast, monkeypatch, fail
         pass
     api.cloud_down(CloudNameRequest(project=P))
     assert ours(fast) == set()
+
+
+# --- once cloud up --model ended: the engine state `up` keeps names the TPU it serves on, and a down says so
+
+STARTED = "2026-12-07T19:00:00+00:00"
+URL = "http://127.0.0.1:18123"  # the tunnel `cloud up --model` opens to the engine on the TPU
+
+
+def _serving_on(ip: str, monkeypatch) -> list[str]:
+    """An engine `up` started on `ip` (as cloud up --model records it), read as alive and healthy (no ssh: the state's
+    host is the fake's address); returns the `onechip down`s the cloud down ran (stubbed: no ssh)."""
+    state = EngineState(engine="vllm", pid=1, base_url=URL, model="m", started_at=STARTED, log_path="engine.log",
+                        mode="remote-process", host=f"onechip@{ip}")  # fmt: skip
+    engine_state.save(state)
+    monkeypatch.setattr(engine_state, "status", lambda: EngineStatus(running=True, healthy=True, state=state))
+    stopped: list[str] = []
+    monkeypatch.setattr(_cloud, "engines_down", lambda on_progress: stopped.append("down"))
+    return stopped
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_down_names_the_engine_serving_on_a_tpu_before_it_asks(fast, run, monkeypatch, named):
+    # Before: the listing and question of a cloud down said nothing of the engine cloud up --model started on the TPU;
+    # it was stopped and the TPU deleted, said in a progress line only once the user had said yes
+    tpu = up(zones=[OK], provisioning="spot", no_limit=True).resource
+    stopped = _serving_on(tpu.external_ip or "", monkeypatch)
+    request = CloudNameRequest(project=P, name=NAME if named else None)
+    (line,) = api.cloud_down_found(request).serving
+    assert line.startswith(f"node {NAME} ({OK}): engine at {URL}: healthy, started {STARTED}"), line
+    rc, out, err = run("cloud", "down", "--project", P, *(["--name", NAME] if named else []))  # no terminal: refused
+    assert rc != 0 and "add --yes" in err and line in out and stopped == [], (out, err)
+    assert {n for _, _, n in ours(fast)} == {NAME}
+    rc, out, err = run("cloud", "down", "--project", P, "--yes", *(["--name", NAME] if named else []))
+    assert rc == 0 and line in out and stopped == ["down"] and ours(fast) == set(), (out, err)
+
+
+def test_mcp_cloud_downs_preview_names_the_engine_serving_on_a_tpu(fast, monkeypatch):
+    tpu = up(zones=[OK], provisioning="spot", no_limit=True).resource
+    stopped = _serving_on(tpu.external_ip or "", monkeypatch)
+    ((_, preview),) = calls(("cloud_down", {"project": P}))  # not done: a preview, the confirm asked
+    (line,) = api.cloud_down_found(CloudNameRequest(project=P)).serving
+    assert f"; {line}" in preview and stopped == [], preview
+    assert {n for _, _, n in ours(fast)} == {NAME}
+    api.cloud_down(CloudNameRequest(project=P))
+    assert stopped == ["down"] and ours(fast) == set()
