@@ -109,7 +109,9 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress, cla
     Raises CloudError (every zone refused), Interrupted (Ctrl-C: names what exists and the command that
     deletes it), ConfigError, MissingDependencyError (google-auth), and what `up` raises (the TPUs then stay,
     recorded, and the message names the command that deletes them). `claimed`: the caller holds the TPU name's
-    claim (one TPU: provision.up's `claimed`)."""
+    claim (one TPU: provision.up's `claimed`). With --model the claim (the set's, of several TPUs) is held until the
+    engines are started, on every exit: let go once the TPUs were READY, a `cloud down` of this home deleted them
+    under the engines booting on them."""
     request = cloud_target(request)
     tpus = _tpus(request)
     if request.model is not None:  # the launch built and its plan checked before anything bills
@@ -117,16 +119,20 @@ def cloud_up(request: CloudUpRequest, on_progress: ProgressFn = no_progress, cla
         if check.plan is not None and not check.plan.fits:
             raise ConfigError(f"the plan says {request.model} does not fit one replica on {request.chip} "
                               f"({check.plan.verdict}); {_fit_hint(check.plan)}; nothing was created")  # fmt: skip
-    with ExitStack() as stack:
-        tpu = _tpu(request.project, on_progress, stack)
-        result = (
-            provision.up_set(tpu, request, on_progress)
-            if tpus > 1
-            else provision.up(tpu, request, on_progress, claimed=claimed)
-        )
-    if request.model is None:
-        return result
-    return _serve(request, result, on_progress)
+    with ExitStack() as held:  # with --model, the claim lasts until the engines are started (or failed to)
+        with ExitStack() as stack:
+            tpu = _tpu(request.project, on_progress, stack)
+            if request.model is not None and not claimed:
+                held.enter_context(cloud_records.claimed(tpu.project, provision.tpu_name(request), of_set=tpus > 1))
+                claimed = True
+            result = (
+                provision.up_set(tpu, request, on_progress, claimed=claimed)
+                if tpus > 1
+                else provision.up(tpu, request, on_progress, claimed=claimed)
+            )
+        if request.model is None:
+            return result
+        return _serve(request, result, on_progress)
 
 
 def _fit_hint(the_plan: Plan) -> str:
@@ -326,21 +332,25 @@ def _key(resource: CloudResource) -> tuple[str, str, str, str]:
 
 def _engines_on_hosts() -> dict[str, list[str]]:
     """Host address -> one line per engine `up` runs there over ssh (replica K of a set, or the one engine):
-    URL here, alive, healthy. {} when none runs, or the saved state is unreadable (status still answers)."""
+    URL here, alive, healthy, when it was started. {} when none runs, or the saved state is unreadable (status still
+    answers)."""
     out: dict[str, list[str]] = {}
     try:
         saved = replicas.load()
         if saved is not None:
-            for st in replicas.replica_statuses(saved)[1]:
+            for st, replica in zip(replicas.replica_statuses(saved)[1], saved.replicas, strict=False):
                 health = "healthy" if st.healthy else ("alive, not healthy" if st.alive else f"gone ({st.note})")
-                out.setdefault(_address(st.host), []).append(f"replica {st.index} at {st.url}: {health}")
+                line = f"replica {st.index} at {st.url}: {health}, started {replica.started_at}"
+                out.setdefault(_address(st.host), []).append(line)
             return out
         engine = engine_state.status()
     except OnechipError:
         return out
     if engine.state is not None and engine.state.host:
         health = "healthy" if engine.healthy else ("alive, not healthy" if engine.running else "gone")
-        out[_address(engine.state.host)] = [f"engine at {engine.state.base_url}: {health}"]
+        out[_address(engine.state.host)] = [
+            f"engine at {engine.state.base_url}: {health}, started {engine.state.started_at}"
+        ]
     return out
 
 
@@ -419,7 +429,16 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
             where = f" in {','.join(request.zones)}" if request.zones else ""
             raise ConfigError(f"--name {request.name}: nothing of onechip's is named so{where}; nothing deleted; it "
                               f"has {len(others)}: {names}{more} (`onechip cloud status`)")  # fmt: skip
-    return CloudTargets(resources=found, held=held, unreachable=unreachable, notes=notes)
+    return CloudTargets(resources=found, held=held, serving=_serving(found), unreachable=unreachable, notes=notes)
+
+
+def _serving(resources: list[CloudResource]) -> list[str]:
+    """One line per of `resources` an engine `up` started serves on (its current or last external IP is that engine's
+    host in the state `up` keeps: `cloud up --model`'s engines, once it ended and let go of its claim): said before a
+    down is confirmed, as the down stops it (_stop_engines_on) and deletes the TPU under it."""
+    engines = _engines_on_hosts() if resources else {}
+    return [f"{r.kind} {r.name} ({r.zone}): {'; '.join(lines)}; cloud down stops it (onechip down) before the delete"
+            for r in resources if (lines := engines.get(r.external_ip or r.last_external_ip or ""))]  # fmt: skip
 
 
 def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,

@@ -272,6 +272,8 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     targets = listing.resources
     for line in listing.held:  # left to the process using it: said before the question about the others
         typer.echo(f"  {line}", err=as_json)
+    for line in listing.serving:  # an engine `cloud up --model` started: said before the question that stops it
+        typer.echo(f"  {line}", err=as_json)
     if not targets:  # under --json, stdout holds the JSON alone: an empty result, the line on stderr
         typer.echo("nothing to delete: no resource onechip created matches", err=as_json)
         if as_json:

@@ -1061,16 +1061,20 @@ def set_interrupted_message(project: str, name: str) -> str:
     )
 
 
-def up_set(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn) -> CloudUpResult:
+def up_set(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, claimed: bool = False) -> CloudUpResult:
     """`cloud up --replicas N` on one-chip TPUs: N TPUs named NAME-0 ... NAME-(N-1), one after another, each
     as `up` gets one (zones in order, failover, a live one of ours resumed: running it again after Ctrl-C
     creates only what is missing), each recorded with its set (and labelled with it) before its create.
     A TPU that cannot be had stops the set: the TPUs of the set already READY are deleted (a partial set
     bills for replicas nobody asked for) and the error says so in one line, keeping its type (CloudError,
     ConfigError). Ctrl-C raises Interrupted naming every TPU of the set recorded here and the one command
-    that deletes them all (`cloud down --name NAME`)."""
+    that deletes them all (`cloud down --name NAME`). `claimed`: the caller holds the set's claim
+    (records.claimed(api.project, tpu_name(request), of_set=True)) beyond this up (a `cloud up --model`, until its
+    engines are started)."""
     name = tpu_name(request)
     names = set_names(name, request.replicas)
+    if claimed:
+        return _up_set_claimed(api, request, name, names, on_progress)
     with records.claimed(api.project, name, of_set=True):  # a second set must not resume, then delete, the first's
         return _up_set_claimed(api, request, name, names, on_progress)
 

@@ -766,7 +766,7 @@ def _cloud_down_preview(request: CloudDownToolRequest) -> str:
     keeps = "".join(f"; would keep {r.kind} {r.name} ({r.zone}): {kept[_target_key(r)]}" for r in targets
                     if _target_key(r) in kept)  # fmt: skip
     unlisted = "".join(f"; {line}" for line in [*listing.held, *listing.unreachable]) + "".join(
-        f"; note: {n}" for n in listing.notes)  # fmt: skip
+        f"; note: {n}" for n in listing.notes) + "".join(f"; {line}" for line in listing.serving)  # fmt: skip
     if not gone:  # nothing to confirm (_cloud_down_gated): the call keeps them all without targets
         return f"would delete nothing{keeps}{unlisted}"
     keys = json.dumps([_target_key(r) for r in targets])
@@ -995,7 +995,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "cloud_down", "Delete TPUs",
-        "Delete the TPUs onechip created (labelled only). Destructive: without confirm, lists the targets; the "
+        "Delete the TPUs onechip created (labelled only). Destructive: without confirm, lists the targets (and the "
+        "engine `cloud up --model` started on each, its health and start time: the delete stops it first); the "
         "call with confirm: true and those targets deletes them and nothing found since (a target not found now, or "
         "a name that matches nothing while others exist, is refused: nothing deleted); with nothing to delete (none "
         "found, or each one it would keep, with why) it says so, no confirm needed. A delete that failed or a zone "

@@ -461,6 +461,13 @@ class CloudTargets(ResultModel):
         "another process of this onechip home (a `cloud up`, `demo --cloud` or `cloud down` using it), naming that "
         "process's pid and command; not in `resources`.",
     )
+    serving: list[str] = Field(
+        default_factory=list,
+        description="One line per resource of `resources` that an engine `onechip up` started (`cloud up --model`) "
+        "runs on, from the engine state `up` keeps (its host is the TPU's current or last external IP): the engine's "
+        "URL, health (healthy, alive not healthy, gone) and start time; `cloud down` stops it (`onechip down`) before "
+        "it deletes the TPU.",
+    )
     unreachable: list[str] = Field(
         default_factory=list,
         description="One line per zone whose list failed: a labelled TPU there may be missing from `resources` "
