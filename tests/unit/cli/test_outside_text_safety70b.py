@@ -84,3 +84,33 @@ def test_cloud_down_s_result_holds_its_api_texts_redacted_for_json_and_mcp() -> 
     result.failed = [f"node c (z): {OUTSIDE}; delete it: gcloud ..."]  # set after the fact, as provision does
     result.unreachable, result.notes = [OUTSIDE], [OUTSIDE]
     assert TOKEN not in result.model_dump_json() and "abcdef0123456789" not in result.model_dump_json()
+
+
+def test_a_bench_run_s_reasons_and_notes_are_redacted_and_not_markup(tmp_path) -> None:
+    from fakes.vllm_server import FakeVllm
+    from onechip import api
+    from onechip.cli.bench_cmd import print_run
+    from onechip.schemas import BenchConfig
+    from onechip.schemas.inputs import build_request
+
+    with FakeVllm() as srv:
+        typed = {"base_url": srv.url, "contexts": "16", "clients": "1", "output_tokens": 2, "reps": 1}
+        run = api.bench(build_request(BenchConfig, {**typed, "warmup_requests": 0}), lambda e: None, out_dir=tmp_path)
+    run.cells[0].reason = OUTSIDE  # a caveat quoting the server
+    run.notes.append(OUTSIDE)
+    out = Console(record=True, width=400, file=io.StringIO())
+    print_run(run, out)
+    _clean(out.export_text())
+
+
+def test_status_s_engine_note_is_redacted_and_not_markup(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from onechip import api
+    from onechip.cli.main import app
+    from onechip.schemas import EngineStatus
+
+    monkeypatch.setattr(api, "status", lambda: EngineStatus(running=False, note=f"ssh said: {OUTSIDE}"))
+    done = CliRunner().invoke(app, ["status"], env={"COLUMNS": "400"})
+    assert done.exit_code == 1, done.output
+    _clean(done.output)
