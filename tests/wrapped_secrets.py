@@ -16,6 +16,8 @@ CASES = {
     "bearer": ("DEBUG send: b'GET /v1/models\\r\\nAuthorization: Bearer ", OPAQUE, " done"),
     "ya29": ("refreshed access_token ", YA, " expires in 3599 s"),
     "jwt": ("INFO client assertion ", JWT, " sent"),
+    # a URL's password (errors._URL_PASSWORD): a pip index behind basic auth, the password made up
+    "url": ("pip install --index-url https://deploy:", "Pa55w0rd-Zq9XwV8uT7sR6", "@pypi.example.com/simple torch"),
 }
 # a private key's PEM block (RFC 7468 section 2), its body two lines of base64, made up
 PEM = (

@@ -13,9 +13,10 @@ sk-..., a bearer header, ...) and a value named as one (NAME=value, --api-key X,
 'X-Api-Key: X'). The
 values are read from the environment by the program itself: never an argv (`ps`), never a file. The lines are read in
 order with errors.LinesRedactor's PEM state: after a private key's BEGIN line each line of its body (with the BEGIN
-line's prefix) is '***', up to its END line or a line of another kind (tests/unit/engines/test_log_pem_on_disk68b.py).
-A secret cut by a wrap is followed as LinesRedactor follows it (errors._crossing spelled again in Perl over errors'
-expressions: _WHOLE_SHAPES, _RUN_SHAPES, _AUTH_HEADER), each line read with the line after it, which it waits for
+line's prefix, its numbers any) is '***', up to its END line or a line of another kind
+(tests/unit/engines/test_log_pem_on_disk68b.py). A secret cut by a wrap is followed as LinesRedactor follows it
+(errors._crossing spelled again in Perl over errors' expressions: _WHOLE_SHAPES, _RUN_SHAPES, _LEAD_SHAPES,
+_AUTH_HEADER), each line read with the line after it, which it waits for
 errors.HOLD_AHEAD_S at most (a quiet pipe still gets its last line written; tests/unit/engines/
 test_host_filter_wraps_safety70.py). Differences left: Perl reads bytes, so its \\w, \\s and upper-casing are ASCII's (a
 name or word in other letters next to a secret is read as Python would not).
@@ -37,12 +38,13 @@ from onechip import errors
 _PROGRAM = r"""
 $| = 1;
 chomp(my $numbers = <DATA>);
-my ($min, $span, $hold, $wholes, $runs) = split / /, $numbers;
+my ($min, $span, $hold, $wholes, $runs, $leads) = split / /, $numbers;
 my ($secret_name, $path_name, $named, $option, $word, $listed, $listed_value, $quoted, $assigned, $keyed_line,
     $keyed_header, $number, $secret_word, $several, $pem_begin, $pem_end, $pem_body,
     $key_words, $count_name, $any_shape, $auth, @shapes) = map { chomp; qr/$_/ } <DATA>;
 my @whole = splice @shapes, 0, $wholes;
 my @run = splice @shapes, 0, $runs;
+my @lead = splice @shapes, 0, $leads;
 sub secret_named { (my $w = uc $_[0]) =~ tr/-/_/; return $w =~ $secret_name && $w !~ $path_name; }
 sub names_a_path {
     my ($name, $v) = @_;
@@ -172,6 +174,11 @@ sub crossing {
         }
         my $offset = $at - $cut;
         push @spans, map { [$_->[0] + $offset, $_->[1] + $offset] } grep { $_->[0] < $cut && $cut < $_->[1] } @found;
+        for my $l (@lead) {
+            while ($joined =~ /$l/g) {
+                push @spans, [$+[1] + $offset, $+[0] + $offset] if $-[0] < $cut && $cut <= $+[0];
+            }
+        }
     }
     my $wl = 'authorization';
     my $end = length $before > length $wl ? substr($before, -length $wl) : $before;
@@ -214,8 +221,8 @@ sub next_line {
         $eof = 1 unless $n;
     }
 }
-# errors.LinesRedactor: the BEGIN line's prefix while in a private key's block (each body line '***'), the end of the
-# line before, and the line read ahead with its crossing
+# errors.LinesRedactor: the BEGIN line's prefix while in a private key's block (each body line '***'), as a pattern, its
+# numbers any (errors._prefix_shape); the end of the line before, and the line read ahead with its crossing
 my ($pem, $before, $ahead, @ahead_cross) = (undef, '');
 my $line = next_line(undef);
 while (defined $line) {
@@ -226,9 +233,11 @@ while (defined $line) {
     if (defined $pem) {
         my $stop = $line =~ $pem_end ? $-[0] : undef;
         my $upto = defined $stop ? $stop : length $line;
-        my $body = $upto > length $pem ? substr($line, length $pem, $upto - length $pem) : '';
-        if ($line eq '' || substr($line, 0, length $pem) eq $pem && $body =~ /\A(?:$pem_body)\z/) {
-            $shown = $line eq '' ? '' : scrub($pem) . ($body =~ /\S/ ? '***' : $body);
+        my $lead = $line =~ /\A$pem/ ? substr($line, 0, $+[0]) : undef;
+        my $at = defined $lead ? length $lead : 0;
+        my $body = $upto > $at ? substr($line, $at, $upto - $at) : '';
+        if ($line eq '' || defined $lead && $body =~ /\A(?:$pem_body)\z/) {
+            $shown = $line eq '' ? '' : scrub($lead) . ($body =~ /\S/ ? '***' : $body);
             if (defined $stop) { $rest = substr($line, $stop); } else { $done = 1; }
         }
         undef $pem unless $done;
@@ -244,7 +253,8 @@ while (defined $line) {
             my ($from, $to);
             ($from, $to) = ($-[0], $+[0]) while $rest =~ /$pem_begin/g;
             my $after = defined $to ? substr($rest, $to) : undef;
-            $pem = substr($line, 0, length($line) - length($rest) + $from)
+            $pem = join '[0-9]+', map { quotemeta } split /[0-9]+/,
+                substr($line, 0, length($line) - length($rest) + $from), -1
                 if defined $after && $after !~ $pem_end && $after =~ /\A(?:$pem_body)\z/;
         }
         $before = length $line > $span ? substr($line, -$span) : $line;
@@ -262,11 +272,11 @@ while (defined $line) {
 __END__
 """
 # the least length of a value by name, the characters a wrapped secret is looked for in, the seconds a line is held
-# for the next, how many whole and run shapes there are (errors._WHOLE_SHAPES, _RUN_SHAPES: after the expressions
-# named, before _SECRET_PATTERNS'), then the expressions
+# for the next, how many whole, run and lead shapes there are (errors._WHOLE_SHAPES, _RUN_SHAPES, _LEAD_SHAPES: after
+# the expressions named, before _SECRET_PATTERNS'), then the expressions
 _DATA = [
     f"{errors.MIN_SECRET_CHARS} {errors.SECRET_SPAN_CHARS} {errors.HOLD_AHEAD_S} {len(errors._WHOLE_SHAPES)} "
-    f"{len(errors._RUN_SHAPES)}",
+    f"{len(errors._RUN_SHAPES)} {len(errors._LEAD_SHAPES)}",
     errors.SECRET_NAME.pattern,
     errors._PATH_NAME.pattern,
     errors._NAMED_VALUE.pattern,
@@ -290,6 +300,7 @@ _DATA = [
     errors._AUTH_HEADER.pattern,
     *(pattern.pattern for pattern in errors._WHOLE_SHAPES),
     *(pattern.pattern for pattern in errors._RUN_SHAPES),
+    *(pattern.pattern for pattern in errors._LEAD_SHAPES),
     *(pattern.pattern for pattern in errors._SECRET_PATTERNS),
 ]
 PERL_PROGRAM = _PROGRAM.lstrip("\n") + "".join(pattern.replace(r"\Z", r"\z") + "\n" for pattern in _DATA)

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import on_command_line, options_from
-from onechip.cli.render import console, live_progress, print_whole, print_written, titled_table
+from onechip.cli.render import console, live_progress, print_whole, print_written, said, titled_table
 from onechip.errors import ConfigError
 from onechip.paths import ctrl_c_says_what_is_kept, run_dir
 from onechip.report.markdown_bench import waits_text
@@ -96,12 +96,12 @@ def print_run(run: BenchRun, out: Console) -> None:
     for cell in run.cells:
         label = run.config.cell_label(cell.context_tokens, cell.clients)
         if cell.reason:
-            out.print(f"[yellow]{label}[/]: {cell.reason}")
+            out.print(f"[yellow]{label}[/]: {said(cell.reason)}")
         if cell.status == "ok" and cell.requests_failed:
             measured = cell.requests_failed + sum(r.requests_ok for r in cell.reps)
             out.print(
                 f"[red]{label}[/]: {cell.requests_failed} of {measured} measured "
-                f"requests failed (their tokens are not counted); first: {cell.first_error}"
+                f"requests failed (their tokens are not counted); first: {said(cell.first_error)}"
             )
         if cell.requests_asked_wait:
             out.print(f"[yellow]{label}[/]: the server asked for waits (Retry-After): {waits_text(cell)}")
@@ -122,7 +122,7 @@ def print_run(run: BenchRun, out: Console) -> None:
     for line in slip_lines(run):
         out.print(line)
     for note in run.notes:
-        out.print(f"[yellow]note[/] {note}")
+        out.print(f"[yellow]note[/] {said(note)}")
     out.print(f"[dim]{TTFT_CONVENTION}; ITL convention: {run.itl_convention}[/]")
 
 
@@ -263,7 +263,7 @@ def print_search(result: SearchResult, out: Console) -> None:
     what = clients_answer(result) if result.kind == "clients" else f"{result.max_rate_per_s:g} requests/s"
     at = f", {result.output_tok_per_s:,.1f} output tok/s there (steady window)" if result.output_tok_per_s else ""
     predicted = " (predicted)" if result.prediction is not None else ""
-    out.print(f"[bold]max load meeting the SLOs{predicted}: {what}[/]{at}; stopped: {result.bound_reason}")
+    out.print(f"[bold]max load meeting the SLOs{predicted}: {what}[/]{at}; stopped: {said(result.bound_reason)}")
     if (seeds := seeds_range_text(result)) is not None:
         out.print(seeds)
     if (probes := probe_load_text(result)) is not None:
@@ -282,7 +282,7 @@ def print_search(result: SearchResult, out: Console) -> None:
         out.print(f"[dim]every seed's requests together judge a probe, as bench's reps; \\[lowest-highest] over one "
                   f"seed's requests; {result.prediction.note}[/]")  # fmt: skip
     for note in result.notes:
-        out.print(f"note: {escape(note)}")
+        out.print(f"note: {said(note)}")
 
 
 def _search(config: BenchConfig, out: Path, plan: Path | None, json_out: bool) -> None:

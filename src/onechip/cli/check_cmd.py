@@ -19,7 +19,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress, print_whole, titled_table
+from onechip.cli.render import console, live_progress, print_whole, said, titled_table
 from onechip.errors import EndpointError
 from onechip.paths import ctrl_c_says_what_is_kept
 from onechip.schemas.checks import CheckReport, CheckResult
@@ -48,7 +48,7 @@ def check_tables(report: CheckReport) -> list[Table]:
         verdicts.add_column(col)
     for r in report.results:
         style = VERDICT_STYLE.get(r.verdict, "")
-        verdicts.add_row(r.domain, f"[{style}]{r.verdict}[/]", r.probes_passed(), cut_at_word(r.note, NOTE_CHARS))
+        verdicts.add_row(r.domain, f"[{style}]{r.verdict}[/]", r.probes_passed(), said(cut_at_word(r.note, NOTE_CHARS)))
     tables = [verdicts]
     for r in report.results:
         if r.agent_table is not None and r.agent_table.runs:
@@ -64,7 +64,7 @@ def check_tables(report: CheckReport) -> list[Table]:
                 f"{t.right_filter}/{t.runs}",
                 str(t.errors),
                 median,
-                "; ".join(t.filters_sent)[:80],
+                said("; ".join(t.filters_sent)[:80]),
             )
             tables.append(agent)
         if r.domain == "long_context":
@@ -88,7 +88,7 @@ def _needle_table(result: CheckResult) -> Table:
             str(obs.get("prompt_tokens", "-")),
             seconds,
             str(obs.get("prompt_tok_per_s") or "-"),
-            cut_at_word(p.note, PROBE_NOTE_CHARS),
+            said(cut_at_word(p.note, PROBE_NOTE_CHARS)),
         )
     return table
 
@@ -117,6 +117,6 @@ def register(app: typer.Typer) -> None:
                     print_whole(table)
             failure = api.check_failure(request, report)
             if report.server_busy and not isinstance(failure, EndpointError) and not json_out:
-                console.print(f"[yellow]{report.server_busy}[/]")
+                console.print(f"[yellow]{said(report.server_busy)}[/]")
         if failure is not None:
             raise failure

@@ -16,8 +16,8 @@ from pydantic import BaseModel
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console, print_whole, titled_table
-from onechip.errors import CloudDownError, CloudError, ConfigError, OnechipError, error_line
+from onechip.cli.render import console, print_whole, said, titled_table
+from onechip.errors import CloudDownError, CloudError, ConfigError, OnechipError, error_line, one_line
 from onechip.progress import ProgressEvent, ProgressFn
 from onechip.schemas.cloud import (
     NOT_RECORDED,
@@ -68,7 +68,7 @@ def state_lines() -> ProgressFn:
         if event.message != last[0]:
             last[0] = event.message
             elapsed = f" ({event.done:.0f} s)" if event.done else ""
-            typer.echo(f"  {event.message}{elapsed}", err=True)
+            typer.echo(f"  {one_line(event.message)}{elapsed}", err=True)
 
     return show
 
@@ -112,7 +112,7 @@ def ask_up(request: CloudUpRequest, yes: bool, to_stderr: bool, purpose: str = "
 def print_up(result: CloudUpResult) -> None:
     for attempt in result.attempts:
         mark = "[green]granted[/]" if attempt.outcome == "available" else f"[yellow]{attempt.outcome}[/]"
-        console.print(f"  {attempt.zone}: {mark} {attempt.message}", highlight=False, soft_wrap=True)
+        console.print(f"  {attempt.zone}: {mark} {said(attempt.message)}", highlight=False, soft_wrap=True)
     verb = "reused" if result.reused else "ready"
     for r in result.resources or [result.resource]:
         console.print(f"[bold green]{verb}[/] {r.kind} {r.name} in {r.zone}: {r.accelerator_type} ({r.provisioning}), "
@@ -167,7 +167,7 @@ def probe(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     for col in ("zone", "outcome", "code", "s", "message"):
         table.add_column(col)
     for a in attempts:
-        table.add_row(a.zone, a.outcome, str(a.code or ""), f"{a.elapsed_s:.0f}", a.message)
+        table.add_row(a.zone, a.outcome, str(a.code or ""), f"{a.elapsed_s:.0f}", said(a.message))
     print_whole(table)
 
 
@@ -221,11 +221,11 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
         console.print(f"{line}{st.elapsed_s / 3600:.2f} h since created, {usd} so far{ends}", highlight=False,
                       soft_wrap=True)  # fmt: skip
         for engine in st.engines:
-            console.print(f"  {engine}", highlight=False, soft_wrap=True)
+            console.print(f"  {said(engine)}", highlight=False, soft_wrap=True)
         for warning in st.warnings:
-            console.print(f"[yellow]warning[/] {warning}", highlight=False, soft_wrap=True)
+            console.print(f"[yellow]warning[/] {said(warning)}", highlight=False, soft_wrap=True)
     for note in statuses.notes:  # a zone's list failed, hiding nothing: each of its TPUs was read above
-        typer.echo(f"note: {note}", err=True)
+        typer.echo(f"note: {one_line(note)}", err=True)
     if failure is not None:
         raise failure
 
@@ -271,9 +271,9 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
         raise
     targets = listing.resources
     for line in listing.held:  # left to the process using it: said before the question about the others
-        typer.echo(f"  {line}", err=as_json)
+        typer.echo(f"  {one_line(line)}", err=as_json)
     for line in listing.serving:  # an engine `cloud up --model` started: said before the question that stops it
-        typer.echo(f"  {line}", err=as_json)
+        typer.echo(f"  {one_line(line)}", err=as_json)
     if not targets:  # under --json, stdout holds the JSON alone: an empty result, the line on stderr
         typer.echo("nothing to delete: no resource onechip created matches", err=as_json)
         if as_json:
@@ -288,7 +288,7 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
         _print_down(exc.result, as_json, exc)  # at errors.MAX_LINE_CHARS: stdout says each TPU left and its command
         raise
     for note in result.notes:  # a zone's list failed, hiding nothing: each of its TPUs was deleted on its own
-        typer.echo(f"note: {note}", err=True)
+        typer.echo(f"note: {one_line(note)}", err=True)
     _print_down(result, as_json)
 
 
@@ -312,10 +312,10 @@ def _print_down(result: CloudDownResult, as_json: bool, failure: OnechipError | 
         print_json(result, failure)
         return
     for line in result.deleted:
-        console.print(f"[green]deleted[/] {line}", highlight=False, soft_wrap=True)
+        console.print(f"[green]deleted[/] {said(line)}", highlight=False, soft_wrap=True)
     for line in result.kept:
-        console.print(f"[yellow]kept[/] {line}", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]kept[/] {said(line)}", highlight=False, soft_wrap=True)
     for line in result.failed:
-        console.print(f"[red]not deleted[/] {line}", highlight=False, soft_wrap=True)
+        console.print(f"[red]not deleted[/] {said(line)}", highlight=False, soft_wrap=True)
     for line in result.held:
-        console.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)  # its command may hold [
+        console.print(f"[yellow]{said(line)}[/]", highlight=False, soft_wrap=True)  # its command may hold [

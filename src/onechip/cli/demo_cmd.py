@@ -14,7 +14,7 @@ from onechip.cli.check_cmd import check_tables
 from onechip.cli.cloud_cmd import YES, ask_up
 from onechip.cli.engine_cmds import print_boot
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress, print_whole, titled_table
+from onechip.cli.render import console, live_progress, print_whole, said, titled_table
 from onechip.paths import ctrl_c_says_what_is_kept
 from onechip.schemas import RUN_FILES, BenchRun, BootRecord, CheckReport, CrossCheck, Plan
 from onechip.schemas.cloud import CloudNameRequest
@@ -32,7 +32,7 @@ def print_crosscheck(plan: Plan, cross: CrossCheck) -> None:
         f"{cross.reported_max_concurrency}x at {plan.max_model_len:,} tokens: {mark}"
     )
     if cross.note:
-        console.print(f"  {cross.note}")
+        console.print(f"  {said(cross.note)}")
 
 
 def _render_stage(stage: str, run_dir: Path) -> None:

@@ -8,7 +8,7 @@ import typer
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console
+from onechip.cli.render import console, said
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import DeployK8sRequest
 
@@ -30,4 +30,4 @@ def k8s(as_json: bool = typer.Option(False, "--json", help="Print the result as 
     console.print(f"wrote {result.path}: {', '.join(result.objects)}", highlight=False)
     console.print(f"{result.replicas} vLLM pod(s), {result.chips_per_replica} chip(s) each; applied: {result.applied}")
     for note in result.notes:
-        console.print(f"[yellow]note[/] {note}", highlight=False)
+        console.print(f"[yellow]note[/] {said(note)}", highlight=False)

@@ -13,9 +13,9 @@ from rich.markup import escape
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.plan_cmd import print_crosscheck, print_serve_command
-from onechip.cli.render import console, live_progress
+from onechip.cli.render import console, live_progress, said
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
-from onechip.errors import ConfigError
+from onechip.errors import ConfigError, one_line
 from onechip.schemas import BootRecord, EngineState, EngineStatus
 from onechip.schemas.common import plural
 from onechip.schemas.inputs import build_request
@@ -96,7 +96,7 @@ def print_replicas(st: EngineStatus) -> None:
         kv = f"KV {rep.kv_cache_usage_perc:.0%}" if rep.kv_cache_usage_perc is not None else "KV -"
         served = f"{rep.requests_served:.0f}" if rep.requests_served is not None else "-"
         routed = f"{rep.routed_requests:.0f}" if rep.routed_requests is not None else "-"
-        note = f"  ({escape(rep.note)})" if rep.note else ""
+        note = f"  ({said(rep.note)})" if rep.note else ""
         console.print(
             f"  replica {rep.index} {mark} {rep.url} ({where}) {kv}; served {served}, routed {routed}{note}",
             highlight=False,
@@ -162,16 +162,16 @@ def register(app: typer.Typer) -> None:
             with live_progress(transient=True) as on_progress:
                 result = api.up(request, on_progress)
         for warning in result.warnings:  # on stderr, so --json keeps stdout to the JSON (which holds them too)
-            typer.echo(f"warning: {warning}", err=True)
+            typer.echo(f"warning: {one_line(warning)}", err=True)
         if as_json:
             typer.echo(result.model_dump_json(indent=2))
             return
         if result.replanned_with:
             sets = [item for item in result.replanned_with if not item.startswith("--")]
-            said = ([f"--set {' '.join(sets)}"] if sets else []) + [
+            given = ([f"--set {' '.join(sets)}"] if sets else []) + [
                 i for i in result.replanned_with if i.startswith("--")
             ]
-            console.print(f"re-planned from the plan's request with {escape(' '.join(said))}")
+            console.print(f"re-planned from the plan's request with {escape(' '.join(given))}")
         if result.dry_run and result.replica_set is not None:
             print_replica_launch(result.replica_set)
         elif result.dry_run and result.launch is not None:
@@ -200,7 +200,7 @@ def register(app: typer.Typer) -> None:
             for line in api.logs(follow, replica):
                 typer.echo(line)
             if note := api.logs_note(replica):  # on stderr: stdout holds the log's lines alone
-                typer.echo(f"warning: {note}", err=True)
+                typer.echo(f"warning: {one_line(note)}", err=True)
             return
         if follow or replica is not None:
             raise ConfigError(
@@ -223,13 +223,13 @@ def register(app: typer.Typer) -> None:
             typer.echo(st.model_dump_json(indent=2))
         elif st.running and st.state:
             health = "[green]healthy[/]" if st.healthy else "[red]not healthy[/]"
-            booting = f"  [yellow]{escape(st.note)}[/]" if st.note else ""  # booting, a tunnel or log writer gone
+            booting = f"  [yellow]{said(st.note)}[/]" if st.note else ""  # booting, a tunnel or log writer gone
             console.print(
                 f"{health} {st.state.model} at {st.state.base_url} ({escape(engine_words(st.state))}, "
                 f"up {st.uptime_s:.0f} s)  log: {st.state.log_path}{booting}"
             )
         else:  # running with no engine state: replicas booting before their router (api.status)
-            console.print(st.note if st.running else f"not running: {st.note}")
+            console.print(said(st.note) if st.running else f"not running: {said(st.note)}")
         if not json_out:
             print_replicas(st)
         if not st.running or not st.healthy or not all(r.healthy for r in st.replicas):  # a dead replica: 1
@@ -240,4 +240,4 @@ def register(app: typer.Typer) -> None:
         """Stop the engine from `onechip up`. Safe to run when nothing is running."""
         with live_progress(transient=True) as on_progress:
             result = api.down(on_progress)
-        console.print(result.note)
+        console.print(said(result.note))

@@ -11,10 +11,12 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.measure import Measurement
 from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from onechip.errors import one_line
 from onechip.progress import ProgressEvent, ProgressFn
 
 UNKNOWN_WIDTH = 80  # columns: rich's own for a terminal that reports no size (rich.console.Console.size, 'width or 80')
@@ -37,6 +39,15 @@ def new_console(*, stderr: bool = False) -> Console:
 
 
 console = new_console()
+
+
+def said(text: object) -> str:
+    """Text onechip did not write (a cloud API's error, a server's message, an engine's or ssh's words, a progress
+    message quoting one) as a rich markup string shows it: one line, redacted (errors.one_line: a token or a signed
+    URL's signature as '***', a terminal escape sequence as '\\x1b'), its markup escaped (a '[bold]' in it is text, a
+    '[/x]' no MarkupError). The one way such text reaches a console.print, a table cell or a progress line; plain
+    output (typer.echo) takes errors.one_line alone."""
+    return escape(one_line(str(text)))
 
 
 def print_written(where: str, as_json: bool) -> None:
@@ -73,10 +84,10 @@ def live_progress(transient: bool = False) -> Iterator[ProgressFn]:
 
     def on_progress(event: ProgressEvent) -> None:
         if event.stage not in tasks:
-            tasks[event.stage] = progress.add_task(event.message, stage=event.stage, total=None)
+            tasks[event.stage] = progress.add_task(said(event.message), stage=event.stage, total=None)
         task = tasks[event.stage]
         total = event.total if event.total else None
-        progress.update(task, description=event.message, completed=event.done or 0, total=total)
+        progress.update(task, description=said(event.message), completed=event.done or 0, total=total)
 
     with progress:
         try:
@@ -117,7 +128,7 @@ class PlainProgress:
         step = ""
         if event.done is not None and event.total:
             step = f" ({event.done:g}/{event.total:g})" if _counted(event) else f" ({event.done:.0f}/{event.total:.0f})"
-        return f"[{event.stage}] {event.message}{step} [{self.clock() - self.started:.0f} s]"
+        return f"[{event.stage}] {one_line(event.message)}{step} [{self.clock() - self.started:.0f} s]"
 
     def __call__(self, event: ProgressEvent) -> None:
         last, now = self.last, self.clock()

@@ -410,8 +410,8 @@ class CloudStatus(ResultModel):
     elapsed_s: float = Field(description="Seconds since it was created.")
     usd_so_far: float | None = Field(default=None, description="Elapsed hours x the catalog price.")
     deadline: str | None = Field(default=None, description="ISO time billing stops (flex-start) or --max-hours ends.")
-    warnings: list[str] = Field(default_factory=list, description="E.g. --max-hours has passed: still billing.")
-    engines: list[str] = Field(
+    warnings: list[Said] = Field(default_factory=list, description="E.g. --max-hours has passed: still billing.")
+    engines: list[Said] = Field(
         default_factory=list, description="The engines `up` runs on it: replica K, its URL, alive and healthy."
     )
     ended: str | None = Field(
@@ -493,29 +493,32 @@ class ZoneOffer(ResultModel):
 
 
 class CloudDownResult(ResultModel):
-    """`cloud down`: what was deleted and what was not (with why)."""
+    """`cloud down`: what was deleted and what was not (with why). Its lines quote the API's errors: redacted (Said),
+    set after the fact too, so `cloud down --json` and MCP cloud_down never show a token or signed URL one holds."""
+
+    model_config = ConfigDict(validate_assignment=True)
 
     deleted: list[str] = Field(default_factory=list, description="'kind name (zone)' deleted.")
-    kept: list[str] = Field(
+    kept: list[Said] = Field(
         default_factory=list, description="Found but not deleted, and nothing left to delete: gone, or not onechip's."
     )
-    failed: list[str] = Field(
+    failed: list[Said] = Field(
         default_factory=list,
         description="'kind name (zone): why; delete it: COMMAND' per TPU whose delete failed: it may still exist and "
         "bill (it stays recorded); the command exits 7.",
     )
-    unreachable: list[str] = Field(
+    unreachable: list[Said] = Field(
         default_factory=list,
         description="One line per --zone zone whose list failed: a labelled TPU there may be missing above and bill "
         "on; the command exits 7.",
     )
-    held: list[str] = Field(
+    held: list[Said] = Field(
         default_factory=list,
         description="A down without --name: 'left kind name (zone): its claim held by pid N (COMMAND); ...' per "
         "resource left to the process of this onechip home using it (a `cloud up`, `demo --cloud` or `cloud down`); "
         "the command exits 8 (7 when a delete failed or a zone could not be listed too).",
     )
-    notes: list[str] = Field(
+    notes: list[Said] = Field(
         default_factory=list,
         description="One line per zone whose list failed where the list could hide nothing (no --zone: only "
         "recorded resources are taken, each deleted on its own): said, not a failure.",

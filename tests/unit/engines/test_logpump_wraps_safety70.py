@@ -48,7 +48,7 @@ def test_a_secret_cut_by_a_wrap_whose_lines_come_in_two_reads_reaches_no_log(cas
 def test_a_pem_block_split_between_two_reads_at_every_position_reaches_no_log() -> None:
     for at in range(len(PEM) + 1):
         logged = _copied([PEM[:at].encode(), PEM[at:].encode() + b"INFO next\n"])
-        assert logged == b"-----BEGIN PRIVATE KEY-----***\n***\n***\n-----END PRIVATE KEY-----\nINFO next\n", at
+        assert logged == b"-----BEGIN PRIVATE KEY-----\n***\n***\n-----END PRIVATE KEY-----\nINFO next\n", at
 
 
 def test_a_quiet_pipe_still_gets_its_last_line_written(tmp_path: Path) -> None:
