@@ -47,6 +47,17 @@ ENDED = b"!"  # the sync byte of a caller whose engine has exited (LogWriter.syn
 _ENDS = re.compile(r"(\r\n|[\r\n])")
 
 
+def readable(fds: list[int], timeout_s: float | None) -> list[int]:
+    """Those of `fds` a read would not block on (data, or the end of a pipe) within `timeout_s` seconds (None: until
+    one is). By poll(2), not select(2), whose fd_set takes no descriptor numbered FD_SETSIZE (1,024) or more: a process
+    holding many files (an MCP server that started engines many times) passed the writer such sync descriptors, and
+    select.select raised 'filedescriptor out of range in select()' (the writer died at its first wait)."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _ in poller.poll(None if timeout_s is None else timeout_s * 1000)]
+
+
 class _Copier:
     """The engine's output, from fd `source` to fd `sink`, redacted a whole line at a time."""
 
@@ -91,7 +102,7 @@ class _Copier:
 
     def drain(self) -> bool:
         """Copy all `source` holds now (never waits). Returns False at its end."""
-        while select.select([self.source], [], [], 0)[0]:
+        while readable([self.source], 0):
             if not self.read():
                 return False
         return True
@@ -143,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     copier = _Copier(sys.stdin.fileno(), sys.stdout.fileno())
     watched = [copier.source, sync_in]
     while True:
-        ready = select.select(watched, [], [], HOLD_AHEAD_S if copier.waiting() else None)[0]
+        ready = readable(watched, HOLD_AHEAD_S if copier.waiting() else None)
         if not ready:  # no line came after the last in that time: it is written as it is
             copier.release_ahead()
         elif sync_in in ready:
