@@ -21,13 +21,15 @@ errors.HOLD_AHEAD_S at most (a quiet pipe still gets its last line written; test
 test_host_filter_wraps_safety70.py). Differences left: Perl reads bytes, so its \\w, \\s and upper-casing are ASCII's (a
 name or word in other letters next to a secret is read as Python would not).
 
-It runs `tr` then `perl`: coreutils and perl-base are Essential packages on every Debian and Ubuntu image (a TPU VM's,
-the vllm/vllm-openai image's: Debian Policy 3.8, `Essential: yes`); bash's `read` of a pipe takes one byte a syscall,
-2 MB/s here (50 MB in 24 s), and an engine printing faster blocked on its own log. A '\\r' (a progress bar's, which ends
-no line for minutes) becomes a line end, so each update reaches the log as it comes (log_summary.LINE_END is '\\n' for
-every reader); `stdbuf` (coreutils) makes tr write at once, where it is missing the output goes by its blocks, never
-lost; perl writes each line as the next comes, or HOLD_AHEAD_S after it ($| = 1). A last line without an end is
-written as it is.
+It runs `perl`: perl-base is an Essential package on every Debian and Ubuntu image (a TPU VM's, the vllm/vllm-openai
+image's: Debian Policy 3.8, `Essential: yes`); bash's `read` of a pipe takes one byte a syscall, 2 MB/s here (50 MB
+in 24 s), and an engine printing faster blocked on its own log. A line ends at '\\r\\n' (one end), '\\n' or a '\\r'
+alone (a progress bar's, which ends no line for minutes), so each update reaches the log as it comes, and each is
+written '\\n' (log_summary.LINE_END is '\\n' for every reader); a '\\r' that ends what was read waits HOLD_AHEAD_S at
+most for its '\\n'. `tr '\\r' '\\n'` did this before perl and made each CRLF two line ends: the empty line between a
+wrap's two lines was read ahead instead of the second, and a token's rest reached the log
+(tests/unit/engines/test_host_filter_crlf_qa70b.py). perl writes each line as the next comes, or HOLD_AHEAD_S after it
+($| = 1). A last line without an end is written as it is.
 """
 
 from __future__ import annotations
@@ -202,20 +204,30 @@ sub crossing {
     }
     return ($start, $taken);
 }
-# the next line (its end kept), the rest at the input's end, or undef: at the end, or none whole within $_[0] seconds
-# (one wait: a line read ahead is held no longer, errors.HOLD_AHEAD_S)
+# the next line (its end kept, written "\n"), the rest at the input's end, or undef: at the end, or none whole within
+# $_[0] seconds (one wait: a line read ahead is held no longer, errors.HOLD_AHEAD_S). A line ends at "\r\n" (one end:
+# two made an empty line between a wrap's two lines, which was read ahead instead of the second), "\n", or a "\r"
+# alone (a progress bar's, which ends no line for minutes: each update reaches the log as it comes); a "\r" that ends
+# what was read waits for its "\n" at most $hold
 my ($buf, $eof) = ('', 0);
 sub next_line {
-    my ($wait, $waited) = (shift, 0);
+    my ($wait, $waited, $cr) = (shift, 0, 0);
     while (1) {
-        my $i = index($buf, "\n");
-        return substr($buf, 0, $i + 1, '') if $i >= 0;
+        if ($buf =~ /\r\n|\r(?!\z)|\n/ || ($eof || $cr) && $buf =~ /\r/) {
+            my ($at, $to) = ($-[0], $+[0]);
+            return substr(substr($buf, 0, $to, ''), 0, $at) . "\n";
+        }
         return length $buf ? substr($buf, 0, length $buf, '') : undef if $eof;
         return undef if defined $wait && $waited++;
-        if (defined $wait) {
+        my $limit = $buf =~ /\r\z/ ? $hold : $wait;
+        if (defined $limit) {
             my $in = '';
             vec($in, fileno(STDIN), 1) = 1;
-            return undef unless select($in, undef, undef, $wait);
+            unless (select($in, undef, undef, $limit)) {
+                return undef unless $buf =~ /\r\z/;
+                $cr = 1;
+                next;
+            }
         }
         my $n = sysread(STDIN, $buf, 65536, length $buf);
         $eof = 1 unless $n;
@@ -307,8 +319,7 @@ PERL_PROGRAM = _PROGRAM.lstrip("\n") + "".join(pattern.replace(r"\Z", r"\z") + "
 
 FILTER_FUNCTION = [
     "onechip_redact() {",
-    '  command -v stdbuf >/dev/null || stdbuf() { shift; "$@"; }',
-    "  stdbuf -o0 tr '\\r' '\\n' | perl /dev/fd/3 3<<'ONECHIP_PERL'",
+    "  perl /dev/fd/3 3<<'ONECHIP_PERL'",
     *PERL_PROGRAM.rstrip("\n").split("\n"),
     "ONECHIP_PERL",
     "}",

@@ -11,8 +11,8 @@ Run by engines.local.LocalVllmEngine; it lives at the package's top so that its 
 (onechip.engines imports pydantic and httpx: a second or more before the first line is written). The secrets it
 knows are its environment's (the engine's: HF_TOKEN, VLLM_API_KEY, any named as one), read once at its start.
 
-It copies whole lines (ended by '\\n' or '\\r', a progress bar's), redacted whole, and what is left at the end of its
-input. The last whole line of a read waits for the next read's first, which may finish a secret a wrap cut
+It copies whole lines (ended by '\\n', '\\r\\n' or '\\r', a progress bar's), redacted whole, and what is left at the end
+of its input. The last whole line of a read waits for the next read's first, which may finish a secret a wrap cut
 (errors.LinesRedactor.held), at most errors.HOLD_AHEAD_S where none comes, or to a sync or the input's end. Of a line
 without an end it writes, once LINE_MAX bytes of it are held or at a sync, all but its last SECRET_SPAN bytes (or the
 longest known secret's), which may be the start of a secret its rest completes: a piece redacted alone matched no
@@ -42,7 +42,20 @@ LINE_MAX = 1 << 16  # bytes of a line without an end held before it is written (
 # name (a Google OAuth access token is up to 2048 bytes: developers.google.com/identity/protocols/oauth2, Token size)
 SECRET_SPAN = 4096
 ENDED = b"!"  # the sync byte of a caller whose engine has exited (LogWriter.sync(ended=True)); any other: a sync
-_ENDS = re.compile(r"([\r\n])")  # a line's end, kept by split
+# a line's end, kept by split: a CRLF is one (as log_summary.read_lines reads it), so no empty line stands between a
+# wrap's two lines for LinesRedactor to read ahead instead of the second; a '\r' alone is one too (a progress bar's)
+_ENDS = re.compile(r"(\r\n|[\r\n])")
+
+
+def readable(fds: list[int], timeout_s: float | None) -> list[int]:
+    """Those of `fds` a read would not block on (data, or the end of a pipe) within `timeout_s` seconds (None: until
+    one is). By poll(2), not select(2), whose fd_set takes no descriptor numbered FD_SETSIZE (1,024) or more: a process
+    holding many files (an MCP server that started engines many times) passed the writer such sync descriptors, and
+    select.select raised 'filedescriptor out of range in select()' (the writer died at its first wait)."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _ in poller.poll(None if timeout_s is None else timeout_s * 1000)]
 
 
 class _Copier:
@@ -51,6 +64,7 @@ class _Copier:
     def __init__(self, source: int, sink: int):
         self.source, self.sink = source, sink
         self.held = b""  # the start of a line whose end has not come
+        self.after_cr = False  # the last read ended with a '\r': a '\n' the next starts with ends that line with it
         self.lines = lines_redactor()  # whole lines, in order: a PEM body printed a line at a time is hidden too
         self.ends: deque[str] = deque()  # the ends of the lines given to `lines` and not written yet (one held ahead)
         self.scrub = self.lines.scrub  # the start of a line written before its end (release): no line state
@@ -62,10 +76,17 @@ class _Copier:
         if not data:
             self.flush()
             return False
+        if self.after_cr and data.startswith(b"\n"):  # a CRLF the read cut: one line end, not a line of its own
+            data = data[1:]
+            if self.ends:  # its line is held ahead: written with its whole end
+                self.ends[-1] += "\n"
+            else:
+                self._put(b"\n")
         text = self.held + data
         cut = max(text.rfind(b"\n"), text.rfind(b"\r")) + 1
         self._put(self._redacted_lines(text[:cut], ahead=True))
         self.held = text[cut:]
+        self.after_cr = text.endswith(b"\r")
         if len(self.held) >= LINE_MAX:
             self.release()
         return True
@@ -81,7 +102,7 @@ class _Copier:
 
     def drain(self) -> bool:
         """Copy all `source` holds now (never waits). Returns False at its end."""
-        while select.select([self.source], [], [], 0)[0]:
+        while readable([self.source], 0):
             if not self.read():
                 return False
         return True
@@ -101,9 +122,9 @@ class _Copier:
         self.held = b""
 
     def _redacted_lines(self, data: bytes, ahead: bool = False) -> bytes:
-        """`data`, lines each ended by '\n' or '\r' (as the host's filter reads them: tr makes each '\r' a line end)
-        but the last, redacted in order (errors.LinesRedactor), their ends kept; `ahead`: the last line (`data` ends
-        with its end) kept back for the line after it (LinesRedactor.held: a wrap's rest in the next read)."""
+        """`data`, lines each ended by '\r\n', '\n' or '\r' (a progress bar's, as the host's filter's tr) but the last,
+        redacted in order (errors.LinesRedactor), their ends kept; `ahead`: the last line (`data` ends with its end)
+        kept back for the line after it (LinesRedactor.held: a wrap's rest in the next read)."""
         parts = _ENDS.split(data.decode("utf-8", "surrogateescape"))
         lines = parts[:-1:2] + ([parts[-1]] if parts[-1] else [])  # after the last end: a line where text is there
         self.ends.extend([*parts[1::2], ""][: len(lines)])
@@ -133,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     copier = _Copier(sys.stdin.fileno(), sys.stdout.fileno())
     watched = [copier.source, sync_in]
     while True:
-        ready = select.select(watched, [], [], HOLD_AHEAD_S if copier.waiting() else None)[0]
+        ready = readable(watched, HOLD_AHEAD_S if copier.waiting() else None)
         if not ready:  # no line came after the last in that time: it is written as it is
             copier.release_ahead()
         elif sync_in in ready:

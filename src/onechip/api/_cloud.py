@@ -525,7 +525,7 @@ def _claim_all(resources: list[CloudResource], stack: ExitStack,
         with ExitStack() as mine:
             for key in keys:
                 try:
-                    mine.enter_context(cloud_records.claimed(*key, cloud_records.DOWN_BUSY))
+                    _claim(key, mine)
                 except BusyError:
                     if not leave_held:
                         raise
@@ -538,6 +538,19 @@ def _claim_all(resources: list[CloudResource], stack: ExitStack,
                 free.append(resource)
                 stack.enter_context(mine.pop_all())
     return free, held
+
+
+def _claim(key: tuple[str, str, bool], stack: ExitStack) -> None:
+    """Hold records.claimed of `key` (project, name, of_set) for a down until `stack` closes; a claim found taken whose
+    holder ended as it was found (no pid holds it now: paths.holder_pids) is taken again, once: the TPU was left 'held
+    by another process (its pid not readable)' and billed on until a second down. Raises BusyError as records.claimed
+    does."""
+    try:
+        stack.enter_context(cloud_records.claimed(*key, cloud_records.DOWN_BUSY))
+    except BusyError:
+        if cloud_records.holder_pids(cloud_records.claim_path(*key)):
+            raise
+        stack.enter_context(cloud_records.claimed(*key, cloud_records.DOWN_BUSY))
 
 
 def _stop_engines_on(addresses: set[str], on_progress: ProgressFn) -> None:

@@ -15,7 +15,6 @@ import contextlib
 import os
 import random
 import re
-import select
 import signal
 import socket
 import stat
@@ -340,7 +339,7 @@ class LogWriter:
             self._ask.write(logpump.ENDED if ended else b"?")
         except OSError:  # EPIPE: the writer has exited, all written
             return
-        if select.select([self._answer], [], [], timeout_s)[0]:
+        if logpump.readable([self._answer.fileno()], timeout_s):  # poll(2): its fd may be numbered past 1,023
             self._answer.read(64)
 
     def close(self, timeout_s: float = LOG_SYNC_S) -> None:

@@ -523,6 +523,9 @@ def _held_ahead(lines: Iterator[str], hidden: LinesRedactor) -> Iterator[str]:
                     raise failed
                 return
             yield from hidden.held([line])
+    except KeyboardInterrupt:  # a Ctrl-C as it waits: the line held was written before it, shown as `tail -f` shows it
+        yield from hidden.release()
+        raise
     finally:
         done.set()
 
@@ -626,6 +629,9 @@ def log_lines(follow: bool = False, state: EngineState | None = None) -> Iterato
                 handle.seek(0)  # (copytruncate: its copy is of what was read; GNU tail -F says 'file truncated' too)
                 yield hidden(f"onechip: {path}: file truncated; reading it from its start")
             seen = looked
+    except KeyboardInterrupt:  # a Ctrl-C in a poll: the line held for the next read was written before it, shown
+        yield from hidden.release()
+        raise
     finally:
         handle.close()
 
