@@ -71,6 +71,7 @@ from onechip.catalog.files import (
     NcclNvlsRule,
     NcclP2pRule,
     NcclTransportRule,
+    RopeCacheRule,
     SamplerBackendRule,
     TpuPoolRule,
     VersionedRule,
@@ -425,6 +426,12 @@ def _rope_cache_rows(
     return None
 
 
+def _rope_key(params: Mapping[str, Any], theta: Any) -> str:
+    """The part of get_rope's instance key the RoPE parameters make: kind, base and the other parameters."""
+    rest = sorted((k, repr(v)) for k, v in params.items() if k not in ("rope_type", "type", "rope_theta"))
+    return f"{params.get('rope_type') or params.get('type') or 'default'}@{theta}:{rest}"
+
+
 def rotary_cache_bytes(
     text: Mapping[str, Any],
     *,
@@ -447,17 +454,19 @@ def rotary_cache_bytes(
     for a config with dual_chunk_attention_config, 0.9.0 on: four caches of chunk_size - local_size rows and a key
     cache of max_position_embeddings rows, dual_chunk_rope.py), sliding_default_rope (the model class gives its
     sliding layers get_rope(rope_type 'default'), a second plain cache: Olmo3, olmo2.py 'Rope scaling is only
-    applied on full attention layers', 0.11.0 - 0.34.0).
+    applied on full attention layers', 0.11.0 - 0.34.0; Gemma 3, gemma3.py, with base rope_local_base_freq, 0.8.0 on).
     Counted for 'rope_scaling' or 'rope_parameters', flat or per layer type: Gemma 4 builds one RoPE per layer type
     from config.rope_parameters[layer_type] with that type's head size (vllm/model_executor/models/gemma4.py
     Gemma4Attention: full layers take global_head_dim), so E2B holds 131,072 x (256 + 512) elements. 0 where the
-    cache is laid out otherwise and not modelled here (MLA, a second local RoPE, a kind _rope_cache_rows leaves out).
+    cache is laid out otherwise and not modelled here (MLA, a rope_local_base_freq RoPE without sliding_default_rope:
+    Gemma 3n, a kind _rope_cache_rows leaves out).
     M-RoPE ('mrope_section' in the RoPE parameters, 'default' or 'mrope' kind: Qwen2-VL, Qwen2.5-VL, Qwen3-VL,
     Qwen3.5) keeps max_position_embeddings x mrope_positions_factor rows of the same width (engines.json
     mrope_cache_rules, MRotaryEmbedding); None: not counted. rows: a cache cut to fewer positions than
     max_position_embeddings (tpu-inference's SLICE_ROPE_CACHE; never an M-RoPE one)."""
     positions = text.get("max_position_embeddings")
-    if any(text.get(k) is not None for k in ("rope_local_base_freq", "kv_lora_rank")) or not positions:
+    local_base = text.get("rope_local_base_freq")  # a second RoPE the model class must name (sliding_default_rope)
+    if text.get("kv_lora_rank") is not None or (local_base is not None and not sliding_default_rope) or not positions:
         return 0
     positions = int(positions)
     heads = text.get("num_attention_heads")
@@ -471,6 +480,7 @@ def rotary_cache_bytes(
         return 0
     kinds = {"dynamic_factor_rows": dynamic_factor_rows, "dynamic_alpha": dynamic_alpha}
     original = text.get("original_max_position_embeddings")  # llama.py copies a top-level one into rope_scaling
+    # one cache per get_rope key: head size, shapes and RoPE parameters, the base included
     caches: set[tuple[int, tuple[tuple[int, int], ...], str]] = set()
     chunks = text.get("dual_chunk_attention_config")
     if dual_chunk and isinstance(chunks, Mapping):
@@ -495,11 +505,37 @@ def rotary_cache_bytes(
             return int(positions * mrope_positions_factor * shapes[0][1] * dtype_bytes)
         if shapes is None:
             return 0
-        caches.add((head_dim, tuple(shapes), ""))
+        caches.add((head_dim, tuple(shapes), _rope_key(flat, flat.get("rope_theta") or text.get("rope_theta"))))
         if sliding_default_rope and "sliding_attention" in (text.get("layer_types") or []):
-            plain = _rope_cache_rows({}, head_dim, partial, positions, original, **kinds) or []
-            caches.add((head_dim, tuple(plain), "default"))
+            local = _rope_cache_rows({}, head_dim, partial, positions, original, **kinds) or []
+            caches.add((head_dim, tuple(local), _rope_key({}, local_base or text.get("rope_theta"))))
     return int(sum(min(n, rows or n) * width for _, shapes, _ in caches for n, width in shapes) * dtype_bytes)
+
+
+def vllm_rope_cache_bytes(
+    text: Mapping[str, Any],
+    *,
+    dtype_bytes: float,
+    architectures: Sequence[str],
+    rule: RopeCacheRule | None,
+    mrope_positions_factor: int | None = None,
+) -> int:
+    """rotary_cache_bytes as a vLLM release builds it for a model of these architectures (engines.json
+    rope_cache_rules: its scaled-RoPE rows, the model classes that pass get_rope float32 or a plain RoPE for their
+    sliding layers); rule None: the newest release's rows in the model dtype. The planner adds it and
+    benchmarks/planner_accuracy.py takes it off a logged 'Model loading took', so both size it here."""
+    if rule is None:
+        return rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=mrope_positions_factor)
+    named = set(architectures)
+    return rotary_cache_bytes(
+        text,
+        dtype_bytes=4 if named & set(rule.float32_architectures) else dtype_bytes,
+        mrope_positions_factor=mrope_positions_factor,
+        dynamic_factor_rows=rule.dynamic_factor_rows,
+        dynamic_alpha=rule.dynamic_alpha,
+        dual_chunk=rule.dual_chunk,
+        sliding_default_rope=bool(named & set(rule.sliding_default_rope_architectures)),
+    )
 
 
 def encoder_profile_bytes(

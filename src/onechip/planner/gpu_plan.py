@@ -59,8 +59,8 @@ from onechip.planner.gpu_memory import (
     hip_graph_count,
     per_layer_embeddings_buffer_bytes,
     qwen3_vl_tower_peak_bytes,
-    rotary_cache_bytes,
     triton_topk_sampler_rule,
+    vllm_rope_cache_bytes,
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
 from onechip.planner.runner_tables import gpu_block_table_bytes, host_token_buffer_bytes
@@ -383,21 +383,12 @@ def plan_gpu_pool(
             "holds in flight depend on the model runner (V1: PP batches, V2: PP + 1), which is not modelled"
         )
     # a model on vLLM's Transformers backend builds none (core.transformers_backend)
-    named = set(architectures)
-    rope = rotary_cache_bytes(
+    rope = vllm_rope_cache_bytes(
         text,
-        dtype_bytes=4 if rope_rule and named & set(rope_rule.float32_architectures) else dtype_bytes,
+        dtype_bytes=dtype_bytes,
+        architectures=architectures,
+        rule=rope_rule,
         mrope_positions_factor=mrope_positions_factor,
-        **(
-            {
-                "dynamic_factor_rows": rope_rule.dynamic_factor_rows,
-                "dynamic_alpha": rope_rule.dynamic_alpha,
-                "dual_chunk": rope_rule.dual_chunk,
-                "sliding_default_rope": bool(named & set(rope_rule.sliding_default_rope_architectures)),
-            }
-            if rope_rule
-            else {}
-        ),
     )
     buffers = rope if rope_cache else 0
     # on every GPU, not split by TP; the caching allocator's tails of the parameters, per GPU (already per rank)

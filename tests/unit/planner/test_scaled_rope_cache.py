@@ -118,3 +118,37 @@ def test_unmodelled_kinds_count_nothing() -> None:
     its original_max_position_embeddings (get_rope's KeyError) stay 0."""
     assert rotary_cache_bytes(_llama({"rope_type": "deepseek_yarn", "factor": 4.0}), dtype_bytes=2) == 0
     assert rotary_cache_bytes(_llama({"rope_type": "yarn", "factor": 4.0}), dtype_bytes=2) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "head_dim"), [("google--gemma-3-4b-it.json", 256), ("google--gemma-3-27b-it.json", 128)]
+)
+def test_gemma3_holds_a_local_plain_cache_and_a_global_linear_one(name: str, head_dim: int) -> None:
+    """gemma3.py Gemma3Attention (0.8.0 - 0.34.0): sliding layers get_rope(rope_type 'default',
+    base=rope_local_base_freq), full layers the config's rope_scaling, linear x 8 here: 131,072 + 131,072 x 8 rows.
+    The logs agree: gemma-3-4b-it's 8,600,158,944-byte checkpoint loads as 'Model loading took 8.58 GiB' on 0.19.0
+    (h100-gemma3-4b-v0190), 8.0095 GiB + 576 MiB = 8.572 GiB."""
+    config = _config(name)
+    text = {**config["text_config"], "max_position_embeddings": 131072}  # Gemma3TextConfig's default
+    text["layer_types"] = ["sliding_attention"] * 5 + ["full_attention"]
+    assert rotary_cache_bytes(text, dtype_bytes=2) == 0  # a second RoPE with no rule: not modelled
+    got = rotary_cache_bytes(text, dtype_bytes=2, sliding_default_rope=True)
+    assert got == (131072 + 131072 * 8) * head_dim * 2
+    rule = rope_cache_rule(engine_rules("vllm-gpu"), "0.19.0")
+    assert rule is not None and "Gemma3ForConditionalGeneration" in rule.sliding_default_rope_architectures
+
+
+def test_gemma3_1b_keeps_two_plain_caches_of_two_bases() -> None:
+    """Gemma-3-1B has no rope_scaling: full layers get_rope(base 1e6), sliding ones base 1e4, two get_rope keys."""
+    text = {
+        "hidden_size": 1152,
+        "num_attention_heads": 4,
+        "head_dim": 256,
+        "max_position_embeddings": 32768,
+        "rope_theta": 1000000.0,
+        "rope_local_base_freq": 10000.0,
+        "layer_types": ["sliding_attention", "full_attention"],
+    }
+    assert rotary_cache_bytes(text, dtype_bytes=2, sliding_default_rope=True) == 2 * 32768 * 256 * 2
+    same = text | {"rope_local_base_freq": 1000000.0}  # one base: get_rope returns the same instance
+    assert rotary_cache_bytes(same, dtype_bytes=2, sliding_default_rope=True) == 32768 * 256 * 2
