@@ -51,14 +51,14 @@ from typing import Any
 from onechip.errors import ConfigError, OnechipError
 from onechip.planner import plan_model
 from onechip.planner.config import read_config
-from onechip.planner.core import mrope_positions_factor
+from onechip.planner.core import mrope_positions_factor, rope_cache_rule
 from onechip.planner.gpu_memory import (
     deepstack_buffer_bytes,
     per_layer_embeddings_buffer_bytes,
-    rotary_cache_bytes,
     tpu_moe_w13_padding_bytes,
     tpu_rope_cache_bytes,
     tpu_tied_lm_head_bytes,
+    vllm_rope_cache_bytes,
 )
 from onechip.planner.rules import accelerator, engine_rules
 from onechip.planner.source import catalog_entry
@@ -487,8 +487,8 @@ def weights_of(
     entry: dict[str, Any], gpus: int, config: dict[str, Any], out_of_sample: bool = False
 ) -> tuple[int | None, str]:
     """Checkpoint bytes, else the log's per-GPU loaded figure x the GPUs (TP x PP), less the buffers every GPU loads
-    beside the weights, which the planner adds back: the RoPE cache (planner.gpu_memory.rotary_cache_bytes, M-RoPE's
-    by the release's engines.json mrope_cache_rules) and, where
+    beside the weights, which the planner adds back: the RoPE caches (planner.gpu_memory.vllm_rope_cache_bytes, by the
+    release's engines.json mrope_cache_rules and rope_cache_rules) and, where
     the vision tower is served (a config with vision_config: predict plans it multimodal), Qwen3-VL's DeepStack
     buffers (planner.gpu_memory.deepstack_buffer_bytes, made in the model's __init__ on the GPU, so 'Model loading
     took' counts them) and Gemma 4's per-layer-embedding buffer (planner.gpu_memory.per_layer_embeddings_buffer_bytes,
@@ -509,7 +509,13 @@ def weights_of(
     if any(word in entry["engine"] for word in ("GPU", "CUDA", "ROCm")):  # vLLM on ROCm loads the same RoPE caches
         factor = mrope_positions_factor(engine_rules("vllm-gpu"), version, config.get("architectures"))
         text = config.get("text_config") or config
-        buffers = rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=factor)
+        buffers = vllm_rope_cache_bytes(
+            read_config(config, entry["name"]).text,  # with its class defaults, as the planner sizes it
+            dtype_bytes=dtype_bytes,
+            architectures=config.get("architectures") or [],
+            rule=rope_cache_rule(engine_rules("vllm-gpu"), version),
+            mrope_positions_factor=factor,
+        )
         batched = entry["engine_args"].get("max_num_batched_tokens") or _compiled_batched(entry)
         if "vision_config" in config and batched:
             buffers += deepstack_buffer_bytes(config, dtype_bytes=dtype_bytes, max_num_batched_tokens=batched)

@@ -558,6 +558,34 @@ class MropeCacheRule(VersionedRule):
     source: str = Field(description="The engine source read, with file, function and versions.")
 
 
+class RopeCacheRule(VersionedRule):
+    """How one range of vLLM releases sizes the RoPE cos/sin caches of scaled-RoPE models (engines.json
+    `rope_cache_rules`; planner.gpu_memory.rotary_cache_bytes, whose _rope_cache_rows holds what every release
+    shares): the kinds whose rows changed between releases, and the model classes that call get_rope otherwise."""
+
+    dynamic_factor_rows: bool = Field(
+        description="'dynamic' RoPE by factor (DynamicNTKScalingRotaryEmbedding) keeps max_position_embeddings x "
+        "factor rows; False: max_position_embeddings rows."
+    )
+    dynamic_alpha: bool = Field(
+        description="get_rope maps 'dynamic' with 'alpha' to DynamicNTKAlphaRotaryEmbedding (max_position_embeddings "
+        "rows) before looking at its factor."
+    )
+    dual_chunk: bool = Field(
+        description="get_rope builds DualChunkRotaryEmbedding for a config with dual_chunk_attention_config."
+    )
+    float32_architectures: list[str] = Field(
+        default_factory=list, description="Architectures whose model class calls get_rope(dtype=torch.float32)."
+    )
+    sliding_default_rope_architectures: list[str] = Field(
+        default_factory=list,
+        description="Architectures whose sliding-window layers call get_rope with rope_type 'default' beside the "
+        "scaled RoPE of their full layers (a second cache).",
+    )
+    source: str = Field(description="The engine source read, with file, function and versions.")
+    date: str = Field(description="ISO date read.")
+
+
 class OnlineFp8LoadRule(VersionedRule):
     """What one range of vLLM releases holds on each GPU at the peak of loading a 16-bit checkpoint with
     --quantization fp8 (engines.json `online_fp8_load_rules`; planner.weights.online_fp8_load_peak_bytes), before the
@@ -1700,6 +1728,10 @@ class EngineEntry(StrictModel):
     mrope_cache_rules: list[MropeCacheRule] = Field(
         default_factory=list,
         description="Rows of the M-RoPE cos/sin cache by version (empty: M-RoPE caches are not counted).",
+    )
+    rope_cache_rules: list[RopeCacheRule] = Field(
+        default_factory=list,
+        description="How each range of releases sizes scaled-RoPE cos/sin caches (empty: the newest's way).",
     )
     online_fp8_load_rules: list[OnlineFp8LoadRule] = Field(
         default_factory=list,

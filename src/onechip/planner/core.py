@@ -31,6 +31,7 @@ from onechip.catalog.files import (
     NcclNvlsRule,
     NcclP2pRule,
     RocmRule,
+    RopeCacheRule,
     TpuPoolRule,
     V0Fallback,
     V2RunnerRule,
@@ -2423,6 +2424,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         mrope_positions_factor=mrope_positions_factor(
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
         ),
+        rope_rule=rope_cache_rule(r.rules, r.request.engine_version),
         rope_cache=not (
             transformers_backend(r.rules, r.request.engine_version, r.src.config.data.get("architectures"))
             or _alibi_baichuan(r.src.config)
@@ -3456,6 +3458,12 @@ def mrope_positions_factor(rules: EngineRules, version: str | None, architecture
     rule = select_rule(rules.mrope_cache_rules, version)
     names = {str(a) for a in architectures} if isinstance(architectures, list) else set()
     return 1 if names & set(rule.unit_factor_architectures) else rule.positions_factor
+
+
+def rope_cache_rule(rules: EngineRules, version: str | None) -> RopeCacheRule | None:
+    """How `version` (None: the newest) sizes scaled-RoPE cos/sin caches (engines.json rope_cache_rules); None for an
+    engine without such rules (planner.gpu_memory.rotary_cache_bytes then sizes them as the newest release does)."""
+    return select_rule(rules.rope_cache_rules, version) if rules.rope_cache_rules else None
 
 
 def _alibi_baichuan(config: ModelConfig) -> bool:

