@@ -784,7 +784,7 @@ _ANY_SHAPE = re.compile("|".join(pattern.pattern for pattern in (*_WHOLE_SHAPES,
 _AUTH_WORD = "authorization"  # the word _AUTH_HEADER starts with, which a line's end holds for its value to cross
 
 
-def _run_at_end(line: str) -> str:
+def run_at_end(line: str) -> str:
     """The run of characters (no whitespace) `line` ends with, at most SECRET_SPAN_CHARS of it ('' after a space)."""
     start = len(line)
     while start > len(line) - SECRET_SPAN_CHARS and start and not line[start - 1].isspace():
@@ -799,7 +799,7 @@ def lines_redactor() -> LinesRedactor:
     on with a secret the line before ended with (a token cut by a wrap at a fixed width: `fold`, a serial console, a
     terminal's log), as '***': a known secret's value, a shape of a fixed length (_WHOLE_SHAPES), or one of no fixed
     length that reaches the line's end (_RUN_SHAPES), found in the run of characters across the cut, and a bearer
-    header's value cut anywhere from its header's words on (_crossing). The part before the cut is the line before's:
+    header's value cut anywhere from its header's words on (crossing). The part before the cut is the line before's:
     hidden too where that line was redacted with the one after it (`following`, or `each`, which reads one line ahead:
     a reader of a whole text; `held`, which keeps the last line of a follow's read for its next read, and `release`,
     which gives it where none came in time), else shown where it was too short to be a secret's shape by itself (at
@@ -832,7 +832,7 @@ class LinesRedactor:
         self.scrub = redactor(self.values)
         self.prefix: re.Pattern[str] | None = None  # the BEGIN line's prefix while in a PEM block (_prefix_shape)
         self.tail = ""  # the end of the line before, at most SECRET_SPAN_CHARS of it
-        self.ahead: tuple[str, tuple[int | None, int]] | None = None  # the line read ahead, and its _crossing
+        self.ahead: tuple[str, tuple[int | None, int]] | None = None  # the line read ahead, and its crossing
         self.waiting: str | None = None  # the line `held` keeps back for the one after it
 
     def __call__(self, line: str, following: str | None = None) -> str:
@@ -903,8 +903,8 @@ class LinesRedactor:
         return shown + scrub(rest)
 
     def _crossing(self, line: str) -> tuple[int | None, int]:
-        """_crossing of the end of the line before and `line`, with the secrets known to this redactor."""
-        return _crossing(self.tail, line, self.values)
+        """crossing of the end of the line before and `line`, with the secrets known to this redactor."""
+        return crossing(self.tail, line, self.values)
 
 
 def _prefix_shape(prefix: str) -> re.Pattern[str]:
@@ -930,7 +930,7 @@ def _unshown(text: str) -> str:
     return ""
 
 
-def _crossing(before: str, line: str, values: list[str]) -> tuple[int | None, int]:
+def crossing(before: str, line: str, values: list[str]) -> tuple[int | None, int]:
     """Where a secret begun by `before`, the end of the line before, and finished by `line` starts in `before` (None
     where it starts on `line`, or none crosses) and how many characters of `line` it takes (0 where none does): the
     earliest start and the latest end of the matches that begin in `before` and end past it, in the run of characters
@@ -940,7 +940,7 @@ def _crossing(before: str, line: str, values: list[str]) -> tuple[int | None, in
     before the cut)."""
     spans: list[tuple[int, int]] = []  # in the two joined: the secret's start, and its end past the cut
     at = len(before)
-    tail, head = _run_at_end(before), _RUN_AT_START.match(line, 0, SECRET_SPAN_CHARS)
+    tail, head = run_at_end(before), _RUN_AT_START.match(line, 0, SECRET_SPAN_CHARS)
     if tail and head is not None and (values or _ANY_SHAPE.search(tail + head.group())):
         joined, offset, cut = tail + head.group(), at - len(tail), len(tail)
         found: list[tuple[int, int]] = []

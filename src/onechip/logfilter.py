@@ -15,7 +15,7 @@ values are read from the environment by the program itself: never an argv (`ps`)
 order with errors.LinesRedactor's PEM state: after a private key's BEGIN line each line of its body (with the BEGIN
 line's prefix, its numbers any) is '***', up to its END line or a line of another kind
 (tests/unit/engines/test_log_pem_on_disk68b.py). A secret cut by a wrap is followed as LinesRedactor follows it
-(errors._crossing spelled again in Perl over errors' expressions: _WHOLE_SHAPES, _RUN_SHAPES, _LEAD_SHAPES,
+(errors.crossing spelled again in Perl over errors' expressions: _WHOLE_SHAPES, _RUN_SHAPES, _LEAD_SHAPES,
 _AUTH_HEADER), each line read with the line after it, which it waits for
 errors.HOLD_AHEAD_S at most (a quiet pipe still gets its last line written; tests/unit/engines/
 test_host_filter_wraps_safety70.py). Differences left: Perl reads bytes, so its \\w, \\s and upper-casing are ASCII's (a
@@ -152,7 +152,7 @@ sub scrub {
     }
     return $line;
 }
-# errors._crossing: where a secret begun by the end of the line before and finished by this line starts in the former
+# errors.crossing: where a secret begun by the end of the line before and finished by this line starts in the former
 # (undef: on this line, or none crosses) and how many characters of this line it takes
 sub crossing {
     my ($before, $line) = @_;

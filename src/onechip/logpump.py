@@ -15,15 +15,16 @@ It copies whole lines (ended by '\\n', '\\r\\n' or '\\r', a progress bar's), red
 of its input. The last whole line of a read waits for the next read's first, which may finish a secret a wrap cut
 (errors.LinesRedactor.held), at most errors.HOLD_AHEAD_S where none comes, or to a sync or the input's end. Of a line
 without an end it writes, once LINE_MAX bytes of it are held or at a sync, all but its last SECRET_SPAN bytes (or the
-longest known secret's), which may be the start of a secret its rest completes: a piece redacted alone matched no
-secret, and a token written in two went to the disk whole. It runs until its input ends (every process holding the
-engine's output has exited), ignoring SIGINT, SIGTERM and SIGHUP, so the engine's last lines as it stops are written; a
-write that fails (the disk full, the log's folder gone) drops those lines and goes on: the engine is never stopped by
-its log. A byte on fd SYNC_IN asks it to write all the engine has written so far (but the end of a line not ended, as
-above, while the engine's output is open; ENDED, sent once the engine has exited, that too: its last line, the reason it
-died, which a process it left holding its output will not end); it answers a byte on fd SYNC_OUT once written (sync): a
-caller that reads the log after the engine did something (answered /health, exited) reads every line before it, not
-those the pump had not copied yet."""
+longest known secret's) or more, held as they came, which may be the start of a secret its rest completes: a piece
+redacted alone matched no secret, and a token written in two went to the disk whole; the cut falls where no secret
+crosses it (_Copier._cut), else the part written ended with a secret's start and the part held began with its rest.
+It runs until its input ends (every process holding the engine's output has exited), ignoring SIGINT, SIGTERM and
+SIGHUP, so the engine's last lines as it stops are written; a write that fails (the disk full, the log's folder gone)
+drops those lines and goes on: the engine is never stopped by its log. A byte on fd SYNC_IN asks it to write all the
+engine has written so far (but the end of a line not ended, as above, while the engine's output is open; ENDED, sent
+once the engine has exited, that too: its last line, the reason it died, which a process it left holding its output will
+not end); it answers a byte on fd SYNC_OUT once written (sync): a caller that reads the log after the engine did
+something (answered /health, exited) reads every line before it, not those the pump had not copied yet."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ import sys
 from collections import deque
 from collections.abc import Iterable
 
-from onechip.errors import HOLD_AHEAD_S, known_secrets, lines_redactor
+from onechip.errors import HOLD_AHEAD_S, SECRET_SPAN_CHARS, crossing, known_secrets, lines_redactor, run_at_end
 
 LINE_MAX = 1 << 16  # bytes of a line without an end held before it is written (a pipe's capacity on Linux: pipe(7))
 # Bytes of a line without an end held back when the rest is written: longer than any secret a shape matches with its
@@ -108,13 +109,31 @@ class _Copier:
         return True
 
     def release(self) -> None:
-        """Write the line held for its end, redacted, but its last `span` bytes, held still: the start of a secret
-        the rest of the line may complete (redacted again with it); the whole line before it first."""
+        """Write the line held for its end, redacted, but its last `span` bytes or more, held still as they came: the
+        start of a secret the rest of the line may complete (redacted with it; redacted now, its start long enough to
+        match alone was '***', and the rest, read later, matched nothing: qa70b). The whole line before it first."""
         self.release_ahead()
-        scrubbed = self._scrubbed(self.held)
-        cut = max(len(scrubbed) - self.span, 0)
-        self._put(scrubbed[:cut])
-        self.held = scrubbed[cut:]
+        text = self.held.decode("utf-8", "surrogateescape")
+        cut = self._cut(text)
+        self._put(self._scrubbed(text[:cut].encode("utf-8", "surrogateescape")))
+        self.held = text[cut:].encode("utf-8", "surrogateescape")
+
+    def _cut(self, text: str) -> int:
+        """Where to cut `text`, a line without its end, into the part written and the part held: at least `span`
+        characters from its end, before the spaces before the run of characters the cut falls in (a secret of one run,
+        a token or 'NAME=value', is held whole; in a run longer than SECRET_SPAN_CHARS, where it falls), and further
+        back while a secret crosses it (errors.crossing: a bearer header's value, its words before the cut).
+        0: all held."""
+        cut = max(len(text) - self.span, 0)
+        while cut > 0:
+            run = len(run_at_end(text[:cut]))
+            if run < SECRET_SPAN_CHARS:  # a run no longer than a secret: held whole, the spaces before it too
+                cut = len(text[: cut - run].rstrip())
+            if not crossing(text[:cut], text[cut:], self.lines.values)[1]:
+                break
+            if run == SECRET_SPAN_CHARS:  # inside a longer run (a progress bar's dots), a secret across the cut
+                cut -= run
+        return cut
 
     def flush(self) -> None:
         """Write the line held for its end, redacted (the end of the input: nothing more will come)."""

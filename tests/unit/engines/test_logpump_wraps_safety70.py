@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,18 +23,24 @@ SRC = str(Path(logpump.__file__).parents[1])  # the folder onechip is imported f
 
 def _copied(pieces: list[bytes]) -> bytes:
     """What the writer's copier puts in the log for `pieces`, each (but an empty one) read by a read of its own, then
-    the input's end."""
+    the input's end. The log is a file, not a pipe, which would fill at 64 KiB and block the copier; every descriptor
+    is closed, the pipe's read end too (one was left open per case: safety70c)."""
     source, into = os.pipe()
-    sink, out = os.pipe()
-    copier = logpump._Copier(source, out)
-    for piece in filter(None, pieces):
-        os.write(into, piece)
-        assert copier.read()
-    os.close(into)
-    assert not copier.read()
-    os.close(out)
-    with os.fdopen(sink, "rb") as logged:
-        return logged.read()
+    try:
+        with tempfile.TemporaryFile() as log:
+            copier = logpump._Copier(source, log.fileno())
+            for piece in filter(None, pieces):
+                os.write(into, piece)
+                assert copier.read()
+            os.close(into)
+            into = -1
+            assert not copier.read()
+            log.seek(0)
+            return log.read()
+    finally:
+        for fd in (source, into):
+            if fd >= 0:
+                os.close(fd)
 
 
 @pytest.mark.parametrize("case", CASES)
