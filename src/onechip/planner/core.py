@@ -4305,7 +4305,13 @@ def start_utilization(acc: Accelerator) -> float | None:
     free = acc.memory_free_at_start_range_bytes
     if free is None or not acc.memory_bytes:
         return None
-    return math.floor(free[0] / acc.memory_bytes * 100) / 100
+    return _utilization_within(free[0], acc.memory_bytes)
+
+
+def _utilization_within(free_bytes: int, total_bytes: int) -> float:
+    """The highest --gpu-memory-utilization, two decimals rounded down, whose request (total x utilization) `free_bytes`
+    covers: what vLLM's start-up check passes."""
+    return math.floor(free_bytes / total_bytes * 100) / 100
 
 
 def _free_at_start_verdict(acc: Accelerator, requested: int, verdict: tuple[str, str]) -> tuple[str, str]:
@@ -4356,7 +4362,7 @@ def _start_in_use_verdict(r: _Resolved, requested: int, verdict: tuple[str, str]
     if found is None or not visible or requested <= visible - found[0]:
         return verdict
     least, most, held, _, measured = found
-    below = math.floor((visible - least) / visible * 100) / 100
+    below = _utilization_within(visible - least, visible)
     if not measured:
         in_use = f"at least {least / GIB:.2f} GiB of {visible / GIB:.2f} in use, the least any card's boot log showed"
     elif least == most:
@@ -4389,7 +4395,7 @@ def _start_in_use_warnings(r: _Resolved, requested: int) -> list[PlanWarning]:
             code="free-memory-at-start",
             message=f"vLLM asks {requested / GIB:.2f} GiB per GPU at start; {least / GIB:.2f} - {most / GIB:.2f} GiB "
             f"{seen} ({held}), so its start-up check may refuse it; --gpu-memory-utilization "
-            f"{math.floor((visible - most) / visible * 100) / 100:g} leaves room for the most seen",
+            f"{_utilization_within(visible - most, visible):g} leaves room for the most seen",
             source=source,
         )
     ]
