@@ -949,8 +949,8 @@ class RepResult(ResultModel):
         "measured send to last measured completion."
     )
     output_tokens: int = Field(
-        description="Completion tokens produced inside the window (rounded): a chunk's tokens spread over the gap "
-        "since the chunk before, the first chunk's at its arrival (schemas/figures.py tokens_between)."
+        description="Completion tokens produced inside the window (rounded): a read's tokens spread over the gap "
+        "since the read before, the first read's at its arrival (schemas/figures.py tokens_between)."
     )
     output_tok_per_s: Measured = Field(description="output_tokens / window_s.")
     requests_ok: int = Field(description="Measured requests that succeeded.")

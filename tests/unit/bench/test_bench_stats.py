@@ -59,7 +59,12 @@ def test_tokens_between_uses_usage_not_chunk_count() -> None:
     assert stats.tokens_between(s2, 1.5, 3.0) == pytest.approx(0 + 5 * 0.5 + 3)
     assert stats.tokens_between(s2, 0.0, 9.0) == 9  # a window holding the whole request holds all its tokens
     same_read = sample(chunk_times=[1.0, 2.0, 2.0], chunk_tokens=[1, 5, 3], completion_tokens=9)
-    assert stats.tokens_between(same_read, 2.0, 3.0) == pytest.approx(0 + 0 + 3)  # one read: at its arrival
+    # one read: its chunks are one chunk of 8 tokens made over (1, 2], as one event of 8 would be (timing71; counted
+    # at its arrival, the second chunk's 3 fell wholly inside [2, 3] and the first's 5 wholly outside)
+    one_event = sample(chunk_times=[1.0, 2.0], chunk_tokens=[1, 8], completion_tokens=9)
+    for start, end in ((2.0, 3.0), (1.5, 3.0), (1.5, 1.75)):
+        assert stats.tokens_between(same_read, start, end) == stats.tokens_between(one_event, start, end)
+    assert stats.tokens_between(same_read, 1.5, 3.0) == pytest.approx(8 * 0.5)
     assert stats.tokens_between(sample(status="failed", chunk_times=[1.0], completion_tokens=None), 0, 9) == 0
 
 
