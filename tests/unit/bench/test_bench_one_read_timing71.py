@@ -65,7 +65,8 @@ def test_lock_stepped_streams_whose_last_events_come_in_one_read_keep_them_in_th
     runs from the last first send to the first stream's last answer, where the others' last writes come too, read
     one after another (stamps ~0.1 ms apart). Its tokens are the 48 less what fell after its end: the 5 of a burst
     were made over the 50 ms gap before it, so ~0.1 / 50 of them per stream. Counted at their arrival, 4 of each
-    later stream's 5 fell outside: 36 of 48 (25% low), tok/s steady below the whole run's."""
+    later stream's 5 fell outside: 36 of 48 (25% low), tok/s steady below the whole run's. The bar, 44, is
+    the rule's and not the timing's: a loaded machine lags a stream's read by ms (42.2 measured at load 7)."""
     misses = []
     for attempt in range(3):  # a loaded machine can lag one stream's read by ms (test_bench_known_timings.ATTEMPTS)
         with FakeVllm(wire_script=_burst) as srv:
@@ -73,7 +74,7 @@ def test_lock_stepped_streams_whose_last_events_come_in_one_read_keep_them_in_th
                                  requests_per_client=2, warmup_requests=0)  # fmt: skip
             rep = api.bench(config, out_dir=tmp_path / f"a{attempt}").cells[0].reps[0]
         assert (rep.requests_ok, rep.whole_run_output_tokens) == (8, 48)
-        if rep.output_tokens >= 47:
+        if rep.output_tokens >= 44:  # at arrival: 36; 44 leaves 4 tokens to a read lagging up to ~13 ms a stream
             return
         misses.append(rep.output_tokens)
     pytest.fail(f"steady-window tokens of 48 in each attempt: {misses}")
