@@ -6,6 +6,7 @@
     python benchmarks/sim_accuracy.py corpus --fits A,B --grids C   # (3) only these fits / predicted grids
     python benchmarks/sim_accuracy.py corpus --recorded    # (3) each grid's stream starts as its client recorded them
     python benchmarks/sim_accuracy.py corpus --together    # (3) every grid's streams started at t = 0, as bench does
+    python benchmarks/sim_accuracy.py corpus --predict-recorded   # (3) fits as by default, predictions as --recorded
     python benchmarks/sim_accuracy.py corpus --replay      # (3) each grid as its recorded client ran it
     python benchmarks/sim_accuracy.py corpus --whole-fit   # (3) a whole-run grid's tok/s fitted on the whole-run figure
     python benchmarks/sim_accuracy.py corpus --write-ranges   # (3), and write catalog/prediction_ranges.json
@@ -372,6 +373,67 @@ SEEDS = 5
 # the 25% bar; but whole-run tok/s goes 3.8 -> 11.5% and TPOT 5.7 -> 8.1% (above their noise), and across builds the
 # cost does not carry (sim68: --recorded --admit over the 100 cells 44.9% TTFT). Not kept; what is left within the build
 # is the knee.
+# The candidates for the one-sided TTFT bias (2026-12-07, sim71, issue 22), each checked against the sources of the
+# grids' builds (the vllm 0.26.0 sdist for the 0.26.1rc1.dev256 / dev994 builds; vllm-project/tpu-inference 9729f7221,
+# 2026-08-11) for time every request pays before its first token that the model does not charge:
+# (a) the measuring client's TTFT. vllm bench serve's default backend is openai at /v1/completions (serve.py --backend,
+#   --endpoint; no corpus grid names another), whose request function takes its start after the max-concurrency
+#   semaphore and TTFT at the first SSE chunk with `choices` (benchmarks/lib/endpoint_request_func.py
+#   async_request_openai_completions; the chat function alike, its role chunk yielded with the first token's output:
+#   entrypoints/openai/chat_completion/serving.py first_iteration). The completions stream has no role-only chunk, so
+#   figures.ttft_ms (the first content chunk) is the same instant: 0 ms missing. The random dataset sends text
+#   (benchmarks/datasets/datasets.py RandomDataset: tokenizer.decode), which the server tokenizes: --tokenize's term.
+# (b) before the engine: the serial API-server time a request (request_overhead_s) and the renderer's tokenization
+#   (--tokenize) are terms already. The engine core's input thread hashes the prompt's blocks for the prefix cache
+#   before the scheduler sees the request (v1/core/kv_cache_utils.py hash_block_tokens, utils/hashing.py sha256: pickle
+#   and SHA-256 a block, chained): 0.033 / 0.08 us a token at blocks of 64 / 16 on this machine (CPU time, best of 7,
+#   the hash as 0.26.0 writes it over random ids), 1.1 / 2.7 ms at 32,768 tokens, at most 2% of the one-client
+#   sweep's 77 - 134 ms gap there and 4 us at 128 tokens: not added. The wait for a step boundary is simulated as
+#   0.26.0's EngineCore.step_with_batch_queue runs it (a request reaching the engine while step k runs is read after
+#   step k's outputs, so it joins step k+2), at every arrival the engine is busy at, closed loop or open
+#   (CellSimulation._decided_at): nothing missing.
+# (c) the output path: completion/serving.py completion_stream_generator's first iteration does no work the later ones
+#   skip (it reads num_cached_tokens); each round's work per request and per token are the output-round terms, and a
+#   first token is delivered at its round's end with its peers' (the server writes a round's chunks one request after
+#   another, so the real first chunk is if anything earlier): nothing missing.
+# (d) tpu-inference at 9729f7221: its token ladder (runner/utils.py get_token_paddings, VLLM_TPU_BUCKET_PADDING_GAP 0:
+#   powers of two from 16 to the budget, tpu_runner.py _init_inputs) is the one simulated; every (tokens, requests)
+#   padding is compiled at start (runner/compilation_manager.py _precompile_backbone_text_only), and vllm bench serve's
+#   test request runs before the measured ones, so no measured request meets a new shape; a step prefilling beside
+#   decodes is one ragged forward (as simulated); continue-decode (decode steps looped on the device, which would hold
+#   an arrival back several steps) is off unless additional_config enable_continue_decode (platforms/tpu_platform.py,
+#   core/sched/dp_scheduler.py); the request-count padding was tried (sim.predict's notes): nothing missing.
+# Where the missing TTFT goes instead (`python benchmarks/ttft_breakdown.py --split`, the 100 calibrated rows of
+# prediction_ranges.json at 3d143a9a): in a closed loop a request's cycle is TTFT + (output_tokens - 1) x TPOT, and
+# below the knee the model has that cycle right while it splits it wrongly. TTFT / TPOT / cycle signed error, median
+# TTFT missing against median 127 x TPOT in excess: one chunk -23.0 / +6.0 / +2.6%, 53.7 against 84.2 ms (30 cells);
+# chunked -38.4 / +14.3 / +4.9%, 101 against 223 ms (8); knee -74.2 / +5.6 / -11.9%, 1,294 against 250 ms (12);
+# saturated -19.2 / -11.3 / -15.9% (26; TPOT low too: time missed, not moved); one client -17.2 / -1.8 / -3.9% (24). So
+# below the knee the time is charged to the running streams' TPOT: with drawn starts each stream's prompt is prefilled
+# alone, inside the other streams' decode, so every request's decode carries its peers' prefill steps (TPOT up) and
+# its own prompt waits for no peer (TTFT down). vllm bench serve sends every slot at once and its streams stay in
+# waves (serve.py: one task per request behind the semaphore; the measured 128 x 8 has every wave queued, above): a
+# wave's prompts queue behind each other and its decodes then run without admissions. The mechanism, on the
+# config-validation fit's terms (default mode: fitted 512 s; /tmp script, cells predicted with starts drawn -> together,
+# no prefix-cache hits), measured beside: gke 2,048 / 4,096 / 8,192 / 16,384 x 8 TTFT 49 / 57 / 119 / 214 -> 73 / 126 /
+# 196 / 266 ms (86 / 133 / 234 / 480), TPOT 8.01 / 8.09 / 9.93 / 17.36 -> 7.16 / 7.55 / 9.54 / 17.15 ms (6.76 / 7.13 /
+# 8.18 / 12.45); gce 1,024 x 16 TTFT 42 -> 86 (130), 4,096 x 64 166 -> 185 (300), TPOT 9.57 -> 9.47 (9.28), 33.1 -> 33.5
+# (30.4); 128 x 8 26.4 -> 26.6 (81: its 6.8 ms serial request time staggers an 8-request wave into steps of one or
+# two); whole-run tok/s the same (read from the run with every stream sent at once either way).
+# Predicting each grid as its client ran it, the fits kept (--predict-recorded, PREDICT_RECORDED: stream starts as
+# recorded, together for vllm bench serve, with the prefix-cache hits its prompts had, in the predictions only;
+# 2026-12-07, sim71; `corpus --advised --predict-recorded --fits gemma4dev-v6e-1-config-validation,gce-v6e-1-2026-08-10
+# --grids those, gke-v6e-1-2026-08-25, gemma4dev-v6e-1-sweep-one-client --cells PATH`, 25 min on the loaded machine,
+# against the same 65 rows of prediction_ranges.json at 3d143a9a, the default): whole-run / steady tok/s / TTFT / TPOT
+# 6.2 / 6.7 / 34.4 / 8.6% -> 7.5 / 6.8 / 29.7 / 7.0% (noise 9.4 / 9.4 / 26.0 / 8.8%). TTFT by regime: one chunk 45.1 ->
+# 38.4% (24 cells), chunked 40.6 -> 43.8% (6), knee 72.0 -> 71.2% (6), saturated 14.2 -> 1.5% (13), one client 18.5 ->
+# 18.5% (16). The whole-run figure gets worse on the dev256 grids (gce 4.3 -> 9.7%, config-validation 3.6 -> 5.8%, the
+# one-client sweep 6.0 -> 8.6%; gke 9.1 -> 7.4%): the replayed hits make 4,096 x 64 and 8,192 x 32 +20 to +31% fast
+# (4,096 x 64 2,107 tok/s against 1,605 from the config-validation fit, 4.5 - 10.7% off without them), so those cells
+# read fewer cached tokens than sim.protocol.replay credits them. Not kept (whole-run tok/s worse, against the bar that
+# a TTFT gain costs neither tok/s nor TPOT); what it says: the waves the client keeps take 4.7 points of the TTFT error
+# and 1.6 of TPOT's, the saturated cells' TTFT nearly all, and the one-chunk cells' per-request cost (128 x 8: 81 - 85
+# ms) and the knee stay.
 TOGETHER, RECORDED = "--together" in sys.argv, "--recorded" in sys.argv
 
 
@@ -392,6 +454,10 @@ def start_spread(grid: MeasuredGrid, together: bool = TOGETHER, recorded: bool =
 # 0.6 s; config-validation: 0.80 ms an output token, saturating at 1,245 tok/s), and predict gke's 1,024 x 64 at
 # 718 and 1,190 ms TTFT against 164 measured.
 REPLAY = "--replay" in sys.argv
+# --predict-recorded: the fits as by default (drawn stream starts, no prefix-cache hits), each predicted grid as its
+# client ran it (sim.protocol.start_spread and cached_prompts, as --recorded, in the predictions only). Off by default;
+# The notes above TOGETHER say what it gave (not kept).
+PREDICT_RECORDED = "--predict-recorded" in sys.argv
 # --jitter: CellSimulation's seeded API-server time variation, in the fit and the predictions. Off by default, as in
 # `simulate` (sim.predict says why); on the whole corpus (2026-12-03, STEP_MODEL 6) it moved calibrated tok/s / TTFT /
 # TPOT MAPE from 12.7 / 35.7 / 9.6% to 11.3 / 32.4 / 9.5% and carried, measured (same family) from 14.1 / 35.4 / 15.6%
@@ -972,8 +1038,9 @@ def run_corpus(only_fits: set[str], only_grids: set[str], write: bool = False, a
                 measured = grid_run(grid)
                 used = set(calibration_cells(grid)) if name == fitted else set()
                 print(f"\n--- {name} ({grid.chip}) from the fit on {fitted} ({source.chip}): {how}")
-                spread = start_spread(grid)
-                pred = _pred_measured(plan, terms, measured, spread, grid)
+                recorded = RECORDED or PREDICT_RECORDED  # the fits keep theirs (above)
+                spread = start_spread(grid, recorded=recorded)
+                pred = _pred_measured(plan, terms, measured, spread, grid, recorded=recorded)
                 whole = grid.client.tok_per_s.value == "whole_run" if REPLAY and grid.client else name in WHOLE_RUN
                 out = report(measured, pred, used, whole, {"fit": fitted, "grid": name, "how": how})
                 advised = "calibrated" if how == "calibrated" else _advise_key(how, grid, plan, name)
@@ -1244,6 +1311,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--replay", action="store_true", help="corpus: fit and predict each grid as its recorded client ran it"
+    )
+    parser.add_argument(
+        "--predict-recorded",
+        action="store_true",
+        help="corpus: fits as by default, each grid predicted with its recorded client's starts and prefix-cache hits",
     )
     parser.add_argument("--cells", type=Path, help="corpus: write every scored cell's figures here (JSON lines)")
     parser.add_argument(

@@ -4,6 +4,7 @@ prints figures, in a second, from stored files (no simulation).
     python benchmarks/ttft_breakdown.py            # the 'calibrated' ttft_ms rows of catalog/prediction_ranges.json
     python benchmarks/ttft_breakdown.py --figure tpot_ms   # another figure of the same rows
     python benchmarks/ttft_breakdown.py --cells PATH       # the cells a `sim_accuracy.py corpus --cells PATH` run wrote
+    python benchmarks/ttft_breakdown.py --split            # where a TTFT error goes: the closed loop's cycle, by regime
 
 The error: catalog/prediction_ranges.json holds, per figure, every held-out cell of the corpus leave-one-grid-out run
 (`python benchmarks/sim_accuracy.py corpus --advised --write-ranges`, its source and commit in the file) as measured /
@@ -17,6 +18,13 @@ measurement is marked 'same day' where both grids are dated alike (config-valida
 run_cells.py, 2026-08-10), else 'other day' (another build or cache state). A cell no other grid measured has no noise
 of its own; the issue's floor (serving_measurements.json prediction_error noise: two measurements of one v5e-1
 deployment) stands in for it, said as such.
+
+The split (--split): in a closed loop each stream's request takes TTFT + (output_tokens - 1) x TPOT, its cycle (vllm
+bench serve's TPOT is (latency - TTFT) / (output_tokens - 1), as bench's figures.tpot_ms), and the cell's tok/s is
+clients x output_tokens over it (Little's law). A TTFT predicted low with the cycle right is time the model charges to
+the running streams' TPOT instead of to the request's wait for its first token; with the cycle low too, time it does
+not charge at all. Per regime: the signed errors of TTFT, TPOT and the cycle, and the median TTFT missing (ms) beside
+the median (output_tokens - 1) x TPOT in excess (ms), over the cells with both figures predicted.
 """
 
 from __future__ import annotations
@@ -102,6 +110,64 @@ def cells_rows(text: str, figure: str) -> list[tuple[str, str, str, float]]:
     return out
 
 
+def cycle_rows(
+    ttft: list[tuple[str, str, str, float]], tpot: list[tuple[str, str, str, float]], grids: dict[str, MeasuredGrid]
+) -> list[dict[str, object]]:
+    """Each (fit, grid, cell) with both a predicted TTFT (`ttft`) and TPOT (`tpot`), ms, beside the grid's measured
+    ones and the closed loop's cycle, TTFT + (output_tokens - 1) x TPOT, measured and predicted (the module's
+    docstring); its regime as sim_accuracy.regime names it."""
+    tpots = {(fit, name, key): p for fit, name, key, p in tpot}
+    out: list[dict[str, object]] = []
+    for fit, name, key, ttft_pred in ttft:
+        if (tpot_pred := tpots.get((fit, name, key))) is None:
+            continue
+        grid = grids[name]
+        context, clients = (int(v) for v in key.split("x"))
+        steps = (grid.output_tokens or 1) - 1
+        ttft_meas, tpot_meas = value(grid, key, "ttft_ms"), value(grid, key, "tpot_ms")
+        out.append({
+            "fit": fit, "grid": name, "cell": key, "ttft": (ttft_meas, ttft_pred), "tpot": (tpot_meas, tpot_pred),
+            "cycle": (ttft_meas + steps * tpot_meas, ttft_pred + steps * tpot_pred), "steps": steps,
+            "regime": sim_accuracy.regime(context, clients, grid.output_tokens or 0,
+                                          budget_tokens(sim_accuracy.plan_for(grid))),
+        })  # fmt: skip
+    return out
+
+
+def cycle_split(rows: list[dict[str, object]]) -> dict[str, float]:
+    """For `rows` (cycle_rows): the mean signed error % of TTFT, TPOT and the cycle (predicted / measured - 1), the
+    median TTFT missing, ms (measured - predicted), and the median TPOT time in excess over a request's decode, ms
+    ((output_tokens - 1) x (predicted - measured) TPOT)."""
+
+    def signed(figure: str) -> float:
+        return statistics.fmean(100 * (p / m - 1) for m, p in (r[figure] for r in rows))  # type: ignore[misc]
+
+    return {
+        "ttft_pct": signed("ttft"),
+        "tpot_pct": signed("tpot"),
+        "cycle_pct": signed("cycle"),
+        "ttft_missing_ms": statistics.median(m - p for m, p in (r["ttft"] for r in rows)),  # type: ignore[misc]
+        "tpot_excess_ms": statistics.median(
+            r["steps"] * (r["tpot"][1] - r["tpot"][0])  # type: ignore[index,operator]
+            for r in rows
+        ),
+    }
+
+
+def print_split(rows: list[dict[str, object]], source: str) -> None:
+    """The cycle split (cycle_split) over all `rows` and by regime."""
+    print(f"where the TTFT error goes: {len(rows)} held-out cells with TTFT and TPOT predicted, {source}")
+    print(f"{'':>28} {'cells':>5} {'TTFT %':>7} {'TPOT %':>7} {'cycle %':>8} {'TTFT missing ms':>16} "
+          f"{'(out-1) x TPOT excess ms':>25}")  # fmt: skip
+    groups: dict[str, list[dict[str, object]]] = {"all": rows}
+    for r in rows:
+        groups.setdefault(str(r["regime"]), []).append(r)
+    for name, rs in groups.items():
+        s = cycle_split(rs)
+        print(f"{name:>28} {len(rs):>5} {s['ttft_pct']:>+7.1f} {s['tpot_pct']:>+7.1f} {s['cycle_pct']:>+8.1f} "
+              f"{s['ttft_missing_ms']:>16,.1f} {s['tpot_excess_ms']:>25,.1f}")  # fmt: skip
+
+
 def band(ms: float) -> str:
     low = 0.0
     for edge in SIZE_BANDS_MS:
@@ -109,6 +175,19 @@ def band(ms: float) -> str:
             return f"{low:>5,.0f} - {edge:>5,.0f} ms"
         low = edge
     return f"{low:>5,.0f} ms and over"
+
+
+def predicted_rows(
+    cells: Path | None, key: str, figure: str, grids: dict[str, MeasuredGrid]
+) -> tuple[list[tuple[str, str, str, float]], str]:
+    """(fit, grid, cell, predicted `figure`) of each held-out row, from `cells` (cells_rows) or else the `key` rows
+    of prediction_ranges.json (measured / factor); and where they came from."""
+    if cells:
+        return cells_rows(cells.read_text(encoding="utf-8"), figure), str(cells)
+    ranges = json.loads(sim_accuracy.RANGES_FILE.read_text(encoding="utf-8"))
+    held = ranges["ranges"][key]["figures"][figure]["held_out"]
+    rows = [(fit, name, cell, value(grids[name], cell, figure) / factor) for fit, name, cell, factor in held]
+    return rows, f"{key} rows of {ranges['source']}"
 
 
 def _short(name: str) -> str:
@@ -122,16 +201,14 @@ def main() -> None:
     parser.add_argument(
         "--cells", type=Path, help="read the cells `sim_accuracy.py corpus --cells PATH` wrote (its 'calibrated' ones)"
     )
+    parser.add_argument("--split", action="store_true", help="the closed loop's cycle split by regime (docstring)")
     args = parser.parse_args()
     figure = args.figure
     grids = {g.name: g for g in sim_accuracy.CORPUS.grids}
-    if args.cells:
-        rows, source = cells_rows(args.cells.read_text(encoding="utf-8"), figure), str(args.cells)
-    else:
-        ranges = json.loads(sim_accuracy.RANGES_FILE.read_text(encoding="utf-8"))
-        held = ranges["ranges"][args.key]["figures"][figure]["held_out"]
-        rows = [(fit, name, key, value(grids[name], key, figure) / factor) for fit, name, key, factor in held]
-        source = f"{args.key} rows of {ranges['source']}"
+    rows, source = predicted_rows(args.cells, args.key, figure, grids)
+    if args.split:
+        print_split(cycle_rows(rows, predicted_rows(args.cells, args.key, "tpot_ms", grids)[0], grids), source)
+        return
     seen = measurements(grids.values(), figure)
     floor = float(getattr(sim_accuracy.NOISE, figure))
     print(f"{figure}: {len(rows)} held-out cells, {source}")

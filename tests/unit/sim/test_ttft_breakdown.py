@@ -97,3 +97,27 @@ def test_a_grid_marked_duplicate_of_another_is_the_same_days_measurement_of_it()
     assert survey in others
     noise = ttft_breakdown.cell_noise(gke, [gke, survey], "1024x8", "output_tok_per_s")
     assert noise == pytest.approx({"same day": (1179.85 - 1178.6) / 1179.85})
+
+
+def test_a_ttft_moved_into_tpot_leaves_the_cycle_and_says_so() -> None:
+    # config-validation 128 x 8 measured TTFT 84.8 ms, TPOT 6.39 ms, 128 output tokens: a prediction 0.2 ms a token
+    # slower and 127 x 0.2 = 25.4 ms quicker to its first token has the closed loop's cycle (TTFT + 127 x TPOT) exact
+    rows = ttft_breakdown.cycle_rows([("gce", CV, "128x8", 84.8 - 25.4)], [("gce", CV, "128x8", 6.59)], GRIDS)
+    assert [r["regime"] for r in rows] == ["below the knee, one chunk"]
+    split = ttft_breakdown.cycle_split(rows)
+    assert split["cycle_pct"] == pytest.approx(0.0, abs=1e-9)
+    assert split["ttft_missing_ms"] == pytest.approx(25.4)
+    assert split["tpot_excess_ms"] == pytest.approx(25.4)
+    assert split["ttft_pct"] == pytest.approx(-100 * 25.4 / 84.8)
+    assert split["tpot_pct"] == pytest.approx(100 * 0.2 / 6.39)
+
+
+def test_a_ttft_missing_from_the_cycle_too_is_not_split() -> None:
+    # 16,000 x 64 measured 8,450.94 / 67.28 ms: TTFT 1,000 ms low with TPOT exact is a cycle 1,000 ms short
+    rows = ttft_breakdown.cycle_rows(
+        [("gce", CV, "16000x64", 7450.94), ("gce", CV, "128x8", 84.8)], [("gce", CV, "16000x64", 67.28)], GRIDS
+    )
+    assert len(rows) == 1  # a cell without a predicted TPOT is left out
+    split = ttft_breakdown.cycle_split(rows)
+    assert split["tpot_excess_ms"] == pytest.approx(0.0)
+    assert split["cycle_pct"] == pytest.approx(-100 * 1000 / (8450.94 + 127 * 67.28))
