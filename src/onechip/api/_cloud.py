@@ -16,7 +16,15 @@ from onechip.cloud.tpu_api import TpuApi
 from onechip.engines import replicas
 from onechip.engines import state as engine_state
 from onechip.engines.local import free_port
-from onechip.errors import BusyError, CloudDownError, CloudError, ConfigError, Interrupted, OnechipError
+from onechip.errors import (
+    BusyError,
+    CloudDownError,
+    CloudError,
+    ConfigError,
+    HeldError,
+    Interrupted,
+    OnechipError,
+)
 from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
@@ -407,8 +415,9 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
     --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on; a name whose record
     cannot be read is not refused (it is looked for with --zone). `end_s` (time.monotonic seconds: `down_deadline()`,
     the down's that follows): a --zone list an outage refuses is listed again until it answers or then; None (a
-    preview, or an MCP gate, that deletes nothing): one call's retries. Raises BusyError when another process of this
-    home holds the claim on one found (`_claim_all`), before anyone is asked to confirm a down that would be refused."""
+    preview, or an MCP gate, that deletes nothing): one call's retries. Raises HeldError (a BusyError) when, with
+    --name, another process of this home holds the claim on one found (`_claim_all`), before anyone is asked to
+    confirm a down that would be refused."""
     saved = cloud_records.read_all()
     with ExitStack() as stack:
         targets, unreachable, notes = _targets(request, on_progress, stack, saved, end_s)
@@ -460,7 +469,7 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
     DOWN_WAIT_S from now, its lists (targets None) within it too. Without --name, a TPU whose claim another process
     of this home holds (a `cloud up`, `demo --cloud`, another down) is left and named (_claim_all; `held`: the lines
     cloud_down_found gave with `targets`), the rest deleted, then CloudDownError (exit 8 when nothing else failed);
-    with --name, BusyError before anything is deleted."""
+    with --name, HeldError (a BusyError carrying that result) before anything is deleted."""
     with ExitStack() as stack:
         return _down(request, on_progress, stack, targets, unreachable, notes, end_s, held)
 
@@ -508,14 +517,16 @@ def _claim_all(resources: list[CloudResource], stack: ExitStack,
     """Hold, until `stack` closes, this home's claim (records.claimed) on the name of each of `resources` and on its
     replica set's: a `cloud down` took none, so it deleted a TPU a `cloud up` of this home still waited on (which then
     failed 'deleted outside this run', or saved again the record of a TPU gone), and two downs sent the same deletes.
-    Returns (those claimed, one line for each left). Raises BusyError (exit 8), nothing stopped or deleted, when another
-    process holds one, naming its pid: a down does not wait for it, as an up holds its claim for its whole wait (a
-    flex-start request queues up to --valid-until, hours), so a wait bounded by the down's DOWN_WAIT_S would mostly
-    run out and say the same 10 min later. `leave_held` (a down without --name, of all it finds): a held one is left
-    instead, said as 'left kind name (zone): its claim held by pid N (COMMAND)' with the command that deletes it once
-    its holder ends: one TPU a `cloud up` or `demo --cloud` uses no longer keeps every other billing."""
+    Returns (those claimed, one line for each left: 'left kind name (zone): its claim held by pid N (COMMAND)' with the
+    command that deletes it once its holder ends). Raises HeldError (a BusyError, exit 8), nothing stopped or deleted,
+    when another process holds one, its line the first holder's (records.claimed: the pid), its result every held
+    line: a down does not wait for it, as an up holds its claim for its whole wait (a flex-start request queues up to
+    --valid-until, hours), so a wait bounded by the down's DOWN_WAIT_S would mostly run out and say the same 10 min
+    later. `leave_held` (a down without --name, of all it finds): a held one is left instead, the others returned: one
+    TPU a `cloud up` or `demo --cloud` uses no longer keeps every other billing."""
     free: list[CloudResource] = []
     held: list[str] = []
+    busy: BusyError | None = None
     taken: set[tuple[str, str, bool]] = set()
     for resource in resources:
         keys = [(resource.project, resource.name, False)]
@@ -526,9 +537,8 @@ def _claim_all(resources: list[CloudResource], stack: ExitStack,
             for key in keys:
                 try:
                     _claim(key, mine)
-                except BusyError:
-                    if not leave_held:
-                        raise
+                except BusyError as exc:
+                    busy = busy or exc
                     held.append(f"left {resource.kind} {resource.name} ({resource.zone}): its claim held by "
                                 f"{cloud_records.holders(*key)}; delete it once that ends: "
                                 f"{provision.delete_command(resource)}")  # fmt: skip
@@ -537,6 +547,8 @@ def _claim_all(resources: list[CloudResource], stack: ExitStack,
                 taken.update(keys)
                 free.append(resource)
                 stack.enter_context(mine.pop_all())
+    if busy is not None and not leave_held:  # one refused is all refused: the document says who holds each
+        raise HeldError(str(busy), CloudDownResult(held=held), CloudError(str(busy), reason="conflict"))
     return free, held
 
 
