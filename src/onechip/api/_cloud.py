@@ -362,6 +362,17 @@ def _engines_on_hosts() -> dict[str, list[str]]:
     return out
 
 
+def _engine_hosts() -> set[str]:
+    """The host address of each engine `up` runs over ssh (every replica of a set, or the one engine), read from the
+    state it keeps: no ssh. Empty when none runs there, or the state is unreadable (as _engines_on_hosts)."""
+    try:
+        saved = replicas.load()
+        engines = saved.replicas if saved is not None else [e for e in [engine_state.load()] if e is not None]
+    except OnechipError:
+        return set()
+    return {_address(e.host) for e in engines if e.host}
+
+
 def tpu_ended_under(base_url: str) -> str:
     """Why the engine at `base_url` (the one `up` runs on a host, or each replica behind that router) went away, when
     the TPU under it is onechip's and ended (a spot node PREEMPTED, a flex-start run SUSPENDED once its max run
@@ -393,8 +404,9 @@ def _address(host: str | None) -> str:
 
 
 def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudResource]:
-    """What `cloud_down(request)` would delete (cloud_down_found's resources). Raises as cloud_down_found."""
-    return cloud_down_found(request, on_progress).resources
+    """What `cloud_down(request)` would delete (cloud_down_found's resources; no engine on them asked whether it
+    lives). Raises as cloud_down_found."""
+    return cloud_down_found(request, on_progress, engines=False).resources
 
 
 def down_deadline() -> float:
@@ -404,7 +416,7 @@ def down_deadline() -> float:
 
 
 def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
-                     end_s: float | None = None) -> CloudTargets:  # fmt: skip
+                     end_s: float | None = None, engines: bool = True) -> CloudTargets:  # fmt: skip
     """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone (those
     `recorded` False: perhaps another checkout's or user's, which the CLI and MCP listings say); only ever what
     carries onechip's label; each API retry told through `on_progress`; and the zones the API could not list (their
@@ -417,7 +429,8 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
     the down's that follows): a --zone list an outage refuses is listed again until it answers or then; None (a
     preview, or an MCP gate, that deletes nothing): one call's retries. Raises HeldError (a BusyError) when, with
     --name, another process of this home holds the claim on one found (`_claim_all`), before anyone is asked to
-    confirm a down that would be refused."""
+    confirm a down that would be refused. `engines`: the `serving` lines, read (an ssh liveness check per host an
+    engine `up` started runs on) for a caller that says them; False: none asked (an MCP gate, a confirmed call)."""
     saved = cloud_records.read_all()
     with ExitStack() as stack:
         targets, unreachable, notes = _targets(request, on_progress, stack, saved, end_s)
@@ -438,7 +451,8 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
             where = f" in {','.join(request.zones)}" if request.zones else ""
             raise ConfigError(f"--name {request.name}: nothing of onechip's is named so{where}; nothing deleted; it "
                               f"has {len(others)}: {names}{more} (`onechip cloud status`)")  # fmt: skip
-    return CloudTargets(resources=found, held=held, serving=_serving(found), unreachable=unreachable, notes=notes)
+    serving = _serving(found) if engines else []
+    return CloudTargets(resources=found, held=held, serving=serving, unreachable=unreachable, notes=notes)
 
 
 def _serving(resources: list[CloudResource]) -> list[str]:
@@ -567,8 +581,10 @@ def _claim(key: tuple[str, str, bool], stack: ExitStack) -> None:
 
 def _stop_engines_on(addresses: set[str], on_progress: ProgressFn) -> None:
     """`down` the engines `up` runs on any of `addresses` (their tunnels and router end here), before those
-    TPUs are deleted; a failure is said and the delete goes on (a TPU must not bill because ssh failed)."""
-    if not addresses & set(_engines_on_hosts()):
+    TPUs are deleted; a failure is said and the delete goes on (a TPU must not bill because ssh failed). Which hosts
+    is read from the state `up` keeps, no engine asked whether it lives: `onechip down` stops one alive or gone, and
+    the listing before (cloud_down_found's `serving`) asked already."""
+    if not addresses & _engine_hosts():
         return
     on_progress(ProgressEvent("cloud", "stopping the engines on them first (onechip down)"))
     try:

@@ -8,9 +8,15 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from test_cloud_failures import OK, P, ours, up
+from test_cloud_mcp import calls
 
+from onechip.api import _cloud
 from onechip.cloud import records
+from onechip.engines import remote
+from onechip.engines import state as engine_state
+from onechip.schemas.boot import EngineState
 from onechip.schemas.cloud import CloudDownResult
 
 NAME = "onechip-v5e-1"  # the name cloud up --chip v5e-1 gives its TPU (provision.tpu_name)
@@ -32,3 +38,44 @@ def test_down_name_json_on_a_held_tpu_prints_downs_whole_document(fast, run):
     assert f"pid {os.getpid()}" in doc["error"] and "nothing was deleted" in doc["error"], doc
     assert err.strip().splitlines()[-1].endswith(doc["error"]) and "Traceback" not in err, err
     assert {n for _, _, n in ours(fast)} == {NAME}  # nothing deleted
+
+
+# --- gap 4: MCP cloud_down asks each TPU's engine whether it lives once per call
+
+STARTED = "2026-12-07T19:00:00+00:00"
+URL = "http://127.0.0.1:9"  # the tunnel `cloud up --model` opened to the engine on the TPU (nothing answers: the
+# discard port, so /health fails at once and only the ssh check counts)
+
+
+def _engine_on(ip: str, monkeypatch) -> tuple[list[str], list[str]]:
+    """An engine `up` started over ssh on `ip` (as cloud up --model records it); its host's ssh liveness check
+    (remote.host_status) counted, read as alive; `onechip down` stubbed. Returns (hosts asked, downs run)."""
+    state = EngineState(engine="vllm", pid=1, base_url=URL, model="m", started_at=STARTED, log_path="engine.log",
+                        mode="remote-process", host=f"onechip@{ip}")  # fmt: skip
+    engine_state.save(state)
+    asked: list[str] = []
+
+    def host_status(saved):
+        asked.append(saved.host)
+        return True, ""
+
+    monkeypatch.setattr(remote, "host_status", host_status)
+    stopped: list[str] = []
+    monkeypatch.setattr(_cloud, "engines_down", lambda on_progress: stopped.append("down"))
+    return asked, stopped
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_mcp_cloud_down_checks_each_engine_once_per_call(fast, monkeypatch, named):
+    # Before: the gate, the preview, the confirmed call's listing and its stop each asked the engine whether it lives
+    # over ssh: 2 checks of one host in the call that previews, 2 in the confirmed call (4 across the pair)
+    tpu = up(zones=[OK], provisioning="spot", no_limit=True).resource
+    asked, stopped = _engine_on(tpu.external_ip or "", monkeypatch)
+    args = {"project": P, **({"name": NAME} if named else {})}
+    ((refused, preview),) = calls(("cloud_down", args))
+    assert refused and "engine at " + URL in preview and "would delete node" in preview, preview
+    assert asked == [f"onechip@{tpu.external_ip}"], asked  # one call, one check
+    targets = json.loads(preview.split("targets: ", 1)[1].split("]", 1)[0] + "]")
+    ((failed, said),) = calls(("cloud_down", {**args, "targets": targets, "confirm": True}))
+    assert not failed and stopped == ["down"] and ours(fast) == set(), said
+    assert len(asked) == 1, asked  # the confirmed call asks none: its preview said them, `onechip down` stops it
