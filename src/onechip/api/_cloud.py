@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from contextlib import ExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -381,13 +381,7 @@ def tpu_ended_under(base_url: str) -> str:
     read of each TPU recorded at that address (its current or last external IP); any failure to tell says nothing (the
     caller's own line stands)."""
     try:
-        engine = engine_state.load()
-        saved = replicas.load()
-        engines = [engine] if engine is not None and engine.base_url == base_url else []
-        if saved is not None and saved.router is not None and saved.router.base_url == base_url:
-            engines += saved.replicas
-        hosts = {_address(e.host) for e in engines if e.host}
-        tpus = [r for r in cloud_records.load_all() if (r.external_ip or r.last_external_ip) in hosts]
+        tpus = _tpus_under(base_url)
         said = []
         with ExitStack() as stack:
             for tpu in tpus:
@@ -397,6 +391,36 @@ def tpu_ended_under(base_url: str) -> str:
     except OnechipError:
         return ""
     return "; ".join(said)
+
+
+def _tpus_under(base_url: str) -> list[CloudResource]:
+    """onechip's TPUs the engine at `base_url` runs on: the one `up` runs on a host, or each replica behind that
+    router, matched to the records by its current or last external IP; read from the files `up` and `cloud up` keep
+    (no API call, no ssh). Raises OnechipError for a state or record it cannot read."""
+    engine = engine_state.load()
+    saved = replicas.load()
+    engines = [engine] if engine is not None and engine.base_url == base_url else []
+    if saved is not None and saved.router is not None and saved.router.base_url == base_url:
+        engines += saved.replicas
+    hosts = {_address(e.host) for e in engines if e.host}
+    return [r for r in cloud_records.load_all() if (r.external_ip or r.last_external_ip) in hosts]
+
+
+@contextmanager
+def measuring_on(base_url: str) -> Iterator[None]:
+    """Hold this home's claim (records.claimed) on each of onechip's TPUs under the engine at `base_url` (_tpus_under)
+    while a `bench` measures it: a second bench of that engine, whose requests would share its batches and halve both
+    results, and a `cloud down` (or `cloud up` resuming it) that would delete the TPU mid-grid, stop at once naming
+    the pid and command holding it. Raises BusyError (exit 8, nothing measured) when another process of this home holds
+    one; an engine on no TPU of onechip's, or a state it cannot read, takes none."""
+    try:
+        tpus = _tpus_under(base_url)
+    except OnechipError:  # the bench's own reads say what is unreadable; no TPU known, none claimed
+        tpus = []
+    with ExitStack() as stack:
+        for tpu in tpus:
+            stack.enter_context(cloud_records.claimed(tpu.project, tpu.name, then=cloud_records.BENCH_BUSY))
+        yield
 
 
 def _address(host: str | None) -> str:

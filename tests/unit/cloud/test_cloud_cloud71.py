@@ -7,17 +7,23 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import pytest
+from test_cloud_cloud70 import _held_by_another_process
 from test_cloud_failures import OK, P, ours, up
 from test_cloud_mcp import calls
 
+from onechip import api
+from onechip import bench as bench_layer
 from onechip.api import _cloud
 from onechip.cloud import records
 from onechip.engines import remote
 from onechip.engines import state as engine_state
+from onechip.errors import BusyError, CloudDownError, HeldError
+from onechip.schemas import BenchConfig
 from onechip.schemas.boot import EngineState
-from onechip.schemas.cloud import CloudDownResult
+from onechip.schemas.cloud import CloudDownResult, CloudNameRequest
 
 NAME = "onechip-v5e-1"  # the name cloud up --chip v5e-1 gives its TPU (provision.tpu_name)
 
@@ -79,3 +85,83 @@ def test_mcp_cloud_down_checks_each_engine_once_per_call(fast, monkeypatch, name
     ((failed, said),) = calls(("cloud_down", {**args, "targets": targets, "confirm": True}))
     assert not failed and stopped == ["down"] and ours(fast) == set(), said
     assert len(asked) == 1, asked  # the confirmed call asks none: its preview said them, `onechip down` stops it
+
+
+# --- gap 3: one measurement of an engine on a TPU at a time, and no down of that TPU under it
+
+
+MEASURED = object()  # what the paused run_grid returns: api.bench hands it back as it is
+
+
+def _grid_paused(monkeypatch) -> tuple[threading.Event, threading.Event, list[str]]:
+    """bench.run_grid waits for the event returned (a bench mid-grid); returns (reached, release, out dirs run)."""
+    reached, release = threading.Event(), threading.Event()
+    runs: list[str] = []
+
+    def run_grid(config, out_dir, **kw):
+        runs.append(str(out_dir))
+        reached.set()
+        release.wait(30)
+        return MEASURED
+
+    monkeypatch.setattr(bench_layer, "run_grid", run_grid)
+    return reached, release, runs
+
+
+def _bench(out_dir) -> object:
+    return api.bench(BenchConfig(base_url=URL, contexts=[128], clients=[1]), out_dir=out_dir)
+
+
+def test_a_second_bench_of_an_engine_on_a_tpu_and_a_down_of_it_are_refused_while_one_measures(
+    fast, monkeypatch, tmp_path
+):
+    # Before: nothing held the TPU while a bench measured the engine on it: a second bench ran beside it (each
+    # measuring half the batch) and a `cloud down` deleted the TPU mid-grid
+    tpu = up(zones=[OK], provisioning="spot", no_limit=True).resource
+    _engine_on(tpu.external_ip or "", monkeypatch)
+    reached, release, runs = _grid_paused(monkeypatch)
+    done: dict = {}
+    thread = threading.Thread(target=lambda: done.setdefault("run", _bench(tmp_path / "first")))
+    thread.start()
+    try:
+        assert reached.wait(30), "the first bench never measured"
+        with pytest.raises(BusyError) as second:
+            _bench(tmp_path / "second")
+        with pytest.raises(HeldError) as named:
+            api.cloud_down(CloudNameRequest(project=P, name=NAME))
+        with pytest.raises(CloudDownError) as every:
+            api.cloud_down(CloudNameRequest(project=P))
+        assert runs == [str(tmp_path / "first")] and not (tmp_path / "second").exists(), runs
+        assert not any(m == "DELETE" for m, _, _ in fast.requests) and {n for _, _, n in ours(fast)} == {NAME}
+    finally:
+        release.set()
+        thread.join(30)
+    said = str(second.value)
+    assert "\n" not in said and f"pid {os.getpid()}" in said and "`bench`" in said, said
+    assert f"TPU {NAME}" in said and "nothing was measured" in said, said
+    assert named.value.exit_code == every.value.exit_code == 8 and every.value.result.held, every.value
+    assert done["run"] is MEASURED
+    _bench(tmp_path / "third")  # free once the first ended
+    api.cloud_down(CloudNameRequest(project=P))
+    assert ours(fast) == set()
+
+
+def test_a_bench_while_a_down_deletes_the_tpu_under_its_engine_measures_nothing(fast, run, monkeypatch, tmp_path):
+    tpu = up(zones=[OK], provisioning="spot", no_limit=True).resource
+    _engine_on(tpu.external_ip or "", monkeypatch)
+    _, release, runs = _grid_paused(monkeypatch)
+    release.set()
+    with _held_by_another_process(NAME) as pid:  # what a `cloud down` of it (or a bench in another process) holds
+        rc, out, err = run("bench", URL, "--out", str(tmp_path / "run"), "--contexts", "128", "--clients", "1")
+    assert rc == BusyError.exit_code and f"pid {pid}" in err and "Traceback" not in err, (rc, out, err)
+    assert len(err.strip().splitlines()) == 1 and runs == [], (err, runs)
+
+
+def test_a_bench_of_an_engine_on_no_tpu_of_onechips_claims_nothing(fast, monkeypatch, tmp_path):
+    up(zones=[OK], provisioning="spot", no_limit=True)
+    _engine_on("10.9.9.9", monkeypatch)  # an engine on a host no TPU record names
+    _, release, runs = _grid_paused(monkeypatch)
+    release.set()
+    with records.claimed(P, NAME):  # the TPU is busy, but it is not under this engine
+        _bench(tmp_path / "run")
+    assert runs == [str(tmp_path / "run")]
