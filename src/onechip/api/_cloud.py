@@ -177,8 +177,11 @@ def _serve(request: CloudUpRequest, result: CloudUpResult, on_progress: Progress
     except OnechipError as exc:
         exc.args = (f"{exc}; the {len(tpus)} TPU(s) stay up and bill: {delete}",)
         raise
-    except KeyboardInterrupt:
-        raise Interrupted(f"interrupted while the engines started; the TPU(s) stay up and bill: {delete}") from None
+    except KeyboardInterrupt:  # each TPU by kind, name, zone and state, whether it bills, the command that deletes it
+        when, of_set = " while the engines started", tpus[0].replica_set if result.resources else None
+        said = (provision.set_interrupted_message(result.resource.project, of_set, when) if of_set
+                else provision.interrupted_message(tpus[0], when))  # fmt: skip
+        raise Interrupted(said) from None
     if served.replica_set is not None:
         result.router_url = served.replica_set.router.url
         result.replica_urls = [f"http://127.0.0.1:{spec.base_port}" for spec in served.replica_set.replicas]

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import threading
+import time
 
 import pytest
 from test_cloud_cloud70 import _held_by_another_process
@@ -17,8 +19,8 @@ from test_cloud_mcp import calls
 from onechip import api
 from onechip import bench as bench_layer
 from onechip.api import _cloud
-from onechip.cloud import records
-from onechip.engines import remote
+from onechip.cloud import provision, records, tpu_api
+from onechip.engines import remote, replicas
 from onechip.engines import state as engine_state
 from onechip.errors import BusyError, CloudDownError, HeldError
 from onechip.schemas import BenchConfig
@@ -165,3 +167,107 @@ def test_a_bench_of_an_engine_on_no_tpu_of_onechips_claims_nothing(fast, monkeyp
     with records.claimed(P, NAME):  # the TPU is busy, but it is not under this engine
         _bench(tmp_path / "run")
     assert runs == [str(tmp_path / "run")]
+
+
+# --- gap 2: `cloud up --model` and `demo --cloud` stopped (Ctrl-C, SIGTERM) at each stage
+
+MODEL = "google/gemma-4-E2B-it"  # planned from the catalog: no hub read
+
+
+def _stop(how: str) -> None:
+    """What the user does: Ctrl-C (KeyboardInterrupt), or SIGTERM to this process (cli.main's handler raises it)."""
+    if how == "SIGINT":
+        raise KeyboardInterrupt
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)  # the handler raises at the next bytecode: never reached
+
+
+def _stopped_at(stage: str, how: str, fast, monkeypatch) -> None:
+    """Stop the command at `stage`: as the create's answer comes back (the TPU exists, the call never returned), in
+    the wait for READY, at its first ssh (the image pull, or the engine's start), in the engine's boot."""
+    if stage == "create":
+        for method in ("create_node", "create_queued_resource"):
+            real = getattr(tpu_api.TpuApi, method)
+
+            def create(self, *args, _real=real):
+                _real(self, *args)
+                _stop(how)
+
+            monkeypatch.setattr(tpu_api.TpuApi, method, create)
+        return
+    if stage == "wait":  # spot: a node CREATING; flex-start: a request the zone never grants
+        fast.create_s, fast.zones[OK].flex = 30.0, "never"
+        real_sleep = provision.time.sleep
+
+        def sleep(seconds):
+            if any(m == "POST" for m, _, _ in fast.requests):
+                _stop(how)
+            real_sleep(seconds)
+
+        monkeypatch.setattr(provision.time, "sleep", sleep)
+        return
+    shells: list[str] = []  # no sshd behind the fake's external IP: every ssh answers "" once the stop is past
+
+    def ssh(self, command, *args, **kw):
+        shells.append(command)
+        if stage == "ssh" and len(shells) == 1:
+            _stop(how)
+        return ""
+
+    monkeypatch.setattr(remote.Shell, "run", ssh)
+    if stage == "engine":  # launched on the host, stopped while its boot is waited on
+        monkeypatch.setattr(remote.HostEngine, "start", lambda self: engine_state.save_booting(self))
+        monkeypatch.setattr(remote.HostEngine, "wait_ready", lambda self, *a, **kw: _stop(how))
+        monkeypatch.setattr(remote.HostEngine, "stop", lambda self: None)
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("stage", ["create", "wait", "ssh", "engine"])
+@pytest.mark.parametrize("provisioning", ["spot", "flex-start"])
+@pytest.mark.parametrize("command", ["cloud up", "demo", "demo --keep"])
+def test_a_stop_at_each_stage_says_what_bills_and_leaves_nothing_half_done(
+    fast, run, monkeypatch, tmp_path, command, provisioning, stage, how
+):
+    # Before: a `cloud up --model` stopped during ssh set-up or the engine's start said 'the TPU(s) stay up and bill:
+    # COMMAND', and a kept demo's TPU 'kept node X (zone)': neither its state nor whether it bills
+    _stopped_at(stage, how, fast, monkeypatch)
+    limit = ["--provisioning", "spot", "--max-hours", "1"] if provisioning == "spot" else []
+    where = ["--project", P, "--zone", OK, "--model", MODEL, "--yes", *limit]
+    if command == "cloud up":
+        rc, out, err = run("cloud", "up", *where)
+    else:
+        keep = ["--keep"] if command == "demo --keep" else []
+        rc, out, err = run("demo", "--cloud", "gcp", "--chip", "v5e-1", "--out", str(tmp_path / "run"), *where, *keep)
+    assert rc == (130 if how == "SIGINT" else 143) and "Traceback" not in err, (rc, out, err)
+    (said,) = [line for line in err.splitlines() if line.startswith("error: ")]
+    left = {n for _, _, n in ours(fast)}
+    if command == "demo":  # the demo deletes what it made
+        assert left == set() and f"the demo deleted {'node' if provisioning == 'spot' else 'queued-resource'} {NAME}"
+        assert f"({OK})" in said, said
+    else:  # it exists and may bill: its name, state, whether it bills, the command that deletes it
+        kind = "node" if provisioning == "spot" else "queued-resource"
+        assert left == {NAME} and f"{kind} {NAME}" in said and "last state " in said and "bill" in said, said
+        assert said.endswith(f"onechip cloud down --name {NAME} --zone {OK} --project {P} --yes"), said
+    assert {r.name for r in records.load_all()} == left  # every TPU that exists recorded, nothing else
+    assert engine_state.load() is None  # no engine left on record as booting
+    home = tmp_path / "home"
+    assert not [p for p in home.rglob("*") if p.name.endswith(".tmp") or ".tmp." in p.name], list(home.rglob("*"))
+    if command != "cloud up":
+        assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "interrupted"
+    with records.claimed(P, NAME):  # released
+        pass
+
+
+def test_a_stop_while_a_sets_engines_start_names_each_tpu_of_the_set(fast, run, monkeypatch):
+    _stopped_at("engine", "SIGINT", fast, monkeypatch)
+    rc, out, err = run("cloud", "up", "--project", P, "--zone", OK, "--model", MODEL, "--yes", "--replicas", "2",
+                       "--provisioning", "spot", "--max-hours", "1")  # fmt: skip
+    assert rc == 130 and "Traceback" not in err, (rc, out, err)
+    (said,) = [line for line in err.splitlines() if line.startswith("error: ")]
+    each = f"node {NAME}-0 in {OK} (READY), node {NAME}-1 in {OK} (READY); they bill until deleted"
+    assert f"interrupted while the engines started: 2 TPU(s) of the set {NAME} exist: {each}" in said, said
+    assert said.endswith(f"delete them with: onechip cloud down --name {NAME} --project {P} --yes"), said
+    assert {n for _, _, n in ours(fast)} == {r.name for r in records.load_all()} == {f"{NAME}-0", f"{NAME}-1"}
+    assert engine_state.load() is None and replicas.load() is None  # no set left on record as booting
+    with records.claimed(P, NAME, of_set=True):
+        pass
