@@ -14,7 +14,9 @@
     │   │                        unsupported, expired, failed, ended, conflict, not-found, precondition,
     │   │                        auth, offline, unsent, transient, rate-limit, bad-endpoint, other)
     │   └── CloudDownError       a `cloud down` that did not delete all it should: `result` says what it did
-    │                            (exit 8, not 7, when all it left is held by another process: `result.held`)
+    │       │                    (exit 8, not 7, when all it left is held by another process: `result.held`)
+    │       └── HeldError        a `cloud down --name` refused whole (nothing deleted): another process holds a TPU
+    │                            it names (`result.held`); a BusyError too
     ├── BusyError                another onechip process holds the lock (an `up` starting, a bench writing
     │                            the same --out): refused, nothing done (exit 8)
     ├── ChecksNotPassed          `check` ran, and a verdict is not one the caller allows (exit 10; `result`: the report)
@@ -164,6 +166,15 @@ class BusyError(OnechipError):
     """Another onechip process holds the lock on what this one would change (paths.exclusive)."""
 
     exit_code = 8
+
+
+class HeldError(CloudDownError, BusyError):
+    """A `cloud down` that names what it deletes (--name, MCP targets) refused whole, nothing stopped or deleted,
+    because another process of this home holds the claim on one of them: a BusyError (exit 8), whose `result` is the
+    down's document (`held`: each TPU left with its holder, redacted, and the command that deletes it once that ends),
+    so `cloud down --name X --json` prints what every other `cloud down --json` prints."""
+
+    exit_code = BusyError.exit_code
 
 
 class ChecksNotPassed(OnechipError):

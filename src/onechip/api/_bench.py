@@ -6,7 +6,7 @@ from pathlib import Path
 
 from onechip import bench as bench_layer
 from onechip import cost as cost_layer
-from onechip.api._cloud import tpu_ended_under
+from onechip.api._cloud import measuring_on, tpu_ended_under
 from onechip.engines import replicas
 from onechip.errors import BusyError, ConfigError, EndpointError, OnechipError
 from onechip.paths import write_text_atomic
@@ -25,8 +25,11 @@ def bench(
     summary.json and returns the BenchRun. Raises EndpointError (unreachable URL, probe failed), ConfigError
     (out_dir holds another run; resumed config differs), Interrupted (Ctrl-C; finished requests kept).
     See onechip.bench.run_grid. When `config.base_url` is the router of `up --replicas N`, each replica's
-    /metrics is read around every cell too (CellResult.replicas); an engine gone mid-run is said as `measure` says."""
-    return measure(with_replicas(config), out_dir, plan=plan, resume=resume, on_progress=on_progress)
+    /metrics is read around every cell too (CellResult.replicas); an engine gone mid-run is said as `measure` says.
+    Raises BusyError (nothing measured) when another process of this home holds the claim on a TPU of onechip's
+    under that engine (measuring_on: another bench of it, a `cloud down` deleting it), and holds it meanwhile."""
+    with measuring_on(config.base_url):
+        return measure(with_replicas(config), out_dir, plan=plan, resume=resume, on_progress=on_progress)
 
 
 def measure(config: BenchConfig, out_dir: Path, *, plan: Plan | None = None, resume: bool = False,
@@ -77,11 +80,12 @@ def compare_policies(
     if saved is None or saved.router is None or saved.router.base_url != config.base_url:
         raise ConfigError("--router-policies needs the router URL of `onechip up --replicas N` (see `status`)")
     result = PolicyComparison(base_url=config.base_url)
-    for policy in config.router_policies or []:
-        replicas.switch_policy(policy, on_progress)
-        one = config.model_copy(update={"router_policies": None})
-        run = bench(one, on_progress, out_dir=Path(out_dir) / policy, plan=plan)
-        result.runs.append(PolicyRun(policy=policy, run_dir=str(Path(out_dir) / policy), cells=policy_cells(run)))
+    with measuring_on(config.base_url):  # the whole comparison, its router restarts too, as one bench
+        for policy in config.router_policies or []:
+            replicas.switch_policy(policy, on_progress)
+            one = with_replicas(config.model_copy(update={"router_policies": None}))
+            run = measure(one, Path(out_dir) / policy, plan=plan, on_progress=on_progress)
+            result.runs.append(PolicyRun(policy=policy, run_dir=str(Path(out_dir) / policy), cells=policy_cells(run)))
     write_text_atomic(Path(out_dir) / POLICIES_FILE, result.model_dump_json(indent=2))
     return result
 
@@ -117,11 +121,13 @@ def find_max(
     answer priced on `config.chip`), search.md and search.html. An interrupted search resumes when run again into
     the same `out_dir` (finished probes read back); until then its search.json and search.md say it was interrupted
     and hold the probes so far. Raises what `bench` raises, and ConfigError for an unknown chip or pricing model, or
-    an `out_dir` holding a bench run or another search (before measuring). See onechip.bench.search."""
+    an `out_dir` holding a bench run or another search (before measuring), BusyError as `bench`. See
+    onechip.bench.search."""
     if config.chip is not None:  # an unknown chip or pricing model fails before anything is measured
         cost_layer.cost_lines(config.chip, 1.0, config.pricing)
     try:
-        result = bench_layer.find_max(config, out_dir, plan=plan, on_progress=on_progress)
+        with measuring_on(config.base_url):  # as bench's: one measurement of the engine at a time
+            result = bench_layer.find_max(config, out_dir, plan=plan, on_progress=on_progress)
     except (KeyboardInterrupt, OnechipError) as exc:  # the partial search.json it wrote (stopped by Ctrl-C or an
         partial = Path(out_dir) / SEARCH_FILE  # error mid-search), rendered as a finished one is
         if not isinstance(exc, BusyError | ConfigError) and partial.is_file():

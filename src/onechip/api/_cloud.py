@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from contextlib import ExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -16,7 +16,15 @@ from onechip.cloud.tpu_api import TpuApi
 from onechip.engines import replicas
 from onechip.engines import state as engine_state
 from onechip.engines.local import free_port
-from onechip.errors import BusyError, CloudDownError, CloudError, ConfigError, Interrupted, OnechipError
+from onechip.errors import (
+    BusyError,
+    CloudDownError,
+    CloudError,
+    ConfigError,
+    HeldError,
+    Interrupted,
+    OnechipError,
+)
 from onechip.planner.rules import accelerator
 from onechip.progress import ProgressEvent, ProgressFn, no_progress
 from onechip.schemas.cloud import (
@@ -169,8 +177,11 @@ def _serve(request: CloudUpRequest, result: CloudUpResult, on_progress: Progress
     except OnechipError as exc:
         exc.args = (f"{exc}; the {len(tpus)} TPU(s) stay up and bill: {delete}",)
         raise
-    except KeyboardInterrupt:
-        raise Interrupted(f"interrupted while the engines started; the TPU(s) stay up and bill: {delete}") from None
+    except KeyboardInterrupt:  # each TPU by kind, name, zone and state, whether it bills, the command that deletes it
+        when, of_set = " while the engines started", tpus[0].replica_set if result.resources else None
+        said = (provision.set_interrupted_message(result.resource.project, of_set, when) if of_set
+                else provision.interrupted_message(tpus[0], when))  # fmt: skip
+        raise Interrupted(said) from None
     if served.replica_set is not None:
         result.router_url = served.replica_set.router.url
         result.replica_urls = [f"http://127.0.0.1:{spec.base_port}" for spec in served.replica_set.replicas]
@@ -354,6 +365,17 @@ def _engines_on_hosts() -> dict[str, list[str]]:
     return out
 
 
+def _engine_hosts() -> set[str]:
+    """The host address of each engine `up` runs over ssh (every replica of a set, or the one engine), read from the
+    state it keeps: no ssh. Empty when none runs there, or the state is unreadable (as _engines_on_hosts)."""
+    try:
+        saved = replicas.load()
+        engines = saved.replicas if saved is not None else [e for e in [engine_state.load()] if e is not None]
+    except OnechipError:
+        return set()
+    return {_address(e.host) for e in engines if e.host}
+
+
 def tpu_ended_under(base_url: str) -> str:
     """Why the engine at `base_url` (the one `up` runs on a host, or each replica behind that router) went away, when
     the TPU under it is onechip's and ended (a spot node PREEMPTED, a flex-start run SUSPENDED once its max run
@@ -362,13 +384,7 @@ def tpu_ended_under(base_url: str) -> str:
     read of each TPU recorded at that address (its current or last external IP); any failure to tell says nothing (the
     caller's own line stands)."""
     try:
-        engine = engine_state.load()
-        saved = replicas.load()
-        engines = [engine] if engine is not None and engine.base_url == base_url else []
-        if saved is not None and saved.router is not None and saved.router.base_url == base_url:
-            engines += saved.replicas
-        hosts = {_address(e.host) for e in engines if e.host}
-        tpus = [r for r in cloud_records.load_all() if (r.external_ip or r.last_external_ip) in hosts]
+        tpus = _tpus_under(base_url)
         said = []
         with ExitStack() as stack:
             for tpu in tpus:
@@ -380,13 +396,44 @@ def tpu_ended_under(base_url: str) -> str:
     return "; ".join(said)
 
 
+def _tpus_under(base_url: str) -> list[CloudResource]:
+    """onechip's TPUs the engine at `base_url` runs on: the one `up` runs on a host, or each replica behind that
+    router, matched to the records by its current or last external IP; read from the files `up` and `cloud up` keep
+    (no API call, no ssh). Raises OnechipError for a state or record it cannot read."""
+    engine = engine_state.load()
+    saved = replicas.load()
+    engines = [engine] if engine is not None and engine.base_url == base_url else []
+    if saved is not None and saved.router is not None and saved.router.base_url == base_url:
+        engines += saved.replicas
+    hosts = {_address(e.host) for e in engines if e.host}
+    return [r for r in cloud_records.load_all() if (r.external_ip or r.last_external_ip) in hosts]
+
+
+@contextmanager
+def measuring_on(base_url: str) -> Iterator[None]:
+    """Hold this home's claim (records.claimed) on each of onechip's TPUs under the engine at `base_url` (_tpus_under)
+    while a `bench` measures it: a second bench of that engine, whose requests would share its batches and halve both
+    results, and a `cloud down` (or `cloud up` resuming it) that would delete the TPU mid-grid, stop at once naming
+    the pid and command holding it. Raises BusyError (exit 8, nothing measured) when another process of this home holds
+    one; an engine on no TPU of onechip's, or a state it cannot read, takes none."""
+    try:
+        tpus = _tpus_under(base_url)
+    except OnechipError:  # the bench's own reads say what is unreadable; no TPU known, none claimed
+        tpus = []
+    with ExitStack() as stack:
+        for tpu in tpus:
+            stack.enter_context(cloud_records.claimed(tpu.project, tpu.name, then=cloud_records.BENCH_BUSY))
+        yield
+
+
 def _address(host: str | None) -> str:
     return (host or "").rsplit("@", 1)[-1]
 
 
 def cloud_down_targets(request: CloudNameRequest, on_progress: ProgressFn = no_progress) -> list[CloudResource]:
-    """What `cloud_down(request)` would delete (cloud_down_found's resources). Raises as cloud_down_found."""
-    return cloud_down_found(request, on_progress).resources
+    """What `cloud_down(request)` would delete (cloud_down_found's resources; no engine on them asked whether it
+    lives). Raises as cloud_down_found."""
+    return cloud_down_found(request, on_progress, engines=False).resources
 
 
 def down_deadline() -> float:
@@ -396,7 +443,7 @@ def down_deadline() -> float:
 
 
 def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
-                     end_s: float | None = None) -> CloudTargets:  # fmt: skip
+                     end_s: float | None = None, engines: bool = True) -> CloudTargets:  # fmt: skip
     """What `cloud_down(request)` would delete: recorded resources plus labelled ones in --zone (those
     `recorded` False: perhaps another checkout's or user's, which the CLI and MCP listings say); only ever what
     carries onechip's label; each API retry told through `on_progress`; and the zones the API could not list (their
@@ -407,8 +454,10 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
     --project): 'nothing to delete' and exit 0 read as done while the TPU meant billed on; a name whose record
     cannot be read is not refused (it is looked for with --zone). `end_s` (time.monotonic seconds: `down_deadline()`,
     the down's that follows): a --zone list an outage refuses is listed again until it answers or then; None (a
-    preview, or an MCP gate, that deletes nothing): one call's retries. Raises BusyError when another process of this
-    home holds the claim on one found (`_claim_all`), before anyone is asked to confirm a down that would be refused."""
+    preview, or an MCP gate, that deletes nothing): one call's retries. Raises HeldError (a BusyError) when, with
+    --name, another process of this home holds the claim on one found (`_claim_all`), before anyone is asked to
+    confirm a down that would be refused. `engines`: the `serving` lines, read (an ssh liveness check per host an
+    engine `up` started runs on) for a caller that says them; False: none asked (an MCP gate, a confirmed call)."""
     saved = cloud_records.read_all()
     with ExitStack() as stack:
         targets, unreachable, notes = _targets(request, on_progress, stack, saved, end_s)
@@ -429,7 +478,8 @@ def cloud_down_found(request: CloudNameRequest, on_progress: ProgressFn = no_pro
             where = f" in {','.join(request.zones)}" if request.zones else ""
             raise ConfigError(f"--name {request.name}: nothing of onechip's is named so{where}; nothing deleted; it "
                               f"has {len(others)}: {names}{more} (`onechip cloud status`)")  # fmt: skip
-    return CloudTargets(resources=found, held=held, serving=_serving(found), unreachable=unreachable, notes=notes)
+    serving = _serving(found) if engines else []
+    return CloudTargets(resources=found, held=held, serving=serving, unreachable=unreachable, notes=notes)
 
 
 def _serving(resources: list[CloudResource]) -> list[str]:
@@ -460,7 +510,7 @@ def cloud_down(request: CloudNameRequest, on_progress: ProgressFn = no_progress,
     DOWN_WAIT_S from now, its lists (targets None) within it too. Without --name, a TPU whose claim another process
     of this home holds (a `cloud up`, `demo --cloud`, another down) is left and named (_claim_all; `held`: the lines
     cloud_down_found gave with `targets`), the rest deleted, then CloudDownError (exit 8 when nothing else failed);
-    with --name, BusyError before anything is deleted."""
+    with --name, HeldError (a BusyError carrying that result) before anything is deleted."""
     with ExitStack() as stack:
         return _down(request, on_progress, stack, targets, unreachable, notes, end_s, held)
 
@@ -508,14 +558,16 @@ def _claim_all(resources: list[CloudResource], stack: ExitStack,
     """Hold, until `stack` closes, this home's claim (records.claimed) on the name of each of `resources` and on its
     replica set's: a `cloud down` took none, so it deleted a TPU a `cloud up` of this home still waited on (which then
     failed 'deleted outside this run', or saved again the record of a TPU gone), and two downs sent the same deletes.
-    Returns (those claimed, one line for each left). Raises BusyError (exit 8), nothing stopped or deleted, when another
-    process holds one, naming its pid: a down does not wait for it, as an up holds its claim for its whole wait (a
-    flex-start request queues up to --valid-until, hours), so a wait bounded by the down's DOWN_WAIT_S would mostly
-    run out and say the same 10 min later. `leave_held` (a down without --name, of all it finds): a held one is left
-    instead, said as 'left kind name (zone): its claim held by pid N (COMMAND)' with the command that deletes it once
-    its holder ends: one TPU a `cloud up` or `demo --cloud` uses no longer keeps every other billing."""
+    Returns (those claimed, one line for each left: 'left kind name (zone): its claim held by pid N (COMMAND)' with the
+    command that deletes it once its holder ends). Raises HeldError (a BusyError, exit 8), nothing stopped or deleted,
+    when another process holds one, its line the first holder's (records.claimed: the pid), its result every held
+    line: a down does not wait for it, as an up holds its claim for its whole wait (a flex-start request queues up to
+    --valid-until, hours), so a wait bounded by the down's DOWN_WAIT_S would mostly run out and say the same 10 min
+    later. `leave_held` (a down without --name, of all it finds): a held one is left instead, the others returned: one
+    TPU a `cloud up` or `demo --cloud` uses no longer keeps every other billing."""
     free: list[CloudResource] = []
     held: list[str] = []
+    busy: BusyError | None = None
     taken: set[tuple[str, str, bool]] = set()
     for resource in resources:
         keys = [(resource.project, resource.name, False)]
@@ -526,9 +578,8 @@ def _claim_all(resources: list[CloudResource], stack: ExitStack,
             for key in keys:
                 try:
                     _claim(key, mine)
-                except BusyError:
-                    if not leave_held:
-                        raise
+                except BusyError as exc:
+                    busy = busy or exc
                     held.append(f"left {resource.kind} {resource.name} ({resource.zone}): its claim held by "
                                 f"{cloud_records.holders(*key)}; delete it once that ends: "
                                 f"{provision.delete_command(resource)}")  # fmt: skip
@@ -537,6 +588,8 @@ def _claim_all(resources: list[CloudResource], stack: ExitStack,
                 taken.update(keys)
                 free.append(resource)
                 stack.enter_context(mine.pop_all())
+    if busy is not None and not leave_held:  # one refused is all refused: the document says who holds each
+        raise HeldError(str(busy), CloudDownResult(held=held), CloudError(str(busy), reason="conflict"))
     return free, held
 
 
@@ -555,8 +608,10 @@ def _claim(key: tuple[str, str, bool], stack: ExitStack) -> None:
 
 def _stop_engines_on(addresses: set[str], on_progress: ProgressFn) -> None:
     """`down` the engines `up` runs on any of `addresses` (their tunnels and router end here), before those
-    TPUs are deleted; a failure is said and the delete goes on (a TPU must not bill because ssh failed)."""
-    if not addresses & set(_engines_on_hosts()):
+    TPUs are deleted; a failure is said and the delete goes on (a TPU must not bill because ssh failed). Which hosts
+    is read from the state `up` keeps, no engine asked whether it lives: `onechip down` stops one alive or gone, and
+    the listing before (cloud_down_found's `serving`) asked already."""
+    if not addresses & _engine_hosts():
         return
     on_progress(ProgressEvent("cloud", "stopping the engines on them first (onechip down)"))
     try:

@@ -284,9 +284,8 @@ def _demo_down(
     if resource is None:
         return False, "nothing was provisioned"
     if request.keep:
-        kept = (
-            f"kept {resource.kind} {resource.name} ({resource.zone}); delete it: {provision.delete_command(resource)}"
-        )
+        kept = (f"kept {resource.kind} {resource.name} ({resource.zone}), {provision.bills_clause(resource)}; delete "
+                f"it: {provision.delete_command(resource)}")  # fmt: skip
         on_progress(ProgressEvent("demo", kept))
         return False, kept
     on_progress(ProgressEvent("demo", f"deleting {resource.kind} {resource.name} ({resource.zone})"))

@@ -43,12 +43,14 @@ EXIT_CODES = (
     "command that deletes them); 7 the cloud API refused or failed (a zone it has not, stockout or quota in every "
     "zone, credentials, an outage past its deadline, a delete that failed: the line names what may still exist and "
     "how to delete it); "
-    "8 another onechip holds the engine state, or the TPU name (a `cloud up`, `demo --cloud` or `cloud down` using "
-    "it: a down without --name deletes the others and names each TPU it left, its holder's pid and command); "
+    "8 another onechip holds the engine state, or the TPU name (a `cloud up`, `demo --cloud`, `cloud down` or a "
+    "`bench` of its engine using it: a down without --name deletes the others and names each TPU it left, its "
+    "holder's pid and command); "
     "130 interrupted (Ctrl-C), 143 stopped by SIGTERM (both name what may "
     "still exist). With --json, stdout holds the JSON alone (progress and errors go to stderr); on an error it holds "
-    '{"error": the line, "exit_code": N}; status and down, when a zone could not be listed or a delete failed, print '
-    "their whole result with those two keys added (down's: what was deleted, and what was not and why)."
+    '{"error": the line, "exit_code": N}; status and down, when a zone could not be listed, a delete failed or a '
+    "TPU was held by another process, print their whole result with those two keys added (down's: what was "
+    "deleted, what was not and why, and in `held` who holds each TPU left)."
 )
 cloud_app = typer.Typer(
     name="cloud", help="Get a Cloud TPU: probe, zones, up (flex-start, spot, on-demand), status, down.",

@@ -784,17 +784,27 @@ def _refuse_foreign(resource: CloudResource, made: Json) -> None:
         raise ConfigError(another_onechips_line(resource.zone, resource.kind, _ident(resource), made)) from None
 
 
-def interrupted_message(resource: CloudResource) -> str:
-    """What exists after Ctrl-C, whether it bills, and the command that deletes it."""
-    billing = (
-        "a queued request bills nothing until granted, then until its max run duration"
-        if resource.kind == "queued-resource"
-        else "it bills until deleted"
-    )
+def interrupted_message(resource: CloudResource, when: str = "") -> str:
+    """What exists after Ctrl-C (`when`: ' while the engines started', say), whether it bills, and the command that
+    deletes it."""
     return (
-        f"interrupted: {resource.kind} {resource.name} exists in {resource.zone} (last state "
-        f"{resource.state or 'CREATING'}; {billing}); delete it with: {delete_command(resource)}"
+        f"interrupted{when}: {resource.kind} {resource.name} exists in {resource.zone} ({bills_clause(resource)}); "
+        f"delete it with: {delete_command(resource)}"
     )
+
+
+def bills_clause(resource: CloudResource) -> str:
+    """'last state S; whether it bills' of a TPU a Ctrl-C or a `demo --keep` leaves: a node bills until deleted; a
+    queued request nothing until granted (its node READY, itself ACTIVE), then until deleted or its max run duration
+    ends (flex-start stops itself there). A state not yet read (a create whose answer was lost) is said as CREATING."""
+    state = resource.state or "CREATING"
+    if resource.kind != "queued-resource":
+        billing = "it bills until deleted"
+    elif "ready" in (QR_PHASE.get(state), NODE_PHASE.get(state)):
+        billing = "granted: it bills until deleted or its max run duration ends"
+    else:
+        billing = "a queued request bills nothing until granted, then until its max run duration"
+    return f"last state {state}; {billing}"
 
 
 def _recorded(api: TpuApi, kind: str, zone: str, name: str) -> CloudResource | None:
@@ -1045,20 +1055,20 @@ def set_members(project: str, name: str) -> list[CloudResource]:
     return sorted(found, key=lambda r: (r.replica_index or 0, r.name))
 
 
-def set_interrupted_message(project: str, name: str) -> str:
-    """What exists of the set `name` after Ctrl-C, whether it bills, and the one command that deletes it all."""
+def set_interrupted_message(project: str, name: str, when: str = "") -> str:
+    """What exists of the set `name` after Ctrl-C (`when` as interrupted_message's), whether it bills, and the one
+    command that deletes it all."""
     members = set_members(project, name)
     if not members:
-        return f"interrupted: no TPU of the set {name} was created; nothing bills"
+        return f"interrupted{when}: no TPU of the set {name} was created; nothing bills"
     each = ", ".join(f"{r.kind} {r.name} in {r.zone} ({r.state or 'CREATING'})" for r in members)
     billing = (
         "a queued request bills nothing until granted, then until its max run duration"
         if members[0].kind == "queued-resource"
         else "they bill until deleted"
     )
-    return f"interrupted: {len(members)} TPU(s) of the set {name} exist: {each}; {billing}; delete them with: " + (
-        set_delete_command(project, name)
-    )
+    said = f"interrupted{when}: {len(members)} TPU(s) of the set {name} exist: {each}; {billing}"
+    return f"{said}; delete them with: {set_delete_command(project, name)}"
 
 
 def up_set(api: TpuApi, request: CloudUpRequest, on_progress: ProgressFn, claimed: bool = False) -> CloudUpResult:

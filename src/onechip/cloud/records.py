@@ -61,6 +61,10 @@ DOWN_BUSY = (
     "nothing was deleted; let it end, or stop it (Ctrl-C) and run `onechip cloud down` again",
     "nothing was deleted; let that call end, or cancel it, and run `cloud down` again",
 )
+BENCH_BUSY = (  # a `bench` of an engine on the TPU (api.measuring_on)
+    "nothing was measured; let it end, or stop it (Ctrl-C), then run it again",
+    "nothing was measured; let that call end, or cancel it, then call again",
+)
 # how much of a claim holder's command line `holders` shows: enough for `onechip cloud up --name N --project P`
 # after the interpreter's path, short of a line the error's one-line limit would cut (errors.MAX_LINE_CHARS)
 HOLDER_COMMAND_CHARS = 160
@@ -203,7 +207,8 @@ def claimed(
     its own to resume, and would delete it as its own when its wait ended; the owner label tells homes apart, not
     processes. `of_set`: the name of a `cloud up --replicas N` set, claimed for the whole set (<name>.set.lock; each
     TPU's own claim lasts only its `up`: a second set resumed the first's TPU 0 and, finding TPU 1 claimed, deleted
-    it as its own partial set's). A `cloud down` holds the claims of what it deletes too (DOWN_BUSY). Raises BusyError
+    it as its own partial set's). A `cloud down` holds the claims of what it deletes too (DOWN_BUSY), a `bench` those
+    of the TPUs under the engine it measures (BENCH_BUSY). Raises BusyError
     (one line, exit 8: the holder's pid, paths.holder_pids, and `then`, what was not done and what to do when another
     process holds it, or this one: an MCP server's other tool call, a flock of another descriptor) when a process of
     this home holds it, ConfigError for a project or name not in the API's shapes (a path is made of
@@ -213,12 +218,13 @@ def claimed(
 
     def busy() -> str:  # asked when the lock is found taken: who has it then
         pids = holder_pids(path)
-        doing = f"is creating, resuming or deleting {what} in project {project}"
+        doing = f"is creating, resuming, deleting or benchmarking {what} in project {project}"
         if os.getpid() in pids:  # flock conflicts between two descriptors of one process too
             return (f"this onechip process (pid {os.getpid()}) holds it: another tool call in flight (a `cloud up`, "
-                    f"`demo --cloud` or `cloud down` of this MCP server) {doing}: {then[1]}")  # fmt: skip
+                    f"`demo --cloud`, `cloud down` or `bench` of this MCP server) {doing}: {then[1]}")  # fmt: skip
         who = ", ".join(f"pid {pid}" for pid in pids) or "its pid not readable"
-        return f"another onechip of this home ({who}: a `cloud up`, `demo --cloud` or `cloud down`) {doing}: {then[0]}"
+        return (f"another onechip of this home ({who}: a `cloud up`, `demo --cloud`, `cloud down` or `bench`) "
+                f"{doing}: {then[0]}")  # fmt: skip
 
     return exclusive(path, busy)
 

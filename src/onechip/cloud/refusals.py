@@ -200,7 +200,11 @@ def _said_in_details(details: object, message: str) -> str:
     description; Service Control's ErrorInfo metadata quota_metric / quota_limit), and, for ErrorInfo reason
     SERVICE_DISABLED, the API to enable (metadata service, serviceTitle, activationUrl, consumer: google/api/
     error_reason.proto), with its `gcloud services enable` command where the service is a DNS name (_SERVICE) and the
-    consumer's project in its shape. Each value _shown; '' when they name nothing the message does not already say."""
+    consumer's project in its shape; for ErrorInfo reason IAM_PERMISSION_DENIED, the permission its metadata names
+    (Google's IAM errors: {"reason": "IAM_PERMISSION_DENIED", "domain": "iam.googleapis.com", "metadata":
+    {"permission": "logging.buckets.create"}}, as quoted from googleapi's 403 in public Terraform logs; a message in
+    the location's words names none). Each value _shown; '' when they name nothing the message does not already
+    say."""
     quotas: list[str] = []
     for failure in _detail(details, "google.rpc.QuotaFailure"):
         violations = failure.get("violations")
@@ -208,11 +212,14 @@ def _said_in_details(details: object, message: str) -> str:
             if isinstance(v, dict):
                 named = [_shown(v[k]) for k in ("quotaId", "quotaMetric") if v.get(k)]
                 quotas += named or ([_shown(v["description"])] if v.get("description") else [])
-    enable = ""
+    enable = denied = ""
     for info in _detail(details, "google.rpc.ErrorInfo"):
         meta = info.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
         quotas += [_shown(meta[k]) for k in ("quota_metric", "quota_limit") if meta.get(k)]
+        permission = _shown(meta.get("permission") or "")
+        if str(info.get("reason", "")).upper() == "IAM_PERMISSION_DENIED" and permission and permission not in message:
+            denied = f" (permission {permission} denied to the credentials' account: grant it, or a role holding it)"
         service = str(meta.get("service") or "")
         if str(info.get("reason", "")).upper() == "SERVICE_DISABLED" and _service(service) and not enable:
             project = str(meta.get("consumer") or "").removeprefix("projects/")
@@ -221,7 +228,7 @@ def _said_in_details(details: object, message: str) -> str:
             title = f"{_shown(meta['serviceTitle'])} ({service})" if meta.get("serviceTitle") else service
             enable = f"; enable {title} in the project{url}, or `gcloud services enable {service}{where}`"
     new = [q for q in dict.fromkeys(quotas) if q not in message]
-    return (f" (quota: {', '.join(new)})" if new else "") + enable
+    return (f" (quota: {', '.join(new)})" if new else "") + denied + enable
 
 
 GENERIC_429 = "resource has been exhausted (e.g. check quota)"  # RESOURCE_EXHAUSTED's stock text: names no quota

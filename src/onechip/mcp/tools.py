@@ -785,7 +785,7 @@ def _cloud_down(request: CloudDownToolRequest, on_progress: ProgressFn) -> Cloud
     preview: it named 'x' as kept and deleted the rest), before anything is deleted. Its lists, label reads and deletes
     share one bound (api.down_deadline), as `cloud down --yes`'s do."""
     end_s = api.down_deadline()
-    listing = api.cloud_down_found(request, on_progress, end_s)
+    listing = api.cloud_down_found(request, on_progress, end_s, engines=False)  # the preview said them: no ssh again
     found = {_target_key(r): r for r in listing.resources}
     if not request.targets and _all_kept(listing.resources):  # the gate asked nothing: the down keeps each, as the
         # CLI's does (api.cloud_down: its record dropped, nothing deleted, no engine on it stopped)

@@ -458,8 +458,8 @@ class CloudTargets(ResultModel):
     held: list[str] = Field(
         default_factory=list,
         description="A down without --name: one line per resource found that it will leave, its claim held by "
-        "another process of this onechip home (a `cloud up`, `demo --cloud` or `cloud down` using it), naming that "
-        "process's pid and command; not in `resources`.",
+        "another process of this onechip home (a `cloud up`, `demo --cloud`, `cloud down` or `bench` using it), "
+        "naming that process's pid and command; not in `resources`.",
     )
     serving: list[str] = Field(
         default_factory=list,
@@ -514,9 +514,10 @@ class CloudDownResult(ResultModel):
     )
     held: list[Said] = Field(
         default_factory=list,
-        description="A down without --name: 'left kind name (zone): its claim held by pid N (COMMAND); ...' per "
-        "resource left to the process of this onechip home using it (a `cloud up`, `demo --cloud` or `cloud down`); "
-        "the command exits 8 (7 when a delete failed or a zone could not be listed too).",
+        description="'left kind name (zone): its claim held by pid N (COMMAND); ...' per resource left to the "
+        "process of this onechip home using it (a `cloud up`, `demo --cloud`, `cloud down` or `bench`): a down without "
+        "--name deletes the others, one with --name (or MCP targets) nothing; the command exits 8 (7 when a delete "
+        "failed or a zone could not be listed too).",
     )
     notes: list[Said] = Field(
         default_factory=list,
