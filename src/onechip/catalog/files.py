@@ -577,6 +577,16 @@ class RopeCacheRule(VersionedRule):
     float32_architectures: list[str] = Field(
         default_factory=list, description="Architectures whose model class calls get_rope(dtype=torch.float32)."
     )
+    deepseek_rope_architectures: list[str] = Field(
+        default_factory=list,
+        description="Architectures whose MLA attention calls get_rope(qk_rope_head_dim, ...) and turns a non-default "
+        "RoPE into 'deepseek_yarn' (DeepseekScalingRotaryEmbedding; deepseek_v2.py).",
+    )
+    deepseek_yarn_float32: bool = Field(
+        default=False,
+        description="DeepseekScalingRotaryEmbedding keeps its cache float32 where vLLM's rotary_embedding custom op "
+        "runs FlashInfer's kernel (a CUDA card with the op enabled: --enforce-eager).",
+    )
     sliding_default_rope_architectures: list[str] = Field(
         default_factory=list,
         description="Architectures whose sliding-window layers call get_rope with rope_type 'default' beside the "

@@ -2425,6 +2425,9 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
         ),
         rope_rule=rope_cache_rule(r.rules, r.request.engine_version),
+        # compilation mode NONE puts 'all' in custom_ops (vllm/config/vllm.py, 0.19.0 sdist): the rotary op runs,
+        # FlashInfer's on CUDA (engines.json rope_cache_rules deepseek_yarn_float32)
+        rotary_custom_op=request.enforce_eager and r.acc.manufacturer == "NVIDIA",
         rope_cache=not (
             transformers_backend(r.rules, r.request.engine_version, r.src.config.data.get("architectures"))
             or _alibi_baichuan(r.src.config)

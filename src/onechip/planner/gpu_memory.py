@@ -512,6 +512,33 @@ def rotary_cache_bytes(
     return int(sum(min(n, rows or n) * width for _, shapes, _ in caches for n, width in shapes) * dtype_bytes)
 
 
+def deepseek_rope_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float, float32_op: bool) -> int:
+    """The RoPE cos/sin caches of DeepSeek-V2/V3's MLA attention, bytes per GPU (engines.json rope_cache_rules
+    deepseek_rope_architectures, its source): a non-default RoPE becomes 'deepseek_yarn', get_rope(qk_rope_head_dim,
+    ...) builds DeepseekScalingRotaryEmbedding with original_max_position_embeddings as its positions and the class
+    makes positions x factor rows of qk_rope_head_dim; a default one max_position_embeddings rows. float32_op: the
+    release's deepseek_yarn_float32 on a card where the rotary custom op runs FlashInfer's kernel (the yarn cache then
+    stays float32 for a 16-bit model and a head size FlashInfer takes). DeepSeek-V3.2's indexer holds a second cache
+    (is_neox_style = not indexer_rope_interleave, beside the attention's False). 0 for a layout not modelled
+    ('deepseek_llama_scaling', a yarn RoPE without factor or original positions)."""
+    positions, rotary = text.get("max_position_embeddings"), text.get("qk_rope_head_dim")
+    if not positions or not rotary:
+        return 0
+    params = text.get("rope_parameters") or text.get("rope_scaling") or {}
+    kind = params.get("rope_type") or params.get("type") or "default"
+    factor, original = params.get("factor"), params.get("original_max_position_embeddings")
+    if kind == "default":
+        rows, element_bytes = int(positions), dtype_bytes
+    elif params.get("apply_yarn_scaling", True) and factor and original:
+        rows = math.ceil(int(original) * float(factor))  # torch.arange of a float length: its ceiling
+        flashinfer = float32_op and dtype_bytes == 2 and int(rotary) in (64, 128, 256, 512)
+        element_bytes = 4 if flashinfer else dtype_bytes
+    else:
+        return 0
+    caches = 2 if text.get("index_topk") is not None and not text.get("indexer_rope_interleave", False) else 1
+    return int(caches * rows * int(rotary) * element_bytes)
+
+
 def vllm_rope_cache_bytes(
     text: Mapping[str, Any],
     *,
@@ -519,14 +546,20 @@ def vllm_rope_cache_bytes(
     architectures: Sequence[str],
     rule: RopeCacheRule | None,
     mrope_positions_factor: int | None = None,
+    rotary_custom_op: bool = False,
 ) -> int:
     """rotary_cache_bytes as a vLLM release builds it for a model of these architectures (engines.json
     rope_cache_rules: its scaled-RoPE rows, the model classes that pass get_rope float32 or a plain RoPE for their
-    sliding layers); rule None: the newest release's rows in the model dtype. The planner adds it and
-    benchmarks/planner_accuracy.py takes it off a logged 'Model loading took', so both size it here."""
+    sliding layers, DeepSeek's MLA RoPE: deepseek_rope_cache_bytes); rule None: the newest release's rows in the
+    model dtype. rotary_custom_op: vLLM's rotary_embedding custom op is on and runs on CUDA (compilation custom_ops
+    'all': --enforce-eager on an NVIDIA card). The planner adds it and benchmarks/planner_accuracy.py takes it off a
+    logged 'Model loading took', so both size it here."""
     if rule is None:
         return rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=mrope_positions_factor)
     named = set(architectures)
+    if named & set(rule.deepseek_rope_architectures) and text.get("kv_lora_rank") is not None:
+        float32_op = rule.deepseek_yarn_float32 and rotary_custom_op
+        return deepseek_rope_cache_bytes(text, dtype_bytes=dtype_bytes, float32_op=float32_op)
     return rotary_cache_bytes(
         text,
         dtype_bytes=4 if named & set(rule.float32_architectures) else dtype_bytes,

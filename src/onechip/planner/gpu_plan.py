@@ -280,6 +280,7 @@ def plan_gpu_pool(
     mrope_positions_factor: int | None = None,
     rope_rule: RopeCacheRule | None = None,
     rope_cache: bool = True,
+    rotary_custom_op: bool = False,
     graph_rule: CudaGraphRule | None = None,
     compute_capability: int | None = None,
     sm_count: int | None = None,
@@ -334,7 +335,9 @@ def plan_gpu_pool(
     mrope_cache_rules; None: an M-RoPE cache is not counted). rope_rule: how the release sizes scaled-RoPE caches and
     which model classes pass get_rope a float32 dtype or a plain RoPE for their sliding layers (engines.json
     rope_cache_rules; None: the newest release's rows, the model dtype). rope_cache: the model class builds vLLM's
-    RoPE cos/sin caches (False: the Transformers backend serves it, core.transformers_backend). graph_rule: how the
+    RoPE cos/sin caches (False: the Transformers backend serves it, core.transformers_backend); rotary_custom_op: vLLM's
+    rotary_embedding custom op runs on CUDA (--enforce-eager on an NVIDIA card; DeepSeek's yarn cache float32 from
+    0.14.0, planner.gpu_memory.deepseek_rope_cache_bytes). graph_rule: how the
     release estimates its CUDA-graph memory (engines.json cuda_graph_rules; None: no CUDA-graph term);
     compute_capability: the card's (x 10; the FA3 accumulators, planner.gpu_memory.fa3_accumulator_bytes); sm_count:
     its streaming multiprocessors where the catalog reads them (the Triton sampler buffer,
@@ -389,6 +392,7 @@ def plan_gpu_pool(
         architectures=architectures,
         rule=rope_rule,
         mrope_positions_factor=mrope_positions_factor,
+        rotary_custom_op=rotary_custom_op,
     )
     buffers = rope if rope_cache else 0
     # on every GPU, not split by TP; the caching allocator's tails of the parameters, per GPU (already per rank)
