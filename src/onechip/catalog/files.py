@@ -2293,6 +2293,11 @@ class ConfigClassEntry(StrictModel):
         description="The class default of tie_word_embeddings (GPT2Config: true), served for a file that leaves it "
         "out (None: the class has no such field).",
     )
+    rope_defaults: dict[str, float] | None = Field(
+        default=None,
+        description="The RoPE bases the class fills where a file states neither the field nor rope_parameters, "
+        "from its default_theta {'global', 'local'} (Gemma3TextConfig: rope_theta 1e6, rope_local_base_freq 1e4).",
+    )
     sub_config_defaults: dict[str, dict[str, int]] | None = Field(
         default=None,
         description="Sub-config -> field -> its class default, for the nested fields the planner reads "
