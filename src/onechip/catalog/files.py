@@ -558,6 +558,18 @@ class MropeCacheRule(VersionedRule):
     source: str = Field(description="The engine source read, with file, function and versions.")
 
 
+class PpIntermediateRule(StrictModel):
+    """The intermediate-tensor buffers a pipeline-parallel stage other than the first holds on vLLM's V1 model runner
+    (engines.json `pp_intermediate_tensors`): max_num_batched_tokens x hidden_size x the model dtype per key."""
+
+    one_key_architectures: list[str] = Field(description="Architectures whose buffers are 'hidden_states' alone.")
+    unread_architectures: list[str] = Field(
+        default_factory=list, description="Architectures whose own make_empty_intermediate_tensors was not read."
+    )
+    source: str = Field(description="The engine source read, with file, function and versions.")
+    date: str = Field(description="When it was read.")
+
+
 class RopeCacheRule(VersionedRule):
     """How one range of vLLM releases sizes the RoPE cos/sin caches of scaled-RoPE models (engines.json
     `rope_cache_rules`; planner.gpu_memory.rotary_cache_bytes, whose _rope_cache_rows holds what every release
@@ -1738,6 +1750,9 @@ class EngineEntry(StrictModel):
     mrope_cache_rules: list[MropeCacheRule] = Field(
         default_factory=list,
         description="Rows of the M-RoPE cos/sin cache by version (empty: M-RoPE caches are not counted).",
+    )
+    pp_intermediate_tensors: PpIntermediateRule | None = Field(
+        default=None, description="The buffers a non-first pipeline-parallel stage holds (None: not planned)."
     )
     rope_cache_rules: list[RopeCacheRule] = Field(
         default_factory=list,

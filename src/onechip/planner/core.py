@@ -2428,6 +2428,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         # compilation mode NONE puts 'all' in custom_ops (vllm/config/vllm.py, 0.19.0 sdist): the rotary op runs,
         # FlashInfer's on CUDA (engines.json rope_cache_rules deepseek_yarn_float32)
         rotary_custom_op=request.enforce_eager and r.acc.manufacturer == "NVIDIA",
+        pp_rule=rules.pp_intermediate_tensors,
         rope_cache=not (
             transformers_backend(r.rules, r.request.engine_version, r.src.config.data.get("architectures"))
             or _alibi_baichuan(r.src.config)

@@ -71,6 +71,7 @@ from onechip.catalog.files import (
     NcclNvlsRule,
     NcclP2pRule,
     NcclTransportRule,
+    PpIntermediateRule,
     RopeCacheRule,
     SamplerBackendRule,
     TpuPoolRule,
@@ -569,6 +570,26 @@ def vllm_rope_cache_bytes(
         dual_chunk=rule.dual_chunk,
         sliding_default_rope=bool(named & set(rule.sliding_default_rope_architectures)),
     )
+
+
+def pp_intermediate_bytes(
+    text: Mapping[str, Any],
+    *,
+    architectures: Sequence[str],
+    dtype_bytes: float,
+    max_num_batched_tokens: int,
+    rule: PpIntermediateRule,
+) -> int:
+    """The intermediate-tensor buffers a pipeline-parallel stage other than the first holds, bytes per GPU (engines.json
+    pp_intermediate_tensors, its source: vLLM's V1 runner allocates make_empty_intermediate_tensors(max_num_tokens) in
+    the profiled _dummy_run): max_num_batched_tokens x hidden_size x dtype bytes per key, one key ('hidden_states') for
+    rule.one_key_architectures, two ('hidden_states', 'residual') for the rest; 0 for an architecture whose own
+    function was not read. Not split by tensor parallelism (the full hidden width on every rank)."""
+    named = set(architectures)
+    if named & set(rule.unread_architectures):
+        return 0
+    keys = 1 if named & set(rule.one_key_architectures) else 2
+    return int(keys * max_num_batched_tokens * _int_field(text, "hidden_size") * dtype_bytes)
 
 
 def encoder_profile_bytes(
