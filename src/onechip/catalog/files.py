@@ -594,6 +594,11 @@ class RopeCacheRule(VersionedRule):
         description="Architectures whose MLA attention calls get_rope(qk_rope_head_dim, ...) and turns a non-default "
         "RoPE into 'deepseek_yarn' (DeepseekScalingRotaryEmbedding; deepseek_v2.py).",
     )
+    yarn_mrope: bool = Field(
+        default=True,
+        description="get_rope maps a 'yarn' RoPE with mrope_section to MRotaryEmbedding with a YaRN cache (original x "
+        "M-RoPE positions factor x factor rows); False: to YaRNScalingRotaryEmbedding (original x factor rows).",
+    )
     deepseek_yarn_float32: bool = Field(
         default=False,
         description="DeepseekScalingRotaryEmbedding keeps its cache float32 where vLLM's rotary_embedding custom op "

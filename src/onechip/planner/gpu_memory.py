@@ -405,14 +405,17 @@ def _rope_cache_rows(
       the class makes original x factor rows (yarn_scaling_rope.py);
     - 'longrope' / 'su' (Phi3LongRoPEScaledRotaryEmbedding): a short cache of original_max_position_embeddings rows
       and a long one of max_position_embeddings, both .to(dtype), concatenated (phi3_long_rope_scaled_rope.py).
-    Not modelled: 'deepseek_yarn' (MLA; its fp32-or-not hangs on FlashInfer), YaRN M-RoPE, the rest."""
+    'yarn' with mrope_section: the YaRN rows here (YaRNScalingRotaryEmbedding up to 0.10.x); from 0.11.0 an M-RoPE
+    cache, sized by rotary_cache_bytes (yarn_mrope). Not modelled: the rest (MLA: vllm_rope_cache_bytes)."""
     kind = params.get("rope_type") or params.get("type") or "default"
     if kind == "proportional":
         return [(positions, head_size)]
     rotary = int(head_size * float(params.get("partial_rotary_factor") or partial or 1.0))
     factor, original = params.get("factor"), params.get("original_max_position_embeddings") or original
-    if "mrope_section" in params:
-        return [(positions, rotary)] if kind in ("default", "mrope") else None
+    if "mrope_section" in params and kind in ("default", "mrope"):
+        return [(positions, rotary)]
+    if "mrope_section" in params and not (kind == "yarn" and factor is not None and original):
+        return None  # YaRN M-RoPE's rows: rotary_cache_bytes (yarn_mrope); the rest not modelled
     if kind == "dynamic" and "alpha" in params and dynamic_alpha:
         return [(positions, rotary)]
     if kind in ("default", "llama3", "ntk") or (kind == "dynamic" and not dynamic_factor_rows):
@@ -443,6 +446,7 @@ def rotary_cache_bytes(
     dynamic_alpha: bool = True,
     dual_chunk: bool = True,
     sliding_default_rope: bool = False,
+    yarn_mrope: bool = True,
 ) -> int:
     """vLLM's RoPE cos/sin caches, bytes per GPU: non-persistent buffers of rows x rotary_dim elements in get_rope's
     dtype (the model dtype; gpt_oss.py passes float32: dtype_bytes) (vllm/model_executor/layers/rotary_embedding
@@ -463,7 +467,9 @@ def rotary_cache_bytes(
     Gemma 3n, a kind _rope_cache_rows leaves out).
     M-RoPE ('mrope_section' in the RoPE parameters, 'default' or 'mrope' kind: Qwen2-VL, Qwen2.5-VL, Qwen3-VL,
     Qwen3.5) keeps max_position_embeddings x mrope_positions_factor rows of the same width (engines.json
-    mrope_cache_rules, MRotaryEmbedding); None: not counted. rows: a cache cut to fewer positions than
+    mrope_cache_rules, MRotaryEmbedding); None: not counted. YaRN with M-RoPE (yarn_mrope, 0.11.0 on: get_rope's yarn
+    branch builds MRotaryEmbedding from original_max_position_embeddings, whose YaRN cache has original x
+    mrope_positions_factor x factor rows; before it a plain YaRN cache). rows: a cache cut to fewer positions than
     max_position_embeddings (tpu-inference's SLICE_ROPE_CACHE; never an M-RoPE one)."""
     positions = text.get("max_position_embeddings")
     local_base = text.get("rope_local_base_freq")  # a second RoPE the model class must name (sliding_default_rope)
@@ -500,9 +506,14 @@ def rotary_cache_bytes(
     else:
         flat = params or text.get("rope_scaling") or {}
         shapes = _rope_cache_rows(flat, head_dim, partial, positions, original, **kinds)
-        if "mrope_section" in flat:
+        yarn = (flat.get("rope_type") or flat.get("type")) == "yarn"
+        if "mrope_section" in flat and (yarn_mrope or not yarn):
             if shapes is None or mrope_positions_factor is None:
                 return 0
+            if yarn:  # torch.arange(original x positions factor x factor): its ceiling
+                start = int(flat.get("original_max_position_embeddings") or original or 0)
+                rows = math.ceil(start * mrope_positions_factor * float(flat["factor"]))
+                return int(rows * shapes[0][1] * dtype_bytes)
             return int(positions * mrope_positions_factor * shapes[0][1] * dtype_bytes)
         if shapes is None:
             return 0
@@ -569,6 +580,7 @@ def vllm_rope_cache_bytes(
         dynamic_alpha=rule.dynamic_alpha,
         dual_chunk=rule.dual_chunk,
         sliding_default_rope=bool(named & set(rule.sliding_default_rope_architectures)),
+        yarn_mrope=rule.yarn_mrope,
     )
 
 

@@ -60,3 +60,23 @@ def test_mla_without_scaling_keeps_a_plain_cache() -> None:
 def test_other_mla_classes_stay_unmodelled() -> None:
     """A latent-cache config of a class not in the rule (its attention's get_rope not read): 0, as before."""
     assert _bytes(_r1(), "0.19.0", custom_op=False, arch="SomeOtherMlaForCausalLM") == 0
+
+
+def _qwen25_vl_yarn() -> dict[str, Any]:
+    """A Qwen2.5-VL text config with the YaRN the model card gives for long inputs (factor 4, original 32,768)."""
+    scaling = {"type": "yarn", "mrope_section": [16, 24, 24], "factor": 4.0, "original_max_position_embeddings": 32768}
+    return {"hidden_size": 3584, "num_attention_heads": 28, "max_position_embeddings": 128000, "rope_scaling": scaling}
+
+
+@pytest.mark.parametrize(
+    ("version", "rows"), [("0.10.0", 32768 * 4), ("0.11.0", 32768 * 4 * 4), ("0.34.0", 32768 * 4 * 4)]
+)
+def test_yarn_mrope_cache_by_release(version: str, rows: int) -> None:
+    """get_rope's yarn branch: MRotaryEmbedding(original_max_position, scaling_factor=factor) from 0.11.0, its cache
+    original x 4 (cache_max_position_num) x factor rows (mrope.py); before, YaRN: original x factor."""
+    rule = rope_cache_rule(engine_rules("vllm-gpu"), version)
+    arch = ["Qwen2_5_VLForConditionalGeneration"]
+    got = vllm_rope_cache_bytes(
+        _qwen25_vl_yarn(), dtype_bytes=2, architectures=arch, rule=rule, mrope_positions_factor=4
+    )
+    assert got == rows * 128 * 2
