@@ -329,6 +329,15 @@ class StartCheck(VersionRange):
     )
     one_rank_most_bytes: int = Field(ge=0, description="The most in use at TP x PP = 1 on the logs read, bytes.")
     ranks_most_bytes: int = Field(ge=0, description="The most in use per GPU at TP x PP >= 2 on the logs read, bytes.")
+    dense_ranks_most_bytes: int | None = Field(
+        default=None,
+        ge=0,
+        description="The most in use per GPU at TP x PP >= 2 with a dense model from dense_min_version (vLLM builds no "
+        "expert-parallel group, and so no third communicator, for it), bytes; None: ranks_most_bytes for every model.",
+    )
+    dense_min_version: str | None = Field(
+        default=None, description="First release that builds no expert-parallel group for a dense model."
+    )
     source: str = Field(description="The source lines of the check, by release, and the logs each figure is read from.")
 
 

@@ -4352,7 +4352,12 @@ def _start_in_use(r: _Resolved) -> tuple[int, int, str, str, bool] | None:
     if check is None or version is None or rule.v0_engine or not check.covers(version):
         return None
     least = 0 if r.acc.manufacturer == "AMD" else check.cuda_least_in_use_bytes
-    return least, check.ranks_most_bytes if ranks else check.one_rank_most_bytes, held, check.source, False
+    most = check.ranks_most_bytes if ranks else check.one_rank_most_bytes
+    dense_from = check.dense_min_version
+    if ranks and check.dense_ranks_most_bytes is not None and dense_from and not _is_moe(r.src.text_config):
+        # a dense model gets no expert-parallel group (nor its communicator) from that release on
+        most = check.dense_ranks_most_bytes if version_key(version) >= version_key(dense_from) else most
+    return least, most, held, check.source, False
 
 
 def _start_in_use_verdict(r: _Resolved, requested: int, verdict: tuple[str, str]) -> tuple[str, str]:
