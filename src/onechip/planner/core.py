@@ -2425,6 +2425,10 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
         ),
         rope_rule=rope_cache_rule(r.rules, r.request.engine_version),
+        # compilation mode NONE puts 'all' in custom_ops (vllm/config/vllm.py, 0.19.0 sdist): the rotary op runs,
+        # FlashInfer's on CUDA (engines.json rope_cache_rules deepseek_yarn_float32)
+        rotary_custom_op=request.enforce_eager and r.acc.manufacturer == "NVIDIA",
+        pp_rule=rules.pp_intermediate_tensors,
         rope_cache=not (
             transformers_backend(r.rules, r.request.engine_version, r.src.config.data.get("architectures"))
             or _alibi_baichuan(r.src.config)
@@ -4348,7 +4352,12 @@ def _start_in_use(r: _Resolved) -> tuple[int, int, str, str, bool] | None:
     if check is None or version is None or rule.v0_engine or not check.covers(version):
         return None
     least = 0 if r.acc.manufacturer == "AMD" else check.cuda_least_in_use_bytes
-    return least, check.ranks_most_bytes if ranks else check.one_rank_most_bytes, held, check.source, False
+    most = check.ranks_most_bytes if ranks else check.one_rank_most_bytes
+    dense_from = check.dense_min_version
+    if ranks and check.dense_ranks_most_bytes is not None and dense_from and not _is_moe(r.src.text_config):
+        # a dense model gets no expert-parallel group (nor its communicator) from that release on
+        most = check.dense_ranks_most_bytes if version_key(version) >= version_key(dense_from) else most
+    return least, most, held, check.source, False
 
 
 def _start_in_use_verdict(r: _Resolved, requested: int, verdict: tuple[str, str]) -> tuple[str, str]:

@@ -71,6 +71,7 @@ from onechip.catalog.files import (
     NcclNvlsRule,
     NcclP2pRule,
     NcclTransportRule,
+    PpIntermediateRule,
     RopeCacheRule,
     SamplerBackendRule,
     TpuPoolRule,
@@ -404,14 +405,17 @@ def _rope_cache_rows(
       the class makes original x factor rows (yarn_scaling_rope.py);
     - 'longrope' / 'su' (Phi3LongRoPEScaledRotaryEmbedding): a short cache of original_max_position_embeddings rows
       and a long one of max_position_embeddings, both .to(dtype), concatenated (phi3_long_rope_scaled_rope.py).
-    Not modelled: 'deepseek_yarn' (MLA; its fp32-or-not hangs on FlashInfer), YaRN M-RoPE, the rest."""
+    'yarn' with mrope_section: the YaRN rows here (YaRNScalingRotaryEmbedding up to 0.10.x); from 0.11.0 an M-RoPE
+    cache, sized by rotary_cache_bytes (yarn_mrope). Not modelled: the rest (MLA: vllm_rope_cache_bytes)."""
     kind = params.get("rope_type") or params.get("type") or "default"
     if kind == "proportional":
         return [(positions, head_size)]
     rotary = int(head_size * float(params.get("partial_rotary_factor") or partial or 1.0))
     factor, original = params.get("factor"), params.get("original_max_position_embeddings") or original
-    if "mrope_section" in params:
-        return [(positions, rotary)] if kind in ("default", "mrope") else None
+    if "mrope_section" in params and kind in ("default", "mrope"):
+        return [(positions, rotary)]
+    if "mrope_section" in params and not (kind == "yarn" and factor is not None and original):
+        return None  # YaRN M-RoPE's rows: rotary_cache_bytes (yarn_mrope); the rest not modelled
     if kind == "dynamic" and "alpha" in params and dynamic_alpha:
         return [(positions, rotary)]
     if kind in ("default", "llama3", "ntk") or (kind == "dynamic" and not dynamic_factor_rows):
@@ -442,6 +446,7 @@ def rotary_cache_bytes(
     dynamic_alpha: bool = True,
     dual_chunk: bool = True,
     sliding_default_rope: bool = False,
+    yarn_mrope: bool = True,
 ) -> int:
     """vLLM's RoPE cos/sin caches, bytes per GPU: non-persistent buffers of rows x rotary_dim elements in get_rope's
     dtype (the model dtype; gpt_oss.py passes float32: dtype_bytes) (vllm/model_executor/layers/rotary_embedding
@@ -462,7 +467,9 @@ def rotary_cache_bytes(
     Gemma 3n, a kind _rope_cache_rows leaves out).
     M-RoPE ('mrope_section' in the RoPE parameters, 'default' or 'mrope' kind: Qwen2-VL, Qwen2.5-VL, Qwen3-VL,
     Qwen3.5) keeps max_position_embeddings x mrope_positions_factor rows of the same width (engines.json
-    mrope_cache_rules, MRotaryEmbedding); None: not counted. rows: a cache cut to fewer positions than
+    mrope_cache_rules, MRotaryEmbedding); None: not counted. YaRN with M-RoPE (yarn_mrope, 0.11.0 on: get_rope's yarn
+    branch builds MRotaryEmbedding from original_max_position_embeddings, whose YaRN cache has original x
+    mrope_positions_factor x factor rows; before it a plain YaRN cache). rows: a cache cut to fewer positions than
     max_position_embeddings (tpu-inference's SLICE_ROPE_CACHE; never an M-RoPE one)."""
     positions = text.get("max_position_embeddings")
     local_base = text.get("rope_local_base_freq")  # a second RoPE the model class must name (sliding_default_rope)
@@ -499,9 +506,14 @@ def rotary_cache_bytes(
     else:
         flat = params or text.get("rope_scaling") or {}
         shapes = _rope_cache_rows(flat, head_dim, partial, positions, original, **kinds)
-        if "mrope_section" in flat:
+        yarn = (flat.get("rope_type") or flat.get("type")) == "yarn"
+        if "mrope_section" in flat and (yarn_mrope or not yarn):
             if shapes is None or mrope_positions_factor is None:
                 return 0
+            if yarn:  # torch.arange(original x positions factor x factor): its ceiling
+                start = int(flat.get("original_max_position_embeddings") or original or 0)
+                rows = math.ceil(start * mrope_positions_factor * float(flat["factor"]))
+                return int(rows * shapes[0][1] * dtype_bytes)
             return int(positions * mrope_positions_factor * shapes[0][1] * dtype_bytes)
         if shapes is None:
             return 0
@@ -512,6 +524,33 @@ def rotary_cache_bytes(
     return int(sum(min(n, rows or n) * width for _, shapes, _ in caches for n, width in shapes) * dtype_bytes)
 
 
+def deepseek_rope_cache_bytes(text: Mapping[str, Any], *, dtype_bytes: float, float32_op: bool) -> int:
+    """The RoPE cos/sin caches of DeepSeek-V2/V3's MLA attention, bytes per GPU (engines.json rope_cache_rules
+    deepseek_rope_architectures, its source): a non-default RoPE becomes 'deepseek_yarn', get_rope(qk_rope_head_dim,
+    ...) builds DeepseekScalingRotaryEmbedding with original_max_position_embeddings as its positions and the class
+    makes positions x factor rows of qk_rope_head_dim; a default one max_position_embeddings rows. float32_op: the
+    release's deepseek_yarn_float32 on a card where the rotary custom op runs FlashInfer's kernel (the yarn cache then
+    stays float32 for a 16-bit model and a head size FlashInfer takes). DeepSeek-V3.2's indexer holds a second cache
+    (is_neox_style = not indexer_rope_interleave, beside the attention's False). 0 for a layout not modelled
+    ('deepseek_llama_scaling', a yarn RoPE without factor or original positions)."""
+    positions, rotary = text.get("max_position_embeddings"), text.get("qk_rope_head_dim")
+    if not positions or not rotary:
+        return 0
+    params = text.get("rope_parameters") or text.get("rope_scaling") or {}
+    kind = params.get("rope_type") or params.get("type") or "default"
+    factor, original = params.get("factor"), params.get("original_max_position_embeddings")
+    if kind == "default":
+        rows, element_bytes = int(positions), dtype_bytes
+    elif params.get("apply_yarn_scaling", True) and factor and original:
+        rows = math.ceil(int(original) * float(factor))  # torch.arange of a float length: its ceiling
+        flashinfer = float32_op and dtype_bytes == 2 and int(rotary) in (64, 128, 256, 512)
+        element_bytes = 4 if flashinfer else dtype_bytes
+    else:
+        return 0
+    caches = 2 if text.get("index_topk") is not None and not text.get("indexer_rope_interleave", False) else 1
+    return int(caches * rows * int(rotary) * element_bytes)
+
+
 def vllm_rope_cache_bytes(
     text: Mapping[str, Any],
     *,
@@ -519,14 +558,20 @@ def vllm_rope_cache_bytes(
     architectures: Sequence[str],
     rule: RopeCacheRule | None,
     mrope_positions_factor: int | None = None,
+    rotary_custom_op: bool = False,
 ) -> int:
     """rotary_cache_bytes as a vLLM release builds it for a model of these architectures (engines.json
     rope_cache_rules: its scaled-RoPE rows, the model classes that pass get_rope float32 or a plain RoPE for their
-    sliding layers); rule None: the newest release's rows in the model dtype. The planner adds it and
-    benchmarks/planner_accuracy.py takes it off a logged 'Model loading took', so both size it here."""
+    sliding layers, DeepSeek's MLA RoPE: deepseek_rope_cache_bytes); rule None: the newest release's rows in the
+    model dtype. rotary_custom_op: vLLM's rotary_embedding custom op is on and runs on CUDA (compilation custom_ops
+    'all': --enforce-eager on an NVIDIA card). The planner adds it and benchmarks/planner_accuracy.py takes it off a
+    logged 'Model loading took', so both size it here."""
     if rule is None:
         return rotary_cache_bytes(text, dtype_bytes=dtype_bytes, mrope_positions_factor=mrope_positions_factor)
     named = set(architectures)
+    if named & set(rule.deepseek_rope_architectures) and text.get("kv_lora_rank") is not None:
+        float32_op = rule.deepseek_yarn_float32 and rotary_custom_op
+        return deepseek_rope_cache_bytes(text, dtype_bytes=dtype_bytes, float32_op=float32_op)
     return rotary_cache_bytes(
         text,
         dtype_bytes=4 if named & set(rule.float32_architectures) else dtype_bytes,
@@ -535,7 +580,28 @@ def vllm_rope_cache_bytes(
         dynamic_alpha=rule.dynamic_alpha,
         dual_chunk=rule.dual_chunk,
         sliding_default_rope=bool(named & set(rule.sliding_default_rope_architectures)),
+        yarn_mrope=rule.yarn_mrope,
     )
+
+
+def pp_intermediate_bytes(
+    text: Mapping[str, Any],
+    *,
+    architectures: Sequence[str],
+    dtype_bytes: float,
+    max_num_batched_tokens: int,
+    rule: PpIntermediateRule,
+) -> int:
+    """The intermediate-tensor buffers a pipeline-parallel stage other than the first holds, bytes per GPU (engines.json
+    pp_intermediate_tensors, its source: vLLM's V1 runner allocates make_empty_intermediate_tensors(max_num_tokens) in
+    the profiled _dummy_run): max_num_batched_tokens x hidden_size x dtype bytes per key, one key ('hidden_states') for
+    rule.one_key_architectures, two ('hidden_states', 'residual') for the rest; 0 for an architecture whose own
+    function was not read. Not split by tensor parallelism (the full hidden width on every rank)."""
+    named = set(architectures)
+    if named & set(rule.unread_architectures):
+        return 0
+    keys = 1 if named & set(rule.one_key_architectures) else 2
+    return int(keys * max_num_batched_tokens * _int_field(text, "hidden_size") * dtype_bytes)
 
 
 def encoder_profile_bytes(

@@ -36,6 +36,7 @@ from onechip.catalog.files import (
     EncoderProfileRule,
     FusedMoeBufferRule,
     GpuMemoryRule,
+    PpIntermediateRule,
     RocmRule,
     RopeCacheRule,
 )
@@ -58,6 +59,7 @@ from onechip.planner.gpu_memory import (
     graph_sizes,
     hip_graph_count,
     per_layer_embeddings_buffer_bytes,
+    pp_intermediate_bytes,
     qwen3_vl_tower_peak_bytes,
     triton_topk_sampler_rule,
     vllm_rope_cache_bytes,
@@ -280,6 +282,8 @@ def plan_gpu_pool(
     mrope_positions_factor: int | None = None,
     rope_rule: RopeCacheRule | None = None,
     rope_cache: bool = True,
+    rotary_custom_op: bool = False,
+    pp_rule: PpIntermediateRule | None = None,
     graph_rule: CudaGraphRule | None = None,
     compute_capability: int | None = None,
     sm_count: int | None = None,
@@ -334,7 +338,9 @@ def plan_gpu_pool(
     mrope_cache_rules; None: an M-RoPE cache is not counted). rope_rule: how the release sizes scaled-RoPE caches and
     which model classes pass get_rope a float32 dtype or a plain RoPE for their sliding layers (engines.json
     rope_cache_rules; None: the newest release's rows, the model dtype). rope_cache: the model class builds vLLM's
-    RoPE cos/sin caches (False: the Transformers backend serves it, core.transformers_backend). graph_rule: how the
+    RoPE cos/sin caches (False: the Transformers backend serves it, core.transformers_backend); rotary_custom_op: vLLM's
+    rotary_embedding custom op runs on CUDA (--enforce-eager on an NVIDIA card; DeepSeek's yarn cache float32 from
+    0.14.0, planner.gpu_memory.deepseek_rope_cache_bytes). graph_rule: how the
     release estimates its CUDA-graph memory (engines.json cuda_graph_rules; None: no CUDA-graph term);
     compute_capability: the card's (x 10; the FA3 accumulators, planner.gpu_memory.fa3_accumulator_bytes); sm_count:
     its streaming multiprocessors where the catalog reads them (the Triton sampler buffer,
@@ -376,6 +382,15 @@ def plan_gpu_pool(
     )
     seqs = seqs_or_none or seqs_default
     pp = len(stages)
+    # the V1 runner's buffers on every stage but the first (engines.json pp_intermediate_tensors; V0 and the V2 runner
+    # allocate them elsewhere: not planned)
+    intermediate = (
+        pp_intermediate_bytes(
+            text, architectures=architectures, dtype_bytes=dtype_bytes, max_num_batched_tokens=batch, rule=pp_rule
+        )
+        if pp > 1 and pp_rule is not None and not rule.v0_engine and not rule.v2_runner
+        else 0
+    )
     windowed = any(layer.sliding_window is not None and layer.owns_cache for s in stages for layer in s.geometry.layers)
     if pp > 1 and rule.sliding_in_flight_batches > 1 and windowed:
         raise ConfigError(
@@ -389,6 +404,7 @@ def plan_gpu_pool(
         architectures=architectures,
         rule=rope_rule,
         mrope_positions_factor=mrope_positions_factor,
+        rotary_custom_op=rotary_custom_op,
     )
     buffers = rope if rope_cache else 0
     # on every GPU, not split by TP; the caching allocator's tails of the parameters, per GPU (already per rank)
@@ -443,7 +459,8 @@ def plan_gpu_pool(
                     compute_capability=compute_capability, sm_count=sm_count,
                     capture_size_override=capture_size_override,
                     speculative_tokens=speculative_tokens, host_memory_drift_bytes=host_memory_drift_bytes,
-                    kv_cache_dtype=kv_cache_dtype, release=release or None)
+                    kv_cache_dtype=kv_cache_dtype, release=release or None,
+                    intermediate=intermediate if index > 0 else 0)
         for index, stage in enumerate(stages)
     ]  # fmt: skip
     if len(pools) == 1:
@@ -514,6 +531,7 @@ def _stage_pool(
     marlin: MarlinMoe | None = None,
     quantized_on_triton: bool = False,
     token_ids_compiled: bool = False,
+    intermediate: int = 0,
     graph_rule: CudaGraphRule | None = None,
     compute_capability: int | None = None,
     sm_count: int | None = None,
@@ -528,7 +546,8 @@ def _stage_pool(
     tower's own forward over the profiling batch), its layers' blocks.
     token_ids_compiled: the stage's compiled graph takes the token ids (the first stage of a plan serving no
     multimodal tower): where the rule says so, a cold compile's embedding copy bounds the peak from below
-    (planner.gpu_memory.cold_compile_bytes)."""
+    (planner.gpu_memory.cold_compile_bytes). intermediate: the PP buffers this stage holds through the profiled forward
+    (planner.gpu_memory.pp_intermediate_bytes; 0 on the first stage)."""
     off = stage.offload
     copied = (off.dense_layer_bytes, off.moe_layer_bytes) if offload_copies_layer else (0, 0)
     rule = cublas_workspace_rule(rule, compute_capability)  # the activation base as this card's cuBLAS workspace
@@ -557,7 +576,7 @@ def _stage_pool(
         max_num_batched_tokens=batch, sampler=stage.last, sampler_bytes_per_seq_vocab=sampler_bytes_per_seq_vocab,
         moe_rule=moe_rule, offload_layer_bytes=copied, marlin=marlin, quantized_on_triton=quantized_on_triton,
         sampler_buffer_bytes=topk_buffer, scratch_bytes=scratch,
-    ) + encoder  # fmt: skip
+    ) + encoder + intermediate  # fmt: skip
     act = max(act, tower_peak)  # profile_run's torch peak: the tower's forward, or the text forward + what it keeps
     cold = 0
     if rule.cold_compile_embedding_copy and token_ids_compiled and graphs:  # --enforce-eager compiles nothing

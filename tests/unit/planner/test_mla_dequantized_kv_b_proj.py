@@ -107,7 +107,9 @@ def test_the_v2_lite_row_is_planned_on_its_layout(tmp_path: Path) -> None:
     # the published 31,412,968,448 B, so the planner sees vLLM's parameters as a real checkpoint shows them: the
     # caching allocator's tails (planner.weights.allocator_tail_bytes) of the 26 shared-expert down_proj of
     # 2,048 x 2,816 x 2 B = 11 MiB (+1 MiB each) and layer 0's gate_up_proj of 2 x 10,944 x 2,048 x 2 B = 85.5 MiB
-    # (+0.5); bf16, so no dequantized kv_b_proj copy (W_UK_T and W_UV are views of the parameter)
+    # (+0.5); bf16, so no dequantized kv_b_proj copy (W_UK_T and W_UV are views of the parameter); and the MLA
+    # attention's RoPE cache, 163,840 positions x qk_rope_head_dim 64 x 2 B (gpu_memory.deepseek_rope_cache_bytes:
+    # the held config has no rope_scaling; the published one's yarn 4,096 x 40 rows are as many, bf16 when compiled)
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import planner_accuracy
 
@@ -116,4 +118,4 @@ def test_the_v2_lite_row_is_planned_on_its_layout(tmp_path: Path) -> None:
     assert how == "checkpoint bytes (DeepSeek-V2 layout)"
     fields = planner_accuracy.request_of(entry, "h100", "vllm-gpu", "0.19.0")
     plan = planner_accuracy.plan_fields(model, fields)
-    assert plan.memory_budget.weights_bytes == 31_412_968_448 + 26 * (1 << 20) + (1 << 19)
+    assert plan.memory_budget.weights_bytes == 31_412_968_448 + 26 * (1 << 20) + (1 << 19) + 163_840 * 64 * 2

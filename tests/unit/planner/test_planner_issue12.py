@@ -189,11 +189,13 @@ def test_head_dim_is_divided_only_when_absent_and_the_family_divides() -> None:
     assert stated.text["head_dim"] == 96
     # Issue 27 overrides issue 12 here: a Gemma 3 config without head_dim is served with Gemma3TextConfig's
     # default (256; transformers 5.19 configuration_gemma3.py), as vLLM loads it, and the plan names the field; the
-    # file states no tie_word_embeddings either, which Gemma3TextConfig defaults to true (the same file)
+    # file states no tie_word_embeddings either, which Gemma3TextConfig defaults to true (the same file), nor
+    # rope_theta, which its default_theta['global'] gives full attention (1e6; config_defaults.json rope_defaults)
     gemma3 = {k: v for k, v in _config("google--gemma-3-27b-it.json").items()}
     gemma3["text_config"] = {k: v for k, v in gemma3["text_config"].items() if k != "head_dim"}
     read = read_config(gemma3, "gemma-3-27b-it")
-    assert read.text["head_dim"] == 256 and read.defaults_applied == {"head_dim": 256, "tie_word_embeddings": True}
+    assert read.text["head_dim"] == 256
+    assert read.defaults_applied == {"head_dim": 256, "tie_word_embeddings": True, "rope_theta": 1_000_000.0}
     assert (read.defaults_class or "").startswith("Gemma3TextConfig")
 
 

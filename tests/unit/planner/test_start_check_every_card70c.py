@@ -13,7 +13,9 @@ from pathlib import Path
 
 from factories import sized_checkpoint
 from onechip import catalog
+from onechip.catalog.files import version_key
 from onechip.planner import plan_model
+from onechip.planner.rules import engine_rules
 from onechip.schemas.common import GIB
 
 BOOTLOGS = Path(__file__).resolve().parents[2] / "fixtures" / "bootlogs"
@@ -89,11 +91,44 @@ def test_block_tables_under_a_tenth_of_a_gib_are_said_in_mib(tmp_path: Path) -> 
 
 
 def test_a_warning_from_other_cards_figures_says_so(tmp_path: Path) -> None:
-    # 2x RTX 3090 at 0.9 on 0.19.0 asks 21.22 GiB of 23.58: inside the 0.09 - 3.52 GiB band read on other cards' logs
-    # (the 3.52 GiB is gpu95g-x3-glm53's), which is not a measurement of this card, and the warning must not say it is
+    # 2x RTX 3090 at 0.95 on 0.19.0 asks 22.40 GiB of 23.58: inside the 0.09 - 1.56 GiB band read on other cards' logs
+    # for a dense model (engines.json start_check dense_ranks_most_bytes), which is not a measurement of this card, and
+    # the warning must not say it is
     plan = plan_model(
-        _llama(tmp_path), "rtx3090", max_model_len=8192, engine_version="0.19.0", utilization=0.9,
+        _llama(tmp_path), "rtx3090", max_model_len=8192, engine_version="0.19.0", utilization=0.95,
         tensor_parallel_size=2,
     )  # fmt: skip
     (warning,) = [w.message for w in plan.warnings if w.code == "free-memory-at-start"]
     assert "other cards (not measured on this one" in warning and "on this card" not in warning
+
+
+def test_a_dense_pair_at_the_default_utilization_gets_no_warning(tmp_path: Path) -> None:
+    # 2x RTX 3090 at 0.9 on 0.19.0 leaves 2.36 GiB of 23.58 free: above the most any dense TP x PP >= 2 log of 0.14.0 or
+    # later had in use (1.56 GiB), since a dense model builds no expert-parallel group (parallel_state.py, 0.14.0 on);
+    # before 0.14.0 every model builds it, and the band's top is still the expert-parallel boot's 3.52 GiB
+    for version, warned in (("0.19.0", False), ("0.13.0", True)):
+        plan = plan_model(
+            _llama(tmp_path / version), "rtx3090", max_model_len=8192, engine_version=version, utilization=0.9,
+            tensor_parallel_size=2,
+        )  # fmt: skip
+        assert any(w.code == "free-memory-at-start" for w in plan.warnings) is warned, version
+
+
+def test_the_dense_band_top_is_the_most_any_dense_multi_rank_log_had_in_use() -> None:
+    """The most total - free at start over the corpus's dense TP x PP >= 2 boots of 0.14.0 or later, plus the print's
+    rounding, is the catalog's dense_ranks_most_bytes (engines.json start_check)."""
+    corpus = json.loads((BOOTLOGS / "corpus.json").read_text(encoding="utf-8"))
+    seen = []
+    for entry in corpus:
+        logged, args, version = entry["logged"], entry["engine_args"], entry["vllm_version"] or "0"
+        ranks = (args.get("tensor_parallel_size") or 1) * (args.get("pipeline_parallel_size") or 1)
+        if ranks < 2 or logged.get("init_free_memory_gib") is None or entry.get("config_file") is None:
+            continue
+        config = json.loads((BOOTLOGS / entry["config_file"]).read_text(encoding="utf-8"))
+        text = config.get("text_config") or config
+        moe = any(text.get(k) for k in ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts"))
+        if not moe and version_key(version.split("+")[0]) >= version_key("0.14.0"):
+            seen.append(logged["total_gpu_memory_gib"] - logged["init_free_memory_gib"] + 0.01)
+    check = engine_rules("vllm-gpu").start_check
+    assert check is not None and check.dense_ranks_most_bytes is not None
+    assert len(seen) >= 10 and round(max(seen), 2) == round(check.dense_ranks_most_bytes / GIB, 2) == 1.56
