@@ -32,10 +32,11 @@ Messages never contain secrets (tokens, credentials); see `redact`.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the result models only type the attributes: schemas import this module
     from onechip.schemas import CheckReport, Plan
@@ -1008,6 +1009,14 @@ def redact(text: str) -> str:
     Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
     recorded engine command/env; a caller redacting many lines takes a redactor."""
     return redactor()(text)
+
+
+def redacted_json(text: str) -> Any:
+    """The JSON document `text` with `redact` run over it whole, parsed: what a --json command prints (cli.render.
+    print_json) and an MCP tool's structured content holds (mcp.bridge), so a secret in any field reaches neither,
+    whether or not the code that filled that field redacted it (a server's message, a path, a note). The rules keep
+    JSON JSON: a quoted key's value is hidden inside its quotes (_QUOTED_VALUE, _numbered_secret)."""
+    return json.loads(redact(text))
 
 
 def redactor(values: list[str] | None = None) -> Callable[[str], str]:
