@@ -24,3 +24,22 @@ PEM = (
     "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n"
     "-----END PRIVATE KEY-----\n"
 )
+# A secret of several words, or one its name says (helper safety71): a key and its value, the cut anywhere in either;
+# each value of no shape (OPAQUE), hidden by its key alone. A Basic header's value: base64 of 'user:password' (RFC 7617
+# section 2's example pair, 'Aladdin:open sesame')
+BASIC = "QWxhZGRpbjpvcGVuIHNlc2FtZQ=="
+MULTI_WORD = {
+    "api-key option": ("INFO serve args: --api-key ", OPAQUE, " --port 8000"),
+    "hf-token option": ("launch: vllm serve M --hf-token=", OPAQUE, " --port 8000"),
+    "dict repr": ("non-default args: {'api_key': '", OPAQUE, "', 'port': 8000}"),
+    "json": ('INFO body {"token": "', OPAQUE, '", "n": 1}'),
+    "basic": ("DEBUG send: b'GET /v1/models\\r\\nAuthorization: Basic ", BASIC, " done"),
+    "named": ("env: VLLM_API_KEY=", OPAQUE, " PATH=/usr/bin"),
+    "spaced value": ("INFO connecting with ", "correct horse battery staple", " now"),
+}
+# the known value of 'spaced value': an environment variable named as a secret holds it
+SPACED_ENV = {"ONECHIP_DB_PASSWORD": MULTI_WORD["spaced value"][1]}
+# the cases whose value is no quoted text and no known value: one that reaches its line's end is whole there (a wrap
+# cannot be told from the next line's first word: 'HF_TOKEN=K' then 'INFO ...' showed '*** ...'), so a wrap inside it
+# is not followed; a cut in its key, or between the key and it, is
+UNQUOTED = ("api-key option", "hf-token option", "named")

@@ -34,10 +34,11 @@ Messages never contain secrets (tokens, credentials); see `redact`.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the result models only type the attributes: schemas import this module
     from onechip.schemas import CheckReport, Plan
@@ -941,24 +942,26 @@ def _unshown(text: str) -> str:
     return ""
 
 
-def crossing(before: str, line: str, values: list[str]) -> tuple[int | None, int]:
+def crossing(before: str, line: str, values: list[str], same_line: bool = False) -> tuple[int | None, int]:
     """Where a secret begun by `before`, the end of the line before, and finished by `line` starts in `before` (None
     where it starts on `line`, or none crosses) and how many characters of `line` it takes (0 where none does): the
-    earliest start and the latest end of the matches that begin in `before` and end past it, in the run of characters
-    `before` ends with joined with the run `line` starts with: of a known value, a shape of a fixed length
+    earliest start and the latest end of the secrets that begin in `before` and end past it: a known value, its spaces
+    too; in the run of characters `before` ends with joined with the run `line` starts with, a shape of a fixed length
     (_WHOLE_SHAPES), or a shape of no fixed length whose part in `before` is no whole shape of a fixed length
-    (_RUN_SHAPES); and in the two joined whole, of a bearer header (_AUTH_HEADER: its value, where its words stand
-    before the cut)."""
+    (_RUN_SHAPES); in the two joined whole (SECRET_SPAN_CHARS of each), a value hidden by its key (_KEYED_RULES:
+    '--api-key X', "'api_key': 'X'", 'NAME=value', whose key's match reaches across the cut) and a bearer header's
+    (_AUTH_HEADER: its value, where its words stand before the cut). `same_line`: the two are one line cut in two (a
+    long line's, logpump), not two lines, so a value of no quotes that reaches the cut goes on past it."""
     spans: list[tuple[int, int]] = []  # in the two joined: the secret's start, and its end past the cut
     at = len(before)
+    for value in values:  # in the text across the cut, where a value of several words is whole
+        start = (before[1 - len(value) :] + line[: len(value) - 1]).find(value)
+        if start >= 0:
+            spans.append((at - min(len(value) - 1, at) + start, at - min(len(value) - 1, at) + start + len(value)))
     tail, head = run_at_end(before), _RUN_AT_START.match(line, 0, SECRET_SPAN_CHARS)
-    if tail and head is not None and (values or _ANY_SHAPE.search(tail + head.group())):
+    if tail and head is not None and _ANY_SHAPE.search(tail + head.group()):
         joined, offset, cut = tail + head.group(), at - len(tail), len(tail)
         found: list[tuple[int, int]] = []
-        for value in values:
-            start = joined.find(value, max(cut - len(value) + 1, 0))
-            if 0 <= start < cut:
-                found.append((start, start + len(value)))
         for pattern in _WHOLE_SHAPES:
             found.extend(match.span() for match in pattern.finditer(joined))
         for pattern in _RUN_SHAPES:
@@ -974,6 +977,11 @@ def crossing(before: str, line: str, values: list[str]) -> tuple[int | None, int
                 for match in pattern.finditer(joined)
                 if match.start() < cut <= match.end()
             )
+    near = before[-SECRET_SPAN_CHARS:]
+    spans.extend(
+        (start + at - len(near), end + at - len(near))
+        for start, end in _keyed_crossing(near, line[:SECRET_SPAN_CHARS], same_line)
+    )
     # the header's word: the last whole in `before` where its end holds it, or the one the cut falls in
     end = before[-len(_AUTH_WORD) :]
     word = before.lower().rfind(_AUTH_WORD)
@@ -990,6 +998,79 @@ def crossing(before: str, line: str, values: list[str]) -> tuple[int | None, int
         return None, 0
     starts = [start for start, _ in spans if start < at]
     return (min(starts) if starts else None), max(end for _, end in spans) - at
+
+
+# The rules that hide a value by its key (a name, an option, a quoted key, a line's key), each with what its match is
+# redacted to, and the texts of which one must be there for it to match (redactor's guards): crossing reads a value cut
+# from its key by a wrap or a long line's cut with them
+_KEYED_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str], tuple[str, ...]]] = [
+    (_NAMED_VALUE, _named_secret, ("=",)),
+    (_SECRET_OPTION, _option_secret, ("--",)),
+    (_LISTED_OPTION, _listed_secret, ("--",)),
+    (_QUOTED_VALUE, _quoted_secret, ("'", '"')),
+    (_ASSIGNED_VALUE, _assigned_secret, ("='", '="', "=[")),
+    (_NUMBER_VALUE, _numbered_secret, (":", "=")),
+    (_KEYED_LINE, _keyed_secret, (":", "=")),
+    (_KEYED_HEADER, _keyed_secret, ("'", '"')),
+]
+
+
+_FIRST_WORD = re.compile(r"\s*\S*")
+_OPENERS = "'\"["  # what opens a quoted value (or a list of them), which a value left unclosed runs to the text's end
+
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")  # a key's (_SECRET_KEY)
+_KEY_WORD = re.compile("|".join(_KEY_WORDS))
+
+
+def _names_a_secret(text: str) -> bool:
+    """Whether a word of `text` (a run of _NAME_CHARS around one of _KEY_WORDS) is named as a secret (SECRET_NAME):
+    every key a _KEYED_RULES rule hides a value under is such a word or ends one (its separator ends the run), so a text
+    without one has nothing for them to hide. Most engine lines with a key word have none ('max_num_batched_tokens');
+    the rules searched on each took a line of the bootlogs fixtures 21 us more."""
+    low = text.lower()
+    for match in _KEY_WORD.finditer(low):
+        start, end = match.span()
+        while start and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        while end < len(text) and text[end] in _NAME_CHARS:
+            end += 1
+        if SECRET_NAME.search(text[start:end].upper().replace("-", "_")):
+            return True
+    return False
+
+
+def _keyed_crossing(before: str, line: str, same_line: bool = False) -> list[tuple[int, int]]:
+    """The values _KEYED_RULES hide in `before` + `line` whose rule's match reaches across the cut between them (its key
+    before it): each as its start and end in the two joined, from the first character its redaction changes to the
+    last (the '***' it puts there kept out of the text around it)."""
+    joined, at = before + line, len(before)
+    if not _names_a_secret(joined):
+        return []
+    spans = []
+    for pattern, redacted, needs in _KEYED_RULES:
+        if not any(text in joined for text in needs):
+            continue
+        for match in pattern.finditer(joined):
+            start, end = match.span()
+            if not start < at < end or (said := redacted(match)) == (text := match.group()):
+                continue
+            lead = min(len(os.path.commonprefix([said, text])), len(said) - 3)
+            trail = min(len(os.path.commonprefix([said[::-1], text[::-1]])), len(said) - 3 - lead)
+            first, until = start + lead, end - trail  # the value hidden
+            quoted = any(quote in joined[max(first - 1, 0) : first + 1] for quote in _OPENERS)
+            # within a line (same_line) a value goes on past the cut. Across a line's end: a quoted value left
+            # unclosed to the end of the two ended at its line's end (the next line is none of it); an unquoted one
+            # that reaches its line's end is whole there (no wrap can be told from the next line's first word:
+            # 'HF_TOKEN=K' then 'INFO ...'); one that starts on the next line, its key before the cut, is its first
+            # word ('--api-k' then 'ey K --port 1'), or its quoted text
+            if same_line and until > at:
+                spans.append((first, until))
+            elif not (until <= at or quoted and end == len(joined) or first < at and not quoted):
+                word = _FIRST_WORD.match(joined, first)
+                assert word is not None  # it matches anywhere, the empty text too
+                spans.append((first, until if quoted else min(until, word.end())))
+    return spans
 
 
 def url_shown(url: str) -> str:
@@ -1019,6 +1100,14 @@ def redact(text: str) -> str:
     Runs on every CLI error line, engine log line shown by `logs`, boot-log line kept in a BootRecord, and
     recorded engine command/env; a caller redacting many lines takes a redactor."""
     return redactor()(text)
+
+
+def redacted_json(text: str) -> Any:
+    """The JSON document `text` with `redact` run over it whole, parsed: what a --json command prints (cli.render.
+    print_json) and an MCP tool's structured content holds (mcp.bridge), so a secret in any field reaches neither,
+    whether or not the code that filled that field redacted it (a server's message, a path, a note). The rules keep
+    JSON JSON: a quoted key's value is hidden inside its quotes (_QUOTED_VALUE, _numbered_secret)."""
+    return json.loads(redact(text))
 
 
 def redactor(values: list[str] | None = None) -> Callable[[str], str]:

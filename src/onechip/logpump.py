@@ -129,7 +129,7 @@ class _Copier:
             run = len(run_at_end(text[:cut]))
             if run < SECRET_SPAN_CHARS:  # a run no longer than a secret: held whole, the spaces before it too
                 cut = len(text[: cut - run].rstrip())
-            if not crossing(text[:cut], text[cut:], self.lines.values)[1]:
+            if not crossing(text[:cut], text[cut:], self.lines.values, same_line=True)[1]:
                 break
             if run == SECRET_SPAN_CHARS:  # inside a longer run (a progress bar's dots), a secret across the cut
                 cut -= run

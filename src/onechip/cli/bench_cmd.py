@@ -15,7 +15,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import on_command_line, options_from
-from onechip.cli.render import console, live_progress, print_whole, print_written, said, titled_table
+from onechip.cli.render import console, live_progress, print_json, print_whole, print_written, said, titled_table
 from onechip.errors import ConfigError
 from onechip.paths import ctrl_c_says_what_is_kept, run_dir
 from onechip.report.markdown_bench import waits_text
@@ -198,7 +198,7 @@ def policy_table(result: PolicyComparison) -> Table:
 def print_policies(result: PolicyComparison, out_dir: Path, as_json: bool) -> None:
     """A policy comparison (bench or simulate --router-policies): its JSON, or the table and where its runs are."""
     if as_json:
-        typer.echo(result.model_dump_json(indent=2))
+        print_json(result)
     else:
         print_whole(policy_table(result))
     print_written(f"{out_dir}/policies.json; each run under {out_dir}/<policy>/", as_json)
@@ -289,7 +289,7 @@ def _search(config: BenchConfig, out: Path, plan: Path | None, json_out: bool) -
     with live_progress(transient=True) as on_progress:
         result = api.find_max(config, on_progress, out_dir=out, plan=_load_plan(plan))
     if json_out:
-        typer.echo(result.model_dump_json(indent=2))
+        print_json(result)
     else:
         print_search(result, console)
     print_written(f"{out}/search.json, one run per probe under {out}/", json_out)
@@ -306,7 +306,7 @@ def _measure(config: BenchConfig, out_dir: Path, plan: Path | None, json_out: bo
     with live_progress(transient=True) as on_progress:
         run = api.bench(config, on_progress, out_dir=out_dir, plan=_load_plan(plan), resume=resume)
     if json_out:
-        typer.echo(run.model_dump_json(indent=2))
+        print_json(run)
     else:
         print_run(run, console)
     print_written(f"{out_dir}/summary.json, {out_dir}/requests.jsonl", json_out)

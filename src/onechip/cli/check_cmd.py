@@ -19,7 +19,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress, print_whole, said, titled_table
+from onechip.cli.render import console, live_progress, print_json, print_whole, said, titled_table
 from onechip.errors import EndpointError
 from onechip.paths import ctrl_c_says_what_is_kept
 from onechip.schemas.checks import CheckReport, CheckResult
@@ -111,7 +111,7 @@ def register(app: typer.Typer) -> None:
             with live_progress(transient=True) as on_progress:
                 report = api.check(request, on_progress)
             if json_out:
-                typer.echo(report.model_dump_json(indent=2))
+                print_json(report)
             else:
                 for table in check_tables(report):
                     print_whole(table)

@@ -6,7 +6,6 @@ Anything that creates or deletes a billable resource says what and for how much 
 
 from __future__ import annotations
 
-import json
 import sys
 from datetime import datetime, timedelta
 from typing import Any, get_args
@@ -16,7 +15,7 @@ from pydantic import BaseModel
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console, print_whole, said, titled_table
+from onechip.cli.render import console, print_json, print_whole, said, titled_table
 from onechip.errors import CloudDownError, CloudError, ConfigError, OnechipError, error_line, one_line
 from onechip.progress import ProgressEvent, ProgressFn
 from onechip.schemas.cloud import (
@@ -150,7 +149,7 @@ def up(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     ask_up(request, yes, as_json)  # stdout stays JSON
     result = api.cloud_up(request, state_lines())
     if as_json:
-        typer.echo(result.model_dump_json(indent=2))
+        print_json(result)
     else:
         print_up(result)
 
@@ -163,7 +162,7 @@ def probe(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     confirm(f"create and at once delete {request.chip} ({request.provisioning}) in each zone: billed seconds", yes)
     attempts = api.cloud_probe(request, state_lines())
     if as_json:
-        typer.echo("[" + ",".join(a.model_dump_json() for a in attempts) + "]")
+        print_json(attempts, indent=None)
         return
     table = titled_table(f"probe {request.chip} {request.provisioning}")
     for col in ("zone", "outcome", "code", "s", "message"):
@@ -179,7 +178,7 @@ def zones(as_json: bool = JSON, **fields: Any) -> None:
     """Which zones were seen to offer a chip with each provisioning model (sources and dates; probes first)."""
     found = api.cloud_zones(build_request(CloudZonesRequest, fields))
     if as_json:
-        typer.echo("[" + ",".join(z.model_dump_json() for z in found) + "]")
+        print_json(found, indent=None)
         return
     console.print("[bold]zones[/] (each an observation with its source, not a promise: quota is not capacity)")
     for z in found:
@@ -202,7 +201,7 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
     # the zones that answered are reported; not knowing one is no clean exit
     failure = CloudError(f"{'; '.join(statuses.unreachable)}: {api.UNLISTED_AGAIN}") if statuses.unreachable else None
     if as_json:
-        print_json(statuses, failure)
+        print_failed_json(statuses, failure)
     elif not found and not statuses.unreachable:
         console.print(nothing_line(request, statuses.elsewhere), highlight=False, soft_wrap=True)
     for st in [] if as_json else found:
@@ -232,14 +231,12 @@ def status(as_json: bool = JSON, **fields: Any) -> None:
         raise failure
 
 
-def print_json(result: BaseModel, failure: OnechipError | None = None) -> None:
-    """`result` as JSON on stdout; with `failure` (the command then exits with it), the error object's "error" (the
-    line stderr says) and "exit_code" added: one document that says what was done and that it did not all go."""
-    if failure is None:
-        typer.echo(result.model_dump_json(indent=2))
-        return
-    data = {**result.model_dump(mode="json"), "error": error_line(str(failure)), "exit_code": failure.exit_code}
-    typer.echo(json.dumps(data, indent=2))
+def print_failed_json(result: BaseModel, failure: OnechipError | None = None) -> None:
+    """`result` as JSON on stdout (render.print_json); with `failure` (the command then exits with it), the error
+    object's "error" (the line stderr says) and "exit_code" added: one document that says what was done and that it
+    did not all go."""
+    added = None if failure is None else {"error": error_line(str(failure)), "exit_code": failure.exit_code}
+    print_json(result, added)
 
 
 def nothing_line(request: CloudNameRequest, elsewhere: list[CloudResource]) -> str:
@@ -279,7 +276,7 @@ def down(as_json: bool = JSON, yes: bool = YES, **fields: Any) -> None:
     if not targets:  # under --json, stdout holds the JSON alone: an empty result, the line on stderr
         typer.echo("nothing to delete: no resource onechip created matches", err=as_json)
         if as_json:
-            typer.echo(CloudDownResult().model_dump_json(indent=2))
+            print_json(CloudDownResult())
         return
     _confirm_targets(targets, as_json, yes)
     # what was listed and confirmed, not looked up again; a zone it could not list is named after the deletes
@@ -308,10 +305,10 @@ def _confirm_targets(targets: list[CloudResource], as_json: bool, yes: bool) -> 
 
 
 def _print_down(result: CloudDownResult, as_json: bool, failure: OnechipError | None = None) -> None:
-    """What a `cloud down` did: under --json the result (print_json, with `failure`'s line); else a line a TPU:
+    """What a `cloud down` did: under --json the result (print_failed_json, with `failure`'s line); else a line a TPU:
     deleted, kept (and why), not deleted (why, and its delete command)."""
     if as_json:
-        print_json(result, failure)
+        print_failed_json(result, failure)
         return
     for line in result.deleted:
         console.print(f"[green]deleted[/] {said(line)}", highlight=False, soft_wrap=True)

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import new_console, print_whole, titled_table
+from onechip.cli.render import new_console, print_json, print_whole, titled_table
 from onechip.schemas.common import figures
 from onechip.schemas.cost import CostReport
 from onechip.schemas.inputs import build_request
@@ -27,7 +27,7 @@ def cost(
     """Price a throughput or a saved run on a chip, per pricing model."""
     result = api.cost(build_request(CostRequest, fields))
     if as_json:
-        typer.echo(result.model_dump_json(indent=2))
+        print_json(result)
         return
     _render(result, new_console())
 

@@ -8,7 +8,7 @@ import typer
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console, said
+from onechip.cli.render import console, print_json, said
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import DeployK8sRequest
 
@@ -25,7 +25,7 @@ def k8s(as_json: bool = typer.Option(False, "--json", help="Print the result as 
     """vLLM Deployment (the planned flags) + Service + vllm-router (service discovery) or an InferencePool, for GKE."""
     result = api.deploy_k8s(build_request(DeployK8sRequest, fields))
     if as_json:
-        typer.echo(result.model_dump_json(indent=2))
+        print_json(result)
         return
     console.print(f"wrote {result.path}: {', '.join(result.objects)}", highlight=False)
     console.print(f"{result.replicas} vLLM pod(s), {result.chips_per_replica} chip(s) each; applied: {result.applied}")

@@ -13,7 +13,7 @@ from rich.markup import escape
 from onechip import api
 from onechip.cli.options import options_from
 from onechip.cli.plan_cmd import print_crosscheck, print_serve_command
-from onechip.cli.render import console, live_progress, said
+from onechip.cli.render import console, live_progress, print_json, said
 from onechip.engines.launch import LaunchSpec, ReplicaSetLaunch, UpResult
 from onechip.errors import ConfigError, one_line
 from onechip.schemas import BootRecord, EngineState, EngineStatus
@@ -164,7 +164,7 @@ def register(app: typer.Typer) -> None:
         for warning in result.warnings:  # on stderr, so --json keeps stdout to the JSON (which holds them too)
             typer.echo(f"warning: {one_line(warning)}", err=True)
         if as_json:
-            typer.echo(result.model_dump_json(indent=2))
+            print_json(result)
             return
         if result.replanned_with:
             sets = [item for item in result.replanned_with if not item.startswith("--")]
@@ -211,7 +211,7 @@ def register(app: typer.Typer) -> None:
         request = SummarizeLogsRequest(path=None if piped else file, max_lines=max_lines)
         result = api.summarize_logs(request, piped)
         if as_json:
-            typer.echo(result.model_dump_json(indent=2))
+            print_json(result)
         else:
             print_log_summary(result)
 
@@ -220,7 +220,7 @@ def register(app: typer.Typer) -> None:
         """Is the engine from `onechip up` running and healthy? Model, URL, uptime."""
         st = api.status()
         if json_out:
-            typer.echo(st.model_dump_json(indent=2))
+            print_json(st)
         elif st.running and st.state:
             health = "[green]healthy[/]" if st.healthy else "[red]not healthy[/]"
             booting = f"  [yellow]{said(st.note)}[/]" if st.note else ""  # booting, a tunnel or log writer gone

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import new_console, print_whole
+from onechip.cli.render import new_console, print_json, print_whole
 from onechip.schemas import CrossCheck, LayerKV, Plan, ServeCommand
 from onechip.schemas.common import GIB
 from onechip.schemas.inputs import build_request
@@ -237,7 +237,7 @@ def register(app: typer.Typer) -> None:
         """
         plan = api.plan(build_request(PlanRequest, fields))
         if as_json:
-            typer.echo(plan.model_dump_json(indent=2))
+            print_json(plan)
         else:
             render(plan, new_console())
         if not plan.fits:

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from onechip import api
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress, print_whole, titled_table
+from onechip.cli.render import console, live_progress, print_json, print_whole, titled_table
 from onechip.schemas.cost import PriceTable
 from onechip.schemas.inputs import build_request
 from onechip.schemas.requests import PricesRequest
@@ -58,7 +58,7 @@ def refresh(as_json: JSON = False, **fields: Any) -> None:
 
 def _print(table: PriceTable, as_json: bool) -> None:
     if as_json:
-        typer.echo(table.model_dump_json(indent=2))
+        print_json(table)
         return
     read = table.read
     if read is not None:

@@ -3,20 +3,23 @@ elsewhere (CI logs, a pipe), where a live line would show nothing until the job 
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TextIO
+from typing import Any, TextIO
 
+import typer
+from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from onechip.errors import one_line
+from onechip.errors import one_line, redacted_json
 from onechip.progress import ProgressEvent, ProgressFn
 
 UNKNOWN_WIDTH = 80  # columns: rich's own for a terminal that reports no size (rich.console.Console.size, 'width or 80')
@@ -48,6 +51,24 @@ def said(text: object) -> str:
     '[/x]' no MarkupError). The one way such text reaches a console.print, a table cell or a progress line; plain
     output (typer.echo) takes errors.one_line alone."""
     return escape(one_line(str(text)))
+
+
+def print_json(
+    data: BaseModel | Sequence[BaseModel], added: dict[str, Any] | None = None, indent: int | None = 2
+) -> None:
+    """`data` (a result, or a list of them) as JSON on stdout, redacted as one document (errors.redacted_json, as an MCP
+    tool's structured content is): a secret in a field its source did not redact (an API's message, a path, a note)
+    is '***' in it. `added`: keys put after the result's (an error object's "error" and "exit_code"); `indent` None:
+    one line."""
+    text = (
+        data.model_dump_json()
+        if isinstance(data, BaseModel)
+        else "[" + ",".join(d.model_dump_json() for d in data) + "]"
+    )
+    document = redacted_json(text)
+    if added:
+        document = {**document, **added}
+    typer.echo(json.dumps(document, indent=indent, ensure_ascii=False, separators=None if indent else (",", ":")))
 
 
 def print_written(where: str, as_json: bool) -> None:

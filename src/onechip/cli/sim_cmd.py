@@ -10,7 +10,7 @@ from rich.text import Text
 from onechip import api
 from onechip.cli.bench_cmd import print_policies, print_run, print_search
 from onechip.cli.options import options_from
-from onechip.cli.render import console, live_progress, print_whole, print_written, titled_table
+from onechip.cli.render import console, live_progress, print_json, print_whole, print_written, titled_table
 from onechip.paths import run_dir
 from onechip.schemas import BenchRun
 from onechip.schemas.bench import PolicyComparison, SearchResult
@@ -44,7 +44,7 @@ def simulate(
             result = api.simulate(request, on_progress)
     if isinstance(result, SearchResult):
         if as_json:
-            typer.echo(result.model_dump_json(indent=2))
+            print_json(result)
         else:
             _print_basis(result.prediction, result.prediction.engine_version if result.prediction else None)
             print_search(result, console)
@@ -56,7 +56,7 @@ def simulate(
     run = result
     written = f"{out_dir}/summary.json (compare: onechip report MEASURED --compare {out_dir})"
     if as_json:
-        typer.echo(run.model_dump_json(indent=2))
+        print_json(run)
     else:
         _print_simulated(run)
     print_written(written, as_json)
@@ -111,7 +111,7 @@ def advise(
     with live_progress(transient=True) as on_progress:
         advice = api.advise(request, on_progress)
     if as_json:
-        typer.echo(advice.model_dump_json(indent=2))
+        print_json(advice)
     else:
         _print_advice(advice, request)
         for r in advice.rows:

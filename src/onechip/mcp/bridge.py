@@ -35,7 +35,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from onechip.errors import OnechipError, error_line, internal_error_line, one_line, os_error_line, redact
+from onechip.errors import (
+    OnechipError,
+    error_line,
+    internal_error_line,
+    one_line,
+    os_error_line,
+    redact,
+    redacted_json,
+)
 from onechip.progress import ProgressEvent, ProgressFn
 
 T = TypeVar("T")
@@ -89,7 +97,7 @@ def result(model: BaseModel, summary: str, words: Callable[[str], str] = str) ->
     `words` rewrites the summary and every `verdict` and warning `message` in the content (the server passes
     schemas.inputs.as_parameters, so what a result tells the caller to change names the tool's arguments, as its
     errors do)."""
-    data = _told(json.loads(redact(model.model_dump_json())), words)
+    data = _told(redacted_json(model.model_dump_json()), words)
     return CallToolResult(content=[TextContent(type="text", text=words(one_line(summary)))], structured_content=data)
 
 
@@ -120,7 +128,7 @@ def refusal(
     data = (
         None
         if done is None
-        else {**_told(json.loads(redact(done.model_dump_json())), words), "error": text, "exit_code": exit_code}
+        else {**_told(redacted_json(done.model_dump_json()), words), "error": text, "exit_code": exit_code}
     )
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, structured_content=data)
 

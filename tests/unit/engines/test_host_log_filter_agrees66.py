@@ -143,7 +143,9 @@ def test_a_host_without_perl_starts_no_engine_and_says_why(tmp_path: Path) -> No
 
 
 # A quoted value left unclosed, each before a line of nothing to hide (secrets67): the host's filter reads a line at a
-# time, so the value ends at its line's end there; the local writer hid the next line with it
+# time, so the value ends at its line's end there; the local writer hid the next line with it. A list's item that the
+# next line closes ("['--api-key', 'k1', 'abc" then "shown seven']" here before) is read as one a wrap cut, and hidden
+# on both lines, by both writers (errors._keyed_crossing, safety71): so the seventh's next line closes nothing
 UNCLOSED = [
     "x 'api_key': 'abc",
     "shown one",
@@ -158,7 +160,7 @@ UNCLOSED = [
     "'api_key': ['k1', 'abc",
     "] shown six",
     "['--api-key', 'k1', 'abc",
-    "shown seven']",
+    "shown seven",
 ]
 
 
