@@ -306,7 +306,8 @@ def test_a_mamba_plan_runs_every_sequence_its_state_cache_holds(tmp_path):
     # Mamba-2.8B on an H100: 5,672 state pages, 2 a sequence (prefix caching on) = 2,836 sequences of any length up
     # to 2,048 tokens (5,690 until the V2 runner's PenaltiesState, 1,024 x (50,280 + 1,572) x 4 B, was counted:
     # engines.json v2_runner_rules penalty_state). Read as 5,672 KV blocks of 16 tokens (90,752 tokens), 256 streams
-    # of 1,024 + 8 tokens (264,192) were preempted by recompute: `simulate` said 'beyond the KV wall (4 preemptions by recompute)'
+    # of 1,024 + 8 tokens (264,192) were preempted by recompute: `simulate` said 'beyond the KV wall (4 preemptions by
+    # recompute)'
     from factories import sized_checkpoint
     from onechip.planner import plan_model
     from onechip.schemas.common import GIB
