@@ -458,6 +458,20 @@ class GpuMemoryRule(VersionedRule):
         "dummy sampler batch of min(max_num_seqs, max_num_batched_tokens) rows and profiling-failure message. Set by "
         "planner.core._memory_rule from engines.json v2_runner_rules, not in memory_rules.",
     )
+    v2_penalty_state: bool = Field(
+        default=False,
+        description="The V2 model runner's PenaltiesState is held on the last PP stage beside the weights, counted in "
+        "vLLM's consumed memory (planner.gpu_memory.v2_penalty_state_bytes). Set by planner.core._memory_rule from "
+        "engines.json v2_runner_rules `penalty_state`, not in memory_rules.",
+    )
+    tp_extra_capabilities: list[tuple[int, int]] | None = Field(
+        default=None,
+        description="CUDA compute capability ranges (x 10, inclusive) on which the profiling window opens device "
+        "memory at TP >= 2 beyond the communicators the init snapshot already holds (the FlashInfer all-reduce fusion "
+        "workspace, torch symmetric memory): there the TP >= 2 figure holds over peer access; on a CUDA card of known "
+        "capability outside them host_transport_tp_extra_bytes is taken instead (planner.gpu_memory.tp_extra_bytes). "
+        "None: the figure on every card.",
+    )
     forward_hidden_copies: int = Field(
         default=2,
         description="[tokens, hidden] tensors alive at the MLP's peak beside its 3 x intermediate (2: the "
@@ -1345,6 +1359,12 @@ class V2RunnerRule(VersionedRule):
     encoder_profile_held: Literal["none", "inputs_and_outputs", "outputs"] = Field(
         description="What this runner's multimodal encoder profiling leaves allocated through the text dummy forward "
         "and the sampler warm-up (GpuMemoryRule.encoder_profile_held, whose memory-rule value is the V1 runner's)."
+    )
+    penalty_state: bool = Field(
+        default=False,
+        description="Its Sampler's PenaltiesState allocates output_bin_counts [max_num_seqs, vocab] int32 and "
+        "prompt_bin_mask [max_num_seqs, cdiv(vocab, 32)] int32 on the last PP rank after the init snapshot and outside "
+        "'Model loading took', so vLLM counts them in consumed memory (GpuMemoryRule.v2_penalty_state).",
     )
     cublas_workspace: CublasWorkspace | None = Field(
         default=None,

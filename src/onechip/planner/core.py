@@ -69,6 +69,7 @@ from onechip.planner.gpu_memory import (
     tpu_rope_cache_bytes,
     tpu_tied_lm_head_bytes,
     v2_param_pass_bytes,
+    window_workspaces,
 )
 from onechip.planner.gpu_plan import (
     LOAD_NON_TORCH_BYTES,
@@ -2301,7 +2302,8 @@ def _memory_rule(r: _Resolved) -> GpuMemoryRule:
     `v2_runner_rules`, _runs_v2_runner): its profile_cudagraph_memory returns 0 before 0.29.0 (graph_estimate), its
     sampler warms up on logits only before 0.33.0, it holds one [rows, hidden] copy, not V1's two, and it profiles
     no encoder before 0.27.0, then keeps its outputs only (vllm/v1/worker/gpu/model_runner.py, 0.22.0 - 0.34.0
-    sdists); its activation base is torch's cuBLAS workspace where the release's torch is read (cublas_workspace)."""
+    sdists); its activation base is torch's cuBLAS workspace where the release's torch is read (cublas_workspace);
+    its last PP stage holds the sampler's PenaltiesState beside the weights (penalty_state)."""
     rule = _rule(r.rules, r.request, r.acc, r.src.config)
     v2 = _v2_runner_rule(r)
     if rule.v0_engine or v2 is None or not _runs_v2_runner(r, v2):
@@ -2314,6 +2316,7 @@ def _memory_rule(r: _Resolved) -> GpuMemoryRule:
             "sampler_logits_only": v2.sampler_logits_only,
             "sampler_hidden_copies": 1,
             "encoder_profile_held": v2.encoder_profile_held,
+            "v2_penalty_state": v2.penalty_state,
             **(
                 {
                     "cublas_workspace_bytes": v2.cublas_workspace.cublas_workspace_bytes,
@@ -2420,7 +2423,7 @@ def _gpu_pool(r: _Resolved, util: float | None, measured: MeasuredBoot | None) -
         marlin=marlin,
         quantized_on_triton=quantized_on_triton,
         rocm=_rocm_rule(r),
-        rocm_unruled_bytes=_rocm_unruled_bytes(r),
+        rocm_unruled_bytes=_rocm_unruled_bytes(r) + _tp_unsized_bytes(r),
         mrope_positions_factor=mrope_positions_factor(
             r.rules, r.request.engine_version, r.src.config.data.get("architectures")
         ),
@@ -2719,9 +2722,29 @@ def _tp_extra(r: _Resolved) -> tuple[int, int] | None:
     if not r.rules.memory_rules or r.acc.kind != "gpu":
         return None
     transport = _transport(r)
-    extra, least = tp_extra_bytes(_tp_rule(r)[0], r.rules.nccl_transports, transport, request.tensor_parallel_size)
+    capability = r.acc.compute_capability if r.acc.manufacturer != "AMD" else None
+    extra, least = tp_extra_bytes(
+        _tp_rule(r)[0], r.rules.nccl_transports, transport, request.tensor_parallel_size, capability
+    )
     p2p = _p2p_buffers(r)[0]
     return extra + _nvls(r)[0] + p2p, least + p2p
+
+
+def _tp_unsized_bytes(r: _Resolved) -> int:
+    """At TP >= 2 over peer access on a CUDA card whose profiling window opens no all-reduce workspace
+    (planner.gpu_memory.window_workspaces), the TP >= 2 figure less the host-transport one that tp_extra_bytes takes
+    instead: what NCCL's P2P transport connects at first use of an algorithm inside the window is not sized from
+    sources, so the KV range's low end carries the measured figure (0 elsewhere)."""
+    request = r.request
+    if request.tensor_parallel_size <= 1 or not r.rules.memory_rules or r.acc.kind != "gpu":
+        return 0
+    if r.acc.manufacturer == "AMD" or _transport(r) != "p2p":
+        return 0
+    rule = _tp_rule(r)[0]
+    host = rule.host_transport_tp_extra_bytes
+    if host is None or window_workspaces(rule, r.acc.compute_capability):
+        return 0
+    return max(0, rule.non_torch_tp_extra_bytes - host)
 
 
 def _p2p_buffers(r: _Resolved) -> tuple[int, NcclP2pRule | None]:
@@ -2782,6 +2805,13 @@ def _transport_warnings(r: _Resolved) -> list[PlanWarning]:
     assumed = "more GPUs than one host holds" if transport == "net" else "one host whose GPUs have peer access"
     given = "as given" if request.nccl_transport else f"assumed: {assumed}; --nccl-transport"
     span = f"{extra / GIB:+.2f} GiB" if extra == least else f"{extra / GIB:+.2f} GiB (0 - {extra / GIB:.2f})"
+    unsized = _tp_unsized_bytes(r)
+    if unsized:  # no all-reduce workspace opens in the window on this card; NCCL's lazily connected buffers unsized
+        span += (
+            f" (no all-reduce workspace opens in vLLM's profiling window on compute capability "
+            f"{r.acc.compute_capability}; NCCL buffers connected at first use are not sized: the KV range's low end "
+            f"takes up to {unsized / GIB:.2f} GiB for them)"
+        )
     return (
         [
             PlanWarning(

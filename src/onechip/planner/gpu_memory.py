@@ -1347,6 +1347,20 @@ def cold_compile_bytes(text: Mapping[str, Any], *, dtype_bytes: float, tensor_pa
     return int((rows + tokens) * hidden * dtype_bytes)
 
 
+def v2_penalty_state_bytes(text: Mapping[str, Any], *, max_num_seqs: int) -> int:
+    """GPU bytes of the V2 model runner's PenaltiesState on the last PP rank (vllm/v1/worker/gpu/sample/penalties.py
+    of the 0.22.0 - 0.34.0 sdists): output_bin_counts torch.zeros(max_num_reqs, vocab_size, int32) and prompt_bin_mask
+    torch.zeros(max_num_reqs, cdiv(vocab_size, 32), int32), vocab_size the config's (model_config.get_vocab_size(),
+    not padded), max_num_reqs = max_num_seqs. The Sampler that builds them is made after the worker's init snapshot
+    and outside load_model's DeviceMemoryProfiler (gpu/model_runner.py: __init__ in 0.22.x - 0.23.x, load_model after
+    'Model loading took' from 0.24.0), so vllm/utils/mem_utils.py memory_profiling counts them in total_consumed:
+    held beside the weights, not in the transient peak. Not counted: the Sampler's other per-slot tables of fixed
+    width (logit bias, allowed and stop token ids, bad words: about 17 KiB a slot in 0.27.1) and the structured-output
+    worker's grammar bitmask [max_num_seqs x decode_query_len, cdiv(vocab, 32)] int32 (from 0.27.0)."""
+    vocab = _int_field(text, "vocab_size")
+    return max_num_seqs * (vocab + cdiv(vocab, 32)) * 4
+
+
 def v2_sampler_bytes(text: Mapping[str, Any], dtype_bytes: float, tensor_parallel_size: int) -> float:
     """Bytes per (row x vocab) element at the peak of the V2 model runner's sampler warm-up (read in the vLLM 0.29.0
     wheel and the 0.30.0 - 0.33.0 sdists: vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run computes the logits
@@ -1393,18 +1407,43 @@ def flashinfer_sampler_bytes(rule: SamplerBackendRule, dtype_bytes: float) -> fl
     return dtype_bytes + (0 if dtype_bytes == 4 else 4) + 4 * rule.fp32_copies
 
 
+def window_workspaces(rule: GpuMemoryRule, compute_capability: int | None) -> bool:
+    """Whether vLLM's profiling window may open all-reduce workspaces at TP >= 2 on a card of this compute capability
+    (x 10): the rule gives no capability ranges (GpuMemoryRule.tp_extra_capabilities), the capability is not known
+    (an AMD card, a card known only by its memory), or it lies in them."""
+    ranges = rule.tp_extra_capabilities
+    if ranges is None or compute_capability is None:
+        return True
+    return any(low <= compute_capability <= high for low, high in ranges)
+
+
 def tp_extra_bytes(
-    rule: GpuMemoryRule, transports: Sequence[NcclTransportRule], transport: str, tensor_parallel_size: int
+    rule: GpuMemoryRule,
+    transports: Sequence[NcclTransportRule],
+    transport: str,
+    tensor_parallel_size: int,
+    compute_capability: int | None = None,
 ) -> tuple[int, int]:
     """(estimate, least) of the TP >= 2 non-torch term per GPU for the NCCL transport between the ranks
     (engines.json `nccl_transports`): the rule's figure, that figure with a range down to 0 where what it holds
     is not established, or a fixed device footprint where NCCL keeps its buffers in host memory (the memory rule's
-    host_transport_tp_extra_bytes where it gives one: no communicator opened in the profiling window). (0, 0) at
-    TP 1; the rule's figure for a transport the catalog does not rule on."""
+    host_transport_tp_extra_bytes where it gives one: no communicator opened in the profiling window). Over peer
+    access on a CUDA card of known compute_capability (x 10; None for an AMD card or an unknown one) outside the
+    rule's tp_extra_capabilities, the window opens no workspace either, so host_transport_tp_extra_bytes is taken
+    there too (what NCCL connects at first use of an algorithm is not sized). (0, 0) at TP 1; the rule's figure for
+    a transport the catalog does not rule on."""
     if tensor_parallel_size <= 1:
         return 0, 0
     figure = rule.non_torch_tp_extra_bytes
     found = next((t for t in transports if t.transport == transport), None)
+    host = rule.host_transport_tp_extra_bytes
+    if (
+        found is not None
+        and found.tp_extra == "rule"
+        and host is not None
+        and not window_workspaces(rule, compute_capability)
+    ):
+        return host, host
     if found is None or found.tp_extra == "rule":
         return figure, figure
     if found.tp_extra == "rule_or_none":
@@ -1739,6 +1778,7 @@ def gpu_budget(
     host_bytes: int = 0,
     unruled_non_torch_bytes: int = 0,
     host_drift_bytes: int = 0,
+    held_bytes: int = 0,
 ) -> GpuBudget:
     """KV budget per GPU under `rule` (bytes in, bytes out; weights already split per GPU); `cuda_graph_bytes`:
     (least, estimate, most) of the CUDA-graph term (cuda_graph_estimate; on ROCm the HIP graphs), taken where the
@@ -1748,16 +1788,20 @@ def gpu_budget(
     host memory the profiler counts as consumed (an integrated GPU: runner_tables.host_token_buffer_bytes), taken
     with non-torch memory as vLLM's 'consumed memory (weights + non-torch)' takes it. unruled_non_torch_bytes:
     non-torch memory the platform may take beyond the rule's figure where no measured rule covers this card and
-    release (an AMD card on a release engines.json rocm_rules do not cover: planner.core._rocm_unruled_bytes); the
-    estimate keeps the rule's figure, the low end subtracts this. host_drift_bytes: on an integrated GPU, the host
+    release (an AMD card on a release engines.json rocm_rules do not cover: planner.core._rocm_unruled_bytes; at
+    TP >= 2 on a CUDA card whose profiling window opens no all-reduce workspace, the NCCL buffers connected at first
+    use, which no source sizes: planner.core._tp_unsized_bytes); the estimate keeps the rule's figure, the low end
+    subtracts this. host_drift_bytes: on an integrated GPU, the host
     memory measured to move the pool from boot to boot at fixed flags (accelerators.json host_memory_drift_bytes):
-    no term of the estimate holds it, the low end subtracts it."""
+    no term of the estimate holds it, the low end subtracts it. held_bytes: torch memory the model runner allocates
+    after the init snapshot and keeps (the V2 runner's PenaltiesState: v2_penalty_state_bytes), which vLLM's consumed
+    memory takes as it takes non-torch memory."""
     requested = int(visible_bytes * utilization)
     if tp_extra is None:
         figure = rule.non_torch_tp_extra_bytes if tensor_parallel_size > 1 else 0
         tp_extra = (figure, figure)
     extra, extra_least = tp_extra
-    non_torch = rule.non_torch_bytes + extra + host_bytes
+    non_torch = rule.non_torch_bytes + extra + host_bytes + held_bytes
     graph_low, graphs, graph_high = cuda_graph_bytes if rule.cuda_graphs_subtracted else (0, 0, 0)
     kv = requested - weights_bytes - non_torch - activation - graphs
     act_low, act_high = rule.activation_spread_bytes

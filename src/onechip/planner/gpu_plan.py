@@ -62,6 +62,7 @@ from onechip.planner.gpu_memory import (
     pp_intermediate_bytes,
     qwen3_vl_tower_peak_bytes,
     triton_topk_sampler_rule,
+    v2_penalty_state_bytes,
     vllm_rope_cache_bytes,
 )
 from onechip.planner.kv_groups import KvGroup, KvLayout, StateCache, kv_layout
@@ -626,6 +627,9 @@ def _stage_pool(
     if host_memory_drift_bytes is not None and not rule.v0_engine:  # an integrated GPU: host memory counts
         host = host_token_buffer_bytes(max_num_seqs=seqs, max_model_len=max_model_len, v2_runner=rule.v2_runner)
         drift = host_memory_drift_bytes
+    # the V2 runner's PenaltiesState on the last stage (v2_penalty_state_bytes); an AMD card's non-torch range was
+    # measured as consumed memory less the weights on V2 boots, which holds it already (engines.json rocm_rules)
+    held = v2_penalty_state_bytes(text, max_num_seqs=seqs) if rule.v2_penalty_state and stage.last and not rocm else 0
     budget = gpu_budget(
         budget_rule,
         visible_bytes=visible_bytes,
@@ -639,6 +643,7 @@ def _stage_pool(
         host_bytes=host,
         unruled_non_torch_bytes=rocm_unruled_bytes,
         host_drift_bytes=drift,
+        held_bytes=held,
     )
     if measured_overhead_bytes is not None:  # a stored boot of this deployment (planner.calibration)
         kv = budget.requested_bytes - budget.weights_bytes - measured_overhead_bytes

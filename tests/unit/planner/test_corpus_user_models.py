@@ -107,10 +107,17 @@ def test_qwen35_4b_on_l4_out_of_sample(tmp_path: Path) -> None:
     assert entry["weights_total_bytes"] == 2 * 4_659_865_088 + 2 * 24 * (32 + 128)
     assert round(entry["weights_total_bytes"] / (1 << 30), 2) == entry["stated"]["checkpoint_gib"] == 8.68
     row = _accuracy().predict(entry, tmp_path, out_of_sample=True)
-    # 'Available KV cache memory: 9.1 GiB'; the notes' token figure 267,842 (8.17x of 32,768)
+    # 'Actual usage is 9.01 GiB for consumed memory (weights + non-torch)': 8.58 GiB of weights, the rule's 0.25 GiB
+    # of non-torch and the V2 runner's PenaltiesState, 256 x (248,320 + 7,760) x 4 B = 0.244 GiB (0.29.0 counts it in
+    # total_consumed: engines.json v2_runner_rules penalty_state), 9.07 planned
+    budget = row["plan"].memory_budget
+    consumed_gib = (budget.weights_bytes + budget.non_torch_bytes) / (1 << 30)
+    assert entry["logged"]["weights_plus_non_torch_gib"] == 9.01 and consumed_gib == pytest.approx(9.07, abs=0.005)
+    # 'Available KV cache memory: 9.1 GiB'; the notes' token figure 267,842 (8.17x of 32,768): the rest of the gap is
+    # the activation + graph estimate, 2.28 GiB planned against the 2.17 the line prints (corpus.json known_error)
     planned, logged = row["kv_gib"]
-    assert logged == 9.1 and planned / logged - 1 == pytest.approx(0.0066, abs=0.0005)
-    assert row["predicted"] / entry["stated"]["kv_cache_tokens"] - 1 == pytest.approx(0.0071, abs=0.0005)
+    assert logged == 9.1 and planned / logged - 1 == pytest.approx(-0.0203, abs=0.0005)
+    assert row["predicted"] / entry["stated"]["kv_cache_tokens"] - 1 == pytest.approx(-0.0195, abs=0.0005)
 
 
 def test_qwen3_30b_thinking_fp8_layout_given_the_pool(tmp_path: Path) -> None:

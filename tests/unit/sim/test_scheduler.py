@@ -303,9 +303,11 @@ def test_a_wave_admitted_together_pays_the_admission_cost_in_one_step_every_wave
 
 
 def test_a_mamba_plan_runs_every_sequence_its_state_cache_holds(tmp_path):
-    # Mamba-2.8B on an H100: 5,690 state pages, 2 a sequence (prefix caching on) = 2,845 sequences of any length up
-    # to 2,048 tokens. Read as 5,690 KV blocks of 16 tokens (91,040 tokens), 256 streams of 1,024 + 8 tokens
-    # (264,192) were preempted by recompute: `simulate` said 'beyond the KV wall (4 preemptions by recompute)'
+    # Mamba-2.8B on an H100: 5,672 state pages, 2 a sequence (prefix caching on) = 2,836 sequences of any length up
+    # to 2,048 tokens (5,690 until the V2 runner's PenaltiesState, 1,024 x (50,280 + 1,572) x 4 B, was counted:
+    # engines.json v2_runner_rules penalty_state). Read as 5,672 KV blocks of 16 tokens (90,752 tokens), 256 streams
+    # of 1,024 + 8 tokens (264,192) were preempted by recompute: `simulate` said 'beyond the KV wall (4 preemptions by
+    # recompute)'
     from factories import sized_checkpoint
     from onechip.planner import plan_model
     from onechip.schemas.common import GIB
@@ -318,13 +320,13 @@ def test_a_mamba_plan_runs_every_sequence_its_state_cache_holds(tmp_path):
     }  # fmt: skip
     path = sized_checkpoint(tmp_path / "mamba", config_json, 5 * GIB)
     plan = plan_model(str(path), "h100", "vllm-gpu", dtype="bfloat16", multimodal=False, engine_version="0.32.0")
-    assert (plan.state_slots, plan.num_blocks, plan.kv_tokens) == (2845, 5690, 91_040)
+    assert (plan.state_slots, plan.num_blocks, plan.kv_tokens) == (2836, 5672, 90_752)
     engine = engine_of(plan)
-    assert (engine.num_blocks, engine.block_size) == (2845, 2048)
+    assert (engine.num_blocks, engine.block_size) == (2836, 2048)
     sim = CellSimulation(config(output_tokens=32), engine, flat(), context=1024, clients=256, seed=0)
     sim.run()
     assert sim.preemptions == 0 and len(sim.done) == 256 * 3
-    as_tokens = CellSimulation(config(output_tokens=32), SchedulerLimits(5690, 16, engine.budget_tokens), flat(),
+    as_tokens = CellSimulation(config(output_tokens=32), SchedulerLimits(5672, 16, engine.budget_tokens), flat(),
                                context=1024, clients=256, seed=0)  # fmt: skip
     as_tokens.run()
     assert as_tokens.preemptions > 0  # what the sim did with the plan read as KV blocks
