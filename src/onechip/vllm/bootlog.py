@@ -1858,6 +1858,14 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         if _config_starts(facts):
             kept.clear()
         _read_facts(out, facts, kept)
+        # whose cache the figures are (the last KV line's core, as the last figures win): one DP rank's of several. Not
+        # DP0: 0.10 - 0.17 tag every core 'EngineCore_DP{i}', DP 1's too (vllm/v1/engine/utils.py), so it says nothing
+        # a log's data_parallel_size does not
+        if (_KV_TOKENS.search(facts) or _CONCURRENCY.search(facts)) and (match := _CORE_RANK.search(plain)):
+            if int(match.group(1)):
+                out.logged["data_parallel_rank"] = match.group(1)
+            else:
+                out.logged.pop("data_parallel_rank", None)
         command = _continued(command, lines[i - 1] if i else "", facts)
         _read_command(commanded, facts, command)
         if facts is not bare and (match := _LOGGED["device_name"].search(bare)):  # a card's name, whole or cut short,
