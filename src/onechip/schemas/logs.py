@@ -99,6 +99,16 @@ class BootVerdict(ResultModel):
         default=None, description="The length the engine served or was refused at, tokens (auto-fit's where it fit)."
     )
     tensor_parallel_size: int | None = Field(default=None, description="Tensor-parallel size the log names.")
+    data_parallel_size: int | None = Field(
+        default=None,
+        description="Data-parallel size the log names (each DP rank an engine core with its own KV cache: the figures "
+        "are one core's).",
+    )
+    data_parallel_rank: int | None = Field(
+        default=None,
+        description="The data-parallel rank of the engine core whose KV cache lines these are ('EngineCore_DP3'), "
+        "where it is not 0 (every core of 0.10 - 0.17 is tagged, DP 1's 'EngineCore_DP0' too).",
+    )
     kv_cache_tokens: int | None = Field(default=None, description="KV cache size the engine logged, tokens.")
     kv_cache_gib: float | None = Field(
         default=None, description="KV cache memory the engine logged, GiB (per GPU; a TPU's 'total_hbm_avail')."

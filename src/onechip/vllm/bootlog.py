@@ -207,6 +207,14 @@ _BOOT_READY = re.compile(r"init engine \(profile, create kv cache, warmup model\
 # pid=2095613) INFO 04-17 23:05:00 [core.py:61] Initializing a V1 LLM engine (v0.8.3)'). Each core logs its own start
 # and KV cache, and core 1's start may follow core 0's KV line: a start under another rank is the same boot
 _CORE_RANK = re.compile(r"\(EngineCore_(?:DP)?(\d+) pid=\d+\)")
+# The engine core a KV line is logged under, tag and pid: the same module names a core 'EngineCore_DP{global_index}' if
+# is_dp else 'EngineCore' (0.18.0 - 0.34.0 sdists, is_dp = data_parallel_size > 1; 0.10 - 0.17 'EngineCore_DP{i}'
+# always), so the cores of one boot are all tagged or none is, and a core is one process: a KV line under an untagged
+# core beside a tagged one's, or under a tag the boot's KV line had with another pid, is another engine's (a
+# disaggregated deployment's prefill and decode nodes quoted one after the other: tests/unit/vllm/
+# test_bootlog_engines71.py)
+_CORE = re.compile(r"\((EngineCore(?:_(?:DP)?\d+)?) pid=(\d+)\)")
+_PIDS = re.compile(r"\([^()]*? pid=(\d+)(?:, ip=[^()]*)?\)")  # every process tag's pid on a line (_PREFIX's tags)
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (\d+)")
 # V0's block line names the device the pool is on, as each version's executor spells it: '# GPU blocks: %d, # CPU
 # blocks: %d' (gpu_executor.py, 0.5.5 - 0.6.x; the second figure is the CPU swap space), '# TPU blocks: %d, # CPU
@@ -1850,6 +1858,14 @@ def parse_boot_log(text: str, record: BootRecord, started: datetime | None = Non
         if _config_starts(facts):
             kept.clear()
         _read_facts(out, facts, kept)
+        # whose cache the figures are (the last KV line's core, as the last figures win): one DP rank's of several. Not
+        # DP0: 0.10 - 0.17 tag every core 'EngineCore_DP{i}', DP 1's too (vllm/v1/engine/utils.py), so it says nothing
+        # a log's data_parallel_size does not
+        if (_KV_TOKENS.search(facts) or _CONCURRENCY.search(facts)) and (match := _CORE_RANK.search(plain)):
+            if int(match.group(1)):
+                out.logged["data_parallel_rank"] = match.group(1)
+            else:
+                out.logged.pop("data_parallel_rank", None)
         command = _continued(command, lines[i - 1] if i else "", facts)
         _read_command(commanded, facts, command)
         if facts is not bare and (match := _LOGGED["device_name"].search(bare)):  # a card's name, whole or cut short,
@@ -1918,6 +1934,8 @@ def _boot_starts(lines: list[str]) -> list[int]:
     allocated: tuple[str, ...] | None = None  # the stamp ('MM', 'DD', ...; () where none) of the boot's KV cache line
     opened: int | None = None  # the first line after that that starts a configuration's build (_config_starts)
     ranks: set[str] = set()  # the DP ranks of the boot's engine starts (_CORE_RANK; '' for a start with none)
+    cores: dict[str, str] = {}  # the engine cores (tag -> pid, _CORE) whose KV lines the boot logged
+    allocated_at = 0  # the line of the boot's first KV line
     starts = [first]
     for i, raw in enumerate(lines):
         bare = _unprefixed(_plain(raw.rstrip()))
@@ -1938,7 +1956,7 @@ def _boot_starts(lines: list[str]) -> list[int]:
             if again or (failed and (banner or (engine_started and not other_core) or not boot_seen)):
                 first = tail if failed and not came_up else i if came_up or opened is None else opened
                 tail, engine_started, came_up, said, allocated, opened = first, False, False, False, None, None
-                ranks = set()
+                ranks, cores = set(), {}
                 starts.append(first)
             boot_seen, engine_started = True, engine_started or not banner
             if rank is not None:
@@ -1946,9 +1964,37 @@ def _boot_starts(lines: list[str]) -> list[int]:
         said = said or any(pattern.search(bare) for _, pattern in _EVENTS)
         if allocated is not None and opened is None and _config_starts(bare):
             opened = i
-        if allocated is None and (_KV_TOKENS.search(bare) or _GPU_BLOCKS.search(bare)):
-            allocated = stamp.groups() if (stamp := _STAMP.search(bare)) else ()
+        if _KV_TOKENS.search(bare) or _GPU_BLOCKS.search(bare):
+            core = m.groups() if (m := _CORE.search(_plain(raw))) else None
+            if allocated is not None and core and _other_engine(cores, *core):
+                first = _engine_lines_start(lines, i, allocated_at, cores)
+                tail, engine_started, came_up, said, opened, ranks, cores = first, False, False, False, None, set(), {}
+                starts.append(first)
+                allocated = None
+            if allocated is None:
+                allocated = stamp.groups() if (stamp := _STAMP.search(bare)) else ()
+                allocated_at = i
+            if core:
+                cores.setdefault(core[0], core[1])
     return starts
+
+
+def _other_engine(cores: dict[str, str], tag: str, pid: str) -> bool:
+    """Whether an engine core `tag` of `pid` (_CORE) is another engine's than `cores` (tag -> pid of the cores whose KV
+    lines a boot logged): an untagged core beside tagged ones or the reverse, or a tag of theirs under another pid."""
+    tagged = tag != "EngineCore"
+    return any((other != "EngineCore") != tagged or (other == tag and cores[other] != pid) for other in cores)
+
+
+def _engine_lines_start(lines: list[str], i: int, allocated_at: int, cores: dict[str, str]) -> int:
+    """Where the engine whose KV line `lines[i]` is starts, after the last line since the earlier engine's KV line (at
+    `allocated_at`) logged under a process of that engine (a pid of its lines up to there): the new engine's own lines
+    before its KV line (its workers' pool lines) are its, and so are untagged lines between (a heading, a fence)."""
+    earlier = {pid for line in lines[: allocated_at + 1] for pid in _PIDS.findall(_plain(line))} | set(cores.values())
+    start = i
+    while start > allocated_at + 1 and not earlier & set(_PIDS.findall(_plain(lines[start - 1]))):
+        start -= 1
+    return start
 
 
 # What a server logs while it runs, on the bare_line: its INFO, DEBUG and WARNING lines (vLLM's stats line 'INFO 12-04

@@ -477,17 +477,31 @@ def boot_verdict(record: BootRecord) -> BootVerdict:
     started = any(event.name in _READY for event in record.events)
     allocated = record.kv_cache_tokens is not None or record.max_concurrency is not None
     logged = record.logged
+    dp_size = int(logged["data_parallel_size"]) if "data_parallel_size" in logged else None
     return BootVerdict(
         outcome="started" if started else "did not start" if record.failure_cause else
         "KV cache allocated" if allocated else "unknown",
         cause=record.failure_cause, boots_in_log=record.boots_in_log, model=logged.get("model"),
         max_model_len=int(logged["max_model_len"]) if "max_model_len" in logged else None,
         tensor_parallel_size=int(logged["tensor_parallel_size"]) if "tensor_parallel_size" in logged else None,
+        data_parallel_size=dp_size,
+        data_parallel_rank=int(logged["data_parallel_rank"]) if "data_parallel_rank" in logged else None,
         kv_cache_tokens=record.kv_cache_tokens, kv_cache_gib=record.kv_cache_gib,
         max_concurrency=record.max_concurrency, max_concurrency_context=record.max_concurrency_context,
         engine_version=record.engine_version, device_name=logged.get("device_name"),
         platform=PLATFORMS[logged["platform"]].name if "platform" in logged else None,
     )  # fmt: skip
+
+
+def _data_parallel(verdict: BootVerdict) -> str | None:
+    """Whose KV cache the figures are where the log is data-parallel: each DP rank is an engine core with a pool of its
+    own (vllm/v1/engine/utils.py CoreEngineProcManager, a core a rank), so they are one core's, not the deployment's
+    ('KV cache per data-parallel engine core: DP3's of 4 or more' where only the core's tag says so)."""
+    size, rank = verdict.data_parallel_size, verdict.data_parallel_rank
+    if rank is not None:
+        of = f"{size}" if size else f"{rank + 1} or more"
+        return f"KV cache per data-parallel engine core: DP{rank}'s of {of}"
+    return f"KV cache per data-parallel engine core (data parallel {size})" if size and size > 1 else None
 
 
 def verdict_line(verdict: BootVerdict) -> str:
@@ -508,6 +522,7 @@ def verdict_line(verdict: BootVerdict) -> str:
     figures = [
         f"max_model_len {verdict.max_model_len:,}" if verdict.max_model_len is not None else None,
         f"KV cache {', '.join(kv)}" if kv else None,
+        _data_parallel(verdict) if kv or verdict.max_concurrency is not None else None,
         f"max concurrency {verdict.max_concurrency:.2f}x at {verdict.max_concurrency_context:,} tokens"
         if verdict.max_concurrency is not None and verdict.max_concurrency_context is not None
         else None,
