@@ -11,17 +11,19 @@ together and each later one, in order, when a slot frees; num_prompts requests i
 CellSimulation's `num_prompts` pool). Its output tok/s is whole-run: output tokens / (last completion - the
 benchmark's start).
 
-Prompts that repeat: the random dataset draws prompt i as (offset_i + i + arange(input_len)) % vocab, with
-offset_i from numpy's default_rng(seed) (datasets/utils.py get_sampling_params; datasets.py RandomDataset
+Prompts that repeat: the random dataset draws prompt i as (offset_i + i + arange(input_len)) % vocab, with offset_i
+from numpy's default_rng(seed) (datasets/utils.py get_sampling_params; datasets.py RandomDataset
 .generate_token_sequence). The lengths drawn before the offsets consume no draws at range ratio 0 (a one-value
 range), so offset_i is the same for any num_prompts and input_len: two cells with one seed send the same prompt i,
-the shorter a prefix of the longer (a re-encode may change a few tail tokens; not modelled). With prefix caching on
-(vLLM's default), a later cell reuses what an earlier cell of the same server run left cached. The cache is
-replayed as sim.routing.PrefixCache does for agent sessions: requests in send order, whole blocks of at most the
-prompt minus one token hit, every block a request fills (prompt and output) cached, least recently used evicted
-past the plan's pool, a request's blocks freed tail first (its prompt's head evicted last). What it leaves out:
-blocks held by running requests cannot be evicted in vLLM, and a wave of requests sent together is looked up in
-send order, not as the scheduler admits it.
+the shorter a prefix of the longer (measured with Gemma 3's tokenizer, benchmarks/random_prefix_reuse.py: the
+re-encode round-trips, prompt k at 4,096 tokens is the first 4,096 of prompt k at 8,192 and 16,000; a tokenizer
+whose re-encode pads may change a few tail tokens, not modelled). With prefix caching on (vLLM's default), a later
+cell reuses what an earlier cell of the same server run left cached. The cache is replayed as
+sim.routing.PrefixCache does for agent sessions: requests in send order, whole blocks of at most the prompt minus
+one token hit, every block a request fills (prompt and output) cached, least recently used evicted past the plan's
+pool, a request's blocks freed tail first (its prompt's head evicted last). What it leaves out: blocks held by
+running requests cannot be evicted in vLLM, and a wave of requests sent together is looked up in send order, not as
+the scheduler admits it.
 """
 
 from __future__ import annotations

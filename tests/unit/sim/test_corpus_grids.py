@@ -155,6 +155,27 @@ def test_a_grid_recording_its_client_is_simulated_with_the_prefix_cache_hits_its
     assert sim_accuracy.cached_prompts(sim_accuracy.SEED_GRID, sim_accuracy.seed_plan(), None) == {}
 
 
+def test_predicting_with_the_clients_starts_alone_sends_every_stream_at_once_and_prefills_every_prompt() -> None:
+    # --predict-starts (sim71b): the grid's recorded starts (vllm bench serve: every slot sent at once) without the
+    # hits its seed-0 prompts had; --predict-recorded both; by default as the fits: drawn starts, no hits
+    gke = sim_accuracy.GRIDS[GKE]
+    assert sim_accuracy.predicted_as(gke, predict_recorded=False, predict_starts=True) == (0.0, False)
+    assert sim_accuracy.predicted_as(gke, predict_recorded=True, predict_starts=False) == (0.0, True)
+    assert sim_accuracy.predicted_as(gke, False, False) == (sim_accuracy.START_SPREAD_S, False)
+    # a grid recording no client keeps the drawn starts either way
+    t4 = sim_accuracy.GRIDS["gemma4dev-t4-g4dn-e2b-2026-08-30"]
+    assert sim_accuracy.predicted_as(t4, False, True) == (sim_accuracy.START_SPREAD_S, False)
+    # gke's 1,024 x 16 simulated so: its 100-prompt pool sent together, each prompt prefilled in full (the replayed
+    # hits, 960 of 1,024 tokens, are what --predict-recorded adds)
+    plan = sim_accuracy.plan_for(gke)
+    run = sim_accuracy.grid_run(gke)
+    run = run.model_copy(update={"cells": [c for c in run.cells if (c.context_tokens, c.clients) == (1024, 16)]})
+    terms = StepTerms(fixed_s=0.0044, weights_s=0.003, per_seq_s=0.0003, per_token_s=8e-6, per_kv_token_s=4e-8)
+    spread, hits = sim_accuracy.predicted_as(gke, predict_recorded=False, predict_starts=True)
+    predicted = sim_accuracy._pred_measured(plan, terms, run, spread, gke, recorded=hits)[(1024, 16)]
+    assert not predicted.cached_share
+
+
 def test_a_cells_regime_is_its_prompts_against_the_prefill_room_of_one_request() -> None:
     # config-validation (128 output tokens, max-num-batched-tokens 4096): one request's decode steps leave room for
     # 127 x 4,096 = 520,192 prompt tokens beside them; 16,000 x 32 (512,000) and 8,192 x 64 (524,288) sit on it, the
