@@ -61,6 +61,7 @@ from onechip.planner.gpu_memory import (
     marlin_moe_group,
     nvls_bytes,
     p2p_buffer_bytes,
+    pp_intermediate_bytes,
     quantized_moe_on_triton,
     select_rule,
     tp_extra_bytes,
@@ -327,6 +328,51 @@ def _npu_dtype_warnings(r: _Resolved) -> list[PlanWarning]:
             "(the plan sized bfloat16 as asked: the same bytes)",
             source="vllm-project/vllm-ascend@v0.18.0 docs/source/tutorials/hardwares/310p.md ('--dtype float16'); "
             + r.acc.source,
+        )
+    ]
+
+
+def _pp_buffer_warnings(r: _Resolved, batched_tokens: int) -> list[PlanWarning]:
+    """What the plan takes for the intermediate-tensor buffers every pipeline stage but the first holds through the
+    profiling run (engines.json pp_intermediate_tensors; planner.gpu_memory.pp_intermediate_bytes): their size and the
+    stages that pay them, or why they are not planned (V0, the V2 model runner, a model class not read)."""
+    pp, rule = r.request.pipeline_parallel_size, r.rules.pp_intermediate_tensors
+    if pp < 2 or rule is None:
+        return []
+    stages = f"stages 2 - {pp}" if pp > 2 else "stage 2"
+    architectures = r.src.config.data.get("architectures") or []
+    memory = _memory_rule(r)
+    unread = sorted(set(architectures) & set(rule.unread_architectures))
+    why = (
+        "the V0 engine allocates them in its profile_run"
+        if memory.v0_engine
+        else "the V2 model runner allocates them in load_model"
+        if memory.v2_runner
+        else f"{unread[0]} makes them with its own make_empty_intermediate_tensors"
+        if unread
+        else None
+    )
+    if why is not None:
+        return [
+            PlanWarning(
+                code="pp-intermediate-unplanned",
+                message=f"{stages} hold the intermediate tensors passed from the stage before; not planned here "
+                f"({why}, not read): each such stage's pool may be high by them",
+                source=rule.source,
+            )
+        ]
+    size = pp_intermediate_bytes(
+        r.src.text_config, architectures=architectures, dtype_bytes=DTYPE_BYTES[r.dtype_name],
+        max_num_batched_tokens=batched_tokens, rule=rule,
+    )  # fmt: skip
+    return [
+        PlanWarning(
+            code="pp-intermediate-tensors",
+            message=f"{stages} {'each hold' if pp > 2 else 'holds'} {size / GIB:.3f} GiB of intermediate-tensor "
+            f"buffers ({batched_tokens:,} "
+            "batched tokens x hidden size, one buffer a key) through the profiling run, in their activation peak; "
+            "the first stage holds none",
+            source=rule.source,
         )
     ]
 
@@ -1484,6 +1530,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += _offload_warnings(r) + _rocm_warnings(r) + _extensible_kv_cache_warnings(r) + _cpu_host_warnings(r)
     warnings += _start_in_use_warnings(r, b.gpu.budget.requested_bytes) if b.gpu is not None else []
+    warnings += _pp_buffer_warnings(r, b.gpu.max_num_batched_tokens) if b.gpu is not None else []
     longest = _longest_fitting(r, b)
     warnings += r.notes + _longest_fit(r, longest) + _untagged_note(untagged, r.rules)
     plan = _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))
