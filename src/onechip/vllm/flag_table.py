@@ -377,6 +377,14 @@ def _parsed(items: tuple[str, ...], secrets: tuple[str, ...]) -> tuple[Override,
         flag = key.lstrip("-")
         if f"--{flag}" in _OWNED:
             raise ConfigError(f"--set {flag}: onechip writes --{flag} itself; {_OWNED[f'--{flag}']}")
+        if (shorthand := re.fullmatch(r"-O(\d)", key)) or (key == "-O" and value.strip().isdigit()):
+            # vLLM's -O shorthand: --optimization-level from 0.12.0, --compilation-config's short name before
+            # (vllm/utils/argparse_utils.py of the 0.12.0 - 0.34.0 sdists; vllm/engine/arg_utils.py of 0.8.5, 0.11.0)
+            level = shorthand.group(1) if shorthand else value.strip()
+            raise ConfigError(
+                f"--set {key}: write vLLM's -O{level} by its long name, optimization-level={level} (vLLM 0.12.0 on) "
+                f"or compilation-config={level} (before)"
+            )
         if not _FLAG_NAME.match(flag) and _FLAG_NAME.match(lower := flag.lower().replace("_", "-")):
             # argparse matches option names exactly; FlexibleArgumentParser.parse_args turns only '_' into '-'
             # (vllm/utils/argparse_utils.py, 0.19.0 sdist): `--Load-Format` is an unrecognized argument to vLLM

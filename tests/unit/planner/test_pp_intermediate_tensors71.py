@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from factories import corpus_entry
 from onechip.schemas.common import GIB
 
@@ -50,3 +52,19 @@ def test_keys_by_model_class() -> None:
         for arch in ("GPT2LMHeadModel", "LlamaForCausalLM", "GraniteForCausalLM")
     }
     assert sizes == {"GPT2LMHeadModel": 2048 * 768 * 2, "LlamaForCausalLM": 2 * 2048 * 768 * 2, "GraniteForCausalLM": 0}
+
+
+def test_the_plan_says_the_buffers_and_which_stages_hold_them(tmp_path: Path) -> None:
+    """qa71b: the buffers sat inside the activation figure, said nowhere; the plan names them, their size and stages."""
+    pp4 = _plan(tmp_path, "h100x4-llama31-8b-pp4-v0190")
+    said = [w.message for w in pp4.warnings if w.code == "pp-intermediate-tensors"]
+    assert len(said) == 1 and "stages 2 - 4" in said[0] and "0.125 GiB" in said[0]
+
+
+@pytest.mark.parametrize(("version", "why"), [("0.8.5", "V0 engine"), ("0.34.0", "V2 model runner")])
+def test_a_runner_whose_buffers_are_not_planned_says_so(tmp_path: Path, version: str, why: str) -> None:
+    """qa71b: V0 and the V2 runner's buffers are not planned (engines.json pp_intermediate_tensors): said."""
+    plan = _plan(tmp_path, "h100x4-llama31-8b-pp4-v0190", engine_version=version)
+    said = [w.message for w in plan.warnings if w.code == "pp-intermediate-unplanned"]
+    assert len(said) == 1 and why in said[0] and "stages 2 - 4" in said[0]
+    assert not any(w.code == "pp-intermediate-tensors" for w in plan.warnings)
