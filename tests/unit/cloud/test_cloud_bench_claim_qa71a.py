@@ -43,3 +43,41 @@ def test_another_port_of_this_host_is_another_engine(fast, monkeypatch, tmp_path
             BenchConfig(base_url=f"http://localhost:{PORT + 1}", contexts=[128], clients=[1]), out_dir=tmp_path / "r"
         )
     assert runs == [str(tmp_path / "r")]
+
+
+def test_a_bench_of_a_router_over_two_tpus_holds_both_and_takes_neither_when_one_is_held(fast, monkeypatch, tmp_path):
+    # the router of `up --replicas 2` over two TPUs: a bench holds each TPU's claim while it measures, and one held
+    # elsewhere (a `cloud down` of it) stops it before it measures, the other's claim let go (a bench after is free).
+    # The fake API gives every TPU the address 127.0.0.1, so each replica's host matches both records here
+    from onechip.engines import replicas
+    from onechip.engines import state as engine_state
+    from onechip.schemas.boot import EngineState
+    from onechip.schemas.requests import UpRequest
+
+    first = up(zones=[OK], provisioning="spot", no_limit=True, name="tpu-a").resource
+    second = up(zones=[OK], provisioning="spot", no_limit=True, name="tpu-b").resource
+    router_url = "http://127.0.0.1:30000"
+    launch = api.up(UpRequest(replicas=2, dry_run=True)).replica_set
+    assert launch is not None
+
+    def engine(url: str, host: str | None) -> EngineState:
+        return EngineState(engine="vllm", pid=1, base_url=url, model="m", started_at="2026-12-07T19:00:00+00:00",
+                           log_path="engine.log", mode="remote-process" if host else "process", host=host)  # fmt: skip
+
+    router = engine(router_url, None)
+    hosts = [f"onechip@{tpu.external_ip}" for tpu in (first, second)]
+    replicas.save(replicas.ReplicaSetState(
+        launch=launch, replicas=[engine(f"http://127.0.0.1:{9 + i}", h) for i, h in enumerate(hosts)], router=router
+    ))  # fmt: skip
+    engine_state.save(router)
+    _, release, runs = _grid_paused(monkeypatch)
+    release.set()
+    monkeypatch.setattr(api._bench, "with_replicas", lambda config: config)  # no router to ask for its replicas
+    config = BenchConfig(base_url="http://localhost:30000", contexts=[128], clients=[1])
+    with records.claimed(P, "tpu-b"), pytest.raises(BusyError, match="tpu-b"):
+        api.bench(config, out_dir=tmp_path / "refused")
+    with records.claimed(P, "tpu-a"), pytest.raises(BusyError, match="tpu-a"):
+        api.bench(config, out_dir=tmp_path / "refused")
+    assert runs == []
+    api.bench(config, out_dir=tmp_path / "run")  # neither claim left behind
+    assert runs == [str(tmp_path / "run")]
