@@ -45,10 +45,9 @@ def test_another_port_of_this_host_is_another_engine(fast, monkeypatch, tmp_path
     assert runs == [str(tmp_path / "r")]
 
 
-def test_a_bench_of_a_router_over_two_tpus_holds_both_and_takes_neither_when_one_is_held(fast, monkeypatch, tmp_path):
-    # the router of `up --replicas 2` over two TPUs: a bench holds each TPU's claim while it measures, and one held
-    # elsewhere (a `cloud down` of it) stops it before it measures, the other's claim let go (a bench after is free).
-    # The fake API gives every TPU the address 127.0.0.1, so each replica's host matches both records here
+def _router_over_two_tpus() -> list[str]:
+    """The router of `up --replicas 2` at http://127.0.0.1:30000 over engines on two TPUs (tpu-a, tpu-b), as its state
+    records them; returns the replicas' URLs."""
     from onechip.engines import replicas
     from onechip.engines import state as engine_state
     from onechip.schemas.boot import EngineState
@@ -70,6 +69,14 @@ def test_a_bench_of_a_router_over_two_tpus_holds_both_and_takes_neither_when_one
         launch=launch, replicas=[engine(f"http://127.0.0.1:{9 + i}", h) for i, h in enumerate(hosts)], router=router
     ))  # fmt: skip
     engine_state.save(router)
+    return [r.base_url for r in replicas.load().replicas]  # type: ignore[union-attr]
+
+
+def test_a_bench_of_a_router_over_two_tpus_holds_both_and_takes_neither_when_one_is_held(fast, monkeypatch, tmp_path):
+    # the router of `up --replicas 2` over two TPUs: a bench holds each TPU's claim while it measures, and one held
+    # elsewhere (a `cloud down` of it) stops it before it measures, the other's claim let go (a bench after is free).
+    # The fake API gives every TPU the address 127.0.0.1, so each replica's host matches both records here
+    _router_over_two_tpus()
     _, release, runs = _grid_paused(monkeypatch)
     release.set()
     monkeypatch.setattr(api._bench, "with_replicas", lambda config: config)  # no router to ask for its replicas
@@ -81,3 +88,11 @@ def test_a_bench_of_a_router_over_two_tpus_holds_both_and_takes_neither_when_one
     assert runs == []
     api.bench(config, out_dir=tmp_path / "run")  # neither claim left behind
     assert runs == [str(tmp_path / "run")]
+
+
+def test_the_router_by_another_name_of_this_host_is_measured_with_its_replicas(fast, monkeypatch):
+    # with_replicas matched the router by its URL's text: bench http://localhost:30000 of the router up recorded at
+    # http://127.0.0.1:30000 read no replica's /metrics (and --router-policies refused it as no router of up's)
+    urls = _router_over_two_tpus()
+    config = BenchConfig(base_url="http://localhost:30000", contexts=[128], clients=[1])
+    assert api._bench.with_replicas(config).replica_urls == urls
