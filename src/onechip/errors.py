@@ -1103,11 +1103,50 @@ def redact(text: str) -> str:
 
 
 def redacted_json(text: str) -> Any:
-    """The JSON document `text` with `redact` run over it whole, parsed: what a --json command prints (cli.render.
-    print_json) and an MCP tool's structured content holds (mcp.bridge), so a secret in any field reaches neither,
-    whether or not the code that filled that field redacted it (a server's message, a path, a note). The rules keep
-    JSON JSON: a quoted key's value is hidden inside its quotes (_QUOTED_VALUE, _numbered_secret)."""
-    return json.loads(redact(text))
+    """The JSON document `text`, parsed, with `redact` run over each of its texts: what a --json command prints
+    (cli.render.print_json) and an MCP tool's structured content holds (mcp.bridge), so a secret in any field reaches
+    neither, whether or not the code that filled that field redacted it (a server's message, a path, a note). Each
+    string and key is redacted as the text it is, and a value is hidden by its key as the text's rules hide a quoted
+    key's (_QUOTED_VALUE: a text, or each text of a list, under a key named as a secret; _numbered_secret: a number)
+    and an argv list's option value by its option (_listed_secret's rule): _redacted. The document's text was redacted
+    whole before (qa71a): a value left unclosed in one string ('api_key': 'K, -----BEGIN PRIVATE KEY-----***,
+    token=[1) ran to the text's end, compact JSON having no line end to stop it, and a list under a secret key read
+    [***], so json.loads raised and `plan --json` printed an internal error in place of its plan; or it stopped at a
+    quote of a later field and that field's key was lost."""
+    return _redacted(json.loads(text), redactor())
+
+
+def _redacted(value: Any, scrub: Callable[[str], str], key: str | None = None) -> Any:
+    """`value` (a parsed JSON value under `key`, None at the top or in a list under none) with its texts redacted by
+    `scrub`, its keys too, and a text or number hidden by `key` where the text's rules hide a quoted key's value:
+    the value is never split from its quotes, so the result is a JSON value of the same shape."""
+    if isinstance(value, dict):
+        return {scrub(name): _redacted(item, scrub, name) for name, item in value.items()}
+    if isinstance(value, list):
+        return _redacted_list(value, scrub, key)
+    if isinstance(value, str):
+        return "***" if key is not None and secret_named(key) else scrub(value)
+    if isinstance(value, bool) or value is None or key is None:
+        return value
+    # a number, hidden by its key as a quoted key's is in the text (_NUMBER_VALUE), which holds no quote to run past
+    return json.loads(scrub(json.dumps({key: value})))[key]
+
+
+def _redacted_list(items: list[Any], scrub: Callable[[str], str], key: str | None) -> list[Any]:
+    """`items` (a list under `key`) each redacted under the list's key, and an argv's values after an option named as a
+    secret ('--api-key', 'K') hidden as _listed_secret hides them in a JSON list's text: the first, each where the
+    option takes several (_SEVERAL_VALUES), a metavar kept."""
+    shown: list[Any] = []
+    dest, taken = "", 0
+    for item in items:
+        hide = isinstance(item, str) and bool(dest) and not item.startswith("-") and not _metavar(item, dest)
+        hide = hide and (taken == 0 or dest in _SEVERAL_VALUES)
+        shown.append("***" if hide else _redacted(item, scrub, key))
+        taken += 1
+        if isinstance(item, str) and item.startswith("--"):
+            name = item[2:]
+            dest, taken = (name.upper().replace("-", "_"), 0) if secret_named(name) else ("", 0)
+    return shown
 
 
 def redactor(values: list[str] | None = None) -> Callable[[str], str]:

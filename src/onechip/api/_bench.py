@@ -15,6 +15,7 @@ from onechip.report.search import write_search_report
 from onechip.schemas import BenchConfig, BenchRun, Plan
 from onechip.schemas.bench import PolicyCell, PolicyComparison, PolicyRun, SearchResult
 from onechip.schemas.run import POLICIES_FILE, SEARCH_FILE
+from onechip.vllm.wire import same_server
 
 
 def bench(
@@ -62,9 +63,15 @@ def bench_unmeasured(run: BenchRun, out_dir: Path) -> OnechipError | None:
 
 
 def with_replicas(config: BenchConfig) -> BenchConfig:
-    """`config` with the replica URLs of the saved set when its base_url is that set's router."""
+    """`config` with the replica URLs of the saved set when its base_url is that set's router (vllm.wire.same_server:
+    http://localhost:P is the http://127.0.0.1:P `up` records)."""
     saved = replicas.load()
-    if config.replica_urls or saved is None or saved.router is None or saved.router.base_url != config.base_url:
+    if (
+        config.replica_urls
+        or saved is None
+        or saved.router is None
+        or not same_server(saved.router.base_url, config.base_url)
+    ):
         return config
     return config.model_copy(update={"replica_urls": [r.base_url for r in saved.replicas]})
 
@@ -77,7 +84,7 @@ def compare_policies(
     `out_dir`/policies.json. The router is left on the last policy. Raises ConfigError when base_url is not
     the saved router, and what `bench` raises."""
     saved = replicas.load()
-    if saved is None or saved.router is None or saved.router.base_url != config.base_url:
+    if saved is None or saved.router is None or not same_server(saved.router.base_url, config.base_url):
         raise ConfigError("--router-policies needs the router URL of `onechip up --replicas N` (see `status`)")
     result = PolicyComparison(base_url=config.base_url)
     with measuring_on(config.base_url):  # the whole comparison, its router restarts too, as one bench

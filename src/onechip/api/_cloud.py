@@ -47,6 +47,7 @@ from onechip.schemas.cloud import (
 from onechip.schemas.plan import Plan
 from onechip.schemas.requests import UpRequest
 from onechip.vllm import flag_table
+from onechip.vllm.wire import same_server
 
 CloudTargetT = TypeVar("CloudTargetT", bound=CloudTarget)
 UNLISTED_AGAIN = (
@@ -398,12 +399,13 @@ def tpu_ended_under(base_url: str) -> str:
 
 def _tpus_under(base_url: str) -> list[CloudResource]:
     """onechip's TPUs the engine at `base_url` runs on: the one `up` runs on a host, or each replica behind that
-    router, matched to the records by its current or last external IP; read from the files `up` and `cloud up` keep
-    (no API call, no ssh). Raises OnechipError for a state or record it cannot read."""
+    router (its URL read as the server it names, vllm.wire.same_server: http://localhost:P is the http://127.0.0.1:P
+    `up` records), matched to the records by its current or last external IP; read from the files `up` and `cloud up`
+    keep (no API call, no ssh). Raises OnechipError for a state or record it cannot read."""
     engine = engine_state.load()
     saved = replicas.load()
-    engines = [engine] if engine is not None and engine.base_url == base_url else []
-    if saved is not None and saved.router is not None and saved.router.base_url == base_url:
+    engines = [engine] if engine is not None and same_server(engine.base_url, base_url) else []
+    if saved is not None and saved.router is not None and same_server(saved.router.base_url, base_url):
         engines += saved.replicas
     hosts = {_address(e.host) for e in engines if e.host}
     return [r for r in cloud_records.load_all() if (r.external_ip or r.last_external_ip) in hosts]

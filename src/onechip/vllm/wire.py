@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import httpx
 import orjson
@@ -972,6 +973,27 @@ def api_key_from_env(base_url: str | None = None) -> str | None:
     local = on_this_host(httpx.URL(base_url).host) if base_url else False
     names = ("VLLM_API_KEY", "OPENAI_API_KEY") if local else ("OPENAI_API_KEY", "VLLM_API_KEY")
     return next((os.environ[name] for name in names if os.environ.get(name)), None)
+
+
+def same_server(url: str, other: str) -> bool:
+    """Whether base URLs `url` and `other` name one server: the same scheme (any case), path (base_root's: a trailing
+    '/' or '/v1' left off) and port (the scheme's own when none is given: 80, 443, RFC 9110 sections 4.2.1-4.2.2), and
+    the same host, every name of this host (on_this_host: 'localhost', 127.0.0.1, ::1) one. `up` records a local or
+    tunnelled engine at http://127.0.0.1:PORT, which a user reaches as http://localhost:PORT too. Read as written, never
+    resolved; a URL httpx cannot read names no server."""
+    try:
+        one, two = (urlsplit(base_root(u)) for u in (url, other))
+        ports = [p.port or {"http": 80, "https": 443}.get(p.scheme.lower()) for p in (one, two)]
+    except ValueError:  # a port out of range or not a number
+        return False
+    hosts = [(p.hostname or "").lower().removesuffix(".") for p in (one, two)]
+    local = [on_this_host(h) for h in hosts]
+    return (
+        one.scheme.lower() == two.scheme.lower()
+        and one.path == two.path
+        and ports[0] == ports[1]
+        and (hosts[0] == hosts[1] or local[0] and local[1])
+    )
 
 
 def on_this_host(host: str) -> bool:
