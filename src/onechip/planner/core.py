@@ -70,7 +70,6 @@ from onechip.planner.gpu_memory import (
     tpu_rope_cache_bytes,
     tpu_tied_lm_head_bytes,
     v2_param_pass_bytes,
-    window_workspaces,
 )
 from onechip.planner.gpu_plan import (
     LOAD_NON_TORCH_BYTES,
@@ -2809,20 +2808,16 @@ def _tp_extra(r: _Resolved) -> tuple[int, int] | None:
 
 
 def _tp_unsized_bytes(r: _Resolved) -> int:
-    """At TP >= 2 over peer access on a CUDA card whose profiling window opens no all-reduce workspace
-    (planner.gpu_memory.window_workspaces), the TP >= 2 figure less the host-transport one that tp_extra_bytes takes
-    instead: what NCCL's P2P transport connects at first use of an algorithm inside the window is not sized from
-    sources, so the KV range's low end carries the measured figure (0 elsewhere)."""
-    request = r.request
-    if request.tensor_parallel_size <= 1 or not r.rules.memory_rules or r.acc.kind != "gpu":
+    """At TP >= 2 on a CUDA card whose profiling window opens no all-reduce workspace
+    (planner.gpu_memory.window_workspaces), what tp_extra_bytes leaves out for it: the TP >= 2 term of a card whose
+    window may open one less this card's (the host-transport figure taken over peer access). What NCCL's P2P
+    transport connects at first use of an algorithm inside the window is not sized from sources, so the KV range's
+    low end carries the measured figure (0 elsewhere)."""
+    if not r.rules.memory_rules or r.acc.kind != "gpu" or r.acc.manufacturer == "AMD":
         return 0
-    if r.acc.manufacturer == "AMD" or _transport(r) != "p2p":
-        return 0
-    rule = _tp_rule(r)[0]
-    host = rule.host_transport_tp_extra_bytes
-    if host is None or window_workspaces(rule, r.acc.compute_capability):
-        return 0
-    return max(0, rule.non_torch_tp_extra_bytes - host)
+    rule, transports = _tp_rule(r)[0], r.rules.nccl_transports
+    size = (rule, transports, _transport(r), r.request.tensor_parallel_size)
+    return max(0, tp_extra_bytes(*size)[0] - tp_extra_bytes(*size, r.acc.compute_capability)[0])
 
 
 def _p2p_buffers(r: _Resolved) -> tuple[int, NcclP2pRule | None]:
